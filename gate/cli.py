@@ -1,0 +1,90 @@
+"""The ``toolgate`` command line: parse, dispatch, and the one top-level error handler.
+
+Each subcommand lives in ``gate/commands/<name>.py`` with ``add_arguments(parser)`` and
+``run(args) -> int``. Exit codes everywhere (``gate.errors.ExitCode``): 0 pass, 1 the gate
+failed, 2 usage or input error, 3 a bug in ToolGate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+from gate import __version__
+from gate.errors import ExitCode, InputError
+from gate.github.workflow import annotation
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    # name: (module, one-line help)
+    "validate": ("validate", "check a config and its dataset; report every problem"),
+    "pin": ("pin", "write the dataset's sha256 (and version) into the config"),
+    "init": ("init", "scaffold a commented toolgate.yml, a dataset and a tools file"),
+    "run": ("run", "run the agent on every case x sample; write runs.jsonl"),
+    "score": ("score", "score a runs file against the dataset; write results.json"),
+    "check": ("check", "run, score, gate, compare with a baseline, report (the CI job)"),
+    "diff": ("diff", "the flip table between two results files"),
+    "merge": ("merge", "join shard results, then gate and report once"),
+    "report": ("report", "render a report (comment, summary, junit, console) from results"),
+    "comment": ("comment", "post or update the sticky PR comment from results"),
+    "import": ("import_", "import BFCL data, transcripts or traces"),
+    "export": ("export", "export results to other formats (CSV per case, per tool)"),
+    "record": ("record", "local only: run real tools once to freeze their responses"),
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(ExitCode.BAD_INPUT)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="toolgate",
+        description="Block a pull request when an LLM agent's tool calling regresses.",
+    )
+    parser.add_argument("--version", action="version", version=f"toolgate {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name, (module, help_text) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        mod = importlib.import_module(f"gate.commands.{module}")
+        mod.add_arguments(p)
+        p.set_defaults(_module=mod)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args._module.run(args))
+    except InputError as exc:
+        report_input_error(exc)
+        return ExitCode.BAD_INPUT
+    except KeyboardInterrupt:
+        sys.stderr.write("toolgate: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return ExitCode.BAD_INPUT
+    except Exception:
+        traceback.print_exc()
+        sys.stderr.write(
+            "toolgate: internal error (a bug in ToolGate, not in your input); "
+            "please report it with the traceback above\n"
+        )
+        return ExitCode.BUG
+
+
+def report_input_error(exc: InputError) -> None:
+    """Print every problem; in GitHub Actions also as ``::error`` annotations."""
+    sys.stderr.write(f"toolgate: error:\n{exc.render()}\n")
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        for p in exc.problems[:10]:
+            msg = f"{p.field}: {p.message}" if p.field else p.message
+            print(annotation("error", msg, file=p.file, line=p.line, title="toolgate input error"))

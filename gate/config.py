@@ -1,0 +1,362 @@
+"""toolgate.yml: the one config file, validated into one typed object.
+
+Unknown keys are errors (a typo must not silently disable a check), booleans are strict
+(YAML 1.2 reads ``no`` as a string; a boolean field refuses it rather than treat it as
+truthy), and every error names the file, the line and the field. Paths in the config are
+relative to the config file's folder. Sections:
+
+* ``name`` — the gate's name (one sticky PR comment per name);
+* ``dataset`` — path, ``version``, ``sha256`` pin, normalisation;
+* ``agent`` — how the agent under test runs (replay / command / python / openai);
+* ``samples``, ``concurrency``, ``seed``, ``timeout_s``, ``deadline_s``;
+* ``scoring`` — which checks make a case pass, extra calls, tool risk, safety rules;
+* ``gates``, ``variance``, ``regressions``, ``confirm`` — the policy (DESIGN §8);
+* ``baseline`` — where the base results come from;
+* ``judge`` — the optional LLM judge (reported, never gating);
+* ``reporting`` — output folder, comment, secrets to redact.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from gate.errors import ConfigError, Problem
+from gate.model import JUDGE_METRIC_PREFIX, METRICS, Risk
+from gate.yamlio import YamlDoc, dotted, load_yaml
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+# ─── dataset and normalisation ───────────────────────────────────────────────
+
+
+class NormalizeConfig(_Strict):
+    """How argument values are normalised before comparison (DESIGN §3).
+
+    Every rule is on by default except the lossy ones (ID prefixes, currency), which need
+    a value to know what to strip or scale.
+    """
+
+    profile: Literal["default", "bfcl"] = "default"
+    case: bool = True
+    whitespace: bool = True
+    dates: bool = True
+    numeric_strings: bool = True
+    null_equals_absent: bool = True
+    empty_string_equals_absent: bool = False
+    id_prefixes: tuple[str, ...] = ()
+    currency_minor_units: bool = False
+
+
+class ToolScoringConfig(_Strict):
+    risk: Risk = Risk.READ
+    normalize: NormalizeConfig | None = None
+    args: dict[str, NormalizeConfig] = Field(default_factory=dict)
+
+
+class DatasetConfig(_Strict):
+    path: str
+    version: str | None = None
+    sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
+    normalize: NormalizeConfig = NormalizeConfig()
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_as_text(cls, v: Any) -> Any:
+        # `version: 1.2` in YAML is a float; keep what the user wrote, as text.
+        return str(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
+
+
+# ─── the agent ───────────────────────────────────────────────────────────────
+
+
+class _AgentBase(_Strict):
+    timeout_s: Annotated[float, Field(gt=0)] = 60.0
+    """Most time one agent step (one request, one worker answer) may take."""
+    step_budget: Annotated[int, Field(ge=1)] = 10
+    """Most assistant turns per case-sample unless the case sets its own."""
+
+
+class ReplayAgent(_AgentBase):
+    kind: Literal["replay"]
+    runs: str
+
+
+class CommandAgent(_AgentBase):
+    kind: Literal["command"]
+    command: list[str] | str
+    workers: Annotated[int, Field(ge=1, le=256)] = 4
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+
+
+class PythonAgent(_AgentBase):
+    kind: Literal["python"]
+    callable: Annotated[str, Field(pattern=r"^[\w.]+:[\w.]+$")]
+    path: list[str] = Field(default_factory=list)
+
+
+class OpenAIAgent(_AgentBase):
+    kind: Literal["openai"]
+    model: str
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = 0.0
+    params: dict[str, Any] = Field(default_factory=dict)
+    system_prompt_file: str | None = None
+    max_retries: Annotated[int, Field(ge=0, le=20)] = 4
+
+
+AgentConfig = Annotated[
+    ReplayAgent | CommandAgent | PythonAgent | OpenAIAgent, Field(discriminator="kind")
+]
+
+
+# ─── scoring ─────────────────────────────────────────────────────────────────
+
+
+class PassCheck(enum.StrEnum):
+    """The conditions a case must meet to pass (DESIGN §6); all count by default."""
+
+    CALLS_MATCHED = "calls_matched"
+    ORDER = "order"
+    MUST_NOT_CALL = "must_not_call"
+    PARSED = "parsed"
+    SCHEMA_VALID = "schema_valid"
+    NO_TOOL = "no_tool"
+    NO_EXTRA_CALLS = "no_extra_calls"
+    NO_AGENT_ERROR = "no_agent_error"
+    UNRECORDED_CALL = "unrecorded_call"
+    SAFETY_RULES = "safety_rules"
+
+
+class ArgScopeRule(_Strict):
+    """A call to ``tool`` must carry ``arg`` (``required``) and, if ``regex`` is set, its
+    value must fully match it. Broken: a hard failure, like must-not-call."""
+
+    tool: str
+    arg: str
+    required: bool = True
+    regex: str | None = None
+
+
+class RequiredBeforeRule(_Strict):
+    """Before any call to ``tool``, one of ``preceded_by`` must have been called (in an
+    earlier turn). Broken: a hard failure."""
+
+    tool: str
+    preceded_by: list[str] = Field(min_length=1)
+
+
+class ScoringConfig(_Strict):
+    extra_calls: Literal["allow", "fail"] = "allow"
+    unrecorded_call: Literal["error", "fail_case"] = "error"
+    pass_checks: list[PassCheck] | None = None
+    tools: dict[str, ToolScoringConfig] = Field(default_factory=dict)
+    arg_scope: list[ArgScopeRule] = Field(default_factory=list)
+    required_before: list[RequiredBeforeRule] = Field(default_factory=list)
+    order_matters_for_iou: bool = False
+    free_text: dict[str, list[str]] = Field(default_factory=dict)
+    """tool → argument names holding free text (queries, email bodies): compared by
+    lexical similarity (``free_text_similarity``) instead of equality."""
+    free_text_min: Annotated[float, Field(ge=0, le=1)] = 0.5
+    """Similarity at or above which a free-text argument counts as matching."""
+
+
+# ─── policy ──────────────────────────────────────────────────────────────────
+
+
+class GateConfig(_Strict):
+    metric: str
+    min: float | None = None
+    max: float | None = None
+    slice: Annotated[str, Field(pattern=r"^(difficulty|tag|no_tool|must_not_call)=[^\s]+$")] | None = None
+
+    @field_validator("metric")
+    @classmethod
+    def _deterministic_only(cls, v: str) -> str:
+        if v.startswith(JUDGE_METRIC_PREFIX):
+            raise ValueError(
+                f"{v!r} is a judge score: judge scores are reported, never gated "
+                "(gate on a deterministic metric instead)"
+            )
+        if v not in METRICS:
+            raise ValueError(f"unknown metric {v!r}{_did_you_mean(v, METRICS)}")
+        return v
+
+    @model_validator(mode="after")
+    def _one_bound(self) -> GateConfig:
+        if self.min is None and self.max is None:
+            raise ValueError("a gate needs `min` or `max`")
+        return self
+
+
+class VarianceConfig(_Strict):
+    max_std: Annotated[float, Field(ge=0)] | None = None
+    max_flaky_share: Annotated[float, Field(ge=0, le=1)] | None = None
+
+
+class RegressionsConfig(_Strict):
+    max_new_failures: Annotated[int, Field(ge=0)] | None = 0
+
+
+class ConfirmConfig(_Strict):
+    max_extra_samples: Annotated[int, Field(ge=0, le=50)] = 0
+
+
+class BaselineConfig(_Strict):
+    path: str | None = None
+    max_age_days: Annotated[float, Field(gt=0)] = 14.0
+    artifact: str = "toolgate-results"
+
+
+# ─── judge ───────────────────────────────────────────────────────────────────
+
+
+class RubricConfig(_Strict):
+    name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
+    prompt_file: str
+    scale: list[str] = Field(min_length=2)
+
+
+class JudgeConfig(_Strict):
+    model: str
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: str = "OPENAI_API_KEY"
+    rubrics: list[str] = Field(default_factory=lambda: ["tool_appropriateness"])
+    custom_rubrics: list[RubricConfig] = Field(default_factory=list)
+    max_evaluations: Annotated[int, Field(ge=0)] = 200
+    sample: Annotated[float, Field(gt=0, le=1)] = 1.0
+    seed: int = 0
+    timeout_s: Annotated[float, Field(gt=0)] = 60.0
+    max_retries: Annotated[int, Field(ge=0, le=10)] = 3
+    calibration_file: str | None = None
+    price_per_1k_tokens: Annotated[float, Field(ge=0)] = 0.0
+
+
+# ─── reporting ───────────────────────────────────────────────────────────────
+
+
+class ReportingConfig(_Strict):
+    out: str = "toolgate-out"
+    comment: bool = True
+    annotations: bool = True
+    secrets: list[str] = Field(default_factory=list)
+    """Names of environment variables whose values must never appear in a report."""
+
+
+# ─── the whole file ──────────────────────────────────────────────────────────
+
+
+class Config(_Strict):
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")] = "toolgate"
+    dataset: DatasetConfig
+    agent: AgentConfig
+    samples: Annotated[int, Field(ge=1, le=100)] = 1
+    concurrency: Annotated[int, Field(ge=1, le=512)] = 4
+    seed: int = 0
+    deadline_s: Annotated[float, Field(gt=0)] | None = None
+    scoring: ScoringConfig = ScoringConfig()
+    gates: list[GateConfig] = Field(default_factory=list)
+    variance: VarianceConfig = VarianceConfig()
+    regressions: RegressionsConfig = RegressionsConfig()
+    confirm: ConfirmConfig = ConfirmConfig()
+    baseline: BaselineConfig = BaselineConfig()
+    judge: JudgeConfig | None = None
+    reporting: ReportingConfig = ReportingConfig()
+
+    # Set by load_config, not by the file.
+    source: Path | None = Field(default=None, exclude=True)
+
+    @property
+    def root(self) -> Path:
+        """Folder that relative paths in the config are relative to."""
+        return self.source.parent if self.source else Path.cwd()
+
+    def resolve(self, relative: str) -> Path:
+        return (self.root / relative).resolve()
+
+
+def load_config(path: Path, *, display: str | None = None) -> Config:
+    """Load and validate toolgate.yml; every problem is reported with its line."""
+    doc = load_yaml(path, display=display)
+    return config_from_doc(doc, path)
+
+
+def config_from_doc(doc: YamlDoc, path: Path) -> Config:
+    if not isinstance(doc.data, dict):
+        raise ConfigError(Problem(doc.file, 1, None, "the config must be a mapping of settings"))
+    try:
+        cfg = Config.model_validate({**doc.data, "source": None})
+    except ValidationError as exc:
+        raise ConfigError(_problems(exc, doc)) from None
+    return cfg.model_copy(update={"source": path})
+
+
+def _problems(exc: ValidationError, doc: YamlDoc) -> list[Problem]:
+    out: list[Problem] = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p in _UNION_TAGS))
+        field = dotted(loc)
+        kind = err["type"]
+        if kind == "extra_forbidden":
+            parent_fields = _fields_at(loc[:-1])
+            msg = f"unknown key{_did_you_mean(str(loc[-1]), parent_fields)}"
+        elif kind in {"bool_type", "bool_parsing"}:
+            msg = f"must be true or false, not {err.get('input')!r}"
+        elif kind == "missing":
+            msg = "required"
+        elif kind == "union_tag_invalid":
+            msg = "`kind` must be one of replay, command, python, openai"
+        else:
+            msg = err["msg"].removeprefix("Value error, ")
+        out.append(Problem(doc.file, doc.line_of(loc), field or None, msg))
+    # Unions report each branch; keep one line per (line, field, message).
+    seen: set[tuple[object, ...]] = set()
+    unique = []
+    for p in out:
+        k = (p.line, p.field, p.message)
+        if k not in seen:
+            seen.add(k)
+            unique.append(p)
+    return sorted(unique, key=lambda p: (p.line or 0, p.field or ""))
+
+
+_UNION_TAGS = {"replay", "command", "python", "openai"}
+
+
+def _fields_at(loc: tuple[str | int, ...]) -> list[str]:
+    """Field names valid at ``loc`` (all branches of a union), for "did you mean"."""
+    models: list[Any] = [Config]
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        nxt: list[Any] = []
+        for model in models:
+            info = model.model_fields.get(part)
+            if info is not None:
+                nxt.extend(_models_in(info.annotation))
+        models = nxt
+    return sorted({name for m in models for name in m.model_fields})
+
+
+def _models_in(ann: Any) -> list[Any]:
+    if isinstance(ann, type) and issubclass(ann, BaseModel):
+        return [ann]
+    return [m for arg in getattr(ann, "__args__", ()) for m in _models_in(arg)]
+
+
+def _did_you_mean(word: str, options: Any) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+did_you_mean = _did_you_mean

@@ -1,0 +1,1 @@
+"""Everything that talks to GitHub or to the Actions runner."""

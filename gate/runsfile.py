@@ -1,0 +1,254 @@
+"""runs.jsonl: what the agent did, one line per case × sample (DESIGN §4).
+
+A line::
+
+    {"case_id": "refund-017", "sample": 0,
+     "turns": [{"calls": [{"id": "c1", "name": "lookup_order",
+                           "arguments": {"order_id": "ord_7281"},
+                           "raw_arguments": "{\\"order_id\\": \\"ord_7281\\"}",
+                           "parse_ok": true}],
+                "tool_results": [{"id": "c1", "content": {...}, "is_error": false}],
+                "content": null}],
+     "final": "…", "error": null, "latency_ms": 812.5, "usage": {"prompt_tokens": 310}}
+
+A plain ``{"name": …, "arguments": {…}}`` call is accepted as is (``parse_ok`` true). A call
+whose ``arguments`` is a string is decoded here (``raw_arguments`` keeps the string); if it
+is not a JSON object, the call keeps ``parse_ok: false`` and ``arguments: null`` — a parse
+failure is data to score, never an input error. Anything else that does not fit is an
+input error naming the line and the field.
+
+The writer appends and flushes one line at a time so that an interrupted run loses
+nothing already recorded (``--resume`` reads it back).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from gate import jsonio
+from gate.errors import Problem, RunsFileError
+from gate.model import Run, ToolCall, ToolResult, Turn
+
+_RUN_KEYS = frozenset(
+    {"case_id", "sample", "turns", "final", "error", "latency_ms", "usage", "meta"}
+)
+_TURN_KEYS = frozenset({"calls", "tool_results", "content"})
+_CALL_KEYS = frozenset({"id", "name", "arguments", "raw_arguments", "parse_ok", "type", "index"})
+_RESULT_KEYS = frozenset({"id", "content", "is_error", "name"})
+
+
+class _Bad(Exception):
+    def __init__(self, field: str, message: str):
+        self.field = field
+        self.message = message
+
+
+def decode_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None, bool]:
+    """(arguments, raw_arguments, parse_ok) from what a model sent as arguments.
+
+    An object is taken as is; a string is decoded strictly and must give an object;
+    anything else (or an undecodable string) is a parse failure.
+    """
+    if isinstance(raw, dict):
+        return raw, None, True
+    if isinstance(raw, str):
+        try:
+            value = jsonio.loads_strict(raw)
+        except jsonio.JsonInputError:
+            return None, raw, False
+        if isinstance(value, dict):
+            return value, raw, True
+        return None, raw, False
+    return None, None, False
+
+
+def call_from_json(obj: Any, field: str = "call") -> ToolCall:
+    if not isinstance(obj, dict):
+        raise _Bad(field, "must be an object")
+    unknown = obj.keys() - _CALL_KEYS
+    if unknown:
+        raise _Bad(f"{field}.{sorted(unknown)[0]}", "unknown key")
+    name = obj.get("name")
+    if not isinstance(name, str):
+        raise _Bad(f"{field}.name", "must be a string")
+    cid = obj.get("id")
+    if cid is not None and not isinstance(cid, str):
+        raise _Bad(f"{field}.id", "must be a string or null")
+    raw_field = obj.get("raw_arguments")
+    if raw_field is not None and not isinstance(raw_field, str):
+        raise _Bad(f"{field}.raw_arguments", "must be a string or null")
+    parse_ok = obj.get("parse_ok", True)
+    if not isinstance(parse_ok, bool):
+        raise _Bad(f"{field}.parse_ok", "must be true or false")
+    args = obj.get("arguments")
+    if parse_ok is False:
+        return ToolCall(name=name, arguments=None, id=cid, raw_arguments=raw_field, parse_ok=False)
+    if args is None and raw_field is not None:
+        args = raw_field
+    if args is None and "arguments" not in obj:
+        args = {}
+    decoded, raw, ok = decode_arguments(args)
+    return ToolCall(name=name, arguments=decoded, id=cid, raw_arguments=raw_field or raw, parse_ok=ok)
+
+
+def _result_from_json(obj: Any, field: str) -> ToolResult:
+    if not isinstance(obj, dict):
+        raise _Bad(field, "must be an object")
+    unknown = obj.keys() - _RESULT_KEYS
+    if unknown:
+        raise _Bad(f"{field}.{sorted(unknown)[0]}", "unknown key")
+    is_error = obj.get("is_error", False)
+    if not isinstance(is_error, bool):
+        raise _Bad(f"{field}.is_error", "must be true or false")
+    cid = obj.get("id")
+    if cid is not None and not isinstance(cid, str):
+        raise _Bad(f"{field}.id", "must be a string or null")
+    return ToolResult(id=cid, content=obj.get("content"), is_error=is_error)
+
+
+def _turn_from_json(obj: Any, field: str) -> Turn:
+    if not isinstance(obj, dict):
+        raise _Bad(field, "must be an object")
+    unknown = obj.keys() - _TURN_KEYS
+    if unknown:
+        raise _Bad(f"{field}.{sorted(unknown)[0]}", "unknown key")
+    calls = obj.get("calls") or []
+    results = obj.get("tool_results") or []
+    if not isinstance(calls, list):
+        raise _Bad(f"{field}.calls", "must be an array")
+    if not isinstance(results, list):
+        raise _Bad(f"{field}.tool_results", "must be an array")
+    content = obj.get("content")
+    if content is not None and not isinstance(content, str):
+        raise _Bad(f"{field}.content", "must be a string or null")
+    return Turn(
+        calls=tuple(call_from_json(c, f"{field}.calls[{i}]") for i, c in enumerate(calls)),
+        tool_results=tuple(_result_from_json(r, f"{field}.tool_results[{i}]") for i, r in enumerate(results)),
+        content=content,
+    )
+
+
+def run_from_json(obj: Any) -> Run:
+    """One decoded runs.jsonl record → :class:`Run`; raises ``_Bad`` with the field."""
+    if not isinstance(obj, dict):
+        raise _Bad("", "each line must be a JSON object")
+    unknown = obj.keys() - _RUN_KEYS
+    if unknown:
+        raise _Bad(sorted(unknown)[0], "unknown key")
+    case_id = obj.get("case_id")
+    if not isinstance(case_id, str) or not case_id:
+        raise _Bad("case_id", "must be a non-empty string")
+    sample = obj.get("sample", 0)
+    if not isinstance(sample, int) or isinstance(sample, bool) or sample < 0:
+        raise _Bad("sample", "must be an integer >= 0")
+    turns = obj.get("turns", [])
+    if not isinstance(turns, list):
+        raise _Bad("turns", "must be an array")
+    error = obj.get("error")
+    if error is not None and not isinstance(error, str):
+        raise _Bad("error", "must be a string or null")
+    final = obj.get("final")
+    if final is not None and not isinstance(final, str):
+        raise _Bad("final", "must be a string or null")
+    latency = obj.get("latency_ms")
+    if latency is not None and (not isinstance(latency, int | float) or isinstance(latency, bool)):
+        raise _Bad("latency_ms", "must be a number or null")
+    usage = obj.get("usage")
+    if usage is not None:
+        if not isinstance(usage, dict) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in usage.values()
+        ):
+            raise _Bad("usage", "must be an object of integer token counts")
+    meta = obj.get("meta")
+    if meta is not None and not isinstance(meta, dict):
+        raise _Bad("meta", "must be an object or null")
+    return Run(
+        case_id=case_id,
+        sample=sample,
+        turns=tuple(_turn_from_json(t, f"turns[{i}]") for i, t in enumerate(turns)),
+        final=final,
+        error=error,
+        latency_ms=float(latency) if latency is not None else None,
+        usage=usage,
+        meta=meta,
+    )
+
+
+def parse_run_line(line: bytes | str, *, file: str, lineno: int) -> Run:
+    """Decode and convert one line; any problem is a :class:`RunsFileError` naming it."""
+    try:
+        obj = jsonio.loads_strict(line)
+    except jsonio.JsonInputError as exc:
+        raise RunsFileError(Problem(file, lineno, None, str(exc))) from None
+    try:
+        return run_from_json(obj)
+    except _Bad as bad:
+        raise RunsFileError(Problem(file, lineno, bad.field or None, bad.message)) from None
+
+
+def iter_runs(path: Path, *, display: str | None = None) -> Iterator[tuple[int, Run]]:
+    """(line number, run) for every non-blank line; stops at the first bad line."""
+    name = display or str(path)
+    try:
+        fh = path.open("rb")
+    except OSError as exc:
+        raise RunsFileError(Problem(name, None, None, f"cannot read: {exc.strerror or exc}")) from None
+    with fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            yield lineno, parse_run_line(line, file=name, lineno=lineno)
+
+
+def read_runs(path: Path, *, display: str | None = None) -> list[tuple[int, Run]]:
+    return list(iter_runs(path, display=display))
+
+
+def run_to_json(run: Run) -> dict[str, Any]:
+    """:class:`Run` → the runs.jsonl record (the inverse of :func:`run_from_json`)."""
+    out: dict[str, Any] = {
+        "case_id": run.case_id,
+        "sample": run.sample,
+        "turns": [
+            {
+                "calls": [c.to_json() for c in t.calls],
+                "tool_results": [
+                    {"id": r.id, "content": r.content, "is_error": r.is_error} for r in t.tool_results
+                ],
+                "content": t.content,
+            }
+            for t in run.turns
+        ],
+        "final": run.final,
+        "error": run.error,
+        "latency_ms": run.latency_ms,
+        "usage": dict(run.usage) if run.usage is not None else None,
+    }
+    if run.meta is not None:
+        out["meta"] = dict(run.meta)
+    return out
+
+
+class RunsWriter:
+    """Appends runs one line at a time, flushed, so a killed process loses nothing."""
+
+    def __init__(self, path: Path, *, append: bool = False):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._fh: IO[bytes] = path.open("ab" if append else "wb")
+
+    def write(self, run: Run | Mapping[str, Any]) -> None:
+        record = run_to_json(run) if isinstance(run, Run) else dict(run)
+        self._fh.write(jsonio.dumps_line(record))
+        self._fh.flush()
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> RunsWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

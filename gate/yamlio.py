@@ -1,0 +1,163 @@
+"""Safe YAML in, with line numbers.
+
+ruamel.yaml's round-trip loader keeps comments but accepts any tag
+(``!!python/object/apply:…`` arrives as a tagged node, not an error) and expands alias
+bombs ("billion laughs") when converted to plain data. So configs are *composed* to a node
+graph, every node is checked (only the YAML 1.2 core tags; a bounded number of nodes after
+alias expansion), and converted to plain Python by hand, recording the line of every key
+and value so that validation errors can name them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from gate.errors import ConfigError, Problem
+
+MAX_NODES = 50_000
+"""Most nodes a YAML document may expand to (alias bombs stop here)."""
+
+MAX_BYTES = 1_000_000
+
+_CORE = "tag:yaml.org,2002:"
+_ALLOWED_TAGS = {_CORE + t for t in ("str", "int", "float", "bool", "null", "map", "seq")}
+
+Path_ = tuple[str | int, ...]
+
+
+@dataclass(slots=True)
+class YamlDoc:
+    """Plain data plus where each part of it stands in the file."""
+
+    data: Any
+    file: str
+    lines: dict[Path_, int] = field(default_factory=dict)
+    spans: dict[Path_, tuple[int, int]] = field(default_factory=dict)
+    """path → (start, end) character offsets of each scalar value (for byte-exact edits)."""
+
+    def line_of(self, path: Path_) -> int | None:
+        """The line of ``path``, or of its nearest ancestor that has one."""
+        p = tuple(path)
+        while p:
+            if p in self.lines:
+                return self.lines[p]
+            p = p[:-1]
+        return self.lines.get((), None)
+
+
+def load_yaml(path: Path, *, display: str | None = None) -> YamlDoc:
+    """Read and safely decode one YAML file. Raises :class:`ConfigError` with a line."""
+    name = display or str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(Problem(name, None, None, f"cannot read: {exc.strerror or exc}")) from None
+    if len(raw) > MAX_BYTES:
+        raise ConfigError(Problem(name, None, None, f"larger than {MAX_BYTES} bytes"))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(Problem(name, None, None, f"not valid UTF-8 (byte {exc.start})")) from None
+    return parse_yaml(text, name)
+
+
+def parse_yaml(text: str, name: str) -> YamlDoc:
+    yaml = YAML(typ="rt", pure=True)
+    try:
+        node = yaml.compose(text)
+    except MarkedYAMLError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else None
+        raise ConfigError(Problem(name, line, None, f"invalid YAML: {exc.problem}")) from None
+    except YAMLError as exc:
+        raise ConfigError(Problem(name, None, None, f"invalid YAML: {exc}")) from None
+    doc = YamlDoc(data=None, file=name)
+    if node is None:
+        doc.data = {}
+        return doc
+    budget = [MAX_NODES]
+    doc.data = _convert(node, (), doc, budget)
+    return doc
+
+
+def _convert(node: Node, path: Path_, doc: YamlDoc, budget: list[int]) -> Any:
+    budget[0] -= 1
+    line = node.start_mark.line + 1
+    if budget[0] < 0:
+        raise ConfigError(
+            Problem(doc.file, line, _dotted(path), f"document expands to more than {MAX_NODES} nodes (alias bomb?)")
+        )
+    if node.tag not in _ALLOWED_TAGS:
+        raise ConfigError(
+            Problem(doc.file, line, _dotted(path) or None, f"YAML tag {node.tag!r} is not allowed (plain data only)")
+        )
+    doc.lines.setdefault(path, line)
+    if isinstance(node, MappingNode):
+        out: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, ScalarNode) or key_node.tag != _CORE + "str":
+                raise ConfigError(
+                    Problem(doc.file, key_node.start_mark.line + 1, _dotted(path) or None, "keys must be plain strings")
+                )
+            key = str(key_node.value)
+            if key == "<<":
+                raise ConfigError(Problem(doc.file, key_node.start_mark.line + 1, _dotted(path) or None, "merge keys (<<) are not supported"))
+            if key in out:
+                raise ConfigError(
+                    Problem(doc.file, key_node.start_mark.line + 1, _dotted((*path, key)), "duplicate key")
+                )
+            child = (*path, key)
+            doc.lines[child] = key_node.start_mark.line + 1
+            out[key] = _convert(value_node, child, doc, budget)
+        return out
+    if isinstance(node, SequenceNode):
+        return [_convert(item, (*path, i), doc, budget) for i, item in enumerate(node.value)]
+    assert isinstance(node, ScalarNode)
+    doc.spans[path] = (node.start_mark.index, node.end_mark.index)
+    return _scalar(node, path, doc)
+
+
+def _scalar(node: ScalarNode, path: Path_, doc: YamlDoc) -> Any:
+    value: str = node.value
+    tag = node.tag
+    if tag == _CORE + "str":
+        return value
+    if tag == _CORE + "null":
+        return None
+    if tag == _CORE + "bool":
+        return value.lower() == "true"
+    if tag == _CORE + "int":
+        try:
+            cleaned = value.replace("_", "")
+            if cleaned.lower().startswith(("0o", "-0o", "+0o")):
+                return int(cleaned.replace("0o", "").replace("0O", ""), 8)
+            return int(cleaned, 0) if cleaned.lower().lstrip("+-").startswith("0x") else int(cleaned)
+        except ValueError:
+            return value
+    if tag == _CORE + "float":
+        try:
+            f = float(value.replace("_", ""))
+        except ValueError:
+            f = math.nan
+        if not math.isfinite(f):
+            raise ConfigError(
+                Problem(doc.file, node.start_mark.line + 1, _dotted(path) or None, f"{value!r}: numbers must be finite")
+            )
+        return f
+    return value
+
+
+def _dotted(path: Path_) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+dotted = _dotted
