@@ -1,0 +1,96 @@
+"""runs.jsonl: every record shape of DESIGN §4, round trips, and line-named errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gate.errors import RunsFileError
+from gate.model import Run, ToolCall, ToolResult, Turn
+from gate.runsfile import RunsWriter, decode_arguments, parse_run_line, read_runs
+
+
+def test_plain_call_with_object_arguments__accepted_as_is() -> None:
+    run = parse_run_line(
+        '{"case_id": "c1", "sample": 0, "turns": [{"calls": [{"name": "f", "arguments": {"x": 1}}]}]}',
+        file="runs.jsonl",
+        lineno=1,
+    )
+    assert run.calls == (ToolCall(name="f", arguments={"x": 1}),)
+
+
+def test_string_arguments__decoded_and_raw_kept() -> None:
+    run = parse_run_line(
+        '{"case_id": "c1", "turns": [{"calls": [{"name": "f", "arguments": "{\\"x\\": 1}"}]}]}',
+        file="runs.jsonl",
+        lineno=1,
+    )
+    (call,) = run.calls
+    assert call.arguments == {"x": 1} and call.raw_arguments == '{"x": 1}' and call.parse_ok
+
+
+@pytest.mark.parametrize("raw", ['{"x": 1', "[1, 2]", '{"x": NaN}', '{"x": 1, "x": 2}', "42"])
+def test_undecodable_or_non_object_arguments__parse_failure_not_error(raw: str) -> None:
+    args, kept, ok = decode_arguments(raw)
+    assert (args, kept, ok) == (None, raw, False)
+
+
+def test_explicit_parse_failure__kept() -> None:
+    run = parse_run_line(
+        '{"case_id": "c1", "turns": [{"calls": [{"name": "f", "arguments": null, '
+        '"raw_arguments": "{oops", "parse_ok": false}]}]}',
+        file="runs.jsonl",
+        lineno=3,
+    )
+    assert run.calls[0].parse_ok is False and run.calls[0].raw_arguments == "{oops"
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ('{"sample": 0}', "case_id"),
+        ('{"case_id": "c", "sample": -1}', "sample"),
+        ('{"case_id": "c", "sample": true}', "sample"),
+        ('{"case_id": "c", "turns": {}}', "turns"),
+        ('{"case_id": "c", "turns": [{"calls": [{"arguments": {}}]}]}', "turns[0].calls[0].name"),
+        ('{"case_id": "c", "turns": [{"calls": [], "oops": 1}]}', "turns[0].oops"),
+        ('{"case_id": "c", "usage": {"tokens": "many"}}', "usage"),
+        ('{"case_id": "c", "extra": 1}', "extra"),
+    ],
+)
+def test_malformed_record__error_names_line_and_field(line: str, field: str) -> None:
+    with pytest.raises(RunsFileError) as info:
+        parse_run_line(line, file="runs.jsonl", lineno=7)
+    (problem,) = info.value.problems
+    assert (problem.file, problem.line, problem.field) == ("runs.jsonl", 7, field)
+
+
+def test_invalid_json_line__names_line() -> None:
+    with pytest.raises(RunsFileError, match=r"runs.jsonl:2: invalid JSON"):
+        parse_run_line("{nope", file="runs.jsonl", lineno=2)
+
+
+def test_writer_then_reader__round_trip(tmp_path: Path) -> None:
+    run = Run(
+        case_id="c1",
+        sample=2,
+        turns=(
+            Turn(
+                calls=(ToolCall(name="f", arguments={"a": [1, 2]}, id="x1"),),
+                tool_results=(ToolResult(id="x1", content={"ok": True}),),
+            ),
+            Turn(calls=(), content="done"),
+        ),
+        final="done",
+        latency_ms=12.5,
+        usage={"prompt_tokens": 3},
+    )
+    path = tmp_path / "runs.jsonl"
+    with RunsWriter(path) as writer:
+        writer.write(run)
+        writer.write(Run(case_id="c2", sample=0, error="agent crashed: exit 1"))
+    (l1, r1), (l2, r2) = read_runs(path)
+    assert (l1, l2) == (1, 2)
+    assert r1 == run
+    assert r2.error == "agent crashed: exit 1"
