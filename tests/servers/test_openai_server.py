@@ -69,7 +69,9 @@ def test_server__callable_script__sees_request_json_and_index() -> None:
 
 
 def test_server__truncated_body__client_sees_incomplete_read() -> None:
-    with FakeOpenAIServer(sequence(Response(body=chat_completion(content="x" * 100), truncate_to=20))) as srv:
+    with FakeOpenAIServer(
+        sequence(Response(body=chat_completion(content="x" * 100), truncate_to=20))
+    ) as srv:
         conn = http.client.HTTPConnection("127.0.0.1", srv.port, timeout=5)
         conn.request("POST", "/v1/chat/completions", body=b"{}")
         resp = conn.getresponse()
