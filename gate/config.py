@@ -293,7 +293,12 @@ def config_from_doc(doc: YamlDoc, path: Path) -> Config:
     if not isinstance(doc.data, dict):
         raise ConfigError(Problem(doc.file, 1, None, "the config must be a mapping of settings"))
     try:
-        cfg = Config.model_validate({**doc.data, "source": None})
+        # Validate as JSON: YAML data is JSON-shaped, and pydantic's strict *JSON* mode
+        # takes enum values as strings and arrays for tuples (strict Python mode refuses
+        # both) while booleans and integers stay strict.
+        import json
+
+        cfg = Config.model_validate_json(json.dumps({**doc.data, "source": None}))
     except ValidationError as exc:
         raise ConfigError(_problems(exc, doc)) from None
     return cfg.model_copy(update={"source": path})
