@@ -1,0 +1,52 @@
+"""Server-sent events (``text/event-stream``) as used by streaming LLM APIs.
+
+Each event's ``data:`` lines are joined with newlines (per the SSE spec) and decoded as
+strict JSON; the OpenAI terminator ``data: [DONE]`` ends the stream. ``event:`` names are
+returned alongside (Anthropic and the Responses API also put the type inside the JSON).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from gate import jsonio
+from gate.adapters.interface import PayloadError
+
+
+def iter_events(lines: Iterable[bytes | str]) -> Iterator[tuple[str | None, Any]]:
+    """(event name, decoded data) for every event in the stream, until ``[DONE]``."""
+    name: str | None = None
+    data: list[str] = []
+    count = 0
+    for raw in lines:
+        line = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+        line = line.rstrip("\r\n")
+        if line == "":
+            if data:
+                text = "\n".join(data)
+                if text.strip() == "[DONE]":
+                    return
+                try:
+                    value = jsonio.loads_strict(text)
+                except jsonio.JsonInputError as exc:
+                    raise PayloadError(f"stream event {count}", str(exc)) from None
+                yield name, value
+                count += 1
+            name, data = None, []
+            continue
+        if line.startswith(":"):
+            continue  # an SSE comment (keep-alive)
+        field, _, value = line.partition(":")
+        value = value.removeprefix(" ")
+        if field == "data":
+            data.append(value)
+        elif field == "event":
+            name = value
+    if data:
+        text = "\n".join(data)
+        if text.strip() != "[DONE]":
+            try:
+                yield name, jsonio.loads_strict(text)
+            except jsonio.JsonInputError as exc:
+                raise PayloadError(f"stream event {count}", str(exc)) from None
