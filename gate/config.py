@@ -50,7 +50,8 @@ class NormalizeConfig(_Strict):
     numeric_strings: bool = True
     null_equals_absent: bool = True
     empty_string_equals_absent: bool = False
-    id_prefixes: tuple[str, ...] = ()
+    # strict=False: YAML gives a list; strict mode would refuse it for a tuple field.
+    id_prefixes: Annotated[tuple[str, ...], Field(strict=False)] = ()
     currency_minor_units: bool = False
 
 
