@@ -220,10 +220,51 @@ class BaselineConfig(_Strict):
 # ─── judge ───────────────────────────────────────────────────────────────────
 
 
+JUDGE_BUILTIN_RUBRICS: tuple[str, ...] = (
+    "tool_appropriateness",
+    "argument_fidelity",
+    "error_handling",
+)
+"""The rubrics ``gate.judge.rubrics`` ships (a test checks the two lists agree)."""
+
+
 class RubricConfig(_Strict):
+    """A user-defined judge rubric: a prompt template file and a fixed answer scale.
+
+    ``values`` maps each label to a score in [0, 1]; by default the first label scores
+    1.0, the last 0.0, and those between are evenly spaced (label i of k scores
+    1 - i / (k - 1)).
+    """
+
     name: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
     prompt_file: str
     scale: list[str] = Field(min_length=2)
+    values: dict[str, Annotated[float, Field(ge=0, le=1)]] | None = None
+
+    @field_validator("scale")
+    @classmethod
+    def _labels(cls, v: list[str]) -> list[str]:
+        import re
+
+        for label in v:
+            if not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", label):
+                raise ValueError(
+                    f"label {label!r} must be lower-case letters, digits and underscores "
+                    "(at most 40), starting with a letter"
+                )
+        dupes = sorted({x for x in v if v.count(x) > 1})
+        if dupes:
+            raise ValueError(f"label {dupes[0]!r} appears twice")
+        return v
+
+    @model_validator(mode="after")
+    def _values_cover_scale(self) -> RubricConfig:
+        if self.values is not None and set(self.values) != set(self.scale):
+            missing = sorted(set(self.scale) - set(self.values))
+            extra = sorted(set(self.values) - set(self.scale))
+            what = f"missing {missing}" if missing else f"not in the scale: {extra}"
+            raise ValueError(f"`values` must give a score for every label of `scale` ({what})")
+        return self
 
 
 class JudgeConfig(_Strict):
@@ -239,6 +280,33 @@ class JudgeConfig(_Strict):
     max_retries: Annotated[int, Field(ge=0, le=10)] = 3
     calibration_file: str | None = None
     price_per_1k_tokens: Annotated[float, Field(ge=0)] = 0.0
+    concurrency: Annotated[int, Field(ge=1, le=64)] = 4
+    """Judge requests in flight at once."""
+    max_consecutive_failures: Annotated[int, Field(ge=1)] = 3
+    """After this many judge calls in a row fail (after retries), the judge is treated as
+    down: the remaining items are reported as skipped, not attempted."""
+    json_mode: bool = True
+    """Send ``response_format: {"type": "json_object"}``; turn off for endpoints that
+    refuse it (the answer is still parsed as strict JSON)."""
+
+    @model_validator(mode="after")
+    def _known_rubrics(self) -> JudgeConfig:
+        custom = [r.name for r in self.custom_rubrics]
+        clash = sorted(set(custom) & set(JUDGE_BUILTIN_RUBRICS))
+        if clash:
+            raise ValueError(f"custom rubric {clash[0]!r} has the name of a built-in rubric")
+        dupes = sorted({n for n in custom if custom.count(n) > 1})
+        if dupes:
+            raise ValueError(f"custom rubric {dupes[0]!r} is defined twice")
+        known = (*JUDGE_BUILTIN_RUBRICS, *custom)
+        for name in self.rubrics:
+            if name not in known:
+                raise ValueError(
+                    f"unknown rubric {name!r}{_did_you_mean(name, known)} "
+                    f"(built-in: {', '.join(JUDGE_BUILTIN_RUBRICS)}; or define it in "
+                    "`custom_rubrics`)"
+                )
+        return self
 
 
 # ─── reporting ───────────────────────────────────────────────────────────────

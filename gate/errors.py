@@ -9,7 +9,8 @@ The tree::
     │   ├── DatasetError           the dataset and the files it references
     │   ├── PinMismatchError       the dataset's sha256 is not the pinned one
     │   ├── RunsFileError          runs.jsonl
-    │   └── ResultsFileError       results.json (own or baseline)
+    │   ├── ResultsFileError       results.json (own or baseline)
+    │   └── CalibrationError       the judge's calibration file of human labels
     ├── AgentError                 the agent under test failed one case-sample;
     │                              recorded in runs.jsonl, never fatal to the run
     ├── GitHubError                the GitHub API failed; reported, never changes the verdict
@@ -104,6 +105,10 @@ class RunsFileError(InputError):
 
 class ResultsFileError(InputError):
     """A results.json (ours or a baseline) is malformed or of another schema version."""
+
+
+class CalibrationError(InputError):
+    """The judge's calibration file (human labels, JSONL) is malformed."""
 
 
 class AgentError(ToolGateError):

@@ -1,0 +1,357 @@
+"""The judge's HTTP client: any OpenAI-compatible chat-completions endpoint, stdlib only.
+
+One request per judge item: ``POST {base_url}/chat/completions`` with the model, the
+rubric's two messages, ``temperature: 0`` (pinned: the same inputs should get the same
+answer) and, unless turned off, ``response_format: {"type": "json_object"}``.
+
+Failures, in order of handling:
+
+* HTTP 408, 429 and 5xx, refused or dropped connections and timeouts are retried up to
+  ``max_retries`` times. The wait before retry k (0-based) is ``Retry-After`` when the
+  server sends one (seconds or an HTTP date), else ``backoff_s × 2^k``; either is capped
+  at ``max_backoff_s``.
+* Other HTTP errors (400, 401, 404, …) are not retried: asking again will not help.
+* A body that is not a chat completion (not JSON, no ``choices[0].message``) is an
+  endpoint failure (:class:`JudgeCallError`, kind ``protocol``), not retried.
+* ``timeout_s`` bounds the whole exchange: the connection, the wait for the answer, and
+  the reading of the body.
+
+Parsing the answer is strict (:func:`parse_answer`): the message content must be one JSON
+object ``{"label": <a label of the scale>, "reason": <text>}`` and nothing else (one
+surrounding Markdown code fence is tolerated, as it hides nothing). Anything else is
+recorded as *unparsable* with the raw text truncated to :data:`RAW_CHARS` — never guessed.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import enum
+import http.client
+import math
+import socket
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from gate import __version__, jsonio
+from gate.errors import JudgeError
+
+RAW_CHARS = 500
+"""How much of an unparsable answer (or an error body) is kept."""
+
+REASON_CHARS = 300
+"""Longest reason kept from a judge answer."""
+
+_RETRY_STATUS = frozenset({408, 429}) | frozenset(range(500, 600))
+
+
+class FailureKind(enum.StrEnum):
+    """Why a judge call got no answer."""
+
+    TIMEOUT = "timeout"
+    HTTP = "http"
+    CONNECTION = "connection"
+    PROTOCOL = "protocol"
+
+
+class JudgeCallError(JudgeError):
+    """A judge call failed after its retries. Reported per item; never fatal."""
+
+    def __init__(
+        self, kind: FailureKind, message: str, *, status: int | None = None, attempts: int = 1
+    ):
+        self.kind = kind
+        self.status = status
+        self.attempts = attempts
+        super().__init__(message)
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """The judge's reply: the message content (``None`` when the message had none, e.g. a
+    refusal or a tool call), the message itself, token usage if the server sent it, and
+    how many HTTP attempts it took."""
+
+    content: str | None
+    message: Mapping[str, Any]
+    usage: Mapping[str, int] | None
+    attempts: int
+
+
+class _Answer(BaseModel):
+    """The one answer shape a judge may give."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    label: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedAnswer:
+    """``label`` and ``reason`` when the answer parsed and its label is on the scale;
+    otherwise ``label`` is None, ``problem`` says what was wrong and ``raw`` keeps the
+    answer, truncated."""
+
+    label: str | None
+    reason: str | None
+    problem: str | None = None
+    raw: str | None = None
+
+
+def truncate(text: str, limit: int = RAW_CHARS) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}…[{len(text) - limit} more characters]"
+
+
+def parse_answer(content: str | None, scale: Sequence[str]) -> ParsedAnswer:
+    """Parse one judge answer strictly against ``scale`` (see the module docstring)."""
+    if content is None:
+        return ParsedAnswer(None, None, "the answer has no text content", None)
+    text = content.strip()
+    if text.startswith("```") and text.endswith("```") and text.count("```") == 2:
+        body = text[3:-3]
+        first, _, rest = body.partition("\n")
+        text = (rest if first.strip().lower() in ("", "json") else body).strip()
+    try:
+        value = jsonio.loads_strict(text)
+    except jsonio.JsonInputError as exc:
+        return ParsedAnswer(None, None, f"not one JSON object: {exc}", truncate(content))
+    try:
+        answer = _Answer.model_validate(value)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in err["loc"]) or "answer"
+        return ParsedAnswer(None, None, f"{where}: {err['msg']}", truncate(content))
+    if answer.label not in scale:
+        return ParsedAnswer(
+            None,
+            None,
+            f"label {answer.label!r} is not on the scale {list(scale)}",
+            truncate(content),
+        )
+    return ParsedAnswer(answer.label, truncate(answer.reason.strip(), REASON_CHARS))
+
+
+def retry_after_s(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if not math.isfinite(seconds):
+        return None
+    return max(0.0, seconds)
+
+
+class ChatClient:
+    """A chat-completions client with retries, backoff and an overall timeout per attempt.
+
+    ``sleep`` and ``clock`` are injectable so tests can check the waits without waiting.
+    ``api_key`` is never put into an error message or a repr.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None,
+        timeout_s: float = 60.0,
+        max_retries: int = 3,
+        json_mode: bool = True,
+        backoff_s: float = 0.5,
+        max_backoff_s: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.model = model
+        self._api_key = api_key
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.json_mode = json_mode
+        self.backoff_s = backoff_s
+        self.max_backoff_s = max_backoff_s
+        self._sleep = sleep
+        self._clock = clock
+
+    def __repr__(self) -> str:
+        return f"ChatClient(url={self.url!r}, model={self.model!r})"
+
+    def body(self, messages: Sequence[Mapping[str, str]]) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [dict(m) for m in messages],
+            "temperature": 0,
+        }
+        if self.json_mode:
+            body["response_format"] = {"type": "json_object"}
+        return body
+
+    def complete(self, messages: Sequence[Mapping[str, str]]) -> Completion:
+        """Send one request (retrying as the module docstring says) and return the reply.
+
+        Raises :class:`JudgeCallError` when no answer could be had.
+        """
+        payload = jsonio.dumps(self.body(messages))
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                status, headers, raw = self._post(payload)
+            except JudgeCallError as exc:
+                failure = exc
+                wait: float | None = None
+            else:
+                if 200 <= status < 300:
+                    return self._completion(raw, attempt)
+                text = truncate(raw.decode("utf-8", "replace").strip(), 200)
+                failure = JudgeCallError(
+                    FailureKind.HTTP,
+                    f"HTTP {status}: {self._redact(text)}",
+                    status=status,
+                )
+                if status not in _RETRY_STATUS:
+                    failure.attempts = attempt
+                    raise failure
+                wait = retry_after_s(headers.get("Retry-After"))
+            if attempt > self.max_retries:
+                failure.attempts = attempt
+                if attempt > 1:
+                    failure.args = (f"{failure.args[0]} (after {attempt} attempts)",)
+                raise failure
+            if wait is None:
+                wait = self.backoff_s * 2 ** (attempt - 1)
+            self._sleep(min(wait, self.max_backoff_s))
+
+    def _post(self, payload: bytes) -> tuple[int, Mapping[str, str], bytes]:
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"toolgate/{__version__} (judge)",
+        }
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        req = urllib.request.Request(self.url, data=payload, headers=headers, method="POST")
+        deadline = self._clock() + self.timeout_s
+        try:
+            try:
+                resp = urllib.request.urlopen(req, timeout=self.timeout_s)
+            except urllib.error.HTTPError as err:
+                if getattr(err, "fp", None) is None:
+                    return err.code, dict(err.headers.items()) if err.headers else {}, b""
+                resp = err  # an HTTP error status still has headers and a body to read
+            with resp:
+                status = int(resp.status if resp.status is not None else resp.code)
+                hdrs = {k: v for k, v in resp.headers.items()}
+                raw = self._read(resp, deadline)
+            expected = hdrs.get("Content-Length") or hdrs.get("content-length")
+            if expected and expected.isdigit() and len(raw) < int(expected):
+                # http.client returns a short body quietly when the peer hangs up early.
+                raise JudgeCallError(
+                    FailureKind.CONNECTION,
+                    f"connection closed mid-answer ({len(raw)} of {expected} bytes)",
+                )
+            return status, hdrs, raw
+        except JudgeCallError:
+            raise
+        except urllib.error.URLError as err:
+            if isinstance(err.reason, TimeoutError):
+                raise self._timeout() from None
+            raise JudgeCallError(
+                FailureKind.CONNECTION, f"cannot reach the judge: {self._redact(str(err.reason))}"
+            ) from None
+        except TimeoutError:
+            raise self._timeout() from None
+        except (OSError, http.client.HTTPException, ValueError) as err:
+            # Dropped connections, truncated bodies (IncompleteRead), bad status lines.
+            what = type(err).__name__ + (f": {err}" if str(err) else "")
+            raise JudgeCallError(
+                FailureKind.CONNECTION, f"connection failed: {self._redact(truncate(what, 200))}"
+            ) from None
+
+    def _read(self, resp: Any, deadline: float) -> bytes:
+        """Read the body in chunks so that a slow trickle cannot outlast ``timeout_s``."""
+        chunks: list[bytes] = []
+        while True:
+            remaining = deadline - self._clock()
+            if remaining <= 0:
+                raise self._timeout()
+            sock = _socket_of(resp)
+            if sock is not None:
+                sock.settimeout(remaining)
+            chunk = resp.read(65536)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+
+    def _timeout(self) -> JudgeCallError:
+        return JudgeCallError(FailureKind.TIMEOUT, f"no answer within {self.timeout_s:g} s")
+
+    def _completion(self, raw: bytes, attempts: int) -> Completion:
+        def bad(why: str) -> JudgeCallError:
+            return JudgeCallError(
+                FailureKind.PROTOCOL, f"not a chat completion: {why}", attempts=attempts
+            )
+
+        try:
+            data = jsonio.loads_strict(raw)
+        except jsonio.JsonInputError as exc:
+            raise bad(
+                f"{exc}; body starts {truncate(raw.decode('utf-8', 'replace'), 120)!r}"
+            ) from None
+        if not isinstance(data, dict):
+            raise bad("the body is not a JSON object")
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise bad("no `choices[0]`")
+        message = choices[0].get("message")
+        if not isinstance(message, dict):
+            raise bad("no `choices[0].message`")
+        content = message.get("content")
+        return Completion(
+            content=content if isinstance(content, str) else None,
+            message=message,
+            usage=_usage(data.get("usage")),
+            attempts=attempts,
+        )
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._api_key, "***") if self._api_key else text
+
+
+def _socket_of(resp: Any) -> socket.socket | None:
+    """The socket under an http.client response (private attributes; None if absent)."""
+    fp = getattr(resp, "fp", None)
+    raw = getattr(fp, "raw", None)
+    sock = getattr(raw, "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None
+
+
+def _usage(value: Any) -> dict[str, int] | None:
+    if not isinstance(value, dict):
+        return None
+    out = {
+        k: v
+        for k, v in value.items()
+        if k in ("prompt_tokens", "completion_tokens", "total_tokens")
+        and isinstance(v, int)
+        and not isinstance(v, bool)
+        and v >= 0
+    }
+    if not out:
+        return None
+    if "total_tokens" not in out:
+        out["total_tokens"] = out.get("prompt_tokens", 0) + out.get("completion_tokens", 0)
+    return out

@@ -1,0 +1,84 @@
+"""Which case-samples the judge sees: a deterministic, seeded choice under a budget.
+
+Seed 003: run the free code checks on everything, and sample the judge from a budget.
+Two settings do it (``judge.sample`` and ``judge.max_evaluations``):
+
+1. Every case-sample (case id, sample) gets a priority
+   ``p = int(sha256(f"{seed}\\x00{case_id}\\x00{sample}")[:16 hex], 16)``.
+   Sorting by ``p`` (then case id, sample) gives a fixed pseudo-random order that depends on
+   nothing but the seed and the ids, so a case keeps its place when others are added.
+2. **Rate**: the first ``k = ceil(sample × N)`` case-samples in that order are sampled (N =
+   all case-samples); the rest are *not sampled*.
+3. **Budget**: walking the sampled case-samples in order, each one's judge items (in rubric
+   order, then in the order the rubric cut them) are taken while fewer than
+   ``max_evaluations`` are taken; the rest are *skipped for budget*. Cached answers count
+   against the budget too, so the selection never depends on what is in the cache.
+
+The same runs, settings and seed always give the same selection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from gate.judge.rubrics import JudgeItem
+
+
+def priority(seed: int, case_id: str, sample: int) -> int:
+    digest = hashlib.sha256(f"{seed}\x00{case_id}\x00{sample}".encode()).hexdigest()
+    return int(digest[:16], 16)
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The outcome of :func:`select`: the items to judge, in judging order, and per rubric
+    how many items were left out by the rate and by the budget."""
+
+    chosen: tuple[JudgeItem, ...]
+    sampled_case_samples: int
+    total_case_samples: int
+    not_sampled: Mapping[str, int]
+    skipped_for_budget: Mapping[str, int]
+
+
+def select(
+    case_samples: Iterable[tuple[str, int]],
+    items: Sequence[JudgeItem],
+    *,
+    rubric_order: Sequence[str],
+    rate: float,
+    max_evaluations: int,
+    seed: int,
+) -> Selection:
+    """Choose the items to judge (see the module docstring for the rule)."""
+    keys = sorted(set(case_samples), key=lambda cs: (priority(seed, cs[0], cs[1]), cs[0], cs[1]))
+    k = min(len(keys), math.ceil(rate * len(keys)))
+    sampled = keys[:k]
+    rank = {name: i for i, name in enumerate(rubric_order)}
+    by_cs: dict[tuple[str, int], list[JudgeItem]] = {}
+    for item in items:
+        by_cs.setdefault((item.case_id, item.sample), []).append(item)
+    not_sampled = dict.fromkeys(rubric_order, 0)
+    skipped = dict.fromkeys(rubric_order, 0)
+    sampled_set = set(sampled)
+    for cs, its in by_cs.items():
+        if cs not in sampled_set:
+            for it in its:
+                not_sampled[it.rubric] += 1
+    chosen: list[JudgeItem] = []
+    for cs in sampled:
+        for it in sorted(by_cs.get(cs, ()), key=lambda i: rank[i.rubric]):
+            if len(chosen) < max_evaluations:
+                chosen.append(it)
+            else:
+                skipped[it.rubric] += 1
+    return Selection(
+        chosen=tuple(chosen),
+        sampled_case_samples=k,
+        total_case_samples=len(keys),
+        not_sampled=not_sampled,
+        skipped_for_budget=skipped,
+    )
