@@ -10,7 +10,7 @@ Two settings do it (``judge.sample`` and ``judge.max_evaluations``):
 2. **Rate**: the first ``k = ceil(sample × N)`` case-samples in that order are sampled (N =
    all case-samples); the rest are *not sampled*.
 3. **Budget**: walking the sampled case-samples in order, each one's judge items (in rubric
-   order, then in the order the rubric cut them) are taken while fewer than
+   order, then by item key, numbers compared as numbers) are taken while fewer than
    ``max_evaluations`` are taken; the rest are *skipped for budget*. Cached answers count
    against the budget too, so the selection never depends on what is in the cache.
 
@@ -21,10 +21,16 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gate.judge.rubrics import JudgeItem
+
+
+def _natural(key: str) -> tuple[tuple[int, int | str], ...]:
+    """Sort key that orders ``web_search#2.q`` before ``web_search#10.q``."""
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", key) if p)
 
 
 def priority(seed: int, case_id: str, sample: int) -> int:
@@ -70,7 +76,7 @@ def select(
                 not_sampled[it.rubric] += 1
     chosen: list[JudgeItem] = []
     for cs in sampled:
-        for it in sorted(by_cs.get(cs, ()), key=lambda i: rank[i.rubric]):
+        for it in sorted(by_cs.get(cs, ()), key=lambda i: (rank[i.rubric], _natural(i.item))):
             if len(chosen) < max_evaluations:
                 chosen.append(it)
             else:
