@@ -386,7 +386,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
         self._send(method, response)
 
     def _send(self, method: str, response: Response) -> None:
-        data = b"" if response.body is None else json.dumps(response.body).encode()
+        if isinstance(response.body, bytes):  # raw bytes (an artifact zip): sent as they are
+            data = response.body
+        else:
+            data = b"" if response.body is None else json.dumps(response.body).encode()
         with self.gh.lock:
             self.gh.log.append((method, self.path, response.status, time.monotonic()))
         try:
