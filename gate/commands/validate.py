@@ -1,15 +1,255 @@
-"""`toolgate validate` (not yet available)."""
+"""``toolgate validate``: check a config, its dataset and the pin; report every problem.
+
+Order of work: the config (every problem with its line), then the dataset (every
+problem with file:line: field), then the cross-checks that need both — gates on slices
+that exist, scoring settings that name real tools and arguments — and the pin. All
+cross-check and pin problems are reported together. On success it prints one line::
+
+    OK: dataset.jsonl: 70 cases (easy 23, medium 30, hard 17; no-tool 12; must-not-call 21;
+    38 tags), 12 tools, pinned 2026.03.1 sha256 d294f86cbd1b
+
+``--dataset FILE`` validates another dataset file (then the pin is not checked, since
+it belongs to the config's dataset); with no config file at all it checks the dataset
+alone.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
 
-from gate.errors import UsageError
+from gate.config import Config, config_from_doc
+from gate.dataset import Dataset, default_display, load_dataset
+from gate.dataset.matchers import did_you_mean
+from gate.dataset.pin import check_pin
+from gate.errors import ConfigError, ExitCode, PinMismatchError, Problem, UsageError
+from gate.model import Difficulty
+from gate.yamlio import YamlDoc, load_yaml
+
+DEFAULT_CONFIG = "toolgate.yml"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE",
+        help=f"the config file (default: {DEFAULT_CONFIG})",
+    )
+    parser.add_argument(
+        "--dataset",
+        default=None,
+        metavar="FILE",
+        help="validate this dataset instead of the config's (the pin is then not checked)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    raise UsageError("`toolgate validate` is not yet available in this version")
+    config_path = Path(args.config or DEFAULT_CONFIG)
+    if args.dataset and args.config is None and not config_path.exists():
+        dataset = load_dataset(Path(args.dataset))
+        print(f"OK: {summary(dataset)}")
+        return ExitCode.PASS
+    if not config_path.exists():
+        raise UsageError(
+            f"no config file {default_display(config_path)}",
+            hint="Pass --config FILE, or create one with `toolgate init`.",
+        )
+    shown = default_display(config_path)
+    doc = load_yaml(config_path, display=shown)
+    config = config_from_doc(doc, config_path)
+    configured = config.resolve(config.dataset.path)
+    path = Path(args.dataset) if args.dataset else configured
+    if not path.exists():
+        line = doc.line_of(("dataset", "path"))
+        raise ConfigError(
+            Problem(shown, line, "dataset.path", f"no such file {default_display(path)}")
+        )
+    dataset = load_dataset(path)
+    problems = cross_check(config, doc, dataset)
+    pinned = path.resolve() == configured
+    if pinned:
+        try:
+            check_pin(config, dataset, config_display=shown)
+        except PinMismatchError as exc:
+            problems.extend(exc.problems)
+    if problems:
+        kind = (
+            PinMismatchError if all(p.field == "dataset.sha256" for p in problems) else ConfigError
+        )
+        raise kind(problems)
+    pin = (
+        f"pinned {config.dataset.version + ' ' if config.dataset.version else ''}sha256 "
+        f"{dataset.sha256[:12]}"
+        if pinned
+        else f"sha256 {dataset.sha256[:12]} (not the config's dataset: pin not checked)"
+    )
+    print(f"OK: {shown}: {summary(dataset)}, {pin}")
+    sys.stdout.flush()
+    return ExitCode.PASS
+
+
+def summary(dataset: Dataset) -> str:
+    """One line: cases per slice, tools."""
+    counts = dataset.slice_counts()
+    levels = ", ".join(
+        f"{d.value} {counts[f'difficulty={d.value}']}"
+        for d in Difficulty
+        if f"difficulty={d.value}" in counts
+    )
+    parts = [p for p in (levels,) if p]
+    parts.append(f"no-tool {counts.get('no_tool=true', 0)}")
+    parts.append(f"must-not-call {counts.get('must_not_call=true', 0)}")
+    parts.append(f"{len(dataset.tags)} tags")
+    return (
+        f"{dataset.display}: {len(dataset)} cases ({'; '.join(parts)}), {len(dataset.tools)} tools"
+    )
+
+
+def cross_check(config: Config, doc: YamlDoc, dataset: Dataset) -> list[Problem]:
+    """Config settings that must agree with the dataset: a typo here would silently
+    gate on an empty slice or configure a tool that never appears."""
+    problems: list[Problem] = []
+
+    def report(path: tuple[str | int, ...], field: str, message: str) -> None:
+        problems.append(Problem(doc.file, doc.line_of(path), field, message))
+
+    counts = dataset.slice_counts()
+    tags = sorted(dataset.tags)
+    tools = sorted(dataset.tools)
+    mnc = sorted({n for c in dataset.cases for n in c.must_not_call})
+    for i, gate in enumerate(config.gates):
+        if gate.slice is None:
+            continue
+        key, _, value = gate.slice.partition("=")
+        where: tuple[str | int, ...] = ("gates", i, "slice")
+        field = f"gates[{i}].slice"
+        if gate.slice in counts:
+            continue
+        if key == "tag":
+            report(
+                where,
+                field,
+                f"no case has the tag {value!r}{did_you_mean(value, tags)}; the gate would "
+                "judge an empty slice",
+            )
+        elif key == "difficulty":
+            levels = [d.value for d in Difficulty]
+            if value not in levels:
+                report(
+                    where,
+                    field,
+                    f"difficulty must be one of {', '.join(levels)}, not "
+                    f"{value!r}{did_you_mean(value, levels)}",
+                )
+            else:
+                report(
+                    where,
+                    field,
+                    f"no case has difficulty {value!r}; the gate would judge an empty slice",
+                )
+        elif key == "no_tool":
+            if value not in ("true", "false"):
+                report(where, field, f"no_tool must be true or false, not {value!r}")
+            else:
+                report(where, field, f"no case is in the slice no_tool={value}")
+        elif key == "must_not_call":
+            if value in ("true", "false") or value in mnc:
+                report(where, field, f"no case is in the slice must_not_call={value}")
+            else:
+                report(
+                    where,
+                    field,
+                    f"no case lists {value!r} in must_not_call{did_you_mean(value, mnc)} (or "
+                    "use true / false)",
+                )
+    scoring = config.scoring
+    for name, tool_cfg in scoring.tools.items():
+        if name not in dataset.tools:
+            report(
+                ("scoring", "tools", name),
+                f"scoring.tools.{name}",
+                f"no tool {name!r} in the dataset{did_you_mean(name, tools)}",
+            )
+            continue
+        props = _properties(dataset, name)
+        for arg in tool_cfg.args:
+            if props is not None and arg not in props:
+                report(
+                    ("scoring", "tools", name, "args", arg),
+                    f"scoring.tools.{name}.args.{arg}",
+                    f"{name} has no parameter {arg!r}{did_you_mean(arg, props)}",
+                )
+    for i, rule in enumerate(scoring.arg_scope):
+        _check_tool(
+            rule.tool,
+            ("scoring", "arg_scope", i, "tool"),
+            f"scoring.arg_scope[{i}].tool",
+            tools,
+            report,
+        )
+        props = _properties(dataset, rule.tool)
+        if props is not None and rule.arg not in props:
+            report(
+                ("scoring", "arg_scope", i, "arg"),
+                f"scoring.arg_scope[{i}].arg",
+                f"{rule.tool} has no parameter {rule.arg!r}{did_you_mean(rule.arg, props)}",
+            )
+    for i, before in enumerate(scoring.required_before):
+        _check_tool(
+            before.tool,
+            ("scoring", "required_before", i, "tool"),
+            f"scoring.required_before[{i}].tool",
+            tools,
+            report,
+        )
+        for j, name in enumerate(before.preceded_by):
+            _check_tool(
+                name,
+                ("scoring", "required_before", i, "preceded_by", j),
+                f"scoring.required_before[{i}].preceded_by[{j}]",
+                tools,
+                report,
+            )
+    for name, args in scoring.free_text.items():
+        if _check_tool(
+            name, ("scoring", "free_text", name), f"scoring.free_text.{name}", tools, report
+        ):
+            props = _properties(dataset, name)
+            for j, arg in enumerate(args):
+                if props is not None and arg not in props:
+                    report(
+                        ("scoring", "free_text", name, j),
+                        f"scoring.free_text.{name}[{j}]",
+                        f"{name} has no parameter {arg!r}{did_you_mean(arg, props)}",
+                    )
+    agent = config.agent
+    if agent.kind == "replay" and not config.resolve(agent.runs).exists():
+        report(
+            ("agent", "runs"),
+            "agent.runs",
+            f"no such file {default_display(config.resolve(agent.runs))}",
+        )
+    return problems
+
+
+_Report = Callable[[tuple[str | int, ...], str, str], None]
+
+
+def _check_tool(
+    name: str, path: tuple[str | int, ...], field: str, tools: list[str], report: _Report
+) -> bool:
+    if name in tools:
+        return True
+    report(path, field, f"no tool {name!r} in the dataset{did_you_mean(name, tools)}")
+    return False
+
+
+def _properties(dataset: Dataset, tool: str) -> list[str] | None:
+    spec = dataset.tools.get(tool)
+    if spec is None:
+        return None
+    props = spec.parameters.get("properties")
+    return sorted(props) if isinstance(props, dict) else None

@@ -1,0 +1,322 @@
+"""Tool definitions: inline in a case or in a referenced ``@file.json``.
+
+A tool is given in the OpenAI shape ``{"type": "function", "function": {name, description,
+parameters, strict?}}`` or bare ``{name, description, parameters, strict?}``; either way it
+becomes a :class:`gate.model.ToolSpec`. ``parameters`` must be a valid JSON Schema: it is
+checked against the meta-schema its ``$schema`` names (default: draft 2020-12), with
+``format: regex`` enforced, so a bad ``pattern`` is caught here rather than when the
+scorer compiles it. Only local ``$ref`` s (``#/...``) are accepted: the gate never fetches
+anything from the network.
+
+Parsing a tool is pure and cached by the tool's canonical JSON, and a referenced file is
+read, hashed and checked once, however many cases point at it (100,000 cases sharing one
+``@tools.json`` cost one schema check per tool).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.validators import validator_for
+
+from gate import jsonio
+from gate.dataset.matchers import did_you_mean, json_kind
+from gate.errors import Problem
+from gate.model import ToolSpec
+
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+"""Accepted tool names: OpenAI's ``^[a-zA-Z0-9_-]{1,64}$`` widened for namespaced
+(MCP-style ``server.tool`` / ``server:tool``) names."""
+
+_FUNCTION_KEYS = ("name", "description", "parameters", "strict")
+_WRAPPER_KEYS = ("type", "function")
+_JSON_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
+_EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
+
+Issue = tuple[str, str]
+"""(field relative to the tool, message)."""
+
+
+def parse_tool(obj: Any) -> tuple[ToolSpec | None, list[Issue]]:
+    """One tool definition → (spec, issues). The spec is None when it is unusable."""
+    issues: list[Issue] = []
+    if not isinstance(obj, dict):
+        return None, [("", f"a tool must be an object, not {json_kind(obj)}")]
+    prefix = ""
+    fn: Any = obj
+    if "function" in obj or "type" in obj:
+        for key in obj:
+            if key not in _WRAPPER_KEYS:
+                issues.append((f".{key}", f"unknown key{did_you_mean(key, _WRAPPER_KEYS)}"))
+        if obj.get("type") != "function":
+            issues.append((".type", f'must be "function", not {obj.get("type")!r}'))
+        fn = obj.get("function")
+        prefix = ".function"
+        if not isinstance(fn, dict):
+            issues.append(
+                (
+                    prefix,
+                    f"must be an object with name, description and parameters, not {json_kind(fn)}",
+                )
+            )
+            return None, issues
+    for key in fn:
+        if key not in _FUNCTION_KEYS:
+            hint = did_you_mean(key, _FUNCTION_KEYS)
+            if key == "input_schema":
+                hint = " (Anthropic's `input_schema` is called `parameters` here)"
+            issues.append((f"{prefix}.{key}", f"unknown key{hint}"))
+    name = fn.get("name")
+    if not isinstance(name, str) or not TOOL_NAME.match(name):
+        issues.append(
+            (
+                f"{prefix}.name",
+                f"must be a tool name of letters, digits and _ . : - (1-128), not {name!r}",
+            )
+        )
+        name = None
+    description = fn.get("description", "")
+    if description is None:
+        description = ""
+    if not isinstance(description, str):
+        issues.append((f"{prefix}.description", f"must be a string, not {json_kind(description)}"))
+        description = ""
+    if "strict" in fn and not isinstance(fn["strict"], bool):
+        issues.append((f"{prefix}.strict", f"must be true or false, not {fn['strict']!r}"))
+    parameters = fn.get("parameters", _EMPTY_PARAMETERS)
+    if parameters is None:
+        parameters = _EMPTY_PARAMETERS
+    issues.extend(schema_issues(parameters, f"{prefix}.parameters"))
+    if issues or name is None:
+        return None, issues
+    return ToolSpec(name=name, description=description, parameters=parameters), []
+
+
+def schema_issues(schema: Any, field: str) -> list[Issue]:
+    """Problems that make ``schema`` unusable as a tool's argument schema."""
+    if not isinstance(schema, dict):
+        return [(field, f"must be a JSON Schema object, not {json_kind(schema)}")]
+    if "$schema" in schema:
+        cls: Any = validator_for(schema, default=None)
+        if cls is None:
+            return [(f"{field}.$schema", f"unknown JSON Schema dialect {schema['$schema']!r}")]
+    else:
+        cls = Draft202012Validator
+    issues: list[Issue] = []
+    meta = cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
+    for err in sorted(meta.iter_errors(schema), key=lambda e: [str(p) for p in e.absolute_path])[
+        :5
+    ]:
+        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
+        message = err.message
+        if err.absolute_path and err.absolute_path[-1] == "type" and isinstance(err.instance, str):
+            message = (
+                f"{err.instance!r} is not a JSON type{did_you_mean(err.instance, _JSON_TYPES)}"
+            )
+        issues.append((f"{field}{path}", f"not a valid JSON Schema: {message}"))
+    if issues:
+        return issues
+    if schema.get("type", "object") != "object":
+        issues.append(
+            (
+                f"{field}.type",
+                f'tool arguments are an object: must be "object", not {schema["type"]!r}',
+            )
+        )
+    ref = _remote_ref(schema, field)
+    if ref:
+        issues.append(
+            (ref, 'only local references ("#/...") are allowed: the gate never fetches schemas')
+        )
+    return issues
+
+
+def _remote_ref(node: Any, field: str) -> str | None:
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if (
+                key in ("$ref", "$dynamicRef")
+                and isinstance(value, str)
+                and not value.startswith("#")
+            ):
+                return f"{field}.{key}"
+            hit = _remote_ref(value, f"{field}.{key}")
+            if hit:
+                return hit
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            hit = _remote_ref(value, f"{field}[{i}]")
+            if hit:
+                return hit
+    return None
+
+
+@dataclass(slots=True)
+class ToolFile:
+    """A referenced tools file, read and checked once."""
+
+    path: Path
+    relpath: str
+    """The path relative to the dataset's folder, POSIX separators (used in the hash)."""
+    sha256: str
+    tools: tuple[ToolSpec, ...]
+    problems: list[Problem] = field(default_factory=list)
+
+
+class ToolResolver:
+    """Turns a case's ``available_tools`` value into tool specs, caching files and
+    inline definitions. Problems inside a referenced file are reported once, against
+    that file and the line of the offending tool."""
+
+    def __init__(self, dataset_dir: Path, root: Path, display_dir: str):
+        self.dataset_dir = dataset_dir
+        self.root = root.resolve()
+        self.display_dir = display_dir
+        self.files: dict[Path, ToolFile] = {}
+        self._missing: dict[str, str] = {}
+        self._inline: dict[str, tuple[ToolSpec | None, list[Issue]]] = {}
+
+    def inline(self, obj: Any) -> tuple[ToolSpec | None, list[Issue]]:
+        try:
+            key = jsonio.canonical(obj)
+        except TypeError:  # pragma: no cover - decoded JSON is always serialisable
+            return parse_tool(obj)
+        hit = self._inline.get(key)
+        if hit is None:
+            hit = parse_tool(obj)
+            if len(self._inline) < 10_000:  # bound the cache on pathological datasets
+                self._inline[key] = hit
+        return hit
+
+    def reference(self, ref: str) -> tuple[ToolFile | None, str | None]:
+        """``"@tools.json"`` → (file, None) or (None, why it cannot be used). A file
+        that exists but holds problems is returned with them in ``problems``."""
+        if ref in self._missing:
+            return None, self._missing[ref]
+        target = ref[1:]
+        why: str | None = None
+        if not target:
+            why = 'an @ reference needs a file name, e.g. "@tools.json"'
+        elif os.path.isabs(target) or re.match(r"^[A-Za-z]:[\\/]", target):
+            why = f"{ref!r} is an absolute path; write it relative to the dataset's folder"
+        else:
+            full = (self.dataset_dir / target).resolve()
+            if not full.is_relative_to(self.root):
+                why = (
+                    f"{ref!r} points outside the dataset's folder ({self._show(self.root)}); "
+                    "references may not leave it"
+                )
+            elif full in self.files:
+                return self.files[full], None
+            elif not full.is_file():
+                near = sorted(p.name for p in self.dataset_dir.glob("*.json"))
+                why = (
+                    f"{ref!r}: no such file "
+                    f"{self._show(full)}{did_you_mean(Path(target).name, near)}"
+                )
+            else:
+                tf = self._read(full)
+                self.files[full] = tf
+                return tf, None
+        self._missing[ref] = why
+        return None, why
+
+    def _show(self, path: Path) -> str:
+        try:
+            rel = os.path.relpath(path, self.dataset_dir)
+        except ValueError:
+            return str(path)
+        return _join(self.display_dir, Path(rel).as_posix())
+
+    def _read(self, full: Path) -> ToolFile:
+        rel = Path(os.path.relpath(full, self.dataset_dir)).as_posix()
+        display = _join(self.display_dir, rel)
+        raw = full.read_bytes()
+        tf = ToolFile(full, rel, hashlib.sha256(raw).hexdigest(), ())
+        try:
+            data = jsonio.loads_strict(raw)
+        except jsonio.JsonInputError as exc:
+            tf.problems.append(Problem(display, _error_line(raw, str(exc)), None, str(exc)))
+            return tf
+        if not isinstance(data, list):
+            tf.problems.append(
+                Problem(
+                    display,
+                    1,
+                    None,
+                    f"must be a JSON array of tool definitions, not {json_kind(data)}",
+                )
+            )
+            return tf
+        lines = _element_lines(raw.decode("utf-8"))
+        specs: list[ToolSpec] = []
+        seen: dict[str, int] = {}
+        for i, obj in enumerate(data):
+            line = lines[i] if i < len(lines) else 1
+            spec, issues = self.inline(obj)
+            for sub, msg in issues:
+                tf.problems.append(Problem(display, line, f"[{i}]{sub}", msg))
+            if spec is None:
+                continue
+            if spec.name in seen:
+                tf.problems.append(
+                    Problem(
+                        display,
+                        line,
+                        f"[{i}].name",
+                        f"duplicate tool {spec.name!r} (first at line {seen[spec.name]})",
+                    )
+                )
+                continue
+            seen[spec.name] = line
+            specs.append(spec)
+        tf.tools = tuple(specs)
+        return tf
+
+
+def _join(display_dir: str, rel: str) -> str:
+    return rel if display_dir in ("", ".") else f"{display_dir.rstrip('/')}/{rel}"
+
+
+def _error_line(raw: bytes, message: str) -> int | None:
+    """The line of a JSON syntax error (``loads_strict`` gives the column only)."""
+    try:
+        json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return exc.lineno
+    except (ValueError, RecursionError):
+        return None
+    return None
+
+
+def _element_lines(text: str) -> list[int]:
+    """1-based line of each element of a top-level JSON array (for messages)."""
+    decoder = json.JSONDecoder()
+    ws = re.compile(r"[ \t\r\n]*")
+    out: list[int] = []
+    i = ws.match(text, 0).end()  # type: ignore[union-attr]
+    if i >= len(text) or text[i] != "[":
+        return out
+    line, pos = 1, 0
+    i += 1
+    while True:
+        i = ws.match(text, i).end()  # type: ignore[union-attr]
+        if i >= len(text) or text[i] == "]":
+            return out
+        line += text.count("\n", pos, i)
+        pos = i
+        out.append(line)
+        try:
+            _, i = decoder.raw_decode(text, i)
+        except (ValueError, RecursionError):
+            return out
+        i = ws.match(text, i).end()  # type: ignore[union-attr]
+        if i < len(text) and text[i] == ",":
+            i += 1
