@@ -1,0 +1,562 @@
+"""The baseline for a pull request: where ``baseline: auto`` finds the base results (DESIGN §8).
+
+Sources, tried in order; the first that yields results wins:
+
+1. **a committed file** named in the config (``baseline.path``, relative to the config);
+2. **the results artifact of this workflow on the base branch**: the artifact named
+   ``baseline.artifact`` (default ``toolgate-results``) of the latest successful run of the
+   same workflow on the PR's base branch *at the PR's base SHA*; when no run at that SHA
+   has one, the newest successful run's artifact, with its age shown and a staleness
+   warning past ``baseline.max_age_days``;
+3. **the same artifact uploaded by another workflow** of this repository on the base
+   branch (a separate baseline-refresh workflow), with the same SHA-then-newest rule;
+4. **no baseline**, with a notice saying why.
+
+Every outcome carries ``source``, one line for the PR comment ("artifact toolgate-results
+of run #123 on main at abc1234, 2 days old"), so a reviewer always knows what the head
+was compared with.
+
+Comparing with the wrong thing is worse than comparing with nothing, so an artifact is
+used only when its results were made from the **same dataset** (sha256) and the **same
+gate** (config ``name``), and are the merged results of the whole dataset (not one
+shard); otherwise the notice says so and nothing is compared.
+
+An artifact is untrusted input (anything with write access to the base branch, or a bug,
+can put anything in it): the download is size-capped (the declared size first, then the
+bytes actually received), the zip is never extracted to disk as such — only its one
+``results.json`` member is copied out, under a size cap that also stops zip bombs — and
+an archive holding an absolute path, a ``..`` segment or a backslash in any member name is
+refused whole. The results are validated by :func:`gate.results.read_results` like any
+other baseline file.
+
+GitHub is reached through PyGithub (workflow → runs → artifacts). The zip download
+answers ``302`` with a short-lived, pre-signed storage URL, usually on another host
+(which PyGithub's own stream helper refuses to follow), so the redirect is followed here
+with the standard library, sending the token only when the location is the API's own
+host. A GitHub failure never stops the gate: it becomes a warning and "no baseline".
+"""
+
+from __future__ import annotations
+
+import posixpath
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import zipfile
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+from gate.config import Config
+from gate.errors import GitHubError, Problem, ResultsFileError
+from gate.results import Results, read_results
+
+MAX_ZIP_BYTES = 512 * 1024 * 1024
+"""Largest artifact zip downloaded (declared and received size)."""
+
+MAX_RESULTS_BYTES = 2 * 1024 * 1024 * 1024
+"""Largest ``results.json`` taken out of the zip (uncompressed): stops zip bombs."""
+
+MAX_RUNS_SCANNED = 20
+"""Successful base-branch runs looked at for the newest artifact (each costs a request)."""
+
+MAX_ARTIFACTS_SCANNED = 50
+"""Repository artifacts of the right name looked at (source 3)."""
+
+DOWNLOAD_TIMEOUT_S = 60.0
+"""Socket timeout of the zip download, per read; the whole download is bounded by
+``DOWNLOAD_DEADLINE_S``."""
+
+DOWNLOAD_DEADLINE_S = 300.0
+
+RESULTS_MEMBER = "results.json"
+
+
+@dataclass(frozen=True, slots=True)
+class PullRequestRef:
+    """What the baseline search needs to know about the PR (from the event, trusted)."""
+
+    number: int
+    base_ref: str
+    """The base branch name, e.g. ``main``."""
+    base_sha: str
+    head_sha: str
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineChoice:
+    """The outcome of the search.
+
+    ``path`` is the baseline results file to compare with (the committed file, or the
+    artifact's ``results.json`` copied to the destination), ``None`` when nothing is
+    compared. ``source`` is the one line the comment shows either way.
+    """
+
+    path: Path | None
+    results: Results | None
+    source: str
+    notices: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    """An artifact found on the base branch, with what the comment says about it."""
+
+    artifact: Any  # github.Artifact.Artifact
+    run_number: int
+    run_id: int
+    head_sha: str
+    branch: str
+    created_at: datetime
+    workflow_note: str = ""
+    """Empty for this workflow; ``" of workflow <name>"`` for another one."""
+
+
+class _Clock(Protocol):
+    def __call__(self) -> datetime: ...
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class ArtifactSearch:
+    """Source 2 and 3: find and fetch the base branch's results artifact.
+
+    ``repo`` is a PyGithub ``Repository``; ``workflow_file`` the running workflow's file
+    name (from ``GITHUB_WORKFLOW_REF``), or ``run_id`` the running workflow run's id, to
+    find "the same workflow".
+    """
+
+    repo: Any
+    pr: PullRequestRef
+    artifact_name: str
+    workflow_file: str | None = None
+    run_id: int | None = None
+    now: _Clock = utc_now
+    token: str | None = field(default=None, repr=False)
+    max_zip_bytes: int = MAX_ZIP_BYTES
+    max_results_bytes: int = MAX_RESULTS_BYTES
+    opener: urllib.request.OpenerDirector | None = None
+    """``urllib`` opener for the redirected download (tests may pass their own)."""
+
+    # ── finding ─────────────────────────────────────────────────────────────
+
+    def find(self) -> tuple[_Candidate | None, list[str]]:
+        """The artifact to use, and notes on what was looked at (for the notice)."""
+        notes: list[str] = []
+        workflow = self._this_workflow(notes)
+        if workflow is not None:
+            found = self._from_workflow(workflow)
+            if found is not None:
+                return found, notes
+            notes.append(
+                f"no successful run of workflow {_wf_name(workflow)} on {self.pr.base_ref} "
+                f"has an artifact named {self.artifact_name!r}"
+            )
+        found = self._from_any_workflow()
+        if found is None:
+            notes.append(
+                f"no workflow of this repository uploaded an artifact named "
+                f"{self.artifact_name!r} from {self.pr.base_ref}"
+            )
+        return found, notes
+
+    def _this_workflow(self, notes: list[str]) -> Any | None:
+        if self.workflow_file:
+            return self.repo.get_workflow(self.workflow_file)
+        if self.run_id is not None:
+            run = self.repo.get_workflow_run(self.run_id)
+            return self.repo.get_workflow(run.workflow_id)
+        notes.append("the running workflow is unknown (no GITHUB_WORKFLOW_REF or GITHUB_RUN_ID)")
+        return None
+
+    def _from_workflow(self, workflow: Any) -> _Candidate | None:
+        # First the base SHA itself: that is exactly what the PR branched from.
+        at_sha = workflow.get_runs(
+            branch=self.pr.base_ref, status="success", head_sha=self.pr.base_sha
+        )
+        for run in _take(at_sha, MAX_RUNS_SCANNED):
+            cand = self._candidate_of_run(run)
+            if cand is not None and cand.head_sha == self.pr.base_sha:
+                return cand
+        # Else the newest successful run of the base branch that kept an artifact.
+        for run in _take(
+            workflow.get_runs(branch=self.pr.base_ref, status="success"), MAX_RUNS_SCANNED
+        ):
+            cand = self._candidate_of_run(run)
+            if cand is not None:
+                return cand
+        return None
+
+    def _candidate_of_run(self, run: Any, workflow_note: str = "") -> _Candidate | None:
+        # A PR from a fork can be named like the base branch; only the base repository's
+        # own runs (pushes, schedules, manual runs) describe the base branch.
+        if str(run.event).startswith("pull_request") or run.head_branch != self.pr.base_ref:
+            return None
+        for art in run.get_artifacts():
+            if art.name == self.artifact_name and not art.expired:
+                return _Candidate(
+                    artifact=art,
+                    run_number=run.run_number,
+                    run_id=run.id,
+                    head_sha=run.head_sha,
+                    branch=run.head_branch,
+                    created_at=_aware(art.created_at or run.created_at),
+                    workflow_note=workflow_note,
+                )
+        return None
+
+    def _from_any_workflow(self) -> _Candidate | None:
+        repo_id = self.repo.id
+        at_sha: _Candidate | None = None
+        newest: _Candidate | None = None
+        for art in _take(self.repo.get_artifacts(name=self.artifact_name), MAX_ARTIFACTS_SCANNED):
+            if art.name != self.artifact_name or art.expired:
+                continue
+            wr = art.workflow_run
+            if wr.head_branch != self.pr.base_ref or wr.head_repository_id != repo_id:
+                continue
+            is_at_sha = wr.head_sha == self.pr.base_sha
+            if at_sha is not None or (newest is not None and not is_at_sha):
+                continue
+            run = self.repo.get_workflow_run(wr.id)
+            if run.conclusion != "success" or str(run.event).startswith("pull_request"):
+                continue
+            cand = _Candidate(
+                artifact=art,
+                run_number=run.run_number,
+                run_id=run.id,
+                head_sha=run.head_sha,
+                branch=run.head_branch,
+                created_at=_aware(art.created_at or run.created_at),
+                workflow_note=f" of workflow {run.name}",
+            )
+            if is_at_sha:
+                at_sha = cand
+            elif newest is None:
+                newest = cand  # the list is newest first
+        return at_sha or newest
+
+    # ── fetching ────────────────────────────────────────────────────────────
+
+    def download(self, cand: _Candidate, dest: Path) -> None:
+        """Copy the artifact's ``results.json`` to ``dest`` (size-capped, validated names)."""
+        declared = int(cand.artifact.size_in_bytes or 0)
+        if declared > self.max_zip_bytes:
+            raise GitHubError(
+                f"artifact {self.artifact_name!r} of run #{cand.run_number} is "
+                f"{_mib(declared)}, over the {_mib(self.max_zip_bytes)} limit"
+            )
+        status, headers, _ = self.repo.requester.requestJson(
+            "GET", cand.artifact.archive_download_url, follow_302_redirect=False
+        )
+        location = {k.lower(): v for k, v in headers.items()}.get("location")
+        if status not in (301, 302, 303, 307, 308) or not location:
+            raise GitHubError(
+                f"downloading artifact {self.artifact_name!r} of run #{cand.run_number}: "
+                f"expected a redirect to the zip, got HTTP {status}"
+            )
+        with tempfile.TemporaryFile() as zipped:
+            self._fetch(location, zipped, cand)
+            zipped.seek(0)
+            extract_results(zipped, dest, max_bytes=self.max_results_bytes)
+
+    def _fetch(self, location: str, sink: IO[bytes], cand: _Candidate) -> None:
+        req = urllib.request.Request(location, method="GET")
+        api = urllib.parse.urlsplit(self.repo.requester.base_url)
+        loc = urllib.parse.urlsplit(location)
+        if loc.scheme not in ("https", "http"):
+            raise GitHubError(
+                f"artifact download redirected to an unsupported URL scheme {loc.scheme!r}"
+            )
+        if (loc.hostname, loc.port) == (api.hostname, api.port) and self.token:
+            # Same host as the API (GitHub Enterprise Server storage, the test server): the
+            # token is expected there. Elsewhere the URL is pre-signed: never send it.
+            req.add_header("Authorization", f"token {self.token}")
+        opener = self.opener or urllib.request.build_opener(_NoRedirect())
+        deadline = time.monotonic() + DOWNLOAD_DEADLINE_S
+        received = 0
+        try:
+            with opener.open(req, timeout=DOWNLOAD_TIMEOUT_S) as resp:
+                if resp.status != 200:
+                    raise GitHubError(f"artifact download answered HTTP {resp.status}")
+                while chunk := resp.read(1 << 16):
+                    received += len(chunk)
+                    if received > self.max_zip_bytes:
+                        raise GitHubError(
+                            f"artifact {self.artifact_name!r} of run #{cand.run_number} is over "
+                            f"the {_mib(self.max_zip_bytes)} limit; download stopped"
+                        )
+                    if time.monotonic() > deadline:
+                        raise GitHubError(
+                            f"artifact download took over {DOWNLOAD_DEADLINE_S:.0f} s"
+                        )
+                    sink.write(chunk)
+        except urllib.error.HTTPError as exc:
+            raise GitHubError(f"artifact download answered HTTP {exc.code}") from exc
+        except (TimeoutError, urllib.error.URLError, OSError) as exc:
+            raise GitHubError(f"artifact download failed: {exc}") from exc
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """The storage URL is final: a further redirect is refused, not followed blindly."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+# ─── the zip ──────────────────────────────────────────────────────────────────
+
+
+def unsafe_member(name: str) -> str | None:
+    """Why a zip member name is refused, or ``None`` when it is a plain relative path."""
+    if not name:
+        return "an empty name"
+    if "\\" in name:
+        return "a backslash"
+    if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
+        return "an absolute path"
+    if any(part == ".." for part in name.split("/")):
+        return "a '..' segment"
+    if "\x00" in name:
+        return "a NUL byte"
+    return None
+
+
+def extract_results(zipped: IO[bytes], dest: Path, *, max_bytes: int = MAX_RESULTS_BYTES) -> None:
+    """Copy the one ``results.json`` of an artifact zip to ``dest``.
+
+    The archive is refused whole when any member name is unsafe (:func:`unsafe_member`),
+    when it holds no ``results.json``, or two at the same (shallowest) depth. The member is
+    copied in chunks and stopped at ``max_bytes`` whatever its header claims.
+    """
+    try:
+        archive = zipfile.ZipFile(zipped)
+    except zipfile.BadZipFile as exc:
+        raise GitHubError(f"the artifact is not a zip archive ({exc})") from exc
+    with archive:
+        infos = archive.infolist()
+        for info in infos:
+            why = unsafe_member(info.filename)
+            if why is not None:
+                raise GitHubError(
+                    f"the artifact zip is refused: member {info.filename!r} has {why}"
+                )
+        matches = [
+            i for i in infos if not i.is_dir() and posixpath.basename(i.filename) == RESULTS_MEMBER
+        ]
+        if not matches:
+            names = ", ".join(sorted(i.filename for i in infos)[:10]) or "nothing"
+            raise GitHubError(f"the artifact holds no {RESULTS_MEMBER} (it holds {names})")
+        depth = min(i.filename.count("/") for i in matches)
+        shallowest = [i for i in matches if i.filename.count("/") == depth]
+        if len(shallowest) > 1:
+            raise GitHubError(
+                f"the artifact holds {len(shallowest)} {RESULTS_MEMBER} files at the same level "
+                f"({', '.join(i.filename for i in shallowest)}); upload one"
+            )
+        member = shallowest[0]
+        if member.file_size > max_bytes:
+            raise GitHubError(
+                f"{member.filename} in the artifact is {_mib(member.file_size)}, "
+                f"over the {_mib(max_bytes)} limit"
+            )
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(dest.name + ".part")
+        copied = 0
+        try:
+            with archive.open(member) as src, tmp.open("wb") as out:
+                while chunk := src.read(1 << 16):
+                    copied += len(chunk)
+                    if copied > max_bytes:
+                        raise GitHubError(
+                            f"{member.filename} in the artifact inflates past the "
+                            f"{_mib(max_bytes)} limit; refused"
+                        )
+                    out.write(chunk)
+        except (zipfile.BadZipFile, OSError, EOFError) as exc:
+            tmp.unlink(missing_ok=True)
+            raise GitHubError(f"the artifact zip is damaged: {exc}") from exc
+        except GitHubError:
+            tmp.unlink(missing_ok=True)
+            raise
+        tmp.replace(dest)
+
+
+# ─── the whole search ─────────────────────────────────────────────────────────
+
+
+def find_baseline(
+    config: Config,
+    *,
+    dest: Path,
+    pr: PullRequestRef | None,
+    dataset_sha256: str | None,
+    search: Callable[[PullRequestRef], ArtifactSearch] | None,
+    now: _Clock = utc_now,
+) -> BaselineChoice:
+    """``baseline: auto``: the committed file, else the base branch's artifact, else none.
+
+    ``search`` builds the GitHub side for a PR (``None`` when there is no token or API);
+    ``dest`` is where an artifact's ``results.json`` is written; ``dataset_sha256`` is the
+    head's dataset hash (``None``: not checked here, the comparison reports it).
+    """
+    committed = _committed(config)
+    if committed is not None:
+        return committed
+    if pr is None:
+        return BaselineChoice(
+            None,
+            None,
+            "none (not a pull request)",
+            notices=("No baseline: this run is not for a pull request, so nothing is compared.",),
+        )
+    if search is None:
+        return BaselineChoice(
+            None,
+            None,
+            "none (no GitHub token or API to look for the base branch's results)",
+            notices=(
+                "No baseline: no GitHub token to look for the base branch's results artifact.",
+            ),
+        )
+    artifact_search = search(pr)
+    try:
+        cand, notes = artifact_search.find()
+    except Exception as exc:  # PyGithub raises many types; none may stop the gate
+        return _none_after_failure(f"looking for the baseline artifact failed: {_short(exc)}")
+    name = artifact_search.artifact_name
+    if cand is None:
+        why = "; ".join(notes)
+        return BaselineChoice(
+            None,
+            None,
+            f"none (no {name!r} artifact from {pr.base_ref})",
+            notices=(
+                f"No baseline: {why}. Upload results.json as an artifact named {name!r} on "
+                f"pushes to {pr.base_ref} (see docs/action.md, baseline-refresh).",
+            ),
+        )
+    age_days = max(0.0, (_aware(now()) - cand.created_at).total_seconds() / 86400)
+    source = (
+        f"artifact {name} of run #{cand.run_number}{cand.workflow_note} on {cand.branch} "
+        f"at {cand.head_sha[:7]}, {_age(age_days)} old"
+    )
+    at_base = cand.head_sha == pr.base_sha
+    notices: tuple[str, ...] = ()
+    warnings: list[str] = []
+    if not at_base:
+        notices = (
+            f"The baseline is {source}: no successful run at the PR's base "
+            f"{pr.base_sha[:7]} kept one, so the newest was used.",
+        )
+        if age_days > config.baseline.max_age_days:
+            warnings.append(
+                f"The baseline ({source}) is older than baseline.max_age_days "
+                f"({config.baseline.max_age_days:g} days): flips may come from changes on "
+                f"{pr.base_ref} since then, not from this PR. Re-run the workflow on "
+                f"{pr.base_ref} to refresh it."
+            )
+    try:
+        artifact_search.download(cand, dest)
+    except Exception as exc:
+        return _none_after_failure(f"fetching {source} failed: {_short(exc)}")
+    try:
+        results = read_results(dest, display=f"{name} (run #{cand.run_number})/results.json")
+    except ResultsFileError as exc:
+        return _none_after_failure(f"{source} is not a valid results file: {_short(exc)}")
+    problem = _incomparable(results, config, dataset_sha256)
+    if problem is not None:
+        dest.unlink(missing_ok=True)
+        return BaselineChoice(
+            None,
+            None,
+            f"none ({source} {problem})",
+            notices=(f"Nothing is compared: {source} {problem}.",),
+        )
+    return BaselineChoice(dest, results, source, notices=notices, warnings=tuple(warnings))
+
+
+def _committed(config: Config) -> BaselineChoice | None:
+    rel = config.baseline.path
+    if not rel:
+        return None
+    path = config.resolve(rel)
+    source = f"committed file {rel}"
+    if not path.is_file():
+        # Named but missing is a mistake worth an input error: the user asked for it.
+        raise ResultsFileError(
+            [_problem(config, "baseline.path", f"{rel!r} does not exist (resolved to {path})")]
+        )
+    results = read_results(path, display=rel)
+    return BaselineChoice(path, results, source)
+
+
+def _incomparable(results: Results, config: Config, dataset_sha256: str | None) -> str | None:
+    if results.gate_name != config.name:
+        return f"is for gate {results.gate_name!r}, not {config.name!r}"
+    if results.shard is not None:
+        return (
+            f"holds shard {results.shard.index}/{results.shard.count} only; upload the merged "
+            "results"
+        )
+    if dataset_sha256 and results.dataset.sha256 != dataset_sha256:
+        return (
+            f"was made from dataset sha256 {results.dataset.sha256[:12]}…, this run uses "
+            f"{dataset_sha256[:12]}…"
+        )
+    return None
+
+
+def _none_after_failure(message: str) -> BaselineChoice:
+    return BaselineChoice(
+        None,
+        None,
+        "none (the base branch's results could not be fetched)",
+        warnings=(f"No baseline: {message}. The gate runs without one.",),
+    )
+
+
+def _problem(config: Config, field_name: str, message: str) -> Problem:
+    return Problem(str(config.source or "toolgate.yml"), None, field_name, message)
+
+
+def _take(items: Iterable[Any], limit: int) -> Iterator[Any]:
+    for n, item in enumerate(items):
+        if n >= limit:
+            return
+        yield item
+
+
+def _aware(dt: datetime) -> datetime:
+    return dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)
+
+
+def _age(days: float) -> str:
+    hours = round(days * 24)
+    if hours < 24:
+        return f"{hours} hour{'s' if hours != 1 else ''}"
+    whole = max(1, round(days))
+    return f"{whole} day{'s' if whole != 1 else ''}"
+
+
+def _mib(n: int) -> str:
+    return f"{n / (1024 * 1024):.1f} MiB"
+
+
+def _wf_name(workflow: Any) -> str:
+    return str(getattr(workflow, "path", "") or getattr(workflow, "name", "") or "?").rsplit(
+        "/", 1
+    )[-1]
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:300]
