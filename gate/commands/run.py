@@ -1,15 +1,126 @@
-"""`toolgate run` (not yet available)."""
+"""``toolgate run``: run the agent on every case × sample and write ``runs.jsonl``.
+
+::
+
+    toolgate run --config toolgate.yml --out DIR [--samples N] [--shard i/n] [--resume]
+                 [--case ID ...] [--concurrency N] [--no-progress]
+
+Loads and validates the config, loads the dataset and checks its pin, then runs
+:func:`gate.replay.run_all`. A failed case-sample (crash, timeout, bad output) is recorded
+in runs.jsonl as an error and scored later as a failure; it does not change the exit
+code, which is 0 once every planned case-sample is recorded (2 for bad input).
+The summary goes to stdout; progress to stderr.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
-from gate.errors import UsageError
+from gate.config import load_config
+from gate.dataset import default_display, load_dataset
+from gate.dataset.pin import check_pin
+from gate.errors import ExitCode, UsageError
+from gate.replay.runner import RunSummary, parse_shard, run_all
+
+DEFAULT_CONFIG = "toolgate.yml"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.add_argument("--config", default=DEFAULT_CONFIG, metavar="FILE", help="the config file")
+    parser.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="folder for runs.jsonl (default: the config's reporting.out)",
+    )
+    parser.add_argument(
+        "--samples", type=int, default=None, metavar="N", help="samples per case (default: config)"
+    )
+    parser.add_argument(
+        "--shard", default=None, metavar="i/n", help="run only shard i of n (by case id)"
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep DIR/runs.jsonl and run only the case-samples it lacks",
+    )
+    parser.add_argument(
+        "--case",
+        action="append",
+        default=None,
+        metavar="ID",
+        dest="cases",
+        help="run only this case (repeatable)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=None,
+        metavar="N",
+        help="case-samples at once (default: config)",
+    )
+    parser.add_argument(
+        "--no-progress", action="store_true", help="no progress line on stderr"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    raise UsageError("`toolgate run` is not yet available in this version")
+    config_path = Path(args.config)
+    if not config_path.exists():
+        raise UsageError(
+            f"no config file {default_display(config_path)}",
+            hint="Pass --config FILE, or create one with `toolgate init`.",
+        )
+    shown = default_display(config_path)
+    config = load_config(config_path, display=shown)
+    updates: dict[str, object] = {}
+    if args.concurrency is not None:
+        if not 1 <= args.concurrency <= 512:
+            raise UsageError("--concurrency must be between 1 and 512")
+        updates["concurrency"] = args.concurrency
+    if updates:
+        config = config.model_copy(update=updates)
+    samples = config.samples if args.samples is None else args.samples
+    if not 1 <= samples <= 100:
+        raise UsageError("--samples must be between 1 and 100")
+    shard = parse_shard(args.shard) if args.shard else None
+    dataset = load_dataset(config.resolve(config.dataset.path))
+    check_pin(config, dataset, config_display=shown)
+    out = Path(args.out) if args.out else config.resolve(config.reporting.out)
+    summary = run_all(
+        config,
+        dataset,
+        out,
+        samples=samples,
+        shard=shard,
+        resume=args.resume,
+        case_ids=args.cases,
+        progress=not args.no_progress,
+    )
+    print(describe(summary))
+    sys.stdout.flush()
+    return ExitCode.PASS
+
+
+def describe(summary: RunSummary) -> str:
+    """The summary printed after a run (one line, more lines for errors and misses)."""
+    path = default_display(summary.runs_path)
+    head = f"wrote {summary.written} run(s) to {path} in {summary.wall_s:.1f}s"
+    if summary.skipped:
+        head += f" ({summary.skipped} already recorded, skipped)"
+    lines = [head]
+    if summary.errors:
+        kinds = ", ".join(f"{k} {v}" for k, v in summary.error_kinds.items())
+        lines.append(f"  {summary.errors} case-sample(s) failed ({kinds}); they count as failures")
+    if summary.not_started:
+        lines.append(
+            f"  {summary.not_started} case-sample(s) not started: the global deadline passed"
+        )
+    if summary.unrecorded_calls:
+        lines.append(
+            f"  {summary.unrecorded_calls} tool call(s) had no frozen response; for example:"
+        )
+        lines.extend(f"    {m}" for m in summary.misses[:5])
+    return "\n".join(lines)

@@ -1,0 +1,16 @@
+"""The runner: drive the agent under test on every case × sample, with frozen tools.
+
+* :mod:`gate.replay.frozen` — the tool seam (``ToolBackend``) and its replay, recording
+  and function backends;
+* :mod:`gate.replay.session` — one case-sample in flight (turns, budget, error kinds);
+* agent adapters: :mod:`~gate.replay.replay_agent`, :mod:`~gate.replay.command`,
+  :mod:`~gate.replay.python_agent`, :mod:`~gate.replay.openai_agent`
+  (:func:`gate.replay.interface.build_agent` picks one from the config);
+* :mod:`gate.replay.runner` — :func:`run_all`: plan, shard, concurrency, deadline,
+  resume, progress, ``runs.jsonl``;
+* :mod:`gate.replay.record` — ``toolgate record``: freeze real tool responses.
+"""
+
+from gate.replay.runner import RunSummary, parse_shard, run_all, select_cases, shard_index
+
+__all__ = ["RunSummary", "parse_shard", "run_all", "select_cases", "shard_index"]

@@ -1,0 +1,383 @@
+"""The ``command`` agent adapter: any program, any language, over JSON Lines.
+
+A pool of ``agent.workers`` long-lived worker processes (``agent.command``, started in
+``agent.cwd`` — default: the config's folder — with ``agent.env`` added to the
+environment and ``PYTHONUNBUFFERED=1`` so Python agents need not flush). Each case-sample
+borrows one idle worker and speaks the protocol of ``docs/agent-protocol.md``::
+
+    runner → {"type": "start", "case_id", "sample", "seed", "messages", "tools"}
+    agent  → {"type": "tool_calls", "calls": [{"id", "name", "arguments"}], "content"?, "usage"?}
+    runner → {"type": "tool_results", "results": [{"id", "name", "content", "is_error"}]}
+    ...
+    agent  → {"type": "final", "content", "usage"?}  |  {"type": "error", "message"}
+
+**Failures cost one case-sample, never the run.** A worker that exits (``crash``), does
+not answer within ``agent.timeout_s`` per step (``timeout``), prints anything on stdout
+that is not one JSON object per line, a line over :data:`MAX_LINE_BYTES`, or an unknown
+message (``protocol``) is killed (its whole process group) and replaced; that
+case-sample gets an error record with the tail of the worker's stderr. A worker that
+exceeds the step budget is replaced too (it is mid-conversation). An ``error`` message is
+the agent's own, well-formed report: the worker stays.
+
+**Flooding is bounded.** stdout is read one line at a time, each at most
+:data:`MAX_LINE_BYTES`, through a queue of :data:`LINE_QUEUE` lines (a flooding worker
+blocks on its own pipe until it is killed); stderr is drained continuously and only its
+last :data:`STDERR_TAIL_BYTES` are kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import shlex
+import signal
+import subprocess
+import threading
+from collections.abc import Sequence
+from typing import IO, Any
+
+from gate import jsonio
+from gate.adapters.interface import PayloadError
+from gate.adapters.plain import calls_from_plain
+from gate.config import CommandAgent, Config
+from gate.errors import ConfigError, Problem
+from gate.model import Run
+from gate.replay.session import AgentFailure, ErrorKind, Job, Session
+
+MAX_LINE_BYTES = 8 * 1024 * 1024
+"""Longest protocol line accepted from an agent."""
+LINE_QUEUE = 8
+"""Lines read ahead from a worker's stdout before its pipe applies back-pressure."""
+STDERR_TAIL_BYTES = 4096
+"""How much of a worker's stderr is kept (the end of it) for error records."""
+
+_EOF = object()
+_TOO_LONG = object()
+
+
+class _Broken(Exception):
+    """The worker cannot go on; carries the failure to record."""
+
+    def __init__(self, kind: ErrorKind, message: str):
+        self.kind = kind
+        self.message = message
+        super().__init__(message)
+
+
+class Worker:
+    """One agent process with reader threads for its stdout (lines) and stderr (tail)."""
+
+    def __init__(self, argv: Sequence[str], cwd: str, env: dict[str, str]):
+        self.proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,  # its own process group: a kill reaches its children
+        )
+        self._lines: queue.Queue[object] = queue.Queue(maxsize=LINE_QUEUE)
+        self._tail = bytearray()
+        self._tail_lock = threading.Lock()
+        self._dead = threading.Event()
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        self._out = threading.Thread(
+            target=self._read_stdout, args=(self.proc.stdout,), daemon=True
+        )
+        self._err = threading.Thread(
+            target=self._read_stderr, args=(self.proc.stderr,), daemon=True
+        )
+        self._out.start()
+        self._err.start()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def _put(self, item: object) -> bool:
+        while not self._dead.is_set():
+            try:
+                self._lines.put(item, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _read_stdout(self, out: IO[bytes]) -> None:
+        try:
+            while True:
+                line = out.readline(MAX_LINE_BYTES + 1)
+                if not line:
+                    self._put(_EOF)
+                    return
+                if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                    self._put(_TOO_LONG)
+                    return
+                if not self._put(line):
+                    return
+        except (OSError, ValueError):
+            self._put(_EOF)
+
+    def _read_stderr(self, err: IO[bytes]) -> None:
+        read = getattr(err, "read1", err.read)
+        try:
+            while True:
+                chunk = read(65536)
+                if not chunk:
+                    return
+                with self._tail_lock:
+                    self._tail += chunk
+                    if len(self._tail) > 2 * STDERR_TAIL_BYTES:
+                        del self._tail[: len(self._tail) - STDERR_TAIL_BYTES]
+        except (OSError, ValueError):
+            return
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None and not self._dead.is_set()
+
+    def has_pending_output(self) -> bool:
+        return not self._lines.empty()
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(jsonio.dumps_line(message))
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            raise _Broken(ErrorKind.CRASH, self._exit_text("while reading its input")) from None
+
+    def receive(self, timeout: float, step: int) -> dict[str, Any]:
+        try:
+            item = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise _Broken(
+                ErrorKind.TIMEOUT, f"the agent did not answer within {timeout:.3g}s (step {step})"
+            ) from None
+        if item is _EOF:
+            raise _Broken(ErrorKind.CRASH, self._exit_text(f"before answering (step {step})"))
+        if item is _TOO_LONG:
+            raise _Broken(
+                ErrorKind.PROTOCOL,
+                f"a stdout line longer than {MAX_LINE_BYTES} bytes (step {step})",
+            )
+        assert isinstance(item, bytes)
+        try:
+            message = jsonio.loads_strict(item)
+        except jsonio.JsonInputError as exc:
+            raise _Broken(
+                ErrorKind.PROTOCOL,
+                f"stdout line is not JSON ({exc}): {item[:200].decode('utf-8', 'replace')!r}",
+            ) from None
+        if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+            raise _Broken(
+                ErrorKind.PROTOCOL,
+                f'stdout line is not a message object with a "type": '
+                f"{item[:200].decode('utf-8', 'replace')!r}",
+            )
+        return message
+
+    def _exit_text(self, when: str) -> str:
+        try:
+            code = self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            return f"the worker closed its stdout {when}"
+        return f"the worker exited with code {code} {when}"
+
+    def kill(self) -> None:
+        """Kill the worker and its process group; wait for it; keep its stderr tail."""
+        self._dead.set()
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                self.proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):  # a zombie we cannot reap
+            self.proc.wait(timeout=5)
+        self._err.join(timeout=1)
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                if pipe is not None:
+                    pipe.close()
+            except OSError:
+                pass
+
+    def stop(self) -> None:
+        """Ask politely (close stdin), then kill."""
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+            self.proc.wait(timeout=1)
+        except (OSError, subprocess.TimeoutExpired, ValueError):
+            pass
+        self.kill()
+
+    def stderr_tail(self, max_lines: int = 20) -> str:
+        with self._tail_lock:
+            text = bytes(self._tail[-STDERR_TAIL_BYTES:]).decode("utf-8", "replace")
+        lines = text.rstrip().splitlines()[-max_lines:]
+        return "\n".join(lines)
+
+
+class CommandPoolAgent:
+    """The ``command`` adapter (module docstring)."""
+
+    kind = "command"
+
+    def __init__(self, config: Config, cfg: CommandAgent):
+        self._cfg = cfg
+        self._file = str(config.source) if config.source else "toolgate.yml"
+        self._argv = (
+            list(cfg.command) if isinstance(cfg.command, list) else shlex.split(cfg.command)
+        )
+        if not self._argv:
+            raise ConfigError(Problem(self._file, None, "agent.command", "is empty"))
+        self._cwd = str(config.resolve(cfg.cwd) if cfg.cwd else config.root)
+        self._env = {**os.environ, "PYTHONUNBUFFERED": "1", **cfg.env}
+        self.max_parallel: int | None = cfg.workers
+        self._idle: list[Worker] = []
+        self._all: set[Worker] = set()
+        self._lock = threading.Lock()
+        self._slots = threading.Semaphore(cfg.workers)
+        self.restarts = 0
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "command": self._argv, "workers": self._cfg.workers}
+
+    def samples_for(self, case_id: str, samples: int) -> Sequence[int]:
+        return range(samples)
+
+    def _spawn(self) -> Worker:
+        try:
+            worker = Worker(self._argv, self._cwd, self._env)
+        except OSError as exc:
+            raise AgentFailure(
+                ErrorKind.CRASH, f"cannot start the agent {self._argv[0]!r}: {exc}"
+            ) from None
+        with self._lock:
+            self._all.add(worker)
+        return worker
+
+    def prepare(self, jobs: int) -> None:
+        """Start the workers up front (in parallel with each other), and turn a command
+        that cannot start at all into a config error rather than N identical failures."""
+        for _ in range(min(self._cfg.workers, jobs)):
+            try:
+                worker = self._spawn()
+            except AgentFailure as exc:
+                raise ConfigError(
+                    Problem(self._file, None, "agent.command", exc.message),
+                ) from None
+            with self._lock:
+                self._idle.append(worker)
+
+    def _acquire(self) -> Worker:
+        self._slots.acquire()
+        with self._lock:
+            worker = self._idle.pop() if self._idle else None
+        if worker is not None and worker.alive() and not worker.has_pending_output():
+            return worker
+        if worker is not None:  # died while idle, or printed between cases
+            self._discard(worker)
+        try:
+            return self._spawn()
+        except AgentFailure:
+            self._slots.release()
+            raise
+
+    def _discard(self, worker: Worker) -> None:
+        worker.kill()
+        with self._lock:
+            self._all.discard(worker)
+            self.restarts += 1
+
+    def _release(self, worker: Worker, healthy: bool) -> None:
+        if healthy and worker.alive():
+            with self._lock:
+                self._idle.append(worker)
+        else:
+            self._discard(worker)
+        self._slots.release()
+
+    def run(self, job: Job, session: Session) -> Run | None:
+        worker = self._acquire()
+        healthy = False
+        try:
+            self._converse(worker, job, session)
+            healthy = True
+        except _Broken as broken:
+            worker.kill()  # before reading the tail: the stderr reader then sees EOF
+            tail = worker.stderr_tail()
+            raise AgentFailure(
+                broken.kind,
+                broken.message + f" [pid {worker.pid}]",
+                detail=f"--- stderr (last lines) ---\n{tail}" if tail else None,
+            ) from None
+        except AgentFailure as failure:
+            healthy = failure.kind is ErrorKind.AGENT_ERROR
+            raise
+        finally:
+            self._release(worker, healthy)
+        return None
+
+    def _converse(self, worker: Worker, job: Job, session: Session) -> None:
+        worker.send(
+            {
+                "type": "start",
+                "case_id": job.case.id,
+                "sample": job.sample,
+                "seed": job.seed,
+                "messages": job.messages,
+                "tools": job.tools,
+            }
+        )
+        step = 1
+        while True:
+            message = worker.receive(job.step_timeout(), step)
+            kind = message["type"]
+            session.add_usage(message.get("usage"))
+            if kind == "final":
+                content = message.get("content")
+                if content is not None and not isinstance(content, str):
+                    raise _Broken(ErrorKind.PROTOCOL, '"final" content must be a string or null')
+                session.final = content
+                return
+            if kind == "error":
+                text = message.get("message")
+                raise AgentFailure(
+                    ErrorKind.AGENT_ERROR,
+                    text if isinstance(text, str) else f"(no message) {message!r:.200}",
+                )
+            if kind != "tool_calls":
+                raise _Broken(ErrorKind.PROTOCOL, f"unknown message type {kind!r} (step {step})")
+            try:
+                calls = calls_from_plain(message.get("calls"), "calls")
+            except PayloadError as exc:
+                raise _Broken(ErrorKind.PROTOCOL, f"bad tool_calls message: {exc}") from None
+            if not calls:
+                raise _Broken(ErrorKind.PROTOCOL, '"tool_calls" with no calls (send "final")')
+            content = message.get("content")
+            results = session.answer(calls, content if isinstance(content, str) else None)
+            turn = session.turns[-1]
+            worker.send(
+                {
+                    "type": "tool_results",
+                    "results": [
+                        {"id": r.id, "name": c.name, "content": r.content, "is_error": r.is_error}
+                        for c, r in zip(turn.calls, results, strict=True)
+                    ],
+                }
+            )
+            step += 1
+
+    def close(self) -> None:
+        with self._lock:
+            workers = list(self._all)
+            self._all.clear()
+            self._idle.clear()
+        threads = [threading.Thread(target=w.stop, daemon=True) for w in workers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=10)

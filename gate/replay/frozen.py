@@ -1,0 +1,262 @@
+"""Frozen tool replay: the seam between the agent under test and its tools.
+
+No real tool ever runs in the gate (DESIGN §5). Every tool call the agent makes goes
+through a :class:`ToolBackend` — ``call(name, args) -> ToolOutcome`` — the way every HTTP
+request goes through a transport (STYLE habit 5). Three backends:
+
+* :class:`ReplayBackend` answers from one case's ``tool_responses`` (the gate);
+* :class:`RecordingBackend` answers from a fallback backend (usually the user's real tool
+  functions, :class:`FunctionBackend`) whatever the replay backend does not know, and keeps
+  what it answered, so ``toolgate record`` can freeze it into the dataset;
+* :class:`FunctionBackend` calls plain Python functions (tests, record mode).
+
+**Which frozen response answers a call** (:class:`ReplayBackend`):
+
+1. the *candidates* are the case's responses for that tool whose argument matchers hold
+   for the call's arguments — the same matchers and normalisation as expectations
+   (:func:`gate.scorers.arguments.args_match`, extra arguments allowed);
+2. if there is none, the tool's *defaults* (responses with no ``args``) are the candidates;
+3. several candidates are used **in order**: the first candidate not yet used answers, and
+   once all are used the last one repeats — so the k-th matching call gets the k-th
+   matching response (a status that changes between two polls);
+4. with no candidate at all, the call is **unrecorded**: the agent gets an error result
+   whose content is ``{"toolgate_unrecorded": true, "error": "no frozen response for
+   lookup_order({\\"order_id\\": \\"x\\"})", "nearest": "<nearest recorded call>"}`` and
+   the miss is kept in :attr:`ReplayBackend.misses` (the config decides whether it fails
+   the case: ``scoring.unrecorded_call``).
+
+A response with ``error`` set is delivered as an error (``is_error: true``, content = the
+error value) so that error handling can be scored; an empty ``response`` is delivered as
+it is. Arguments that did not parse (``None``) only match a default response.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from gate.config import Config, NormalizeConfig, ScoringConfig
+from gate.model import Case, FrozenResponse, JsonValue, ToolSpec
+from gate.scorers.arguments import args_match
+from gate.scorers.normalize import Normalizer
+
+__all__ = [
+    "UNRECORDED_KEY",
+    "FunctionBackend",
+    "NormalizerTable",
+    "RecordedCall",
+    "RecordingBackend",
+    "ReplayBackend",
+    "ToolBackend",
+    "ToolOutcome",
+    "render_call",
+]
+
+UNRECORDED_KEY = "toolgate_unrecorded"
+"""Marks the content of the error result given for a call with no frozen response."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """What a tool call returned: ``content`` (any JSON value), whether it is an error,
+    and whether it is the runner's "no frozen response" error."""
+
+    content: JsonValue
+    is_error: bool = False
+    unrecorded: bool = False
+
+
+class ToolBackend(Protocol):
+    """Answers one tool call. ``args`` is None when the model's arguments did not parse."""
+
+    def call(self, name: str, args: Mapping[str, Any] | None) -> ToolOutcome: ...
+
+
+def render_call(name: str, args: Mapping[str, Any] | None) -> str:
+    """``name({"k": "v"})`` with sorted keys — the canonical form used in messages."""
+    if args is None:
+        return f"{name}(<arguments that are not a JSON object>)"
+    return f"{name}({json.dumps(args, sort_keys=True, ensure_ascii=False)})"
+
+
+def _render_response(resp: FrozenResponse) -> str:
+    if resp.args is None:
+        return f"{resp.name}(<any arguments>)"
+    return render_call(resp.name, {k: m.to_json() for k, m in resp.args.items()})
+
+
+class NormalizerTable:
+    """One :class:`Normalizer` per tool, built once per run and shared by every case:
+    the dataset's rules, specialised by the tool's schema and the config's per-tool and
+    per-argument overrides (the same normalisation the scorers use)."""
+
+    def __init__(
+        self,
+        normalize: NormalizeConfig | None = None,
+        scoring: ScoringConfig | None = None,
+    ) -> None:
+        scoring = scoring or ScoringConfig()
+        self._scoring = scoring
+        self._base = Normalizer.from_config(normalize, free_text_min=scoring.free_text_min)
+        # (tool, id(parameters)) → (parameters, normaliser); the parameters object is kept
+        # so that its id cannot be reused by another schema while cached.
+        self._cache: dict[tuple[str, int], tuple[object, Normalizer]] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_config(cls, config: Config) -> NormalizerTable:
+        return cls(config.dataset.normalize, config.scoring)
+
+    def get(self, name: str, spec: ToolSpec | None) -> Normalizer:
+        params = spec.parameters if spec is not None else None
+        key = (name, id(params))
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit[1]
+        tool_cfg = self._scoring.tools.get(name)
+        norm = self._base.for_tool(
+            params,
+            override=tool_cfg.normalize if tool_cfg else None,
+            args=tool_cfg.args if tool_cfg else None,
+            free_text=tuple(self._scoring.free_text.get(name, ())),
+        )
+        with self._lock:
+            self._cache[key] = (params, norm)
+        return norm
+
+
+class ReplayBackend:
+    """Answers a case's tool calls from its frozen ``tool_responses`` (module docstring).
+
+    One instance per case-sample: it counts which responses were used.
+    """
+
+    def __init__(self, case: Case, normalizers: NormalizerTable | None = None) -> None:
+        self.case = case
+        self._responses = case.tool_responses
+        self._used = [0] * len(self._responses)
+        self._norms = normalizers or NormalizerTable()
+        self._lock = threading.Lock()
+        self.misses: list[str] = []
+        """One line per unrecorded call: case, tool, canonical arguments, nearest."""
+
+    def call(self, name: str, args: Mapping[str, Any] | None) -> ToolOutcome:
+        norm = self._norms.get(name, self.case.tool(name))
+        matching = [
+            i
+            for i, r in enumerate(self._responses)
+            if r.name == name
+            and r.args is not None
+            and args_match(r.args, args, exact=False, norm=norm)
+        ]
+        if not matching:
+            matching = [
+                i for i, r in enumerate(self._responses) if r.name == name and r.args is None
+            ]
+        with self._lock:
+            if matching:
+                pick = next((i for i in matching if self._used[i] == 0), matching[-1])
+                self._used[pick] += 1
+                resp = self._responses[pick]
+                if resp.is_error:
+                    return ToolOutcome(resp.error, is_error=True)
+                return ToolOutcome(resp.response)
+            return self._miss(name, args)
+
+    def _miss(self, name: str, args: Mapping[str, Any] | None) -> ToolOutcome:
+        call = render_call(name, args)
+        nearest = self.nearest(name, call)
+        self.misses.append(
+            f"case {self.case.id}: no frozen response for {call}"
+            + (f"; nearest recorded call: {nearest}" if nearest else "; the case records none")
+        )
+        return ToolOutcome(
+            {UNRECORDED_KEY: True, "error": f"no frozen response for {call}", "nearest": nearest},
+            is_error=True,
+            unrecorded=True,
+        )
+
+    def nearest(self, name: str, rendered: str) -> str | None:
+        """The recorded call most like ``rendered``: same tool first, then by text
+        similarity (``difflib`` ratio); ties go to the earlier response."""
+        best: tuple[float, str] | None = None
+        for resp in self._responses:
+            text = _render_response(resp)
+            score = difflib.SequenceMatcher(None, rendered, text).ratio()
+            score += 1.0 if resp.name == name else 0.0
+            if best is None or score > best[0]:
+                best = (score, text)
+        return best[1] if best else None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedCall:
+    """One call answered by the fallback of a :class:`RecordingBackend`."""
+
+    name: str
+    args: Mapping[str, Any] | None
+    outcome: ToolOutcome
+
+
+class FunctionBackend:
+    """Calls Python functions: ``functions[name](**args)``, or one ``handler(name, args)``.
+
+    A function may return a :class:`ToolOutcome` (passed through) or any JSON value (a
+    success). An exception becomes an error result ``{"error": "<Type>: <message>"}``; an
+    unknown tool or unparsed arguments become error results too.
+    """
+
+    def __init__(
+        self,
+        functions: Mapping[str, Callable[..., Any]] | None = None,
+        handler: Callable[[str, Mapping[str, Any] | None], Any] | None = None,
+    ) -> None:
+        if (functions is None) == (handler is None):
+            raise ValueError("give exactly one of functions= or handler=")
+        self._functions = functions
+        self._handler = handler
+
+    def call(self, name: str, args: Mapping[str, Any] | None) -> ToolOutcome:
+        try:
+            if self._handler is not None:
+                value = self._handler(name, args)
+            else:
+                assert self._functions is not None
+                fn = self._functions.get(name)
+                if fn is None:
+                    return ToolOutcome({"error": f"unknown tool {name!r}"}, is_error=True)
+                if args is None:
+                    return ToolOutcome({"error": "arguments are not a JSON object"}, is_error=True)
+                value = fn(**args)
+        except Exception as exc:  # a failing tool is a result for the agent, not a crash
+            return ToolOutcome({"error": f"{type(exc).__name__}: {exc}"}, is_error=True)
+        return value if isinstance(value, ToolOutcome) else ToolOutcome(value)
+
+
+class RecordingBackend:
+    """Answers from ``replay`` when it knows the call, otherwise from ``fallback`` — once
+    per distinct call (same tool, same canonical arguments) — and keeps every fallback
+    answer in :attr:`recorded`, in call order."""
+
+    def __init__(self, fallback: ToolBackend, replay: ReplayBackend | None = None) -> None:
+        self._fallback = fallback
+        self._replay = replay
+        self._seen: dict[str, ToolOutcome] = {}
+        self.recorded: list[RecordedCall] = []
+
+    def call(self, name: str, args: Mapping[str, Any] | None) -> ToolOutcome:
+        if self._replay is not None:
+            outcome = self._replay.call(name, args)
+            if not outcome.unrecorded:
+                return outcome
+        key = render_call(name, args)
+        if key in self._seen:
+            return self._seen[key]
+        outcome = self._fallback.call(name, args)
+        self._seen[key] = outcome
+        self.recorded.append(RecordedCall(name, args, outcome))
+        return outcome

@@ -1,0 +1,129 @@
+"""A small HTTP/1.1 JSON client on the standard library, with keep-alive per thread.
+
+The ``openai`` agent adapter posts thousands of requests at a bounded concurrency; a new
+TCP connection per request (``urllib``) costs a round trip each. Each runner thread keeps
+one persistent ``http.client`` connection per host and reopens it after any error. The
+timeout is applied to the connect and to every socket read (a stalled server cannot hold
+a thread longer than that between bytes).
+
+:func:`retry_after_s` reads ``retry-after-ms`` and ``Retry-After`` (seconds or an HTTP
+date), as OpenAI-compatible servers send them with 429 and 503.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http.client
+import threading
+import time
+import urllib.parse
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (OSError, http.client.HTTPException)
+"""What a failed exchange raises: timeouts, resets, refused connections, truncated or
+unparseable HTTP (``IncompleteRead``, ``RemoteDisconnected``, ``BadStatusLine``)."""
+
+
+_STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
+
+
+@dataclass(frozen=True, slots=True)
+class HttpResponse:
+    status: int
+    headers: Mapping[str, str]
+    """Header names in lower case."""
+    body: bytes
+
+
+class HttpClient:
+    """POSTs to one base URL, one keep-alive connection per calling thread."""
+
+    def __init__(self, base_url: str, headers: Mapping[str, str] | None = None):
+        url = urllib.parse.urlsplit(base_url)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise ValueError(f"not an http(s) URL: {base_url!r}")
+        self.scheme = url.scheme
+        self.host = url.hostname
+        self.port = url.port
+        self.prefix = url.path.rstrip("/")
+        self.headers = dict(headers or {})
+        self._local = threading.local()
+
+    def _connection(self, timeout: float) -> http.client.HTTPConnection:
+        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            cls = (
+                http.client.HTTPSConnection
+                if self.scheme == "https"
+                else http.client.HTTPConnection
+            )
+            conn = cls(self.host, self.port, timeout=timeout)
+            self._local.conn = conn
+        conn.timeout = timeout
+        if conn.sock is not None:
+            conn.sock.settimeout(timeout)
+        return conn
+
+    def _drop(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+    def post(
+        self, path: str, body: bytes, *, timeout: float, accept: str = "application/json"
+    ) -> HttpResponse:
+        """One POST; raises one of :data:`TRANSPORT_ERRORS` when the exchange fails."""
+        headers = {
+            **self.headers,
+            "Content-Type": "application/json",
+            "Accept": accept,
+            "Content-Length": str(len(body)),
+        }
+        for fresh in (False, True):
+            conn = self._connection(timeout)
+            reused = conn.sock is not None
+            try:
+                conn.request("POST", self.prefix + path, body=body, headers=headers)
+                resp = conn.getresponse()
+                data = resp.read()
+                break
+            except _STALE as exc:
+                self._drop()
+                # The server closed an idle kept-alive connection: that is not a failed
+                # attempt; send once more on a new connection.
+                if reused and not fresh:
+                    continue
+                raise exc
+            except TRANSPORT_ERRORS:
+                self._drop()
+                raise
+        if resp.will_close:
+            self._drop()
+        return HttpResponse(resp.status, {k.lower(): v for k, v in resp.getheaders()}, data)
+
+    def close(self) -> None:
+        self._drop()
+
+
+def retry_after_s(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
+    """Seconds the server asks us to wait, or None when it does not say."""
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))

@@ -1,0 +1,69 @@
+"""What an agent adapter is, and how the config picks one.
+
+An adapter runs the agent under test on one case-sample (:class:`~gate.replay.session.Job`)
+and drives a :class:`~gate.replay.session.Session`: it passes every assistant turn's
+calls to ``session.answer`` and sets ``session.final``. It returns ``None`` (the runner
+builds the run from the session) or, for ``replay``, a stored :class:`~gate.model.Run`.
+A failure raises :class:`~gate.replay.session.AgentFailure`; any other exception is a bug
+in the adapter or the agent and is recorded as an ``exception`` error — the run goes on.
+
+Adapters (``agent.kind`` in toolgate.yml): ``replay`` (:mod:`gate.replay.replay_agent`),
+``command`` (:mod:`gate.replay.command`), ``python`` (:mod:`gate.replay.python_agent`),
+``openai`` (:mod:`gate.replay.openai_agent`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, assert_never
+
+from gate.config import CommandAgent, Config, OpenAIAgent, PythonAgent, ReplayAgent
+from gate.model import Run
+from gate.replay.session import Job, Session
+
+
+class Agent(Protocol):
+    kind: str
+
+    max_parallel: int | None
+    """Most case-samples the adapter can run at once (``None``: no limit of its own)."""
+
+    def samples_for(self, case_id: str, samples: int) -> Sequence[int]:
+        """The sample indexes to run for a case (``range(samples)`` except for replay)."""
+        ...
+
+    def prepare(self, jobs: int) -> None:
+        """Called once before the first job with the number of jobs to run."""
+        ...
+
+    def run(self, job: Job, session: Session) -> Run | None: ...
+
+    def describe(self) -> dict[str, Any]:
+        """What ran, for results (no secrets)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def build_agent(config: Config) -> Agent:
+    """The adapter ``config.agent`` describes. Problems with the agent's own settings
+    (a command that cannot start, a callable that cannot be imported, a missing API key)
+    are :class:`gate.errors.ConfigError` s naming the field."""
+    agent = config.agent
+    if isinstance(agent, ReplayAgent):
+        from gate.replay.replay_agent import ReplayRunsAgent
+
+        return ReplayRunsAgent(config, agent)
+    if isinstance(agent, CommandAgent):
+        from gate.replay.command import CommandPoolAgent
+
+        return CommandPoolAgent(config, agent)
+    if isinstance(agent, PythonAgent):
+        from gate.replay.python_agent import PythonCallableAgent
+
+        return PythonCallableAgent(config, agent)
+    if isinstance(agent, OpenAIAgent):
+        from gate.replay.openai_agent import OpenAIChatAgent
+
+        return OpenAIChatAgent(config, agent)
+    assert_never(agent)

@@ -1,0 +1,271 @@
+"""The ``openai`` agent adapter: the runner is the agent loop over a chat-completions API.
+
+Any OpenAI-compatible endpoint (``agent.base_url``; OpenAI, Azure-style gateways, vLLM,
+Ollama, LiteLLM…). Per case-sample::
+
+    messages = [system prompt from agent.system_prompt_file?] + history + user turn
+    loop:  POST {base_url}/chat/completions
+               {"model", "messages", "tools", "temperature", **agent.params}
+           tool calls in the reply → answered from the frozen responses, appended as
+           "tool" messages → next request;  no tool calls → final answer
+
+* **Pinned parameters.** ``model``, ``temperature`` and everything in ``agent.params``
+  (``seed``, ``top_p``, ``max_tokens``, ``tool_choice``, ``parallel_tool_calls``,
+  ``stream``…) go into every request and are recorded in each run's ``meta.request``
+  (with the system prompt's sha256 — never the API key).
+* **The key** is read from the environment variable named by ``agent.api_key_env`` and
+  sent as ``Authorization: Bearer``; it may be unset only for a loopback ``base_url``
+  (local servers usually need none).
+* **Retries.** 408, 409, 429 and 5xx answers, refused or reset connections, truncated
+  bodies and timeouts are retried up to ``agent.max_retries`` times. The wait honours
+  ``retry-after-ms`` / ``Retry-After`` when the server sends one, and is otherwise
+  ``backoff_base_s · 2^attempt`` (capped at 30 s) times a jitter in [0.5, 1) drawn from the
+  case-sample's seed — deterministic. A wait that would pass the global deadline ends the
+  case-sample at once. Other 4xx answers are not retried.
+* **Timeouts.** ``agent.timeout_s`` bounds each request (connect and every read).
+* **Streaming.** With ``params.stream: true`` the server-sent chunks are accumulated
+  (:class:`gate.adapters.openai_chat.StreamAccumulator`) before the calls are parsed; a
+  stream that ends before ``data: [DONE]`` counts as truncated and is retried.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import json
+import os
+import random
+import time
+import urllib.parse
+from collections.abc import Sequence
+from typing import Any
+
+from gate import __version__, jsonio
+from gate.adapters.interface import AssistantTurn, PayloadError
+from gate.adapters.openai_chat import StreamAccumulator, parse_completion
+from gate.adapters.sse import iter_events
+from gate.config import Config, OpenAIAgent
+from gate.errors import ConfigError, Problem
+from gate.model import Run, ToolResult, Turn
+from gate.replay.http import TRANSPORT_ERRORS, HttpClient, HttpResponse, retry_after_s
+from gate.replay.session import AgentFailure, ErrorKind, Job, Session
+
+RETRY_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+MAX_BACKOFF_S = 30.0
+MAX_RETRY_AFTER_S = 120.0
+
+
+class _Truncated(Exception):
+    """A streamed body that ended before ``data: [DONE]``."""
+
+
+_RETRYABLE: tuple[type[BaseException], ...] = (*TRANSPORT_ERRORS, _Truncated)
+
+
+def _is_loopback(base_url: str) -> bool:
+    host = urllib.parse.urlsplit(base_url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def tool_message_content(content: Any) -> str:
+    """A tool result as the text of a ``tool`` message (JSON unless already a string)."""
+    if isinstance(content, str):
+        return content
+    return json.dumps(content, ensure_ascii=False, sort_keys=True)
+
+
+def assistant_message(turn: Turn) -> dict[str, Any]:
+    """The assistant message to send back in the history, rebuilt from the recorded turn
+    (so ids assigned by the runner and the model's raw argument text are kept)."""
+    return {
+        "role": "assistant",
+        "content": turn.content,
+        "tool_calls": [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {
+                    "name": c.name,
+                    "arguments": c.raw_arguments
+                    if c.raw_arguments is not None
+                    else json.dumps(c.arguments, ensure_ascii=False),
+                },
+            }
+            for c in turn.calls
+        ],
+    }
+
+
+class OpenAIChatAgent:
+    """The ``openai`` adapter (module docstring)."""
+
+    kind = "openai"
+    max_parallel: int | None = None
+    backoff_base_s = 0.5
+    """First retry wait without a Retry-After header (tests lower it)."""
+
+    def __init__(self, config: Config, cfg: OpenAIAgent):
+        file = str(config.source) if config.source else "toolgate.yml"
+        self._cfg = cfg
+        key = os.environ.get(cfg.api_key_env, "")
+        if not key and not _is_loopback(cfg.base_url):
+            raise ConfigError(
+                Problem(
+                    file,
+                    None,
+                    "agent.api_key_env",
+                    f"the environment variable {cfg.api_key_env} is not set "
+                    f"(it holds the API key for {cfg.base_url})",
+                )
+            )
+        self._system: str | None = None
+        system_sha = None
+        if cfg.system_prompt_file:
+            path = config.resolve(cfg.system_prompt_file)
+            try:
+                raw = path.read_bytes()
+            except OSError as exc:
+                raise ConfigError(
+                    Problem(
+                        file,
+                        None,
+                        "agent.system_prompt_file",
+                        f"cannot read {path}: {exc.strerror}",
+                    )
+                ) from None
+            self._system = raw.decode("utf-8", "replace")
+            system_sha = hashlib.sha256(raw).hexdigest()
+        try:
+            self._client = HttpClient(
+                cfg.base_url,
+                {"User-Agent": f"toolgate/{__version__}"}
+                | ({"Authorization": f"Bearer {key}"} if key else {}),
+            )
+        except ValueError as exc:
+            raise ConfigError(Problem(file, None, "agent.base_url", str(exc))) from None
+        self._stream = bool(cfg.params.get("stream"))
+        self._request_meta: dict[str, Any] = {
+            "model": cfg.model,
+            "base_url": cfg.base_url,
+            "temperature": cfg.temperature,
+            "params": dict(cfg.params),
+            "system_prompt_sha256": system_sha,
+            "timeout_s": cfg.timeout_s,
+            "max_retries": cfg.max_retries,
+        }
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, **self._request_meta}
+
+    def samples_for(self, case_id: str, samples: int) -> Sequence[int]:
+        return range(samples)
+
+    def prepare(self, jobs: int) -> None:
+        return None
+
+    def close(self) -> None:
+        self._client.close()
+
+    def run(self, job: Job, session: Session) -> Run | None:
+        messages: list[dict[str, Any]] = job.messages
+        if self._system is not None:
+            messages = [{"role": "system", "content": self._system}, *messages]
+        tools = job.tools
+        session.meta["request"] = self._request_meta
+        rng = random.Random(job.seed)
+        attempts = 0
+        while True:
+            body: dict[str, Any] = {
+                "model": self._cfg.model,
+                "messages": messages,
+                "temperature": self._cfg.temperature,
+            }
+            if tools:
+                body["tools"] = tools
+            body.update(self._cfg.params)
+            turn, used = self._request(jsonio.dumps(body), job, rng)
+            attempts += used
+            session.meta["http_attempts"] = attempts
+            session.add_usage(turn.usage)
+            if not turn.calls:
+                session.final = turn.content
+                return None
+            results = session.answer(turn.calls, turn.content)
+            messages = [
+                *messages,
+                assistant_message(session.turns[-1]),
+                *self._tool_messages(results),
+            ]
+
+    @staticmethod
+    def _tool_messages(results: Sequence[ToolResult]) -> list[dict[str, Any]]:
+        return [
+            {"role": "tool", "tool_call_id": r.id, "content": tool_message_content(r.content)}
+            for r in results
+        ]
+
+    def _request(self, data: bytes, job: Job, rng: random.Random) -> tuple[AssistantTurn, int]:
+        """One completion, with retries; (the parsed turn, HTTP attempts made)."""
+        last = "no attempt made"
+        last_kind = ErrorKind.HTTP
+        tries = self._cfg.max_retries + 1
+        accept = "text/event-stream" if self._stream else "application/json"
+        for attempt in range(tries):
+            timeout = job.step_timeout()
+            wait: float | None = None
+            try:
+                resp = self._client.post("/chat/completions", data, timeout=timeout, accept=accept)
+                if resp.status == 200:
+                    return self._parse(resp), attempt + 1
+                last, last_kind = f"HTTP {resp.status}: {_excerpt(resp.body)}", ErrorKind.HTTP
+                if resp.status not in RETRY_STATUSES:
+                    raise AgentFailure(ErrorKind.HTTP, last)
+                wait = retry_after_s(resp.headers)
+            except TimeoutError:
+                last, last_kind = f"no answer within {timeout:.3g}s", ErrorKind.TIMEOUT
+            except _RETRYABLE as exc:
+                last, last_kind = f"{type(exc).__name__}: {exc}", ErrorKind.HTTP
+            if attempt == tries - 1:
+                break
+            if wait is None:
+                wait = min(MAX_BACKOFF_S, self.backoff_base_s * 2**attempt) * (
+                    0.5 + rng.random() / 2
+                )
+            wait = min(wait, MAX_RETRY_AFTER_S)
+            if job.deadline is not None and time.monotonic() + wait > job.deadline:
+                raise AgentFailure(
+                    ErrorKind.DEADLINE,
+                    f"waiting {wait:.3g}s to retry ({last}) would pass the global deadline",
+                )
+            time.sleep(wait)
+        raise AgentFailure(last_kind, f"gave up after {tries} attempt(s); last: {last}")
+
+    def _parse(self, resp: HttpResponse) -> AssistantTurn:
+        try:
+            if self._stream or resp.headers.get("content-type", "").startswith("text/event-stream"):
+                acc = StreamAccumulator()
+                for _name, event in iter_events(resp.body.splitlines(keepends=True)):
+                    acc.add(event)
+                if b"data: [DONE]" not in resp.body:
+                    raise _Truncated("the stream ended before data: [DONE]")
+                return acc.finish()
+            try:
+                payload = jsonio.loads_strict(resp.body)
+            except jsonio.JsonInputError as exc:
+                raise AgentFailure(
+                    ErrorKind.PAYLOAD,
+                    f"the response body is not JSON ({exc}): {_excerpt(resp.body)}",
+                ) from None
+            return parse_completion(payload)
+        except PayloadError as exc:
+            raise AgentFailure(ErrorKind.PAYLOAD, str(exc)) from None
+
+
+def _excerpt(body: bytes, limit: int = 300) -> str:
+    text = body[:limit].decode("utf-8", "replace").strip()
+    return text + ("…" if len(body) > limit else "")

@@ -1,0 +1,392 @@
+"""Run the agent on every case × sample and write ``runs.jsonl`` (DESIGN §5).
+
+:func:`run_all` plans the case-samples, runs them through the configured agent adapter
+with bounded concurrency, answers every tool call from the frozen responses, and appends
+one line per case-sample to ``out/runs.jsonl`` as soon as it finishes (flushed, so an
+interrupted run loses nothing already recorded).
+
+* **Plan.** Cases in dataset order, filtered by ``case_ids`` and by the shard; samples
+  ``0..samples-1`` of each (the replay adapter adds samples its file holds). The plan is
+  run sample-major (every case's sample 0 first), so a global deadline leaves whole
+  samples rather than whole cases undone.
+* **Shard** ``i/n`` (1-based): case ``c`` belongs to shard ``i`` when
+  ``int(sha256(c.id).hexdigest(), 16) % n == i - 1`` — deterministic, independent of
+  order and of the other cases.
+* **Concurrency.** ``concurrency`` threads take case-samples from the plan; an adapter
+  may allow fewer (``command``: ``agent.workers`` processes). Threads, not asyncio: the
+  adapters block on pipes, sockets and user code, and the measured overhead
+  (``bench/runner_bench.py``) is within a few percent of the ideal.
+* **Limits.** ``agent.timeout_s`` per agent step; ``agent.step_budget`` (or the case's
+  ``step_budget``) tool-calling turns; ``deadline_s`` for the whole run — a case-sample
+  not started by then gets a ``deadline`` error record, never silently dropped, and one
+  running when it passes is cut at its next step.
+* **Seeds.** Each case-sample gets ``job_seed(config.seed, case_id, sample)``.
+* **Resume.** With ``resume``, case-samples already in runs.jsonl are skipped and new
+  lines are appended; a last line cut short by a kill is dropped (and re-run).
+  Without it, runs.jsonl is started afresh.
+* **Progress** on stderr: on a terminal one line redrawn in place (done/total, failures,
+  rate, ETA); otherwise one line every ``progress_interval_s`` and at the end.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import threading
+import time
+import traceback
+from collections import Counter
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+from gate.config import Config
+from gate.errors import UsageError
+from gate.model import Case, Run
+from gate.replay.frozen import NormalizerTable, ReplayBackend
+from gate.replay.interface import Agent, build_agent
+from gate.replay.session import AgentFailure, ErrorKind, Job, Session, job_seed
+from gate.runsfile import RunsWriter, iter_runs
+
+RUNS_FILE = "runs.jsonl"
+
+
+class DatasetLike(Protocol):
+    @property
+    def cases(self) -> tuple[Case, ...]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    """What one :func:`run_all` did. Every planned case-sample is either ``skipped``
+    (already recorded, resume) or ``written``; ``errors`` counts written records with an
+    error, by kind in ``error_kinds`` (``deadline`` ones are also ``not_started``)."""
+
+    runs_path: Path
+    planned: int
+    skipped: int
+    written: int
+    errors: int
+    not_started: int
+    unrecorded_calls: int
+    wall_s: float
+    error_kinds: dict[str, int] = field(default_factory=dict)
+    agent: dict[str, Any] = field(default_factory=dict)
+    misses: tuple[str, ...] = ()
+    """The first unrecorded calls (case, tool, canonical arguments, nearest recorded)."""
+
+
+# ─── plan ─────────────────────────────────────────────────────────────────────
+
+
+def shard_index(case_id: str, n: int) -> int:
+    """The 1-based shard a case id belongs to among ``n``."""
+    return int(hashlib.sha256(case_id.encode()).hexdigest(), 16) % n + 1
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"i/n"`` → ``(i, n)`` with ``1 <= i <= n``; a UsageError otherwise."""
+    left, sep, right = text.partition("/")
+    try:
+        i, n = int(left), int(right)
+    except ValueError:
+        i = n = 0
+    if not sep or n < 1 or not 1 <= i <= n:
+        raise UsageError(f"--shard must be i/n with 1 <= i <= n (e.g. 2/4), not {text!r}")
+    return i, n
+
+
+def select_cases(
+    cases: Sequence[Case],
+    *,
+    shard: tuple[int, int] | None = None,
+    case_ids: Collection[str] | None = None,
+) -> list[Case]:
+    """The cases to run, in dataset order. Unknown ``case_ids`` are a UsageError."""
+    if case_ids is not None:
+        known = {c.id for c in cases}
+        missing = sorted(set(case_ids) - known)
+        if missing:
+            raise UsageError(f"unknown case id(s): {', '.join(missing[:10])}")
+        wanted = set(case_ids)
+        cases = [c for c in cases if c.id in wanted]
+    if shard is not None:
+        i, n = shard
+        cases = [c for c in cases if shard_index(c.id, n) == i]
+    return list(cases)
+
+
+def _recorded(path: Path) -> set[tuple[str, int]]:
+    """Case-samples already in ``path``; a last line cut short by a kill is removed."""
+    if not path.exists():
+        return set()
+    with path.open("rb+") as fh:
+        data = fh.read()
+        if data and not data.endswith(b"\n"):
+            fh.truncate(data.rfind(b"\n") + 1)
+    return {(run.case_id, run.sample) for _, run in iter_runs(path)}
+
+
+# ─── progress ─────────────────────────────────────────────────────────────────
+
+
+class Progress:
+    """The progress line (see the module docstring)."""
+
+    def __init__(
+        self,
+        total: int,
+        stream: IO[str] | None,
+        *,
+        interval_s: float = 30.0,
+        tty: bool | None = None,
+    ) -> None:
+        self.total = total
+        self.stream = stream
+        self.tty = bool(tty if tty is not None else stream is not None and stream.isatty())
+        self.interval_s = 0.2 if self.tty else interval_s
+        self.t0 = time.monotonic()
+        self._last = self.t0
+        self._lock = threading.Lock()
+
+    def line(self, done: int, failed: int) -> str:
+        elapsed = time.monotonic() - self.t0
+        rate = done / elapsed if elapsed > 0 else 0.0
+        left = self.total - done
+        eta = (
+            f"ETA {_clock(left / rate)}" if rate > 0 and left else ("done" if not left else "ETA ?")
+        )
+        return (
+            f"toolgate run: {done}/{self.total} case-samples · {failed} failed · "
+            f"{rate:.1f}/s · {_clock(elapsed)} elapsed · {eta}"
+        )
+
+    def update(self, done: int, failed: int, *, final: bool = False) -> None:
+        if self.stream is None:
+            return
+        now = time.monotonic()
+        with self._lock:
+            if not final and now - self._last < self.interval_s:
+                return
+            self._last = now
+            text = self.line(done, failed)
+            if self.tty:
+                self.stream.write("\r\x1b[2K" + text + ("\n" if final else ""))
+            else:
+                self.stream.write(text + "\n")
+            self.stream.flush()
+
+
+def _clock(seconds: float) -> str:
+    s = int(seconds + 0.5)
+    return (
+        f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+    )
+
+
+# ─── run ──────────────────────────────────────────────────────────────────────
+
+
+def run_all(
+    config: Config,
+    dataset: DatasetLike,
+    out: Path,
+    *,
+    samples: int,
+    shard: tuple[int, int] | None,
+    resume: bool,
+    case_ids: Collection[str] | None = None,
+    progress: bool = True,
+    agent: Agent | None = None,
+    stderr: IO[str] | None = None,
+    progress_interval_s: float = 30.0,
+) -> RunSummary:
+    """Run every planned case-sample and write ``out/runs.jsonl`` (module docstring).
+
+    ``agent`` replaces the adapter the config describes (tests); it is closed at the end
+    either way.
+    """
+    t0 = time.monotonic()
+    deadline = t0 + config.deadline_s if config.deadline_s is not None else None
+    cases = select_cases(dataset.cases, shard=shard, case_ids=case_ids)
+    agent = agent if agent is not None else build_agent(config)
+    try:
+        check = getattr(agent, "check_cases", None)
+        if callable(check):
+            check({c.id for c in dataset.cases})
+        runs_path = out / RUNS_FILE
+        done_before = _recorded(runs_path) if resume else set()
+        plan: list[tuple[Case, int]] = []
+        per_case = [(c, agent.samples_for(c.id, samples)) for c in cases]
+        depth = max((max(s, default=-1) + 1 for _, s in per_case), default=0)
+        for s in range(depth):  # sample-major: every case's sample 0 first
+            plan.extend((c, s) for c, ss in per_case if s in ss)
+        todo = [(c, s) for c, s in plan if (c.id, s) not in done_before]
+        skipped = len(plan) - len(todo)
+        norms = NormalizerTable.from_config(config)
+        writer = RunsWriter(runs_path, append=resume)
+        state = _State(
+            progress=Progress(
+                len(todo),
+                (stderr or sys.stderr) if progress else None,
+                interval_s=progress_interval_s,
+            )
+        )
+        try:
+            if todo:
+                agent.prepare(len(todo))
+            threads = min(config.concurrency, agent.max_parallel or len(todo), len(todo))
+            if agent.kind == "replay":
+                threads = min(threads, 1)  # nothing to wait for: no parallelism needed
+            worker = _Worker(config, agent, todo, writer, state, norms, deadline)
+            pool = [
+                threading.Thread(target=worker.loop, name=f"toolgate-run-{i}", daemon=True)
+                for i in range(threads)
+            ]
+            for t in pool:
+                t.start()
+            for t in pool:
+                while t.is_alive():
+                    t.join(timeout=0.5)
+            if state.fatal is not None:
+                raise state.fatal
+        except BaseException:
+            state.stop.set()
+            raise
+        finally:
+            writer.close()
+        state.progress.update(state.done, state.failed, final=True)
+    finally:
+        agent.close()
+    return RunSummary(
+        runs_path=runs_path,
+        planned=len(plan),
+        skipped=skipped,
+        written=state.done,
+        errors=state.failed,
+        not_started=state.kinds.get(ErrorKind.DEADLINE.value + ":not_started", 0),
+        unrecorded_calls=state.unrecorded,
+        wall_s=time.monotonic() - t0,
+        error_kinds={k: v for k, v in sorted(state.kinds.items()) if ":" not in k},
+        agent=agent.describe(),
+        misses=tuple(state.misses),
+    )
+
+
+@dataclass
+class _State:
+    progress: Progress
+    done: int = 0
+    failed: int = 0
+    unrecorded: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)
+    misses: list[str] = field(default_factory=list)
+    fatal: BaseException | None = None
+    stop: threading.Event = field(default_factory=threading.Event)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class _Worker:
+    """The loop every runner thread runs: take the next case-sample, run it, write it."""
+
+    MAX_MISSES = 20
+
+    def __init__(
+        self,
+        config: Config,
+        agent: Agent,
+        todo: list[tuple[Case, int]],
+        writer: RunsWriter,
+        state: _State,
+        norms: NormalizerTable,
+        deadline: float | None,
+    ) -> None:
+        self.config = config
+        self.agent = agent
+        self.todo = todo
+        self.writer = writer
+        self.state = state
+        self.norms = norms
+        self.deadline = deadline
+        self.next = 0
+        self.lock = threading.Lock()
+
+    def _take(self) -> tuple[Case, int] | None:
+        with self.lock:
+            if self.next >= len(self.todo) or self.state.stop.is_set():
+                return None
+            item = self.todo[self.next]
+            self.next += 1
+            return item
+
+    def loop(self) -> None:
+        try:
+            while (item := self._take()) is not None:
+                self._write(*self._one(*item))
+        except BaseException as exc:  # a bug or an I/O failure stops the whole run
+            with self.state.lock:
+                self.state.fatal = self.state.fatal or exc
+            self.state.stop.set()
+
+    def _one(self, case: Case, sample: int) -> tuple[Run, int, list[str], bool]:
+        cfg = self.config.agent
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            run = Run(
+                case_id=case.id,
+                sample=sample,
+                error=f"{ErrorKind.DEADLINE.value}: not started: the global deadline "
+                f"(deadline_s: {self.config.deadline_s:g}) passed first",
+            )
+            return run, 0, [], True
+        job = Job(
+            case=case,
+            sample=sample,
+            seed=job_seed(self.config.seed, case.id, sample),
+            step_budget=case.step_budget or cfg.step_budget,
+            timeout_s=cfg.timeout_s,
+            deadline=self.deadline,
+        )
+        backend = ReplayBackend(case, self.norms)
+        session = Session(job, backend)
+        session.meta["seed"] = job.seed
+        error: str | None = None
+        t0 = time.perf_counter()
+        stored: Run | None = None
+        try:
+            stored = self.agent.run(job, session)
+        except AgentFailure as failure:
+            error = str(failure)
+        except Exception as exc:  # an adapter or agent bug costs this case-sample only
+            tb = "".join(traceback.format_exception(exc)).rstrip().splitlines()[-8:]
+            error = f"{ErrorKind.EXCEPTION.value}: {type(exc).__name__}: {exc}\n" + "\n".join(tb)
+        latency_ms = round((time.perf_counter() - t0) * 1000, 3)
+        run = stored if stored is not None else session.to_run(error=error, latency_ms=latency_ms)
+        return run, session.unrecorded, backend.misses, False
+
+    def _write(self, run: Run, unrecorded: int, misses: list[str], not_started: bool) -> None:
+        st = self.state
+        with st.lock:
+            self.writer.write(run)
+            st.done += 1
+            st.unrecorded += unrecorded
+            if len(st.misses) < self.MAX_MISSES:
+                st.misses.extend(misses[: self.MAX_MISSES - len(st.misses)])
+            if run.error is not None:
+                st.failed += 1
+                st.kinds[run.error.split(":", 1)[0]] += 1
+                if not_started:
+                    st.kinds[ErrorKind.DEADLINE.value + ":not_started"] += 1
+            done, failed = st.done, st.failed
+        st.progress.update(done, failed)
+
+
+__all__ = [
+    "RUNS_FILE",
+    "Progress",
+    "RunSummary",
+    "parse_shard",
+    "run_all",
+    "select_cases",
+    "shard_index",
+]
