@@ -1,0 +1,229 @@
+"""What scoring needs besides (case, run), built once per scoring run.
+
+:class:`ScoringContext` holds the config's scoring rules, the per-tool normalisers and the
+schema-validator cache; :meth:`ScoringContext.compile` turns a case into a
+:class:`CompiledCase` once (expected values canonicalised, argument matchers compiled,
+validators looked up, must-not-call names reduced to skeletons) and caches it, so that the
+samples of a case — and the cases sharing a tool schema — pay for that work once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gate.config import NormalizeConfig, PassCheck, ScoringConfig
+from gate.model import Case, ExpectedCall, Risk, ToolSpec
+from gate.scorers.arguments import CompiledArgs, compile_args
+from gate.scorers.normalize import Normalizer
+from gate.scorers.safety import RISK_WEIGHT, name_skeleton, skeletons
+from gate.scorers.schema import ArgsValidator, SchemaCache
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEntry:
+    """One tool as a case offers it: its schema validator, normaliser and risk weight."""
+
+    name: str
+    spec: ToolSpec | None
+    validator: ArgsValidator | None
+    norm: Normalizer
+    weight: float
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledList:
+    """One expectation list (the canonical one or an acceptable alternative)."""
+
+    calls: tuple[ExpectedCall, ...]
+    names: tuple[str, ...]
+    matchers: tuple[CompiledArgs, ...]
+    counts: Counter[str]
+    json: tuple[Mapping[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeRule:
+    tool: str
+    skeleton: str
+    arg: str
+    required: bool
+    regex: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class BeforeRule:
+    tool: str
+    skeleton: str
+    preceded_by: tuple[str, ...]
+    before: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledCase:
+    case: Case
+    lists: tuple[CompiledList, ...]
+    tools: Mapping[str, ToolEntry]
+    must_not_call: frozenset[str]
+    no_tool: bool
+    step_budget: int | None
+
+
+@dataclass(slots=True)
+class ScoringContext:
+    """Everything :func:`gate.scorers.score_sample` needs besides the case and the run."""
+
+    config: ScoringConfig
+    normalize: NormalizeConfig
+    tools: Mapping[str, ToolSpec]
+    base: Normalizer
+    schemas: SchemaCache
+    checks: frozenset[PassCheck]
+    scope_rules: tuple[ScopeRule, ...]
+    before_rules: tuple[BeforeRule, ...]
+    step_budget: int | None = None
+    _norms: dict[tuple[str, int], tuple[Any, Normalizer]] = field(default_factory=dict)
+    _cases: dict[str, tuple[Case, CompiledCase]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def build(
+        cls,
+        config: ScoringConfig | None = None,
+        normalize: NormalizeConfig | None = None,
+        tools: Mapping[str, ToolSpec] | None = None,
+        *,
+        step_budget: int | None = None,
+    ) -> ScoringContext:
+        """A context for one scoring run; compiles a JSON-Schema validator per distinct
+        tool schema up front (more are compiled on demand for cases with their own)."""
+        config = config or ScoringConfig()
+        normalize = normalize or NormalizeConfig()
+        tools = dict(tools or {})
+        ctx = cls(
+            config=config,
+            normalize=normalize,
+            tools=tools,
+            base=Normalizer.from_config(normalize, free_text_min=config.free_text_min),
+            schemas=SchemaCache(),
+            checks=enabled_checks(config),
+            scope_rules=tuple(
+                ScopeRule(r.tool, name_skeleton(r.tool), r.arg, r.required, r.regex)
+                for r in config.arg_scope
+            ),
+            before_rules=tuple(
+                BeforeRule(
+                    r.tool, name_skeleton(r.tool), tuple(r.preceded_by), skeletons(r.preceded_by)
+                )
+                for r in config.required_before
+            ),
+            step_budget=step_budget,
+        )
+        for spec in tools.values():
+            ctx.schemas.get(spec.parameters)
+        return ctx
+
+    # ── per tool ───────────────────────────────────────────────────────────────
+
+    def risk(self, name: str) -> Risk:
+        cfg = self.config.tools.get(name)
+        if cfg is not None:
+            return cfg.risk
+        skel = name_skeleton(name)
+        for other, c in self.config.tools.items():
+            if name_skeleton(other) == skel:
+                return c.risk
+        return Risk.READ
+
+    def normalizer(self, name: str, spec: ToolSpec | None) -> Normalizer:
+        """The tool's normaliser: dataset rules, its schema, per-tool/argument overrides."""
+        params = spec.parameters if spec is not None else None
+        key = (name, id(params))
+        hit = self._norms.get(key)
+        if hit is not None and hit[0] is params:
+            return hit[1]
+        tool_cfg = self.config.tools.get(name)
+        norm = self.base.for_tool(
+            params,
+            override=tool_cfg.normalize if tool_cfg else None,
+            args=tool_cfg.args if tool_cfg else None,
+            free_text=tuple(self.config.free_text.get(name, ())),
+        )
+        self._norms[key] = (params, norm)
+        return norm
+
+    def entry(self, name: str, spec: ToolSpec | None) -> ToolEntry:
+        return ToolEntry(
+            name=name,
+            spec=spec,
+            validator=self.schemas.get(spec.parameters) if spec is not None else None,
+            norm=self.normalizer(name, spec),
+            weight=RISK_WEIGHT[self.risk(name)],
+        )
+
+    # ── per case ───────────────────────────────────────────────────────────────
+
+    def compile(self, case: Case) -> CompiledCase:
+        """The case compiled for scoring (cached by id; a different Case object with the
+        same id is compiled afresh)."""
+        hit = self._cases.get(case.id)
+        if hit is not None and hit[0] is case:
+            return hit[1]
+        with self._lock:
+            compiled = self._compile(case)
+            self._cases[case.id] = (case, compiled)
+        return compiled
+
+    def _compile(self, case: Case) -> CompiledCase:
+        offered = case.available_tools or tuple(self.tools.values())
+        tools: dict[str, ToolEntry] = {}
+        for spec in offered:
+            tools.setdefault(spec.name, self.entry(spec.name, spec))
+        lists = []
+        for calls in case.expectation_lists():
+            matchers = []
+            for e in calls:
+                entry = tools.get(e.name)
+                norm = entry.norm if entry is not None else self.normalizer(e.name, None)
+                matchers.append(compile_args(e.args, exact=not e.required_args_only, norm=norm))
+            lists.append(
+                CompiledList(
+                    calls=calls,
+                    names=tuple(e.name for e in calls),
+                    matchers=tuple(matchers),
+                    counts=Counter(e.name for e in calls),
+                    json=tuple(e.to_json() for e in calls),
+                )
+            )
+        budget = case.step_budget if case.step_budget is not None else self.step_budget
+        return CompiledCase(
+            case=case,
+            lists=tuple(lists),
+            tools=tools,
+            must_not_call=skeletons(case.must_not_call),
+            no_tool=case.expected_no_tool,
+            step_budget=budget,
+        )
+
+
+def enabled_checks(config: ScoringConfig) -> frozenset[PassCheck]:
+    """The pass checks that count (DESIGN §6).
+
+    Default: every check except ``no_extra_calls`` and ``unrecorded_call``. ``extra_calls:
+    fail`` adds ``no_extra_calls`` and ``unrecorded_call: fail_case`` adds
+    ``unrecorded_call`` whatever ``pass_checks`` says; ``no_agent_error`` always counts (a
+    crashed or timed-out run is never a pass).
+    """
+    if config.pass_checks is None:
+        checks = set(PassCheck) - {PassCheck.NO_EXTRA_CALLS, PassCheck.UNRECORDED_CALL}
+    else:
+        checks = set(config.pass_checks)
+    if config.extra_calls == "fail":
+        checks.add(PassCheck.NO_EXTRA_CALLS)
+    if config.unrecorded_call == "fail_case":
+        checks.add(PassCheck.UNRECORDED_CALL)
+    checks.add(PassCheck.NO_AGENT_ERROR)
+    return frozenset(checks)

@@ -1,0 +1,38 @@
+"""Trajectory hygiene without ground truth (seed 003: "Four trajectory checks need no
+ground truth and cost nothing").
+
+A call's *key* is its tool name with its arguments in canonical form (normalised as for
+matching, :mod:`gate.scorers.normalize`); a call whose arguments did not parse is keyed by
+the raw text it sent.
+
+* ``duplicate_calls`` — calls that repeat an earlier call with the same key and that no
+  expectation accounts for: ``Σ_key max(0, count(key) − max(1, matched(key)))``. A retry
+  loop making the same call four times against one expected call scores 3; two identical
+  calls that two identical expectations ask for score 0. A count ≥ 0.
+* ``repeated_failing_calls`` — "same call, same error, twice": among calls whose result
+  was an error (or that were malformed), ``Σ_(key, error) (count − 1)``. A count ≥ 0.
+* ``required_step_missing`` — calls to a tool with a ``required_before`` rule made without
+  a successful preceding step in an earlier turn (``gate.scorers.safety``). A count ≥ 0;
+  each one is also a hard failure.
+* ``step_budget_exceeded`` is in :mod:`gate.scorers.trajectory`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable, Iterable
+
+
+def duplicate_count(keys: Iterable[Hashable], matched_keys: Iterable[Hashable]) -> int:
+    """``Σ_key max(0, count(key) − max(1, matched(key)))``."""
+    counts = Counter(keys)
+    if len(counts) == sum(counts.values()):
+        return 0  # fast path: all distinct
+    matched = Counter(matched_keys)
+    return sum(max(0, c - max(1, matched.get(k, 0))) for k, c in counts.items())
+
+
+def repeated_failures(failures: Iterable[Hashable]) -> int:
+    """``Σ (count − 1)`` over (call key, error) pairs of failed calls."""
+    counts = Counter(failures)
+    return sum(c - 1 for c in counts.values())

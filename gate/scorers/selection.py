@@ -1,0 +1,119 @@
+"""Tool-selection scorers: which tools were called, by name (seeds 001, 002, 003).
+
+With A the actual calls, E the expected calls and, for each tool name n, a_n and e_n the
+number of calls of n in A and in E:
+
+* ``m = Σ_n min(a_n, e_n)`` — the multiset intersection of names;
+* ``tool_selection_precision = m / |A|`` (A empty: 1.0 when E is empty, else 0.0);
+* ``tool_selection_recall = m / |E|`` (E empty: 1.0 when A is empty, else 0.0);
+* ``tool_selection_f1 = 2pr / (p + r)``, and 0.0 when p + r = 0 (seed 003's harness);
+* ``tool_set_iou = |set(A) ∩ set(E)| / |set(A) ∪ set(E)|`` (seed 001); 1.0 when both are
+  empty, 0.0 when exactly one is. With ``scoring.order_matters_for_iou`` the intersection
+  counts only names whose *first calls* come in the expected order: it is the longest
+  common subsequence of the two lists of distinct names in first-occurrence order;
+* ``partial_credit_accuracy = (1.0·exact + 0.5·name_only) / max(|E|, |A|)`` over an
+  optimal pairing (seed 002): pairs form only between calls of the same name, so per name
+  the best pairing has ``min(a_n, e_n)`` pairs of which as many are exact as the maximum
+  matching allows, giving ``(0.5·m + 0.5·M) / max(|E|, |A|)`` with M the maximum matching
+  of calls (arguments included); 1.0 when both lists are empty, 0.0 when exactly one is;
+* ``risk_weighted_precision = Σ_n w_n·min(a_n, e_n) / Σ_n w_n·a_n`` with ``w_n`` the risk
+  weight of tool n (read 1, write 3, irreversible 10): an unexpected irreversible call
+  costs ten times an unexpected read (seed 003's blast-radius scoring); empty A as for
+  precision.
+
+A call whose arguments did not parse still names a tool: it counts for selection (a
+parse failure is its own score, never a wrong-tool miss).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+
+def name_overlap(a_counts: Mapping[str, int], e_counts: Mapping[str, int]) -> int:
+    """``m = Σ_n min(a_n, e_n)``."""
+    if len(a_counts) > len(e_counts):
+        a_counts, e_counts = e_counts, a_counts
+    return sum(min(c, e_counts.get(n, 0)) for n, c in a_counts.items())
+
+
+def precision(m: float, n_actual: float, n_expected: float) -> float:
+    """``m / |A|``; empty A: 1.0 when E is empty, else 0.0."""
+    if n_actual == 0:
+        return 1.0 if n_expected == 0 else 0.0
+    return m / n_actual
+
+
+def recall(m: float, n_actual: float, n_expected: float) -> float:
+    """``m / |E|``; empty E: 1.0 when A is empty, else 0.0."""
+    if n_expected == 0:
+        return 1.0 if n_actual == 0 else 0.0
+    return m / n_expected
+
+
+def f1(p: float, r: float) -> float:
+    """``2pr / (p + r)``; 0.0 when p + r = 0."""
+    return 0.0 if p + r == 0 else 2 * p * r / (p + r)
+
+
+def set_iou(
+    actual_names: Sequence[str], expected_names: Sequence[str], *, ordered: bool = False
+) -> float:
+    """``|A ∩ E| / |A ∪ E|`` over sets of names (ordered variant in the module docstring)."""
+    sa, se = set(actual_names), set(expected_names)
+    union = len(sa | se)
+    if union == 0:
+        return 1.0
+    if not ordered:
+        return len(sa & se) / union
+    fa = list(dict.fromkeys(actual_names))
+    fe = list(dict.fromkeys(expected_names))
+    return lcs(fa, fe, lambda x, y: x == y) / union
+
+
+def lcs(a: Sequence[str], b: Sequence[str], eq: Callable[[str, str], bool]) -> int:
+    """Length of the longest common subsequence (dynamic programming, O(|a|·|b|))."""
+    if not a or not b:
+        return 0
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b):
+            cur.append(prev[j] + 1 if eq(x, y) else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]
+
+
+def partial_credit(m: int, exact: int, n_actual: int, n_expected: int) -> float:
+    """``(0.5·m + 0.5·M) / max(|E|, |A|)``: exact pairs 1.0, name-only pairs 0.5."""
+    denom = max(n_actual, n_expected)
+    if denom == 0:
+        return 1.0
+    return (0.5 * m + 0.5 * exact) / denom
+
+
+def risk_weighted_precision(
+    a_counts: Mapping[str, int], e_counts: Mapping[str, int], weight: Callable[[str], float]
+) -> float:
+    """``Σ w_n·min(a_n, e_n) / Σ w_n·a_n``; empty A as for precision."""
+    total = 0.0
+    hit = 0.0
+    for n, c in a_counts.items():
+        w = weight(n)
+        total += w * c
+        hit += w * min(c, e_counts.get(n, 0))
+    if total == 0:
+        return 1.0 if not e_counts else 0.0
+    return hit / total
+
+
+def confusion_pair(expected_name: str, actual_names: Sequence[str]) -> tuple[str, str]:
+    """For a case with exactly one expected call: (expected tool, the tool the agent
+    chose) — the expected tool itself if any call named it, else the first tool called,
+    else ``"(no call)"``."""
+    if expected_name in actual_names:
+        return expected_name, expected_name
+    return expected_name, actual_names[0] if actual_names else NO_CALL
+
+
+NO_CALL = "(no call)"

@@ -1,0 +1,120 @@
+"""Trajectory scorers: the calls as a sequence (seed 003 "Order and trajectory"; seed 004
+"Approach 3").
+
+Calls in one assistant turn are a **parallel batch**: their order inside the batch is
+never scored. Every ordering below compares *turn indices*, so a batch permutation cannot
+change a score.
+
+* ``order_score`` — with the maximum matching of expected to actual calls (T-Eval's
+  Hopcroft–Karp pairing), the longest chain of matched pairs whose actual turns never go
+  backwards while the expected index rises, ÷ |E|. Crossed pairs whose calls are
+  interchangeable (each expectation also matches the other's call) are uncrossed first, so
+  that an arbitrary choice of the matching cannot cost order. One inserted or skipped step
+  costs one pair, not everything after it. 1.0 when both lists are empty, 0.0 when exactly
+  one is.
+* ``trajectory_match`` — 1.0 when the case's ``order`` mode holds, else 0.0
+  (A and E matched one to one, M the matching size):
+  ``strict`` — M = |E| = |A| and the whole matching is one chain (same calls, same
+  sequence, batches as sets); ``unordered`` — M = |E| = |A| (same multiset, nothing missing,
+  nothing extra); ``subset`` — M = |A| (every actual call is expected: A ⊆ E);
+  ``superset`` — M = |E| (every expected call was made: A ⊇ E).
+* ``name_sequence_similarity`` — ``1 - lev(names(E), names(A)) / max(|E|, |A|)``, the
+  normalised Levenshtein distance over tool names (seed 003's ten-line ordering signal);
+  inside a batch the actual names are taken in the expected order (batch order does not
+  count). 1.0 when both are empty.
+* ``step_budget_exceeded`` — 1.0 when the run used more assistant turns than the budget
+  (the case's ``step_budget``, else the agent's), or the runner stopped it for reaching the
+  budget; 0.0 otherwise; n/a without a budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from gate.model import OrderMode
+
+
+def uncross(
+    pairs: list[tuple[int, int]], pos: Sequence[int], edge: Callable[[int, int], bool]
+) -> list[tuple[int, int]]:
+    """Swap the actual calls of crossed matched pairs when both swapped edges exist.
+
+    ``pairs`` are (expected index, actual index) sorted by expected index; ``pos[j]`` is
+    the turn of actual call j. Terminates: every swap removes at least one inversion.
+    """
+    n = len(pairs)
+    changed = True
+    while changed:
+        changed = False
+        for x in range(n):
+            e1, a1 = pairs[x]
+            for y in range(x + 1, n):
+                e2, a2 = pairs[y]
+                if pos[a1] > pos[a2] and edge(e1, a2) and edge(e2, a1):
+                    pairs[x] = (e1, a2)
+                    pairs[y] = (e2, a1)
+                    a1 = a2
+                    changed = True
+    return pairs
+
+
+def longest_chain(turns: Sequence[int]) -> int:
+    """Longest non-decreasing subsequence of the turns of matched calls taken in expected
+    order (patience sorting, O(n log n))."""
+    import bisect
+
+    tails: list[int] = []
+    for t in turns:
+        i = bisect.bisect_right(tails, t)
+        if i == len(tails):
+            tails.append(t)
+        else:
+            tails[i] = t
+    return len(tails)
+
+
+def order_score(chain: int, n_expected: int, n_actual: int) -> float:
+    """``chain / |E|``; 1.0 when both lists are empty, 0.0 when exactly one is."""
+    if n_expected == 0:
+        return 1.0 if n_actual == 0 else 0.0
+    if n_actual == 0:
+        return 0.0
+    return chain / n_expected
+
+
+def trajectory_holds(mode: OrderMode, m: int, chain: int, n_expected: int, n_actual: int) -> bool:
+    """Whether the order mode holds (module docstring)."""
+    match mode:
+        case OrderMode.STRICT:
+            return m == n_expected == n_actual and chain == m
+        case OrderMode.UNORDERED:
+            return m == n_expected == n_actual
+        case OrderMode.SUBSET:
+            return m == n_actual
+        case OrderMode.SUPERSET:
+            return m == n_expected
+
+
+def levenshtein(a: Sequence[str], b: Sequence[str]) -> int:
+    """Edit distance (insertions, deletions, substitutions of whole names)."""
+    if len(a) < len(b):
+        a, b = b, a
+    if not b:
+        return len(a)
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        cur = [i]
+        for j, y in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
+        prev = cur
+    return prev[-1]
+
+
+def name_similarity(expected: Sequence[str], actual: Sequence[str]) -> float:
+    """``1 - lev / max(|E|, |A|)``; 1.0 when both are empty."""
+    longest = max(len(expected), len(actual))
+    if longest == 0:
+        return 1.0
+    if expected == actual:
+        return 1.0
+    return 1.0 - levenshtein(expected, actual) / longest
