@@ -463,3 +463,37 @@ def test_run_judge__api_key_never_in_block(openai_server, tmp_path: Path) -> Non
     text = jsonio.dumps(block).decode()
     assert "HTTP 401" in text and "sk-test-secret-123" not in text
     assert len(srv.requests) == 3  # 401 is not retried; the breaker opens after 3 in a row
+
+
+def test_run_judge__empty_api_key_env__keyless_endpoint_called_without_authorization(
+    openai_server, tmp_path: Path
+) -> None:
+    srv = openai_server(honest_judge)
+    config = write_config(tmp_path, judge_cfg(srv, api_key_env=""))
+    dataset, runs = standard()
+    block = run_judge(
+        config, dataset, runs, tmp_path / "out", results=results(), environ={}, sleep=no_sleep
+    )
+    assert block["status"] == "ok" and len(srv.requests) == 6
+    assert all("Authorization" not in r.headers for r in srv.requests)
+
+
+def test_run_judge__runs_of_unknown_cases__noticed_not_judged(
+    openai_server, tmp_path: Path
+) -> None:
+    from gate.model import Run
+
+    srv = openai_server(honest_judge)
+    config = write_config(tmp_path, judge_cfg(srv, rubrics=["tool_appropriateness"]))
+    dataset, runs = standard()
+    block = run_judge(
+        config,
+        dataset,
+        [*runs, Run("ghost", 0)],
+        tmp_path / "out",
+        results=results(),
+        environ=ENV,
+        sleep=no_sleep,
+    )
+    assert block["rubrics"]["tool_appropriateness"]["n"] == 4
+    assert "1 run(s) name cases not in the dataset" in block["notices"][0]
