@@ -45,7 +45,7 @@ def case(
     *,
     user: str = "where is my order ord_1?",
     tools: tuple[ToolSpec, ...] = (LOOKUP, REFUND),
-    responses: tuple[FrozenResponse, ...] = (),
+    responses: tuple[FrozenResponse, ...] | None = None,
     step_budget: int | None = None,
 ) -> Case:
     return Case(
@@ -54,7 +54,8 @@ def case(
         source=SourceRef("dataset.jsonl", 1),
         available_tools=tools,
         tool_responses=responses
-        or (response("lookup_order", {"order_id": "ord_1"}, ok={"status": "shipped"}),),
+        if responses is not None
+        else (response("lookup_order", {"order_id": "ord_1"}, ok={"status": "shipped"}),),
         step_budget=step_budget,
     )
 
