@@ -177,6 +177,10 @@ def check_against_schema(
             else []
         )
         for v in values:
+            if matcher.kind is MatcherKind.IN and (v is None or v == ""):
+                # Among `$in` options, null / "" stand for "may be omitted" (the bfcl
+                # profile; null_equals_absent), not for a value the enum must list.
+                continue
             if _fold(v) not in folded:
                 choices = [e for e in enum if isinstance(e, str)]
                 hint = did_you_mean(v, choices) if isinstance(v, str) else ""
