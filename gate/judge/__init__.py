@@ -47,9 +47,9 @@ from gate.judge.client import ChatClient, JudgeCallError, parse_answer
 from gate.judge.rubrics import ExtractContext, JudgeItem, Rubric, describe, load_rubrics
 from gate.judge.sample import Selection, select
 from gate.model import Case, Run
-from gate.results import Results
+from gate.results import MetricStat, Results
 
-__all__ = ["check_judge_inputs", "disabled_block", "run_judge"]
+__all__ = ["check_judge_inputs", "disabled_block", "judge_metrics", "run_judge"]
 
 
 class DatasetLike(Protocol):
@@ -61,6 +61,21 @@ class DatasetLike(Protocol):
 
 def disabled_block() -> dict[str, Any]:
     return {"status": "disabled", "gating": False, "notices": [], "rubrics": {}, "cases": {}}
+
+
+def judge_metrics(block: Mapping[str, Any]) -> dict[str, MetricStat]:
+    """``judge.<rubric>`` → mean and n of each rubric in a judge block, shaped like the
+    deterministic metrics so that reports and the baseline diff can show them base → head.
+
+    For ``results.metrics`` only if every consumer skips ``judge.*`` when deciding: the
+    verdict must never depend on them (``gates:`` already refuses them).
+    """
+    rubrics = block.get("rubrics") or {}
+    return {
+        str(r.get("metric", f"judge.{name}")): MetricStat(mean=r.get("mean"), n=int(r.get("n", 0)))
+        for name, r in sorted(rubrics.items())
+        if isinstance(r, Mapping)
+    }
 
 
 def check_judge_inputs(config: Config) -> tuple[list[Rubric], tuple[HumanLabel, ...] | None]:

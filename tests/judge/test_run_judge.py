@@ -497,3 +497,21 @@ def test_run_judge__runs_of_unknown_cases__noticed_not_judged(
     )
     assert block["rubrics"]["tool_appropriateness"]["n"] == 4
     assert "1 run(s) name cases not in the dataset" in block["notices"][0]
+
+
+def test_judge_metrics__block__judge_prefixed_mean_and_n(openai_server, tmp_path: Path) -> None:
+    from gate.judge import judge_metrics
+
+    srv = openai_server(honest_judge)
+    config = write_config(tmp_path, judge_cfg(srv))
+    dataset, runs = standard()
+    block = run_judge(
+        config, dataset, runs, tmp_path / "out", results=results(), environ=ENV, sleep=no_sleep
+    )
+    got = {k: (v.mean, v.n) for k, v in judge_metrics(block).items()}
+    assert got == {
+        "judge.argument_fidelity": (1.0, 1),
+        "judge.error_handling": (0.0, 1),
+        "judge.tool_appropriateness": (1.0, 4),
+    }
+    assert judge_metrics({"status": "disabled", "rubrics": {}}) == {}
