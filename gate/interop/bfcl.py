@@ -1,0 +1,834 @@
+"""BFCL → a ToolGate dataset and a ready ``toolgate.yml``.
+
+The Berkeley Function Calling Leaderboard ships, per category, a *questions* file (JSON
+Lines: ``{"id", "question": [[messages]], "function": [function docs]}``) and, except for
+the irrelevance categories, a *possible answers* file (``{"id", "ground_truth": [{func:
+{param: [acceptable values]}}]}``). This module converts one category into DESIGN §3 rows,
+one per BFCL item, with the BFCL id as the case id:
+
+* ``question[0]``: its last message (a user turn) is ``user_input``; every message before
+  it is ``message_history``;
+* ``function``: each doc becomes an OpenAI tool spec; BFCL's types become JSON Schema —
+  ``dict → object``, ``float → number``, ``tuple → array``, ``any →`` (no constraint),
+  ``integer``, ``string``, ``boolean``, ``array`` unchanged — and a parameter whose BFCL
+  ``default`` is ``null`` becomes nullable (BFCL's answers accept ``None`` for those);
+* ``ground_truth``: each ``{func: {param: options}}`` is an expected call with
+  ``required_args_only: false`` (BFCL rejects any argument its answer does not list). One
+  option is a plain value, several are ``{"$in": [...]}``; ``""`` among the options means
+  "may be omitted" and stays in the ``$in`` (the ``bfcl`` profile reads it so). Options of
+  ``dict`` parameters (and of arrays of dicts) hold their own option lists per key: they are
+  expanded into every concrete object, an optional key giving variants without it;
+* ``parallel*`` categories: the calls form one unordered batch; ``simple``/``multiple``:
+  one call; ``irrelevance``: ``expected_tool_calls: []`` and ``expected_no_tool: true``.
+
+Values are adjusted to the parameter's schema the way BFCL's checker compares them: an
+integer option of a ``float`` parameter becomes a float (BFCL converts an int output to
+float before comparing, so both ``5`` and ``5.0`` are right), and an integral float option
+of an ``integer`` parameter is offered as the integer too (Python's ``5 == 5.0``).
+
+Items whose possible answers contradict their own function docs (a value that does not
+fit the parameter's schema or enum, an optional answer for a required parameter, an
+answer for a parameter the doc does not declare) are converted as they are and reported
+as :class:`SchemaNote` s; the note is also written to the case's ``notes``.
+"""
+
+from __future__ import annotations
+
+import enum
+import importlib.util
+import itertools
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from gate import jsonio
+from gate.errors import Problem
+from gate.interop import InteropError
+from gate.interop._records import Locator, Record, read_records
+
+MAX_EXPANSION = 4096
+"""Most concrete values one parameter's options may expand to (dict options multiply)."""
+
+_OMIT = object()
+"""Marks "this key may be left out" while expanding dict options."""
+
+
+class Kind(enum.StrEnum):
+    """How a category's items are scored."""
+
+    SINGLE = "single"
+    """One expected call (``simple_*``, ``multiple``, ``live_simple``, ``live_multiple``)."""
+    PARALLEL = "parallel"
+    """Several calls in one unordered batch (``parallel*``)."""
+    IRRELEVANCE = "irrelevance"
+    """No call is right (``irrelevance``, ``live_irrelevance``)."""
+
+
+CATEGORIES: dict[str, Kind] = {
+    "simple_python": Kind.SINGLE,
+    "multiple": Kind.SINGLE,
+    "parallel": Kind.PARALLEL,
+    "parallel_multiple": Kind.PARALLEL,
+    "irrelevance": Kind.IRRELEVANCE,
+    "live_simple": Kind.SINGLE,
+    "live_multiple": Kind.SINGLE,
+    "live_parallel": Kind.PARALLEL,
+    "live_parallel_multiple": Kind.PARALLEL,
+    "live_irrelevance": Kind.IRRELEVANCE,
+}
+"""The BFCL categories this importer converts (the Python AST and irrelevance ones)."""
+
+_UNSUPPORTED: dict[str, str] = {
+    "simple_java": "its values are Java source text checked by BFCL's Java type converter",
+    "simple_javascript": "its values are JavaScript source text checked by BFCL's JS converter",
+    "live_relevance": "it has no possible answers (any call passes): no expectation says that",
+    "multi_turn": "multi-turn categories are checked by executing BFCL's simulated APIs",
+    "memory": "memory categories are checked by executing BFCL's backends",
+    "web_search": "web-search categories need live search",
+    "format_sensitivity": "format-sensitivity entries are prompt variations of other categories",
+}
+
+_TYPE_MAP: dict[str, str | None] = {
+    "dict": "object",
+    "float": "number",
+    "tuple": "array",
+    "any": None,
+    "integer": "integer",
+    "string": "string",
+    "boolean": "boolean",
+    "array": "array",
+    # Already JSON Schema (some live items mix the two vocabularies).
+    "object": "object",
+    "number": "number",
+    "null": "null",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaNote:
+    """A BFCL item whose possible answer contradicts its own function doc."""
+
+    case_id: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.case_id}: {self.field}: {self.message}"
+
+
+@dataclass(slots=True)
+class BfclImport:
+    """The result of converting one category."""
+
+    category: str
+    kind: Kind
+    cases: list[dict[str, Any]]
+    notes: list[SchemaNote] = field(default_factory=list)
+    """Possible answers that contradict their own schema (the items are converted)."""
+    skipped: list[SchemaNote] = field(default_factory=list)
+    """Items left out because BFCL itself rejects every output for them."""
+    source: str = ""
+
+
+# ─── locating the files ──────────────────────────────────────────────────────
+
+
+def category_kind(category: str) -> Kind:
+    """The :class:`Kind` of ``category``; an :class:`InteropError` if not convertible."""
+    if category in CATEGORIES:
+        return CATEGORIES[category]
+    for prefix, why in _UNSUPPORTED.items():
+        if category.startswith(prefix):
+            raise InteropError(
+                Problem("toolgate", None, "--category", f"{category!r} is not supported: {why}"),
+                hint=f"supported categories: {', '.join(CATEGORIES)}",
+            )
+    raise InteropError(
+        Problem("toolgate", None, "--category", f"unknown BFCL category {category!r}"),
+        hint=f"supported categories: {', '.join(CATEGORIES)}",
+    )
+
+
+def bfcl_data_dir() -> Path:
+    """The ``data`` folder of the installed ``bfcl-eval`` package (found without importing
+    it: importing ``bfcl_eval`` pulls in its model handlers)."""
+    spec = importlib.util.find_spec("bfcl_eval")
+    if spec is None or not spec.submodule_search_locations:
+        raise InteropError(
+            Problem("toolgate", None, "--category", "the bfcl-eval package is not installed"),
+            hint="install it with `pip install 'toolgate[bfcl]'`, or pass --data-dir, or "
+            "--questions and --answers",
+        )
+    return Path(next(iter(spec.submodule_search_locations))) / "data"
+
+
+def locate_category(category: str, data_dir: Path | None = None) -> tuple[Path, Path | None]:
+    """(questions file, possible-answers file or None) of ``category`` in a BFCL data folder
+    (the installed package's by default); the newest ``BFCL_v<N>_`` version wins."""
+    kind = category_kind(category)
+    folder = data_dir if data_dir is not None else bfcl_data_dir()
+    pattern = re.compile(rf"BFCL_v\d+_{re.escape(category)}\.json")
+    candidates = sorted(
+        (p for p in folder.glob("BFCL_v*.json") if pattern.fullmatch(p.name)),
+        key=lambda p: _version_of(p.name),
+        reverse=True,
+    )
+    if not candidates:
+        raise InteropError(
+            Problem(str(folder), None, "--category", f"no BFCL_v*_{category}.json in this folder")
+        )
+    questions = candidates[0]
+    answers = folder / "possible_answer" / questions.name
+    if kind is Kind.IRRELEVANCE:
+        return questions, None
+    if not answers.is_file():
+        raise InteropError(
+            Problem(str(answers), None, "--category", "possible answers file missing")
+        )
+    return questions, answers
+
+
+def _version_of(name: str) -> int:
+    m = re.match(r"BFCL_v(\d+)_", name)
+    return int(m.group(1)) if m else -1
+
+
+def category_of_id(case_id: str) -> str:
+    """``simple_python_12`` → ``simple_python``; ``live_multiple_3-1-0`` → ``live_multiple``."""
+    return case_id.rsplit("_", 1)[0]
+
+
+# ─── schemas ─────────────────────────────────────────────────────────────────
+
+
+def convert_schema(node: Any, where: str, loc: Locator, rec: Record) -> dict[str, Any]:
+    """One BFCL parameter schema (recursively) → JSON Schema; unknown types are problems."""
+    if not isinstance(node, dict):
+        loc.add(rec, where, "a parameter schema must be an object")
+        return {}
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "type":
+            converted = _convert_type(value, f"{where}.type", loc, rec)
+            if converted is not None:
+                out["type"] = converted
+        elif key == "properties":
+            if not isinstance(value, dict):
+                loc.add(rec, f"{where}.properties", "must be an object")
+                continue
+            out["properties"] = {
+                name: convert_schema(sub, f"{where}.properties.{name}", loc, rec)
+                for name, sub in value.items()
+            }
+        elif key == "items":
+            out["items"] = convert_schema(value, f"{where}.items", loc, rec)
+        elif key == "additionalProperties" and isinstance(value, dict):
+            out["additionalProperties"] = convert_schema(value, f"{where}.{key}", loc, rec)
+        else:
+            out[key] = value
+    # BFCL writes `"default": None` for parameters whose answers accept None; JSON Schema
+    # needs the type to say so, or those answers would fail schema validity.
+    if "default" in node and node["default"] is None and "type" in out:
+        t = out["type"]
+        types = t if isinstance(t, list) else [t]
+        if "null" not in types:
+            out["type"] = [*types, "null"]
+        if isinstance(out.get("enum"), list) and None not in out["enum"]:
+            out["enum"] = [*out["enum"], None]
+    return out
+
+
+def _convert_type(value: Any, where: str, loc: Locator, rec: Record) -> Any:
+    names = value if isinstance(value, list) else [value]
+    out: list[str] = []
+    for name in names:
+        if not isinstance(name, str) or name not in _TYPE_MAP:
+            loc.add(rec, where, f"unknown BFCL type {name!r} (known: {', '.join(_TYPE_MAP)})")
+            return None
+        mapped = _TYPE_MAP[name]
+        if mapped is None:  # "any": no constraint at all
+            return None
+        if mapped not in out:
+            out.append(mapped)
+    return out[0] if len(out) == 1 else out
+
+
+def _declared_type(schema: Mapping[str, Any]) -> str | None:
+    t = schema.get("type")
+    if isinstance(t, list):
+        t = next((x for x in t if x != "null"), None)
+    return t if isinstance(t, str) else None
+
+
+# ─── possible answers → matchers ─────────────────────────────────────────────
+
+
+def _is_blank(v: Any) -> bool:
+    return isinstance(v, str) and v == ""
+
+
+def _enum_fold(v: Any) -> Any:
+    """How the dataset loader compares a value with an enum (case-insensitively)."""
+    return v.strip().casefold() if isinstance(v, str) else repr(v)
+
+
+def _dedupe(values: Iterable[Any]) -> list[Any]:
+    seen: set[str] = set()
+    out: list[Any] = []
+    for v in values:
+        # Type-tagged so that 5, 5.0 and True stay three options.
+        key = f"{type(v).__name__}:{jsonio.canonical(v)}"
+        if key not in seen:
+            seen.add(key)
+            out.append(v)
+    return out
+
+
+def _expand_dict(option: Any, where: str, loc: Locator, rec: Record) -> list[Any]:
+    """A BFCL dict option ``{key: [options]}`` → every concrete object it allows."""
+    if not isinstance(option, dict):
+        return [option]
+    keys = list(option)
+    choices: list[list[Any]] = []
+    for key in keys:
+        opts = option[key]
+        if not isinstance(opts, list):
+            loc.add(rec, f"{where}.{key}", "options of a dict key must be an array")
+            return []
+        values: list[Any] = [o for o in opts if not _is_blank(o)]
+        if any(_is_blank(o) for o in opts):
+            values.append(_OMIT)
+        choices.append(values)
+    total = 1
+    for c in choices:
+        total *= max(len(c), 1)
+    if total > MAX_EXPANSION:
+        loc.add(rec, where, f"dict options expand to {total} objects (more than {MAX_EXPANSION})")
+        return []
+    out = []
+    for combo in itertools.product(*choices):
+        out.append({k: v for k, v in zip(keys, combo, strict=True) if v is not _OMIT})
+    return out
+
+
+def _expand_option(
+    option: Any, schema: Mapping[str, Any], where: str, loc: Locator, rec: Record
+) -> list[Any]:
+    declared = _declared_type(schema)
+    if declared == "object" and isinstance(option, dict):
+        return _expand_dict(option, where, loc, rec)
+    items = schema.get("items")
+    if (
+        declared == "array"
+        and isinstance(items, dict)
+        and _declared_type(items) == "object"
+        and isinstance(option, list)
+        and option
+        and all(isinstance(o, dict) for o in option)
+    ):
+        per_item = [_expand_dict(o, f"{where}[{i}]", loc, rec) for i, o in enumerate(option)]
+        total = 1
+        for p in per_item:
+            total *= max(len(p), 1)
+        if total > MAX_EXPANSION:
+            loc.add(
+                rec,
+                where,
+                f"list-of-dict options expand to {total} lists (more than {MAX_EXPANSION})",
+            )
+            return []
+        return [list(combo) for combo in itertools.product(*per_item)]
+    return [option]
+
+
+def _adjust_numbers(values: list[Any], schema: Mapping[str, Any]) -> list[Any]:
+    declared = _declared_type(schema)
+    out: list[Any] = []
+    for v in values:
+        is_num = isinstance(v, int | float) and not isinstance(v, bool)
+        if declared == "number" and is_num and isinstance(v, int):
+            out.append(float(v))
+        elif declared == "integer" and is_num and isinstance(v, float) and v.is_integer():
+            out.extend([int(v), v])
+        else:
+            out.append(v)
+    return out
+
+
+def expand_options(
+    options: list[Any], schema: Mapping[str, Any], where: str, loc: Locator, rec: Record
+) -> tuple[list[Any], bool]:
+    """(every concrete acceptable value, may the parameter be omitted) of one BFCL option
+    list, dict options expanded; values as BFCL wrote them (no number adjustment)."""
+    optional = any(_is_blank(o) for o in options)
+    values: list[Any] = []
+    for i, option in enumerate(options):
+        if _is_blank(option):
+            continue
+        values.extend(_expand_option(option, schema, f"{where}[{i}]", loc, rec))
+    if len(values) > MAX_EXPANSION:
+        loc.add(rec, where, f"{len(values)} acceptable values (more than {MAX_EXPANSION})")
+    return values, optional
+
+
+def matcher_for(values: list[Any], optional: bool, schema: Mapping[str, Any]) -> Any:
+    """Concrete acceptable values → a DESIGN §3 matcher (plain value or ``$in``)."""
+    out = _dedupe(_adjust_numbers(values, schema))
+    if optional:
+        out.append("")
+    # A plain object could be mistaken for a matcher; objects always go inside `$in`.
+    if len(out) == 1 and not isinstance(out[0], dict) and not optional:
+        return out[0]
+    return {"$in": out}
+
+
+def options_to_matcher(
+    options: list[Any], schema: Mapping[str, Any], where: str, loc: Locator, rec: Record
+) -> Any:
+    """BFCL's option list for one parameter → a DESIGN §3 matcher (plain value or ``$in``)."""
+    values, optional = expand_options(options, schema, where, loc, rec)
+    return matcher_for(values, optional, schema)
+
+
+# ─── one item ────────────────────────────────────────────────────────────────
+
+
+def _tool_name(name: str, underscore_names: bool) -> str:
+    return name.replace(".", "_") if underscore_names else name
+
+
+@dataclass(slots=True)
+class _Item:
+    rec: Record
+    case_id: str
+    question: dict[str, Any]
+
+
+def _convert_functions(
+    item: _Item, underscore_names: bool, loc: Locator
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
+    rec = item.rec
+    functions = item.question.get("function")
+    if not isinstance(functions, list):
+        loc.add(rec, rec.field("function"), "must be an array of function docs")
+        return [], {}
+    tools: list[dict[str, Any]] = []
+    schemas: dict[str, dict[str, Any]] = {}
+    for i, fn in enumerate(functions):
+        where = rec.field("function", i)
+        if not isinstance(fn, dict):
+            loc.add(rec, where, "must be an object")
+            continue
+        name = fn.get("name")
+        if not isinstance(name, str) or not name:
+            loc.add(rec, f"{where}.name", "must be a non-empty string")
+            continue
+        params = convert_schema(
+            fn.get("parameters", {"type": "dict", "properties": {}}),
+            f"{where}.parameters",
+            loc,
+            rec,
+        )
+        tool_name = _tool_name(name, underscore_names)
+        if tool_name in schemas:
+            loc.add(rec, f"{where}.name", f"two functions are named {tool_name!r}")
+            continue
+        schemas[name] = params
+        spec: dict[str, Any] = {"name": tool_name, "parameters": params}
+        description = fn.get("description")
+        if isinstance(description, str):
+            spec["description"] = description
+        tools.append({"type": "function", "function": spec})
+    return tools, schemas
+
+
+def _messages(item: _Item, loc: Locator) -> tuple[str, list[dict[str, Any]]]:
+    rec = item.rec
+    question = item.question.get("question")
+    if (
+        not isinstance(question, list)
+        or not question
+        or not isinstance(question[0], list)
+        or not question[0]
+    ):
+        loc.add(rec, rec.field("question"), "must be an array holding one array of messages")
+        return "", []
+    if len(question) > 1:
+        loc.add(
+            rec, rec.field("question"), f"has {len(question)} turns; only single-turn items convert"
+        )
+        return "", []
+    messages = question[0]
+    for i, m in enumerate(messages):
+        if (
+            not isinstance(m, dict)
+            or not isinstance(m.get("role"), str)
+            or not isinstance(m.get("content"), str)
+        ):
+            loc.add(rec, rec.field("question", "[0]", i), "must be {role: string, content: string}")
+            return "", []
+    last = messages[-1]
+    if last["role"] != "user":
+        loc.add(
+            rec,
+            rec.field("question", "[0]", len(messages) - 1),
+            "the last message must be the user's",
+        )
+        return "", []
+    history = [{"role": m["role"], "content": m["content"]} for m in messages[:-1]]
+    return str(last["content"]), history
+
+
+def _check_answer_against_schema(
+    case_id: str,
+    where: str,
+    fn_name: str,
+    answer: Mapping[str, tuple[list[Any], bool]],
+    schema: Mapping[str, Any],
+    notes: list[SchemaNote],
+) -> None:
+    """Note every way ``answer`` (param → (concrete values, optional)) contradicts the
+    function's own schema."""
+    raw_props = schema.get("properties")
+    props: Mapping[str, Any] = raw_props if isinstance(raw_props, dict) else {}
+    raw_required = schema.get("required")
+    required: list[Any] = raw_required if isinstance(raw_required, list) else []
+    for name in required:
+        if name not in props:
+            notes.append(
+                SchemaNote(case_id, f"{fn_name}.required", f"{name!r} is required but not declared")
+            )
+    for p, (values, optional) in answer.items():
+        if p not in props:
+            notes.append(
+                SchemaNote(
+                    case_id,
+                    f"{where}.{p}",
+                    f"the answer sets {p!r}, which {fn_name} does not declare",
+                )
+            )
+            continue
+        if p in required and optional:
+            notes.append(
+                SchemaNote(
+                    case_id,
+                    f"{where}.{p}",
+                    f"the answer lets {p!r} be omitted, but {fn_name} requires it",
+                )
+            )
+        validator = jsonschema.Draft202012Validator(props[p])
+        for v in values:
+            err = jsonschema.exceptions.best_match(validator.iter_errors(v))
+            if err is not None:
+                notes.append(
+                    SchemaNote(
+                        case_id,
+                        f"{where}.{p}",
+                        f"acceptable value {jsonio.canonical(v)} does not fit the schema: "
+                        f"{err.message}",
+                    )
+                )
+
+
+def _expected_calls(
+    item: _Item,
+    answer: Record,
+    schemas: Mapping[str, dict[str, Any]],
+    underscore_names: bool,
+    loc: Locator,
+    notes: list[SchemaNote],
+    unpassable: list[SchemaNote],
+) -> list[dict[str, Any]]:
+    gt = answer.value.get("ground_truth") if isinstance(answer.value, dict) else None
+    if not isinstance(gt, list) or not gt:
+        loc.add(
+            answer,
+            answer.field("ground_truth"),
+            "must be a non-empty array of {function: {param: [values]}}",
+        )
+        return []
+    calls: list[dict[str, Any]] = []
+    for i, entry in enumerate(gt):
+        where = answer.field("ground_truth", i)
+        if not isinstance(entry, dict) or len(entry) != 1:
+            loc.add(answer, where, "must be an object with exactly one function name")
+            continue
+        ((fn_name, params),) = entry.items()
+        if fn_name not in schemas:
+            loc.add(answer, f"{where}.{fn_name}", f"{fn_name!r} is not among the item's functions")
+            continue
+        if not isinstance(params, dict):
+            loc.add(
+                answer, f"{where}.{fn_name}", "must be an object of parameter → acceptable values"
+            )
+            continue
+        schema = schemas[fn_name]
+        raw_props = schema.get("properties")
+        props: Mapping[str, Any] = raw_props if isinstance(raw_props, dict) else {}
+        args: dict[str, Any] = {}
+        expanded: dict[str, tuple[list[Any], bool]] = {}
+        for p, opts in params.items():
+            if not isinstance(opts, list):
+                loc.add(answer, f"{where}.{fn_name}.{p}", "acceptable values must be an array")
+                continue
+            if not opts:
+                # BFCL then rejects every output (nothing is `in []`, and the parameter is
+                # not optional): the item cannot be passed, so it is left out.
+                unpassable.append(
+                    SchemaNote(
+                        item.case_id,
+                        f"ground_truth[{i}].{fn_name}.{p}",
+                        "no acceptable value (an empty list): BFCL rejects every output",
+                    )
+                )
+                continue
+            prop = props.get(p, {})
+            expanded[p] = expand_options(opts, prop, f"{where}.{fn_name}.{p}", loc, answer)
+            values, optional = expanded[p]
+            enum = prop.get("enum")
+            if isinstance(enum, list):
+                # A value outside the enum fails schema validity whatever the matcher says,
+                # and the dataset refuses an expectation no valid call could meet: keep
+                # the values the enum allows (the contradiction is noted below).
+                allowed = {_enum_fold(e) for e in enum}
+                values = [v for v in values if _enum_fold(v) in allowed]
+                if not values and not optional:
+                    unpassable.append(
+                        SchemaNote(
+                            item.case_id,
+                            f"ground_truth[{i}].{fn_name}.{p}",
+                            f"no acceptable value is in the schema's enum {enum}",
+                        )
+                    )
+                    continue
+            args[p] = matcher_for(values, optional, prop)
+        _check_answer_against_schema(
+            item.case_id, f"ground_truth[{i}].{fn_name}", fn_name, expanded, schema, notes
+        )
+        calls.append(
+            {
+                "name": _tool_name(fn_name, underscore_names),
+                "args": args,
+                "required_args_only": False,
+            }
+        )
+    return calls
+
+
+# ─── the whole category ──────────────────────────────────────────────────────
+
+
+def convert(
+    questions: Path,
+    answers: Path | None,
+    *,
+    category: str | None = None,
+    underscore_names: bool = False,
+    questions_display: str | None = None,
+    answers_display: str | None = None,
+) -> BfclImport:
+    """Convert one BFCL category's files into dataset rows (see the module docstring).
+
+    ``category`` defaults to the one named by the items' ids (all must agree).
+    ``underscore_names`` turns ``.`` in function names into ``_`` (OpenAI-style APIs refuse
+    dots; BFCL's checker does the same for those models). Every problem in either file is
+    reported at once as an :class:`InteropError`.
+    """
+    qname = questions_display or str(questions)
+    q_loc = Locator(qname)
+    items: list[_Item] = []
+    seen: set[str] = set()
+    for rec in read_records(questions, display=qname):
+        obj = rec.value
+        if not isinstance(obj, dict):
+            q_loc.add(rec, rec.pointer or None, "each item must be a JSON object")
+            continue
+        cid = obj.get("id")
+        if not isinstance(cid, str) or not cid:
+            q_loc.add(rec, rec.field("id"), "must be a non-empty string")
+            continue
+        if cid in seen:
+            q_loc.add(rec, rec.field("id"), f"duplicate id {cid!r}")
+            continue
+        seen.add(cid)
+        items.append(_Item(rec, cid, obj))
+    q_loc.raise_if_any()
+    if not items:
+        raise InteropError(Problem(qname, None, None, "no BFCL items in this file"))
+
+    if category is None:
+        found = sorted({category_of_id(it.case_id) for it in items})
+        if len(found) != 1:
+            raise InteropError(
+                Problem(
+                    qname,
+                    None,
+                    "id",
+                    f"items of several categories ({', '.join(found)}); pass --category",
+                )
+            )
+        category = found[0]
+    kind = category_kind(category)
+
+    answer_by_id: dict[str, Record] = {}
+    a_loc: Locator | None = None
+    if kind is not Kind.IRRELEVANCE:
+        if answers is None:
+            raise InteropError(
+                Problem(
+                    qname,
+                    None,
+                    "--answers",
+                    f"category {category!r} needs its possible-answers file",
+                )
+            )
+        aname = answers_display or str(answers)
+        a_loc = Locator(aname)
+        for rec in read_records(answers, display=aname):
+            if not isinstance(rec.value, dict) or not isinstance(rec.value.get("id"), str):
+                a_loc.add(rec, rec.field("id"), "each answer must be an object with a string id")
+                continue
+            aid = rec.value["id"]
+            if aid in answer_by_id:
+                a_loc.add(rec, rec.field("id"), f"duplicate id {aid!r}")
+                continue
+            answer_by_id[aid] = rec
+        missing = [it for it in items if it.case_id not in answer_by_id]
+        for it in missing[:20]:
+            a_loc.add(None, "id", f"no possible answer for {it.case_id!r} ({qname}:{it.rec.line})")
+        a_loc.raise_if_any()
+
+    notes: list[SchemaNote] = []
+    skipped: list[SchemaNote] = []
+    cases: list[dict[str, Any]] = []
+    for it in items:
+        user_input, history = _messages(it, q_loc)
+        tools, schemas = _convert_functions(it, underscore_names, q_loc)
+        case: dict[str, Any] = {
+            "id": it.case_id,
+            "user_input": user_input,
+            "message_history": history,
+            "available_tools": tools,
+            "order": "unordered",
+            "tags": ["bfcl", category],
+        }
+        item_notes: list[SchemaNote] = []
+        if kind is Kind.IRRELEVANCE:
+            case["expected_tool_calls"] = []
+            case["expected_no_tool"] = True
+        else:
+            assert a_loc is not None
+            unpassable: list[SchemaNote] = []
+            calls = _expected_calls(
+                it,
+                answer_by_id[it.case_id],
+                schemas,
+                underscore_names,
+                a_loc,
+                item_notes,
+                unpassable,
+            )
+            if unpassable:
+                skipped.extend(unpassable)
+                continue
+            case["expected_tool_calls"] = calls
+            case["expected_no_tool"] = False
+            if kind is Kind.SINGLE and len(calls) != 1:
+                a_loc.add(
+                    answer_by_id[it.case_id],
+                    "ground_truth",
+                    f"a {category} item needs exactly one call",
+                )
+        note_text = f"BFCL {category}"
+        if item_notes:
+            note_text += "; possible answer contradicts its schema: " + "; ".join(
+                f"{n.field}: {n.message}" for n in item_notes
+            )
+        case["notes"] = note_text
+        notes.extend(item_notes)
+        cases.append(case)
+    q_loc.raise_if_any()
+    if a_loc is not None:
+        a_loc.raise_if_any()
+    return BfclImport(
+        category=category, kind=kind, cases=cases, notes=notes, skipped=skipped, source=qname
+    )
+
+
+# ─── writing ─────────────────────────────────────────────────────────────────
+
+
+def render_config(
+    result: BfclImport, *, dataset_name: str = "dataset.jsonl", sha256: str | None = None
+) -> str:
+    """The ``toolgate.yml`` written beside the dataset (commented, ready to run)."""
+    pin = (
+        f"  sha256: {sha256}\n" if sha256 else "  # sha256: run `toolgate pin` to pin the dataset\n"
+    )
+    return (
+        f"# Generated by `toolgate import bfcl` from {Path(result.source).name}\n"
+        f"# (BFCL category {result.category}, {len(result.cases)} cases). See docs/interop.md.\n"
+        f"name: bfcl-{result.category.replace('_', '-')}\n"
+        "dataset:\n"
+        f"  path: {dataset_name}\n"
+        f'  version: "bfcl-{result.category}"\n'
+        f"{pin}"
+        "  normalize:\n"
+        "    # BFCL's AST-checker rules: strings lower-cased without spaces and ,./-_*^;\n"
+        '    # numbers exact; list order counts; "" = may be omitted; no unlisted argument.\n'
+        "    profile: bfcl\n"
+        "agent:\n"
+        "  # Score BFCL-style outputs recorded elsewhere (runs.jsonl, DESIGN §4);\n"
+        "  # or replace with your agent: kind command / python / openai.\n"
+        "  kind: replay\n"
+        "  runs: runs.jsonl\n"
+        "samples: 1\n"
+        "scoring:\n"
+        "  # BFCL wants exactly the expected calls: an extra call fails the case.\n"
+        "  extra_calls: fail\n"
+        "gates:\n"
+        "  - metric: case_passed\n"
+        "    min: 0.0   # raise to the accuracy you want to hold\n"
+    )
+
+
+def write_import(result: BfclImport, out: Path, *, force: bool = False) -> tuple[Path, Path]:
+    """Write ``out/dataset.jsonl`` and ``out/toolgate.yml``; refuse to overwrite unless
+    ``force``. The config pins the dataset's sha256 when the dataset loader is available."""
+    out.mkdir(parents=True, exist_ok=True)
+    dataset = out / "dataset.jsonl"
+    config = out / "toolgate.yml"
+    if not force:
+        existing = [p for p in (dataset, config) if p.exists()]
+        if existing:
+            raise InteropError(
+                [Problem(str(p), None, None, "already exists") for p in existing],
+                hint="pass --force to overwrite",
+            )
+    dataset.write_bytes(b"".join(jsonio.dumps_line(c) for c in result.cases))
+    config.write_text(render_config(result, sha256=_pin(dataset)), encoding="utf-8")
+    return dataset, config
+
+
+def _pin(dataset: Path) -> str | None:
+    try:
+        from gate.dataset import load_dataset
+    except ImportError:  # the dataset loader is a sibling part; pin later with `toolgate pin`
+        return None
+    return str(load_dataset(dataset).sha256)
+
+
+def summary(result: BfclImport, paths: Sequence[Path]) -> str:
+    return (
+        f"converted {len(result.cases)} BFCL {result.category} items → "
+        + " and ".join(str(p) for p in paths)
+        + (
+            f"; {len(result.notes)} possible answers contradict their own schema"
+            if result.notes
+            else ""
+        )
+    )

@@ -1,0 +1,775 @@
+"""OpenTelemetry GenAI traces (OTLP JSON) and Langfuse observation exports → runs.jsonl.
+
+**OTLP JSON** (``toolgate import otel FILE``): an ``ExportTraceServiceRequest`` —
+``{"resourceSpans": [{"resource", "scopeSpans": [{"scope", "spans": [...]}]}]}`` — or JSON
+Lines of them, as the collector's file exporter writes. Spans are grouped by ``traceId``;
+one trace is one run. Within a trace, by start time:
+
+* a **model span** (``gen_ai.operation.name`` = ``chat`` / ``generate_content`` /
+  ``text_completion``) is one assistant turn. Its calls come from ``gen_ai.output.messages``
+  (parts of ``type: "tool_call"`` with ``id``, ``name``, ``arguments``), or from
+  OpenLLMetry's ``gen_ai.completion.<i>.tool_calls.<j>.{id,name,arguments}``; its text
+  is ``final`` when it is the last turn and made no call. ``gen_ai.usage.input_tokens`` /
+  ``output_tokens`` add up into the run's usage. The tool list the model saw is kept
+  (``gen_ai.tool.definitions``, or OpenLLMetry's ``llm.request.functions.<i>.*``) in the
+  run's ``meta.tools``; the user's turn (the last user message of the first model span's
+  ``gen_ai.input.messages``) in ``meta.user_input``.
+* a **tool span** (``gen_ai.operation.name`` = ``execute_tool``) is one tool execution:
+  ``gen_ai.tool.name``, ``gen_ai.tool.call.id``, ``gen_ai.tool.call.arguments`` and
+  ``gen_ai.tool.call.result``; span status ``ERROR`` (or ``error.type``) marks the result an
+  error. It is attached to the turn whose call has the same id; else to the last model
+  span that started before it — and when that span recorded no calls (content capture off,
+  the instrumentations' default), the tool spans *are* its calls. A trace with tool spans
+  and no model span gets one turn per group of overlapping tool spans (a parallel batch).
+
+The case id is the span attribute ``toolgate.case_id`` (on any span of the trace, or on
+the resource), else the attribute named by ``case_attribute`` (e.g.
+``gen_ai.conversation.id``), else the trace id. ``toolgate.sample`` likewise, else the
+traces of one case are numbered in file order. A root span with status ``ERROR`` sets the
+run's ``error``. The run's ``latency_ms`` is the trace's span (first start to last end).
+
+**Langfuse** (auto-detected, or ``--format langfuse``): observations as the public API
+and the UI export them — ``{"id", "traceId", "type", "name", "startTime", "endTime",
+"input", "output", "level", "usageDetails"|"usage", "parentObservationId", "metadata"}`` —
+as JSON Lines, an array, ``{"data": [...]}`` or a trace ``{"id", "observations": [...]}``.
+``GENERATION`` observations are the model turns (``output`` an assistant message with
+OpenAI ``tool_calls`` or LangChain ``tool_calls: [{name, args, id}]``; ``input`` the
+messages, or ``{"messages", "tools"}``); ``TOOL`` observations are tool executions
+(``name``, ``input`` = arguments, ``output`` = result, ``level: ERROR`` = error), attached
+as above. ``SPAN``, ``EVENT`` and the other types are context and are skipped. The case id
+is ``metadata.toolgate_case_id`` (on any observation of the trace) or the trace id.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from gate import jsonio
+from gate.errors import Problem
+from gate.interop import InteropError
+from gate.interop._records import Locator, Record, read_records
+from gate.model import Run, ToolCall, ToolResult, Turn
+from gate.runsfile import decode_arguments
+
+
+class TraceFormat(enum.StrEnum):
+    AUTO = "auto"
+    OTLP = "otlp"
+    LANGFUSE = "langfuse"
+
+
+MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
+TOOL_OPERATION = "execute_tool"
+CASE_ATTRIBUTE = "toolgate.case_id"
+SAMPLE_ATTRIBUTE = "toolgate.sample"
+
+_STATUS_ERROR = {2, "STATUS_CODE_ERROR", "ERROR"}
+
+
+class _Bad(Exception):
+    def __init__(self, field: str, message: str):
+        self.field = field
+        self.message = message
+
+
+# ─── the neutral shape both formats parse into ───────────────────────────────
+
+
+@dataclass(slots=True)
+class _Exec:
+    """One tool execution (an ``execute_tool`` span / a ``TOOL`` observation)."""
+
+    start: int
+    end: int
+    parent: str | None
+    call: ToolCall
+    content: Any
+    is_error: bool
+
+
+@dataclass(slots=True)
+class _ModelTurn:
+    start: int
+    end: int
+    calls: tuple[ToolCall, ...]
+    text: str | None
+
+
+@dataclass(slots=True)
+class _Trace:
+    trace_id: str
+    where: str
+    """The first record that held one of its spans (for messages)."""
+    model_turns: list[_ModelTurn] = field(default_factory=list)
+    execs: list[_Exec] = field(default_factory=list)
+    usage: Counter[str] = field(default_factory=Counter)
+    tools: list[dict[str, Any]] | None = None
+    user_input: str | None = None
+    case_id: str | None = None
+    sample: int | None = None
+    error: str | None = None
+    start: int | None = None
+    end: int | None = None
+
+    def span(self, start: int, end: int) -> None:
+        self.start = start if self.start is None else min(self.start, start)
+        self.end = end if self.end is None else max(self.end, end)
+
+
+def _run_of(trace: _Trace, case_id: str, sample: int, source: str) -> Run:
+    """Model turns and tool executions → the turns of one run (module docstring)."""
+    model = sorted(trace.model_turns, key=lambda t: t.start)
+    execs = sorted(trace.execs, key=lambda e: (e.start, e.end))
+    turns_calls: list[list[ToolCall]] = [list(t.calls) for t in model]
+    turns_results: list[list[ToolResult]] = [[] for _ in model]
+    batches: list[tuple[int, list[_Exec]]] = []  # tool-only batches when no model span
+    for ex in execs:
+        target = None
+        if ex.call.id is not None:
+            for i, calls in enumerate(turns_calls):
+                if any(c.id == ex.call.id for c in calls):
+                    target = i
+                    break
+        if target is None:
+            before = [i for i, t in enumerate(model) if t.start <= ex.start]
+            if before:
+                target = before[-1]
+                if not model[target].calls:
+                    turns_calls[target].append(ex.call)
+        if target is not None:
+            turns_results[target].append(
+                ToolResult(id=ex.call.id, content=ex.content, is_error=ex.is_error)
+            )
+            continue
+        # No model span before it: parallel batches are tool spans that overlap in time.
+        if batches and ex.start < batches[-1][0]:
+            batches[-1][1].append(ex)
+            batches[-1] = (max(batches[-1][0], ex.end), batches[-1][1])
+        else:
+            batches.append((ex.end, [ex]))
+    turns = [
+        Turn(
+            calls=tuple(e.call for e in group),
+            tool_results=tuple(
+                ToolResult(id=e.call.id, content=e.content, is_error=e.is_error) for e in group
+            ),
+        )
+        for _, group in batches
+    ]
+    turns.extend(
+        Turn(calls=tuple(turns_calls[i]), tool_results=tuple(turns_results[i]), content=m.text)
+        for i, m in enumerate(model)
+    )
+    final = turns[-1].content if turns and not turns[-1].calls else None
+    meta: dict[str, Any] = {"source": source, "trace_id": trace.trace_id}
+    if trace.tools is not None:
+        meta["tools"] = trace.tools
+    if trace.user_input is not None:
+        meta["user_input"] = trace.user_input
+    latency = None
+    if trace.start is not None and trace.end is not None and trace.end >= trace.start:
+        latency = (trace.end - trace.start) / 1e6
+    return Run(
+        case_id=case_id,
+        sample=sample,
+        turns=tuple(turns),
+        final=final,
+        error=trace.error,
+        latency_ms=latency,
+        usage=dict(trace.usage) or None,
+        meta=meta,
+    )
+
+
+def _number_runs(traces: Iterable[_Trace], source: str, case_attr_default: bool) -> list[Run]:
+    counts: Counter[str] = Counter()
+    runs: list[Run] = []
+    taken: set[tuple[str, int]] = set()
+    for tr in traces:
+        case_id = tr.case_id or tr.trace_id
+        sample = tr.sample if tr.sample is not None else counts[case_id]
+        while tr.sample is None and (case_id, sample) in taken:
+            sample += 1
+        counts[case_id] = sample + 1
+        if (case_id, sample) in taken:
+            raise InteropError(
+                Problem(
+                    tr.where,
+                    None,
+                    SAMPLE_ATTRIBUTE,
+                    f"case {case_id!r} sample {sample} appears twice",
+                )
+            )
+        taken.add((case_id, sample))
+        runs.append(_run_of(tr, case_id, sample, source))
+    return runs
+
+
+# ─── OTLP JSON ───────────────────────────────────────────────────────────────
+
+
+def any_value(v: Any, field: str) -> Any:
+    """An OTLP ``AnyValue`` → a plain JSON value."""
+    if not isinstance(v, Mapping):
+        raise _Bad(field, 'an attribute value must be an object like {"stringValue": …}')
+    if "stringValue" in v:
+        return v["stringValue"]
+    if "boolValue" in v:
+        return v["boolValue"]
+    if "intValue" in v:
+        raw = v["intValue"]
+        try:
+            return int(raw)  # proto3 JSON writes int64 as a string
+        except (TypeError, ValueError):
+            raise _Bad(field, f"intValue {raw!r} is not an integer") from None
+    if "doubleValue" in v:
+        return v["doubleValue"]
+    if "arrayValue" in v:
+        values = v["arrayValue"].get("values", []) if isinstance(v["arrayValue"], Mapping) else []
+        return [any_value(x, f"{field}.arrayValue.values[{i}]") for i, x in enumerate(values)]
+    if "kvlistValue" in v:
+        kv = v["kvlistValue"].get("values", []) if isinstance(v["kvlistValue"], Mapping) else []
+        return attributes(kv, f"{field}.kvlistValue.values")
+    if "bytesValue" in v:
+        return v["bytesValue"]
+    if not v:
+        return None
+    raise _Bad(field, f"unknown attribute value kind {sorted(v)[0]!r}")
+
+
+def attributes(raw: Any, field: str) -> dict[str, Any]:
+    """An OTLP ``KeyValue`` list → a dict."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, list):
+        raise _Bad(field, "must be an array of {key, value}")
+    out: dict[str, Any] = {}
+    for i, kv in enumerate(raw):
+        if not isinstance(kv, Mapping) or not isinstance(kv.get("key"), str):
+            raise _Bad(f"{field}[{i}]", "must be {key: string, value: AnyValue}")
+        out[kv["key"]] = any_value(kv.get("value", {}), f"{field}[{i}].value")
+    return out
+
+
+def _nanos(v: Any, field: str) -> int:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        raise _Bad(field, f"must be an integer of nanoseconds, not {v!r}") from None
+
+
+def _json_attr(value: Any, field: str) -> Any:
+    """Attributes that hold JSON (messages, tool definitions) arrive as a string."""
+    if isinstance(value, str):
+        try:
+            return jsonio.loads_strict(value)
+        except jsonio.JsonInputError as exc:
+            raise _Bad(field, f"is not valid JSON: {exc}") from None
+    return value
+
+
+def _call(name: Any, arguments: Any, call_id: Any, field: str) -> ToolCall:
+    if not isinstance(name, str) or not name:
+        raise _Bad(f"{field}.name", "a tool call needs a name")
+    if arguments is None:
+        arguments = {}
+    args, raw, ok = decode_arguments(arguments)
+    return ToolCall(
+        name=name,
+        arguments=args,
+        id=str(call_id) if call_id is not None else None,
+        raw_arguments=raw,
+        parse_ok=ok,
+    )
+
+
+def _calls_from_output_messages(msgs: Any, field: str) -> tuple[list[ToolCall], str | None]:
+    """GenAI semconv ``gen_ai.output.messages``: [{role, parts: [{type, …}]}]."""
+    if not isinstance(msgs, list):
+        raise _Bad(field, "must be an array of messages")
+    calls: list[ToolCall] = []
+    texts: list[str] = []
+    for i, m in enumerate(msgs):
+        if not isinstance(m, Mapping):
+            raise _Bad(f"{field}[{i}]", "must be an object")
+        for j, p in enumerate(m.get("parts") or []):
+            if not isinstance(p, Mapping):
+                raise _Bad(f"{field}[{i}].parts[{j}]", "must be an object")
+            if p.get("type") == "tool_call":
+                calls.append(
+                    _call(
+                        p.get("name"), p.get("arguments"), p.get("id"), f"{field}[{i}].parts[{j}]"
+                    )
+                )
+            elif p.get("type") == "text" and isinstance(p.get("content"), str):
+                texts.append(p["content"])
+    return calls, ("\n".join(texts) if texts else None)
+
+
+def _user_input(msgs: Any) -> str | None:
+    if not isinstance(msgs, list):
+        return None
+    for m in reversed(msgs):
+        if isinstance(m, Mapping) and m.get("role") == "user":
+            texts = [
+                p["content"]
+                for p in m.get("parts") or []
+                if isinstance(p, Mapping)
+                and p.get("type") == "text"
+                and isinstance(p.get("content"), str)
+            ]
+            if isinstance(m.get("content"), str):
+                texts.append(m["content"])
+            if texts:
+                return "\n".join(texts)
+    return None
+
+
+_INDEXED = re.compile(r"^(gen_ai\.completion|llm\.request\.functions|gen_ai\.prompt)\.(\d+)\.(.+)$")
+
+
+def _indexed(attrs: Mapping[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
+    """OpenLLMetry's flattened ``prefix.<i>.key`` attributes → {i: {key: value}}."""
+    out: dict[int, dict[str, Any]] = defaultdict(dict)
+    for k, v in attrs.items():
+        m = _INDEXED.match(k)
+        if m and m.group(1) == prefix:
+            out[int(m.group(2))][m.group(3)] = v
+    return dict(sorted(out.items()))
+
+
+def _openllmetry_calls(attrs: Mapping[str, Any], field: str) -> tuple[list[ToolCall], str | None]:
+    calls: list[ToolCall] = []
+    text = None
+    for i, comp in _indexed(attrs, "gen_ai.completion").items():
+        if isinstance(comp.get("content"), str):
+            text = comp["content"]
+        j = 0
+        while f"tool_calls.{j}.name" in comp:
+            calls.append(
+                _call(
+                    comp[f"tool_calls.{j}.name"],
+                    comp.get(f"tool_calls.{j}.arguments"),
+                    comp.get(f"tool_calls.{j}.id"),
+                    f"{field}.gen_ai.completion.{i}.tool_calls.{j}",
+                )
+            )
+            j += 1
+    return calls, text
+
+
+def _tool_definitions(attrs: Mapping[str, Any], field: str) -> list[dict[str, Any]] | None:
+    if "gen_ai.tool.definitions" in attrs:
+        raw = _json_attr(attrs["gen_ai.tool.definitions"], f"{field}.gen_ai.tool.definitions")
+        if not isinstance(raw, list):
+            raise _Bad(
+                f"{field}.gen_ai.tool.definitions", "must be a JSON array of tool definitions"
+            )
+        return [_openai_tool(t) for t in raw if isinstance(t, Mapping)]
+    functions = _indexed(attrs, "llm.request.functions")
+    if functions:
+        out = []
+        for fn in functions.values():
+            params = fn.get("parameters")
+            if isinstance(params, str):
+                try:
+                    params = jsonio.loads_strict(params)
+                except jsonio.JsonInputError:
+                    params = None
+            spec: dict[str, Any] = {
+                "name": fn.get("name"),
+                "parameters": params
+                if isinstance(params, Mapping)
+                else {"type": "object", "properties": {}},
+            }
+            if isinstance(fn.get("description"), str):
+                spec["description"] = fn["description"]
+            out.append({"type": "function", "function": spec})
+        return out
+    return None
+
+
+def _openai_tool(t: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool definition in any of the common shapes → the OpenAI chat shape."""
+    if isinstance(t.get("function"), Mapping):
+        return {"type": "function", "function": dict(t["function"])}
+    spec = {k: t[k] for k in ("name", "description") if k in t}
+    params = t.get("parameters", t.get("input_schema", t.get("inputSchema")))
+    spec["parameters"] = (
+        dict(params) if isinstance(params, Mapping) else {"type": "object", "properties": {}}
+    )
+    return {"type": "function", "function": spec}
+
+
+def _usage(attrs: Mapping[str, Any]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for key, name in (
+        ("gen_ai.usage.input_tokens", "prompt_tokens"),
+        ("gen_ai.usage.output_tokens", "completion_tokens"),
+        ("gen_ai.usage.prompt_tokens", "prompt_tokens"),
+        ("gen_ai.usage.completion_tokens", "completion_tokens"),
+    ):
+        v = attrs.get(key)
+        if isinstance(v, int) and not isinstance(v, bool):
+            out[name] = out.get(name, 0) + v
+    return out
+
+
+def _iter_spans(rec: Record, loc: Locator) -> Iterable[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(field, span, resource attributes) for every span of one OTLP export record."""
+    obj = rec.value
+    if not isinstance(obj, Mapping) or not isinstance(obj.get("resourceSpans"), list):
+        loc.add(
+            rec, rec.pointer or None, 'not an OTLP JSON export: expected {"resourceSpans": [...]}'
+        )
+        return
+    for i, rs in enumerate(obj["resourceSpans"]):
+        rf = rec.field("resourceSpans", i)
+        if not isinstance(rs, Mapping):
+            loc.add(rec, rf, "must be an object")
+            continue
+        try:
+            resource = attributes(
+                (rs.get("resource") or {}).get("attributes"), f"{rf}.resource.attributes"
+            )
+        except _Bad as bad:
+            loc.add(rec, bad.field, bad.message)
+            continue
+        scopes = rs.get("scopeSpans", rs.get("instrumentationLibrarySpans", []))
+        if not isinstance(scopes, list):
+            loc.add(rec, f"{rf}.scopeSpans", "must be an array")
+            continue
+        for j, ss in enumerate(scopes):
+            sf = f"{rf}.scopeSpans[{j}]"
+            spans = ss.get("spans", []) if isinstance(ss, Mapping) else None
+            if not isinstance(spans, list):
+                loc.add(rec, f"{sf}.spans", "must be an array")
+                continue
+            for k, span in enumerate(spans):
+                if not isinstance(span, Mapping):
+                    loc.add(rec, f"{sf}.spans[{k}]", "must be an object")
+                    continue
+                yield f"{sf}.spans[{k}]", dict(span), resource
+
+
+def _otlp_traces(
+    records: list[Record], loc: Locator, display: str, case_attribute: str | None
+) -> list[_Trace]:
+    traces: dict[str, _Trace] = {}
+    for rec in records:
+        for sfield, span, resource in _iter_spans(rec, loc):
+            try:
+                _add_span(traces, rec, display, sfield, span, resource, case_attribute)
+            except _Bad as bad:
+                loc.add(rec, bad.field, bad.message)
+    return list(traces.values())
+
+
+def _add_span(
+    traces: dict[str, _Trace],
+    rec: Record,
+    display: str,
+    sfield: str,
+    span: Mapping[str, Any],
+    resource: Mapping[str, Any],
+    case_attribute: str | None,
+) -> None:
+    trace_id = span.get("traceId")
+    if not isinstance(trace_id, str) or not trace_id:
+        raise _Bad(f"{sfield}.traceId", "must be a non-empty string")
+    start = _nanos(span.get("startTimeUnixNano"), f"{sfield}.startTimeUnixNano")
+    end = _nanos(span.get("endTimeUnixNano", start), f"{sfield}.endTimeUnixNano")
+    attrs = attributes(span.get("attributes"), f"{sfield}.attributes")
+    tr = traces.get(trace_id)
+    if tr is None:
+        tr = traces[trace_id] = _Trace(trace_id, f"{display}:{rec.line}")
+    tr.span(start, end)
+    for source in (attrs, resource):
+        for key, target in (
+            (CASE_ATTRIBUTE, "case_id"),
+            (case_attribute, "case_id"),
+            (SAMPLE_ATTRIBUTE, "sample"),
+        ):
+            if key and key in source and getattr(tr, target) is None:
+                value = source[key]
+                if target == "sample":
+                    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                        raise _Bad(f"{sfield}.attributes.{key}", "must be an integer >= 0")
+                    tr.sample = value
+                else:
+                    tr.case_id = str(value)
+    status = span.get("status") or {}
+    is_error = isinstance(status, Mapping) and status.get("code") in _STATUS_ERROR
+    if not span.get("parentSpanId") and is_error:
+        message = status.get("message") if isinstance(status.get("message"), str) else None
+        tr.error = message or f"the trace's root span {span.get('name')!r} ended with an error"
+    operation = attrs.get("gen_ai.operation.name")
+    if operation in MODEL_OPERATIONS:
+        calls: list[ToolCall] = []
+        text = None
+        if "gen_ai.output.messages" in attrs:
+            out = _json_attr(
+                attrs["gen_ai.output.messages"], f"{sfield}.attributes.gen_ai.output.messages"
+            )
+            calls, text = _calls_from_output_messages(
+                out, f"{sfield}.attributes.gen_ai.output.messages"
+            )
+        else:
+            calls, text = _openllmetry_calls(attrs, f"{sfield}.attributes")
+        tr.model_turns.append(_ModelTurn(start, end, tuple(calls), text))
+        tr.usage.update(_usage(attrs))
+        if tr.tools is None:
+            tr.tools = _tool_definitions(attrs, f"{sfield}.attributes")
+        if tr.user_input is None and "gen_ai.input.messages" in attrs:
+            tr.user_input = _user_input(
+                _json_attr(
+                    attrs["gen_ai.input.messages"], f"{sfield}.attributes.gen_ai.input.messages"
+                )
+            )
+    elif operation == TOOL_OPERATION:
+        afield = f"{sfield}.attributes"
+        name = attrs.get("gen_ai.tool.name")
+        if not isinstance(name, str) or not name:
+            raise _Bad(f"{afield}.gen_ai.tool.name", "an execute_tool span must name its tool")
+        call = _call(
+            name,
+            attrs.get("gen_ai.tool.call.arguments"),
+            attrs.get("gen_ai.tool.call.id"),
+            f"{afield}.gen_ai.tool",
+        )
+        result = attrs.get("gen_ai.tool.call.result")
+        if is_error and result is None:
+            result = status.get("message") if isinstance(status, Mapping) else None
+        tr.execs.append(
+            _Exec(
+                start,
+                end,
+                span.get("parentSpanId") or None,
+                call,
+                result,
+                bool(is_error or "error.type" in attrs),
+            )
+        )
+
+
+# ─── Langfuse ────────────────────────────────────────────────────────────────
+
+_LANGFUSE_TYPES = frozenset(
+    {
+        "GENERATION",
+        "SPAN",
+        "EVENT",
+        "TOOL",
+        "AGENT",
+        "CHAIN",
+        "RETRIEVER",
+        "EVALUATOR",
+        "EMBEDDING",
+        "GUARDRAIL",
+    }
+)
+
+
+def _iso_nanos(v: Any, field: str) -> int:
+    if not isinstance(v, str):
+        raise _Bad(field, "must be an ISO 8601 time")
+    try:
+        dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
+    except ValueError:
+        raise _Bad(field, f"{v!r} is not an ISO 8601 time") from None
+    return int(dt.timestamp() * 1e9)
+
+
+def _langfuse_observations(records: list[Record]) -> list[tuple[Record, str, Mapping[str, Any]]]:
+    out: list[tuple[Record, str, Mapping[str, Any]]] = []
+    for rec in records:
+        v = rec.value
+        if isinstance(v, Mapping) and isinstance(v.get("observations"), list):
+            # A trace object with its observations inside.
+            for i, o in enumerate(v["observations"]):
+                out.append((rec, rec.field("observations", i), o))
+        else:
+            out.append((rec, rec.pointer, v))
+    return out
+
+
+def _langfuse_calls(output: Any, field: str) -> tuple[list[ToolCall], str | None]:
+    msg = output
+    if isinstance(msg, list):  # a list of messages: the last assistant one
+        msg = next(
+            (
+                m
+                for m in reversed(msg)
+                if isinstance(m, Mapping) and m.get("role") in ("assistant", "ai")
+            ),
+            None,
+        )
+    if isinstance(msg, str) or msg is None:
+        return [], msg if isinstance(msg, str) else None
+    if not isinstance(msg, Mapping):
+        return [], None
+    raw_calls = msg.get("tool_calls")
+    if raw_calls is None and isinstance(msg.get("additional_kwargs"), Mapping):
+        raw_calls = msg["additional_kwargs"].get("tool_calls")
+    calls: list[ToolCall] = []
+    for i, tc in enumerate(raw_calls or []):
+        f = f"{field}.tool_calls[{i}]"
+        if not isinstance(tc, Mapping):
+            raise _Bad(f, "must be an object")
+        if isinstance(tc.get("function"), Mapping):  # OpenAI shape
+            fn = tc["function"]
+            calls.append(
+                _call(fn.get("name"), fn.get("arguments", "{}"), tc.get("id"), f"{f}.function")
+            )
+        else:  # LangChain shape {name, args, id}
+            calls.append(
+                _call(tc.get("name"), tc.get("args", tc.get("arguments")), tc.get("id"), f)
+            )
+    content = msg.get("content")
+    text = content if isinstance(content, str) and content else None
+    return calls, text
+
+
+def _langfuse_traces(records: list[Record], loc: Locator, display: str) -> list[_Trace]:
+    traces: dict[str, _Trace] = {}
+    for rec, ofield, obs in _langfuse_observations(records):
+        try:
+            if not isinstance(obs, Mapping):
+                raise _Bad(ofield, "an observation must be an object")
+            kind = obs.get("type")
+            if kind not in _LANGFUSE_TYPES:
+                raise _Bad(
+                    f"{ofield}.type" if ofield else "type",
+                    f"unknown observation type {kind!r} (GENERATION, SPAN, EVENT, TOOL, …)",
+                )
+            trace_id = obs.get("traceId")
+            if not isinstance(trace_id, str) or not trace_id:
+                raise _Bad(
+                    f"{ofield}.traceId" if ofield else "traceId", "must be a non-empty string"
+                )
+            start = _iso_nanos(
+                obs.get("startTime"), f"{ofield}.startTime" if ofield else "startTime"
+            )
+            end = (
+                _iso_nanos(obs["endTime"], f"{ofield}.endTime" if ofield else "endTime")
+                if obs.get("endTime")
+                else start
+            )
+            tr = traces.get(trace_id)
+            if tr is None:
+                tr = traces[trace_id] = _Trace(trace_id, f"{display}:{rec.line}")
+            tr.span(start, end)
+            raw_meta = obs.get("metadata")
+            meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
+            if tr.case_id is None and isinstance(meta.get("toolgate_case_id"), str):
+                tr.case_id = meta["toolgate_case_id"]
+            if (
+                not obs.get("parentObservationId")
+                and obs.get("level") == "ERROR"
+                and tr.error is None
+            ):
+                msg = obs.get("statusMessage")
+                tr.error = (
+                    msg
+                    if isinstance(msg, str) and msg
+                    else f"observation {obs.get('name')!r} ended with an error"
+                )
+            f = ofield or ""
+            if kind == "GENERATION":
+                calls, text = _langfuse_calls(obs.get("output"), f"{f}.output" if f else "output")
+                tr.model_turns.append(_ModelTurn(start, end, tuple(calls), text))
+                usage = obs.get("usageDetails") or obs.get("usage") or {}
+                if isinstance(usage, Mapping):
+                    for key, name in (
+                        ("input", "prompt_tokens"),
+                        ("output", "completion_tokens"),
+                        ("promptTokens", "prompt_tokens"),
+                        ("completionTokens", "completion_tokens"),
+                    ):
+                        v = usage.get(key)
+                        if isinstance(v, int) and not isinstance(v, bool):
+                            tr.usage[name] += v
+                inp = obs.get("input")
+                if tr.tools is None:
+                    raw_tools = inp.get("tools") if isinstance(inp, Mapping) else meta.get("tools")
+                    if isinstance(raw_tools, list):
+                        tr.tools = [_openai_tool(t) for t in raw_tools if isinstance(t, Mapping)]
+                if tr.user_input is None:
+                    msgs = inp.get("messages") if isinstance(inp, Mapping) else inp
+                    tr.user_input = _user_input(msgs)
+            elif kind == "TOOL":
+                tool_name = obs.get("name")
+                args = obs.get("input")
+                call_id: Any = meta.get("tool_call_id") or meta.get("toolCallId")
+                if isinstance(args, Mapping) and isinstance(args.get("tool_call_id"), str):
+                    call_id = call_id or args["tool_call_id"]
+                call = _call(
+                    tool_name, args if isinstance(args, Mapping | str) else {}, call_id, f or "name"
+                )
+                tr.execs.append(
+                    _Exec(
+                        start,
+                        end,
+                        obs.get("parentObservationId"),
+                        call,
+                        obs.get("output"),
+                        obs.get("level") == "ERROR",
+                    )
+                )
+        except _Bad as bad:
+            loc.add(rec, bad.field, bad.message)
+    return list(traces.values())
+
+
+# ─── the file ────────────────────────────────────────────────────────────────
+
+
+def detect(records: list[Record]) -> TraceFormat:
+    for rec in records:
+        v = rec.value
+        if isinstance(v, Mapping) and "resourceSpans" in v:
+            return TraceFormat.OTLP
+        if isinstance(v, Mapping) and ("observations" in v or ("traceId" in v and "type" in v)):
+            return TraceFormat.LANGFUSE
+    return TraceFormat.OTLP
+
+
+def import_traces(
+    path: Path,
+    *,
+    fmt: TraceFormat = TraceFormat.AUTO,
+    display: str | None = None,
+    case_attribute: str | None = None,
+) -> list[Run]:
+    """Every trace of ``path`` → one run (module docstring); problems raised at once."""
+    name = display or str(path)
+    records = read_records(path, display=name, unwrap=("data",))
+    if fmt is TraceFormat.AUTO:
+        fmt = detect(records)
+    loc = Locator(name)
+    if fmt is TraceFormat.OTLP:
+        traces = _otlp_traces(records, loc, name, case_attribute)
+        source = "otel"
+    else:
+        traces = _langfuse_traces(records, loc, name)
+        source = "langfuse"
+    loc.raise_if_any()
+    if not traces:
+        raise loc.fail(None, None, "no traces in this file")
+    usable = [t for t in traces if t.model_turns or t.execs]
+    if not usable:
+        raise loc.fail(
+            None,
+            None,
+            f"no GenAI spans: none has gen_ai.operation.name = chat or {TOOL_OPERATION}"
+            if fmt is TraceFormat.OTLP
+            else "no GENERATION or TOOL observations",
+        )
+    return _number_runs(usable, source, case_attribute is None)

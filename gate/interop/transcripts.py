@@ -1,0 +1,589 @@
+"""Recorded provider conversations → runs.jsonl (and optionally dataset cases).
+
+``toolgate import transcripts --format openai|anthropic|gemini|responses FILE`` reads one
+record per conversation (JSON Lines, a JSON array, or ``{"data": [...]}``)::
+
+    {"id": "conv-17",                 # optional: the case id (else case_id, else FILE-N)
+     "case_id": "refund-017",         # optional: overrides id as the case id
+     "sample": 0,                     # optional: else 0, 1, 2… per case id in file order
+     "request": {...},                # the request body sent to the provider
+     "response": {...},               # optional: the provider's answer to it
+     "latency_ms": 812.5,             # optional
+     "metadata": {...}}               # optional, free-form, kept in the run's meta
+
+The request is the provider's own body — OpenAI chat ``{messages, tools}``, OpenAI
+Responses ``{input, instructions, tools}``, Anthropic Messages ``{system, messages,
+tools}``, Gemini ``generateContent`` ``{contents, systemInstruction, tools}`` — and the
+response is the provider's reply (a chat completion, a Response, a Message, a
+GenerateContentResponse). Record the *last* request of an agent loop: its messages hold
+every earlier assistant turn and tool result after the user's message. Without a response,
+the assistant messages at the end of the request are the run.
+
+The turn under test is the last user message; what the assistant did after it is the run
+(one turn per assistant message, tool results attached — see
+:mod:`gate.interop._conversation`). Tool calls are read by the provider adapters in
+:mod:`gate.adapters` (from the structured fields, never from text); a malformed payload is
+an :class:`~gate.interop.InteropError` naming the file, the record and the field.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, assert_never
+
+from gate import jsonio
+from gate.adapters import anthropic, gemini, openai_chat, openai_responses
+from gate.adapters.interface import AssistantTurn, PayloadError
+from gate.interop._conversation import (
+    Conversation,
+    ConversationError,
+    Message,
+    ToolMessage,
+    to_case,
+    to_run,
+)
+from gate.interop._records import Locator, Record, read_records
+from gate.model import Run
+
+
+class Format(enum.StrEnum):
+    OPENAI = "openai"
+    ANTHROPIC = "anthropic"
+    GEMINI = "gemini"
+    RESPONSES = "responses"
+
+
+_RECORD_KEYS = ("id", "case_id", "sample", "request", "response", "latency_ms", "metadata")
+
+
+class _Bad(Exception):
+    """A problem inside one record: ``field`` is relative to the record."""
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        self.message = message
+
+
+def _mapping(value: Any, field: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise _Bad(field, f"must be an object, not {_kind(value)}")
+    return value
+
+
+def _list(value: Any, field: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise _Bad(field, f"must be an array, not {_kind(value)}")
+    return value
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    names = {bool: "a boolean", str: "a string", int: "a number", float: "a number"}
+    names.update({list: "an array", dict: "an object"})
+    return names.get(type(value), type(value).__name__)
+
+
+def _adapter(fn: Callable[..., Any], *args: Any, prefix: str | None = None) -> Any:
+    """Call an adapter; its :class:`PayloadError` becomes a problem at its path (under
+    ``prefix`` when the adapter's paths are relative to a payload)."""
+    try:
+        return fn(*args)
+    except PayloadError as exc:
+        path = f"{prefix}.{exc.path}" if prefix and exc.path else (exc.path or prefix or "")
+        message = str(exc)
+        if exc.path and message.startswith(f"{exc.path}: "):
+            message = message[len(exc.path) + 2 :]
+        raise _Bad(path, message) from None
+
+
+def _text_of(content: Any, field: str, text_types: tuple[str, ...]) -> str | None:
+    """A message content that is a string or a list of text parts → its text."""
+    if content is None or isinstance(content, str):
+        return content
+    parts = _list(content, field)
+    texts = []
+    for i, p in enumerate(parts):
+        if isinstance(p, str):
+            texts.append(p)
+            continue
+        part = _mapping(p, f"{field}[{i}]")
+        typed = part.get("type") in text_types or "type" not in part
+        if typed and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+    return "\n".join(texts) if texts else None
+
+
+# ─── OpenAI chat completions ─────────────────────────────────────────────────
+
+
+def _openai_tools(raw: Any, field: str) -> list[dict[str, Any]]:
+    tools: list[dict[str, Any]] = []
+    for i, t in enumerate(_list(raw or [], field)):
+        tool = _mapping(t, f"{field}[{i}]")
+        if tool.get("type", "function") != "function":
+            continue  # built-in tools are not function tools
+        fn = _mapping(tool.get("function"), f"{field}[{i}].function")
+        tools.append({"type": "function", "function": _function_spec(fn, f"{field}[{i}].function")})
+    return tools
+
+
+def _function_spec(
+    fn: Mapping[str, Any], field: str, schema_key: str = "parameters"
+) -> dict[str, Any]:
+    name = fn.get("name")
+    if not isinstance(name, str) or not name:
+        raise _Bad(f"{field}.name", "must be a non-empty string")
+    spec: dict[str, Any] = {"name": name}
+    if isinstance(fn.get("description"), str):
+        spec["description"] = fn["description"]
+    params = fn.get(schema_key)
+    spec["parameters"] = (
+        dict(_mapping(params, f"{field}.{schema_key}"))
+        if params is not None
+        else {"type": "object", "properties": {}}
+    )
+    return spec
+
+
+def parse_openai(request: Mapping[str, Any], response: Any) -> Conversation:
+    messages: list[Message] = []
+    for i, raw in enumerate(_list(request.get("messages"), "request.messages")):
+        f = f"request.messages[{i}]"
+        m = _mapping(raw, f)
+        role = m.get("role")
+        if role in ("system", "developer"):
+            messages.append(
+                Message("system", _text_of(m.get("content"), f"{f}.content", ("text",)))
+            )
+        elif role == "user":
+            messages.append(Message("user", _text_of(m.get("content"), f"{f}.content", ("text",))))
+        elif role == "assistant":
+            calls = _adapter(openai_chat.calls_from_message, m, f)
+            messages.append(
+                Message(
+                    "assistant", _text_of(m.get("content"), f"{f}.content", ("text",)), calls=calls
+                )
+            )
+        elif role in ("tool", "function"):
+            call_id = m.get("tool_call_id")
+            if role == "tool" and not isinstance(call_id, str):
+                raise _Bad(f"{f}.tool_call_id", "a tool message must name the call it answers")
+            messages.append(
+                Message(
+                    "tool",
+                    results=(
+                        ToolMessage(
+                            call_id if isinstance(call_id, str) else None,
+                            m.get("content"),
+                            name=m.get("name"),
+                        ),
+                    ),
+                )
+            )
+        else:
+            raise _Bad(
+                f"{f}.role", f"unknown role {role!r} (system, developer, user, assistant, tool)"
+            )
+    if response is not None:
+        turn: AssistantTurn = _adapter(openai_chat.parse_completion, response, prefix="response")
+        messages.append(Message("assistant", turn.content, calls=turn.calls))
+        return Conversation(
+            messages, _openai_tools(request.get("tools"), "request.tools"), usage=turn.usage
+        )
+    return Conversation(messages, _openai_tools(request.get("tools"), "request.tools"))
+
+
+# ─── OpenAI Responses ────────────────────────────────────────────────────────
+
+
+def _responses_tools(raw: Any, field: str) -> list[dict[str, Any]]:
+    tools: list[dict[str, Any]] = []
+    for i, t in enumerate(_list(raw or [], field)):
+        tool = _mapping(t, f"{field}[{i}]")
+        if tool.get("type") != "function":
+            continue
+        tools.append({"type": "function", "function": _function_spec(tool, f"{field}[{i}]")})
+    return tools
+
+
+def _responses_items(items: list[Any], field: str) -> list[Message]:
+    messages: list[Message] = []
+    for i, raw in enumerate(items):
+        f = f"{field}[{i}]"
+        it = _mapping(raw, f)
+        kind = it.get("type", "message")
+        if kind == "message":
+            role = it.get("role")
+            text = _text_of(
+                it.get("content"), f"{f}.content", ("input_text", "output_text", "text")
+            )
+            if role in ("system", "developer"):
+                messages.append(Message("system", text))
+            elif role == "user":
+                messages.append(Message("user", text))
+            elif role == "assistant":
+                messages.append(Message("assistant", text))
+            else:
+                raise _Bad(
+                    f"{f}.role", f"unknown role {role!r} (system, developer, user, assistant)"
+                )
+        elif kind == "function_call":
+            call = _adapter(openai_responses.call_from_item, it, f)
+            # Consecutive function_call items (and any text just before them) are one turn.
+            if messages and messages[-1].role == "assistant":
+                last = messages[-1]
+                messages[-1] = Message("assistant", last.text, calls=(*last.calls, call))
+            else:
+                messages.append(Message("assistant", None, calls=(call,)))
+        elif kind == "function_call_output":
+            call_id = it.get("call_id")
+            if not isinstance(call_id, str):
+                raise _Bad(f"{f}.call_id", "must name the function call it answers")
+            messages.append(Message("tool", results=(ToolMessage(call_id, it.get("output")),)))
+        # reasoning items, built-in tool calls and their outputs are not function calls
+    return messages
+
+
+def parse_responses(request: Mapping[str, Any], response: Any) -> Conversation:
+    messages: list[Message] = []
+    if isinstance(request.get("instructions"), str):
+        messages.append(Message("system", request["instructions"]))
+    raw_input = request.get("input")
+    if isinstance(raw_input, str):
+        messages.append(Message("user", raw_input))
+    else:
+        messages.extend(_responses_items(_list(raw_input, "request.input"), "request.input"))
+    tools = _responses_tools(request.get("tools"), "request.tools")
+    if response is None:
+        return Conversation(messages, tools)
+    turn: AssistantTurn = _adapter(openai_responses.parse_response, response, prefix="response")
+    messages.append(Message("assistant", turn.content, calls=turn.calls))
+    return Conversation(messages, tools, usage=turn.usage)
+
+
+# ─── Anthropic Messages ──────────────────────────────────────────────────────
+
+
+def _anthropic_tools(raw: Any, field: str) -> list[dict[str, Any]]:
+    tools: list[dict[str, Any]] = []
+    for i, t in enumerate(_list(raw or [], field)):
+        tool = _mapping(t, f"{field}[{i}]")
+        if "input_schema" not in tool:
+            continue  # server tools (web_search_…, bash_…) have a type and no schema
+        tools.append(
+            {"type": "function", "function": _function_spec(tool, f"{field}[{i}]", "input_schema")}
+        )
+    return tools
+
+
+def _tool_result_content(content: Any, field: str) -> Any:
+    if content is None or isinstance(content, str):
+        return content
+    blocks = _list(content, field)
+    if all(isinstance(b, Mapping) and b.get("type") == "text" for b in blocks):
+        return "\n".join(str(b.get("text", "")) for b in blocks)
+    return blocks
+
+
+def parse_anthropic(request: Mapping[str, Any], response: Any) -> Conversation:
+    messages: list[Message] = []
+    system = request.get("system")
+    if system is not None:
+        messages.append(Message("system", _text_of(system, "request.system", ("text",))))
+    for i, raw in enumerate(_list(request.get("messages"), "request.messages")):
+        f = f"request.messages[{i}]"
+        m = _mapping(raw, f)
+        role = m.get("role")
+        content = m.get("content")
+        if role not in ("user", "assistant"):
+            raise _Bad(f"{f}.role", f"unknown role {role!r} (user, assistant)")
+        if isinstance(content, str):
+            messages.append(Message(role, content))
+            continue
+        blocks = _list(content, f"{f}.content")
+        texts: list[str] = []
+        calls = []
+        results: list[ToolMessage] = []
+        for j, b in enumerate(blocks):
+            bf = f"{f}.content[{j}]"
+            block = _mapping(b, bf)
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            elif kind == "tool_use" and role == "assistant":
+                calls.append(_adapter(anthropic.call_from_block, block, bf))
+            elif kind == "tool_result" and role == "user":
+                tid = block.get("tool_use_id")
+                if not isinstance(tid, str):
+                    raise _Bad(f"{bf}.tool_use_id", "must name the tool_use block it answers")
+                is_error = block.get("is_error", False)
+                if not isinstance(is_error, bool):
+                    raise _Bad(f"{bf}.is_error", "must be true or false")
+                results.append(
+                    ToolMessage(
+                        tid, _tool_result_content(block.get("content"), f"{bf}.content"), is_error
+                    )
+                )
+        text = "\n".join(texts) if texts else None
+        if results:
+            messages.append(Message("tool", results=tuple(results)))
+            if text:  # a user turn may add text after its tool results
+                messages.append(Message("user", text))
+        elif role == "assistant":
+            messages.append(Message("assistant", text, calls=tuple(calls)))
+        else:
+            messages.append(Message("user", text))
+    tools = _anthropic_tools(request.get("tools"), "request.tools")
+    if response is None:
+        return Conversation(messages, tools)
+    turn: AssistantTurn = _adapter(anthropic.parse_message, response, prefix="response")
+    messages.append(Message("assistant", turn.content, calls=turn.calls))
+    return Conversation(messages, tools, usage=turn.usage)
+
+
+# ─── Gemini generateContent ──────────────────────────────────────────────────
+
+_GEMINI_DROP = frozenset({"propertyOrdering", "example", "nullable"})
+
+
+def gemini_schema(node: Any) -> Any:
+    """Gemini's OpenAPI-subset ``Schema`` (``type: "STRING"``, ``nullable``) → JSON Schema."""
+    if isinstance(node, list):
+        return [gemini_schema(n) for n in node]
+    if not isinstance(node, Mapping):
+        return node
+    out: dict[str, Any] = {}
+    for k, v in node.items():
+        if k in _GEMINI_DROP:
+            continue
+        if k == "type" and isinstance(v, str):
+            out[k] = v.lower()
+        elif k == "properties" and isinstance(v, Mapping):
+            out[k] = {name: gemini_schema(sub) for name, sub in v.items()}
+        elif k in ("items", "anyOf"):
+            out[k] = gemini_schema(v)
+        else:
+            out[k] = v
+    if node.get("nullable") is True and isinstance(out.get("type"), str):
+        out["type"] = [out["type"], "null"]
+    return out
+
+
+def _gemini_tools(raw: Any, field: str) -> list[dict[str, Any]]:
+    tools: list[dict[str, Any]] = []
+    for i, t in enumerate(_list(raw or [], field)):
+        tool = _mapping(t, f"{field}[{i}]")
+        decls = tool.get("functionDeclarations", tool.get("function_declarations"))
+        if decls is None:
+            continue  # googleSearch, codeExecution, …
+        for j, d in enumerate(_list(decls, f"{field}[{i}].functionDeclarations")):
+            df = f"{field}[{i}].functionDeclarations[{j}]"
+            decl = _mapping(d, df)
+            if "parametersJsonSchema" in decl:
+                spec = _function_spec(decl, df, "parametersJsonSchema")
+            else:
+                spec = _function_spec(decl, df)
+                spec["parameters"] = gemini_schema(spec["parameters"])
+            tools.append({"type": "function", "function": spec})
+    return tools
+
+
+def parse_gemini(request: Mapping[str, Any], response: Any) -> Conversation:
+    messages: list[Message] = []
+    system = request.get("systemInstruction", request.get("system_instruction"))
+    if system is not None:
+        sys_field = "request.systemInstruction.parts"
+        sys_parts = _list(_mapping(system, "request.systemInstruction").get("parts", []), sys_field)
+        messages.append(Message("system", _text_of(sys_parts, sys_field, ("text",))))
+    for i, raw in enumerate(_list(request.get("contents"), "request.contents")):
+        f = f"request.contents[{i}]"
+        c = _mapping(raw, f)
+        role = c.get("role", "user")
+        if role not in ("user", "model", "function", "tool"):
+            raise _Bad(f"{f}.role", f"unknown role {role!r} (user, model)")
+        texts: list[str] = []
+        calls = []
+        results: list[ToolMessage] = []
+        for j, p in enumerate(_list(c.get("parts"), f"{f}.parts")):
+            pf = f"{f}.parts[{j}]"
+            part = _mapping(p, pf)
+            if "functionCall" in part:
+                calls.append(_adapter(gemini.call_from_part, part, pf))
+            elif "functionResponse" in part:
+                fr = _mapping(part["functionResponse"], f"{pf}.functionResponse")
+                fid = fr.get("id")
+                results.append(
+                    ToolMessage(
+                        fid if isinstance(fid, str) else None,
+                        fr.get("response"),
+                        name=fr.get("name"),
+                    )
+                )
+            elif isinstance(part.get("text"), str) and not part.get("thought"):
+                texts.append(part["text"])
+        text = "\n".join(texts) if texts else None
+        if role == "model":
+            messages.append(Message("assistant", text, calls=tuple(calls)))
+        elif results:
+            messages.append(Message("tool", results=tuple(results)))
+            if text:
+                messages.append(Message("user", text))
+        else:
+            messages.append(Message("user", text))
+    tools = _gemini_tools(request.get("tools"), "request.tools")
+    if response is None:
+        return Conversation(messages, tools)
+    turn: AssistantTurn = _adapter(gemini.parse_response, response, prefix="response")
+    messages.append(Message("assistant", turn.content, calls=turn.calls))
+    return Conversation(messages, tools, usage=turn.usage)
+
+
+_PARSERS: dict[Format, Callable[[Mapping[str, Any], Any], Conversation]] = {
+    Format.OPENAI: parse_openai,
+    Format.RESPONSES: parse_responses,
+    Format.ANTHROPIC: parse_anthropic,
+    Format.GEMINI: parse_gemini,
+}
+
+
+def parser_for(fmt: Format) -> Callable[[Mapping[str, Any], Any], Conversation]:
+    match fmt:
+        case Format.OPENAI | Format.RESPONSES | Format.ANTHROPIC | Format.GEMINI:
+            return _PARSERS[fmt]
+        case _:
+            assert_never(fmt)
+
+
+# ─── the file ────────────────────────────────────────────────────────────────
+
+
+@dataclass(slots=True)
+class Imported:
+    """What one transcripts file gave: runs (every record) and cases (one per case id)."""
+
+    runs: list[Run]
+    cases: list[dict[str, Any]]
+
+
+def _record_id(
+    rec: Record, obj: Mapping[str, Any], stem: str, index: int
+) -> tuple[str, str | None]:
+    """(case id, source trace id) of one record."""
+    for key in ("case_id", "id"):
+        v = obj.get(key)
+        if v is not None and (not isinstance(v, str) or not v):
+            raise _Bad(key, "must be a non-empty string")
+    resp = obj.get("response")
+    resp_id = (
+        resp.get("id") if isinstance(resp, Mapping) and isinstance(resp.get("id"), str) else None
+    )
+    case_id = obj.get("case_id") or obj.get("id") or f"{stem}-{index}"
+    return str(case_id), (obj.get("id") if isinstance(obj.get("id"), str) else None) or resp_id
+
+
+def iter_conversations(
+    path: Path, fmt: Format, *, display: str | None = None
+) -> Iterator[tuple[Record, Conversation, str, str | None, int | None]]:
+    """(record, conversation, case id, source trace id, explicit sample) per record;
+    every problem in the file is collected and raised once at the end."""
+    name = display or str(path)
+    loc = Locator(name)
+    parse = parser_for(fmt)
+    out = []
+    for index, rec in enumerate(
+        read_records(path, display=name, unwrap=("data", "records")), start=1
+    ):
+        try:
+            obj = _mapping(rec.value, "")
+            unknown = [k for k in obj if k not in _RECORD_KEYS]
+            if unknown:
+                raise _Bad(str(unknown[0]), f"unknown key (a record has {', '.join(_RECORD_KEYS)})")
+            request = _mapping(obj.get("request"), "request")
+            sample = obj.get("sample")
+            if sample is not None and (
+                not isinstance(sample, int) or isinstance(sample, bool) or sample < 0
+            ):
+                raise _Bad("sample", "must be an integer >= 0")
+            latency = obj.get("latency_ms")
+            if latency is not None and (
+                not isinstance(latency, int | float) or isinstance(latency, bool)
+            ):
+                raise _Bad("latency_ms", "must be a number")
+            metadata = obj.get("metadata")
+            if metadata is not None:
+                _mapping(metadata, "metadata")
+            case_id, trace_id = _record_id(rec, obj, path.stem, index)
+            conv = parse(request, obj.get("response"))
+            conv.latency_ms = float(latency) if latency is not None else None
+            conv.meta = {
+                "source": f"transcript:{fmt.value}",
+                "record": f"{name}:{rec.line}{rec.pointer}",
+            }
+            if trace_id:
+                conv.meta["source_trace_id"] = trace_id
+            if metadata:
+                conv.meta["metadata"] = dict(metadata)
+            if not any(m.role == "assistant" for m in conv.messages):
+                raise _Bad(
+                    "response",
+                    "no assistant answer: give the response, or a request that ends with "
+                    "the assistant's turn",
+                )
+        except _Bad as bad:
+            loc.add(rec, rec.field(bad.field) if bad.field else rec.pointer or None, bad.message)
+            continue
+        out.append((rec, conv, case_id, trace_id, sample))
+    loc.raise_if_any()
+    yield from out
+
+
+def import_transcripts(
+    path: Path,
+    fmt: Format,
+    *,
+    display: str | None = None,
+    cases: bool = False,
+    keep_system: bool = False,
+) -> Imported:
+    """Every record of ``path`` → runs (samples numbered per case id) and, with ``cases``,
+    one dataset case per case id (from its first record)."""
+    name = display or str(path)
+    loc = Locator(name)
+    runs: list[Run] = []
+    rows: list[dict[str, Any]] = []
+    counts: Counter[str] = Counter()
+    seen_samples: set[tuple[str, int]] = set()
+    for rec, conv, case_id, trace_id, sample in iter_conversations(path, fmt, display=name):
+        n = sample if sample is not None else counts[case_id]
+        counts[case_id] += 1
+        if (case_id, n) in seen_samples:
+            loc.add(rec, rec.field("sample"), f"case {case_id!r} sample {n} appears twice")
+            continue
+        seen_samples.add((case_id, n))
+        runs.append(to_run(conv, case_id, n))
+        if cases and counts[case_id] == 1:
+            try:
+                rows.append(
+                    to_case(
+                        conv,
+                        case_id,
+                        source_trace_id=trace_id,
+                        tags=["imported", fmt.value],
+                        keep_system=keep_system,
+                    )
+                )
+            except ConversationError as exc:
+                loc.add(rec, rec.field("request", exc.field), str(exc))
+    loc.raise_if_any()
+    if not runs:
+        raise Locator(name).fail(None, None, "no records")
+    return Imported(runs, rows)
+
+
+def dumps_cases(rows: list[dict[str, Any]]) -> bytes:
+    return b"".join(jsonio.dumps_line(r) for r in rows)
