@@ -289,6 +289,14 @@ class JudgeConfig(_Strict):
     """Send ``response_format: {"type": "json_object"}``; turn off for endpoints that
     refuse it (the answer is still parsed as strict JSON)."""
 
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, v: str) -> str:
+        # urllib would also open file:// and ftp:// URLs; a judge is only ever HTTP(S).
+        if not v.lower().startswith(("http://", "https://")):
+            raise ValueError(f"{v!r} must be an http:// or https:// URL")
+        return v
+
     @model_validator(mode="after")
     def _known_rubrics(self) -> JudgeConfig:
         custom = [r.name for r in self.custom_rubrics]

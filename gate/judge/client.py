@@ -175,6 +175,8 @@ class ChatClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        if not base_url.lower().startswith(("http://", "https://")):
+            raise ValueError(f"the judge's base URL must be http(s), not {base_url!r}")
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self._api_key = api_key

@@ -108,6 +108,7 @@ def test_config__judge_section__defaults_and_fields(tmp_path: Path) -> None:
             "less than or equal to 1",
         ),
         ("  json_mode: no\n", "judge.json_mode", "must be true or false"),
+        ("  base_url: file:///etc/passwd\n", "judge.base_url", "must be an http:// or https://"),
     ],
 )
 def test_config__bad_judge_settings__error_names_field(
