@@ -1,0 +1,771 @@
+"""Reduce sample scores over samples and cases: per-case statistics, dataset-level metrics,
+slices, per-tool rollup, confusion matrix, hard failures. No verdict (see ``decide``).
+
+Layer 2 of 3 (score one sample → **reduce over samples** → decide). Definitions:
+
+* **per case**: pass rate = passed samples ÷ samples run (confirmation samples included);
+  flaky = 0 < pass rate < 1; ``passed`` = every sample passed. For each metric, the mean
+  over the samples where it applied (``None`` = n/a in all of them) and the sample
+  standard deviation (ddof=1; only with ≥ 2 values).
+* **dataset level** (and per slice): a metric's value is the mean over cases of per-case
+  means, leaving out cases where it is n/a (``n`` = cases with a value; ``None`` when
+  none). ``std`` is the sample standard deviation over sample indices 0…N−1 of the
+  dataset-level value computed from that sample alone (regular samples only; ``None``
+  with N < 2). ``ci_low``/``ci_high``: a percentile bootstrap 95% interval over cases,
+  seeded by the config's ``seed`` (dataset level only; ``None`` with < 2 cases).
+* **pooled** ``unnecessary_call_rate`` = Σ calls made on no-tool cases ÷ Σ calls made
+  (tallies ``calls_on_no_tool`` and ``calls``), over every sample of every case in scope:
+  a ratio of sums, never a mean of cases. With no call made at all it is 0.0 (no call was
+  unnecessary); its ``n`` is the number of calls. Per case the same ratio over the case's
+  samples.
+* ``case_passed`` is always taken from each sample's ``passed`` flag (1.0 / 0.0).
+* **slices**: ``difficulty=<d>``, ``tag=<t>``, ``no_tool=true|false`` (``expected_no_tool``),
+  ``must_not_call=true|false`` (the case lists must-not-call tools); empty slices are left out.
+* **per tool** (tallies ``per_tool``: ``{name: [expected, matched, called]}``), summed over
+  every sample: recall = matched ÷ expected (``None`` when never expected).
+* **confusion** (tallies ``confusion``: ``[[expected_name, actual_name], …]``) counted over
+  every sample; a missing actual name (``None``) is counted under ``"(none)"``.
+* **malformed** (tallies ``malformed``: ``{class: count}`` or a list of classes) summed.
+
+All statistics are numpy over a rows × metrics array (one row per case-sample): no Python
+loop runs per sample in the statistics. The Python work left is reading each sample's
+scores into that array and building the per-sample records of results.json.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from gate import __version__
+from gate.config import Config
+from gate.errors import Problem, RunsFileError
+from gate.model import METRICS, POOLED_METRICS, Case, HardFailure, SampleScore, ToolSpec
+from gate.policy import stats
+from gate.policy.advisor import advise
+from gate.results import (
+    CaseResult,
+    ConfirmInfo,
+    DatasetInfo,
+    HardFailureResult,
+    MetricStat,
+    Results,
+    SampleResult,
+    ShardInfo,
+    SliceResult,
+    ToolInfo,
+    ToolRollup,
+    construct,
+)
+
+POOLED = "unnecessary_call_rate"
+CASE_PASSED = "case_passed"
+NO_ACTUAL = "(none)"
+_ROUND = 12
+"""Dataset- and slice-level figures are rounded to 12 decimals: they come from matrix
+products whose last bits depend on the BLAS summation order."""
+
+
+class DatasetLike(Protocol):
+    """What ``build_results`` needs of a dataset (``gate.dataset.Dataset`` has it)."""
+
+    @property
+    def display(self) -> str: ...
+    @property
+    def path(self) -> Path: ...
+    @property
+    def sha256(self) -> str: ...
+    @property
+    def cases(self) -> Sequence[Case]: ...
+    @property
+    def tools(self) -> Mapping[str, ToolSpec]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CaseMeta:
+    """What the reduction needs to know of a case besides its samples."""
+
+    id: str
+    line: int | None
+    difficulty: str | None
+    tags: tuple[str, ...]
+    expected_no_tool: bool
+    must_not_call: tuple[str, ...]
+    expect_tools: tuple[str, ...]
+    """Tools named by the expectations, the alternatives and must-not-call."""
+
+    @classmethod
+    def of(cls, case: Case) -> CaseMeta:
+        names: dict[str, None] = {}
+        for calls in case.expectation_lists():
+            for call in calls:
+                names[call.name] = None
+        for name in case.must_not_call:
+            names[name] = None
+        return cls(
+            id=case.id,
+            line=case.source.line,
+            difficulty=None if case.difficulty is None else str(case.difficulty),
+            tags=tuple(case.tags),
+            expected_no_tool=case.expected_no_tool,
+            must_not_call=tuple(case.must_not_call),
+            expect_tools=tuple(names),
+        )
+
+
+def in_shard(case_id: str, shard: tuple[int, int] | None) -> bool:
+    """Shard ``i/n`` (1-based ``i``) holds the cases with sha256(id) mod n = i − 1."""
+    if shard is None:
+        return True
+    i, n = shard
+    return int(hashlib.sha256(case_id.encode()).hexdigest(), 16) % n == i - 1
+
+
+def build_results(
+    *,
+    dataset: DatasetLike,
+    scores: Sequence[SampleScore],
+    config: Config | None,
+    agent: Mapping[str, Any],
+    shard: tuple[int, int] | None,
+    timing: Mapping[str, Any],
+    extra_scores: Sequence[SampleScore] = (),
+) -> Results:
+    """Reduce every sample score of a run into a :class:`Results` (no verdict yet).
+
+    ``scores`` must hold the same number of samples N for every case of the dataset (of
+    the shard, with ``shard``); ``extra_scores`` are confirmation samples
+    (``confirm:``), recorded with ``extra: true``, counted in their case's pass rate and
+    means but not in the dataset-level std over samples. A score for an unknown case, a
+    duplicated (case, sample), a case without scores or with a different number of
+    samples is a :class:`RunsFileError` naming the case — a case that silently vanished
+    would raise the pass rate.
+    """
+    in_scope = [c for c in dataset.cases if in_shard(c.id, shard)]
+    metas = [CaseMeta.of(c) for c in in_scope]
+    with no_gc():
+        samples, hard = _sample_records(dataset.display, metas, scores, extra_scores)
+    seed = config.seed if config is not None else 0
+    cases_sha = getattr(dataset, "cases_sha256", None) or _file_sha256(dataset.path)
+    header: dict[str, Any] = {
+        "toolgate_version": __version__,
+        "gate_name": config.name if config is not None else "toolgate",
+        "dataset": DatasetInfo(
+            path=dataset.display,
+            version=config.dataset.version if config is not None else None,
+            sha256=dataset.sha256,
+            cases=len(in_scope),
+            total_cases=len(dataset.cases),
+            cases_sha256=cases_sha,
+        ),
+        "agent": dict(agent),
+        "seed": seed,
+        "shard": ShardInfo(index=shard[0], count=shard[1]) if shard else None,
+        "tools": {
+            name: ToolInfo(
+                hash=spec.definition_hash(),
+                description=spec.description,
+                parameters=dict(spec.parameters),
+            )
+            for name, spec in sorted(dataset.tools.items())
+        },
+        "timing": dict(timing),
+    }
+    max_extra = config.confirm.max_extra_samples if config is not None else 0
+    with no_gc():
+        return assemble(metas, samples, hard, header=header, seed=seed, max_extra=max_extra)
+
+
+@contextlib.contextmanager
+def no_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building large acyclic structures.
+
+    Building 100,000 sample records triggers repeated full collections that scan the
+    whole (growing) heap and find nothing: measured at more than half the build time.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _file_sha256(path: Path) -> str | None:
+    # The dataset file alone, without the tool files it references: equal for two
+    # datasets that differ only in tool definitions (see DatasetInfo.cases_sha256).
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+# ─── per-sample records ──────────────────────────────────────────────────────
+
+
+def _sample_records(
+    display: str,
+    metas: Sequence[CaseMeta],
+    scores: Sequence[SampleScore],
+    extra_scores: Sequence[SampleScore],
+) -> tuple[list[list[SampleResult]], list[HardFailureResult]]:
+    index = {m.id: i for i, m in enumerate(metas)}
+    regular: list[list[SampleScore]] = [[] for _ in metas]
+    extra: list[list[SampleScore]] = [[] for _ in metas]
+    problems: list[Problem] = []
+    for group, bucket in ((scores, regular), (extra_scores, extra)):
+        for s in group:
+            i = index.get(s.case_id)
+            if i is None:
+                problems.append(
+                    Problem(
+                        "runs",
+                        None,
+                        "case_id",
+                        f"{s.case_id!r} (sample {s.sample}) is not a case of {display}"
+                        + (" in this shard" if metas else ""),
+                    )
+                )
+                continue
+            bucket[i].append(s)
+        if len(problems) > 20:
+            break
+    counts: dict[int, list[str]] = {}
+    for i, meta in enumerate(metas):
+        got = regular[i]
+        seen: set[int] = set()
+        for s in (*got, *extra[i]):
+            if s.sample in seen:
+                problems.append(
+                    Problem(
+                        display,
+                        meta.line,
+                        "sample",
+                        f"case {meta.id!r}: sample {s.sample} is scored twice",
+                    )
+                )
+            seen.add(s.sample)
+        if not got:
+            problems.append(
+                Problem(
+                    display,
+                    meta.line,
+                    "id",
+                    f"case {meta.id!r} has no runs (every case must be run)",
+                )
+            )
+        else:
+            counts.setdefault(len(got), []).append(meta.id)
+    if len(counts) > 1:
+        usual = max(counts, key=lambda k: (len(counts[k]), k))
+        for n, ids in sorted(counts.items()):
+            if n != usual:
+                shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+                problems.append(
+                    Problem(
+                        "runs",
+                        None,
+                        "sample",
+                        f"{len(ids)} case(s) have {n} samples, the others {usual}: {shown}",
+                    )
+                )
+    if problems:
+        raise RunsFileError(problems[:50])
+
+    records: list[list[SampleResult]] = []
+    hard: list[HardFailureResult] = []
+    for i, meta in enumerate(metas):
+        got = regular[i]
+        got.sort(key=_by_sample)
+        rows = [_record(x, False) for x in got]
+        if extra[i]:
+            extra[i].sort(key=_by_sample)
+            rows.extend(_record(x, True) for x in extra[i])
+            got = sorted((*got, *extra[i]), key=_by_sample)
+        records.append(rows)
+        for x in got:
+            if x.hard_failures:
+                hard.extend(_hard(meta, x.sample, h) for h in x.hard_failures)
+    return records, hard
+
+
+def _hard(meta: CaseMeta, sample: int, h: HardFailure) -> HardFailureResult:
+    return construct(
+        HardFailureResult,
+        {
+            "kind": str(h.kind),
+            "case_id": meta.id,
+            "sample": sample,
+            "call": dict(h.call),
+            "message": h.message,
+            "line": meta.line,
+        },
+    )
+
+
+def _by_sample(s: SampleScore) -> int:
+    return s.sample
+
+
+_PASS = {True: 1.0, False: 0.0}
+
+
+def _record(s: SampleScore, extra: bool) -> SampleResult:
+    scores = s.scores if type(s.scores) is dict else dict(s.scores)
+    passed = bool(s.passed)
+    if scores.get(CASE_PASSED) != _PASS[passed]:
+        scores = {**scores, CASE_PASSED: _PASS[passed]}
+    usage = s.usage
+    return construct(
+        SampleResult,
+        {
+            "sample": s.sample,
+            "passed": passed,
+            "scores": scores,
+            "failed_checks": list(s.failed_checks),
+            "reasons": s.reasons if type(s.reasons) is dict else dict(s.reasons),
+            "evidence": s.evidence if type(s.evidence) is dict else dict(s.evidence),
+            "tallies": s.tallies if type(s.tallies) is dict else dict(s.tallies),
+            "error": s.error,
+            "usage": usage if usage is None or type(usage) is dict else dict(usage),
+            "extra": extra,
+        },
+    )
+
+
+# ─── the reduction ───────────────────────────────────────────────────────────
+
+
+def assemble(
+    metas: Sequence[CaseMeta],
+    samples: Sequence[Sequence[SampleResult]],
+    hard_failures: Sequence[HardFailureResult],
+    *,
+    header: Mapping[str, Any],
+    seed: int,
+    max_extra: int,
+) -> Results:
+    """Compute every statistic from per-case sample records and build the Results.
+
+    Shared by ``build_results`` and ``toolgate merge`` (which passes the records of the
+    shards), so a merged run equals the unsharded one. Each case's regular samples come
+    first in its list, then its confirmation samples (``extra``).
+    """
+    flat = [s for case in samples for s in case]
+    names = _metric_names(flat)
+    arrays = _arrays(flat, names)
+    sizes = np.fromiter((len(c) for c in samples), dtype=np.int64, count=len(samples))
+    n_extra = np.fromiter(
+        (sum(s.extra for s in c) for c in samples), dtype=np.int64, count=len(samples)
+    )
+    reg_n = int((sizes - n_extra)[0]) if len(samples) else 0
+    reduced = reduce_arrays(
+        values=arrays.values,
+        passed=arrays.passed,
+        calls=arrays.calls,
+        calls_no_tool=arrays.calls_no_tool,
+        sizes=sizes,
+        regular=reg_n,
+        slices=_slices(metas),
+        seed=seed,
+    )
+    tallies = _pool_tallies(samples)
+    cases = _case_results(metas, samples, names, reduced, tallies.called_by_case, n_extra)
+    notices: list[str] = []
+    if reg_n == 1:
+        notices.append(
+            "samples: 1 — the std over samples and the flaky share need at least 2 samples "
+            "per case (shown as n/a), and every case counts as stable: one failing run flips it"
+        )
+    extra_total = int(n_extra.sum())
+    confirm = None
+    if max_extra or extra_total:
+        confirm = ConfirmInfo(
+            max_extra_samples=max_extra,
+            extra_samples=extra_total,
+            cases={metas[i].id: int(k) for i, k in enumerate(n_extra) if k},
+        )
+    regular_pass = reduced.regular_pass_rate
+    advisor = advise(samples=reg_n, case_pass_rates=regular_pass)
+    return Results(
+        **header,
+        samples=reg_n,
+        metrics=_metric_stats(names, reduced, 0, with_ci=True),
+        slices={
+            name: SliceResult(
+                cases=int(reduced.slice_cases[li]),
+                pass_rate=stats.clean(round(float(reduced.slice_pass_rate[li]), _ROUND)),
+                metrics=_metric_stats(names, reduced, li, with_ci=False),
+            )
+            for li, name in enumerate(reduced.slice_names)
+            if li > 0
+        },
+        per_tool=tallies.per_tool,
+        confusion=tallies.confusion,
+        malformed=tallies.malformed,
+        hard_failures=list(hard_failures),
+        cases=cases,
+        usage=tallies.usage(len(metas)),
+        advisor=advisor,
+        confirm=confirm,
+        notices=notices,
+    )
+
+
+def _metric_names(flat: Sequence[SampleResult]) -> list[str]:
+    seen: set[str] = set()
+    for s in flat:
+        seen.update(s.scores)
+    seen.add(CASE_PASSED)
+    seen -= POOLED_METRICS
+    known = [m for m in METRICS if m in seen]
+    return known + sorted(seen.difference(METRICS))
+
+
+@dataclass(frozen=True, slots=True)
+class _Arrays:
+    values: stats.Floats
+    passed: stats.Bools
+    calls: stats.Floats
+    calls_no_tool: stats.Floats
+
+
+def _arrays(flat: Sequence[SampleResult], names: Sequence[str]) -> _Arrays:
+    r = len(flat)
+    if r == 0:
+        return _Arrays(np.zeros((0, len(names))), np.zeros(0, bool), np.zeros(0), np.zeros(0))
+    # The one Python pass over samples: read each sample's scores into a row.
+    values = np.array([list(map(s.scores.get, names)) for s in flat], dtype=np.float64)
+    if np.isinf(values).any():
+        bad = np.argwhere(np.isinf(values))[0]
+        s = flat[int(bad[0])]
+        raise ValueError(f"scorer bug: {names[int(bad[1])]} is infinite in sample {s.sample}")
+    passed = np.fromiter((s.passed for s in flat), dtype=np.bool_, count=r)
+    values[:, names.index(CASE_PASSED)] = passed
+    calls = np.fromiter((s.tallies.get("calls", 0) for s in flat), dtype=np.float64, count=r)
+    calls_nt = np.fromiter(
+        (s.tallies.get("calls_on_no_tool", 0) for s in flat), dtype=np.float64, count=r
+    )
+    return _Arrays(values, passed, calls, calls_nt)
+
+
+def _slices(metas: Sequence[CaseMeta]) -> dict[str, stats.Bools]:
+    """Slice name → case mask; empty slices are left out."""
+    c = len(metas)
+    out: dict[str, stats.Bools] = {}
+
+    def add(name: str, mask: stats.Bools) -> None:
+        if mask.any():
+            out[name] = mask
+
+    diffs = sorted({m.difficulty for m in metas if m.difficulty})
+    for d in diffs:
+        add(f"difficulty={d}", np.fromiter((m.difficulty == d for m in metas), bool, c))
+    tags = sorted({t for m in metas for t in m.tags})
+    if tags:
+        tag_index = {t: j for j, t in enumerate(tags)}
+        grid = np.zeros((len(tags), c), dtype=bool)
+        for i, m in enumerate(metas):
+            for t in m.tags:
+                grid[tag_index[t], i] = True
+        for t, j in tag_index.items():
+            add(f"tag={t}", grid[j])
+    no_tool = np.fromiter((m.expected_no_tool for m in metas), bool, c)
+    add("no_tool=true", no_tool)
+    add("no_tool=false", ~no_tool)
+    mnc = np.fromiter((bool(m.must_not_call) for m in metas), bool, c)
+    add("must_not_call=true", mnc)
+    add("must_not_call=false", ~mnc)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Reduced:
+    """The numeric core's output. Slice 0 is the whole dataset (all cases in scope)."""
+
+    case: stats.GroupStats
+    case_pass_rate: stats.Floats
+    case_pooled: stats.Floats
+    case_calls: stats.Floats
+    regular_pass_rate: stats.Floats
+    slice_names: list[str]
+    slice_cases: stats.Ints
+    slice_mean: stats.Floats
+    slice_n: stats.Floats
+    slice_std: stats.Floats
+    slice_pass_rate: stats.Floats
+    pooled_mean: stats.Floats
+    pooled_n: stats.Floats
+    pooled_std: stats.Floats
+    ci_low: stats.Floats
+    ci_high: stats.Floats
+
+
+def reduce_arrays(
+    *,
+    values: stats.Floats,
+    passed: stats.Bools,
+    calls: stats.Floats,
+    calls_no_tool: stats.Floats,
+    sizes: stats.Ints,
+    regular: int,
+    slices: Mapping[str, stats.Bools],
+    seed: int,
+) -> Reduced:
+    """The vectorised statistics (what ``bench/policy_bench.py`` times).
+
+    ``values`` is rows × metrics (NaN = n/a), one row per case-sample, the rows of a case
+    contiguous: its ``regular`` regular samples first, then its confirmation samples;
+    ``sizes[c]`` rows belong to case ``c``. ``slices`` maps a name to a case mask.
+    """
+    c = sizes.shape[0]
+    k = values.shape[1]
+    starts = (
+        np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        if c
+        else np.zeros(0, np.int64)
+    )
+    if c == 0:
+        empty = stats.GroupStats(np.zeros((0, k)), np.zeros((0, k)), np.zeros((0, k), np.int64))
+        case = empty
+        pass_rate = np.zeros(0)
+        case_calls = np.zeros(0)
+        case_nt = np.zeros(0)
+    else:
+        case = stats.group_stats(values, starts)
+        pass_rate = np.add.reduceat(passed.astype(np.float64), starts) / sizes
+        case_calls = np.add.reduceat(calls, starts)
+        case_nt = np.add.reduceat(calls_no_tool, starts)
+    case_pooled = np.where(case_calls > 0, case_nt / np.maximum(case_calls, 1.0), 0.0)
+
+    # Regular samples: the first `regular` rows of each case, as a case × sample cube.
+    offset = np.arange(values.shape[0]) - np.repeat(starts, sizes)
+    reg_rows = offset < regular
+    cube = values[reg_rows].reshape(c, regular, k)
+    cube_valid = ~np.isnan(cube)
+    cube_zero = np.where(cube_valid, cube, 0.0)
+    reg_calls = calls[reg_rows].reshape(c, regular)
+    reg_nt = calls_no_tool[reg_rows].reshape(c, regular)
+    regular_pass_rate = (
+        passed[reg_rows].reshape(c, regular).mean(axis=1) if regular else np.zeros(c)
+    )
+
+    names = ["", *slices]
+    ind = np.vstack([np.ones((1, c)), *[m[None, :].astype(np.float64) for m in slices.values()]])
+    has = case.n > 0
+    case_mean0 = np.where(has, case.mean, 0.0)
+    slice_sum = ind @ case_mean0
+    slice_n = ind @ has.astype(np.float64)
+    slice_mean = stats.safe_divide(slice_sum, slice_n)
+    slice_cases = ind.sum(axis=1).astype(np.int64)
+    slice_pass_rate = stats.safe_divide(ind @ pass_rate, slice_cases)
+
+    # Per sample index: the dataset-level value from that sample alone, then its std.
+    per_s_sum = (ind @ cube_zero.reshape(c, regular * k)).reshape(-1, regular, k)
+    per_s_n = (ind @ cube_valid.reshape(c, regular * k).astype(np.float64)).reshape(-1, regular, k)
+    per_s = stats.safe_divide(per_s_sum, per_s_n)
+    slice_std = _std_axis1(per_s)
+
+    pooled_calls = ind @ case_calls
+    pooled_nt = ind @ case_nt
+    pooled_mean = np.where(pooled_calls > 0, pooled_nt / np.maximum(pooled_calls, 1.0), 0.0)
+    s_calls = ind @ reg_calls
+    s_nt = ind @ reg_nt
+    pooled_per_s = np.where(s_calls > 0, s_nt / np.maximum(s_calls, 1.0), 0.0)
+    pooled_std = (
+        _std_axis1(pooled_per_s[:, :, None])[:, 0] if regular else np.full(len(names), np.nan)
+    )
+
+    reps = stats.bootstrap_reps(c)
+    low, high = stats.bootstrap_ratio_ci(
+        np.concatenate([case_mean0, case_nt[:, None]], axis=1),
+        np.concatenate([has.astype(np.float64), case_calls[:, None]], axis=1),
+        seed=seed,
+        reps=reps,
+    )
+    return Reduced(
+        case=case,
+        case_pass_rate=pass_rate,
+        case_pooled=case_pooled,
+        case_calls=case_calls,
+        regular_pass_rate=regular_pass_rate,
+        slice_names=names,
+        slice_cases=slice_cases,
+        slice_mean=slice_mean,
+        slice_n=slice_n,
+        slice_std=slice_std,
+        slice_pass_rate=slice_pass_rate,
+        pooled_mean=pooled_mean,
+        pooled_n=pooled_calls,
+        pooled_std=pooled_std,
+        ci_low=low,
+        ci_high=high,
+    )
+
+
+def _std_axis1(x: stats.Floats) -> stats.Floats:
+    """Sample std (ddof=1) over axis 1 of the non-NaN values; NaN with < 2 values."""
+    valid = ~np.isnan(x)
+    n = valid.sum(axis=1)
+    mean = stats.safe_divide(np.where(valid, x, 0.0).sum(axis=1), n)
+    dev = np.where(valid, x - np.nan_to_num(mean)[:, None, ...], 0.0)
+    return np.sqrt(stats.safe_divide((dev * dev).sum(axis=1), n - 1))
+
+
+def _r(x: float) -> float | None:
+    return None if x != x else round(float(x), _ROUND)
+
+
+def _metric_stats(
+    names: Sequence[str], red: Reduced, li: int, *, with_ci: bool
+) -> dict[str, MetricStat]:
+    out: dict[str, MetricStat] = {}
+    for j, name in enumerate(names):
+        out[name] = MetricStat(
+            mean=_r(red.slice_mean[li, j]),
+            std=_r(red.slice_std[li, j]),
+            n=int(red.slice_n[li, j]),
+            ci_low=_r(red.ci_low[j]) if with_ci else None,
+            ci_high=_r(red.ci_high[j]) if with_ci else None,
+        )
+    k = len(names)
+    out[POOLED] = MetricStat(
+        mean=_r(red.pooled_mean[li]),
+        std=_r(red.pooled_std[li]),
+        n=int(red.pooled_n[li]),
+        ci_low=_r(red.ci_low[k]) if with_ci else None,
+        ci_high=_r(red.ci_high[k]) if with_ci else None,
+    )
+    return out
+
+
+def _none_grid(a: stats.Floats) -> list[list[float | None]]:
+    obj = a.astype(object)
+    obj[np.isnan(a)] = None
+    rows: list[list[float | None]] = obj.tolist()
+    return rows
+
+
+def _case_results(
+    metas: Sequence[CaseMeta],
+    samples: Sequence[Sequence[SampleResult]],
+    names: Sequence[str],
+    red: Reduced,
+    called_by_case: Sequence[Iterable[str]],
+    n_extra: stats.Ints,
+) -> list[CaseResult]:
+    means = _none_grid(red.case.mean)
+    stds = _none_grid(red.case.std)
+    pass_rates = red.case_pass_rate.tolist()
+    pooled = red.case_pooled.tolist()
+    extras = n_extra.tolist()
+    out: list[CaseResult] = []
+    for i, meta in enumerate(metas):
+        scores = dict(zip(names, means[i], strict=True))
+        scores[POOLED] = pooled[i]
+        rate = pass_rates[i]
+        tools = dict.fromkeys(meta.expect_tools)
+        for name in called_by_case[i]:
+            tools.setdefault(name)
+        out.append(
+            construct(
+                CaseResult,
+                {
+                    "id": meta.id,
+                    "line": meta.line,
+                    "difficulty": meta.difficulty,
+                    "tags": list(meta.tags),
+                    "expected_no_tool": meta.expected_no_tool,
+                    "must_not_call": list(meta.must_not_call),
+                    "tools": list(tools),
+                    "passed": rate == 1.0,
+                    "pass_rate": rate,
+                    "flaky": 0.0 < rate < 1.0,
+                    "scores": scores,
+                    "std": {n: v for n, v in zip(names, stds[i], strict=True) if v is not None},
+                    "extra_samples": extras[i],
+                    "samples": list(samples[i]),
+                },
+            )
+        )
+    return out
+
+
+# ─── tallies pooled over every sample ────────────────────────────────────────
+
+
+@dataclass(slots=True)
+class _Tallies:
+    per_tool: dict[str, ToolRollup]
+    confusion: dict[str, dict[str, int]]
+    malformed: dict[str, int]
+    usage_totals: dict[str, float]
+    called_by_case: list[list[str]]
+
+    def usage(self, cases: int) -> dict[str, float]:
+        """Totals, and per-case means (``<key>_per_case``)."""
+        out: dict[str, float] = {}
+        for key, total in sorted(self.usage_totals.items()):
+            out[key] = total
+            if cases:
+                out[f"{key}_per_case"] = round(total / cases, 6)
+        return out
+
+
+def _pool_tallies(samples: Sequence[Sequence[SampleResult]]) -> _Tallies:
+    per_tool: dict[str, list[int]] = {}
+    confusion: dict[str, dict[str, int]] = {}
+    malformed: dict[str, int] = {}
+    usage: dict[str, float] = {}
+    called_by_case: list[list[str]] = []
+    for case in samples:
+        called: dict[str, None] = {}
+        for s in case:
+            t = s.tallies
+            if t:
+                pt = t.get("per_tool")
+                if pt:
+                    for name, triple in pt.items():
+                        acc = per_tool.get(name)
+                        if acc is None:
+                            acc = per_tool[name] = [0, 0, 0]
+                        e, m, c = triple
+                        acc[0] += e
+                        acc[1] += m
+                        acc[2] += c
+                        if c:
+                            called[name] = None
+                cf = t.get("confusion")
+                if cf:
+                    for expected, actual in cf:
+                        row = confusion.setdefault(str(expected), {})
+                        key = NO_ACTUAL if actual is None else str(actual)
+                        row[key] = row.get(key, 0) + 1
+                mf = t.get("malformed")
+                if mf:
+                    items = mf.items() if isinstance(mf, Mapping) else ((kind, 1) for kind in mf)
+                    for kind, count in items:
+                        malformed[str(kind)] = malformed.get(str(kind), 0) + int(count)
+            if s.usage:
+                for key, val in s.usage.items():
+                    if isinstance(val, int | float) and not isinstance(val, bool):
+                        usage[key] = usage.get(key, 0) + val
+        called_by_case.append(list(called))
+    rollup = {
+        name: ToolRollup(
+            expected=e,
+            matched=m,
+            recall=round(m / e, _ROUND) if e else None,
+            called=c,
+        )
+        for name, (e, m, c) in sorted(per_tool.items())
+    }
+    return _Tallies(rollup, confusion, malformed, usage, called_by_case)

@@ -1,0 +1,173 @@
+"""Synthetic datasets and sample scores for the policy and baseline tests.
+
+``FakeDataset`` has the attributes ``build_results`` reads from ``gate.dataset.Dataset``
+(``display``, ``path``, ``sha256``, ``cases``, ``tools``); the cases and scores are real
+model objects, built here from compact descriptions so that tests read as tables.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gate.config import Config
+from gate.model import (
+    Case,
+    Difficulty,
+    ExpectedCall,
+    HardFailure,
+    HardFailureKind,
+    SampleScore,
+    SourceRef,
+    ToolSpec,
+)
+from gate.policy.reduce import build_results
+from gate.results import Results
+
+TOOLS = {
+    "lookup_order": ToolSpec("lookup_order", "Look up an order.", {"type": "object"}),
+    "issue_refund": ToolSpec("issue_refund", "Refund an order.", {"type": "object"}),
+    "delete_account": ToolSpec("delete_account", "Delete the account.", {"type": "object"}),
+}
+
+
+@dataclass(frozen=True)
+class FakeDataset:
+    display: str
+    path: Path
+    sha256: str
+    cases: tuple[Case, ...]
+    tools: Mapping[str, ToolSpec] = field(default_factory=lambda: dict(TOOLS))
+    cases_sha256: str | None = None
+
+
+def case(
+    cid: str,
+    line: int,
+    *,
+    expect: Sequence[str] = ("lookup_order",),
+    no_tool: bool = False,
+    must_not_call: Sequence[str] = (),
+    difficulty: str | None = "easy",
+    tags: Sequence[str] = (),
+) -> Case:
+    return Case(
+        id=cid,
+        user_input=f"question {cid}",
+        source=SourceRef("dataset.jsonl", line),
+        expected_tool_calls=() if no_tool else tuple(ExpectedCall(n) for n in expect),
+        expected_no_tool=no_tool,
+        must_not_call=tuple(must_not_call),
+        difficulty=None if difficulty is None else Difficulty(difficulty),
+        tags=tuple(tags),
+    )
+
+
+def dataset(
+    cases: Sequence[Case],
+    *,
+    sha: str | None = None,
+    tools: Mapping[str, ToolSpec] | None = None,
+    cases_sha256: str | None = None,
+) -> FakeDataset:
+    digest = sha or hashlib.sha256("".join(c.id for c in cases).encode()).hexdigest()
+    return FakeDataset(
+        display="dataset.jsonl",
+        path=Path("/nonexistent/dataset.jsonl"),
+        sha256=digest,
+        cases=tuple(cases),
+        tools=dict(TOOLS if tools is None else tools),
+        cases_sha256=cases_sha256,
+    )
+
+
+def score(
+    cid: str,
+    sample: int,
+    passed: bool,
+    *,
+    f1: float | None = None,
+    call_accuracy: float | str | None = "auto",
+    calls: int = 1,
+    calls_on_no_tool: int = 0,
+    per_tool: Mapping[str, list[int]] | None = None,
+    confusion: Sequence[Sequence[str | None]] = (),
+    malformed: Mapping[str, int] | None = None,
+    violation: str | None = None,
+    usage: Mapping[str, int] | None = None,
+    failed_checks: Sequence[str] | None = None,
+) -> SampleScore:
+    value = 1.0 if passed else 0.0
+    scores: dict[str, float | None] = {
+        "tool_selection_f1": value if f1 is None else f1,
+        "call_accuracy": value if call_accuracy == "auto" else call_accuracy,  # type: ignore[dict-item]
+        "case_passed": value,
+    }
+    tallies: dict[str, Any] = {"calls": calls, "calls_on_no_tool": calls_on_no_tool}
+    if per_tool:
+        tallies["per_tool"] = dict(per_tool)
+    if confusion:
+        tallies["confusion"] = [list(p) for p in confusion]
+    if malformed:
+        tallies["malformed"] = dict(malformed)
+    hard: tuple[HardFailure, ...] = ()
+    if violation:
+        hard = (
+            HardFailure(
+                HardFailureKind.MUST_NOT_CALL,
+                cid,
+                sample,
+                {"name": violation, "arguments": {}},
+                f"called must-not-call tool {violation}",
+            ),
+        )
+    checks = failed_checks if failed_checks is not None else (() if passed else ("calls_matched",))
+    return SampleScore(
+        case_id=cid,
+        sample=sample,
+        passed=passed,
+        scores=scores,
+        failed_checks=tuple(checks),
+        evidence={"expected": [{"name": "lookup_order", "args": {}}], "actual": []},
+        tallies=tallies,
+        hard_failures=hard,
+        usage=usage,
+    )
+
+
+def scores_from_table(table: Mapping[str, str]) -> list[SampleScore]:
+    """``{"c1": "PPF"}``: case c1 passed samples 0 and 1, failed sample 2."""
+    return [
+        score(cid, i, ch == "P") for cid, pattern in table.items() for i, ch in enumerate(pattern)
+    ]
+
+
+def results_from_table(
+    table: Mapping[str, str],
+    *,
+    config: Config | None = None,
+    ds: FakeDataset | None = None,
+    seed_cases: Sequence[Case] | None = None,
+) -> Results:
+    cases = seed_cases or [case(cid, i + 1) for i, cid in enumerate(table)]
+    return build_results(
+        dataset=ds or dataset(cases),
+        scores=scores_from_table(table),
+        config=config,
+        agent={"kind": "test"},
+        shard=None,
+        timing={},
+    )
+
+
+def make_config(**policy: Any) -> Config:
+    """A valid config with the given policy sections (``gates``, ``variance``, …)."""
+    data: dict[str, Any] = {
+        "dataset": {"path": "dataset.jsonl"},
+        "agent": {"kind": "replay", "runs": "runs.jsonl"},
+        **policy,
+    }
+    return Config.model_validate(data)

@@ -1,0 +1,296 @@
+"""build_results: per-case statistics, dataset metrics, pooled rate, slices, rollups,
+hard failures, and the input errors that keep a case from silently vanishing."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from gate.errors import RunsFileError
+from gate.policy import stats
+from gate.policy.reduce import build_results, in_shard
+from gate.results import Results, dumps_results, json_schema, read_results, write_results
+from tests.policy.helpers import (
+    case,
+    dataset,
+    make_config,
+    results_from_table,
+    score,
+    scores_from_table,
+)
+
+
+def _build(cases, scores, **kw) -> Results:
+    return build_results(
+        dataset=dataset(cases),
+        scores=scores,
+        config=kw.pop("config", None),
+        agent={"kind": "test"},
+        shard=kw.pop("shard", None),
+        timing={},
+        **kw,
+    )
+
+
+def test_per_case__pass_rate_flaky_and_std_over_samples():
+    r = results_from_table({"a": "PPP", "b": "PPF", "c": "FFF"})
+    by = {c.id: c for c in r.cases}
+    assert [by[x].pass_rate for x in "abc"] == pytest.approx([1.0, 2 / 3, 0.0])
+    assert [by[x].flaky for x in "abc"] == [False, True, False]
+    assert [by[x].passed for x in "abc"] == [True, False, False]
+    # sample std (ddof=1) of 1,1,0
+    assert by["b"].std["case_passed"] == pytest.approx(math.sqrt(1 / 3))
+    assert by["a"].std["case_passed"] == 0.0
+    assert r.samples == 3
+
+
+def test_dataset_metric__mean_of_case_means_with_std_over_samples():
+    # sample 0: a=1, b=1 → 1.0; sample 1: 1, 1 → 1.0; sample 2: 1, 0 → 0.5
+    r = results_from_table({"a": "PPP", "b": "PPF"})
+    m = r.metrics["case_passed"]
+    assert m.mean == pytest.approx((1 + 2 / 3) / 2)
+    assert m.n == 2
+    assert m.std == pytest.approx(float(np.std([1.0, 1.0, 0.5], ddof=1)))
+    assert m.ci_low is not None and m.ci_high is not None
+    assert m.ci_low <= m.mean <= m.ci_high
+
+
+def test_na_scores__left_out_of_means_not_counted_as_zero():
+    cases = [case("t", 1), case("n", 2, no_tool=True)]
+    scores = [score("t", 0, True, call_accuracy=1.0), score("n", 0, True, call_accuracy=None)]
+    r = _build(cases, scores)
+    assert r.metrics["call_accuracy"].mean == 1.0
+    assert r.metrics["call_accuracy"].n == 1
+    n_case = next(c for c in r.cases if c.id == "n")
+    assert n_case.scores["call_accuracy"] is None
+
+
+def test_metric_na_everywhere__mean_is_none_not_nan():
+    cases = [case("n", 1, no_tool=True)]
+    r = _build(cases, [score("n", 0, True, call_accuracy=None)])
+    assert r.metrics["call_accuracy"].mean is None
+    assert r.metrics["call_accuracy"].n == 0
+    assert b"NaN" not in dumps_results(r)
+
+
+def test_one_sample__std_is_na_with_an_explicit_notice():
+    r = results_from_table({"a": "P", "b": "F"})
+    assert r.metrics["case_passed"].std is None
+    assert any("samples: 1" in n for n in r.notices)
+    assert all(c.std == {} for c in r.cases)
+
+
+def test_unnecessary_call_rate__pooled_ratio_of_sums_not_mean_of_cases():
+    cases = [case("n1", 1, no_tool=True), case("n2", 2, no_tool=True), case("t", 3)]
+    scores = [
+        score("n1", 0, False, calls=1, calls_on_no_tool=1),
+        score("n2", 0, True, calls=0, calls_on_no_tool=0),
+        score("t", 0, True, calls=9, calls_on_no_tool=0),
+    ]
+    r = _build(cases, scores)
+    # pooled: 1 / 10; a mean of per-case rates would give (1 + 0 + 0) / 3 or 1/2
+    assert r.metrics["unnecessary_call_rate"].mean == pytest.approx(0.1)
+    assert r.metrics["unnecessary_call_rate"].n == 10
+    assert r.slices["no_tool=true"].metrics["unnecessary_call_rate"].mean == 1.0
+
+
+def test_unnecessary_call_rate__no_calls_at_all_is_zero():
+    r = _build([case("n", 1, no_tool=True)], [score("n", 0, True, calls=0)])
+    assert r.metrics["unnecessary_call_rate"].mean == 0.0
+    assert r.metrics["unnecessary_call_rate"].n == 0
+
+
+def test_slices__difficulty_tag_no_tool_must_not_call():
+    cases = [
+        case("e", 1, difficulty="easy", tags=["refunds"]),
+        case(
+            "h", 2, difficulty="hard", tags=["refunds", "risky"], must_not_call=["delete_account"]
+        ),
+        case("n", 3, difficulty="hard", no_tool=True),
+    ]
+    scores = [score("e", 0, True), score("h", 0, False), score("n", 0, True, call_accuracy=None)]
+    r = _build(cases, scores)
+    assert set(r.slices) == {
+        "difficulty=easy",
+        "difficulty=hard",
+        "tag=refunds",
+        "tag=risky",
+        "no_tool=true",
+        "no_tool=false",
+        "must_not_call=true",
+        "must_not_call=false",
+    }
+    assert r.slices["difficulty=hard"].cases == 2
+    assert r.slices["difficulty=hard"].pass_rate == 0.5
+    assert r.slices["tag=refunds"].metrics["case_passed"].mean == 0.5
+    assert r.slices["must_not_call=true"].pass_rate == 0.0
+    assert r.slices["no_tool=true"].metrics["call_accuracy"].mean is None
+
+
+def test_per_tool_confusion_malformed__summed_over_every_sample():
+    cases = [case("a", 1), case("b", 2)]
+    scores = [
+        score(
+            "a",
+            0,
+            True,
+            per_tool={"lookup_order": [1, 1, 1]},
+            confusion=[["lookup_order", "lookup_order"]],
+        ),
+        score(
+            "a",
+            1,
+            False,
+            per_tool={"lookup_order": [1, 0, 1], "issue_refund": [0, 0, 1]},
+            confusion=[["lookup_order", "issue_refund"]],
+            malformed={"InvalidJson": 1},
+        ),
+        score(
+            "b", 0, True, per_tool={"lookup_order": [1, 1, 1]}, confusion=[["lookup_order", None]]
+        ),
+        score(
+            "b",
+            1,
+            True,
+            per_tool={"lookup_order": [1, 1, 1]},
+            malformed={"InvalidJson": 2, "UnknownName": 1},
+        ),
+    ]
+    r = _build(cases, scores)
+    assert r.per_tool["lookup_order"].expected == 4
+    assert r.per_tool["lookup_order"].matched == 3
+    assert r.per_tool["lookup_order"].recall == 0.75
+    assert r.per_tool["issue_refund"].recall is None
+    assert r.per_tool["issue_refund"].called == 1
+    assert r.confusion == {"lookup_order": {"lookup_order": 1, "issue_refund": 1, "(none)": 1}}
+    assert r.malformed == {"InvalidJson": 3, "UnknownName": 1}
+    # a tool the agent called counts among the case's tools (drift attribution)
+    assert "issue_refund" in next(c for c in r.cases if c.id == "a").tools
+
+
+def test_hard_failures__listed_with_case_sample_call_and_line_in_dataset_order():
+    cases = [case("x", 10, must_not_call=["delete_account"]), case("y", 20)]
+    scores = [
+        score("y", 0, True),
+        score("y", 1, True),
+        score("x", 1, False, violation="delete_account"),
+        score("x", 0, True),
+    ]
+    r = _build(cases, scores)
+    assert len(r.hard_failures) == 1
+    h = r.hard_failures[0]
+    assert (h.kind, h.case_id, h.sample, h.line) == ("must_not_call", "x", 1, 10)
+    assert h.call["name"] == "delete_account"
+
+
+def test_usage_totals_and_per_case_means():
+    cases = [case("a", 1), case("b", 2)]
+    scores = [
+        score("a", 0, True, usage={"prompt_tokens": 100}),
+        score("b", 0, True, usage={"prompt_tokens": 50}),
+    ]
+    r = _build(cases, scores)
+    assert r.usage == {"prompt_tokens": 150, "prompt_tokens_per_case": 75.0}
+
+
+def test_tool_definition_hashes_come_from_the_dataset():
+    r = results_from_table({"a": "P"})
+    from tests.policy.helpers import TOOLS
+
+    assert r.tools["lookup_order"].hash == TOOLS["lookup_order"].definition_hash()
+
+
+def test_missing_case__is_an_input_error_naming_the_case():
+    with pytest.raises(RunsFileError) as err:
+        _build([case("a", 1), case("gone", 7)], [score("a", 0, True)])
+    assert "gone" in str(err.value) and "dataset.jsonl:7" in str(err.value)
+
+
+def test_unknown_case_and_duplicate_sample__input_errors():
+    with pytest.raises(RunsFileError, match="'zzz'"):
+        _build([case("a", 1)], [score("a", 0, True), score("zzz", 0, True)])
+    with pytest.raises(RunsFileError, match="scored twice"):
+        _build([case("a", 1)], [score("a", 0, True), score("a", 0, False)])
+
+
+def test_uneven_sample_counts__input_error():
+    with pytest.raises(RunsFileError, match="have 1 samples, the others 2"):
+        _build(
+            [case("a", 1), case("b", 2), case("c", 3)],
+            scores_from_table({"a": "PP", "b": "PP", "c": "P"}),
+        )
+
+
+def test_shard__only_that_shards_cases_are_expected():
+    cases = [case(f"c{i}", i + 1) for i in range(20)]
+    mine = [c for c in cases if in_shard(c.id, (2, 3))]
+    assert 0 < len(mine) < 20
+    r = _build(cases, [score(c.id, 0, True) for c in mine], shard=(2, 3))
+    assert [c.id for c in r.cases] == [c.id for c in mine]
+    assert r.dataset.total_cases == 20 and r.dataset.cases == len(mine)
+    assert r.shard is not None and (r.shard.index, r.shard.count) == (2, 3)
+
+
+def test_extra_samples__counted_in_pass_rate_marked_and_left_out_of_std():
+    cases = [case("a", 1), case("b", 2)]
+    regular = scores_from_table({"a": "PP", "b": "FF"})
+    extra = [score("b", 2, True), score("b", 3, False)]
+    r = _build(
+        cases, regular, extra_scores=extra, config=make_config(confirm={"max_extra_samples": 2})
+    )
+    b = next(c for c in r.cases if c.id == "b")
+    assert b.pass_rate == 0.25 and b.flaky and b.extra_samples == 2
+    assert [s.extra for s in b.samples] == [False, False, True, True]
+    assert r.samples == 2
+    assert r.confirm is not None and r.confirm.extra_samples == 2 and r.confirm.cases == {"b": 2}
+    # std over the two regular sample indices: both give 0.5
+    assert r.metrics["case_passed"].std == 0.0
+
+
+def test_same_inputs_and_seed__identical_bytes():
+    table = {f"c{i}": "PPF"[i % 3 :] + "P" * (i % 3) for i in range(30)}
+    a = results_from_table(table, config=make_config(samples=3, seed=7))
+    b = results_from_table(table, config=make_config(samples=3, seed=7))
+    assert dumps_results(a) == dumps_results(b)
+    c = results_from_table(table, config=make_config(samples=3, seed=8))
+    assert c.metrics["case_passed"].ci_low is not None
+    assert dumps_results(a) != dumps_results(c)  # the seed drives the bootstrap
+
+
+def test_results__round_trip_through_the_file_and_match_the_schema(tmp_path):
+    import jsonschema
+
+    r = results_from_table({"a": "PPF", "b": "PPP"})
+    write_results(tmp_path / "results.json", r)
+    back = read_results(tmp_path / "results.json")
+    assert dumps_results(back) == dumps_results(r)
+    assert back.model_dump(mode="json") == r.model_dump(mode="json")
+    import json
+
+    jsonschema.validate(json.loads((tmp_path / "results.json").read_text()), json_schema())
+
+
+def test_schema_file__matches_the_models():
+    import json
+    from pathlib import Path
+
+    import gate
+
+    path = Path(gate.__file__).parent / "schemas" / "results.schema.json"
+    assert json.loads(path.read_text()) == json_schema(), (
+        "regenerate with: python -m gate.results > gate/schemas/results.schema.json"
+    )
+
+
+def test_bootstrap__seeded_and_covers_the_mean():
+    rng = np.random.default_rng(0)
+    vals = rng.random((50, 1))
+    lo1, hi1 = stats.bootstrap_ratio_ci(vals, np.ones((50, 1)), seed=3, reps=500)
+    lo2, hi2 = stats.bootstrap_ratio_ci(vals, np.ones((50, 1)), seed=3, reps=500)
+    assert (lo1, hi1) == (lo2, hi2)
+    assert lo1[0] < vals.mean() < hi1[0]
+    # one case: no interval
+    lo, hi = stats.bootstrap_ratio_ci(vals[:1], np.ones((1, 1)), seed=3, reps=100)
+    assert np.isnan(lo[0]) and np.isnan(hi[0])
