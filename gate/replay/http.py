@@ -49,6 +49,8 @@ class HttpClient:
         self.prefix = url.path.rstrip("/")
         self.headers = dict(headers or {})
         self._local = threading.local()
+        self._all: set[http.client.HTTPConnection] = set()
+        self._lock = threading.Lock()
 
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
         conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
@@ -60,6 +62,8 @@ class HttpClient:
             )
             conn = cls(self.host, self.port, timeout=timeout)
             self._local.conn = conn
+            with self._lock:
+                self._all.add(conn)
         conn.timeout = timeout
         if conn.sock is not None:
             conn.sock.settimeout(timeout)
@@ -70,6 +74,8 @@ class HttpClient:
         if conn is not None:
             conn.close()
             self._local.conn = None
+            with self._lock:
+                self._all.discard(conn)
 
     def post(
         self, path: str, body: bytes, *, timeout: float, accept: str = "application/json"
@@ -104,7 +110,12 @@ class HttpClient:
         return HttpResponse(resp.status, {k.lower(): v for k, v in resp.getheaders()}, data)
 
     def close(self) -> None:
-        self._drop()
+        """Close every thread's connection (call once no request is in flight)."""
+        with self._lock:
+            conns, self._all = self._all, set()
+        for conn in conns:
+            conn.close()
+        self._local = threading.local()
 
 
 def retry_after_s(headers: Mapping[str, str], *, now: float | None = None) -> float | None:

@@ -1,0 +1,322 @@
+"""The openai adapter as the agent loop, against a real chat-completions server on
+127.0.0.1 scripted per request (tests/servers/openai_server.py)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gate.errors import ConfigError
+from gate.model import Run
+from gate.replay.openai_agent import OpenAIChatAgent
+from gate.replay.runner import run_all
+from gate.runsfile import read_runs
+from tests.replay.helpers import FakeDataset, case, config
+from tests.servers.openai_server import (
+    FakeOpenAIServer,
+    Response,
+    Script,
+    chat_completion,
+    tool_call,
+)
+
+Serve = Callable[[Script | list[Response]], FakeOpenAIServer]
+
+
+@pytest.fixture
+def serve() -> Iterator[Serve]:
+    """Start fake chat-completions servers; stopped at teardown."""
+    started: list[FakeOpenAIServer] = []
+
+    def start(script: Script | list[Response]) -> FakeOpenAIServer:
+        started.append(FakeOpenAIServer(script).start())
+        return started[-1]
+
+    yield start
+    for srv in started:
+        srv.stop()
+
+
+@pytest.fixture(autouse=True)
+def _fast_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(OpenAIChatAgent, "backoff_base_s", 0.01)
+    monkeypatch.setenv("TOOLGATE_TEST_KEY", "sk-test-123")
+
+
+def _agent_cfg(srv: FakeOpenAIServer, **extra: Any) -> dict[str, Any]:
+    return {
+        "kind": "openai",
+        "model": "gpt-test",
+        "base_url": srv.base_url,
+        "api_key_env": "TOOLGATE_TEST_KEY",
+        "temperature": 0.0,
+        "timeout_s": 2,
+        "max_retries": 3,
+        **extra,
+    }
+
+
+def _run(
+    tmp_path: Path, srv: FakeOpenAIServer, ids: list[str] | None = None, **extra: Any
+) -> list[Run]:
+    cfg = config(tmp_path, _agent_cfg(srv, **extra), concurrency=1)
+    run_all(
+        cfg,
+        FakeDataset([case(i) for i in (ids or ["a"])]),
+        tmp_path / "out",
+        samples=1,
+        shard=None,
+        resume=False,
+        progress=False,
+    )
+    return [r for _, r in read_runs(tmp_path / "out" / "runs.jsonl")]
+
+
+def _tools_done(req: Any) -> bool:
+    return any(m.get("role") == "tool" for m in req["messages"])
+
+
+def test_openai__tool_call_then_final__loop_records_turns_and_sends_results_back(
+    tmp_path: Path, serve: Serve
+) -> None:
+    def script(req: Any, i: int) -> Response:
+        if not _tools_done(req):
+            return Response(
+                body=chat_completion(
+                    content="Let me look.",
+                    tool_calls=[tool_call("lookup_order", {"order_id": "ord_1"}, id="call_1")],
+                    usage={"prompt_tokens": 40, "completion_tokens": 9, "total_tokens": 49},
+                )
+            )
+        return Response(
+            body=chat_completion(
+                content="It shipped.",
+                usage={"prompt_tokens": 60, "completion_tokens": 4, "total_tokens": 64},
+            )
+        )
+
+    srv = serve(script)
+    (tmp_path / "prompt.txt").write_text("You are a support agent.")
+    (run,) = _run(
+        tmp_path, srv, system_prompt_file="prompt.txt", params={"seed": 7, "tool_choice": "auto"}
+    )
+    assert run.error is None and run.final == "It shipped."
+    (turn,) = run.turns
+    assert turn.content == "Let me look."
+    assert [(c.id, c.name, c.arguments) for c in turn.calls] == [
+        ("call_1", "lookup_order", {"order_id": "ord_1"})
+    ]
+    assert run.usage == {"prompt_tokens": 100, "completion_tokens": 13, "total_tokens": 113}
+
+    first, second = (r.json for r in srv.requests)
+    assert first["model"] == "gpt-test" and first["temperature"] == 0.0
+    assert first["seed"] == 7 and first["tool_choice"] == "auto"
+    assert first["messages"] == [
+        {"role": "system", "content": "You are a support agent."},
+        {"role": "user", "content": "where is my order ord_1?"},
+    ]
+    assert [t["function"]["name"] for t in first["tools"]] == ["lookup_order", "issue_refund"]
+    assert second["messages"][2] == {
+        "role": "assistant",
+        "content": "Let me look.",
+        "tool_calls": [
+            {"id": "call_1", "type": "function",
+             "function": {"name": "lookup_order", "arguments": '{"order_id": "ord_1"}'}}
+        ],
+    }  # fmt: skip
+    assert second["messages"][3] == {
+        "role": "tool",
+        "tool_call_id": "call_1",
+        "content": '{"status": "shipped"}',
+    }
+    assert srv.requests[0].headers["Authorization"] == "Bearer sk-test-123"
+    assert run.meta is not None
+    request = run.meta["request"]
+    assert request["model"] == "gpt-test" and request["params"] == {
+        "seed": 7,
+        "tool_choice": "auto",
+    }
+    assert request["system_prompt_sha256"] is not None
+    assert "sk-test-123" not in json.dumps(run.meta)
+
+
+def test_openai__invalid_json_arguments__parse_failure_recorded_and_model_told(
+    tmp_path: Path, serve: Serve
+) -> None:
+    def script(req: Any, i: int) -> Response:
+        if not _tools_done(req):
+            return Response(
+                body=chat_completion(
+                    tool_calls=[tool_call("lookup_order", '{"order_id": ord_1}', id="c9")]
+                )
+            )
+        return Response(body=chat_completion(content="sorry"))
+
+    srv = serve(script)
+    (run,) = _run(tmp_path, srv)
+    (call,) = run.calls
+    assert (call.parse_ok, call.arguments, call.raw_arguments) == (
+        False,
+        None,
+        '{"order_id": ord_1}',
+    )
+    tool_msg = srv.requests[1].json["messages"][-1]
+    assert tool_msg["tool_call_id"] == "c9" and "not a valid JSON object" in tool_msg["content"]
+    # the model's own text is sent back verbatim
+    assert (
+        srv.requests[1].json["messages"][-2]["tool_calls"][0]["function"]["arguments"]
+        == '{"order_id": ord_1}'
+    )
+
+
+def test_openai__429_with_retry_after__waits_then_succeeds(tmp_path: Path, serve: Serve) -> None:
+    srv = serve(
+        [
+            Response(429, {"error": {"message": "rate limited"}}, {"Retry-After": "0.3"}),
+            Response(body=chat_completion(content="done")),
+        ]
+    )
+    t0 = time.monotonic()
+    (run,) = _run(tmp_path, srv)
+    assert time.monotonic() - t0 >= 0.3
+    assert run.error is None and run.final == "done"
+    assert run.meta is not None and run.meta["http_attempts"] == 2
+
+
+def test_openai__5xx_every_time__http_error_after_retries(tmp_path: Path, serve: Serve) -> None:
+    srv = serve([Response(503, {"error": {"message": "overloaded"}})])
+    (run,) = _run(tmp_path, srv, max_retries=2)
+    assert run.error is not None
+    assert run.error.startswith("http: gave up after 3 attempt(s); last: HTTP 503:")
+    assert len(srv.requests) == 3
+
+
+def test_openai__400__not_retried(tmp_path: Path, serve: Serve) -> None:
+    srv = serve([Response(400, {"error": {"message": "bad tools"}})])
+    (run,) = _run(tmp_path, srv)
+    assert run.error == 'http: HTTP 400: {"error": {"message": "bad tools"}}'
+    assert len(srv.requests) == 1
+
+
+def test_openai__malformed_body__payload_error(tmp_path: Path, serve: Serve) -> None:
+    srv = serve([Response(body=b"<html>gateway</html>")])
+    (run,) = _run(tmp_path, srv)
+    assert (run.error or "").startswith("payload: the response body is not JSON")
+
+
+def test_openai__body_without_choices__payload_error_names_path(
+    tmp_path: Path, serve: Serve
+) -> None:
+    srv = serve([Response(body={"id": "x", "object": "chat.completion"})])
+    (run,) = _run(tmp_path, srv)
+    assert run.error == "payload: choices: must be an array"
+
+
+def test_openai__truncated_body_then_ok__retried(tmp_path: Path, serve: Serve) -> None:
+    srv = serve(
+        [
+            Response(body=chat_completion(content="x" * 200), truncate_to=30),
+            Response(body=chat_completion(content="whole")),
+        ]
+    )
+    (run,) = _run(tmp_path, srv)
+    assert run.error is None and run.final == "whole"
+
+
+def test_openai__stall_past_timeout__timeout_error(tmp_path: Path, serve: Serve) -> None:
+    srv = serve([Response(body=chat_completion(content="late"), delay_s=5)])
+    (run,) = _run(tmp_path, srv, timeout_s=0.3, max_retries=1)
+    assert run.error == "timeout: gave up after 2 attempt(s); last: no answer within 0.3s"
+
+
+def test_openai__streaming__deltas_accumulated(tmp_path: Path, serve: Serve) -> None:
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
+            {"index": 0, "id": "call_s", "type": "function",
+             "function": {"name": "lookup_order", "arguments": '{"order_'}}]}}]},
+        {"choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": 0, "function": {"arguments": 'id": "ord_1"}'}}]},
+            "finish_reason": "tool_calls"}]},
+    ]  # fmt: skip
+
+    def script(req: Any, i: int) -> Response:
+        if not _tools_done(req):
+            return Response(sse=chunks)
+        return Response(sse=[{"choices": [{"index": 0, "delta": {"content": "shipped"}}]}])
+
+    srv = serve(script)
+    (run,) = _run(tmp_path, srv, params={"stream": True})
+    assert run.error is None and run.final == "shipped"
+    assert run.calls[0].arguments == {"order_id": "ord_1"} and run.calls[0].id == "call_s"
+    assert srv.requests[0].json["stream"] is True
+
+
+def test_openai__step_budget__stops_the_loop(tmp_path: Path, serve: Serve) -> None:
+    srv = serve(
+        [
+            Response(
+                body=chat_completion(tool_calls=[tool_call("lookup_order", {"order_id": "ord_1"})])
+            )
+        ]
+    )
+    (run,) = _run(tmp_path, srv, step_budget=2)
+    assert (
+        run.error == "step_budget: the agent asked for tool-calling turn 3 with a step budget of 2"
+    )
+    assert len(srv.requests) == 3 and len(run.turns) == 3
+
+
+def test_openai__key_missing_for_remote_endpoint__config_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
+    cfg = config(
+        tmp_path,
+        {
+            "kind": "openai",
+            "model": "m",
+            "base_url": "https://api.example.com/v1",
+            "api_key_env": "NO_SUCH_KEY_VAR",
+        },
+    )
+    with pytest.raises(ConfigError) as exc:
+        OpenAIChatAgent(cfg, cfg.agent)  # type: ignore[arg-type]
+    assert exc.value.problems[0].field == "agent.api_key_env"
+    assert "NO_SUCH_KEY_VAR is not set" in exc.value.problems[0].message
+
+
+def test_openai__concurrent_case_samples__each_conversation_kept_apart(
+    tmp_path: Path, serve: Serve
+) -> None:
+    def script(req: Any, i: int) -> Response:
+        user = req["messages"][-1]["content"] if not _tools_done(req) else None
+        if user is not None:
+            oid = user.rsplit(" ", 1)[-1]
+            return Response(
+                body=chat_completion(tool_calls=[tool_call("lookup_order", {"order_id": oid})]),
+                delay_s=0.05,
+            )
+        return Response(body=chat_completion(content=req["messages"][-1]["content"]), delay_s=0.05)
+
+    srv = serve(script)
+    cases = [case(f"c{i}", user=f"order ord_{i}") for i in range(12)]
+    cfg = config(tmp_path, _agent_cfg(srv), concurrency=6)
+    summary = run_all(
+        cfg,
+        FakeDataset(cases),
+        tmp_path / "out",
+        samples=1,
+        shard=None,
+        resume=False,
+        progress=False,
+    )
+    runs = {r.case_id: r for _, r in read_runs(tmp_path / "out" / "runs.jsonl")}
+    assert summary.written == 12
+    assert runs["c1"].final == '{"status": "shipped"}'
+    for i in range(12):
+        assert runs[f"c{i}"].calls[0].arguments == {"order_id": f"ord_{i}"}

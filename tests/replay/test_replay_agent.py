@@ -1,0 +1,58 @@
+"""The replay adapter: stored runs pass through; gaps are error records; misfits are
+input errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gate.errors import RunsFileError
+from gate.model import Run
+from gate.replay.runner import run_all
+from gate.runsfile import RunsWriter, read_runs
+from tests.replay.helpers import FakeDataset, case, config
+
+
+def _write(path: Path, runs: list[Run]) -> None:
+    with RunsWriter(path) as w:
+        for r in runs:
+            w.write(r)
+
+
+def test_replay__stored_runs_kept_missing_samples_recorded_as_errors(tmp_path: Path) -> None:
+    _write(
+        tmp_path / "elsewhere.jsonl",
+        [
+            Run(case_id="a", sample=0, final="A0", latency_ms=12.5),
+            Run(case_id="a", sample=4, final="A4"),
+            Run(case_id="b", sample=1, final="B1"),
+        ],
+    )
+    cfg = config(tmp_path, {"kind": "replay", "runs": "elsewhere.jsonl"})
+    s = run_all(cfg, FakeDataset([case("a"), case("b")]), tmp_path / "out", samples=2,
+                shard=None, resume=False, progress=False)  # fmt: skip
+    runs = {(r.case_id, r.sample): r for _, r in read_runs(tmp_path / "out" / "runs.jsonl")}
+    assert set(runs) == {("a", 0), ("a", 1), ("a", 4), ("b", 0), ("b", 1)}
+    assert runs[("a", 0)].final == "A0" and runs[("a", 0)].latency_ms == 12.5
+    assert runs[("a", 4)].final == "A4"
+    assert runs[("b", 0)].error == "not_in_replay: elsewhere.jsonl has no run for case 'b' sample 0"
+    assert s.error_kinds == {"not_in_replay": 2}
+
+
+def test_replay__run_for_unknown_case__runs_file_error_names_line(tmp_path: Path) -> None:
+    _write(tmp_path / "r.jsonl", [Run(case_id="a", sample=0), Run(case_id="ghost", sample=0)])
+    cfg = config(tmp_path, {"kind": "replay", "runs": "r.jsonl"})
+    with pytest.raises(RunsFileError) as exc:
+        run_all(cfg, FakeDataset([case("a")]), tmp_path / "out", samples=1, shard=None,
+                resume=False, progress=False)  # fmt: skip
+    (p,) = exc.value.problems
+    assert (p.file, p.line, p.field) == ("r.jsonl", 2, "case_id")
+
+
+def test_replay__duplicate_case_sample__runs_file_error(tmp_path: Path) -> None:
+    _write(tmp_path / "r.jsonl", [Run(case_id="a", sample=0), Run(case_id="a", sample=0)])
+    cfg = config(tmp_path, {"kind": "replay", "runs": "r.jsonl"})
+    with pytest.raises(RunsFileError, match="appears twice"):
+        run_all(cfg, FakeDataset([case("a")]), tmp_path / "out", samples=1, shard=None,
+                resume=False, progress=False)  # fmt: skip
