@@ -441,7 +441,7 @@ def analyse(case: Case, run: Run, ctx: ScoringContext) -> Analysis:
                 )
     an.required_missing = required_missing
     an.hard = hard
-    an.steps = len(run.turns)
+    an.steps = sum(1 for t in run.turns if t.calls)
     an.weight = cc.tools
     an.ordered_iou = ctx.config.order_matters_for_iou
     return an
@@ -680,7 +680,8 @@ def _budget(an: Analysis) -> tuple[float | None, str]:
 
 
 def _budget_error(error: str | None) -> bool:
-    return error is not None and "step budget" in error.lower()
+    # The runner's error kinds prefix Run.error ("step_budget: …", gate.replay.session).
+    return error is not None and error.startswith("step_budget")
 
 
 def _duplicates(an: Analysis) -> tuple[float | None, str]:

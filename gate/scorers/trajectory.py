@@ -22,9 +22,9 @@ change a score.
   normalised Levenshtein distance over tool names (seed 003's ten-line ordering signal);
   inside a batch the actual names are taken in the expected order (batch order does not
   count). 1.0 when both are empty.
-* ``step_budget_exceeded`` — 1.0 when the run used more assistant turns than the budget
-  (the case's ``step_budget``, else the agent's), or the runner stopped it for reaching the
-  budget; 0.0 otherwise; n/a without a budget.
+* ``step_budget_exceeded`` — 1.0 when the run made tool calls in more assistant turns than
+  the budget (the case's ``step_budget``, else the agent's — the runner's own count), or
+  the runner stopped it with a ``step_budget`` error; 0.0 otherwise; n/a without a budget.
 """
 
 from __future__ import annotations
