@@ -1,15 +1,51 @@
-"""`toolgate comment` (not yet available)."""
+"""``toolgate comment``: post or update the sticky PR comment from a results file.
+
+    toolgate comment --results DIR/results.json [--baseline BASE] [--pr N]
+                     [--config FILE] [--secret-env NAME ...]
+
+Everything else comes from the environment (``gate.github.context``): the token, the
+repository, ``GITHUB_API_URL``, and the pull request from the ``pull_request`` /
+``pull_request_target`` event. For other events nothing is posted (a notice says why),
+unless ``--pr N`` names the pull request — the ``workflow_run`` pattern for fork PRs, where
+the PR's head must then be the triggering run's head commit.
+
+Exit code: 0 whether or not the comment could be posted — a GitHub failure is reported as
+a warning and never changes anything else; 2 for bad input (an unreadable results file).
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from pathlib import Path
 
-from gate.errors import UsageError
+from gate.commands.report import add_common_arguments, build_redactor, load_with_baseline
+from gate.errors import ExitCode
+from gate.github.context import GitHubContext
+from gate.github.publish import emit, post_comment
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--results", required=True, metavar="FILE", help="the results.json to report"
+    )
+    add_common_arguments(parser)
+    parser.add_argument(
+        "--pr",
+        type=int,
+        metavar="N",
+        help="the pull request number (for workflow_run and other non-PR events)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    raise UsageError("`toolgate comment` is not yet available in this version")
+    results = load_with_baseline(Path(args.results), args.baseline)
+    redactor = build_redactor(args.config, args.secret_env, os.environ)
+    ctx = GitHubContext.from_environ(os.environ)
+    for problem in ctx.problems:
+        emit(sys.stdout, ctx, problem, "warning")
+    outcome = post_comment(results, ctx, redactor=redactor, pr_override=args.pr)
+    emit(sys.stdout, ctx, outcome.message, outcome.level)
+    sys.stdout.flush()
+    return ExitCode.PASS

@@ -1,15 +1,156 @@
-"""`toolgate report` (not yet available)."""
+"""``toolgate report``: render any report from results files alone.
+
+    toolgate report RESULTS [--baseline BASE] [--format comment|summary|md|junit|console]
+                    [--out FILE] [--config FILE] [--secret-env NAME ...] [--max-chars N]
+
+Use it to preview the PR comment locally, or to render reports in a later job from an
+artifact. ``summary`` and ``md`` are the same full report (report.md / the step summary,
+within 1 MiB). With ``--baseline`` and results that carry no comparison yet, the two are
+compared (``gate.baseline.diff.compare``) before rendering; results that already carry one
+keep it (a note on stderr says so).
+
+Secrets: the values of the environment variables named by ``--secret-env`` and by the
+config's ``reporting.secrets`` (``--config``; also the OpenAI adapter's ``api_key_env``)
+are redacted, as are token shapes (``gate.report.redact``).
+"""
 
 from __future__ import annotations
 
 import argparse
+import enum
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import assert_never
 
-from gate.errors import UsageError
+from gate.errors import ExitCode, UsageError
+from gate.report import (
+    render_comment,
+    render_console,
+    render_junit,
+    render_markdown,
+)
+from gate.report.comment import DEFAULT_MAX_CHARS
+from gate.report.redact import Redactor
+from gate.results import Results, read_results
+
+
+class ReportFormat(enum.StrEnum):
+    COMMENT = "comment"
+    SUMMARY = "summary"
+    MD = "md"
+    JUNIT = "junit"
+    CONSOLE = "console"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.add_argument("results", metavar="RESULTS", help="a results.json")
+    add_common_arguments(parser)
+    parser.add_argument(
+        "--format",
+        choices=[f.value for f in ReportFormat],
+        default=ReportFormat.CONSOLE.value,
+        help="which report (default: console)",
+    )
+    parser.add_argument("--out", metavar="FILE", help="write here instead of stdout")
+    parser.add_argument(
+        "--max-chars",
+        type=int,
+        default=DEFAULT_MAX_CHARS,
+        metavar="N",
+        help=f"comment size limit in characters (default {DEFAULT_MAX_CHARS:,})",
+    )
+
+
+def add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--baseline", metavar="BASE", help="the base results.json to compare with")
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="a toolgate.yml whose reporting.secrets name variables to redact",
+    )
+    parser.add_argument(
+        "--secret-env",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="an environment variable whose value must never be shown (repeatable)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    raise UsageError("`toolgate report` is not yet available in this version")
+    results = load_with_baseline(Path(args.results), args.baseline)
+    redactor = build_redactor(args.config, args.secret_env, os.environ)
+    fmt = ReportFormat(args.format)
+    if fmt is ReportFormat.COMMENT and args.max_chars < 1_000:
+        raise UsageError(f"--max-chars {args.max_chars} is too small (at least 1,000)")
+    text = render(results, fmt, redactor=redactor, max_chars=args.max_chars)
+    if args.out:
+        out = Path(args.out)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(text, encoding="utf-8", newline="\n")
+        except OSError as exc:
+            raise UsageError(f"cannot write {args.out}: {exc.strerror or exc}") from None
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return ExitCode.PASS
+
+
+def render(
+    results: Results, fmt: ReportFormat, *, redactor: Redactor, max_chars: int = DEFAULT_MAX_CHARS
+) -> str:
+    match fmt:
+        case ReportFormat.COMMENT:
+            return render_comment(results, max_chars=max_chars, redactor=redactor)
+        case ReportFormat.SUMMARY | ReportFormat.MD:
+            return render_markdown(results, redactor=redactor)
+        case ReportFormat.JUNIT:
+            return render_junit(results, redactor=redactor)
+        case ReportFormat.CONSOLE:
+            return render_console(results, redactor=redactor)
+        case _:
+            assert_never(fmt)
+
+
+def load_with_baseline(path: Path, baseline: str | None) -> Results:
+    """Read results; with a baseline and no comparison yet, compare them."""
+    results = read_results(path)
+    if baseline is None:
+        return results
+    base = read_results(Path(baseline))
+    if results.comparison is not None:
+        sys.stderr.write(
+            f"toolgate: note: {path} already carries a comparison "
+            f"({results.comparison.source}); --baseline is not used\n"
+        )
+        return results
+    try:
+        from gate.baseline.diff import compare
+    except ImportError:
+        raise UsageError(
+            "--baseline needs gate.baseline.diff, which this build does not have"
+        ) from None
+    comparison = compare(base, results)
+    return results.model_copy(update={"comparison": comparison})
+
+
+def build_redactor(
+    config: str | None, names: Sequence[str], environ: Mapping[str, str]
+) -> Redactor:
+    """Secrets to redact: ``names``, the config's ``reporting.secrets`` and its OpenAI
+    adapter's key variable, plus ``gate.report.redact.ALWAYS_SECRET_ENV``."""
+    all_names = list(names)
+    if config:
+        from gate.config import OpenAIAgent, load_config
+
+        cfg = load_config(Path(config))
+        all_names += cfg.reporting.secrets
+        if isinstance(cfg.agent, OpenAIAgent):
+            all_names.append(cfg.agent.api_key_env)
+        if cfg.judge is not None:
+            key_env = getattr(cfg.judge, "api_key_env", None)
+            if isinstance(key_env, str):
+                all_names.append(key_env)
+    return Redactor.from_environ(all_names, environ)

@@ -1,12 +1,20 @@
 """Workflow commands for the Actions runner: annotations, outputs, step summary.
 
 Escaping follows the runner's rules: in a message ``%``, CR and LF are escaped; in a
-property value also ``:`` and ``,``.
+property value also ``:`` and ``,``. Outputs go to the ``$GITHUB_OUTPUT`` file (the
+``::set-output`` command is gone), multi-line values in the heredoc form. Annotations are
+budgeted: the runner keeps 10 of each type per step, so the most important come first and
+the last slot says how many more there are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from gate.results import HardFailureResult, Results
 
 
 def escape_data(text: str) -> str:
@@ -39,3 +47,176 @@ def annotation(
 def _command(name: str, props: Mapping[str, str], message: str) -> str:
     rendered = ",".join(f"{k}={escape_property(v)}" for k, v in props.items())
     return f"::{name}{' ' + rendered if rendered else ''}::{escape_data(message)}"
+
+
+# ─── outputs and the step summary ────────────────────────────────────────────
+
+OUTPUT_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+ANNOTATIONS_PER_TYPE = 10
+"""The runner keeps at most 10 annotations of each type (error, warning, notice) per step."""
+
+
+def format_outputs(values: Mapping[str, str]) -> str:
+    """``$GITHUB_OUTPUT`` text: ``name=value`` lines; a multi-line value uses the heredoc
+    form ``name<<DELIM`` … ``DELIM`` with a delimiter that occurs nowhere in the value."""
+    lines: list[str] = []
+    for name, value in values.items():
+        if not OUTPUT_NAME.match(name):
+            raise ValueError(f"invalid output name {name!r}")
+        if "\n" in value or "\r" in value:
+            delim = _delimiter(value)
+            lines += [f"{name}<<{delim}", value, delim]
+        else:
+            lines.append(f"{name}={value}")
+    return "".join(line + "\n" for line in lines)
+
+
+def _delimiter(value: str) -> str:
+    n = 0
+    while True:
+        digest = hashlib.sha256(f"{n}:{value}".encode()).hexdigest()[:20]
+        delim = f"ghadelimiter_{digest}"
+        if delim not in value:
+            return delim
+        n += 1
+
+
+def write_outputs(path: Path, values: Mapping[str, str]) -> None:
+    """Append outputs to the ``$GITHUB_OUTPUT`` file."""
+    with path.open("a", encoding="utf-8", newline="\n") as fh:
+        fh.write(format_outputs(values))
+
+
+def append_step_summary(path: Path, markdown: str) -> None:
+    """Append Markdown to ``$GITHUB_STEP_SUMMARY`` (the caller keeps it within 1 MiB)."""
+    with path.open("a", encoding="utf-8", newline="\n") as fh:
+        if not markdown.endswith("\n"):
+            markdown += "\n"
+        fh.write(markdown)
+
+
+def step_summary_room(path: Path, limit: int = 1_000_000) -> int:
+    """Bytes left in the step summary under ``limit`` (what is there already counts)."""
+    try:
+        used = path.stat().st_size
+    except OSError:
+        used = 0
+    return max(0, limit - used)
+
+
+def outputs_for(results: Results, results_path: str) -> dict[str, str]:
+    """The action's outputs: ``verdict``, ``passed``, ``regressions``,
+    ``must-not-call-violations``, ``hard-failures``, ``results-path``, ``summary`` and
+    one ``metric-<name>[-<slice>]`` per gated metric (value with 6 decimals, or ``n/a``)."""
+    v = results.verdict
+    verdict = "not-gated" if v is None else ("passed" if v.passed else "failed")
+    regressions = (
+        v.regressions
+        if v is not None
+        else sum(
+            1
+            for f in (results.comparison.flips if results.comparison else [])
+            if f.kind == "regression"
+        )
+    )
+    mnc = sum(1 for h in results.hard_failures if h.kind == "must_not_call")
+    out = {
+        "verdict": verdict,
+        "passed": "true" if v is not None and v.passed else "false",
+        "regressions": str(regressions),
+        "must-not-call-violations": str(mnc),
+        "hard-failures": str(len(results.hard_failures)),
+        "results-path": results_path.replace("\n", " "),
+        "summary": (v.summary if v else "not gated").replace("\r", " ").replace("\n", " "),
+    }
+    for g in v.gates if v else []:
+        name = f"metric-{g.metric}" + (f"-{g.slice}" if g.slice else "")
+        name = re.sub(r"[^A-Za-z0-9_-]", "_", name)
+        out[name] = "n/a" if g.value is None else f"{g.value:.6f}"
+    return out
+
+
+# ─── annotations ─────────────────────────────────────────────────────────────
+
+
+def annotations_for(
+    results: Results,
+    *,
+    dataset_file: str | None = None,
+    redact: Callable[[str], str] = lambda s: s,
+    per_type: int = ANNOTATIONS_PER_TYPE,
+    reserved_warnings: int = 0,
+) -> list[str]:
+    """``::error``/``::warning`` lines for what failed, within the runner's per-type cap.
+
+    Errors, in this order: must-not-call violations (then other hard failures), the
+    regressions worst first (errors when the gate failed, warnings when it passed anyway),
+    then failed threshold gates. When a type has more than ``per_type`` items, the last
+    slot says how many more are in the step summary (``reserved_warnings`` slots are left
+    for the caller's own warnings). Data strings are redacted, made
+    visible (no control characters) and escaped by :func:`annotation`.
+    """
+    file = dataset_file or results.dataset.path
+    failed = results.verdict is not None and not results.verdict.passed
+    items: dict[str, list[str]] = {"error": [], "warning": [], "notice": []}
+
+    def clean(text: str, limit: int = 300) -> str:
+        return _visible(redact(text), limit)
+
+    groups: dict[tuple[int, str, str, str], list[HardFailureResult]] = {}
+    for h in results.hard_failures:
+        tool = str(h.call.get("name", "?"))
+        key = (0 if h.kind == "must_not_call" else 1, h.kind, h.case_id, tool)
+        groups.setdefault(key, []).append(h)
+    for key in sorted(groups):
+        _, kind, case_id, tool = key
+        first = groups[key][0]
+        samples = ", ".join(str(s) for s in sorted({h.sample for h in groups[key]}))
+        title = f"{kind.replace('_', '-')}: {clean(tool, 80)} called"
+        msg = f"case {clean(case_id, 120)} (samples {samples}): {clean(first.message)}"
+        items["error"].append(annotation("error", msg, file=file, line=first.line, title=title))
+    cmp = results.comparison
+    regressions = [f for f in (cmp.flips if cmp else []) if f.kind == "regression"]
+    regressions.sort(
+        key=lambda f: (-((f.base_pass_rate or 0) - (f.head_pass_rate or 0)), f.case_id)
+    )
+    for f in regressions:
+        checks = ", ".join(clean(c, 60) for c in f.failed_checks) or "failed"
+        base = f"{round((f.base_pass_rate or 0) * f.base_samples)}/{f.base_samples}"
+        head = f"{round((f.head_pass_rate or 0) * f.head_samples)}/{f.head_samples}"
+        msg = f"case {clean(f.case_id, 120)} regressed: {base} → {head} samples pass ({checks})"
+        level = "error" if failed else "warning"
+        items[level].append(
+            annotation(level, msg, file=file, line=f.line, title="ToolGate regression")
+        )
+    for g in results.verdict.gates if results.verdict else []:
+        if not g.passed:
+            where = f" on {clean(g.slice, 60)}" if g.slice else ""
+            items["error"].append(
+                annotation(
+                    "error",
+                    f"{clean(g.metric, 80)}{where}: {clean(g.reason)}",
+                    title="ToolGate threshold",
+                )
+            )
+    out: list[str] = []
+    for level in ("error", "warning", "notice"):
+        found = items[level]
+        cap = max(1, per_type - reserved_warnings) if level == "warning" else per_type
+        if len(found) > cap:
+            more = len(found) - (cap - 1)
+            found = [
+                *found[: cap - 1],
+                annotation(
+                    level,
+                    f"{more} more {level}s from ToolGate are in the step summary (report.md)",
+                    title="ToolGate",
+                ),
+            ]
+        out.extend(found)
+    return out
+
+
+def _visible(text: str, limit: int) -> str:
+    out = "".join(ch if ch.isprintable() else " " for ch in text)
+    return out if len(out) <= limit else out[:limit] + "…"

@@ -1,0 +1,227 @@
+"""The GitHub REST client: PyGithub, with our own retries inside a bounded total time.
+
+PyGithub's default ``GithubRetry`` waits out rate limits for as long as GitHub asks — a CI
+step could hang for an hour on a secondary rate limit. ToolGate builds ``Github`` with
+``retry=None`` (no retry below us) and retries here instead, around whole operations:
+
+* what is retried: HTTP 5xx, connection errors and timeouts, and rate limits — a 403 or
+  429 carrying ``Retry-After``, or a "secondary rate limit" message, or
+  ``X-RateLimit-Remaining: 0``;
+* how long it waits: ``Retry-After`` (seconds or an HTTP date) when given; else the
+  primary limit's ``X-RateLimit-Reset``; else 60 s for a secondary limit (GitHub's advice);
+  else exponential backoff ``backoff_s × 2^(attempt-1)``, at most ``backoff_max_s``;
+* the bound: one **deadline** for the whole client (``budget_s`` from its creation). No
+  attempt starts unless a whole request (``request_timeout_s``) still fits before the
+  deadline, and no wait is started that would not leave room for one — such a wait gives
+  up at once with a :class:`GitHubApiError` instead. Requests are capped by
+  ``request_timeout_s`` (a socket timeout). So every operation of one command ends within
+  ``budget_s`` plus PyGithub's write spacing (``write_interval_s``).
+
+Everything else (401, 403 without rate-limit signs, 404, 422) fails at once. Callers turn
+any :class:`GitHubApiError` into a warning: a GitHub failure never changes the verdict.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import requests
+from github import Auth, Github, GithubException
+
+from gate.errors import GitHubError
+
+T = TypeVar("T")
+
+SECONDARY_DEFAULT_WAIT_S = 60.0
+
+
+class GitHubApiError(GitHubError):
+    """One GitHub operation failed for good (after any retries)."""
+
+    def __init__(
+        self,
+        what: str,
+        message: str,
+        *,
+        status: int | None = None,
+        attempts: int = 1,
+        rate_limited: bool = False,
+    ) -> None:
+        self.what = what
+        self.status = status
+        self.attempts = attempts
+        self.rate_limited = rate_limited
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        code = f"HTTP {status}: " if status else ""
+        super().__init__(f"{what} failed{tries}: {code}{message}")
+
+    @property
+    def forbidden(self) -> bool:
+        """A plain 403: the token lacks the permission (e.g. a fork PR's read-only token)."""
+        return self.status == 403 and not self.rate_limited
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    budget_s: float = 60.0
+    request_timeout_s: int = 10
+    backoff_s: float = 1.0
+    backoff_max_s: float = 16.0
+    max_attempts: int = 5
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    retryable: bool
+    wait_s: float | None
+    status: int | None
+    message: str
+    rate_limited: bool = False
+
+
+class GitHubClient:
+    """A PyGithub ``Github`` plus :meth:`call`, which runs one operation under the policy."""
+
+    def __init__(
+        self,
+        *,
+        token: str,
+        api_url: str,
+        policy: RetryPolicy | None = None,
+        write_interval_s: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.policy = policy or RetryPolicy()
+        self._clock = clock
+        self._sleep = sleep
+        self._wall = wall_clock
+        self.deadline = clock() + self.policy.budget_s
+        self.timeout_s = max(1, min(self.policy.request_timeout_s, int(self.policy.budget_s)))
+        self.gh = Github(
+            auth=Auth.Token(token),
+            base_url=api_url,
+            timeout=self.timeout_s,
+            retry=None,
+            per_page=100,
+            seconds_between_requests=None,
+            seconds_between_writes=write_interval_s or None,
+        )
+        self.calls = 0
+        """HTTP attempts made through :meth:`call` (for tests and the log)."""
+
+    def __repr__(self) -> str:
+        return f"GitHubClient(base_url={self.gh.requester.base_url!r})"
+
+    def remaining_s(self) -> float:
+        return self.deadline - self._clock()
+
+    def call(self, what: str, fn: Callable[[], T]) -> T:
+        """Run ``fn`` (one or more requests), retrying as the module docstring says."""
+        attempt = 0
+        while True:
+            attempt += 1
+            if attempt > 1 and self.remaining_s() < self.timeout_s:
+                raise GitHubApiError(
+                    what,
+                    f"out of time (the GitHub budget is {self.policy.budget_s:g} s)",
+                    attempts=attempt - 1,
+                )
+            if attempt == 1 and self.remaining_s() <= 0:
+                raise GitHubApiError(
+                    what,
+                    f"out of time (the GitHub budget is {self.policy.budget_s:g} s)",
+                    attempts=0,
+                )
+            self.calls += 1
+            try:
+                return fn()
+            except GithubException as exc:
+                failure = self._classify(exc)
+            except requests.exceptions.Timeout:
+                failure = _Failure(True, None, None, f"no answer within {self.timeout_s} s")
+            except requests.exceptions.RequestException as exc:
+                failure = _Failure(True, None, None, f"connection failed: {type(exc).__name__}")
+            if not failure.retryable or attempt >= self.policy.max_attempts:
+                raise GitHubApiError(
+                    what,
+                    failure.message,
+                    status=failure.status,
+                    attempts=attempt,
+                    rate_limited=failure.rate_limited,
+                )
+            wait = failure.wait_s
+            if wait is None:
+                wait = min(self.policy.backoff_max_s, self.policy.backoff_s * 2 ** (attempt - 1))
+            if self.remaining_s() - wait < self.timeout_s:
+                raise GitHubApiError(
+                    what,
+                    f"{failure.message}; retrying would need a {wait:g} s wait, beyond the "
+                    f"GitHub time budget ({self.policy.budget_s:g} s)",
+                    status=failure.status,
+                    attempts=attempt,
+                    rate_limited=failure.rate_limited,
+                )
+            self._sleep(wait)
+
+    def _classify(self, exc: GithubException) -> _Failure:
+        status = exc.status
+        headers = {str(k).lower(): str(v) for k, v in (exc.headers or {}).items()}
+        message = _message(exc.data) or str(exc)
+        if status is not None and status >= 500:
+            return _Failure(True, _retry_after(headers, self._wall), status, message)
+        if status in (403, 429):
+            lowered = message.lower()
+            secondary = "secondary rate limit" in lowered or lowered.endswith(
+                (
+                    "please retry your request again later.",
+                    "please wait a few minutes before you try again.",
+                )
+            )
+            primary = headers.get("x-ratelimit-remaining") == "0" or lowered.startswith(
+                "api rate limit exceeded"
+            )
+            wait = _retry_after(headers, self._wall)
+            if wait is not None or secondary or primary or status == 429:
+                if wait is None and primary and headers.get("x-ratelimit-reset", "").isdigit():
+                    wait = max(0.0, int(headers["x-ratelimit-reset"]) - self._wall()) + 1.0
+                if wait is None:
+                    wait = SECONDARY_DEFAULT_WAIT_S
+                kind = "secondary rate limit" if secondary else "rate limit"
+                return _Failure(True, wait, status, f"{kind}: {message}", rate_limited=True)
+        return _Failure(False, None, status, message)
+
+
+def _message(data: Any) -> str:
+    if isinstance(data, Mapping):
+        msg = data.get("message")
+        errors = data.get("errors")
+        text = str(msg) if msg else ""
+        if isinstance(errors, list) and errors:
+            details = "; ".join(
+                str(e.get("message") or e.get("code") or e) if isinstance(e, Mapping) else str(e)
+                for e in errors[:3]
+            )
+            text = f"{text} ({details})" if text else details
+        return text
+    return str(data) if data else ""
+
+
+def _retry_after(headers: Mapping[str, str], wall: Callable[[], float]) -> float | None:
+    """Seconds from a ``Retry-After`` header: an integer, or an HTTP date."""
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - wall())

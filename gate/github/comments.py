@@ -1,0 +1,154 @@
+"""The sticky PR comment: find it again, edit it in place, never leave two.
+
+A comment is ours when its body starts with the gate's hidden marker
+(``gate.report.comment.marker``) **and** its author is the token's own login — so a
+comment by anybody else that contains (or quotes) the marker is never edited: nobody can
+hijack the report by pasting the marker.
+
+The token's login: ``GET /user``; an installation token (``GITHUB_TOKEN``, a GitHub App)
+gets 403 there, and then the login is ``TOOLGATE_COMMENT_LOGIN`` or ``github-actions[bot]``
+(the login ``GITHUB_TOKEN`` comments as). After creating a comment the author GitHub
+reports for it is taken as the truth for the clean-up that follows.
+
+:func:`upsert_comment`:
+
+1. lists every comment of the PR (``per_page=100``, all pages — PRs with hundreds of
+   comments are common on busy repositories);
+2. if ours exist: keeps the **oldest**, edits it when the body changed, deletes the
+   others (left by an earlier failure);
+3. else creates one; then lists again and de-duplicates the same way — a POST that GitHub
+   executed but answered with a 5xx (or that timed out) may have been sent twice.
+   If creating fails, it lists once more: a create that "failed" but landed counts.
+
+Every GitHub call goes through :meth:`gate.github.client.GitHubClient.call`; any failure
+raises :class:`gate.github.client.GitHubApiError`, which callers report as a warning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from gate.github.client import GitHubApiError, GitHubClient
+from gate.github.context import ACTIONS_BOT_LOGIN
+
+
+@dataclass(frozen=True, slots=True)
+class UpsertResult:
+    action: Literal["created", "updated", "unchanged"]
+    comment_id: int
+    url: str | None
+    login: str
+    removed_duplicates: int = 0
+    warnings: tuple[str, ...] = field(default=())
+
+
+def whoami(client: GitHubClient, fallback: str | None = None) -> str:
+    """The login the token comments as (see the module docstring)."""
+    try:
+        login = client.call("GET /user", lambda: str(client.gh.get_user().login))
+    except GitHubApiError as exc:
+        if exc.status in (401, 403, 404) and not exc.rate_limited:
+            return fallback or ACTIONS_BOT_LOGIN
+        raise
+    return login
+
+
+def _normalise(body: str | None) -> str:
+    return (body or "").replace("\r\n", "\n").strip()
+
+
+def is_ours(comment: Any, marker: str, login: str) -> bool:
+    body = (comment.body or "").lstrip("\ufeff \t\r\n")
+    author = comment.user.login if comment.user is not None else None
+    return body.startswith(marker) and (author or "").lower() == login.lower()
+
+
+def _ours(client: GitHubClient, issue: Any, marker: str, login: str) -> list[Any]:
+    comments: Sequence[Any] = client.call(
+        f"GET comments of #{issue.number}", lambda: list(issue.get_comments())
+    )
+    mine = [c for c in comments if is_ours(c, marker, login)]
+    return sorted(mine, key=lambda c: (c.created_at, c.id))
+
+
+def upsert_comment(
+    client: GitHubClient,
+    repository: str,
+    number: int,
+    body: str,
+    *,
+    marker: str,
+    login: str | None = None,
+    login_fallback: str | None = None,
+    expected_head_sha: str | None = None,
+) -> UpsertResult:
+    """Create or update this gate's comment on PR ``number`` (see the module docstring)."""
+    me = login or whoami(client, login_fallback)
+    repo = client.call(f"GET repository {repository}", lambda: client.gh.get_repo(repository))
+    if expected_head_sha:
+        pull = client.call(f"GET pull request #{number}", lambda: repo.get_pull(number))
+        if pull.head.sha != expected_head_sha:
+            raise GitHubApiError(
+                f"check pull request #{number}",
+                f"its head is {pull.head.sha[:12]}, not the commit of the triggering run "
+                f"({expected_head_sha[:12]}); refusing to comment",
+            )
+    issue = client.call(f"GET issue #{number}", lambda: repo.get_issue(number))
+    warnings: list[str] = []
+    mine = _ours(client, issue, marker, me)
+    if mine:
+        keep, action = _settle(client, mine[0], body)
+        removed = _delete(client, mine[1:], warnings)
+        return UpsertResult(action, keep.id, keep.html_url, me, removed, tuple(warnings))
+    try:
+        created = client.call(f"POST comment on #{number}", lambda: issue.create_comment(body))
+    except GitHubApiError:
+        # The create may have landed although we saw a failure; look before giving up.
+        try:
+            landed = [
+                c
+                for c in _ours(client, issue, marker, me)
+                if _normalise(c.body) == _normalise(body)
+            ]
+        except GitHubApiError:
+            landed = []
+        if not landed:
+            raise
+        created = landed[0]
+    author = created.user.login if created.user is not None else me
+    me = author or me
+    mine = _ours(client, issue, marker, me)
+    if not mine:  # listing lags behind: trust the create
+        return UpsertResult("created", created.id, created.html_url, me, 0, tuple(warnings))
+    keep, action = _settle(client, mine[0], body)
+    removed = _delete(client, mine[1:], warnings)
+    return UpsertResult(
+        "created" if keep.id == created.id or action == "unchanged" else action,
+        keep.id,
+        keep.html_url,
+        me,
+        removed,
+        tuple(warnings),
+    )
+
+
+def _settle(
+    client: GitHubClient, comment: Any, body: str
+) -> tuple[Any, Literal["updated", "unchanged"]]:
+    if _normalise(comment.body) == _normalise(body):
+        return comment, "unchanged"
+    client.call(f"PATCH comment {comment.id}", lambda: comment.edit(body))
+    return comment, "updated"
+
+
+def _delete(client: GitHubClient, extra: Sequence[Any], warnings: list[str]) -> int:
+    removed = 0
+    for c in extra:
+        try:
+            client.call(f"DELETE duplicate comment {c.id}", c.delete)
+            removed += 1
+        except GitHubApiError as exc:
+            warnings.append(f"could not delete a duplicate ToolGate comment: {exc}")
+    return removed

@@ -1,0 +1,199 @@
+"""Publishing one run's results to GitHub: outputs, step summary, annotations, comment.
+
+:func:`publish` is what ``toolgate check`` (and ``merge``) call at the end of a run, in the
+order issue 6 sets — outputs, step summary, annotations, then the PR comment — before the
+command exits with the gate's code. Nothing here raises: every failure (a file that cannot
+be written, any GitHub API error) is returned and printed as a warning, and never changes
+the verdict or the exit code. :func:`post_comment` alone is ``toolgate comment``.
+
+When the token cannot comment (HTTP 403 — a pull request from a fork gets a read-only
+``GITHUB_TOKEN``), the report goes to the step summary instead, with a warning explaining
+the ``workflow_run`` pattern (docs/reports.md).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Literal, TextIO
+
+from gate.github.client import GitHubApiError, GitHubClient, RetryPolicy
+from gate.github.comments import upsert_comment
+from gate.github.context import GitHubContext, PostComment, SkipComment, plan_comment
+from gate.github.workflow import (
+    annotation,
+    annotations_for,
+    append_step_summary,
+    outputs_for,
+    step_summary_room,
+    write_outputs,
+)
+from gate.report import marker, render_comment, render_markdown
+from gate.report.redact import Redactor
+from gate.results import Results
+
+FORK_HINT = (
+    "Pull requests from forks get a read-only GITHUB_TOKEN, so the report is in this run's "
+    "step summary instead. To comment on fork pull requests use the workflow_run pattern: "
+    "this workflow uploads the toolgate output folder and the PR number as an artifact, and "
+    "a second workflow (on: workflow_run, with pull-requests: write) downloads it and runs "
+    "`toolgate comment --results results.json --pr <number>` (see docs/reports.md)."
+)
+
+ClientFactory = Callable[[GitHubContext], GitHubClient]
+
+
+def default_client(ctx: GitHubContext) -> GitHubClient:
+    assert ctx.token is not None
+    return GitHubClient(
+        token=ctx.token, api_url=ctx.api_url, policy=RetryPolicy(budget_s=ctx.budget_s)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CommentOutcome:
+    status: Literal["created", "updated", "unchanged", "skipped", "fallback", "failed"]
+    message: str
+    level: Literal["notice", "warning"] | None = None
+    """How to report ``message`` (``None``: an ordinary log line)."""
+    url: str | None = None
+
+
+@dataclass
+class PublishReport:
+    comment: CommentOutcome | None = None
+    outputs: dict[str, str] = field(default_factory=dict)
+    annotations: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def post_comment(
+    results: Results,
+    ctx: GitHubContext,
+    *,
+    redactor: Redactor,
+    enabled: bool = True,
+    pr_override: int | None = None,
+    summary_fallback: bool = True,
+    client_factory: ClientFactory = default_client,
+) -> CommentOutcome:
+    """Upsert the sticky comment for ``results`` on the context's pull request."""
+    plan = plan_comment(ctx, enabled=enabled, pr_override=pr_override)
+    if isinstance(plan, SkipComment):
+        level: Literal["notice", "warning"] = "warning" if plan.level == "warning" else "notice"
+        return CommentOutcome("skipped", plan.reason, level)
+    assert isinstance(plan, PostComment)
+    body = render_comment(results, redactor=redactor, report_url=ctx.run_url)
+    try:
+        client = client_factory(ctx)
+        result = upsert_comment(
+            client,
+            plan.repository,
+            plan.pr_number,
+            body,
+            marker=marker(results.gate_name),
+            login=None,
+            login_fallback=ctx.comment_login,
+            expected_head_sha=plan.expected_head_sha,
+        )
+    except GitHubApiError as exc:
+        if exc.forbidden:
+            where = _fallback(ctx, body) if summary_fallback else "the step summary"
+            return CommentOutcome(
+                "fallback",
+                f"could not comment on #{plan.pr_number} ({exc}). {FORK_HINT}"
+                + (f" The comment was written to {where}." if summary_fallback else ""),
+                "warning",
+            )
+        return CommentOutcome(
+            "failed",
+            f"could not post the ToolGate comment on #{plan.pr_number}: {exc}. "
+            "The verdict and the exit code are unaffected; the report is in the step summary.",
+            "warning",
+        )
+    extra = (
+        f"; removed {result.removed_duplicates} duplicate(s)" if result.removed_duplicates else ""
+    )
+    where = result.url or f"comment {result.comment_id}"
+    message = f"PR comment {result.action} on #{plan.pr_number} ({where}){extra}"
+    for w in result.warnings:
+        message += f"; warning: {w}"
+    return CommentOutcome(
+        result.action, message, "warning" if result.warnings else None, result.url
+    )
+
+
+def _fallback(ctx: GitHubContext, body: str) -> str:
+    if ctx.step_summary_path is None:
+        return "nowhere (GITHUB_STEP_SUMMARY is not set)"
+    try:
+        append_step_summary(ctx.step_summary_path, body)
+    except OSError as exc:
+        return f"nowhere (the step summary could not be written: {exc.strerror or exc})"
+    return "the step summary"
+
+
+def publish(
+    results: Results,
+    ctx: GitHubContext,
+    *,
+    redactor: Redactor,
+    results_path: str,
+    dataset_file: str | None = None,
+    comment: bool = True,
+    annotations: bool = True,
+    client_factory: ClientFactory = default_client,
+    stream: TextIO | None = None,
+) -> PublishReport:
+    """Outputs, step summary, annotations and the comment, in that order; never raises."""
+    out = stream if stream is not None else sys.stdout
+    report = PublishReport()
+    for problem in ctx.problems:
+        report.warnings.append(problem)
+    if ctx.output_path is not None:
+        report.outputs = outputs_for(results, results_path)
+        try:
+            write_outputs(ctx.output_path, report.outputs)
+        except OSError as exc:
+            report.warnings.append(f"could not write outputs: {exc.strerror or exc}")
+    if ctx.step_summary_path is not None:
+        try:
+            room = step_summary_room(ctx.step_summary_path)
+            text = render_markdown(
+                results, max_bytes=room, redactor=redactor, report_url=ctx.run_url
+            )
+            append_step_summary(ctx.step_summary_path, text)
+        except OSError as exc:
+            report.warnings.append(f"could not write the step summary: {exc.strerror or exc}")
+    if annotations and ctx.in_actions:
+        # Keep warning slots for what this function itself may warn about.
+        report.annotations = annotations_for(
+            results,
+            dataset_file=dataset_file,
+            redact=redactor.redact,
+            reserved_warnings=1 + len(report.warnings),
+        )
+        for line in report.annotations:
+            out.write(line + "\n")
+    report.comment = post_comment(
+        results,
+        ctx,
+        redactor=redactor,
+        enabled=comment,
+        summary_fallback=False,  # the full report is in the step summary already
+        client_factory=client_factory,
+    )
+    emit(out, ctx, report.comment.message, report.comment.level)
+    for w in report.warnings:
+        emit(out, ctx, w, "warning")
+    out.flush()
+    return report
+
+
+def emit(out: TextIO, ctx: GitHubContext, message: str, level: str | None) -> None:
+    """A log line: a workflow command in Actions, ``toolgate: <level>: …`` elsewhere."""
+    if ctx.in_actions and level in ("notice", "warning", "error"):
+        out.write(annotation(level, message, title="ToolGate") + "\n")
+    else:
+        out.write(f"toolgate: {level + ': ' if level else ''}{message}\n")

@@ -1,0 +1,54 @@
+"""Reports rendered from a :class:`gate.results.Results` alone (DESIGN §9).
+
+* :func:`render_comment` — the sticky PR comment (hidden marker, ≤ 65,536 characters);
+* :func:`render_markdown` — the full report: ``report.md`` and the step summary (≤ 1 MiB);
+* :func:`render_junit` — JUnit XML, one testcase per case;
+* :func:`render_console` — a terminal summary;
+* :func:`write_reports` — ``report.md``, ``junit.xml`` and ``comment.md`` into a folder.
+
+Renderers never recompute a score: they show what the scorers and the policy recorded,
+every data string escaped (:mod:`gate.report.escape`) and every secret redacted
+(:mod:`gate.report.redact`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gate.report.comment import marker, render_comment
+from gate.report.console import render_console
+from gate.report.junit import render_junit
+from gate.report.redact import Redactor
+from gate.report.summary import STEP_SUMMARY_LIMIT, render_markdown
+from gate.results import Results
+
+__all__ = [
+    "STEP_SUMMARY_LIMIT",
+    "Redactor",
+    "marker",
+    "render_comment",
+    "render_console",
+    "render_junit",
+    "render_markdown",
+    "write_reports",
+]
+
+
+def write_reports(
+    results: Results,
+    out: Path,
+    *,
+    redactor: Redactor | None = None,
+    report_url: str | None = None,
+) -> None:
+    """Write ``out/report.md``, ``out/junit.xml`` and ``out/comment.md``."""
+    out.mkdir(parents=True, exist_ok=True)
+    files = {
+        "report.md": render_markdown(results, redactor=redactor, report_url=report_url),
+        "junit.xml": render_junit(results, redactor=redactor),
+        "comment.md": render_comment(results, redactor=redactor, report_url=report_url),
+    }
+    for name, text in files.items():
+        tmp = out / f".{name}.tmp"
+        tmp.write_text(text, encoding="utf-8", newline="\n")
+        tmp.replace(out / name)

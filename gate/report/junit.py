@@ -1,0 +1,180 @@
+"""JUnit XML: one ``<testcase>`` per case, so any test-report tool shows the gate.
+
+Layout::
+
+    <testsuites name="toolgate" tests= failures= errors=>
+      <testsuite name="<gate name>">               one testcase per case, dataset order
+        <testcase classname="toolgate.<gate>" name="<case id>" file="<dataset>" line="<n>">
+          <failure type="<first check>" message="failing checks …">per-sample detail</failure>
+          <system-out>pass rate, flakiness</system-out>
+        </testcase>
+      </testsuite>
+      <testsuite name="<gate name>.gates">         one testcase per threshold gate
+    </testsuites>
+
+A case fails when the policy says it failed (``CaseResult.passed``); its ``<failure>``
+carries the failing checks of every failing sample with the evidence (expected and actual
+calls, missing/extra, argument differences, malformed calls, violations). When every
+failing sample failed because the agent itself errored (crash, timeout, protocol), it is
+an ``<error>`` instead. No ``time`` attributes: the file is deterministic (timing lives in
+results.json under ``timing``).
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+
+from gate.report import fmt
+from gate.report.escape import Escaper, calls_repr
+from gate.report.markdown import _arg_diffs, _malformed, group_samples, status
+from gate.report.redact import Redactor
+from gate.results import CaseResult, HardFailureResult, Results, SampleResult
+
+_DETAIL_LIMIT = 2_000
+
+
+def render_junit(results: Results, *, redactor: Redactor | None = None) -> str:
+    esc = Escaper(redactor or Redactor(), limit=_DETAIL_LIMIT)
+    hard: dict[str, list[HardFailureResult]] = defaultdict(list)
+    for hf in results.hard_failures:
+        hard[hf.case_id].append(hf)
+
+    suites = ET.Element("testsuites", name="toolgate")
+    suite = ET.SubElement(suites, "testsuite", name=esc.xml(results.gate_name, 200))
+    props = ET.SubElement(suite, "properties")
+    _, word = status(results)
+    for key, value in (
+        ("verdict", word),
+        ("dataset", results.dataset.path),
+        ("dataset_version", results.dataset.version or ""),
+        ("dataset_sha256", results.dataset.sha256),
+        ("samples", str(results.samples)),
+        ("seed", str(results.seed)),
+        ("toolgate_version", results.toolgate_version),
+    ):
+        ET.SubElement(props, "property", name=key, value=esc.xml(value, 500))
+    failures = errors = 0
+    for case in results.cases:
+        tc = ET.SubElement(
+            suite,
+            "testcase",
+            classname=esc.xml(f"toolgate.{results.gate_name}", 200),
+            name=esc.xml(case.id, 500),
+            file=esc.xml(results.dataset.path, 500),
+        )
+        if case.line:
+            tc.set("line", str(case.line))
+        if not case.passed:
+            failing = [s for s in case.samples if not s.passed]
+            all_errors = bool(failing) and all(s.error for s in failing) and not hard.get(case.id)
+            tag = "error" if all_errors else "failure"
+            if all_errors:
+                errors += 1
+            else:
+                failures += 1
+            labels = list(dict.fromkeys(h.kind for h in hard.get(case.id, [])))
+            for s in failing:
+                labels += [c for c in s.failed_checks if c not in labels]
+            if all_errors:
+                labels.insert(0, "agent_error")
+            first = labels[0] if labels else "failed"
+            message = (
+                f"{'; '.join(labels) or 'failed'} "
+                f"({fmt.rate_fraction(case.pass_rate, len(case.samples))} samples pass)"
+            )
+            el = ET.SubElement(tc, tag, type=esc.xml(first, 200), message=esc.xml(message, 1000))
+            el.text = esc.xml(_detail(case, failing, hard.get(case.id, []), esc), 20_000)
+        notes = [f"pass rate {fmt.num(case.pass_rate)} over {len(case.samples)} samples"]
+        if case.flaky:
+            notes.append("flaky: passes on some samples and fails on others")
+        ET.SubElement(tc, "system-out").text = "\n".join(notes)
+    _counts(suite, len(results.cases), failures, errors)
+
+    gates = results.verdict.gates if results.verdict else []
+    gate_failures = 0
+    if gates:
+        gsuite = ET.SubElement(suites, "testsuite", name=esc.xml(f"{results.gate_name}.gates", 200))
+        for g in gates:
+            op = ">=" if g.op == "min" else "<="
+            name = f"{g.metric}{f' [{g.slice}]' if g.slice else ''} {op} {fmt.num(g.threshold)}"
+            tc = ET.SubElement(
+                gsuite,
+                "testcase",
+                classname=esc.xml(f"toolgate.{results.gate_name}.gates", 200),
+                name=esc.xml(name, 500),
+            )
+            if not g.passed:
+                gate_failures += 1
+                el = ET.SubElement(
+                    tc, "failure", type="threshold", message=esc.xml(g.reason or name, 1000)
+                )
+                lines = [f"value {fmt.num(g.value)}, threshold {op} {fmt.num(g.threshold)}"]
+                if g.failing_cases:
+                    lines.append("failing cases: " + ", ".join(g.failing_cases[:200]))
+                el.text = esc.xml("\n".join(lines), 20_000)
+        _counts(gsuite, len(gates), gate_failures, 0)
+    _counts(suites, len(results.cases) + len(gates), failures + gate_failures, errors)
+    ET.indent(suites)
+    body = ET.tostring(suites, encoding="unicode")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + (redactor or Redactor()).redact(body) + "\n"
+
+
+def _counts(el: ET.Element, tests: int, failures: int, errors: int) -> None:
+    el.set("tests", str(tests))
+    el.set("failures", str(failures))
+    el.set("errors", str(errors))
+    if el.tag == "testsuite":
+        el.set("skipped", "0")
+
+
+def _detail(
+    case: CaseResult,
+    failing: list[SampleResult],
+    hard: list[HardFailureResult],
+    esc: Escaper,
+) -> str:
+    lines: list[str] = []
+    seen: set[tuple[str, str, str]] = set()
+    for h in hard:
+        key = (h.kind, calls_repr(h.call), h.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        samples = sorted({x.sample for x in hard if (x.kind, calls_repr(x.call), x.message) == key})
+        lines.append(
+            f"{h.kind} (samples {', '.join(map(str, samples))}): "
+            f"{esc.console(calls_repr(h.call), 500)} — {esc.console(h.message, 500)}"
+        )
+    for numbers, detail in group_samples(case, lambda s: _sample_detail(s, esc)):
+        label = "sample" if len(numbers) == 1 else "samples"
+        lines.append(f"{label} {', '.join(map(str, numbers))}: {detail[0]}")
+        lines += detail[1:]
+    return "\n".join(lines)
+
+
+def _sample_detail(s: SampleResult, esc: Escaper) -> list[str]:
+    lines = [f"failing checks: {', '.join(s.failed_checks) or '—'}"]
+    ev = s.evidence
+    for key, label in (
+        ("expected", "expected"),
+        ("actual", "actual"),
+        ("missing", "missing"),
+        ("extra", "extra"),
+        ("violations", "forbidden"),
+    ):
+        if key in ev and (ev[key] or key in ("expected", "actual")):
+            lines.append(f"  {label}: {esc.console(calls_repr(ev[key]), 1000)}")
+    if ev.get("arg_diffs"):
+        lines.append(f"  arguments: {esc.console(_arg_diffs(ev['arg_diffs']), 1000)}")
+    if ev.get("malformed"):
+        lines.append(f"  malformed: {esc.console(_malformed(ev['malformed']), 1000)}")
+    if isinstance(ev.get("summary"), str) and ev["summary"]:
+        lines.append(f"  why: {esc.console(ev['summary'], 1000)}")
+    for check in s.failed_checks:
+        reason = s.reasons.get(check)
+        if reason:
+            lines.append(f"  {check}: {esc.console(reason, 500)}")
+    if s.error:
+        lines.append(f"  agent error: {esc.console(s.error, 1000)}")
+    return lines

@@ -1,0 +1,110 @@
+"""Secrets never appear in a report.
+
+Two kinds of secrets are removed from every string before it is rendered, and once more
+from every finished report (a belt-and-braces pass over the whole text):
+
+* the **values** of the environment variables named in ``reporting.secrets`` (plus the
+  usual token variables in :data:`ALWAYS_SECRET_ENV`), replaced by ``[REDACTED:NAME]``.
+  A value shorter than :data:`MIN_SECRET_LEN` characters is not searched for: masking every
+  ``"1"`` or ``"on"`` would garble the report while protecting nothing. Besides the raw
+  value, its JSON-escaped form is removed too (a value with a quote or backslash appears
+  escaped inside rendered JSON);
+* **token shapes**, whoever they belong to, replaced by ``[REDACTED]``: GitHub tokens
+  (``ghp_``, ``gho_``, ``ghu_``, ``ghs_``, ``ghr_``, ``github_pat_``), OpenAI-style keys
+  (``sk-…``, including ``sk-proj-…`` and ``sk-ant-…``), ``Bearer …`` credentials, AWS access
+  key ids (``AKIA…``) and Slack tokens (``xox?-…``).
+
+Redaction runs before escaping and truncation, so a secret is never half-shown because a
+long value was cut in the middle of it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+MIN_SECRET_LEN = 4
+"""Shortest environment value that is treated as a secret to search for."""
+
+ALWAYS_SECRET_ENV: tuple[str, ...] = (
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "TOOLGATE_GITHUB_TOKEN",
+    "INPUT_GITHUB-TOKEN",
+    "INPUT_GITHUB_TOKEN",
+    "ACTIONS_RUNTIME_TOKEN",
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "TOOLGATE_JUDGE_API_KEY",
+)
+"""Variables whose values are redacted whether or not the config names them."""
+
+REDACTED = "[REDACTED]"
+
+_TOKEN_SHAPES = re.compile(
+    r"""
+      \b(?:gh[pousr]_[A-Za-z0-9]{20,255})          # GitHub classic/OAuth/user/server/refresh
+    | \bgithub_pat_[A-Za-z0-9_]{20,255}            # GitHub fine-grained PAT
+    | \bsk-[A-Za-z0-9][A-Za-z0-9_\-]{15,255}       # OpenAI-style (sk-, sk-proj-, sk-ant-)
+    | \b(?:AKIA|ASIA)[0-9A-Z]{16}\b                # AWS access key id
+    | \bxox[abposr]-[A-Za-z0-9\-]{10,255}          # Slack
+    """,
+    re.VERBOSE,
+)
+_BEARER = re.compile(r"(?i)\b(bearer|token)(\s+)([A-Za-z0-9\-._~+/]{8,}=*)")
+
+
+@dataclass(frozen=True, slots=True)
+class Redactor:
+    """Replaces secret values and token shapes in text; ``Redactor()`` does shapes only."""
+
+    secrets: tuple[tuple[str, str], ...] = ()
+    """(variable name, value) pairs, longest value first."""
+
+    @classmethod
+    def from_environ(cls, names: Iterable[str], environ: Mapping[str, str]) -> Redactor:
+        """The values of ``names`` (and :data:`ALWAYS_SECRET_ENV`) that are set in ``environ``."""
+        pairs: dict[str, str] = {}
+        for name in (*ALWAYS_SECRET_ENV, *names):
+            value = environ.get(name)
+            if value and len(value.strip()) >= MIN_SECRET_LEN:
+                pairs[value.strip()] = name
+                if value != value.strip():
+                    pairs[value] = name
+        return cls.of(pairs.items())
+
+    @classmethod
+    def of(cls, value_name_pairs: Iterable[tuple[str, str]]) -> Redactor:
+        forms: dict[str, str] = {}
+        for value, name in value_name_pairs:
+            if len(value) < MIN_SECRET_LEN:
+                continue
+            forms.setdefault(value, name)
+            escaped = json.dumps(value, ensure_ascii=False)[1:-1]
+            forms.setdefault(escaped, name)
+        ordered = sorted(forms.items(), key=lambda kv: (-len(kv[0]), kv[0]))
+        return cls(tuple((name, value) for value, name in ordered))
+
+    def redact(self, text: str) -> str:
+        for name, value in self.secrets:
+            if value in text:
+                text = text.replace(value, f"[REDACTED:{name}]")
+        text = _TOKEN_SHAPES.sub(REDACTED, text)
+        return _BEARER.sub(_bearer_sub, text)
+
+    def __call__(self, text: str) -> str:
+        return self.redact(text)
+
+
+def _bearer_sub(m: re.Match[str]) -> str:
+    word, space, cred = m.group(1), m.group(2), m.group(3)
+    if word.lower() == "token" and not _looks_like_credential(cred):
+        return m.group(0)  # prose such as "token limit exceeded"
+    return f"{word}{space}{REDACTED}"
+
+
+def _looks_like_credential(s: str) -> bool:
+    """After the word "token", only something long with both letters and digits counts."""
+    return len(s) >= 20 and any(c.isdigit() for c in s) and any(c.isalpha() for c in s)
