@@ -1,15 +1,68 @@
-"""`toolgate record` (not yet available)."""
+"""``toolgate record``: run the real tools once and freeze their responses (local only).
+
+::
+
+    toolgate record --config toolgate.yml --tools my_tools:REGISTRY --out dataset.recorded.jsonl
+                    [--case ID ...]
+
+Refuses when ``CI=true``. See :mod:`gate.replay.record` for what is recorded. The pin is
+not checked (recording is how a dataset changes); after review, point ``dataset.path``
+at the new file (or replace the old one) and re-pin with ``toolgate pin``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from pathlib import Path
 
-from gate.errors import UsageError
+from gate.config import load_config
+from gate.dataset import default_display, load_dataset
+from gate.errors import ExitCode, UsageError
+from gate.replay.record import load_registry, record, refuse_in_ci
+from gate.replay.runner import select_cases
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.add_argument("--config", default="toolgate.yml", metavar="FILE", help="the config file")
+    parser.add_argument(
+        "--tools",
+        required=True,
+        metavar="MODULE:ATTR",
+        help="your real tools: a dict name -> function, or a function (name, arguments)",
+    )
+    parser.add_argument(
+        "--out", required=True, metavar="FILE", help="where to write the dataset copy (JSONL)"
+    )
+    parser.add_argument(
+        "--case", action="append", default=None, metavar="ID", dest="cases",
+        help="record only this case (repeatable)",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
-    raise UsageError("`toolgate record` is not yet available in this version")
+    refuse_in_ci(os.environ)  # before importing anything of the user's
+    config_path = Path(args.config)
+    if not config_path.exists():
+        raise UsageError(f"no config file {default_display(config_path)}")
+    config = load_config(config_path, display=default_display(config_path))
+    dataset_path = config.resolve(config.dataset.path)
+    dataset = load_dataset(dataset_path)
+    registry = load_registry(args.tools, [str(config.root), os.getcwd()])
+    cases = select_cases(dataset.cases, case_ids=args.cases)
+    out = Path(args.out)
+    summary = record(
+        config, cases, dataset_path, out, registry,
+        log=lambda line: print(line, file=sys.stderr),
+    )  # fmt: skip
+    print(
+        f"recorded {summary.recorded} response(s) ({summary.tool_errors} error(s)) "
+        f"for {summary.cases} case(s) into {default_display(out)}"
+    )
+    for failure in summary.agent_errors:
+        print(f"  agent failed on {failure}")
+    if out.resolve().parent != dataset_path.resolve().parent:
+        print("  note: @file references in the copy are relative to its own folder")
+    print(f"  review it, then use it as dataset.path and run `toolgate pin --config {args.config}`")
+    return ExitCode.PASS

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import Any
 
@@ -56,3 +57,28 @@ def greedy_agent(messages: Any, tools: Any, call_tool: Any) -> str:
 
 def wrong_return(messages: Any, tools: Any, call_tool: Any) -> int:
     return 42
+
+
+def recording_agent(messages: Any, tools: Any, call_tool: Any) -> str:
+    a = call_tool("lookup_order", {"order_id": "ord_1"})
+    b = call_tool("lookup_order", {"order_id": "ord_2"})
+    c = call_tool("lookup_order", {"order_id": "ord_2"})  # the same call: real tool runs once
+    d = call_tool("issue_refund", {"order_id": "ord_2"})
+    e = call_tool("not_a_real_tool", {})
+    return json.dumps([x.content for x in (a, b, c, d, e)])
+
+
+REAL_CALLS: list[tuple[str, str]] = []
+
+
+def _lookup(order_id: str) -> dict[str, Any]:
+    REAL_CALLS.append(("lookup_order", order_id))
+    return {"order_id": order_id, "status": "delivered"}
+
+
+def _refund(order_id: str) -> dict[str, Any]:
+    REAL_CALLS.append(("issue_refund", order_id))
+    raise RuntimeError("payments API returned 503")
+
+
+REGISTRY = {"lookup_order": _lookup, "issue_refund": _refund}

@@ -1,0 +1,202 @@
+"""Record mode: run the user's real tools once to freeze their responses (local only).
+
+``toolgate record --config toolgate.yml --tools module:registry --out FILE`` runs the
+configured agent once per case (sample 0). Every tool call the case's frozen responses
+already answer is answered from them; every other call runs the real tool function —
+once per distinct call (same tool, same canonical arguments) — and its result is
+appended to that case's ``tool_responses`` as ``{"name", "args", "response"}`` (or
+``"error"`` when the tool raised). The dataset is copied to ``FILE`` line by line: other
+lines and keys stay exactly as they were, so the diff shows only the new responses.
+
+Never in CI: real tools have real side effects, and a gate must be reproducible.
+``CI=true`` in the environment makes the command refuse.
+
+The registry (``module:attribute``, imported with the config's folder and the working
+directory first on ``sys.path``) is a mapping ``tool name → function`` called as
+``fn(**arguments)``, or one function ``handler(name, arguments)``. Calls to tools the
+registry lacks, and calls whose arguments did not parse, are answered with an error and
+not recorded.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gate import jsonio
+from gate.config import Config, ReplayAgent
+from gate.errors import DatasetError, Problem, UsageError
+from gate.model import Case
+from gate.replay.frozen import (
+    FunctionBackend,
+    NormalizerTable,
+    RecordedCall,
+    RecordingBackend,
+    ReplayBackend,
+    ToolOutcome,
+)
+from gate.replay.interface import Agent, build_agent
+from gate.replay.session import AgentFailure, Job, Session, job_seed
+
+
+@dataclass(frozen=True, slots=True)
+class RecordSummary:
+    out: Path
+    cases: int
+    recorded: int
+    """Responses added across all cases."""
+    tool_errors: int
+    """Of those, responses recorded as errors (the tool raised)."""
+    agent_errors: tuple[str, ...]
+    """Cases whose agent run failed (their recorded calls are kept)."""
+
+
+def refuse_in_ci(environ: Mapping[str, str]) -> None:
+    if environ.get("CI", "").lower() == "true":
+        raise UsageError(
+            "`toolgate record` runs your real tools and is for local use only; "
+            "it refuses to run when CI=true",
+            hint="Record on your machine, review the new responses, and commit the dataset.",
+        )
+
+
+Registry = Mapping[str, Callable[..., Any]] | Callable[[str, Mapping[str, Any] | None], Any]
+
+
+def load_registry(spec: str, paths: Sequence[str]) -> Registry:
+    """Import ``--tools module:attribute``: a mapping of functions, or one handler."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise UsageError(f"--tools must be module:attribute, not {spec!r}")
+    for p in reversed(paths):
+        if p not in sys.path:
+            sys.path.insert(0, p)
+    try:
+        obj: Any = importlib.import_module(module_name)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except Exception as exc:  # any import-time failure of user code is a usage problem
+        raise UsageError(f"--tools: cannot import {spec!r}: {type(exc).__name__}: {exc}") from None
+    if isinstance(obj, Mapping):
+        bad = [k for k, v in obj.items() if not isinstance(k, str) or not callable(v)]
+        if bad:
+            raise UsageError(f"--tools {spec}: {bad[0]!r} does not map a name to a function")
+        return obj
+    if callable(obj):
+        return obj  # type: ignore[no-any-return]
+    raise UsageError(f"--tools {spec}: expected a dict of functions or a function")
+
+
+def record(
+    config: Config,
+    cases: Sequence[Case],
+    dataset_path: Path,
+    out: Path,
+    tools: Registry,
+    *,
+    agent: Agent | None = None,
+    environ: Mapping[str, str] | None = None,
+    log: Callable[[str], None] = lambda s: None,
+) -> RecordSummary:
+    """Record the responses of real tools into a copy of the dataset (module docstring)."""
+    refuse_in_ci(os.environ if environ is None else environ)
+    if isinstance(config.agent, ReplayAgent) and agent is None:
+        raise UsageError("record needs an agent that calls tools; agent.kind is replay")
+    if dataset_path.suffix.lower() != ".jsonl":
+        raise UsageError("record writes JSONL datasets only; convert the CSV dataset first")
+    if out.resolve() == dataset_path.resolve():
+        raise UsageError("--out must not be the dataset itself: record writes a copy to review")
+    if isinstance(tools, Mapping):
+        backend_fn, known = FunctionBackend(tools), set(tools)
+    else:
+        backend_fn, known = FunctionBackend(handler=tools), None
+    agent = agent if agent is not None else build_agent(config)
+    norms = NormalizerTable.from_config(config)
+    new: dict[str, list[RecordedCall]] = {}
+    failed: list[str] = []
+    try:
+        agent.prepare(len(cases))
+        for case in cases:
+            replay = ReplayBackend(case, norms)
+            fallback = _Only(backend_fn, known)
+            backend = RecordingBackend(fallback, replay)
+            job = Job(
+                case=case,
+                sample=0,
+                seed=job_seed(config.seed, case.id, 0),
+                step_budget=case.step_budget or config.agent.step_budget,
+                timeout_s=config.agent.timeout_s,
+            )
+            session = Session(job, backend)
+            try:
+                agent.run(job, session)
+            except AgentFailure as exc:
+                failed.append(f"{case.id}: {str(exc).splitlines()[0]}")
+            kept = [r for r in backend.recorded if not r.outcome.unrecorded and r.args is not None]
+            if kept:
+                new[case.id] = kept
+            log(f"{case.id}: {len(kept)} response(s) recorded")
+    finally:
+        agent.close()
+    recorded, errors = _write_copy(dataset_path, out, new)
+    return RecordSummary(out, len(cases), recorded, errors, tuple(failed))
+
+
+class _Only:
+    """The real tools, but a tool the registry lacks is answered without being recorded."""
+
+    def __init__(self, tools: FunctionBackend, known: set[str] | None):
+        self._tools = tools
+        self._known = known
+
+    def call(self, name: str, args: Mapping[str, Any] | None) -> ToolOutcome:
+        if args is None or (self._known is not None and name not in self._known):
+            return ToolOutcome(
+                {"error": f"{name} is not in the --tools registry" if args is not None
+                 else "the arguments are not a JSON object"},
+                is_error=True,
+                unrecorded=True,
+            )  # fmt: skip
+        return self._tools.call(name, args)
+
+
+def _write_copy(src: Path, out: Path, new: Mapping[str, list[RecordedCall]]) -> tuple[int, int]:
+    recorded = errors = 0
+    lines_out: list[str] = []
+    with src.open("r", encoding="utf-8", newline="") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                lines_out.append(line)
+                continue
+            try:
+                row = jsonio.loads_strict(line)
+            except jsonio.JsonInputError as exc:
+                raise DatasetError(Problem(str(src), lineno, None, str(exc))) from None
+            calls = new.get(str(row.get("id"))) if isinstance(row, dict) else None
+            if not calls:
+                lines_out.append(line)
+                continue
+            responses = list(row.get("tool_responses") or [])
+            for rc in calls:
+                entry: dict[str, Any] = {"name": rc.name, "args": dict(rc.args or {})}
+                if rc.outcome.is_error:
+                    entry["error"] = rc.outcome.content
+                    errors += 1
+                else:
+                    entry["response"] = rc.outcome.content
+                responses.append(entry)
+                recorded += 1
+            row["tool_responses"] = responses
+            ending = "\r\n" if line.endswith("\r\n") else "\n"
+            lines_out.append(json.dumps(row, ensure_ascii=False) + ending)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    tmp.write_text("".join(lines_out), encoding="utf-8", newline="")
+    tmp.replace(out)
+    return recorded, errors
