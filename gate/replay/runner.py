@@ -370,8 +370,9 @@ class _Worker:
             self.writer.write(run)
             st.done += 1
             st.unrecorded += unrecorded
-            if len(st.misses) < self.MAX_MISSES:
-                st.misses.extend(misses[: self.MAX_MISSES - len(st.misses)])
+            for miss in misses:  # distinct misses only: samples repeat the same call
+                if len(st.misses) < self.MAX_MISSES and miss not in st.misses:
+                    st.misses.append(miss)
             if run.error is not None:
                 st.failed += 1
                 st.kinds[run.error.split(":", 1)[0]] += 1

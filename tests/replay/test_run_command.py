@@ -105,3 +105,19 @@ def test_run_command__bad_shard__exit_2(tmp_path: Path) -> None:
     cfg = _project(tmp_path)
     proc = _toolgate("run", "--config", str(cfg), "--shard", "3/2", cwd=tmp_path)
     assert proc.returncode == 2 and "--shard must be i/n" in proc.stderr
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support-agent"
+
+
+def test_run_command__support_agent_example__one_record_per_case_sample(tmp_path: Path) -> None:
+    proc = _toolgate(
+        "run", "--config", str(EXAMPLE / "toolgate.yml"), "--out", str(tmp_path), cwd=tmp_path
+    )
+    assert proc.returncode == 0, proc.stderr
+    dataset = load_dataset(EXAMPLE / "dataset.jsonl")
+    runs = [r for _, r in read_runs(tmp_path / "runs.jsonl")]
+    keys = sorted((r.case_id, r.sample) for r in runs)
+    assert keys == sorted((c.id, s) for c in dataset.cases for s in range(3))
+    assert all(r.error is None for r in runs), [r.error for r in runs if r.error][:3]
+    assert sum(len(r.calls) for r in runs) > len(runs) // 2  # the agent really calls tools
