@@ -781,6 +781,7 @@ def render_config(
         "    # BFCL's AST-checker rules: strings lower-cased without spaces and ,./-_*^;\n"
         '    # numbers exact; list order counts; "" = may be omitted; no unlisted argument.\n'
         "    profile: bfcl\n"
+        "    null_equals_absent: false   # BFCL: null is a value, not an omitted argument\n"
         "agent:\n"
         "  # Score BFCL-style outputs recorded elsewhere (runs.jsonl, DESIGN §4);\n"
         "  # or replace with your agent: kind command / python / openai.\n"
