@@ -1,15 +1,92 @@
-"""`toolgate score` (not yet available)."""
+"""``toolgate score``: score a runs file against the dataset and write results.json.
+
+::
+
+    toolgate score --config toolgate.yml --runs runs.jsonl --out DIR [--shard i/n]
+    toolgate score --dataset dataset.jsonl --runs runs.jsonl --out DIR [--shard i/n]
+
+With ``--config`` the config's dataset (its pin checked), normalisation and scoring rules
+are used; with ``--dataset`` the defaults. Every case-sample of the runs file is scored
+with every deterministic scorer; ``DIR/results.json`` gets the dataset-level metrics,
+slices, the per-tool rollup, the confusion matrix and every sample with its scores,
+reasons and evidence. No verdict is taken (that is ``toolgate check``): the exit code is 0
+once results.json is written, 2 for bad input — a runs line for an unknown case, a
+duplicated (case, sample), a case without runs, or a malformed line, each named by its line.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
-from gate.errors import UsageError
+from gate.config import Config, load_config
+from gate.dataset import default_display, load_dataset
+from gate.dataset.pin import check_pin
+from gate.errors import ExitCode, UsageError
+from gate.pipeline import score_stage
+from gate.replay.runner import parse_shard
+from gate.results import write_results
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    src = parser.add_mutually_exclusive_group()
+    src.add_argument("--config", metavar="FILE", help="the config file (default: toolgate.yml)")
+    src.add_argument("--dataset", metavar="FILE", help="score against this dataset, default rules")
+    parser.add_argument("--runs", required=True, metavar="FILE", help="the runs.jsonl to score")
+    parser.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="folder for results.json (default: the config's reporting.out, else toolgate-out)",
+    )
+    parser.add_argument(
+        "--shard", default=None, metavar="i/n", help="score only shard i of n (by case id)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    raise UsageError("`toolgate score` is not yet available in this version")
+    shard = parse_shard(args.shard) if args.shard else None
+    config: Config | None = None
+    if args.dataset:
+        dataset_path = Path(args.dataset)
+        if not dataset_path.exists():
+            raise UsageError(f"no dataset file {default_display(dataset_path)}")
+        dataset = load_dataset(dataset_path, display=default_display(dataset_path))
+    else:
+        config_path = Path(args.config or "toolgate.yml")
+        if not config_path.exists():
+            raise UsageError(
+                f"no config file {default_display(config_path)}",
+                hint="Pass --config FILE or --dataset FILE.",
+            )
+        shown = default_display(config_path)
+        config = load_config(config_path, display=shown)
+        dataset = load_dataset(config.resolve(config.dataset.path))
+        check_pin(config, dataset, config_display=shown)
+    runs_path = Path(args.runs)
+    if not runs_path.exists():
+        raise UsageError(f"no runs file {default_display(runs_path)}")
+    if args.out:
+        out = Path(args.out)
+    elif config is not None:
+        out = config.resolve(config.reporting.out)
+    else:
+        out = Path("toolgate-out")
+    results = score_stage(
+        dataset=dataset,
+        runs_path=runs_path,
+        config=config,
+        runs_display=default_display(runs_path),
+        shard=shard,
+    )
+    path = out / "results.json"
+    write_results(path, results)
+    n = sum(len(c.samples) for c in results.cases)
+    passed = sum(1 for c in results.cases if c.passed)
+    print(
+        f"scored {n} case-sample(s) of {len(results.cases)} case(s): "
+        f"{passed} case(s) passed every sample; wrote {default_display(path)}"
+    )
+    sys.stdout.flush()
+    return ExitCode.PASS
