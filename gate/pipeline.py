@@ -115,7 +115,8 @@ def _read_covering(
                         display,
                         lineno,
                         "sample",
-                        f"case {cid!r} sample {run.sample} is recorded twice (first on line {first})",
+                        f"case {cid!r} sample {run.sample} is recorded twice "
+                        f"(first on line {first})",
                     )
                 )
             else:

@@ -208,7 +208,7 @@ def test_score__shard__expects_exactly_that_shards_cases(tmp_path: Path) -> None
 
 
 def test_score__config__uses_its_rules_and_checks_the_pin(tmp_path: Path) -> None:
-    ds, rf = _write(tmp_path, GOOD)
+    _, rf = _write(tmp_path, GOOD)
     (tmp_path / "toolgate.yml").write_text(
         "dataset:\n  path: dataset.jsonl\nagent:\n  kind: replay\n  runs: runs.jsonl\n"
         "scoring:\n  extra_calls: fail\n"
