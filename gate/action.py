@@ -2,38 +2,33 @@
 
 The runner hands a Docker action its inputs as ``INPUT_<NAME>`` variables — the input's
 name upper-cased, hyphens kept (``INPUT_GITHUB-TOKEN``, ``INPUT_FAIL-ON``) — together with
-the ``GITHUB_*`` variables of the run. :meth:`ActionSettings.from_environ` reads all of
-them once into one typed object (the token hidden from ``repr``); everything after that
-takes the settings and its collaborators (:class:`Collaborators`: the CLI entry, the
-GitHub access, the clock) as arguments, so every path is tested without the network.
+the ``GITHUB_*`` variables of the run. :meth:`ActionSettings.from_environ` reads them all
+once into one typed object (the token hidden from ``repr``); everything after that takes
+the settings and its collaborators (:class:`Collaborators`: the CLI entry, the GitHub
+client, the clock, the log stream) as arguments, so every path is tested without the
+network. The entrypoint only wires parts together; the work is the CLI's
+(``gate.cli.main``, called in this process) and the GitHub modules'.
 
 What a run does, in order:
 
-1. settings; bad inputs are an input error (exit 2) naming the input;
+1. settings; a bad input is an input error (exit 2) naming the input;
 2. move to ``GITHUB_WORKSPACE`` + ``working-directory`` (never outside the workspace) and
-   mark the workspace a git ``safe.directory`` for this process and its children (the
-   image also trusts every directory in its system git config);
-3. drop the token from the environment the agent under test inherits (the agent is the
-   PR's code; the token stays in this process's memory only);
-4. by ``mode``:
+   mark the workspace a git ``safe.directory`` for this process and its children;
+3. by ``mode``:
 
-   * ``check`` — find the baseline (``baseline: auto`` → :mod:`gate.github.artifacts`),
-     then ``toolgate check``;
+   * ``check`` — the baseline first (``baseline: auto`` → :mod:`gate.github.artifacts`),
+     then ``toolgate check``, which scores, gates, writes every report and publishes them
+     (outputs, step summary, annotations, the sticky comment: :mod:`gate.github.publish`);
    * ``run`` — one shard: ``toolgate run`` then ``toolgate score`` (no gate, no comment);
-   * ``merge`` — ``toolgate merge`` over the shard folders under ``merge``, baseline as
-     for ``check``;
-   * ``comment`` — post a comment body left by an earlier run (the fork-PR
-     ``workflow_run`` pattern, :func:`comment_mode`);
+   * ``merge`` — ``toolgate merge`` over every shard folder under ``merge``, with the
+     baseline found as for ``check``;
+   * ``comment`` — the fork-PR ``workflow_run`` pattern (:func:`comment_mode`);
 
-   the CLI runs in this process (``gate.cli.main``) as the computing part only: the
-   action, not the CLI, writes the step's outputs and summary and posts the comment, so
-   nothing is written twice;
-5. publish: outputs (``verdict``, ``passed``, ``regressions``,
-   ``must-not-call-violations``, ``results-path``, ``report-path``), the step summary
-   (the full report, then the baseline's provenance), the sticky PR comment (a token
-   that may not comment — fork PRs — falls back to the summary with a warning; a GitHub
-   failure never changes the verdict or the exit code);
-6. exit with the gate's code: 0 pass, 1 the gate failed (0 with a warning under
+4. complete the step: the outputs action.yml promises (``results-path`` and
+   ``report-path`` relative to the repository root; ``verdict`` ``error`` when the CLI
+   stopped on bad input), the baseline's provenance in the step summary (and the report
+   itself when the CLI did not write one, as for a shard), and ``fail-on``;
+5. exit with the gate's code: 0 pass, 1 the gate failed (0 with a warning under
    ``fail-on: never``), 2 bad input, 3 a bug.
 """
 
@@ -45,9 +40,7 @@ import os
 import re
 import sys
 import tempfile
-import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -84,17 +77,14 @@ OUTPUTS: tuple[str, ...] = (
     "report-path",
 )
 
-TOKEN_VARIABLES = ("INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN")
-"""Where the token arrives; removed from the environment the agent under test inherits."""
-
 COMMENT_FILE = "comment.md"
 REPORT_FILE = "report.md"
 RESULTS_FILE = "results.json"
 MAX_COMMENT_BYTES = 256 * 1024
-"""Largest comment body taken from an earlier run's artifact (``mode: comment``)."""
+"""Largest comment.md taken from an earlier run's artifact (``mode: comment``)."""
+MAX_ARTIFACT_RESULTS_BYTES = 256 * 1024 * 1024
+"""Largest results.json taken from an earlier run's artifact (``mode: comment``)."""
 GITHUB_COMMENT_LIMIT = 65_536
-STEP_SUMMARY_LIMIT = 1024 * 1024
-"""The runner refuses a step summary over 1 MiB."""
 
 
 class Mode(enum.StrEnum):
@@ -107,15 +97,6 @@ class Mode(enum.StrEnum):
 class FailOn(enum.StrEnum):
     GATE = "gate"
     NEVER = "never"
-
-
-class Verdict(enum.StrEnum):
-    """The ``verdict`` output."""
-
-    PASS = "pass"
-    FAIL = "fail"
-    NOT_GATED = "not-gated"
-    ERROR = "error"
 
 
 def input_value(environ: Mapping[str, str], name: str) -> str:
@@ -307,15 +288,14 @@ class EventInfo:
     base_sha: str | None = None
     head_sha: str | None = None
     triggering_run_number: int | None = None
-    """For ``workflow_run`` events: the run whose artifact is commented."""
+    """For ``workflow_run`` events: the run whose output is commented."""
     triggering_run_url: str | None = None
-    triggering_event: str | None = None
 
 
 def read_event(settings: ActionSettings) -> EventInfo:
-    """The PR (``pull_request``/``pull_request_target``) or the triggering run
-    (``workflow_run``) from the event payload; empty for other events."""
-    if settings.event_path is None or not settings.event_path.is_file():
+    """The PR (``pull_request``, ``pull_request_target``) or the triggering run
+    (``workflow_run``) from the event payload; empty for other events or a bad file."""
+    if settings.event_path is None:
         return EventInfo()
     try:
         payload = json.loads(settings.event_path.read_text(encoding="utf-8"))
@@ -325,7 +305,8 @@ def read_event(settings: ActionSettings) -> EventInfo:
         return EventInfo()
     pr = payload.get("pull_request")
     if settings.event_name in ("pull_request", "pull_request_target") and isinstance(pr, dict):
-        base, head = pr.get("base") or {}, pr.get("head") or {}
+        base: dict[str, Any] = pr["base"] if isinstance(pr.get("base"), dict) else {}
+        head: dict[str, Any] = pr["head"] if isinstance(pr.get("head"), dict) else {}
         return EventInfo(
             pr_number=_int(pr.get("number")),
             base_ref=_str(base.get("ref")),
@@ -338,7 +319,6 @@ def read_event(settings: ActionSettings) -> EventInfo:
             head_sha=_str(wr.get("head_sha")),
             triggering_run_number=_int(wr.get("run_number")),
             triggering_run_url=_str(wr.get("html_url")),
-            triggering_event=_str(wr.get("event")),
         )
     return EventInfo()
 
@@ -354,149 +334,69 @@ def _str(v: Any) -> str | None:
 # ─── collaborators ────────────────────────────────────────────────────────────
 
 
-class Publisher:
-    """Posts the sticky comment. The default uses :mod:`gate.github.comments`; tests and
-    other hosts pass their own."""
-
-    def post(self, settings: ActionSettings, pr_number: int, gate_name: str, body: str) -> str:
-        """Create or update the comment; returns its URL. Raises :class:`CommentForbidden`
-        when the token may not comment, :class:`GitHubError` on other failures."""
-        raise NotImplementedError
-
-
-class CommentForbidden(GitHubError):
-    """The token may not comment (HTTP 403/404 on write): fork PRs get read-only tokens."""
-
-
 @dataclass
 class Collaborators:
+    """What the action uses from outside itself; tests pass their own."""
+
     cli: Callable[[Sequence[str]], int]
-    repo: Callable[[ActionSettings], Any]
-    """PyGithub ``Repository`` for the settings' token, API URL and repository."""
-    publisher: Publisher
+    """``gate.cli.main``: runs one ``toolgate`` command in this process."""
+    client: Callable[[ActionSettings], Any]
+    """A :class:`gate.github.client.GitHubClient` for the settings' token and API URL."""
     now: Callable[[], datetime]
     out: TextIO
+    """Where workflow commands (``::warning::``) and the log go."""
 
     @classmethod
     def default(cls) -> Collaborators:
         from gate.cli import main as cli_main
 
-        return cls(
-            cli=cli_main,
-            repo=_pygithub_repo,
-            publisher=_DefaultPublisher(),
-            now=lambda: datetime.now(UTC),
-            out=sys.stdout,
-        )
+        return cls(cli=cli_main, client=_client, now=lambda: datetime.now(UTC), out=sys.stdout)
 
 
-def _pygithub_repo(settings: ActionSettings) -> Any:
-    if not settings.github_token or not settings.repository:
-        raise GitHubError("no token or repository")
-    from github import Auth, Github, GithubRetry
+def _client(settings: ActionSettings) -> Any:
+    from gate.github.client import GitHubClient, RetryPolicy
 
-    # Bounded: a few retries with backoff, a 15 s timeout per request; the gate's time on
-    # GitHub must stay bounded (PyGithub's default retry waits rate limits out unbounded).
-    client = Github(
-        auth=Auth.Token(settings.github_token),
-        base_url=settings.api_url,
-        timeout=15,
-        retry=GithubRetry(total=3, backoff_factor=1.0, secondary_rate_wait=10),
-        seconds_between_requests=None,
-        seconds_between_writes=None,
-        user_agent="toolgate-action",
+    assert settings.github_token is not None
+    budget = float(os.environ.get("TOOLGATE_GITHUB_BUDGET_S") or 60.0)
+    return GitHubClient(
+        token=settings.github_token,
+        api_url=settings.api_url,
+        policy=RetryPolicy(budget_s=budget),
     )
-    return client.get_repo(settings.repository, lazy=True)
-
-
-class _DefaultPublisher(Publisher):
-    def post(self, settings: ActionSettings, pr_number: int, gate_name: str, body: str) -> str:
-        from github import GithubException
-
-        repo = _pygithub_repo(settings)
-        mark = _marker(gate_name)
-        text = body if body.startswith(mark) else f"{mark}\n{body}"
-        try:
-            issue = repo.get_issue(pr_number)
-            mine: Any = None
-            me = _token_login(repo)
-            for c in issue.get_comments():
-                if c.body.startswith(mark) and (me is None or c.user.login == me):
-                    mine = c
-                    break
-            if mine is not None:
-                mine.edit(text)
-                return str(mine.html_url)
-            created = issue.create_comment(text)
-            return str(created.html_url)
-        except GithubException as exc:
-            if exc.status in (403, 404) and _is_write_denied(exc):
-                raise CommentForbidden(_gh_message(exc)) from exc
-            raise GitHubError(_gh_message(exc)) from exc
-
-
-def _token_login(repo: Any) -> str | None:
-    # GITHUB_TOKEN is an installation token: /user answers 403 and its comments are
-    # authored by github-actions[bot].
-    from github import GithubException
-
-    try:
-        return str(repo.requester.requestJsonAndCheck("GET", "/user")[1]["login"])
-    except GithubException:
-        return "github-actions[bot]"
-
-
-def _is_write_denied(exc: Any) -> bool:
-    msg = _gh_message(exc).lower()
-    return "not accessible" in msg or "forbidden" in msg or "must have" in msg or exc.status == 403
-
-
-def _gh_message(exc: Any) -> str:
-    data = getattr(exc, "data", None)
-    if isinstance(data, dict) and data.get("message"):
-        return f"HTTP {exc.status}: {data['message']}"
-    return f"HTTP {getattr(exc, 'status', '?')}: {exc}"
-
-
-def _marker(gate_name: str) -> str:
-    try:
-        from gate.report import marker
-
-        return str(marker(gate_name))
-    except ImportError:  # the reports package is not part of this build
-        from urllib.parse import quote
-
-        return f"<!-- toolgate:comment name={quote(gate_name, safe='._-')} -->"
 
 
 # ─── the runner's files ───────────────────────────────────────────────────────
 
 
 def write_outputs(path: Path | None, values: Mapping[str, str]) -> None:
-    """Append ``name<<delimiter`` blocks to ``GITHUB_OUTPUT`` (safe for any value)."""
+    """Append outputs to ``GITHUB_OUTPUT`` (a later value of a name wins)."""
     if path is None:
         return
-    with path.open("a", encoding="utf-8") as fh:
-        for name, value in values.items():
-            delim = f"ghadelimiter_{uuid.uuid4()}"
-            fh.write(f"{name}<<{delim}\n{value}\n{delim}\n")
+    from gate.github.workflow import write_outputs as _write
+
+    _write(path, values)
 
 
 def append_summary(path: Path | None, text: str) -> None:
-    """Append Markdown to the step summary, kept under the runner's 1 MiB limit."""
-    if path is None or not text:
+    """Append Markdown to the step summary, within the runner's 1 MiB limit."""
+    if path is None or not text.strip():
         return
-    used = path.stat().st_size if path.exists() else 0
-    room = STEP_SUMMARY_LIMIT - used - 256
+    from gate.github.workflow import append_step_summary, step_summary_room
+
+    room = step_summary_room(path) - 256
     data = text.encode("utf-8")
     if len(data) > room:
-        note = "\n\n> ✂️ The rest of the report did not fit the step summary; see report.md.\n"
-        data = (
-            data[: max(0, room - len(note.encode()))].decode("utf-8", "ignore").encode()
-            + note.encode()
-        )
-    with path.open("ab") as fh:
-        fh.write(data if data.endswith(b"\n") else data + b"\n")
+        note = "\n\n> ✂️ The rest did not fit the step summary; see report.md.\n"
+        keep = max(0, room - len(note.encode("utf-8")))
+        text = data[:keep].decode("utf-8", "ignore") + note
+    append_step_summary(path, text)
+
+
+def _size(path: Path | None) -> int:
+    try:
+        return path.stat().st_size if path is not None else 0
+    except OSError:
+        return 0
 
 
 # ─── the run ──────────────────────────────────────────────────────────────────
@@ -509,11 +409,11 @@ class Outcome:
     exit_code: int
     results_path: Path | None = None
     report_path: Path | None = None
-    results: Any = None  # gate.results.Results
-    gate_name: str = "toolgate"
-    comment_path: Path | None = None
-    summary_notes: list[str] = field(default_factory=list)
+    results: Any = None
+    """``gate.results.Results`` when results.json was written and reads back."""
     gated: bool = True
+    cli_wrote_summary: bool = False
+    summary_notes: list[str] = field(default_factory=list)
 
 
 def main(
@@ -540,120 +440,94 @@ def run(settings: ActionSettings, deps: Collaborators) -> int:
     workdir = settings.workdir
     os.chdir(workdir)
     mark_safe_directory(settings.workspace)
-    for var in TOKEN_VARIABLES:
-        os.environ.pop(var, None)
     event = read_event(settings)
-
     if settings.mode is Mode.COMMENT:
         outcome = comment_mode(settings, deps, event, workdir)
     else:
         outcome = gate_mode(settings, deps, event, workdir)
-    return publish(settings, deps, event, outcome)
+    return finish(settings, deps, outcome)
 
 
 def mark_safe_directory(workspace: Path) -> None:
     """Trust the workspace for git in this process and every child, without writing any
-    git config file: ``GIT_CONFIG_COUNT``/``KEY``/``VALUE`` are git's command-line scope,
-    which ``safe.directory`` honours. (The image also has ``safe.directory '*'`` in its
-    system config; this covers running the entrypoint outside the image.)"""
+    git config file: ``GIT_CONFIG_COUNT``/``KEY_n``/``VALUE_n`` are git's command-line
+    scope, which ``safe.directory`` honours. (The image also has ``safe.directory '*'`` in
+    its system config; this covers the entrypoint run outside the image.)"""
     n = int(os.environ.get("GIT_CONFIG_COUNT", "0") or 0)
     for i in range(n):
-        if os.environ.get(f"GIT_CONFIG_KEY_{i}") == "safe.directory" and os.environ.get(
-            f"GIT_CONFIG_VALUE_{i}"
-        ) == str(workspace):
+        if (os.environ.get(f"GIT_CONFIG_KEY_{i}"), os.environ.get(f"GIT_CONFIG_VALUE_{i}")) == (
+            "safe.directory",
+            str(workspace),
+        ):
             return
     os.environ[f"GIT_CONFIG_KEY_{n}"] = "safe.directory"
     os.environ[f"GIT_CONFIG_VALUE_{n}"] = str(workspace)
     os.environ["GIT_CONFIG_COUNT"] = str(n + 1)
 
 
-@contextmanager
-def computing_only() -> Iterator[None]:
-    """The CLI computes; the action publishes. While the CLI runs, it does not see the
-    step's output and summary files, so nothing is written twice."""
-    hidden = {
-        k: os.environ.pop(k) for k in ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY") if k in os.environ
-    }
-    try:
-        yield
-    finally:
-        os.environ.update(hidden)
-
-
 def gate_mode(
     settings: ActionSettings, deps: Collaborators, event: EventInfo, workdir: Path
 ) -> Outcome:
-    """``check``, ``run`` and ``merge``: the CLI, with the baseline found first."""
+    """``check``, ``run`` and ``merge``: the baseline, then the CLI."""
     from gate.config import load_config
 
-    config_path = Path(settings.config)
-    config = load_config(config_path, display=settings.config)
+    config = load_config(Path(settings.config), display=settings.config)
     out = (
         (workdir / settings.out).resolve() if settings.out else config.resolve(config.reporting.out)
     )
+    cfg = ["--config", settings.config]
     notes: list[str] = []
-    common = ["--config", settings.config]
+    summary_before = _size(settings.summary_file)
 
-    baseline_args: list[str] = []
-    if settings.mode in (Mode.CHECK, Mode.MERGE):
-        command = "check" if settings.mode is Mode.CHECK else "merge"
-        baseline_args, note = resolve_baseline(settings, deps, event, config, command)
-        notes.append(note)
-
-    if settings.mode is Mode.CHECK:
-        argv = ["check", *common, "--out", str(out), *baseline_args]
-        argv += _opt("--samples", settings.samples) + _opt("--shard", settings.shard)
-        argv += _flag_if_supported("check", "--no-comment")
-        rc = _call_cli(deps, argv)
-    elif settings.mode is Mode.RUN:
-        rc = _call_cli(
-            deps,
-            [
-                "run",
-                *common,
-                "--out",
-                str(out),
-                *_opt("--samples", settings.samples),
-                *_opt("--shard", settings.shard),
-            ],
-        )
+    if settings.mode is Mode.RUN:
+        sample_shard = _opt("--samples", settings.samples) + _opt("--shard", settings.shard)
+        rc = _call_cli(deps, ["run", *cfg, "--out", str(out), *sample_shard])
         if rc == ExitCode.PASS:
+            runs = str(out / "runs.jsonl")
             rc = _call_cli(
                 deps,
                 [
                     "score",
-                    *common,
+                    *cfg,
                     "--runs",
-                    str(out / "runs.jsonl"),
+                    runs,
                     "--out",
                     str(out),
                     *_opt("--shard", settings.shard),
                 ],
             )
     else:
-        assert settings.merge is not None
-        parts = shard_folders(workdir / settings.merge)
-        argv = ["merge", *[str(p) for p in parts], "--out", str(out)]
-        argv += _flag_if_supported("merge", "--config", settings.config)
-        argv += baseline_args
+        command = "check" if settings.mode is Mode.CHECK else "merge"
+        baseline, note = resolve_baseline(settings, deps, event, config, command)
+        notes.append(note)
+        if settings.mode is Mode.CHECK:
+            argv = ["check", *cfg, "--out", str(out), *baseline]
+            argv += _opt("--samples", settings.samples) + _opt("--shard", settings.shard)
+        else:
+            assert settings.merge is not None
+            parts = [str(p) for p in shard_folders(workdir / settings.merge)]
+            argv = ["merge", *parts, "--out", str(out), *baseline]
+            argv += _flag_if_supported("merge", "--config", settings.config)
+        if not settings.comment:
+            argv += _flag_if_supported(command, "--no-comment")
         rc = _call_cli(deps, argv)
 
-    results = _read_results_quietly(out / RESULTS_FILE)
+    results_file = out / RESULTS_FILE
+    report_file = out / REPORT_FILE
     return Outcome(
         exit_code=rc,
-        results_path=out / RESULTS_FILE if (out / RESULTS_FILE).is_file() else None,
-        report_path=out / REPORT_FILE if (out / REPORT_FILE).is_file() else None,
-        results=results,
-        gate_name=config.name,
-        comment_path=out / COMMENT_FILE if (out / COMMENT_FILE).is_file() else None,
-        summary_notes=[n for n in notes if n],
+        results_path=results_file if results_file.is_file() else None,
+        report_path=report_file if report_file.is_file() else None,
+        results=_read_results_quietly(results_file),
         gated=settings.mode is not Mode.RUN,
+        cli_wrote_summary=_size(settings.summary_file) > summary_before,
+        summary_notes=[n for n in notes if n],
     )
 
 
 def shard_folders(root: Path) -> list[Path]:
     """Every folder under ``root`` (itself included) holding a results.json, sorted —
-    where actions/download-artifact put one folder per shard artifact."""
+    where actions/download-artifact puts one folder per shard artifact."""
     if not root.is_dir():
         raise InputError(Problem("action inputs", None, "merge", f"{root} is not a folder"))
     found = sorted({p.parent for p in root.rglob(RESULTS_FILE) if p.is_file()})
@@ -665,166 +539,254 @@ def shard_folders(root: Path) -> list[Path]:
 def resolve_baseline(
     settings: ActionSettings, deps: Collaborators, event: EventInfo, config: Any, command: str
 ) -> tuple[list[str], str]:
-    """The CLI's baseline arguments, and one summary line on where the baseline came from."""
+    """The CLI's baseline arguments, and a step-summary line saying where the baseline
+    came from (``auto``: see :mod:`gate.github.artifacts`)."""
     from gate.github.artifacts import ArtifactSearch, PullRequestRef, find_baseline
 
-    choice_value = settings.baseline
-    if choice_value.lower() == "none":
+    if settings.baseline.lower() == "none":
         return [], "**Baseline:** none (`baseline: none`)."
-    if choice_value.lower() != "auto":
-        path = Path(choice_value)
-        args = _baseline_args(command, path, f"file {choice_value}")
-        return args, f"**Baseline:** file `{choice_value}`."
+    if settings.baseline.lower() != "auto":
+        path = Path(settings.baseline)
+        args = _baseline_args(command, path, f"file {settings.baseline}")
+        return args, f"**Baseline:** file `{settings.baseline}`."
 
     pr: PullRequestRef | None = None
     if event.pr_number is not None and event.base_ref and event.base_sha and event.head_sha:
         pr = PullRequestRef(event.pr_number, event.base_ref, event.base_sha, event.head_sha)
-
     search: Callable[[PullRequestRef], ArtifactSearch] | None = None
     if settings.github_token and settings.repository:
 
         def search(p: PullRequestRef) -> ArtifactSearch:
+            client = deps.client(settings)
             return ArtifactSearch(
-                repo=deps.repo(settings),
+                repo=client.gh.get_repo(settings.repository, lazy=True),
                 pr=p,
                 artifact_name=config.baseline.artifact,
                 workflow_file=settings.workflow_file,
                 run_id=settings.run_id,
                 now=deps.now,
                 token=settings.github_token,
+                call=client.call,
             )
 
-    # Outside the workspace: the fetched baseline is scratch, not part of the repository.
+    # Outside the workspace: a fetched baseline is scratch, not part of the repository.
     scratch = tempfile.mkdtemp(
         prefix="toolgate-baseline-", dir=os.environ.get("RUNNER_TEMP") or None
     )
-    dest = Path(scratch) / RESULTS_FILE
     choice = find_baseline(
         config,
-        dest=dest,
+        dest=Path(scratch) / RESULTS_FILE,
         pr=pr,
         dataset_sha256=_dataset_sha(config),
         search=search,
         now=deps.now,
     )
-    for text in choice.notices:
-        print(annotation("notice", text, title="ToolGate baseline"), file=deps.out)
     for text in choice.warnings:
         print(annotation("warning", text, title="ToolGate baseline"), file=deps.out)
-    lines = [f"**Baseline:** {choice.source}."] + [
-        f"> {t}" for t in (*choice.warnings, *choice.notices)
-    ]
+    for text in choice.notices:
+        print(annotation("notice", text, title="ToolGate baseline"), file=deps.out)
+    lines = [f"**Baseline:** {choice.source}."]
+    lines += [f"> {t}" for t in (*choice.warnings, *choice.notices)]
     if choice.path is None:
         return [], "\n".join(lines)
     return _baseline_args(command, choice.path, choice.source), "\n".join(lines)
 
 
 def _baseline_args(command: str, path: Path, source: str) -> list[str]:
-    if not _cli_accepts(command, "--baseline"):
-        return []
     return ["--baseline", str(path), *_flag_if_supported(command, "--baseline-source", source)]
 
 
 def _dataset_sha(config: Any) -> str | None:
-    """The head's dataset hash: the pin when there is one (the run refuses a dataset
-    that differs from it), else computed; ``None`` when the dataset cannot be read (the
-    CLI reports why)."""
+    """The head's dataset hash: the pin when there is one (a run refuses a dataset that
+    differs from it), else computed; ``None`` when it cannot be read (the CLI says why)."""
     if config.dataset.sha256:
         return str(config.dataset.sha256)
     try:
         from gate.dataset import load_dataset
 
-        return str(load_dataset(config.resolve(config.dataset.path), root=config.root).sha256)
+        path = config.resolve(config.dataset.path)
+        return str(load_dataset(path, root=config.root).sha256)
     except (ImportError, ToolGateError):
         return None
+
+
+# ─── mode: comment (the fork-PR workflow_run pattern) ─────────────────────────
 
 
 def comment_mode(
     settings: ActionSettings, deps: Collaborators, event: EventInfo, workdir: Path
 ) -> Outcome:
-    """Post the comment an earlier run left in ``out`` — the fork-PR ``workflow_run``
-    pattern. The folder came from an artifact the PR's own code could write, so it is
-    untrusted: the body is size-capped and must be UTF-8, any sticky marker in it is
-    dropped (ours is added), @-mentions are neutralised, and the PR number is looked up
-    from the API by the head SHA GitHub put in the event — never read from the artifact."""
+    """Post the comment for a run that could not post it itself.
+
+    A PR from a fork runs with a read-only token, so its workflow uploads its output
+    folder as an artifact; a second workflow, on ``workflow_run`` (trusted code, a write
+    token), downloads it into ``out`` and runs this mode. The folder came from code the
+    PR controls, so it is untrusted:
+
+    * the PR number is looked up from the API by the head SHA GitHub put in the
+      ``workflow_run`` event — never read from the artifact — and the PR's head must
+      still be that commit;
+    * ``results.json`` (preferred) is size-capped, validated, and the comment rendered
+      from it by this (trusted) code, so every string in it is escaped; without it,
+      ``comment.md`` is size-capped, must be UTF-8, any sticky marker in it is dropped and
+      @-mentions are neutralised (:func:`untrusted_body`);
+    * a footer says which run the comment came from.
+    """
     folder = (workdir / (settings.out or "toolgate-out")).resolve()
-    body_path = folder / COMMENT_FILE
-    outcome = Outcome(exit_code=ExitCode.PASS, gated=False, comment_path=None)
-    if not body_path.is_file():
+    outcome = Outcome(exit_code=ExitCode.PASS, gated=False)
+    results_file, body_file = folder / RESULTS_FILE, folder / COMMENT_FILE
+    if not results_file.is_file() and not body_file.is_file():
         raise InputError(
             Problem(
                 "action inputs",
                 None,
                 "out",
-                f"no {COMMENT_FILE} in {folder}: download the earlier run's artifact there",
+                f"neither {RESULTS_FILE} nor {COMMENT_FILE} in {folder}: download the "
+                "earlier run's artifact there",
             )
         )
-    raw = body_path.read_bytes()[: MAX_COMMENT_BYTES + 1]
-    if len(raw) > MAX_COMMENT_BYTES:
-        raise InputError(
-            Problem(
-                str(body_path),
-                None,
-                None,
-                f"the comment body is over {MAX_COMMENT_BYTES // 1024} KiB; refused",
-            )
+    if not settings.comment:
+        return outcome
+    if not settings.github_token or not settings.repository:
+        _log(
+            deps, "warning", "`mode: comment` needs a token and GITHUB_REPOSITORY; nothing posted."
         )
+        return outcome
+    if event.head_sha is None:
+        _log(
+            deps,
+            "notice",
+            f"`mode: comment` runs on workflow_run events (this is {settings.event_name!r}): "
+            "there is no triggering run's head SHA to find the PR by; nothing posted.",
+        )
+        return outcome
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(Problem(str(body_path), None, None, f"not UTF-8 ({exc.reason})")) from None
-    gate_name = _gate_name_from(text)
-    body = untrusted_body(text, event)
-    staged = folder.parent / f".{folder.name}-comment.md"
-    staged.write_text(body, encoding="utf-8")
-    outcome.comment_path = staged
-    outcome.gate_name = gate_name
+        client = deps.client(settings)
+        number = find_pr_by_head_sha(client, settings.repository, event.head_sha)
+    except GitHubError as exc:
+        _log(deps, "warning", f"Looking up the PR of {event.head_sha[:7]} failed: {exc}")
+        return outcome
+    if number is None:
+        _log(deps, "notice", f"No open PR has head {event.head_sha[:7]}; nothing posted.")
+        return outcome
+
+    if results_file.is_file():
+        if _size(results_file) > MAX_ARTIFACT_RESULTS_BYTES:
+            raise InputError(
+                Problem(
+                    str(results_file),
+                    None,
+                    None,
+                    f"over {MAX_ARTIFACT_RESULTS_BYTES // (1024 * 1024)} MiB; refused",
+                )
+            )
+        outcome.exit_code = _call_cli(
+            deps, ["comment", "--results", str(results_file), "--pr", str(number)]
+        )
+        return outcome
+    body = untrusted_body(_read_capped_text(body_file), event)
+    _post_body(settings, deps, event, client, number, body)
     return outcome
 
 
-_MARKER = re.compile(r"<!--\s*toolgate:comment\b[^>]*-->\n?")
-_NAME_IN_MARKER = re.compile(r"<!--\s*toolgate:comment name=([A-Za-z0-9._%-]{1,200})\s*-->")
-_MENTION = re.compile(r"(?<![\w`/])@(?=[A-Za-z0-9])")
+def find_pr_by_head_sha(client: Any, repository: str, head_sha: str) -> int | None:
+    """The open PR whose head is ``head_sha``: the commit's pulls first, then the open
+    PRs themselves (the first list can be empty for a fork's commit)."""
+    repo = client.gh.get_repo(repository, lazy=True)
+
+    def by_commit() -> int | None:
+        for pr in _take(repo.get_commit(head_sha).get_pulls(), 50):
+            if pr.state == "open" and pr.head.sha == head_sha:
+                return int(pr.number)
+        return None
+
+    def by_listing() -> int | None:
+        for pr in _take(repo.get_pulls(state="open", sort="updated", direction="desc"), 300):
+            if pr.head.sha == head_sha:
+                return int(pr.number)
+        return None
+
+    found: int | None = client.call(f"GET pulls of commit {head_sha[:7]}", by_commit)
+    if found is None:
+        found = client.call("GET open pull requests", by_listing)
+    return found
 
 
-def _gate_name_from(text: str) -> str:
-    from urllib.parse import unquote
+def _read_capped_text(path: Path) -> str:
+    with path.open("rb") as fh:
+        raw = fh.read(MAX_COMMENT_BYTES + 1)
+    if len(raw) > MAX_COMMENT_BYTES:
+        raise InputError(
+            Problem(str(path), None, None, f"over {MAX_COMMENT_BYTES // 1024} KiB; refused")
+        )
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(Problem(str(path), None, None, f"not UTF-8 ({exc.reason})")) from None
 
-    m = _NAME_IN_MARKER.search(text[:500])
-    name = unquote(m.group(1)) if m else "toolgate"
-    return name if re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", name) else "toolgate"
+
+_MARKER = re.compile(r"<!--\s*toolgate:comment\b.*?-->\n?", re.DOTALL)
+_NAME_IN_MARKER = re.compile(r"\A\s*<!--\s*toolgate:comment name=([A-Za-z0-9._%-]{1,200})\s*-->")
+_MENTION = re.compile(r"(?<![\w`/@])@(?=[A-Za-z0-9])")
 
 
 def untrusted_body(text: str, event: EventInfo) -> str:
-    """The artifact's comment made safe to post: no forged marker, no pings, within the
-    limit, with a footer saying where it came from."""
-    body = _MARKER.sub("", text)
-    body = _MENTION.sub("@\u200b", body)
+    """An artifact's ``comment.md`` made safe to post: no sticky marker of its own (ours
+    is added), no @-mentions that ping (a zero-width space follows the ``@``), within
+    GitHub's size limit, and a footer saying where it came from."""
+    body = _MENTION.sub("@\u200b", _MARKER.sub("", text))
     origin = (
         f"run [#{event.triggering_run_number}]({event.triggering_run_url})"
         if event.triggering_run_number and event.triggering_run_url
         else "an earlier run"
     )
     footer = (
-        f"\n\n<sub>Posted by the `workflow_run` job from the results of {origin}; "
-        "the verdict of record is that run's check.</sub>\n"
+        f"\n\n<sub>Posted by the `workflow_run` job from the output of {origin}; the verdict "
+        "of record is that run's check.</sub>\n"
     )
-    room = GITHUB_COMMENT_LIMIT - 200 - len(footer)
+    room = GITHUB_COMMENT_LIMIT - 512 - len(footer)
     if len(body) > room:
         body = body[:room] + "\n\n… (shortened to fit GitHub's comment limit)"
     return body.rstrip("\n") + footer
 
 
-def find_pr_by_head_sha(repo: Any, head_sha: str) -> int | None:
-    """The open PR whose head is ``head_sha``: GitHub's "pulls of a commit" first, then
-    the open PRs themselves (that list may be empty for a fork's commit)."""
-    for pr in _take(repo.get_commit(head_sha).get_pulls(), 50):
-        if pr.state == "open" and pr.head.sha == head_sha:
-            return int(pr.number)
-    for pr in _take(repo.get_pulls(state="open", sort="updated", direction="desc"), 300):
-        if pr.head.sha == head_sha:
-            return int(pr.number)
-    return None
+def _gate_name(text: str) -> str:
+    from urllib.parse import unquote
+
+    m = _NAME_IN_MARKER.match(text)
+    name = unquote(m.group(1)) if m else "toolgate"
+    return name if re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", name) else "toolgate"
+
+
+def _post_body(
+    settings: ActionSettings,
+    deps: Collaborators,
+    event: EventInfo,
+    client: Any,
+    number: int,
+    body: str,
+) -> None:
+    from gate.github.client import GitHubApiError
+    from gate.github.comments import upsert_comment
+    from gate.report import marker
+
+    raw = settings.out or "toolgate-out"
+    mark = marker(_gate_name((settings.workdir / raw / COMMENT_FILE).read_text("utf-8", "replace")))
+    assert settings.repository is not None
+    try:
+        result = upsert_comment(
+            client,
+            settings.repository,
+            number,
+            f"{mark}\n{body}",
+            marker=mark,
+            login_fallback=os.environ.get("TOOLGATE_COMMENT_LOGIN") or None,
+            expected_head_sha=event.head_sha,
+        )
+    except GitHubApiError as exc:
+        _log(deps, "warning", f"Posting the PR comment failed: {exc}. Nothing else changes.")
+        return
+    print(f"PR comment {result.action} on #{number} ({result.url})", file=deps.out)
 
 
 def _take(items: Any, limit: int) -> Iterator[Any]:
@@ -834,154 +796,63 @@ def _take(items: Any, limit: int) -> Iterator[Any]:
         yield item
 
 
-# ─── publishing ───────────────────────────────────────────────────────────────
+# ─── finishing the step ───────────────────────────────────────────────────────
 
 
-def publish(
-    settings: ActionSettings, deps: Collaborators, event: EventInfo, outcome: Outcome
-) -> int:
-    """Outputs, summary and comment first, then the exit code: a failing gate never loses
-    its report."""
-    results = outcome.results
-    verdict = _verdict(outcome)
-    write_outputs(
-        settings.output_file,
-        {
-            "verdict": verdict.value,
-            "passed": "true" if verdict is Verdict.PASS else "false",
-            "regressions": str(_regressions(results)) if results is not None else "0",
-            "must-not-call-violations": str(_violations(results)) if results is not None else "0",
-            "results-path": _rel(settings.workspace, outcome.results_path),
-            "report-path": _rel(settings.workspace, outcome.report_path),
-        },
-    )
-
+def finish(settings: ActionSettings, deps: Collaborators, outcome: Outcome) -> int:
+    """The outputs and the summary the action owes, then the exit code."""
+    write_outputs(settings.output_file, outputs_of(settings, outcome))
     summary: list[str] = []
-    if outcome.report_path is not None and settings.mode is not Mode.COMMENT:
-        summary.append(outcome.report_path.read_text(encoding="utf-8", errors="replace"))
-    elif results is not None and outcome.gated:
-        rendered = _render_markdown(results)
-        if rendered:
-            summary.append(rendered)
+    if outcome.results is not None and not outcome.cli_wrote_summary:
+        summary.append(_report_text(outcome))
     summary += outcome.summary_notes
-
-    comment_note = _comment(settings, deps, event, outcome, verdict)
-    if comment_note:
-        summary.append(comment_note)
-
     code = outcome.exit_code
     if code == ExitCode.GATE_FAILED and settings.fail_on is FailOn.NEVER:
         text = (
-            "The gate failed, but `fail-on: never` keeps this step green "
-            "(report-only rollout). Set `fail-on: gate` to block merges."
+            "The gate failed, but `fail-on: never` keeps this step green (report-only "
+            "rollout). Set `fail-on: gate` to block merges."
         )
-        print(annotation("warning", text, title="ToolGate"), file=deps.out)
+        _log(deps, "warning", text)
         summary.append(f"> ⚠️ {text}")
         code = ExitCode.PASS
-    append_summary(settings.summary_file, "\n\n".join(s.rstrip() for s in summary if s))
+    append_summary(settings.summary_file, "\n\n".join(s.rstrip() for s in summary if s.strip()))
     return int(code)
 
 
-def _comment(
-    settings: ActionSettings,
-    deps: Collaborators,
-    event: EventInfo,
-    outcome: Outcome,
-    verdict: Verdict,
-) -> str:
-    """Post the comment when asked and possible; returns a summary line (or '')."""
-    if not settings.comment or outcome.comment_path is None:
-        return ""
-    if settings.mode is Mode.RUN or verdict is Verdict.ERROR:
-        return ""
-    body = outcome.comment_path.read_text(encoding="utf-8")
-    if not settings.github_token or not settings.repository:
-        print(
-            annotation(
-                "notice",
-                "No GitHub token: the PR comment was skipped; the report is "
-                "in this step's summary.",
-                title="ToolGate comment",
-            ),
-            file=deps.out,
-        )
-        return ""
-    try:
-        number = event.pr_number
-        if settings.mode is Mode.COMMENT and number is None:
-            if not event.head_sha:
-                print(
-                    annotation(
-                        "notice",
-                        f"`mode: comment` on a {settings.event_name} event "
-                        "has no head SHA to find the PR by; nothing posted.",
-                        title="ToolGate comment",
-                    ),
-                    file=deps.out,
-                )
-                return ""
-            number = find_pr_by_head_sha(deps.repo(settings), event.head_sha)
-            if number is None:
-                print(
-                    annotation(
-                        "notice",
-                        f"No open PR has head {event.head_sha[:7]}; nothing posted.",
-                        title="ToolGate comment",
-                    ),
-                    file=deps.out,
-                )
-                return ""
-        if number is None:
-            print(
-                annotation(
-                    "notice",
-                    f"Not a pull request ({settings.event_name or 'no event'}): "
-                    "no PR comment; the report is in this step's summary.",
-                    title="ToolGate comment",
-                ),
-                file=deps.out,
-            )
-            return ""
-        url = deps.publisher.post(settings, number, outcome.gate_name, body)
-        return f"PR comment: {url}" if url else ""
-    except CommentForbidden as exc:
-        text = (
-            f"This token may not comment on the PR ({exc}); the report is in this step's "
-            "summary instead. PRs from forks get a read-only token: use the `workflow_run` "
-            "pattern (docs/action.md, fork-safe.yml) to post the comment from a trusted run."
-        )
-        print(annotation("warning", text, title="ToolGate comment"), file=deps.out)
-        fallback = f"> ⚠️ {text}"
-        if settings.mode is Mode.COMMENT:
-            fallback += "\n\n" + body
-        return fallback
-    except Exception as exc:  # a GitHub failure never changes the verdict
-        text = f"Posting the PR comment failed: {_short(exc)}. The verdict is unchanged."
-        print(annotation("warning", text, title="ToolGate comment"), file=deps.out)
-        return f"> ⚠️ {text}"
-
-
-def _verdict(outcome: Outcome) -> Verdict:
+def outputs_of(settings: ActionSettings, outcome: Outcome) -> dict[str, str]:
+    """The six outputs of action.yml (the CLI may have written these and more already;
+    a later value of a name wins, and these agree with its values)."""
+    results = outcome.results
     if outcome.exit_code not in (ExitCode.PASS, ExitCode.GATE_FAILED):
-        return Verdict.ERROR
-    if not outcome.gated:
-        return Verdict.NOT_GATED
-    v = getattr(outcome.results, "verdict", None)
-    if v is None:
-        return Verdict.PASS if outcome.exit_code == ExitCode.PASS else Verdict.FAIL
-    return Verdict.PASS if v.passed and outcome.exit_code == ExitCode.PASS else Verdict.FAIL
+        verdict = "error"
+    elif not outcome.gated or results is None or results.verdict is None:
+        verdict = "not-gated" if not outcome.gated else "error"
+    else:
+        verdict = "passed" if results.verdict.passed else "failed"
+    regressions = 0
+    violations = 0
+    if results is not None:
+        if results.verdict is not None:
+            regressions = results.verdict.regressions
+        elif results.comparison is not None:
+            regressions = sum(1 for f in results.comparison.flips if f.kind == "regression")
+        violations = sum(1 for h in results.hard_failures if h.kind == "must_not_call")
+    return {
+        "verdict": verdict,
+        "passed": "true" if verdict == "passed" else "false",
+        "regressions": str(regressions),
+        "must-not-call-violations": str(violations),
+        "results-path": _rel(settings.workspace, outcome.results_path),
+        "report-path": _rel(settings.workspace, outcome.report_path),
+    }
 
 
-def _regressions(results: Any) -> int:
-    v = getattr(results, "verdict", None)
-    if v is not None:
-        return int(v.regressions)
-    comp = getattr(results, "comparison", None)
-    return sum(1 for f in comp.flips if f.kind == "regression") if comp is not None else 0
+def _report_text(outcome: Outcome) -> str:
+    if outcome.report_path is not None:
+        return outcome.report_path.read_text(encoding="utf-8", errors="replace")
+    from gate.report import render_markdown
 
-
-def _violations(results: Any) -> int:
-    return sum(1 for h in results.hard_failures if h.kind == "must_not_call")
+    return str(render_markdown(outcome.results))
 
 
 def _rel(workspace: Path, path: Path | None) -> str:
@@ -1004,23 +875,19 @@ def _read_results_quietly(path: Path) -> Any:
         return None
 
 
-def _render_markdown(results: Any) -> str:
-    try:
-        from gate.report import render_markdown
-    except ImportError:
-        return ""
-    return str(render_markdown(results))
-
-
 def _error_outputs() -> dict[str, str]:
     return {
-        "verdict": Verdict.ERROR.value,
+        "verdict": "error",
         "passed": "false",
         "regressions": "0",
         "must-not-call-violations": "0",
         "results-path": "",
         "report-path": "",
     }
+
+
+def _log(deps: Collaborators, level: str, text: str) -> None:
+    print(annotation(level, text, title="ToolGate"), file=deps.out, flush=True)
 
 
 def _report_input_error(exc: InputError, out: TextIO) -> None:
@@ -1034,12 +901,13 @@ def _report_input_error(exc: InputError, out: TextIO) -> None:
 
 
 def _call_cli(deps: Collaborators, argv: list[str]) -> int:
-    print(f"toolgate {' '.join(argv)}", file=deps.out, flush=True)
-    with computing_only():
-        try:
-            return int(deps.cli(argv))
-        except SystemExit as exc:  # argparse exits on usage errors
-            return int(exc.code) if isinstance(exc.code, int) else ExitCode.BAD_INPUT
+    print(f"::group::toolgate {' '.join(argv)}", file=deps.out, flush=True)
+    try:
+        return int(deps.cli(argv))
+    except SystemExit as exc:  # argparse exits on a usage error
+        return int(exc.code) if isinstance(exc.code, int) else ExitCode.BAD_INPUT
+    finally:
+        print("::endgroup::", file=deps.out, flush=True)
 
 
 def _opt(flag: str, value: object | None) -> list[str]:
@@ -1047,14 +915,14 @@ def _opt(flag: str, value: object | None) -> list[str]:
 
 
 def _cli_accepts(command: str, flag: str) -> bool:
-    """Whether ``toolgate <command>`` takes ``flag``: the action passes optional flags
-    (``--no-comment``, ``--baseline-source``) only to a CLI that knows them."""
+    """Whether ``toolgate <command>`` takes ``flag``: optional flags (``--no-comment``,
+    ``--baseline-source``) are passed only to a CLI that knows them."""
     from gate.cli import build_parser
 
     parser = build_parser()
-    for action in parser._subparsers._group_actions if parser._subparsers else ():
-        choices = getattr(action, "choices", None) or {}
-        sub = choices.get(command)
+    subparsers = parser._subparsers
+    for action in subparsers._group_actions if subparsers is not None else ():
+        sub = (getattr(action, "choices", None) or {}).get(command)
         if sub is not None:
             return flag in sub._option_string_actions
     return False
@@ -1064,11 +932,6 @@ def _flag_if_supported(command: str, flag: str, value: str | None = None) -> lis
     if not _cli_accepts(command, flag):
         return []
     return [flag] if value is None else [flag, value]
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return (text.splitlines()[0] if text else type(exc).__name__)[:300]
 
 
 if __name__ == "__main__":

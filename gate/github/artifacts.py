@@ -145,6 +145,9 @@ class ArtifactSearch:
     max_results_bytes: int = MAX_RESULTS_BYTES
     opener: urllib.request.OpenerDirector | None = None
     """``urllib`` opener for the redirected download (tests may pass their own)."""
+    call: Callable[[str, Callable[[], Any]], Any] = field(default=lambda what, fn: fn())
+    """Runs one GitHub operation: :meth:`gate.github.client.GitHubClient.call` retries
+    5xx and rate limits within the client's time budget; the default runs it once."""
 
     # ── finding ─────────────────────────────────────────────────────────────
 
@@ -429,7 +432,7 @@ def find_baseline(
         )
     artifact_search = search(pr)
     try:
-        cand, notes = artifact_search.find()
+        cand, notes = artifact_search.call("find the baseline artifact", artifact_search.find)
     except Exception as exc:  # PyGithub raises many types; none may stop the gate
         return _none_after_failure(f"looking for the baseline artifact failed: {_short(exc)}")
     name = artifact_search.artifact_name
@@ -465,7 +468,9 @@ def find_baseline(
                 f"{pr.base_ref} to refresh it."
             )
     try:
-        artifact_search.download(cand, dest)
+        artifact_search.call(
+            "download the baseline artifact", lambda: artifact_search.download(cand, dest)
+        )
     except Exception as exc:
         return _none_after_failure(f"fetching {source} failed: {_short(exc)}")
     try:
