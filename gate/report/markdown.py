@@ -317,6 +317,9 @@ def _first_failing(case: CaseResult | None) -> SampleResult | None:
 def _regressions(results: Results, esc: Escaper, full: bool) -> list[Block]:
     flips = sorted(_flips(results, "regression"), key=lambda f: (-_drop(f), f.case_id))
     if not flips:
+        cmp = results.comparison
+        if cmp is not None and cmp.comparable and not _flips(results, "fix"):
+            return [Block(["_No flips: no case changed outcome between base and head._", ""])]
         return []
     cases = _case_index(results)
     drift = _drift_by_case(results)

@@ -50,7 +50,7 @@ def _sample(
         scores=scores,
         failed_checks=list(checks),
         evidence=ev,
-        reasons={c: f"{c} failed on sample {i}" for c in checks},
+        reasons={c: f"the {c} check failed" for c in checks},
         **kw,
     )
 
@@ -294,7 +294,10 @@ def failing() -> Results:
     ]
     verdict = Verdict(
         passed=False,
-        summary="3 must-not-call violations; tool_selection_recall 0.720 < 0.900; 3 new failures (max 0)",
+        summary=(
+            "3 must-not-call violations; tool_selection_recall 0.720 < 0.900; "
+            "3 new failures (max 0)"
+        ),
         reasons=[
             "3 must-not-call violations",
             "tool_selection_recall 0.720 < 0.900",
