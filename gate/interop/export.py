@@ -1,0 +1,122 @@
+"""results.json → CSV for spreadsheets: the "per-case scores" and "per-tool recall rollup"
+tabs of seed 003.
+
+* **cases** — one row per case: ``id, passed, pass_rate, flaky, samples, difficulty, tags,
+  failed_checks`` (every check that failed in any sample), the case's mean of each key
+  metric (:data:`CASE_METRICS`; empty when not applicable), then ``expected`` and
+  ``actual`` calls in the one-line ``name(arg=value)`` form of the PR comment, and ``why``
+  (the scorer's summary) — taken from the first failing sample, else the first sample;
+* **tools** — one row per tool, sorted by name: ``tool, expected, matched, recall, called``
+  (recall = matched ÷ expected; empty when the tool was never expected).
+
+Numbers are written with up to 6 significant digits; lists (tags, failed checks) are
+joined with ``;``. The same results give byte-identical CSV.
+"""
+
+from __future__ import annotations
+
+import csv
+import enum
+import io
+from typing import Any, assert_never
+
+from gate.report.escape import calls_repr
+from gate.results import CaseResult, Results, SampleResult
+
+
+class ExportFormat(enum.StrEnum):
+    CASES_CSV = "cases-csv"
+    TOOLS_CSV = "tools-csv"
+
+
+CASE_METRICS: tuple[str, ...] = (
+    "tool_selection_precision",
+    "tool_selection_recall",
+    "tool_selection_f1",
+    "call_accuracy",
+    "required_args_match",
+    "schema_validity",
+    "parse_failure_rate",
+    "order_score",
+    "no_tool_respected",
+    "tool_error_rate",
+)
+"""The per-case metric columns, in order."""
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None else f"{value:.6g}"
+
+
+def _sample_for_evidence(case: CaseResult) -> SampleResult | None:
+    failing = [s for s in case.samples if not s.passed]
+    if failing:
+        return failing[0]
+    return case.samples[0] if case.samples else None
+
+
+def _csv(rows: list[list[str]]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerows(rows)
+    return buf.getvalue()
+
+
+def cases_csv(results: Results) -> str:
+    """The per-case table (module docstring)."""
+    header = [
+        "id",
+        "passed",
+        "pass_rate",
+        "flaky",
+        "samples",
+        "difficulty",
+        "tags",
+        "failed_checks",
+        *CASE_METRICS,
+        "expected",
+        "actual",
+        "why",
+    ]
+    rows = [header]
+    for case in results.cases:
+        failed = sorted({c for s in case.samples for c in s.failed_checks})
+        sample = _sample_for_evidence(case)
+        ev: dict[str, Any] = sample.evidence if sample is not None else {}
+        metrics = [_num(case.scores.get(m)) for m in CASE_METRICS]
+        rows.append(
+            [
+                case.id,
+                "true" if case.passed else "false",
+                _num(case.pass_rate),
+                "true" if case.flaky else "false",
+                str(len(case.samples)),
+                case.difficulty or "",
+                ";".join(case.tags),
+                ";".join(failed),
+                *metrics,
+                calls_repr(ev.get("expected")) if "expected" in ev else "",
+                calls_repr(ev.get("actual")) if "actual" in ev else "",
+                ev["summary"] if isinstance(ev.get("summary"), str) else "",
+            ]
+        )
+    return _csv(rows)
+
+
+def tools_csv(results: Results) -> str:
+    """The per-tool recall rollup (module docstring)."""
+    rows = [["tool", "expected", "matched", "recall", "called"]]
+    for name in sorted(results.per_tool):
+        t = results.per_tool[name]
+        rows.append([name, str(t.expected), str(t.matched), _num(t.recall), str(t.called)])
+    return _csv(rows)
+
+
+def export(results: Results, fmt: ExportFormat) -> str:
+    match fmt:
+        case ExportFormat.CASES_CSV:
+            return cases_csv(results)
+        case ExportFormat.TOOLS_CSV:
+            return tools_csv(results)
+        case _:
+            assert_never(fmt)
