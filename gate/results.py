@@ -361,8 +361,9 @@ def _default(obj: Any) -> Any:
 _DUMP_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 
 
-def dumps_results(results: Results | dict[str, Any], *, indent: bool = True) -> bytes:
-    """Canonical bytes of a results file (the same as ``model_dump(mode="json")``, fast)."""
+def dumps_results(results: BaseModel | dict[str, Any], *, indent: bool = True) -> bytes:
+    """Canonical bytes of a results file — or of any of its parts — the same as
+    ``model_dump(mode="json")`` would give, sorted, fast."""
     option = _DUMP_OPTIONS | (orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE if indent else 0)
     return orjson.dumps(results, default=_default, option=option)
 

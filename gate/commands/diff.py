@@ -1,15 +1,118 @@
-"""`toolgate diff` (not yet available)."""
+"""``toolgate diff BASE_RESULTS HEAD_RESULTS [--format md|json]``: the flip table alone.
+
+Reads two results.json files and prints which cases flipped between them, by the rule of
+:mod:`gate.baseline.diff` (stable pass → stable fail = regression, the reverse = fix,
+changes involving a flaky case = noise, listed apart with both pass rates; new and
+removed cases). ``--format json`` prints the :class:`gate.results.Comparison`. Exit code
+0 whatever the flips (this command reports; ``check`` and ``merge`` gate), 2 on bad input.
+
+The Markdown is rendered here, small and self-contained: every string from a dataset or a
+model (case ids, check and tool names) is escaped for a Markdown table cell — control
+characters and newlines made visible, ``&``, ``<``, ``>`` as entities, ``|`` and backticks
+backslash-escaped, and a zero-width space after ``@`` so that nobody is mentioned.
+"""
 
 from __future__ import annotations
 
 import argparse
+import re
+import sys
+from pathlib import Path
 
-from gate.errors import UsageError
+from gate.baseline.diff import compare
+from gate.errors import ExitCode
+from gate.results import Comparison, Flip, dumps_results, read_results
+
+MAX_CELL = 120
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
+_MD_PUNCT = re.compile(r"([\\`*_{}\[\]()#+!|~])")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.add_argument("base", metavar="BASE_RESULTS", help="the baseline's results.json")
+    parser.add_argument("head", metavar="HEAD_RESULTS", help="this run's results.json")
+    parser.add_argument(
+        "--format",
+        choices=("md", "json"),
+        default="md",
+        help="md: a Markdown flip table (default); json: the comparison as JSON",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    raise UsageError("`toolgate diff` is not yet available in this version")
+    base = read_results(Path(args.base), display=args.base)
+    head = read_results(Path(args.head), display=args.head)
+    comparison = compare(base, head, source=args.base)
+    if args.format == "json":
+        sys.stdout.write(dumps_results(comparison).decode())
+    else:
+        sys.stdout.write(render_flips_md(comparison))
+    return ExitCode.PASS
+
+
+def cell(value: object) -> str:
+    """Escape an untrusted string for one Markdown table cell."""
+    text = str(value)
+    text = _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text.replace("\r\n", "\n"))
+    if len(text) > MAX_CELL:
+        text = text[: MAX_CELL - 1] + "…"
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MD_PUNCT.sub(r"\\\1", text)
+    return text.replace("@", "@\u200b")
+
+
+def _rate(rate: float | None, n: int) -> str:
+    return "—" if rate is None else f"{rate:.2f} ({round(rate * n)}/{n})"
+
+
+_TITLES = {
+    "regression": "Regressions",
+    "fix": "Fixes",
+    "noise": "Noise (flaky, not counted)",
+    "new": "New cases",
+    "removed": "Removed cases",
+}
+
+
+def render_flips_md(c: Comparison) -> str:
+    """The flip table in Markdown (the whole output of ``toolgate diff``)."""
+    lines = ["## ToolGate flips", ""]
+    if not c.comparable:
+        lines += [f"Not comparable: {cell(c.note or '')}", ""]
+        return "\n".join(lines) + "\n"
+    lines.append(
+        f"**{c.regressions} regression(s), {c.fixes} fix(es), {c.noise} noise** "
+        f"— base {cell(c.source)}"
+    )
+    if c.note:
+        lines += ["", cell(c.note)]
+    lines += ["", f"_{cell(c.rule)}_", ""]
+    if not c.flips:
+        lines += ["No case changed.", ""]
+    for kind, title in _TITLES.items():
+        rows = [f for f in c.flips if f.kind == kind]
+        if rows:
+            lines += [f"### {title} ({len(rows)})", "", *_table(rows), ""]
+    if c.tool_drift:
+        lines += ["### Tool definitions changed", ""]
+        for d in c.tool_drift:
+            cases = ", ".join(cell(x) for x in d.flipped_cases) or "none"
+            lines.append(f"- {cell(d.tool)} ({d.change}); flipped cases: {cases}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _table(rows: list[Flip]) -> list[str]:
+    out = [
+        "| case | line | base | head | failed checks | tools |",
+        "|---|---:|---|---|---|---|",
+    ]
+    for f in rows:
+        tools = ", ".join(cell(t) + (" (changed)" if t in f.drifted_tools else "") for t in f.tools)
+        out.append(
+            f"| {cell(f.case_id)} | {f.line if f.line is not None else ''} "
+            f"| {_rate(f.base_pass_rate, f.base_samples)} "
+            f"| {_rate(f.head_pass_rate, f.head_samples)} "
+            f"| {', '.join(cell(x) for x in f.failed_checks)} | {tools} |"
+        )
+    return out

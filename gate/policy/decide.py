@@ -1,0 +1,234 @@
+"""Decide the verdict: layer 3 of 3 (score → reduce → **decide**).
+
+The gate fails when any of these holds, and each gives a reason a reviewer understands:
+
+1. **hard failures** — a must-not-call violation, a broken argument-scope rule, a missing
+   required step — in any sample of any case. Always, whatever the averages, and listed
+   first with the case, the sample, the call and the dataset line.
+2. **regressions** — more stable-pass → stable-fail flips against the baseline than
+   ``regressions.max_new_failures`` (default 0; ``null`` turns the check off). Only with a
+   comparable baseline: without one, or with one made from another dataset, a notice says
+   that regressions were not checked.
+3. **gates** — ``min``/``max`` on the dataset-level mean of a deterministic metric
+   (``MetricStat.mean``: the mean over cases of per-case means; pooled for
+   ``unnecessary_call_rate``), on a slice when the gate names one. A bound holds when
+   ``value ≥ min − 1e-9`` (``value ≤ max + 1e-9``). A gate whose metric has no value (n/a in
+   every case, not produced, or an empty slice) **fails** with a "no data" reason: a CI
+   gate that cannot measure must say so loudly, never pass silently.
+4. **variance guards** — see :mod:`gate.policy.guards`.
+
+Judge metrics never gate (the config refuses them in ``gates:``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from gate.baseline.diff import compare
+from gate.config import Config, GateConfig, RegressionsConfig
+from gate.policy.guards import EPS, check_variance
+from gate.results import CaseResult, Comparison, GateResult, HardFailureResult, Results, Verdict
+
+SHOW_CASES = 3
+"""Case ids named in one gate reason (the rest are counted)."""
+SHOW_HARD = 10
+"""Hard failures spelled out one per reason line (the rest are counted)."""
+
+
+def decide(
+    results: Results,
+    config: Config | None,
+    baseline: Results | None,
+    baseline_source: str | None,
+) -> Results:
+    """A copy of ``results`` with ``verdict`` and ``comparison`` filled in."""
+    notices = list(results.notices)
+    comparison: Comparison | None = None
+    if baseline is not None:
+        comparison = compare(baseline, results, source=baseline_source or "baseline")
+    regressions_cfg = config.regressions if config is not None else RegressionsConfig()
+
+    reasons: list[str] = []
+    reasons.extend(_hard_reasons(results.hard_failures, results.dataset.path))
+
+    regressions_ok = True
+    if comparison is None:
+        notices.append("no baseline: flips and regressions were not checked")
+    elif not comparison.comparable:
+        notices.append(f"baseline not comparable: {comparison.note}; regressions were not checked")
+    elif regressions_cfg.max_new_failures is not None:
+        allowed = regressions_cfg.max_new_failures
+        regs = [f for f in comparison.flips if f.kind == "regression"]
+        if len(regs) > allowed:
+            regressions_ok = False
+            shown = ", ".join(
+                f"{f.case_id} ({_frac(f.base_pass_rate, f.base_samples)} → "
+                f"{_frac(f.head_pass_rate, f.head_samples)})"
+                for f in regs[:SHOW_CASES]
+            )
+            more = f", … (+{len(regs) - SHOW_CASES} more)" if len(regs) > SHOW_CASES else ""
+            reasons.append(
+                f"{len(regs)} regression(s) > {allowed} allowed (regressions.max_new_failures): "
+                f"{shown}{more}"
+            )
+
+    gates = [g for gate in (config.gates if config else []) for g in evaluate_gate(results, gate)]
+    reasons.extend(g.reason for g in gates if not g.passed)
+    variance = check_variance(results, config)
+    reasons.extend(variance.reasons)
+
+    hard = len(results.hard_failures)
+    passed = hard == 0 and regressions_ok and all(g.passed for g in gates) and variance.passed
+    n_regs = comparison.regressions if comparison is not None and comparison.comparable else 0
+    verdict = Verdict(
+        passed=passed,
+        summary=_summary(passed, reasons, gates, hard, n_regs, comparison),
+        reasons=reasons,
+        gates=gates,
+        variance=variance,
+        hard_failures=hard,
+        regressions=n_regs,
+    )
+    return results.model_copy(
+        update={"verdict": verdict, "comparison": comparison, "notices": notices}
+    )
+
+
+def _frac(rate: float | None, n: int) -> str:
+    return "—" if rate is None else f"{round(rate * n)}/{n}"
+
+
+def _hard_reasons(hard: Sequence[HardFailureResult], path: str) -> list[str]:
+    out = []
+    for h in hard[:SHOW_HARD]:
+        where = f"{path}:{h.line}" if h.line is not None else path
+        name = h.call.get("name", "?") if isinstance(h.call, dict) else "?"
+        out.append(
+            f"{h.kind.replace('_', '-')}: case {h.case_id} sample {h.sample} called {name} — "
+            f"{h.message} ({where})"
+        )
+    if len(hard) > SHOW_HARD:
+        out.append(f"… and {len(hard) - SHOW_HARD} more hard failure(s)")
+    return out
+
+
+def case_in_slice(case: CaseResult, slice_: str | None) -> bool:
+    """Whether ``case`` belongs to slice ``key=value`` (the slices of ``reduce``)."""
+    if slice_ is None:
+        return True
+    key, _, value = slice_.partition("=")
+    if key == "difficulty":
+        return case.difficulty == value
+    if key == "tag":
+        return value in case.tags
+    if key == "no_tool":
+        return value in {"true", "false"} and case.expected_no_tool == (value == "true")
+    if key == "must_not_call":
+        return value in {"true", "false"} and bool(case.must_not_call) == (value == "true")
+    return False
+
+
+def evaluate_gate(results: Results, gate: GateConfig) -> list[GateResult]:
+    """One GateResult per bound (``min`` and/or ``max``) of ``gate``."""
+    label = gate.metric if gate.slice is None else f"{gate.metric} [{gate.slice}]"
+    if gate.slice is None:
+        stat = results.metrics.get(gate.metric)
+        missing = None
+    else:
+        sl = results.slices.get(gate.slice)
+        stat = None if sl is None else sl.metrics.get(gate.metric)
+        missing = None if sl is not None else f"the slice {gate.slice} has no cases"
+    value = None if stat is None else stat.mean
+    bounds: list[tuple[str, float]] = []
+    if gate.min is not None:
+        bounds.append(("min", gate.min))
+    if gate.max is not None:
+        bounds.append(("max", gate.max))
+    out: list[GateResult] = []
+    for op, threshold in bounds:
+        if value is None:
+            why = missing or (
+                f"{gate.metric} was not produced by the scorers"
+                if stat is None
+                else f"{gate.metric} is n/a in every case"
+            )
+            out.append(
+                GateResult(
+                    metric=gate.metric,
+                    slice=gate.slice,
+                    op=op,  # type: ignore[arg-type]
+                    threshold=threshold,
+                    value=None,
+                    passed=False,
+                    no_data=True,
+                    reason=(
+                        f"{label}: no data ({why}) — a gate that cannot measure fails rather "
+                        f"than pass silently; fix the gate ({op} {threshold:.3f}) or the dataset"
+                    ),
+                )
+            )
+            continue
+        ok = value >= threshold - EPS if op == "min" else value <= threshold + EPS
+        failing = _cases_beyond(results.cases, gate.metric, gate.slice, op, threshold)
+        if ok:
+            sign = "≥" if op == "min" else "≤"
+            reason = f"{label} {value:.3f} {sign} {threshold:.3f} ({op})"
+        else:
+            sign = "<" if op == "min" else ">"
+            side = "below" if op == "min" else "above"
+            reason = f"{label} {value:.3f} {sign} {threshold:.3f} ({op})"
+            if failing:
+                shown = ", ".join(failing[:SHOW_CASES])
+                more = ", …" if len(failing) > SHOW_CASES else ""
+                reason += f" — {len(failing)} case(s) {side}: {shown}{more}"
+        out.append(
+            GateResult(
+                metric=gate.metric,
+                slice=gate.slice,
+                op=op,  # type: ignore[arg-type]
+                threshold=threshold,
+                value=value,
+                passed=ok,
+                reason=reason,
+                failing_cases=failing,
+            )
+        )
+    return out
+
+
+def _cases_beyond(
+    cases: Sequence[CaseResult], metric: str, slice_: str | None, op: str, threshold: float
+) -> list[str]:
+    """Ids of the cases (in the slice) whose own mean is beyond the bound, worst first."""
+    scope = [c for c in cases if case_in_slice(c, slice_)]
+    vals = np.array([c.scores.get(metric) for c in scope], dtype=np.float64)
+    if vals.size == 0:
+        return []
+    with np.errstate(invalid="ignore"):
+        beyond = vals < threshold - EPS if op == "min" else vals > threshold + EPS
+    idx = np.flatnonzero(beyond)
+    # worst first; ties keep dataset order (stable sort)
+    key = vals[idx] if op == "min" else -vals[idx]
+    order = idx[np.argsort(key, kind="stable")]
+    return [scope[int(i)].id for i in order]
+
+
+def _summary(
+    passed: bool,
+    reasons: Sequence[str],
+    gates: Sequence[GateResult],
+    hard: int,
+    regressions: int,
+    comparison: Comparison | None,
+) -> str:
+    if not passed:
+        first = reasons[0] if reasons else "the gate failed"
+        more = f" (+{len(reasons) - 1} more reason(s))" if len(reasons) > 1 else ""
+        return f"FAIL — {first}{more}"
+    parts = [f"{len(gates)} gate(s) met" if gates else "no gates configured"]
+    parts.append("no hard failures")
+    if comparison is not None and comparison.comparable:
+        parts.append(f"{regressions} regression(s) against {comparison.source}")
+    return "PASS — " + ", ".join(parts)

@@ -1,0 +1,111 @@
+"""Variance guards (``variance:`` in the config): the gate decides on means, so one
+unlucky sample cannot block a merge — and these guards fail it when the spread is too
+wide, so a noisier model cannot sneak through on a lucky mean.
+
+* ``max_std`` — for every watched metric (each gated metric, on its slice when the gate
+  names one, and always ``case_passed``) the std over samples of its dataset-level value
+  (``MetricStat.std``: the value computed from sample 0 alone, from sample 1 alone, …;
+  sample std, ddof=1). The guard fails when the largest exceeds ``max_std``.
+* ``max_flaky_share`` — flaky cases (0 < pass rate < 1) ÷ cases. The guard fails when
+  the share exceeds ``max_flaky_share``. Unlike the std of a dataset mean, which shrinks
+  as the dataset grows, the flaky share measures per-case noise at any dataset size.
+
+With fewer than 2 samples per case neither figure exists: a configured guard then fails
+with a "no data" reason (a guard that cannot look must not pass silently). Comparisons
+allow 1e-9 for floating-point rounding.
+"""
+
+from __future__ import annotations
+
+from gate.config import Config
+from gate.results import Results, VarianceResult
+
+EPS = 1e-9
+CASE_PASSED = "case_passed"
+
+
+def _label(metric: str, slice_: str | None) -> str:
+    return metric if slice_ is None else f"{metric} [{slice_}]"
+
+
+def watched_stds(results: Results, config: Config | None) -> dict[str, float | None]:
+    """label → std over samples, for ``case_passed`` and every gated (metric, slice)."""
+    pairs: list[tuple[str, str | None]] = [(CASE_PASSED, None)]
+    if config is not None:
+        for g in config.gates:
+            if (g.metric, g.slice) not in pairs:
+                pairs.append((g.metric, g.slice))
+    out: dict[str, float | None] = {}
+    for metric, slice_ in pairs:
+        if slice_ is None:
+            stat = results.metrics.get(metric)
+        else:
+            sl = results.slices.get(slice_)
+            stat = None if sl is None else sl.metrics.get(metric)
+        out[_label(metric, slice_)] = None if stat is None else stat.std
+    return out
+
+
+def check_variance(results: Results, config: Config | None) -> VarianceResult:
+    """Apply both guards; every failure gets a reason with the figures."""
+    max_std = config.variance.max_std if config is not None else None
+    max_flaky = config.variance.max_flaky_share if config is not None else None
+    cases = len(results.cases)
+    flaky = [c for c in results.cases if c.flaky]
+    share = len(flaky) / cases if cases else 0.0
+    stds = watched_stds(results, config)
+    known = {k: v for k, v in stds.items() if v is not None}
+    worst = max(known, key=lambda k: (known[k], k)) if known else None
+    reasons: list[str] = []
+    passed = True
+    few = results.samples < 2
+
+    if max_std is not None:
+        if few or worst is None:
+            passed = False
+            reasons.append(
+                f"variance.max_std {max_std:.3f}: no data — the std over samples needs at "
+                f"least 2 samples per case (this run has {results.samples}); raise `samples` "
+                "or remove the guard"
+            )
+        elif known[worst] > max_std + EPS:
+            passed = False
+            over = sorted(
+                (k for k, v in known.items() if v > max_std + EPS), key=lambda k: -known[k]
+            )
+            reasons.append(
+                f"std over samples of {worst} {known[worst]:.3f} > {max_std:.3f} (max_std)"
+                + (f"; also over: {', '.join(over[1:4])}" if len(over) > 1 else "")
+            )
+
+    if max_flaky is not None:
+        if few:
+            passed = False
+            reasons.append(
+                f"variance.max_flaky_share {max_flaky:.3f}: no data — a case can only be seen "
+                f"to be flaky with at least 2 samples (this run has {results.samples}); raise "
+                "`samples` or remove the guard"
+            )
+        elif share > max_flaky + EPS:
+            passed = False
+            shown = ", ".join(
+                f"{c.id} ({round(c.pass_rate * len(c.samples))}/{len(c.samples)})"
+                for c in flaky[:5]
+            )
+            more = f", … (+{len(flaky) - 5} more)" if len(flaky) > 5 else ""
+            reasons.append(
+                f"flaky share {share:.3f} > {max_flaky:.3f} (max_flaky_share) — "
+                f"{len(flaky)} of {cases} cases flaky: {shown}{more}"
+            )
+
+    return VarianceResult(
+        max_std=max_std,
+        observed_max_std=None if worst is None else known[worst],
+        worst_metric=worst,
+        stds=stds,
+        max_flaky_share=max_flaky,
+        flaky_share=round(share, 12),
+        flaky_cases=[c.id for c in flaky],
+        passed=passed,
+        reasons=reasons,
+    )

@@ -1,0 +1,161 @@
+"""compare(): the exact flip rule, new/removed cases, metric deltas, comparability and
+tool-definition drift."""
+
+from __future__ import annotations
+
+import pytest
+
+from gate.baseline.diff import compare
+from gate.model import ToolSpec
+from tests.policy.helpers import TOOLS, case, dataset, results_from_table
+
+
+@pytest.mark.parametrize(
+    ("base", "head", "kind"),
+    [
+        ("PPP", "FFF", "regression"),  # a consistent drop
+        ("FFF", "PPP", "fix"),
+        ("PPP", "PPF", "noise"),  # one unlucky run
+        ("PPF", "FFF", "noise"),  # flaky on base
+        ("PFF", "PPF", "noise"),  # flaky on both sides, rate changed
+        ("PPP", "PPP", None),
+        ("FFF", "FFF", None),
+        ("PFP", "PPF", None),  # same pass rate: not a flip
+        ("P", "F", "regression"),  # with one sample every case is stable
+    ],
+)
+def test_flip_rule(base, head, kind):
+    c = compare(results_from_table({"x": base}), results_from_table({"x": head}))
+    assert c.comparable
+    assert [f.kind for f in c.flips] == ([kind] if kind else [])
+
+
+def test_one_unlucky_run_is_noise_but_a_consistent_drop_is_a_regression():
+    base = results_from_table({"unlucky": "PPP", "broken": "PPP", "steady": "PPP"})
+    head = results_from_table({"unlucky": "PPF", "broken": "FFF", "steady": "PPP"})
+    c = compare(base, head)
+    assert (c.regressions, c.fixes, c.noise) == (1, 0, 1)
+    reg, noise = c.flips
+    assert (reg.case_id, reg.kind, reg.base_pass_rate, reg.head_pass_rate) == (
+        "broken",
+        "regression",
+        1.0,
+        0.0,
+    )
+    assert reg.reason == "passed 3/3 on base, fails 0/3 on head; failed checks: calls_matched"
+    assert (noise.case_id, noise.kind) == ("unlucky", "noise")
+    assert noise.head_pass_rate == pytest.approx(2 / 3)
+    assert "flaky case, not counted" in noise.reason
+
+
+def test_flips__ordered_regressions_fixes_noise_new_removed():
+    # Same dataset hash but different case sets (e.g. results filtered to some cases).
+    base_cases = [case(x, i + 1) for i, x in enumerate(["a", "b", "c", "gone"])]
+    head_cases = [case(x, i + 1) for i, x in enumerate(["a", "b", "c", "fresh"])]
+    base = results_from_table(
+        {"a": "PP", "b": "FF", "c": "PP", "gone": "PP"}, ds=dataset(base_cases, sha="s" * 64)
+    )
+    head = results_from_table(
+        {"a": "FF", "b": "PP", "c": "PF", "fresh": "PP"}, ds=dataset(head_cases, sha="s" * 64)
+    )
+    kinds = [(f.case_id, f.kind) for f in compare(base, head).flips]
+    assert kinds == [
+        ("a", "regression"),
+        ("b", "fix"),
+        ("c", "noise"),
+        ("fresh", "new"),
+        ("gone", "removed"),
+    ]
+
+
+def test_identical_base_and_head__no_flips_and_zero_deltas():
+    r = results_from_table({"a": "PPF", "b": "FFF", "c": "PPP"})
+    c = compare(r, r)
+    assert c.flips == [] and (c.regressions, c.fixes, c.noise) == (0, 0, 0)
+    assert all(d.delta in (0.0, None) for d in c.metrics.values())
+
+
+def test_metric_deltas__head_minus_base():
+    c = compare(results_from_table({"a": "P", "b": "P"}), results_from_table({"a": "P", "b": "F"}))
+    d = c.metrics["case_passed"]
+    assert (d.base, d.head, d.delta) == (1.0, 0.5, -0.5)
+
+
+def test_different_dataset__not_comparable_and_nothing_compared():
+    cases = [case("a", 1)]
+    base = results_from_table({"a": "P"}, ds=dataset(cases, sha="a" * 64))
+    head = results_from_table({"a": "F"}, ds=dataset(cases, sha="b" * 64))
+    c = compare(base, head)
+    assert not c.comparable
+    assert c.flips == [] and c.metrics == {}
+    assert c.note is not None and "aaaaaaaaaaaa" in c.note and "nothing was compared" in c.note
+
+
+def test_only_tool_definitions_changed__compared_with_drift_and_attributed_flips():
+    cases = [
+        case("uses-lookup", 1, expect=["lookup_order"]),
+        case("uses-refund", 2, expect=["issue_refund"]),
+    ]
+    changed = dict(TOOLS)
+    changed["lookup_order"] = ToolSpec(
+        "lookup_order", "Look up an order by its id (ord_…).", {"type": "object"}
+    )
+    del changed["delete_account"]
+    base = results_from_table(
+        {"uses-lookup": "PP", "uses-refund": "PP"},
+        ds=dataset(cases, sha="a" * 64, cases_sha256="c" * 64),
+    )
+    head = results_from_table(
+        {"uses-lookup": "FF", "uses-refund": "PP"},
+        ds=dataset(cases, sha="b" * 64, cases_sha256="c" * 64, tools=changed),
+    )
+    c = compare(base, head)
+    assert c.comparable and c.note is not None and "tool definitions" in c.note
+    drift = {d.tool: d for d in c.tool_drift}
+    assert set(drift) == {"lookup_order", "delete_account"}
+    assert drift["delete_account"].change == "removed"
+    lookup = drift["lookup_order"]
+    assert lookup.change == "changed" and lookup.flipped_cases == ["uses-lookup"]
+    assert any(line.startswith("-") and "Look up an order." in line for line in lookup.diff)
+    assert any(line.startswith("+") and "by its id" in line for line in lookup.diff)
+    (flip,) = c.flips
+    assert flip.case_id == "uses-lookup" and flip.drifted_tools == ["lookup_order"]
+
+
+def test_tool_drift__listed_even_when_not_comparable():
+    cases = [case("a", 1)]
+    changed = {**TOOLS, "new_tool": ToolSpec("new_tool", "New.", {})}
+    base = results_from_table({"a": "P"}, ds=dataset(cases, sha="a" * 64))
+    head = results_from_table({"a": "P"}, ds=dataset(cases, sha="b" * 64, tools=changed))
+    c = compare(base, head)
+    assert not c.comparable and [(d.tool, d.change) for d in c.tool_drift] == [
+        ("new_tool", "added")
+    ]
+
+
+def test_rule_text__says_what_stable_means_for_one_sample():
+    c = compare(results_from_table({"a": "P"}), results_from_table({"a": "P"}))
+    assert "With 1 sample every case counts as stable" in c.rule
+    c3 = compare(results_from_table({"a": "PPP"}), results_from_table({"a": "PPP"}))
+    assert "base 3 sample(s), head 3" in c3.rule and "With 1 sample" not in c3.rule
+
+
+def test_shard_head_against_a_full_baseline__other_shards_cases_are_not_removed():
+    from gate.policy.reduce import build_results, in_shard
+    from tests.policy.helpers import scores_from_table
+
+    cases = [case(f"c{i}", i + 1) for i in range(12)]
+    ds = dataset(cases)
+    base = results_from_table({c.id: "P" for c in cases}, ds=ds)
+    mine = [c.id for c in cases if in_shard(c.id, (1, 2))]
+    head = build_results(
+        dataset=ds,
+        scores=scores_from_table({cid: "F" for cid in mine}),
+        config=None,
+        agent={},
+        shard=(1, 2),
+        timing={},
+    )
+    c = compare(base, head)
+    assert sorted(f.case_id for f in c.flips) == sorted(mine)
+    assert {f.kind for f in c.flips} == {"regression"}
