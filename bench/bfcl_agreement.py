@@ -507,6 +507,7 @@ def main(argv: list[str] | None = None) -> int:
         if not agree:
             why = classify(b, o, noted, item_id)
             per_cat[cat][why] += 1
+            per_variant[variant][why] += 1
             disagreements.append((why, key, b, o))
 
     head = ("category", "outputs", "agree", "rate", "bfcl pass", "ours pass")
@@ -518,9 +519,14 @@ def main(argv: list[str] | None = None) -> int:
         reasons = ", ".join(f"{k}={c[k]}" for k in REASONS if c[k])
         print(_table_row(_counts(cat, c)) + f"  {reasons}")
     print(_table_row(_counts("all", total)))
-    print(f"\n{'variant':<20}{'outputs':>8}{'rate':>9}")
+    deliberate = per_variant["enum_case"]
+    rest = total["agree"] - deliberate["agree"], total["n"] - deliberate["n"]
+    rate = rest[0] / max(rest[1], 1)
+    print(f"all but enum_case (a deliberate difference): {rest[0]}/{rest[1]} = {rate:.2%}")
+    print(f"\n{'variant':<20}{'outputs':>8}{'rate':>9}  disagreements by reason")
     for v, c in sorted(per_variant.items()):
-        print(f"{v:<20}{c['n']:>8}{c['agree'] / max(c['n'], 1):>9.2%}")
+        why = ", ".join(f"{k}={c[k]}" for k in REASONS if c[k])
+        print(f"{v:<20}{c['n']:>8}{c['agree'] / max(c['n'], 1):>9.2%}  {why}")
     if skipped:
         why = "BFCL rejects every output, or no acceptable value fits the schema"
         print(f"\nitems left out by the importer ({why}): {len(skipped)}")
