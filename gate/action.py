@@ -558,8 +558,9 @@ def resolve_baseline(
 
         def search(p: PullRequestRef) -> ArtifactSearch:
             client = deps.client(settings)
+            repository = settings.repository
             return ArtifactSearch(
-                repo=client.gh.get_repo(settings.repository, lazy=True),
+                repo=client.call("GET repository", lambda: client.gh.get_repo(repository)),
                 pr=p,
                 artifact_name=config.baseline.artifact,
                 workflow_file=settings.workflow_file,
@@ -683,16 +684,22 @@ def comment_mode(
         outcome.exit_code = _call_cli(
             deps, ["comment", "--results", str(results_file), "--pr", str(number)]
         )
-        return outcome
-    body = untrusted_body(_read_capped_text(body_file), event)
-    _post_body(settings, deps, event, client, number, body)
+    else:
+        body = untrusted_body(_read_capped_text(body_file), event)
+        _post_body(settings, deps, event, client, number, body)
+    origin = f"run #{event.triggering_run_number}" if event.triggering_run_number else "the run"
+    outcome.summary_notes.append(
+        f"**Comment:** for PR #{number} (found by its head {event.head_sha[:7]}), from the "
+        f"output of {origin}, rendered from its "
+        f"{RESULTS_FILE if results_file.is_file() else COMMENT_FILE}."
+    )
     return outcome
 
 
 def find_pr_by_head_sha(client: Any, repository: str, head_sha: str) -> int | None:
     """The open PR whose head is ``head_sha``: the commit's pulls first, then the open
     PRs themselves (the first list can be empty for a fork's commit)."""
-    repo = client.gh.get_repo(repository, lazy=True)
+    repo = client.call("GET repository", lambda: client.gh.get_repo(repository))
 
     def by_commit() -> int | None:
         for pr in _take(repo.get_commit(head_sha).get_pulls(), 50):
