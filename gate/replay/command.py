@@ -262,7 +262,9 @@ class CommandPoolAgent:
     def prepare(self, jobs: int) -> None:
         """Start the workers up front (in parallel with each other), and turn a command
         that cannot start at all into a config error rather than N identical failures."""
-        for _ in range(min(self._cfg.workers, jobs)):
+        with self._lock:
+            missing = min(self._cfg.workers, jobs) - len(self._all)
+        for _ in range(max(0, missing)):  # idempotent: a second call adds nothing
             try:
                 worker = self._spawn()
             except AgentFailure as exc:
