@@ -1,0 +1,552 @@
+"""Benchmark: ``toolgate score`` on 100,000 case-samples, against merely decoding the runs
+file and against the peers a user would pick instead (issue 3).
+
+What it does, all on the same files on disk:
+
+1. generates a dataset (realistic tool schemas: enums, patterns, nested objects, arrays,
+   ``additionalProperties: false``; 1–5 expected calls per case, parallel groups, no-tool
+   cases, must-not-call lists, acceptable alternatives, strict/superset order modes) and a
+   runs file of N case-samples (default 100,000 = 20,000 cases × 5 samples) whose agent
+   makes 1–5 calls with realistic faults: wrong and missing values, extra arguments,
+   arguments that do not parse, unknown tools, type errors, retry loops (duplicates),
+   extra and dropped calls, reordered turns, parallel batches, tool errors;
+2. times merely decoding the runs file line by line (stdlib ``json`` and ``orjson``);
+3. runs the whole ``toolgate score`` process (every scorer on; results.json with every
+   sample's scores, reasons and evidence written) — the median of ``--repeat`` runs — and
+   reads its peak memory from the kernel (``wait4``);
+4. runs each peer (``bench/score_peers.py``) in its own bench-only virtualenv under
+   ``/work/bench-venvs/`` (``--venvs``): DeepEval's ``ToolCorrectnessMetric``, agentevals'
+   trajectory match (strict and unordered) and BFCL's AST checker; each reads the same
+   dataset and runs file and computes its one number (imports not charged to it).
+
+It prints case-samples per second for every side, the ratio of ToolGate's whole process
+to decoding alone, and ToolGate's speed-up over the fastest peer. ``--quick`` (N = 2,000,
+one repeat, peers skipped when their venv is missing) is the CI smoke test.
+
+Install the peers (never runtime dependencies)::
+
+    python3 -m venv /work/bench-venvs/deepeval   && /work/bench-venvs/deepeval/bin/pip install deepeval
+    python3 -m venv /work/bench-venvs/agentevals && /work/bench-venvs/agentevals/bin/pip install agentevals
+    python3 -m venv /work/bench-venvs/bfcl       && /work/bench-venvs/bfcl/bin/pip install bfcl-eval soundfile
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+
+# ─── the tools ────────────────────────────────────────────────────────────────
+
+_ID = {"type": "string", "pattern": "^ord_[0-9]{4,8}$"}
+TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "lookup_order",
+        "description": "Look up an order by its ID.",
+        "parameters": {
+            "type": "object",
+            "properties": {"order_id": _ID, "include_items": {"type": "boolean"}},
+            "required": ["order_id"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "issue_refund",
+        "description": "Refund an order, fully or partly.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "order_id": _ID,
+                "amount": {"type": "number", "minimum": 0},
+                "reason": {"type": "string", "enum": ["damaged", "late", "wrong_item", "other"]},
+                "notify": {"type": "boolean"},
+            },
+            "required": ["order_id", "amount", "reason"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "search_docs",
+        "description": "Search the help centre.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1},
+                "top_k": {"type": "integer", "minimum": 1, "maximum": 20},
+                "filters": {
+                    "type": "object",
+                    "properties": {
+                        "category": {"type": "string", "enum": ["billing", "shipping", "returns"]},
+                        "lang": {"type": "string"},
+                    },
+                    "additionalProperties": False,
+                },
+            },
+            "required": ["query"],
+        },
+    },
+    {
+        "name": "send_email",
+        "description": "Send an email to the customer.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "to": {
+                    "type": "array",
+                    "items": {"type": "string", "pattern": ".+@.+"},
+                    "minItems": 1,
+                },
+                "subject": {"type": "string", "maxLength": 200},
+                "body": {"type": "string"},
+                "cc": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["to", "subject", "body"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "update_shipping_address",
+        "description": "Change where an order ships.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "order_id": _ID,
+                "address": {
+                    "type": "object",
+                    "properties": {
+                        "line1": {"type": "string"},
+                        "city": {"type": "string"},
+                        "postcode": {"type": "string"},
+                        "country": {"type": "string", "enum": ["GB", "US", "DE", "FR"]},
+                    },
+                    "required": ["line1", "city", "postcode", "country"],
+                    "additionalProperties": False,
+                },
+            },
+            "required": ["order_id", "address"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "get_weather",
+        "description": "Weather forecast for a city.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "units": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+                "days": {"type": "integer", "minimum": 1, "maximum": 14},
+            },
+            "required": ["city"],
+        },
+    },
+    {
+        "name": "create_reminder",
+        "description": "Create a reminder.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "title": {"type": "string"},
+                "at": {"type": "string", "format": "date-time"},
+                "repeat": {"type": "string", "enum": ["none", "daily", "weekly"]},
+            },
+            "required": ["title", "at"],
+        },
+    },
+    {
+        "name": "cancel_order",
+        "description": "Cancel an order.",
+        "parameters": {
+            "type": "object",
+            "properties": {"order_id": _ID, "reason": {"type": "string"}},
+            "required": ["order_id"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "verify_identity",
+        "description": "Verify the customer's identity.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "customer_id": {"type": "string"},
+                "method": {"type": "string", "enum": ["sms", "email"]},
+            },
+            "required": ["customer_id", "method"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "delete_account",
+        "description": "Delete the customer's account.",
+        "parameters": {
+            "type": "object",
+            "properties": {"customer_id": {"type": "string"}, "confirm": {"const": True}},
+            "required": ["customer_id", "confirm"],
+        },
+    },
+]
+_BY_NAME = {t["name"]: t for t in TOOLS}
+_CITIES = ["Berlin", "Paris", "Munich", "London", "New York", "Lisbon", "Oslo", "Tokyo"]
+_WORDS = "refund policy damaged items late delivery address change invoice tracking".split()
+
+
+def _value(rng: random.Random, schema: dict[str, Any], name: str) -> Any:
+    if "enum" in schema:
+        return rng.choice(schema["enum"])
+    if "const" in schema:
+        return schema["const"]
+    t = schema.get("type")
+    if t == "string":
+        if "pattern" in schema and schema["pattern"].startswith("^ord_"):
+            return f"ord_{rng.randint(1000, 99999)}"
+        if "pattern" in schema:
+            return f"user{rng.randint(1, 999)}@example.com"
+        if name == "city":
+            return rng.choice(_CITIES)
+        if name == "at":
+            return f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}:00:00Z"
+        return " ".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 4)))
+    if t == "integer":
+        return rng.randint(schema.get("minimum", 1), schema.get("maximum", 10))
+    if t == "number":
+        return round(rng.uniform(1, 300), 2)
+    if t == "boolean":
+        return rng.random() < 0.5
+    if t == "array":
+        return [
+            _value(rng, schema.get("items", {"type": "string"}), name)
+            for _ in range(rng.randint(1, 2))
+        ]
+    if t == "object":
+        return _args(rng, schema, optional=0.5)
+    return "x"
+
+
+def _args(rng: random.Random, schema: dict[str, Any], *, optional: float = 0.3) -> dict[str, Any]:
+    req = set(schema.get("required", []))
+    out = {}
+    for k, sub in schema.get("properties", {}).items():
+        if k in req or rng.random() < optional:
+            out[k] = _value(rng, sub, k)
+    return out
+
+
+# ─── the dataset and the runs ─────────────────────────────────────────────────
+
+
+def generate(workdir: Path, n: int, samples: int, seed: int = 7) -> tuple[Path, Path, Path]:
+    """dataset.jsonl + tools.json + runs.jsonl with ``n`` case-samples; returns their paths."""
+    rng = random.Random(seed)
+    n_cases = max(1, n // samples)
+    tools_path = workdir / "tools.json"
+    tools_path.write_text(json.dumps([{"type": "function", "function": t} for t in TOOLS]))
+    ds_path = workdir / "dataset.jsonl"
+    runs_path = workdir / "runs.jsonl"
+    names = [t["name"] for t in TOOLS if t["name"] != "delete_account"]
+    with ds_path.open("w") as ds, runs_path.open("w") as rf:
+        for ci in range(n_cases):
+            cid = f"case-{ci:06d}"
+            no_tool = rng.random() < 0.1
+            expected: list[dict[str, Any]] = []
+            groups: list[int] = []  # turn group of each expected call
+            if not no_tool:
+                k = rng.choices([1, 2, 3, 4, 5], weights=[35, 30, 18, 10, 7])[0]
+                g = 0
+                for i in range(k):
+                    name = rng.choice(names)
+                    # The expectation names the arguments that matter (required ones).
+                    full = _args(rng, _BY_NAME[name]["parameters"])
+                    req = _BY_NAME[name]["parameters"].get("required", [])
+                    expected.append(
+                        {
+                            "name": name,
+                            "args": {a: full[a] for a in req if a in full},
+                            "_full": full,
+                        }
+                    )
+                    if i and rng.random() < 0.3:
+                        groups.append(g)  # parallel with the previous call
+                    else:
+                        g += 1 if i else 0
+                        groups.append(g)
+            case: dict[str, Any] = {
+                "id": cid,
+                "user_input": f"request {ci}",
+                "available_tools": "@tools.json",
+                "expected_tool_calls": [{"name": e["name"], "args": e["args"]} for e in expected],
+                "difficulty": rng.choice(["easy", "medium", "hard"]),
+                "tags": [rng.choice(["orders", "billing", "search", "account"])],
+            }
+            if no_tool:
+                case["expected_no_tool"] = True
+            if rng.random() < 0.2:
+                case["must_not_call"] = ["delete_account"]
+            r = rng.random()
+            if r < 0.15:
+                case["order"] = "strict"
+            elif r < 0.2:
+                case["order"] = "superset"
+            if expected and rng.random() < 0.05:
+                alt = dict(expected[0])
+                case["acceptable_alternatives"] = [
+                    [{"name": "search_docs", "args": {"query": "help"}}]
+                    + [{"name": e["name"], "args": e["args"]} for e in expected[1:]]
+                ]
+                del alt
+            ds.write(json.dumps(case) + "\n")
+            for s in range(samples):
+                rf.write(json.dumps(_run(rng, cid, s, expected, groups, no_tool)) + "\n")
+    return ds_path, tools_path, runs_path
+
+
+def _run(
+    rng: random.Random,
+    cid: str,
+    sample: int,
+    expected: list[dict[str, Any]],
+    groups: list[int],
+    no_tool: bool,
+) -> dict[str, Any]:
+    turns: dict[int, list[dict[str, Any]]] = {}
+    if no_tool:
+        if rng.random() < 0.15:
+            turns[0] = [{"name": "search_docs", "arguments": {"query": "help"}}]
+    else:
+        for e, g in zip(expected, groups, strict=True):
+            if rng.random() < 0.03:
+                continue  # dropped call
+            args = json.loads(json.dumps(e["_full"]))
+            call: dict[str, Any] = {"name": e["name"], "arguments": args}
+            p = rng.random()
+            if p < 0.06 and args:
+                k = rng.choice(sorted(args))
+                args[k] = _value(
+                    rng, _BY_NAME[e["name"]]["parameters"]["properties"][k], k
+                )  # wrong value
+            elif p < 0.09 and args:
+                args.pop(rng.choice(sorted(args)))  # missing argument
+            elif p < 0.12:
+                args["customer_email"] = "a@b.c"  # undeclared argument
+            elif p < 0.15:
+                call = {
+                    "name": e["name"],
+                    "arguments": None,
+                    "parse_ok": False,
+                    "raw_arguments": json.dumps(args)[:-3],
+                }  # truncated JSON
+            elif p < 0.17:
+                call["name"] = e["name"] + "s"  # unknown tool
+            elif p < 0.20:
+                bools = [k for k, v in args.items() if isinstance(v, bool)]
+                if bools:
+                    args[bools[0]] = "yes"  # string for a boolean
+            turns.setdefault(g, []).append(call)
+            if rng.random() < 0.03:
+                turns.setdefault(g + 100, []).append(json.loads(json.dumps(call)))  # retry loop
+        if rng.random() < 0.05:
+            extra = rng.choice(TOOLS)
+            turns.setdefault(50, []).append(
+                {"name": extra["name"], "arguments": _args(rng, extra["parameters"])}
+            )
+    order = sorted(turns)
+    if len(order) > 1 and rng.random() < 0.05:
+        order[0], order[1] = order[1], order[0]
+    out_turns = []
+    cn = 0
+    for t in order:
+        calls = turns[t]
+        results = []
+        for c in calls:
+            c["id"] = f"call_{cn}"
+            cn += 1
+            err = rng.random() < 0.05
+            results.append(
+                {
+                    "id": c["id"],
+                    "content": {"status": 500} if err else {"ok": True},
+                    "is_error": err,
+                }
+            )
+        out_turns.append({"calls": calls, "tool_results": results, "content": None})
+    return {
+        "case_id": cid,
+        "sample": sample,
+        "turns": out_turns,
+        "final": "Done.",
+        "error": None,
+        "latency_ms": round(rng.uniform(200, 3000), 1),
+        "usage": {
+            "prompt_tokens": rng.randint(200, 900),
+            "completion_tokens": rng.randint(10, 120),
+        },
+    }
+
+
+# ─── timing ───────────────────────────────────────────────────────────────────
+
+
+def timed_process(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, str, str]:
+    """(wall seconds, peak RSS in MiB, stdout, stderr) of one child process."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    out, err = proc.communicate()
+    wall = time.perf_counter() - t0
+    # communicate() already reaped it; ru_maxrss of RUSAGE_CHILDREN is the max over
+    # every child so far, so each measured process runs after larger ones do not mask it:
+    # read it from the resource module right after, and report the running maximum.
+    import resource
+
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if proc.returncode != 0:
+        raise SystemExit(
+            f"{' '.join(cmd[:4])}… failed ({proc.returncode}):\n{err.decode()[-3000:]}"
+        )
+    return wall, peak_kib // 1024, out.decode(), err.decode()
+
+
+def decode_time(runs: Path, decoder: str, repeat: int) -> float:
+    """Median seconds to read and decode every line (in this process)."""
+    import orjson
+
+    loads = orjson.loads if decoder == "orjson" else json.loads
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        with runs.open("rb") as fh:
+            for line in fh:
+                loads(line)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--n", type=int, default=100_000, help="case-samples (default 100,000)")
+    ap.add_argument("--samples", type=int, default=5, help="samples per case (default 5)")
+    ap.add_argument("--repeat", type=int, default=3, help="toolgate runs; the median is reported")
+    ap.add_argument(
+        "--quick", action="store_true", help="CI smoke test: N=2,000, one repeat, peers optional"
+    )
+    ap.add_argument(
+        "--peers",
+        default="deepeval,agentevals-strict,agentevals-unordered,bfcl",
+        help="comma-separated peers to run ('' for none)",
+    )
+    ap.add_argument("--venvs", default="/work/bench-venvs", help="folder of the peers' virtualenvs")
+    ap.add_argument("--workdir", default=None, help="keep the generated files here")
+    ap.add_argument(
+        "--toolgate", default=None, help="the toolgate executable (default: beside this python)"
+    )
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.n = min(args.n, 2_000)
+        args.repeat = 1
+    work = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="toolgate-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        return _bench(args, work)
+    finally:
+        if not args.workdir:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _bench(args: argparse.Namespace, work: Path) -> int:
+    t0 = time.perf_counter()
+    ds, _tools, runs = generate(work, args.n, args.samples)
+    n = sum(1 for _ in runs.open("rb"))
+    size_mb = runs.stat().st_size / 1e6
+    print(
+        f"generated {n:,} case-samples ({size_mb:.1f} MB runs file) in {time.perf_counter() - t0:.1f}s"
+    )
+    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}")
+
+    rows: list[tuple[str, float, float, str]] = []  # (name, seconds, cases/s, note)
+    reps = max(3, args.repeat)
+    t_json = decode_time(runs, "json", reps)
+    t_orjson = decode_time(runs, "orjson", reps)
+    rows.append(("decode only: json.loads per line", t_json, n / t_json, "in-process, median"))
+    rows.append(
+        ("decode only: orjson.loads per line", t_orjson, n / t_orjson, "in-process, median")
+    )
+
+    exe = args.toolgate or str(Path(sys.executable).with_name("toolgate"))
+    walls = []
+    peak = 0
+    timing: dict[str, Any] = {}
+    for i in range(args.repeat):
+        out = work / f"out{i}"
+        wall, peak_mib, _, _ = timed_process(
+            [exe, "score", "--dataset", str(ds), "--runs", str(runs), "--out", str(out)]
+        )
+        walls.append(wall)
+        peak = max(peak, peak_mib)
+        timing = json.loads((out / "results.json").read_bytes()).get("timing", {})
+        results_mb = (out / "results.json").stat().st_size / 1e6
+    t_tg = statistics.median(walls)
+    rows.append(
+        (
+            "toolgate score (whole process, all metrics)",
+            t_tg,
+            n / t_tg,
+            f"median of {args.repeat}; peak RSS {peak} MiB; results.json {results_mb:.0f} MB",
+        )
+    )
+
+    peer_rows = []
+    for peer in [p for p in args.peers.split(",") if p]:
+        venv = Path(args.venvs) / peer.split("-")[0]
+        py = venv / "bin" / "python"
+        if not py.exists():
+            msg = f"peer {peer}: no venv at {venv} (see the module docstring to install it)"
+            if args.quick:
+                print("skipped " + msg)
+                continue
+            raise SystemExit(msg)
+        env = dict(os.environ, PYTHONWARNINGS="ignore")
+        wall, _, out, _ = timed_process(
+            [str(py), str(HERE / "score_peers.py"), peer, str(ds), str(runs)], env=env
+        )
+        rec = json.loads(out.strip().splitlines()[-1])
+        assert rec["n"] == n, rec
+        rows.append(
+            (
+                f"peer {peer} (one number)",
+                rec["scored_s"],
+                n / rec["scored_s"],
+                f"imports {rec['import_s']:.1f}s not charged; whole process {wall:.1f}s",
+            )
+        )
+        peer_rows.append((peer, n / rec["scored_s"]))
+
+    print()
+    print(f"{'side':48} {'seconds':>9} {'cases/s':>11}  note")
+    for name, secs, rate, note in rows:
+        print(f"{name:48} {secs:9.2f} {rate:11,.0f}  {note}")
+    print()
+    print(f"toolgate inside: {json.dumps(timing)}")
+    print(
+        f"ratio toolgate whole process / json.loads decode:   {t_tg / t_json:5.2f}x (target <= 3)"
+    )
+    print(f"ratio toolgate whole process / orjson.loads decode: {t_tg / t_orjson:5.2f}x")
+    if peer_rows:
+        best_peer, best_rate = max(peer_rows, key=lambda x: x[1])
+        print(
+            f"speed-up over the fastest peer ({best_peer}): {n / t_tg / best_rate:5.2f}x (target >= 2)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
