@@ -105,8 +105,9 @@ def _hard_reasons(hard: Sequence[HardFailureResult], path: str) -> list[str]:
     for h in hard[:SHOW_HARD]:
         where = f"{path}:{h.line}" if h.line is not None else path
         name = h.call.get("name", "?") if isinstance(h.call, dict) else "?"
+        called = "" if name in h.message else f" called {name}"
         out.append(
-            f"{h.kind.replace('_', '-')}: case {h.case_id} sample {h.sample} called {name} — "
+            f"{h.kind.replace('_', '-')}: case {h.case_id} sample {h.sample}{called} — "
             f"{h.message} ({where})"
         )
     if len(hard) > SHOW_HARD:

@@ -113,8 +113,8 @@ def test_must_not_call__fails_whatever_the_averages_and_is_listed_first():
     v = decide(r, cfg, None, None).verdict
     assert v is not None and not v.passed and v.hard_failures == 1
     assert v.reasons[0] == (
-        "must-not-call: case c33 sample 1 called delete_account — called must-not-call tool "
-        "delete_account (dataset.jsonl:34)"
+        "must-not-call: case c33 sample 1 — called must-not-call tool delete_account "
+        "(dataset.jsonl:34)"
     )
     assert v.gates[0].passed
 

@@ -1,0 +1,75 @@
+"""`toolgate diff`: the flip table from two results files, Markdown escaped, or JSON."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from gate.commands.diff import cell
+from gate.results import write_results
+from tests.policy.helpers import case, dataset, results_from_table
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "gate", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def _files(tmp_path, base_table, head_table, cases=None):
+    cases = cases or [case(cid, i + 1) for i, cid in enumerate(base_table)]
+    ds = dataset(cases)
+    write_results(tmp_path / "base.json", results_from_table(base_table, ds=ds))
+    write_results(tmp_path / "head.json", results_from_table(head_table, ds=ds))
+    return str(tmp_path / "base.json"), str(tmp_path / "head.json")
+
+
+def test_diff_md__regressions_fixes_and_noise_tables(tmp_path):
+    base, head = _files(
+        tmp_path,
+        {"refund-017": "PPP", "b": "FFF", "c": "PPP"},
+        {"refund-017": "FFF", "b": "PPP", "c": "PFP"},
+    )
+    p = _cli("diff", base, head)
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    assert "**1 regression(s), 1 fix(es), 1 noise**" in out
+    assert (
+        "### Regressions (1)" in out
+        and "### Fixes (1)" in out
+        and "### Noise (flaky, not counted) (1)" in out
+    )
+    assert "| refund-017 | 1 | 1.00 (3/3) | 0.00 (0/3) | calls\\_matched | lookup\\_order |" in out
+
+
+def test_diff_json__is_the_comparison(tmp_path):
+    base, head = _files(tmp_path, {"a": "P"}, {"a": "F"})
+    p = _cli("diff", base, head, "--format", "json")
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    assert data["comparable"] is True and data["regressions"] == 1
+    assert data["flips"][0]["case_id"] == "a"
+
+
+def test_diff__bad_input_is_exit_2_naming_the_file(tmp_path):
+    (tmp_path / "bad.json").write_text('{"schema_version": 1}')
+    good, _ = _files(tmp_path, {"a": "P"}, {"a": "P"})
+    p = _cli("diff", str(tmp_path / "bad.json"), good)
+    assert p.returncode == 2
+    assert "bad.json" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_diff_md__untrusted_case_ids_are_escaped(tmp_path):
+    evil = "x|y`<img src=x>@octocat\n# heading"
+    base, head = _files(tmp_path, {evil: "P"}, {evil: "F"})
+    out = _cli("diff", base, head).stdout
+    row = next(line for line in out.splitlines() if "octocat" in line)
+    assert "<img" not in out and "@octocat" not in out
+    assert row.count(" | ") == 5  # the pipe in the id did not add a column
+    assert "\\|" in row and "\\`" in row and "&lt;img" in row and "@\u200boctocat" in row
+    assert "\n# heading" not in out
+
+
+def test_cell__truncates_long_values():
+    assert len(cell("a" * 500)) == 120
