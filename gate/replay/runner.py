@@ -147,7 +147,8 @@ class Progress:
         self.tty = bool(tty if tty is not None else stream is not None and stream.isatty())
         self.interval_s = 0.2 if self.tty else interval_s
         self.t0 = time.monotonic()
-        self._last = self.t0
+        # On a terminal the first update shows at once; elsewhere only after an interval.
+        self._last = self.t0 - self.interval_s if self.tty else self.t0
         self._lock = threading.Lock()
 
     def line(self, done: int, failed: int) -> str:
@@ -255,7 +256,9 @@ def run_all(
             state.stop.set()
             raise
         finally:
-            writer.close()
+            with state.lock:  # no thread is half-way through a line
+                writer.close()
+                state.closed = True
         state.progress.update(state.done, state.failed, final=True)
     finally:
         agent.close()
@@ -284,6 +287,7 @@ class _State:
     misses: list[str] = field(default_factory=list)
     fatal: BaseException | None = None
     stop: threading.Event = field(default_factory=threading.Event)
+    closed: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -357,6 +361,15 @@ class _Worker:
             stored = self.agent.run(job, session)
         except AgentFailure as failure:
             error = str(failure)
+            if (
+                failure.kind is ErrorKind.TIMEOUT
+                and self.deadline is not None
+                and time.monotonic() >= self.deadline - 0.01
+            ):  # the step's time was cut short by the global deadline, not the agent's fault
+                error = (
+                    f"{ErrorKind.DEADLINE.value}: the global deadline passed during the case "
+                    f"({error})"
+                )
         except Exception as exc:  # an adapter or agent bug costs this case-sample only
             tb = "".join(traceback.format_exception(exc)).rstrip().splitlines()[-8:]
             error = f"{ErrorKind.EXCEPTION.value}: {type(exc).__name__}: {exc}\n" + "\n".join(tb)
@@ -367,6 +380,8 @@ class _Worker:
     def _write(self, run: Run, unrecorded: int, misses: list[str], not_started: bool) -> None:
         st = self.state
         with st.lock:
+            if st.closed:
+                return  # interrupted: this case-sample is run again by --resume
             self.writer.write(run)
             st.done += 1
             st.unrecorded += unrecorded

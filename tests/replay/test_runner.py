@@ -13,7 +13,7 @@ import pytest
 
 from gate.errors import RunsFileError, UsageError
 from gate.model import Run
-from gate.replay.runner import parse_shard, run_all, select_cases, shard_index
+from gate.replay.runner import Progress, parse_shard, run_all, select_cases, shard_index
 from gate.replay.session import Job, Session
 from gate.runsfile import RunsWriter, read_runs
 from tests.replay.helpers import FakeDataset, case, config
@@ -212,3 +212,32 @@ def test_run_all__agent_raises_unexpectedly__exception_record_run_goes_on(tmp_pa
     runs = {r.case_id: r for _, r in read_runs(tmp_path / "out" / "runs.jsonl")}
     assert (runs["bad"].error or "").startswith("exception: ZeroDivisionError: oops")
     assert runs["ok2"].error is None and s.errors == 1
+
+
+def test_progress__tty__redrawn_in_place_then_newline() -> None:
+    out = io.StringIO()
+    p = Progress(10, out, tty=True)
+    p.update(3, 1)
+    time.sleep(0.25)
+    p.update(5, 1)
+    p.update(10, 2, final=True)
+    text = out.getvalue()
+    assert text.count("\r\x1b[2K") == 3 and text.endswith("\n") and text.count("\n") == 1
+    assert "toolgate run: 10/10 case-samples · 2 failed" in text
+
+
+def test_run_all__deadline_during_a_case__deadline_error_not_timeout(tmp_path: Path) -> None:
+    import sys
+
+    from tests.replay.helpers import write_agent
+
+    argv = write_agent(tmp_path, "slow", "def answer(msg, send, recv):\n    time.sleep(5)\n")
+    cfg = config(tmp_path, {"kind": "command", "command": argv, "timeout_s": 30}, deadline_s=0.5)
+    assert argv[0] == sys.executable
+    s = run_all(cfg, FakeDataset([case("a")]), tmp_path / "out", samples=1, shard=None,
+                resume=False, progress=False)  # fmt: skip
+    ((_, run),) = read_runs(tmp_path / "out" / "runs.jsonl")
+    assert (run.error or "").startswith(
+        "deadline: the global deadline passed during the case (timeout: the agent did not answer"
+    )
+    assert s.error_kinds == {"deadline": 1} and s.not_started == 0
