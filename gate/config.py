@@ -384,7 +384,14 @@ def config_from_doc(doc: YamlDoc, path: Path) -> Config:
 def _problems(exc: ValidationError, doc: YamlDoc) -> list[Problem]:
     out: list[Problem] = []
     for err in exc.errors(include_url=False):
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p in _UNION_TAGS))
+        # Drop only the discriminator tag pydantic inserts after `agent` (a field that
+        # happens to be called `command` or `python` must stay in the path).
+        raw_loc = err["loc"]
+        loc = tuple(
+            p
+            for i, p in enumerate(raw_loc)
+            if not (isinstance(p, str) and p in _UNION_TAGS and i > 0 and raw_loc[i - 1] == "agent")
+        )
         field = dotted(loc)
         kind = err["type"]
         if kind == "extra_forbidden":

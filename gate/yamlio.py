@@ -101,6 +101,12 @@ def _convert(node: Node, path: Path_, doc: YamlDoc, budget: list[int]) -> Any:
     if isinstance(node, MappingNode):
         out: dict[str, Any] = {}
         for key_node, value_node in node.value:
+            if isinstance(key_node, ScalarNode) and key_node.tag == _CORE + "merge":
+                # `<<` is tagged merge, not str: name it rather than say "plain strings".
+                line = key_node.start_mark.line + 1
+                raise ConfigError(
+                    Problem(doc.file, line, _dotted(path) or None, "merge keys (<<) are not supported")
+                )
             if not isinstance(key_node, ScalarNode) or key_node.tag != _CORE + "str":
                 raise ConfigError(
                     Problem(doc.file, key_node.start_mark.line + 1, _dotted(path) or None, "keys must be plain strings")

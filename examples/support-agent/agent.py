@@ -473,6 +473,20 @@ def choose(conv: Conversation, ids: Ids, variant: str) -> Flow:
     return answer_only("You're welcome! Is there anything else I can help you with?")
 
 
+def offered_only(flow: Flow, tools: set[str]) -> Flow:
+    """Run ``flow``, but never call a tool the runner did not offer for this case."""
+    results: list[Result] | None = None
+    while True:
+        try:
+            calls = next(flow) if results is None else flow.send(results)
+        except StopIteration as done:
+            return str(done.value)
+        if any(c["name"] not in tools for c in calls):
+            flow.close()
+            return "I'm sorry, I can't do that from here; please contact support by email."
+        results = yield calls
+
+
 def single(call: Call) -> Flow:
     results = yield [call]
     if failed(results[0]):
@@ -501,7 +515,8 @@ class Session:
             # something up when nothing was needed.
             self.flow = self._wobble()
         else:
-            self.flow = choose(self.conv, self.ids, "good" if variant == "flaky" else variant)
+            chosen = choose(self.conv, self.ids, "good" if variant == "flaky" else variant)
+            self.flow = offered_only(chosen, self.conv.tools)
 
     def _wobble(self) -> Flow:
         if "search_docs" in self.conv.tools and not self.conv.orders():

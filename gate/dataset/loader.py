@@ -376,10 +376,12 @@ class _Builder:
         no_tool = get("expected_no_tool")
         if no_tool is not None and not isinstance(no_tool, bool):
             report("expected_no_tool", f"must be true or false, not {no_tool!r}")
-            no_tool = None
+            no_tool = "invalid"  # reported; the labelling rules below would only echo it
         raw_expected = get("expected_tool_calls")
         expected = self._calls(raw_expected, "expected_tool_calls", by_name, report)
-        if raw_expected is None and no_tool is None:
+        if no_tool == "invalid":
+            pass
+        elif raw_expected is None and no_tool is None:
             report(
                 "expected_tool_calls",
                 "required: the calls the agent should make, or `expected_no_tool: true` for a "

@@ -70,11 +70,9 @@ def parse_matcher(value: Any, field: str, report: Report) -> ArgMatcher | None:
         report(field, f"{what}{hint} (matchers: {', '.join(MATCHER_KEYS)})")
         return None
     kinds = [k for k in keys if k in MATCHER_KEYS]
+    # At least one key starts with "$" and every key is known, so `kinds` is not empty.
     if len(kinds) != 1:
-        if not kinds:
-            report(field, '`tol` goes with `$approx`: write {"$approx": x, "tol": t}')
-        else:
-            report(field, f"one matcher per argument, found {', '.join(kinds)}")
+        report(field, f"one matcher per argument, found {', '.join(kinds)}")
         return None
     kind = kinds[0]
     arg = value[kind]

@@ -147,9 +147,15 @@ def _matches(
 class AgentProcess:
     """One long-lived agent worker."""
 
-    def __init__(self, *args: str, env: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        *args: str,
+        env: Mapping[str, str] | None = None,
+        python_flags: Sequence[str] = (),
+        agent: Path | None = None,
+    ):
         self.proc = subprocess.Popen(
-            [sys.executable, str(AGENT), *args],
+            [sys.executable, *python_flags, str(agent or AGENT), *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -210,6 +216,8 @@ class AgentProcess:
         return out
 
     def close(self) -> int:
-        assert self.proc.stdin is not None
+        assert self.proc.stdin is not None and self.proc.stdout is not None
         self.proc.stdin.close()
-        return self.proc.wait(timeout=10)
+        code = self.proc.wait(timeout=10)
+        self.proc.stdout.close()
+        return code
