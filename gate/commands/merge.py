@@ -44,6 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="BASE_RESULTS",
         help="a baseline results.json to compare with",
     )
+    parser.add_argument(
+        "--baseline-source",
+        default=None,
+        metavar="TEXT",
+        help="where the baseline came from, for the reports (default: its path)",
+    )
 
 
 def _results_path(part: str) -> Path:
@@ -67,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     if args.baseline is not None:
         baseline = read_results(Path(args.baseline), display=args.baseline)
     merged = merge_results(parts)
-    decided = decide(merged, config, baseline, args.baseline)
+    decided = decide(merged, config, baseline, args.baseline_source or args.baseline)
     out = Path(args.out)
     write_results(out / "results.json", decided)
     _write_reports(decided, out)
