@@ -12,6 +12,8 @@ Output is ``orjson`` with sorted keys, so identical data gives identical bytes.
 from __future__ import annotations
 
 import json
+import math
+import re
 from typing import Any
 
 import orjson
@@ -39,16 +41,72 @@ def _reject_constant(name: str) -> Any:
     raise JsonInputError(f"{name} is not valid JSON (numbers must be finite)")
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_pairs_no_duplicates, parse_constant=_reject_constant)
+INT_MIN = -(2**63)
+INT_MAX = 2**64 - 1
+"""Integers outside [INT_MIN, INT_MAX] are refused: orjson (every writer) cannot encode
+them, and most JSON parsers would silently round them."""
+
+
+def _parse_int(text: str) -> int:
+    value = int(text)
+    # Only a literal of 19+ digits can leave the 64-bit range; skip the compare otherwise.
+    if len(text) > 18 and not INT_MIN <= value <= INT_MAX:
+        raise JsonInputError(f"integer {text[:20]}… is out of range (at most 64 bits)")
+    return value
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    # `1e400` is valid JSON syntax but overflows to inf: refuse it like `Infinity`.
+    if math.isinf(value):
+        raise JsonInputError(f"{text[:40]} is not a finite number (it overflows)")
+    return value
+
+
+_DECODER = json.JSONDecoder(
+    object_pairs_hook=_pairs_no_duplicates,
+    parse_constant=_reject_constant,
+    parse_int=_parse_int,
+    parse_float=_parse_float,
+)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate(value: Any) -> bool:
+    """True when a string (or key) in ``value`` holds an unpaired UTF-16 surrogate."""
+    if isinstance(value, str):
+        if value.isascii():
+            return False
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_lone_surrogate(k) or _lone_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_lone_surrogate(v) for v in value)
+    return False
 
 
 def depth(value: Any, _level: int = 0) -> int:
-    """Nesting depth of a decoded JSON value (a scalar is 0, ``[]`` is 1)."""
-    if isinstance(value, dict):
-        return 1 + max((depth(v) for v in value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max((depth(v) for v in value), default=0)
-    return 0
+    """Nesting depth of a decoded JSON value (a scalar is 0, ``[]`` is 1).
+
+    Iterative: the C decoder accepts nesting (~900 levels) deeper than a recursive walk
+    in Python could measure without a ``RecursionError``.
+    """
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict):
+            node = list(node.values())
+        elif not isinstance(node, list):
+            continue
+        level += 1
+        deepest = max(deepest, level)
+        stack.extend((child, level) for child in node if isinstance(child, dict | list))
+    return deepest
 
 
 def loads_strict(data: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
@@ -77,6 +135,10 @@ def loads_strict(data: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
     # Cheap bound first: nesting can't exceed the number of brackets.
     if text.count("[") + text.count("{") > max_depth and depth(value) > max_depth:
         raise JsonInputError(f"nesting deeper than {max_depth} levels")
+    # `"\ud800"` decodes to a lone surrogate, which no UTF-8 writer can encode (orjson
+    # raises on it later): refuse it here. Only an escape can produce one; look for it first.
+    if "\\u" in text and _SURROGATE_ESCAPE.search(text) and _lone_surrogate(value):
+        raise JsonInputError("a string holds an unpaired UTF-16 surrogate (\\uD800-\\uDFFF)")
     return value
 
 

@@ -22,16 +22,24 @@
   never disagree on a verdict.
 * A schema that is itself invalid makes every call of that tool a ``SchemaMismatch``
   whose detail says so (the dataset loader should have refused it).
+* **Bounded patterns.** ``pattern`` and ``patternProperties`` come from the dataset and
+  are run on strings a model wrote; stdlib ``re`` backtracks without bound (``^(a+)+$``
+  on ``"aaa…a!"`` takes hours). Both paths search with the ``regex`` module and a
+  :data:`PATTERN_TIMEOUT_S` timeout instead (jsonschema's own ``re.search`` calls are
+  routed through :class:`_BoundedRe`); a search that times out counts as *no match*, as a
+  ``$regex`` matcher does.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any
 
 import jsonschema
 import orjson
+import regex
 from jsonschema import exceptions as js_exceptions
 from jsonschema import validators as js_validators
 
@@ -227,10 +235,10 @@ def _string_checks(schema: Mapping[str, Any]) -> list[Check]:
         if not isinstance(p, str):
             raise _Unsupported("pattern")
         try:
-            rx = re.compile(p)
+            re.compile(p)
         except re.error:
             raise _Unsupported("pattern") from None
-        out.append(lambda x: type(x) is not str or rx.search(x) is not None)
+        out.append(lambda x: type(x) is not str or bounded_search(p, x))
     return out
 
 
@@ -302,6 +310,59 @@ def _object_check(schema: Mapping[str, Any]) -> Check | None:
 
 def _never(x: Any) -> bool:
     return False
+
+
+# ─── bounded pattern search ───────────────────────────────────────────────────
+
+PATTERN_TIMEOUT_S = 0.05
+"""Most time one schema ``pattern`` search may take (seconds); longer counts as no match."""
+
+
+@lru_cache(maxsize=4096)
+def _compiled(pattern: str) -> Any:
+    try:
+        return regex.compile(pattern)
+    except (regex.error, ValueError, RecursionError, OverflowError):
+        return None
+
+
+def bounded_search(pattern: str, text: str) -> bool:
+    """``re.search(pattern, text) is not None``, bounded by :data:`PATTERN_TIMEOUT_S`."""
+    rx = _compiled(pattern)
+    if rx is None:  # a pattern `re` accepts but `regex` does not: rare, keep `re` semantics
+        return re.search(pattern, text) is not None
+    try:
+        return rx.search(text, timeout=PATTERN_TIMEOUT_S) is not None
+    except TimeoutError:
+        return False
+
+
+class _BoundedRe:
+    """Stands in for the ``re`` module inside jsonschema: ``search`` is bounded in time
+    (returning a truthy object or None, as jsonschema expects), the rest is ``re``."""
+
+    def search(self, pattern: str, string: str, flags: int = 0) -> object | None:
+        if flags:
+            return re.search(pattern, string, flags)
+        return True if bounded_search(pattern, string) else None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(re, name)
+
+
+def _bound_jsonschema_patterns() -> None:
+    import importlib
+
+    for mod in ("jsonschema._keywords", "jsonschema._utils", "jsonschema._legacy_keywords"):
+        try:
+            module = importlib.import_module(mod)
+        except ImportError:  # pragma: no cover - other jsonschema layouts
+            continue
+        if getattr(module, "re", None) is re:
+            module.re = _BoundedRe()  # type: ignore[attr-defined]
+
+
+_bound_jsonschema_patterns()
 
 
 # ─── validators and their cache ───────────────────────────────────────────────
