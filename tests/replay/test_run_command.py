@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import pytest
 
 from gate.dataset import load_dataset
 from gate.runsfile import read_runs
@@ -23,7 +27,14 @@ TOOLS = [
 ]
 
 
-def _project(tmp_path: Path, n_cases: int = 4, *, pin: bool = True) -> Path:
+def _project(
+    tmp_path: Path,
+    n_cases: int = 4,
+    *,
+    pin: bool = True,
+    body: str = LOOKUP_THEN_FINAL,
+    samples: int = 2,
+) -> Path:
     lines = [
         {
             "id": f"case-{i}",
@@ -41,14 +52,14 @@ def _project(tmp_path: Path, n_cases: int = 4, *, pin: bool = True) -> Path:
         for i in range(n_cases)
     ]
     (tmp_path / "dataset.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
-    argv = write_agent(tmp_path, "agent", LOOKUP_THEN_FINAL)
+    argv = write_agent(tmp_path, "agent", body)
     sha = load_dataset(tmp_path / "dataset.jsonl").sha256
     cfg = tmp_path / "toolgate.yml"
     cfg.write_text(
         "dataset:\n  path: dataset.jsonl\n"
         + (f"  sha256: {sha}\n" if pin else "")
         + f"agent:\n  kind: command\n  command: {json.dumps(argv)}\n  workers: 2\n"
-        + "samples: 2\nconcurrency: 2\n"
+        + f"samples: {samples}\nconcurrency: 2\n"
     )
     return cfg
 
@@ -121,3 +132,40 @@ def test_run_command__support_agent_example__one_record_per_case_sample(tmp_path
     assert keys == sorted((c.id, s) for c in dataset.cases for s in range(3))
     assert all(r.error is None for r in runs), [r.error for r in runs if r.error][:3]
     assert sum(len(r.calls) for r in runs) > len(runs) // 2  # the agent really calls tools
+
+
+SLOW = """
+def answer(msg, send, recv):
+    time.sleep(0.05)
+    send({"type": "final", "content": "ok " + msg["case_id"]})
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+def test_run_command__interrupted_then_resumed__nothing_lost_nothing_twice(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    cfg = _project(tmp_path, n_cases=40, body=SLOW, samples=1)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gate", "run", "--config", str(cfg), "--out", "out",
+         "--no-progress"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    runs_file = tmp_path / "out" / "runs.jsonl"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (
+        not runs_file.exists() or runs_file.read_bytes().count(b"\n") < 5
+    ):
+        time.sleep(0.05)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == (130 if sig == signal.SIGINT else -signal.SIGKILL), err
+    before = runs_file.read_bytes()
+    kept = [line for line in before.split(b"\n")[:-1]]  # complete lines survive the interruption
+    assert 5 <= len(kept) < 40
+    again = _toolgate("run", "--config", str(cfg), "--out", "out", "--resume", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    after = runs_file.read_bytes()
+    assert after.startswith(b"\n".join(kept) + b"\n")  # recorded lines untouched
+    keys = [(r.case_id, r.sample) for _, r in read_runs(runs_file)]
+    assert sorted(keys) == [(f"case-{i}", 0) for i in sorted(range(40), key=lambda i: f"case-{i}")]
