@@ -98,7 +98,8 @@ class GitHubContext:
         if raw_budget:
             try:
                 budget = float(raw_budget)
-                if not budget > 0:
+                # `inf` (or 1e999) would lift the bound on time spent on GitHub altogether.
+                if not 0 < budget < float("inf"):
                     raise ValueError
             except ValueError:
                 problems.append(
