@@ -43,8 +43,8 @@ def project(
     (tmp_path / "runs.jsonl").write_text("")
     config = tmp_path / "toolgate.yml"
     config.write_text(
-        "# my gate\ndataset:\n  path: cases.jsonl   # the cases\nagent: {kind: replay, runs: runs.jsonl}\n"
-        + config_extra
+        "# my gate\ndataset:\n  path: cases.jsonl   # the cases\n"
+        "agent: {kind: replay, runs: runs.jsonl}\n" + config_extra
     )
     return config
 
@@ -62,8 +62,8 @@ def test_validate__example__one_line_ok_with_slice_counts(
     counts = ds.slice_counts()
     assert out.startswith(f"OK: toolgate.yml: dataset.jsonl: {len(ds)} cases (")
     assert (
-        f"easy {counts['difficulty=easy']}, medium {counts['difficulty=medium']}, hard {counts['difficulty=hard']}"
-        in out
+        f"easy {counts['difficulty=easy']}, medium {counts['difficulty=medium']}, "
+        f"hard {counts['difficulty=hard']}" in out
     )
     assert (
         f"no-tool {counts['no_tool=true']}" in out
@@ -144,9 +144,12 @@ def test_validate__cross_checks__all_reported_with_config_lines(
         ":6: gates[0].slice: no case has the tag 'refnd' (did you mean 'refund'?)",
         ":7: gates[1].slice: no case has difficulty 'hard'",
         ":8: gates[2].slice: no case lists 'delete' in must_not_call",
-        ":11: scoring.tools.refund_ordr: no tool 'refund_ordr' in the dataset (did you mean 'refund_order'?)",
-        ":12: scoring.tools.refund_order.args.amout: refund_order has no parameter 'amout' (did you mean 'amount'?)",
-        ":16: scoring.arg_scope[0].arg: refund_order has no parameter 'ordr_id' (did you mean 'order_id'?)",
+        ":11: scoring.tools.refund_ordr: no tool 'refund_ordr' in the dataset "
+        "(did you mean 'refund_order'?)",
+        ":12: scoring.tools.refund_order.args.amout: refund_order has no parameter 'amout' "
+        "(did you mean 'amount'?)",
+        ":16: scoring.arg_scope[0].arg: refund_order has no parameter 'ordr_id' "
+        "(did you mean 'order_id'?)",
         ":14: scoring.required_before[0].preceded_by[0]: no tool 'lookup'",
         "dataset.sha256: the dataset is not pinned",
     ]
