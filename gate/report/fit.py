@@ -6,8 +6,13 @@ header) around a list of rows. Under pressure, blocks give up rows in the order 
 say so in place ("… and 37 more cases left out"). Once a rank's cuts make the report fit,
 rows of that rank are added back greedily (binary search per block), so the report uses
 the space it has. If even every minimum is too big, the text is cut at a line boundary
-(closing any ``<details>`` left open) — a guarantee, not a plan: the minimums keep the
-verdict, the hard failures and the worst flips well inside the limits.
+(closing any ``<details>`` or code fence left open) — a guarantee, not a plan: the
+minimums keep the verdict, the hard failures and the worst flips well inside the limits.
+
+Cost. Rows may be :class:`LazyRows`: rendered only when their size is needed, and sizes
+are added up line by line (``measure`` is additive over lines joined by ``\\n``) with an
+early stop once the budget is exceeded. So a comment over 100,000 regressions renders a
+few hundred of them, not all.
 
 Measures: GitHub counts a comment's length in characters; counting UTF-16 code units is
 the safe reading (an emoji outside the BMP counts twice). The step summary limit is in
@@ -16,8 +21,9 @@ bytes (UTF-8).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any, overload
 
 Measure = Callable[[str], int]
 
@@ -30,20 +36,51 @@ def utf8_len(text: str) -> int:
     return len(text.encode("utf-8"))
 
 
+class LazyRows(Sequence[str]):
+    """Rows rendered on first access (``render(item)``), then cached."""
+
+    def __init__(self, items: Sequence[Any], render: Callable[[Any], str]) -> None:
+        self._items = items
+        self._render = render
+        self._done: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @overload
+    def __getitem__(self, i: int) -> str: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[str]: ...
+    def __getitem__(self, i: int | slice) -> str | list[str]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        while len(self._done) <= i:
+            self._done.append(self._render(self._items[len(self._done)]))
+        return self._done[i]
+
+    def __iter__(self) -> Iterator[str]:
+        return (self[i] for i in range(len(self)))
+
+
 @dataclass
 class Block:
     head: list[str] = field(default_factory=list)
-    rows: list[str] = field(default_factory=list)
+    rows: Sequence[str] = field(default_factory=list)
     tail: list[str] = field(default_factory=list)
     keep: int = 0
     """Rows always kept (the worst, as rows are ordered worst first)."""
     cut: int = 0
     """Rank in the cutting order: 1 is cut first; 0 is never cut."""
     what: str = "rows"
-    """What a row is, for the note: "cases", "tools", …"""
+    """What the rows are, plural, for the note: "cases", "tools", … (an "s" is dropped
+    for one)."""
     drop_whole: bool = False
     """With no rows kept, replace the whole block (heading included) by the note."""
     shown: int = -1
+    _sizes: list[int] = field(default_factory=list, repr=False)
+    """Cumulative measured size of rows[:k+1] (each row + its newline), filled lazily."""
 
     def __post_init__(self) -> None:
         if self.shown < 0:
@@ -53,16 +90,45 @@ class Block:
     def left_out(self) -> int:
         return len(self.rows) - self.shown
 
+    def _note(self, where: str) -> list[str]:
+        n = self.left_out
+        if not n:
+            return []
+        what = self.what[:-1] if n == 1 and self.what.endswith("s") else self.what
+        if self.shown == 0 and self.drop_whole:
+            return [f"_{n:,} {what} left out to fit the size limit; {where}._", ""]
+        return [f"_… and {n:,} more {what} left out; {where}._"]
+
     def render(self, where: str) -> list[str]:
-        if self.left_out and self.shown == 0 and self.drop_whole:
-            return [f"_{self.left_out:,} {self.what} left out to fit the size limit; {where}._", ""]
+        note = self._note(where)
+        if note and self.shown == 0 and self.drop_whole:
+            return note
         lines = [*self.head, *self.rows[: self.shown]]
-        if self.left_out:
-            if lines and lines[-1].startswith("|"):
-                lines.append("")  # end the table before the note
-            lines.append(f"_… and {self.left_out:,} more {self.what} left out; {where}._")
+        if note:
+            lines.append("")  # end a table or list before the note
+            lines += note
         lines.extend(self.tail)
         return lines
+
+    def rows_size(self, k: int, measure: Measure, cap: int | None = None) -> int:
+        """Size of the first ``k`` rows (each with its newline); stops early past ``cap``."""
+        while len(self._sizes) < k:
+            i = len(self._sizes)
+            prev = self._sizes[-1] if self._sizes else 0
+            self._sizes.append(prev + measure(self.rows[i]) + 1)
+            if cap is not None and self._sizes[-1] > cap:
+                return self._sizes[-1]
+        return self._sizes[k - 1] if k else 0
+
+    def size(self, measure: Measure, where: str, cap: int | None = None) -> int:
+        note = self._note(where)
+        if note and self.shown == 0 and self.drop_whole:
+            return sum(measure(x) + 1 for x in note)
+        fixed = sum(measure(x) + 1 for x in (*self.head, *self.tail, *note))
+        if note:
+            fixed += 1
+        room = None if cap is None else cap - fixed
+        return fixed + self.rows_size(self.shown, measure, room)
 
 
 def render(blocks: Sequence[Block], where: str) -> str:
@@ -99,30 +165,35 @@ def fit(
             return [*blocks[:banner_at], banner(n), *blocks[banner_at:]]
         return blocks
 
-    def size() -> int:
-        return measure(render(assemble(), where))
+    def fits() -> bool:
+        total = -1  # "\n".join: one newline fewer than lines
+        for b in assemble():
+            total += b.size(measure, where, budget - total)
+            if total > budget:
+                return False
+        return True
 
-    if size() <= budget:
+    if fits():
         return Fitted(render(assemble(), where), 0, False)
     for rank in sorted({b.cut for b in blocks if b.cut > 0}):
         group = [b for b in blocks if b.cut == rank]
         for b in group:
             b.shown = min(b.keep, len(b.rows))
-        if size() <= budget:
+        if fits():
             for b in group:
-                _grow(b, size, budget)
+                _grow(b, fits)
             return Fitted(render(assemble(), where), sum(b.left_out for b in blocks), False)
     text = render(assemble(), where)
     return Fitted(_hard_cut(text, budget, measure, where), sum(b.left_out for b in blocks), True)
 
 
-def _grow(block: Block, size: Callable[[], int], budget: int) -> None:
+def _grow(block: Block, fits: Callable[[], bool]) -> None:
     """Largest ``shown`` in [current, all rows] that still fits (sizes grow with rows)."""
     lo, hi = block.shown, len(block.rows)
     while lo < hi:
         mid = (lo + hi + 1) // 2
         block.shown = mid
-        if size() <= budget:
+        if fits():
             lo = mid
         else:
             hi = mid - 1

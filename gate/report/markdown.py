@@ -30,7 +30,7 @@ from typing import Any
 from gate.model import JUDGE_METRIC_PREFIX, METRICS
 from gate.report import fmt
 from gate.report.escape import Escaper, calls_repr, json_compact
-from gate.report.fit import Block
+from gate.report.fit import Block, LazyRows
 from gate.results import CaseResult, Flip, HardFailureResult, MetricDelta, Results, SampleResult
 
 HEADLINE_METRICS: tuple[str, ...] = (
@@ -124,14 +124,17 @@ def _hard_failures(results: Results, esc: Escaper, full: bool) -> list[Block]:
         groups[(hf.kind, hf.case_id, str(hf.call.get("name", "?")))].append(hf)
     ordered = sorted(groups.items(), key=lambda kv: (HARD_KIND_ORDER.get(kv[0][0], 9), kv[0]))
     lim = 300 if full else 120
-    rows = []
-    for (kind, case_id, _), items in ordered:
+
+    def row(group: tuple[tuple[str, str, str], list[HardFailureResult]]) -> str:
+        (kind, case_id, _), items = group
         first = items[0]
         samples = ", ".join(str(s) for s in sorted({h.sample for h in items}))
-        rows.append(
+        return (
             f"| {_case_cell(case_id, first.line, esc)} | {_kind_label(kind)} | {samples} "
             f"| {esc.code(_call_of(first.call), lim)} | {esc.text(first.message, lim)} |"
         )
+
+    rows = LazyRows(ordered, row)
     n = len(results.hard_failures)
     head = [
         f"### 🛑 Hard failures ({n}) — these fail the gate whatever the averages",
@@ -324,8 +327,8 @@ def _regressions(results: Results, esc: Escaper, full: bool) -> list[Block]:
     cases = _case_index(results)
     drift = _drift_by_case(results)
     lim = 240 if full else 100
-    rows = []
-    for f in flips:
+
+    def row(f: Flip) -> str:
         case = cases.get(f.case_id)
         sample = _first_failing(case)
         ev = sample.evidence if sample else {}
@@ -336,13 +339,15 @@ def _regressions(results: Results, esc: Escaper, full: bool) -> list[Block]:
         if drift.get(f.case_id):
             tools = ", ".join(esc.code(t, 60) for t in drift[f.case_id])
             why.append(f"🔧 tool definition changed: {tools}")
-        rows.append(
+        return (
             f"| {_case_cell(f.case_id, f.line or (case.line if case else None), esc)} "
             f"| {_rates(f)} | {_checks(checks, esc)} "
             f"| {esc.code(calls_repr(ev.get('expected')), lim) if 'expected' in ev else '—'} "
             f"| {esc.code(calls_repr(ev.get('actual')), lim) if 'actual' in ev else '—'} "
             f"| {'<br>'.join(why) or '—'} |"
         )
+
+    rows = LazyRows(flips, row)
     head = [
         f"### 🔻 Regressions ({len(flips)}) — passed on base, fail on head",
         "",
@@ -491,7 +496,7 @@ def _fixed(results: Results, esc: Escaper) -> list[Block]:
     flips = sorted(_flips(results, "fix"), key=lambda f: (_drop(f), f.case_id))
     if not flips:
         return []
-    rows = [f"| {_case_cell(f.case_id, f.line, esc)} | {_rates(f)} |" for f in flips]
+    rows = LazyRows(flips, lambda f: f"| {_case_cell(f.case_id, f.line, esc)} | {_rates(f)} |")
     head = [
         f"### ✅ Fixed ({len(flips)}) — failed on base, pass on head",
         "",
@@ -507,13 +512,14 @@ def _flaky(results: Results, esc: Escaper) -> list[Block]:
     flaky = [c for c in results.cases if (c.flaky or c.id in noise) and c.id not in flipped]
     if not flaky:
         return []
-    rows = []
-    for c in sorted(flaky, key=lambda c: (c.pass_rate, c.id)):
-        n = len(c.samples)
+
+    def row(c: CaseResult) -> str:
         checks = sorted({x for s in c.samples if not s.passed for x in s.failed_checks})
         f = noise.get(c.id)
-        change = _rates(f) if f else fmt.rate_fraction(c.pass_rate, n)
-        rows.append(f"| {_case_cell(c.id, c.line, esc)} | {change} | {_checks(checks, esc)} |")
+        change = _rates(f) if f else fmt.rate_fraction(c.pass_rate, len(c.samples))
+        return f"| {_case_cell(c.id, c.line, esc)} | {change} | {_checks(checks, esc)} |"
+
+    rows = LazyRows(sorted(flaky, key=lambda c: (c.pass_rate, c.id)), row)
     head = [
         f"### 🎲 Flaky or within noise ({len(rows)}) — not counted as flips",
         "",
@@ -564,11 +570,13 @@ def _per_tool(results: Results, esc: Escaper) -> list[Block]:
         results.per_tool.items(),
         key=lambda kv: (kv[1].recall if kv[1].recall is not None else 2.0, kv[0]),
     )
-    rows = [
-        f"| {esc.code(name, 80)} | `{fmt.bar(t.recall)}` {fmt.num(t.recall)} "
-        f"| {t.matched}/{t.expected} | {t.called} |"
-        for name, t in items
-    ]
+    rows = LazyRows(
+        items,
+        lambda kv: (
+            f"| {esc.code(kv[0], 80)} | `{fmt.bar(kv[1].recall)}` {fmt.num(kv[1].recall)} "
+            f"| {kv[1].matched}/{kv[1].expected} | {kv[1].called} |"
+        ),
+    )
     head = [
         "### Per-tool recall",
         "",
@@ -631,8 +639,8 @@ def _failing_cases(results: Results, esc: Escaper) -> list[Block]:
     failing = [c for c in results.cases if not c.passed]
     if not failing:
         return []
-    rows = []
-    for c in failing:
+
+    def row(c: CaseResult) -> str:
         parts = [
             f"- {_case_cell(c.id, c.line, esc)} — "
             f"{fmt.rate_fraction(c.pass_rate, len(c.samples))} samples pass"
@@ -641,7 +649,9 @@ def _failing_cases(results: Results, esc: Escaper) -> list[Block]:
             label = "sample" if len(numbers) == 1 else "samples"
             parts.append(f"  - {label} {', '.join(map(str, numbers))}: {lines[0]}")
             parts += [f"    - {line}" for line in lines[1:]]
-        rows.append("\n".join(parts))
+        return "\n".join(parts)
+
+    rows = LazyRows(failing, row)
     head = [f"### Failing cases ({len(failing)}), with evidence", ""]
     return [Block(head, rows, [""], keep=20, cut=1, what="failing cases")]
 
@@ -714,15 +724,17 @@ def _judge(results: Results, esc: Escaper) -> list[Block]:
 def _all_cases(results: Results, esc: Escaper) -> list[Block]:
     if not results.cases:
         return []
-    rows = []
-    for c in results.cases:
+
+    def row(c: CaseResult) -> str:
         mark = "✅" if c.passed else "❌"
         flaky = "🎲" if c.flaky else ""
         checks = sorted({x for s in c.samples if not s.passed for x in s.failed_checks})
-        rows.append(
+        return (
             f"| {esc.code(c.id, 80)} | {mark} | {fmt.rate_fraction(c.pass_rate, len(c.samples))} "
             f"| {flaky} | {_checks(checks, esc)} | {c.line or ''} |"
         )
+
+    rows = LazyRows(results.cases, row)
     n_pass = sum(1 for c in results.cases if c.passed)
     head = [
         "<details>",

@@ -43,17 +43,27 @@ ALWAYS_SECRET_ENV: tuple[str, ...] = (
 
 REDACTED = "[REDACTED]"
 
-_TOKEN_SHAPES = re.compile(
+_PATTERN = re.compile(
     r"""
-      \b(?:gh[pousr]_[A-Za-z0-9]{20,255})          # GitHub classic/OAuth/user/server/refresh
-    | \bgithub_pat_[A-Za-z0-9_]{20,255}            # GitHub fine-grained PAT
-    | \bsk-[A-Za-z0-9][A-Za-z0-9_\-]{15,255}       # OpenAI-style (sk-, sk-proj-, sk-ant-)
-    | \b(?:AKIA|ASIA)[0-9A-Z]{16}\b                # AWS access key id
-    | \bxox[abposr]-[A-Za-z0-9\-]{10,255}          # Slack
+      (?P<shape>
+          \bgh[pousr]_[A-Za-z0-9]{20,255}             # GitHub classic/OAuth/user/server/refresh
+        | \bgithub_pat_[A-Za-z0-9_]{20,255}           # GitHub fine-grained PAT
+        | \bsk-[A-Za-z0-9][A-Za-z0-9_\-]{15,255}      # OpenAI-style (sk-, sk-proj-, sk-ant-)
+        | \b(?:AKIA|ASIA)[0-9A-Z]{16}\b               # AWS access key id
+        | \bxox[abposr]-[A-Za-z0-9\-]{10,255}         # Slack
+      )
+    | (?P<word>\b(?i:bearer|token))(?P<space>\s+)(?P<cred>[A-Za-z0-9\-._~+/]{8,}=*)
     """,
     re.VERBOSE,
 )
-_BEARER = re.compile(r"(?i)\b(bearer|token)(\s+)([A-Za-z0-9\-._~+/]{8,}=*)")
+"""Token shapes, and credentials after "Bearer" or "token" — one pass over the text."""
+
+_TRIGGER = re.compile(
+    "|".join(("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk-", "akia", "asia"))
+    + "|xox|bearer|token",
+    re.IGNORECASE,
+)
+"""Literal substrings every match contains."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,17 +101,21 @@ class Redactor:
         for name, value in self.secrets:
             if value in text:
                 text = text.replace(value, f"[REDACTED:{name}]")
-        text = _TOKEN_SHAPES.sub(REDACTED, text)
-        return _BEARER.sub(_bearer_sub, text)
+        if not _TRIGGER.search(text):
+            return text  # the usual case: a cheap literal scan instead of the full pattern
+        return _PATTERN.sub(_sub, text)
 
     def __call__(self, text: str) -> str:
         return self.redact(text)
 
 
-def _bearer_sub(m: re.Match[str]) -> str:
-    word, space, cred = m.group(1), m.group(2), m.group(3)
+def _sub(m: re.Match[str]) -> str:
+    if m.group("shape"):
+        return REDACTED
+    word, space, cred = m.group("word"), m.group("space"), m.group("cred")
     if word.lower() == "token" and not _looks_like_credential(cred):
-        return m.group(0)  # prose such as "token limit exceeded"
+        # prose such as "token limit exceeded" — but a token shape after it still goes
+        return f"{word}{space}{_PATTERN.sub(_sub, cred)}"
     return f"{word}{space}{REDACTED}"
 
 
