@@ -176,6 +176,7 @@ class GitHubServer:
         for reg in register:
             reg(self)
         self._httpd: ThreadingHTTPServer | None = None
+        self._root = ""
         self._thread: threading.Thread | None = None
 
     # ── setup ───────────────────────────────────────────────────────────────
@@ -240,9 +241,8 @@ class GitHubServer:
 
     @property
     def root(self) -> str:
-        assert self._httpd is not None, "server not started"
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host!s}:{port}"
+        assert self._root, "server not started"
+        return self._root
 
     @property
     def api_url(self) -> str:
@@ -256,6 +256,8 @@ class GitHubServer:
             gh = server
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _H)
+        host, port = self._httpd.server_address[:2]
+        self._root = f"http://{host!s}:{port}"
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
         self._thread.start()
