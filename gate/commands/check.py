@@ -1,15 +1,91 @@
-"""`toolgate check` (not yet available)."""
+"""``toolgate check``: run the agent (or replay), score, gate, compare, report — the CI job.
+
+    toolgate check [--config toolgate.yml] [--out DIR] [--baseline BASE_RESULTS|none]
+                   [--baseline-source TEXT] [--samples N] [--shard i/n] [--resume]
+                   [--no-comment] [--no-progress]
+
+Exit code 0 when the gate passes, 1 when it fails, 2 for bad input. Every report is written
+(and, in GitHub Actions, published) before the exit. The stages are in
+:func:`gate.pipeline.check`.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
+from pathlib import Path
 
-from gate.errors import UsageError
+from gate.pipeline import CheckOptions, check
+from gate.replay.runner import parse_shard
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--config",
+        default="toolgate.yml",
+        metavar="FILE",
+        help="the config file (default: toolgate.yml)",
+    )
+    parser.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="results folder (default: the config's reporting.out)",
+    )
+    parser.add_argument(
+        "--baseline",
+        default=None,
+        metavar="BASE_RESULTS",
+        help="the base branch's results.json to compare with, or 'none' "
+        "(default: the config's baseline.path, if set)",
+    )
+    parser.add_argument(
+        "--baseline-source",
+        default=None,
+        metavar="TEXT",
+        help="where the baseline came from, shown in the reports",
+    )
+    parser.add_argument(
+        "--samples",
+        type=int,
+        default=None,
+        metavar="N",
+        help="samples per case (default: the config's samples)",
+    )
+    parser.add_argument(
+        "--shard",
+        default=None,
+        metavar="i/n",
+        help="run only shard i of n (deterministic by case id)",
+    )
+    parser.add_argument(
+        "--resume", action="store_true", help="keep case-samples already in OUT/runs.jsonl"
+    )
+    parser.add_argument(
+        "--no-comment",
+        action="store_true",
+        help="do not post the PR comment (reports are still written)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress on stderr")
 
 
 def run(args: argparse.Namespace) -> int:
-    raise UsageError("`toolgate check` is not yet available in this version")
+    from gate.errors import UsageError
+
+    if args.samples is not None and not 1 <= args.samples <= 100:
+        raise UsageError(f"--samples must be between 1 and 100, not {args.samples}")
+    opts = CheckOptions(
+        config_path=Path(args.config),
+        config_display=args.config,
+        out=Path(args.out) if args.out else None,
+        baseline=args.baseline,
+        baseline_source=args.baseline_source,
+        samples=args.samples,
+        shard=parse_shard(args.shard) if args.shard else None,
+        resume=args.resume,
+        comment=not args.no_comment,
+        progress=not args.no_progress,
+    )
+    outcome = check(opts, os.environ, sys.stdout)
+    return outcome.exit_code
