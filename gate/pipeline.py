@@ -369,8 +369,9 @@ def _score_with_scores(
 
 
 def _scoring_context(config: Config, dataset: Dataset) -> ScoringContext:
+    budget = config.agent.step_budget
     return ScoringContext.build(
-        config.scoring, config.dataset.normalize, dataset.tools, step_budget=config.agent.step_budget
+        config.scoring, config.dataset.normalize, dataset.tools, step_budget=budget
     )
 
 
