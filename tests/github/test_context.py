@@ -1,0 +1,102 @@
+"""GitHubContext.from_environ and the pure comment plan."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from gate.github.context import GitHubContext, PostComment, SkipComment, plan_comment
+
+
+def event(tmp_path: Path, payload: object) -> str:
+    path = tmp_path / "event.json"
+    path.write_text(json.dumps(payload))
+    return str(path)
+
+
+def pr_payload(number: int = 12) -> dict[str, object]:
+    return {
+        "number": number,
+        "pull_request": {"number": number, "base": {"sha": "b" * 40}, "head": {"sha": "h" * 40}},
+    }
+
+
+def env(tmp_path: Path, name: str, payload: object, **extra: str) -> dict[str, str]:
+    return {
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_TOKEN": "ghs_secretsecretsecretsecretsecret",
+        "GITHUB_REPOSITORY": "octo/agent",
+        "GITHUB_EVENT_NAME": name,
+        "GITHUB_EVENT_PATH": event(tmp_path, payload),
+        **extra,
+    }
+
+
+def test_context__pull_request__number_and_shas_from_event(tmp_path: Path) -> None:
+    ctx = GitHubContext.from_environ(env(tmp_path, "pull_request", pr_payload()))
+    assert (ctx.pr_number, ctx.base_sha, ctx.head_sha) == (12, "b" * 40, "h" * 40)
+    assert plan_comment(ctx) == PostComment("octo/agent", 12)
+
+
+def test_context__pull_request_target__commented_too(tmp_path: Path) -> None:
+    ctx = GitHubContext.from_environ(env(tmp_path, "pull_request_target", pr_payload(3)))
+    assert plan_comment(ctx) == PostComment("octo/agent", 3)
+
+
+def test_context__push_event__comment_skipped_with_notice(tmp_path: Path) -> None:
+    ctx = GitHubContext.from_environ(env(tmp_path, "push", {"ref": "refs/heads/main"}))
+    plan = plan_comment(ctx)
+    assert isinstance(plan, SkipComment) and plan.level == "notice"
+    assert "push event is not a pull request" in plan.reason
+
+
+def test_context__workflow_run_with_pr_override__head_sha_required(tmp_path: Path) -> None:
+    payload = {"workflow_run": {"head_sha": "c" * 40, "pull_requests": []}}
+    ctx = GitHubContext.from_environ(env(tmp_path, "workflow_run", payload))
+    assert plan_comment(ctx, pr_override=5) == PostComment("octo/agent", 5, "c" * 40)
+    assert isinstance(plan_comment(ctx), SkipComment)
+
+
+def test_context__token__hidden_from_repr(tmp_path: Path) -> None:
+    ctx = GitHubContext.from_environ(env(tmp_path, "pull_request", pr_payload()))
+    assert "ghs_" not in repr(ctx) and ctx.token is not None
+
+
+def test_context__enterprise_api_url__honoured(tmp_path: Path) -> None:
+    ctx = GitHubContext.from_environ(
+        env(
+            tmp_path,
+            "pull_request",
+            pr_payload(),
+            GITHUB_API_URL="https://ghe.example.com/api/v3/",
+            GITHUB_SERVER_URL="https://ghe.example.com",
+            GITHUB_RUN_ID="99",
+        )
+    )
+    assert ctx.api_url == "https://ghe.example.com/api/v3"
+    assert ctx.run_url == "https://ghe.example.com/octo/agent/actions/runs/99"
+
+
+def test_context__unreadable_event__problem_recorded_not_raised(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    ctx = GitHubContext.from_environ(
+        {"GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(bad)}
+    )
+    assert ctx.pr_number is None and any("cannot read the event payload" in p for p in ctx.problems)
+
+
+def test_context__no_token__skip_is_a_warning(tmp_path: Path) -> None:
+    e = env(tmp_path, "pull_request", pr_payload())
+    del e["GITHUB_TOKEN"]
+    plan = plan_comment(GitHubContext.from_environ(e))
+    assert isinstance(plan, SkipComment) and plan.level == "warning"
+
+
+def test_context__bad_budget__default_kept_with_problem(tmp_path: Path) -> None:
+    ctx = GitHubContext.from_environ({"TOOLGATE_GITHUB_BUDGET_S": "soon"})
+    assert ctx.budget_s == 60.0 and ctx.problems
+
+
+def test_context__disabled__skipped() -> None:
+    assert isinstance(plan_comment(GitHubContext(), enabled=False), SkipComment)
