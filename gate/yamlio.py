@@ -76,7 +76,16 @@ def parse_yaml(text: str, name: str) -> YamlDoc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
         raise ConfigError(Problem(name, line, None, f"invalid YAML: {exc.problem}")) from None
     except YAMLError as exc:
-        raise ConfigError(Problem(name, None, None, f"invalid YAML: {exc}")) from None
+        # ruamel's ReaderError (a NUL or other control character) carries no mark, only a
+        # character offset: turn that into the line, and say which character it is.
+        position = getattr(exc, "position", None)
+        line = text.count("\n", 0, position) + 1 if isinstance(position, int) else None
+        char = getattr(exc, "character", None)
+        if isinstance(char, int) and line is not None:
+            message = f"invalid YAML: character U+{char:04X} is not allowed ({exc.reason})"
+        else:
+            message = f"invalid YAML: {exc}"
+        raise ConfigError(Problem(name, line, None, message)) from None
     doc = YamlDoc(data=None, file=name)
     if node is None:
         doc.data = {}

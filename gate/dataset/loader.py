@@ -250,7 +250,8 @@ def _csv_rows(
 ) -> Iterator[tuple[int, Any]]:
     # A large inline `available_tools` cell can pass the default 128 KiB field limit.
     csv.field_size_limit(max(csv.field_size_limit(), 64 * 1024 * 1024))
-    reader = csv.reader(_text_lines(fh, digest, display, problems), strict=True)
+    lines = _text_lines(fh, digest, display, problems)
+    reader = csv.reader(lines, strict=True)
     header: list[str] | None = None
     columns: list[str | None] = []
     while True:
@@ -261,8 +262,9 @@ def _csv_rows(
             break
         except csv.Error as exc:
             problems.add(Problem(display, start, None, f"malformed CSV: {exc}"))
-            # The reader cannot resynchronise reliably after a quoting error: stop here.
-            for _ in reader:
+            # The reader cannot resynchronise reliably after a quoting error: stop here,
+            # but read (and hash) the remaining lines without it — it would raise again.
+            for _ in lines:
                 pass
             break
         if not cells or (len(cells) == 1 and not cells[0].strip()):

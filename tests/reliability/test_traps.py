@@ -535,3 +535,26 @@ def test_github__server_that_stalls__each_request_capped_and_total_bounded() -> 
         with pytest.raises(GitHubApiError):
             client.call("GET repo", lambda: client.gh.get_repo("octo/agent"))
         assert time.monotonic() - t0 <= 5.0 + 1.5
+
+
+@pytest.mark.parametrize("char", ["\x00", "\x07", "\x1b", "\ufffe"])
+def test_config__control_character__refused_with_its_line(tmp_path: Path, char: str) -> None:
+    """ruamel's reader error has no mark, only an offset (found by the fuzz suite)."""
+    path = _config(tmp_path, h.config_yaml() + f"seed: 1\nnotes{char}: x\n")
+    with pytest.raises(ConfigError, match=f"U\\+{ord(char):04X}") as info:
+        load_config(path, display="toolgate.yml")
+    h.check_input_error(info.value, files=["toolgate.yml"], lines=True)
+    assert info.value.problems[0].line == 8
+
+
+def test_dataset_csv__two_quoting_errors__one_problem_not_a_crash(tmp_path: Path) -> None:
+    """After a quoting error the loader drained the csv reader, which raised again on the
+    next bad line: an unhandled ``_csv.Error`` (found by the fuzz suite)."""
+    rows = h.csv_bytes(h.cases(2)).decode().splitlines()
+    rows[1] = rows[1].replace('"object"', '"object"\x00', 1)
+    rows.append('x,"a"b,c')
+    (tmp_path / "d.csv").write_text("\n".join(rows) + "\n")
+    with pytest.raises(DatasetError, match="malformed CSV") as info:
+        load_dataset(tmp_path / "d.csv", display="d.csv")
+    h.check_input_error(info.value, files=["d.csv"], lines=True)
+    assert info.value.problems[0].line == 2
