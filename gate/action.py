@@ -514,14 +514,40 @@ def gate_mode(
 
     results_file = out / RESULTS_FILE
     report_file = out / REPORT_FILE
+    results = _read_results_quietly(results_file)
+    published = _size(settings.summary_file) > summary_before
+    if settings.mode is not Mode.RUN and results is not None and not published:
+        # A command that computes but does not publish (merge): publish its results here,
+        # the way `toolgate check` does itself.
+        publish_results(settings, deps, results, results_file)
+        published = True
     return Outcome(
         exit_code=rc,
         results_path=results_file if results_file.is_file() else None,
         report_path=report_file if report_file.is_file() else None,
-        results=_read_results_quietly(results_file),
+        results=results,
         gated=settings.mode is not Mode.RUN,
-        cli_wrote_summary=_size(settings.summary_file) > summary_before,
+        cli_wrote_summary=published,
         summary_notes=[n for n in notes if n],
+    )
+
+
+def publish_results(
+    settings: ActionSettings, deps: Collaborators, results: Any, results_file: Path
+) -> None:
+    """Outputs, step summary, annotations and the sticky comment for ``results``
+    (:func:`gate.github.publish.publish`; a GitHub failure is a warning, never fatal)."""
+    from gate.commands.report import build_redactor
+    from gate.github.context import GitHubContext
+    from gate.github.publish import publish
+
+    publish(
+        results,
+        GitHubContext.from_environ(os.environ),
+        redactor=build_redactor(settings.config, [], os.environ),
+        results_path=_rel(settings.workspace, results_file),
+        comment=settings.comment,
+        stream=deps.out,
     )
 
 

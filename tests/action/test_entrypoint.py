@@ -4,9 +4,11 @@ the outputs file, the step summary and the PR comment."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -259,6 +261,261 @@ def test_comment_mode__nothing_downloaded__input_error(workspace, tmp_path, gh):
     assert any("neither results.json nor comment.md" in e for e in run.annotations("error"))
 
 
+# ─── a small repository whose gate passes (good runs) or fails (bad runs) ──────
+
+
+def mini_repo(ws: Path) -> Path:
+    """A repository with a 12-case dataset and a replay agent: ``toolgate.yml`` replays
+    runs that pass every case, ``toolgate.bad.yml`` runs where case order-2 calls the
+    must-not-call ``delete_account``."""
+    from gate.dataset import load_dataset
+
+    ws.mkdir(parents=True, exist_ok=True)
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "lookup_order",
+            "description": "Look up an order.",
+            "parameters": {
+                "type": "object",
+                "properties": {"order_id": {"type": "string"}},
+                "required": ["order_id"],
+                "additionalProperties": False,
+            },
+        },
+    }
+    danger = {
+        "type": "function",
+        "function": {
+            "name": "delete_account",
+            "description": "Delete the account.",
+            "parameters": {"type": "object", "properties": {"user_id": {"type": "string"}}},
+        },
+    }
+    (ws / "tools.json").write_text(json.dumps([tool, danger]), "utf-8")
+    cases, good, bad = [], [], []
+    for i in range(1, 13):
+        cid = f"order-{i}"
+        cases.append(
+            {
+                "id": cid,
+                "user_input": f"Where is order {i}?",
+                "available_tools": "@tools.json",
+                "expected_tool_calls": [{"name": "lookup_order", "args": {"order_id": str(i)}}],
+                "must_not_call": ["delete_account"],
+                "tool_responses": [{"name": "lookup_order", "response": {"status": "shipped"}}],
+            }
+        )
+        call = {"id": "c1", "name": "lookup_order", "arguments": {"order_id": str(i)}}
+        wrong = {"id": "c1", "name": "delete_account", "arguments": {"user_id": "u1"}}
+        for runs, c in ((good, call), (bad, wrong if i == 2 else call)):
+            runs.append({"case_id": cid, "sample": 0, "turns": [{"calls": [c]}], "final": "ok"})
+    lines = lambda rows: "".join(json.dumps(r) + "\n" for r in rows)  # noqa: E731
+    (ws / "dataset.jsonl").write_text(lines(cases), "utf-8")
+    (ws / "runs.good.jsonl").write_text(lines(good), "utf-8")
+    (ws / "runs.bad.jsonl").write_text(lines(bad), "utf-8")
+    sha = load_dataset(ws / "dataset.jsonl").sha256
+    for name, runs in (("toolgate.yml", "runs.good.jsonl"), ("toolgate.bad.yml", "runs.bad.jsonl")):
+        (ws / name).write_text(
+            "name: mini\n"
+            f"dataset:\n  path: dataset.jsonl\n  sha256: {sha}\n"
+            f"agent:\n  kind: replay\n  runs: {runs}\n"
+            "gates:\n  - metric: call_accuracy\n    min: 0.9\n"
+            "regressions:\n  max_new_failures: 0\n",
+            "utf-8",
+        )
+    return ws
+
+
+def shards(ws: Path, config: str, n: int = 2, folder: str = "toolgate-shards") -> Path:
+    """What the matrix jobs of sharded.yml leave after download-artifact: one folder per
+    shard, each with that shard's results.json (``toolgate run`` + ``score --shard``)."""
+    from gate.cli import main as cli
+
+    root = ws / folder
+    for i in range(1, n + 1):
+        out = root / f"toolgate-shard-{i}"
+        cfg = str(ws / config)
+        assert cli(["run", "--config", cfg, "--out", str(out), "--shard", f"{i}/{n}"]) == 0
+        runs = str(out / "runs.jsonl")
+        assert (
+            cli(
+                ["score", "--config", cfg, "--runs", runs, "--out", str(out), "--shard", f"{i}/{n}"]
+            )
+            == 0
+        )
+    return root
+
+
+def full_results(ws: Path, config: str = "toolgate.yml") -> bytes:
+    from gate.cli import main as cli
+
+    out = ws.parent / f"full-{config}"
+    assert cli(["run", "--config", str(ws / config), "--out", str(out)]) == 0
+    assert (
+        cli(
+            [
+                "score",
+                "--config",
+                str(ws / config),
+                "--runs",
+                str(out / "runs.jsonl"),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    return (out / "results.json").read_bytes()
+
+
+# ─── mode: merge (the final job of the sharded pattern) ───────────────────────
+
+
+def test_merge__passing_shards__outputs_summary_one_comment_exit_0(tmp_path, gh):
+    ws = mini_repo(tmp_path / "ws")
+    shards(ws, "toolgate.yml")
+
+    run = run_action(
+        ws,
+        tmp_path / "runner",
+        inputs={"mode": "merge", "merge": "toolgate-shards", "baseline": "none"},
+        api_url=gh.api_url,
+        token=TOKEN,
+    )
+
+    assert run.code == 0, run.stdout + run.stderr
+    assert set(ACTION_OUTPUTS) <= set(run.outputs)
+    assert (run.outputs["verdict"], run.outputs["passed"]) == ("passed", "true")
+    assert run.outputs["regressions"] == "0" and run.outputs["must-not-call-violations"] == "0"
+    assert run.outputs["results-path"] == "toolgate-out/results.json"
+    assert run.outputs["report-path"] == "toolgate-out/report.md"
+    assert "mini" in run.summary and "**Baseline:** none (`baseline: none`)." in run.summary
+    comments = gh.comments_on(7)
+    assert len(comments) == 1
+    assert comments[0].body.startswith("<!-- toolgate:comment name=mini -->")
+
+
+def test_merge__must_not_call_in_a_shard__fails_exit_1_reported_everywhere(tmp_path, gh):
+    ws = mini_repo(tmp_path / "ws")
+    shards(ws, "toolgate.bad.yml")
+
+    run = run_action(
+        ws,
+        tmp_path / "runner",
+        inputs={
+            "mode": "merge",
+            "merge": "toolgate-shards",
+            "config": "toolgate.bad.yml",
+            "baseline": "none",
+        },
+        api_url=gh.api_url,
+    )
+
+    assert run.code == 1, run.stdout + run.stderr
+    assert (run.outputs["verdict"], run.outputs["passed"]) == ("failed", "false")
+    assert run.outputs["must-not-call-violations"] == "1"
+    assert any("delete_account" in e for e in run.annotations("error"))
+    assert "delete_account" in run.summary
+    (comment,) = gh.comments_on(7)
+    assert "delete_account" in comment.body
+
+
+def test_merge__fail_on_never__failing_gate_exits_0_with_warning(tmp_path, gh):
+    ws = mini_repo(tmp_path / "ws")
+    shards(ws, "toolgate.bad.yml")
+
+    run = run_action(
+        ws,
+        tmp_path / "runner",
+        inputs={
+            "mode": "merge",
+            "merge": "toolgate-shards",
+            "config": "toolgate.bad.yml",
+            "baseline": "none",
+            "fail-on": "never",
+        },
+        api_url=gh.api_url,
+    )
+
+    assert run.code == 0
+    assert run.outputs["verdict"] == "failed", "the verdict itself is unchanged"
+    assert any("fail-on: never" in w for w in run.annotations("warning"))
+    assert "`fail-on: never` keeps this step green" in run.summary
+
+
+def test_merge__fork_pr_read_only_token__summary_fallback_verdict_unchanged(tmp_path, gh):
+    ws = mini_repo(tmp_path / "ws")
+    shards(ws, "toolgate.bad.yml")
+
+    run = run_action(
+        ws,
+        tmp_path / "runner",
+        inputs={
+            "mode": "merge",
+            "merge": "toolgate-shards",
+            "config": "toolgate.bad.yml",
+            "baseline": "none",
+        },
+        event=pr_event(fork=True),
+        api_url=gh.api_url,
+        token=FORK_TOKEN,
+    )
+
+    assert run.code == 1, "a comment that cannot be posted changes nothing"
+    assert run.outputs["verdict"] == "failed"
+    assert gh.comments == {}
+    assert any("workflow_run" in w for w in run.annotations("warning"))
+    assert "delete_account" in run.summary, "the report is in the step summary"
+
+
+def test_merge__baseline_auto__base_branch_artifact__flips_and_names_source(tmp_path, gh):
+    ws = mini_repo(tmp_path / "ws")
+    base = full_results(ws)  # what main's run uploaded
+    shards(ws, "toolgate.bad.yml")
+    st = routes.state(gh)
+    wf = st.add_workflow("toolgate.yml", "ToolGate")
+    main_run = st.add_run(wf, head_sha=BASE_SHA, age_days=2, now=int(time.time()))
+    st.add_artifact(main_run, "toolgate-results", {"results.json": base})
+
+    run = run_action(
+        ws,
+        tmp_path / "runner",
+        inputs={"mode": "merge", "merge": "toolgate-shards", "config": "toolgate.bad.yml"},
+        api_url=gh.api_url,
+    )
+
+    assert run.code == 1, run.stdout + run.stderr
+    source = (
+        f"artifact toolgate-results of run #{main_run.run_number} on main at bbbbbbb, 2 days old"
+    )
+    assert f"**Baseline:** {source}." in run.summary
+    assert run.outputs["regressions"] == "1"
+    (comment,) = gh.comments_on(7)
+    # the comment escapes `#101` (no link to issue 101)
+    escaped = source.replace(f"#{main_run.run_number}", f"\\#\u200b{main_run.run_number}")
+    assert f"Compared with {escaped}." in comment.body
+    assert "order-2" in comment.body
+    assert gh.calls.get("download_artifact") == 1 and gh.calls.get("blob") == 1
+
+
+def test_merge__baseline_auto__no_artifact__notice_and_no_comparison(tmp_path, gh):
+    ws = mini_repo(tmp_path / "ws")
+    shards(ws, "toolgate.yml")
+    routes.state(gh).add_workflow("toolgate.yml", "ToolGate")
+
+    run = run_action(
+        ws,
+        tmp_path / "runner",
+        inputs={"mode": "merge", "merge": "toolgate-shards"},
+        api_url=gh.api_url,
+    )
+
+    assert run.code == 0, run.stdout + run.stderr
+    assert "**Baseline:** none (no 'toolgate-results' artifact from main)." in run.summary
+    assert any("No baseline" in n for n in run.annotations("notice"))
+
+
 # ─── mode: check (needs `toolgate check`) ─────────────────────────────────────
 
 
@@ -274,118 +531,84 @@ needs_check = pytest.mark.skipif(
 
 
 @needs_check
-def test_check__passing_pr__outputs_summary_one_comment_exit_0(workspace, tmp_path, gh):
-    run = run_action(
-        workspace,
-        tmp_path / "runner",
-        inputs={"working-directory": "examples/support-agent", "baseline": "none"},
-        api_url=gh.api_url,
-        token=TOKEN,
-    )
+def test_check__passing_pr__outputs_summary_one_comment_exit_0(tmp_path, gh):
+    ws = mini_repo(tmp_path / "ws")
+    run = run_action(ws, tmp_path / "runner", inputs={"baseline": "none"}, api_url=gh.api_url)
 
     assert run.code == 0, run.stdout + run.stderr
     assert set(ACTION_OUTPUTS) <= set(run.outputs)
-    assert run.outputs["verdict"] == "passed" and run.outputs["passed"] == "true"
-    assert run.outputs["regressions"] == "0"
-    assert run.outputs["must-not-call-violations"] == "0"
-    assert run.outputs["results-path"] == "examples/support-agent/toolgate-out/results.json"
-    assert run.outputs["report-path"] == "examples/support-agent/toolgate-out/report.md"
-    assert "support-agent" in run.summary
+    assert (run.outputs["verdict"], run.outputs["passed"]) == ("passed", "true")
+    assert run.outputs["results-path"] == "toolgate-out/results.json"
+    assert run.outputs["report-path"] == "toolgate-out/report.md"
     assert "**Baseline:** none (`baseline: none`)." in run.summary
-    comments = gh.comments_on(7)
-    assert len(comments) == 1
-    assert comments[0].body.startswith("<!-- toolgate:comment name=support-agent -->")
+    (comment,) = gh.comments_on(7)
+    assert comment.body.startswith("<!-- toolgate:comment name=mini -->")
 
 
 @needs_check
-def test_check__regressed_agent__fails_with_exit_1_and_still_reports(workspace, tmp_path, gh):
+def test_check__must_not_call__fails_exit_1_and_still_reports(tmp_path, gh):
+    ws = mini_repo(tmp_path / "ws")
     run = run_action(
-        workspace,
+        ws,
         tmp_path / "runner",
-        inputs={
-            "working-directory": "examples/support-agent",
-            "config": "toolgate.regressed.yml",
-            "baseline": "none",
-        },
+        inputs={"config": "toolgate.bad.yml", "baseline": "none"},
         api_url=gh.api_url,
     )
 
     assert run.code == 1, run.stdout + run.stderr
-    assert run.outputs["verdict"] == "failed" and run.outputs["passed"] == "false"
-    assert run.summary.strip()
+    assert (run.outputs["verdict"], run.outputs["must-not-call-violations"]) == ("failed", "1")
+    assert "delete_account" in run.summary
     assert len(gh.comments_on(7)) == 1
-    assert run.annotations("error"), "the failures are annotated"
 
 
 @needs_check
-def test_check__fail_on_never__failing_gate_exits_0_with_warning(workspace, tmp_path, gh):
+def test_check__fork_pr_read_only_token__summary_fallback_verdict_unchanged(tmp_path, gh):
+    ws = mini_repo(tmp_path / "ws")
     run = run_action(
-        workspace,
+        ws,
         tmp_path / "runner",
-        inputs={
-            "working-directory": "examples/support-agent",
-            "config": "toolgate.regressed.yml",
-            "baseline": "none",
-            "fail-on": "never",
-        },
-        api_url=gh.api_url,
-    )
-
-    assert run.code == 0
-    assert run.outputs["verdict"] == "failed", "the verdict itself is unchanged"
-    assert any("fail-on: never" in w for w in run.annotations("warning"))
-    assert "`fail-on: never` keeps this step green" in run.summary
-
-
-@needs_check
-def test_check__fork_pr_read_only_token__summary_fallback_verdict_unchanged(
-    workspace, tmp_path, gh
-):
-    run = run_action(
-        workspace,
-        tmp_path / "runner",
-        inputs={"working-directory": "examples/support-agent", "baseline": "none"},
+        inputs={"config": "toolgate.bad.yml", "baseline": "none"},
         event=pr_event(fork=True),
         api_url=gh.api_url,
         token=FORK_TOKEN,
     )
 
-    assert run.code == 0, run.stdout + run.stderr
-    assert run.outputs["verdict"] == "passed"
+    assert run.code == 1
+    assert run.outputs["verdict"] == "failed"
     assert gh.comments == {}
     assert any("workflow_run" in w for w in run.annotations("warning"))
-    assert "support-agent" in run.summary
+    assert "delete_account" in run.summary
 
 
 @needs_check
-def test_check__baseline_auto__uses_base_branch_artifact_and_names_it(
-    workspace, tmp_path, gh, example_results
-):
+def test_check__baseline_auto__base_branch_artifact__names_source(tmp_path, gh):
+    ws = mini_repo(tmp_path / "ws")
+    base = full_results(ws)
     st = routes.state(gh)
     wf = st.add_workflow("toolgate.yml", "ToolGate")
-    run_on_main = st.add_run(wf, head_sha=BASE_SHA, age_days=2, now=_now())
-    st.add_artifact(run_on_main, "toolgate-results", {"results.json": example_results.read_bytes()})
+    main_run = st.add_run(wf, head_sha=BASE_SHA, age_days=2, now=int(time.time()))
+    st.add_artifact(main_run, "toolgate-results", {"results.json": base})
 
     run = run_action(
-        workspace,
-        tmp_path / "runner",
-        inputs={"working-directory": "examples/support-agent"},
-        api_url=gh.api_url,
+        ws, tmp_path / "runner", inputs={"config": "toolgate.bad.yml"}, api_url=gh.api_url
     )
 
-    assert run.code == 0, run.stdout + run.stderr
-    source = f"artifact toolgate-results of run #{run_on_main.run_number} on main at bbbbbbb"
+    assert run.code == 1, run.stdout + run.stderr
+    source = f"artifact toolgate-results of run #{main_run.run_number} on main at bbbbbbb"
     assert source in run.summary
-    assert gh.calls.get("blob") == 1
-    assert source in gh.comments_on(7)[0].body
+    assert run.outputs["regressions"] == "1"
+    (comment,) = gh.comments_on(7)
+    escaped = source.replace(f"#{main_run.run_number}", f"\\#\u200b{main_run.run_number}")
+    assert escaped in comment.body
 
 
 @needs_check
-def test_check__push_to_main__no_pr_no_comment_no_baseline(workspace, tmp_path, gh):
+def test_check__push_to_main__no_pr_no_comment_no_baseline(tmp_path, gh):
+    ws = mini_repo(tmp_path / "ws")
     run = run_action(
-        workspace,
+        ws,
         tmp_path / "runner",
-        inputs={"working-directory": "examples/support-agent"},
+        inputs={},
         event_name="push",
         event=push_event(),
         api_url=gh.api_url,
@@ -393,9 +616,3 @@ def test_check__push_to_main__no_pr_no_comment_no_baseline(workspace, tmp_path, 
     assert run.code == 0, run.stdout + run.stderr
     assert gh.comments == {}
     assert "none (not a pull request)" in run.summary
-
-
-def _now() -> int:
-    import time
-
-    return int(time.time())
