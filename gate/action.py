@@ -389,7 +389,8 @@ def append_summary(path: Path | None, text: str) -> None:
         note = "\n\n> ✂️ The rest did not fit the step summary; see report.md.\n"
         keep = max(0, room - len(note.encode("utf-8")))
         text = data[:keep].decode("utf-8", "ignore") + note
-    append_step_summary(path, text)
+    # A blank line first: what the CLI wrote may end in an HTML block (</details>).
+    append_step_summary(path, "\n" + text)
 
 
 def _size(path: Path | None) -> int:
@@ -570,7 +571,7 @@ def resolve_baseline(
     from gate.github.artifacts import ArtifactSearch, PullRequestRef, find_baseline
 
     if settings.baseline.lower() == "none":
-        return [], "**Baseline:** none (`baseline: none`)."
+        return _no_baseline(command), "**Baseline:** none (`baseline: none`)."
     if settings.baseline.lower() != "auto":
         path = Path(settings.baseline)
         args = _baseline_args(command, path, f"file {settings.baseline}")
@@ -615,8 +616,14 @@ def resolve_baseline(
     lines = [f"**Baseline:** {choice.source}."]
     lines += [f"> {t}" for t in (*choice.warnings, *choice.notices)]
     if choice.path is None:
-        return [], "\n".join(lines)
+        return _no_baseline(command), "\n".join(lines)
     return _baseline_args(command, choice.path, choice.source), "\n".join(lines)
+
+
+def _no_baseline(command: str) -> list[str]:
+    # `toolgate check` falls back to the config's baseline.path without --baseline; the
+    # search above has already looked there, so say "none" explicitly.
+    return ["--baseline", "none"] if command == "check" else []
 
 
 def _baseline_args(command: str, path: Path, source: str) -> list[str]:
