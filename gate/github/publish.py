@@ -97,7 +97,16 @@ def post_comment(
             login_fallback=ctx.comment_login,
             expected_head_sha=plan.expected_head_sha,
         )
-    except GitHubApiError as exc:
+    except Exception as exc:
+        if not isinstance(exc, GitHubApiError):
+            # PyGithub can raise more than GithubException (a proxy's HTML page fails JSON
+            # decoding, say); the verdict and the exit code must not depend on it.
+            return CommentOutcome(
+                "failed",
+                f"could not post the ToolGate comment on #{plan.pr_number}: unexpected "
+                f"{type(exc).__name__}: {exc}. The verdict and the exit code are unaffected.",
+                "warning",
+            )
         if exc.forbidden:
             where = _fallback(ctx, body) if summary_fallback else "the step summary"
             return CommentOutcome(

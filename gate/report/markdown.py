@@ -653,7 +653,8 @@ def _failing_cases(results: Results, esc: Escaper) -> list[Block]:
 
     rows = LazyRows(failing, row)
     head = [f"### Failing cases ({len(failing)}), with evidence", ""]
-    return [Block(head, rows, [""], keep=20, cut=1, what="failing cases")]
+    # Cut after the all-cases table (rank 1): evidence says more than a list of ids.
+    return [Block(head, rows, [""], keep=20, cut=2, what="failing cases")]
 
 
 def _sample_lines(s: SampleResult, esc: Escaper) -> list[str]:

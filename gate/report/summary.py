@@ -4,8 +4,9 @@ Everything the comment shows, and more (every metric with its interval, the gate
 their reasons, the variance guard, slices, tool confusion, malformed-call classes and the
 per-sample evidence of every failing case). The runner accepts at most 1 MiB of step
 summary per step, so the report is fitted into ``max_bytes`` (UTF-8 bytes; default
-:data:`STEP_SUMMARY_LIMIT`), cutting the per-sample evidence first and then the case table
-(``gate.report.fit``); ``results.json`` always holds everything.
+:data:`STEP_SUMMARY_LIMIT`), cutting the all-cases table first, then per-tool rows and the
+per-sample evidence (down to 20 failing cases), and so on (``gate.report.fit``);
+``results.json`` always holds everything.
 """
 
 from __future__ import annotations

@@ -150,3 +150,14 @@ def test_post_comment__push_event__skipped_with_notice(gh: GitHubServer, tmp_pat
     )
     assert outcome.status == "skipped" and outcome.level == "notice"
     assert gh.log == []
+
+
+def test_post_comment__garbage_from_a_proxy__warning_not_a_crash(
+    gh: GitHubServer, tmp_path: Path
+) -> None:
+    gh.inject("get_repo", Fault(status=200, body=b"{<html>proxy error"))
+    ctx = GitHubContext.from_environ(actions_env(gh, tmp_path))
+    outcome = post_comment(failing(), ctx, redactor=Redactor(), client_factory=fast)
+    assert outcome.status == "failed" and outcome.level == "warning"
+    assert "unexpected" in outcome.message
+    assert "verdict and the exit code are unaffected" in outcome.message

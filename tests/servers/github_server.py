@@ -103,7 +103,8 @@ class Route:
 class Fault:
     """What to do instead of (or as well as) answering normally.
 
-    ``status`` replaces the response (with ``body`` or a default message and ``headers``);
+    ``status`` replaces the response (with ``body`` — JSON, or raw ``bytes`` — or a default
+    message, and ``headers``);
     ``delay`` sleeps before answering (slow responses; with ``status=None`` the normal
     answer follows the sleep); ``apply`` runs the real handler first, so the state changes
     even though the client sees the failure.
@@ -388,7 +389,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         self._send(method, response)
 
     def _send(self, method: str, response: Response) -> None:
-        if isinstance(response.body, bytes):  # raw bytes (an artifact zip): sent as they are
+        if isinstance(response.body, bytes):  # raw bytes (an artifact zip, an HTML page)
             data = response.body
         else:
             data = b"" if response.body is None else json.dumps(response.body).encode()
