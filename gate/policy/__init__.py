@@ -7,3 +7,12 @@ reduces sample scores over samples and cases into a :class:`gate.results.Results
 produce the verdict. :mod:`gate.policy.confirm` plans adaptive confirmation samples and
 :mod:`gate.policy.advisor` says what the samples can detect.
 """
+
+import os as _os
+
+# One BLAS thread: the few matrix products here are small, a second thread only contends
+# with the rest of the run (measured: slower on 2 busy cores), and one thread keeps the
+# summation order — hence the last bits of every figure — the same on every machine.
+# Set before numpy is first imported (numpy is imported only in this package); an
+# explicit setting in the environment wins.
+_os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

@@ -205,15 +205,19 @@ def _cases_beyond(
     """Ids of the cases (in the slice) whose own mean is beyond the bound, worst first."""
     scope = [c for c in cases if case_in_slice(c, slice_)]
     vals = np.array([c.scores.get(metric) for c in scope], dtype=np.float64)
-    if vals.size == 0:
-        return []
+    return [scope[int(i)].id for i in beyond_threshold(vals, op, threshold)]
+
+
+def beyond_threshold(values: np.ndarray, op: str, threshold: float) -> np.ndarray:
+    """Indices of the values (NaN = n/a, never beyond) on the wrong side of the bound,
+    worst first; ties keep their order (stable sort)."""
+    if values.size == 0:
+        return np.zeros(0, dtype=np.int64)
     with np.errstate(invalid="ignore"):
-        beyond = vals < threshold - EPS if op == "min" else vals > threshold + EPS
+        beyond = values < threshold - EPS if op == "min" else values > threshold + EPS
     idx = np.flatnonzero(beyond)
-    # worst first; ties keep dataset order (stable sort)
-    key = vals[idx] if op == "min" else -vals[idx]
-    order = idx[np.argsort(key, kind="stable")]
-    return [scope[int(i)].id for i in order]
+    key = values[idx] if op == "min" else -values[idx]
+    return idx[np.argsort(key, kind="stable")]
 
 
 def _summary(

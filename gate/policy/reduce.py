@@ -525,71 +525,91 @@ def reduce_arrays(
     ``values`` is rows × metrics (NaN = n/a), one row per case-sample, the rows of a case
     contiguous: its ``regular`` regular samples first, then its confirmation samples;
     ``sizes[c]`` rows belong to case ``c``. ``slices`` maps a name to a case mask.
+
+    The regular samples form a cases × samples × metrics cube (a reshape, no copy when
+    there are no confirmation samples); the few confirmation rows are added into the
+    per-case sums with ``np.add.at``. Slice sums index the cube by the slice's case mask
+    (no matrix products: the figures do not depend on BLAS threading).
     """
-    c = sizes.shape[0]
-    k = values.shape[1]
-    starts = (
-        np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-        if c
-        else np.zeros(0, np.int64)
-    )
-    if c == 0:
-        empty = stats.GroupStats(np.zeros((0, k)), np.zeros((0, k)), np.zeros((0, k), np.int64))
-        case = empty
-        pass_rate = np.zeros(0)
-        case_calls = np.zeros(0)
-        case_nt = np.zeros(0)
+    c = int(sizes.shape[0])
+    k = int(values.shape[1])
+    n = regular
+    n_extra = sizes - n
+    if c and int(n_extra.max()) > 0:
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        reg_rows = (np.arange(values.shape[0]) - np.repeat(starts, sizes)) < n
+        extra_case = np.repeat(np.arange(c), n_extra)
     else:
-        case = stats.group_stats(values, starts)
-        pass_rate = np.add.reduceat(passed.astype(np.float64), starts) / sizes
-        case_calls = np.add.reduceat(calls, starts)
-        case_nt = np.add.reduceat(calls_no_tool, starts)
-    case_pooled = np.where(case_calls > 0, case_nt / np.maximum(case_calls, 1.0), 0.0)
+        reg_rows = None
+        extra_case = np.zeros(0, dtype=np.int64)
 
-    # Regular samples: the first `regular` rows of each case, as a case × sample cube.
-    offset = np.arange(values.shape[0]) - np.repeat(starts, sizes)
-    reg_rows = offset < regular
-    cube = values[reg_rows].reshape(c, regular, k)
-    cube_valid = ~np.isnan(cube)
-    cube_zero = np.where(cube_valid, cube, 0.0)
-    reg_calls = calls[reg_rows].reshape(c, regular)
-    reg_nt = calls_no_tool[reg_rows].reshape(c, regular)
-    regular_pass_rate = (
-        passed[reg_rows].reshape(c, regular).mean(axis=1) if regular else np.zeros(c)
-    )
+    def split(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if reg_rows is None:
+            return a.reshape(c, n, *a.shape[1:]), a[:0]
+        return a[reg_rows].reshape(c, n, *a.shape[1:]), a[~reg_rows]
 
+    cube, x_vals = split(values)
+    p_cube, x_pass = split(passed)
+    calls_cube, x_calls = split(calls)
+    nt_cube, x_nt = split(calls_no_tool)
+
+    # Per case: mean and sample std over every sample (regular + confirmation).
+    valid = ~np.isnan(cube)
+    zero = np.where(valid, cube, 0.0)
+    x_valid = ~np.isnan(x_vals)
+    x_zero = np.where(x_valid, x_vals, 0.0)
+    sums = zero.sum(axis=1)
+    counts = valid.sum(axis=1, dtype=np.int64)
+    if extra_case.size:
+        np.add.at(sums, extra_case, x_zero)
+        np.add.at(counts, extra_case, x_valid.astype(np.int64))
+    mean = stats.safe_divide(sums, counts)
+    mean0 = np.nan_to_num(mean)
+    dev = cube - mean0[:, None, :]
+    np.copyto(dev, 0.0, where=~valid)  # in place: one cube-sized temporary, not two
+    ss = np.einsum("csk,csk->ck", dev, dev)
+    if extra_case.size:
+        x_dev = np.where(x_valid, x_vals - mean0[extra_case], 0.0)
+        np.add.at(ss, extra_case, x_dev * x_dev)
+    std = np.sqrt(stats.safe_divide(ss, counts - 1))
+    case = stats.GroupStats(mean=mean, std=std, n=counts)
+
+    passes = p_cube.sum(axis=1, dtype=np.float64)
+    case_calls = calls_cube.sum(axis=1)
+    case_nt = nt_cube.sum(axis=1)
+    if extra_case.size:
+        np.add.at(passes, extra_case, x_pass.astype(np.float64))
+        np.add.at(case_calls, extra_case, x_calls)
+        np.add.at(case_nt, extra_case, x_nt)
+    pass_rate = passes / np.maximum(sizes, 1)
+    case_pooled = stats.pooled_ratio(case_nt, case_calls)
+    regular_pass_rate = p_cube.mean(axis=1) if n else np.zeros(c)
+
+    # Whole dataset (slice 0) and every slice: one matrix product with the slices' 0/1
+    # case indicators each (sums of 0/1 counts are exact; figures are rounded to 12
+    # decimals, so BLAS summation order cannot show).
     names = ["", *slices]
-    ind = np.vstack([np.ones((1, c)), *[m[None, :].astype(np.float64) for m in slices.values()]])
-    has = case.n > 0
-    case_mean0 = np.where(has, case.mean, 0.0)
-    slice_sum = ind @ case_mean0
-    slice_n = ind @ has.astype(np.float64)
-    slice_mean = stats.safe_divide(slice_sum, slice_n)
+    ind = np.ones((len(names), c))
+    for li, mask in enumerate(slices.values(), start=1):
+        ind[li] = mask
+    has = counts > 0
     slice_cases = ind.sum(axis=1).astype(np.int64)
+    slice_n = ind @ has.astype(np.float64)
+    slice_mean = stats.safe_divide(ind @ mean0, slice_n)
     slice_pass_rate = stats.safe_divide(ind @ pass_rate, slice_cases)
+    # per sample index: the dataset-level value from that sample alone, then its std
+    per_s_sum = (ind @ zero.reshape(c, n * k)).reshape(-1, n, k)
+    per_s_n = (ind @ valid.reshape(c, n * k).astype(np.float64)).reshape(-1, n, k)
+    slice_std = _std_over_samples(stats.safe_divide(per_s_sum, per_s_n))
+    pooled_n = ind @ case_calls
+    pooled_mean = stats.pooled_ratio(ind @ case_nt, pooled_n)
+    per_s_pooled = stats.pooled_ratio(ind @ nt_cube, ind @ calls_cube)
+    pooled_std = _std_over_samples(per_s_pooled[:, :, None])[:, 0]
 
-    # Per sample index: the dataset-level value from that sample alone, then its std.
-    per_s_sum = (ind @ cube_zero.reshape(c, regular * k)).reshape(-1, regular, k)
-    per_s_n = (ind @ cube_valid.reshape(c, regular * k).astype(np.float64)).reshape(-1, regular, k)
-    per_s = stats.safe_divide(per_s_sum, per_s_n)
-    slice_std = _std_axis1(per_s)
-
-    pooled_calls = ind @ case_calls
-    pooled_nt = ind @ case_nt
-    pooled_mean = np.where(pooled_calls > 0, pooled_nt / np.maximum(pooled_calls, 1.0), 0.0)
-    s_calls = ind @ reg_calls
-    s_nt = ind @ reg_nt
-    pooled_per_s = np.where(s_calls > 0, s_nt / np.maximum(s_calls, 1.0), 0.0)
-    pooled_std = (
-        _std_axis1(pooled_per_s[:, :, None])[:, 0] if regular else np.full(len(names), np.nan)
-    )
-
-    reps = stats.bootstrap_reps(c)
     low, high = stats.bootstrap_ratio_ci(
-        np.concatenate([case_mean0, case_nt[:, None]], axis=1),
+        np.concatenate([mean0, case_nt[:, None]], axis=1),
         np.concatenate([has.astype(np.float64), case_calls[:, None]], axis=1),
         seed=seed,
-        reps=reps,
     )
     return Reduced(
         case=case,
@@ -604,19 +624,19 @@ def reduce_arrays(
         slice_std=slice_std,
         slice_pass_rate=slice_pass_rate,
         pooled_mean=pooled_mean,
-        pooled_n=pooled_calls,
+        pooled_n=pooled_n,
         pooled_std=pooled_std,
         ci_low=low,
         ci_high=high,
     )
 
 
-def _std_axis1(x: stats.Floats) -> stats.Floats:
-    """Sample std (ddof=1) over axis 1 of the non-NaN values; NaN with < 2 values."""
+def _std_over_samples(x: stats.Floats) -> stats.Floats:
+    """Sample std (ddof=1) over axis 1 (sample index) of the non-NaN values."""
     valid = ~np.isnan(x)
     n = valid.sum(axis=1)
     mean = stats.safe_divide(np.where(valid, x, 0.0).sum(axis=1), n)
-    dev = np.where(valid, x - np.nan_to_num(mean)[:, None, ...], 0.0)
+    dev = np.where(valid, x - np.nan_to_num(mean)[:, None, :], 0.0)
     return np.sqrt(stats.safe_divide((dev * dev).sum(axis=1), n - 1))
 
 

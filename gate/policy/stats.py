@@ -7,8 +7,8 @@ Conventions (every function here follows them):
   arrays and is left out of every sum and count; ``NaN`` never reaches results.json —
   a statistic with no data is reported as ``None`` together with its count, so "too few
   samples" is always an explicit result;
-* groups of rows (the samples of one case) are contiguous, given by their start offsets,
-  so per-group sums are one ``np.add.reduceat`` call, never a Python loop per sample;
+* samples are laid out as a cases × samples × metrics array, so per-case figures are
+  reductions over one axis, never a Python loop per sample;
 * the standard deviation over samples is the *sample* standard deviation (ddof=1),
   the unbiased estimate of the spread between repeated runs; it needs at least 2 values;
 * anything random takes an explicit seed (``numpy.random.default_rng(seed)``).
@@ -33,7 +33,7 @@ Z_POWER_80 = 0.8416212335729143
 
 @dataclass(frozen=True, slots=True)
 class GroupStats:
-    """Per-group (per-case) statistics of a rows × metrics array.
+    """Per-case statistics over samples (cases × metrics).
 
     ``mean[g, k]`` is NaN where ``n[g, k] == 0``; ``std[g, k]`` is NaN where
     ``n[g, k] < 2``.
@@ -42,26 +42,6 @@ class GroupStats:
     mean: Floats
     std: Floats
     n: Ints
-
-
-def group_stats(values: Floats, starts: Ints) -> GroupStats:
-    """Mean, sample std (ddof=1) and count of the non-NaN values of each group of rows.
-
-    ``values`` is rows × metrics; group ``g`` is rows ``starts[g] : starts[g+1]`` (every
-    group non-empty). Two-pass std (deviations from the group mean), which stays exact
-    for the 0/1 values most metrics take.
-    """
-    valid = ~np.isnan(values)
-    zeroed = np.where(valid, values, 0.0)
-    n = np.add.reduceat(valid.astype(np.int64), starts, axis=0)
-    sums = np.add.reduceat(zeroed, starts, axis=0)
-    mean = safe_divide(sums, n)
-    sizes = np.diff(np.append(starts, values.shape[0]))
-    row_mean = np.repeat(np.nan_to_num(mean), sizes, axis=0)
-    dev = np.where(valid, values - row_mean, 0.0)
-    ss = np.add.reduceat(dev * dev, starts, axis=0)
-    std = np.sqrt(safe_divide(ss, n - 1))
-    return GroupStats(mean=mean, std=std, n=n)
 
 
 def safe_divide(num: Floats, den: NDArray[np.int64] | Floats) -> Floats:
@@ -83,14 +63,25 @@ def std_over_rows(values: Floats) -> tuple[Floats, Ints]:
     return std, n
 
 
+def pooled_ratio(num: Floats, den: Floats) -> Floats:
+    """``num / den``, and 0.0 where ``den`` is 0: with no call made, no call was unnecessary."""
+    return np.where(den > 0, num / np.maximum(den, 1.0), 0.0)
+
+
+BOOTSTRAP_REPS = 2000
+"""Bootstrap replicates."""
+BOOTSTRAP_GROUPS = 2000
+"""Most resampling units: above this many cases, cases are dealt into this many groups."""
+
+
 def bootstrap_ratio_ci(
     num: Floats,
     den: Floats,
     *,
     seed: int,
-    reps: int,
+    reps: int = BOOTSTRAP_REPS,
+    groups: int = BOOTSTRAP_GROUPS,
     level: float = 0.95,
-    chunk: int = 32,
 ) -> tuple[Floats, Floats]:
     """Percentile bootstrap interval of ``Σ_c num[c,k] / Σ_c den[c,k]`` over cases.
 
@@ -98,44 +89,45 @@ def bootstrap_ratio_ci(
     computes ``Σ w·num / Σ w·den``: with ``num`` the per-case means (0 where n/a) and
     ``den`` the 0/1 "has a value" mask this is the mean over cases of per-case means; with
     per-case sums it is a pooled ratio. A replicate in which no drawn case has a value is
-    left out (the interval is conditional on the metric applying). The weighting is a
-    matrix product, so all metrics share one draw and no Python loop runs per case.
-    Returns (low, high), NaN where fewer than 2 cases have a value.
+    left out (the interval is conditional on the metric applying).
+
+    Cost is bounded: with more than ``groups`` cases, the cases are first dealt at random
+    (seeded) into ``groups`` groups and the groups are resampled. For a sum of
+    independent cases this gives the same interval up to Monte-Carlo error: a group total
+    has m times a case's variance, and resampling G = C/m groups gives the variance of a
+    C-case total either way. The weighting is one matrix product, so all metrics share one
+    draw and no Python loop runs per case. Returns (low, high), NaN where fewer than 2
+    cases have a value.
     """
     cases, k = num.shape
     low = np.full(k, np.nan)
     high = np.full(k, np.nan)
-    if cases == 0:
+    if cases < 2:
         return low, high
     rng = np.random.default_rng(seed)
     stacked = np.concatenate([num, den], axis=1)
-    est = np.empty((reps, k))
-    for start in range(0, reps, chunk):
-        b = min(chunk, reps - start)
-        draws = rng.integers(0, cases, size=(b, cases))
-        offsets = (np.arange(b, dtype=np.int64) * cases)[:, None]
-        weights = np.bincount((draws + offsets).ravel(), minlength=b * cases)
-        sums = weights.reshape(b, cases).astype(np.float64) @ stacked
-        est[start : start + b] = safe_divide(sums[:, :k], sums[:, k:])
+    if cases > groups:
+        assign = rng.permutation(cases) % groups
+        units = np.stack(
+            [np.bincount(assign, weights=stacked[:, j], minlength=groups) for j in range(2 * k)],
+            axis=1,
+        )
+    else:
+        units = stacked
+    g = units.shape[0]
+    draws = rng.integers(0, g, size=(reps, g))
+    offsets = (np.arange(reps, dtype=np.int64) * g)[:, None]
+    weights = np.bincount((draws + offsets).ravel(), minlength=reps * g).reshape(reps, g)
+    sums = weights.astype(np.float64) @ units
+    est = safe_divide(sums[:, :k], sums[:, k:])
     enough = (den > 0).sum(axis=0) >= 2
+    tail = (1.0 - level) / 2.0
     for j in np.flatnonzero(enough):
         col = est[:, j]
         col = col[~np.isnan(col)]
         if col.size:
-            tail = (1.0 - level) / 2.0
             low[j], high[j] = np.quantile(col, [tail, 1.0 - tail])
     return low, high
-
-
-def bootstrap_reps(cases: int) -> int:
-    """Replicates for a bootstrap over ``cases`` cases: 2·10⁶ ÷ cases, within [200, 2000].
-
-    Small datasets get 2,000 replicates (a stable 95% interval); large ones fewer, since
-    their interval is narrow anyway and the cost is replicates × cases.
-    """
-    if cases <= 0:
-        return 0
-    return int(min(2000, max(200, 2_000_000 // cases)))
 
 
 def fisher_one_sided_all_pass(n_base: int, n_head: int, head_passes: int) -> float:
