@@ -598,8 +598,8 @@ def reduce_arrays(
     slice_mean = stats.safe_divide(ind @ mean0, slice_n)
     slice_pass_rate = stats.safe_divide(ind @ pass_rate, slice_cases)
     # per sample index: the dataset-level value from that sample alone, then its std
-    per_s_sum = (ind @ zero.reshape(c, n * k)).reshape(-1, n, k)
-    per_s_n = (ind @ valid.reshape(c, n * k).astype(np.float64)).reshape(-1, n, k)
+    per_s_sum = (ind @ zero.reshape(c, n * k)).reshape(len(names), n, k)
+    per_s_n = (ind @ valid.reshape(c, n * k).astype(np.float64)).reshape(len(names), n, k)
     slice_std = _std_over_samples(stats.safe_divide(per_s_sum, per_s_n))
     pooled_n = ind @ case_calls
     pooled_mean = stats.pooled_ratio(ind @ case_nt, pooled_n)

@@ -294,3 +294,14 @@ def test_bootstrap__seeded_and_covers_the_mean():
     # one case: no interval
     lo, hi = stats.bootstrap_ratio_ci(vals[:1], np.ones((1, 1)), seed=3, reps=100)
     assert np.isnan(lo[0]) and np.isnan(hi[0])
+
+
+def test_empty_shard__no_cases_gives_explicit_no_data():
+    from gate.policy.decide import decide
+
+    cases = [case("a", 1)]
+    shard = (1, 2) if not in_shard("a", (1, 2)) else (2, 2)
+    r = _build(cases, [], shard=shard)
+    assert r.cases == [] and r.metrics["case_passed"].mean is None
+    v = decide(r, make_config(gates=[{"metric": "case_passed", "min": 0.5}]), None, None).verdict
+    assert v is not None and not v.passed and v.gates[0].no_data
