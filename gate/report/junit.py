@@ -25,9 +25,9 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
-from gate.report import fmt
+from gate.report import evidence, fmt
 from gate.report.escape import Escaper, calls_repr
-from gate.report.markdown import _arg_diffs, _malformed, group_samples, status
+from gate.report.markdown import group_samples, status
 from gate.report.redact import Redactor
 from gate.results import CaseResult, HardFailureResult, Results, SampleResult
 
@@ -156,25 +156,17 @@ def _detail(
 def _sample_detail(s: SampleResult, esc: Escaper) -> list[str]:
     lines = [f"failing checks: {', '.join(s.failed_checks) or '—'}"]
     ev = s.evidence
-    for key, label in (
-        ("expected", "expected"),
-        ("actual", "actual"),
-        ("missing", "missing"),
-        ("extra", "extra"),
-        ("violations", "forbidden"),
+    for label, text in (
+        ("expected", evidence.expected_repr(ev)),
+        ("actual", evidence.actual_repr(ev)),
     ):
-        if key in ev and (ev[key] or key in ("expected", "actual")):
-            lines.append(f"  {label}: {esc.console(calls_repr(ev[key]), 1000)}")
-    if ev.get("arg_diffs"):
-        lines.append(f"  arguments: {esc.console(_arg_diffs(ev['arg_diffs']), 1000)}")
-    if ev.get("malformed"):
-        lines.append(f"  malformed: {esc.console(_malformed(ev['malformed']), 1000)}")
-    if isinstance(ev.get("summary"), str) and ev["summary"]:
-        lines.append(f"  why: {esc.console(ev['summary'], 1000)}")
+        if text is not None:
+            lines.append(f"  {label}: {esc.console(text, 1000)}")
+    for label, value, prose in evidence.items(ev, s.error):
+        body = " — ".join(esc.console(x, 1000) for x in (value, prose) if x)
+        lines.append(f"  {label or 'summary'}: {body}")
     for check in s.failed_checks:
         reason = s.reasons.get(check)
         if reason:
             lines.append(f"  {check}: {esc.console(reason, 500)}")
-    if s.error:
-        lines.append(f"  agent error: {esc.console(s.error, 1000)}")
     return lines

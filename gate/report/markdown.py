@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from gate.model import JUDGE_METRIC_PREFIX, METRICS
-from gate.report import fmt
+from gate.report import evidence, fmt
 from gate.report.escape import Escaper, calls_repr, json_compact
 from gate.report.fit import Block, LazyRows
 from gate.results import CaseResult, Flip, HardFailureResult, MetricDelta, Results, SampleResult
@@ -379,64 +379,21 @@ def _why(
     esc: Escaper,
     lim: int,
 ) -> list[str]:
-    """Short rendered reasons from a sample's evidence (every key optional)."""
+    """Short rendered reasons from a sample's evidence (``gate.report.evidence``)."""
     out: list[str] = []
-    summary = ev.get("summary")
-    if isinstance(summary, str) and summary:
-        out.append(esc.text(summary, lim))
-    for key, label in (("missing", "missing"), ("extra", "extra")):
-        value = ev.get(key)
-        if value:
-            out.append(f"{label} {esc.code(calls_repr(value), lim)}")
-    diffs = ev.get("arg_diffs")
-    if diffs:
-        out.append(f"arguments {esc.code(_arg_diffs(diffs), lim)}")
-    malformed = ev.get("malformed")
-    if malformed:
-        out.append(f"malformed {esc.code(_malformed(malformed), lim)}")
-    violations = ev.get("violations")
-    if violations:
-        out.append(f"forbidden {esc.code(calls_repr(violations), lim)}")
-    if sample is not None and sample.error:
-        out.append(f"agent error {esc.code(sample.error, lim)}")
+    for label, value, prose in evidence.items(ev, sample.error if sample else None):
+        parts = [label] if label else []
+        if value is not None:
+            parts.append(esc.code(value, lim))
+        if prose:
+            parts.append(("— " if value is not None else "") + esc.text(prose, lim))
+        out.append(" ".join(parts))
     if not out and sample is not None:
         for c in checks:
             reason = sample.reasons.get(c)
             if reason:
                 out.append(esc.text(reason, lim))
     return out
-
-
-def _arg_diffs(diffs: Any) -> str:
-    if not isinstance(diffs, Sequence) or isinstance(diffs, str):
-        return json_compact(diffs)
-    parts = []
-    for d in diffs:
-        if not isinstance(d, Mapping):
-            parts.append(json_compact(d))
-            continue
-        tool = d.get("name") or d.get("tool") or d.get("call")
-        arg = d.get("arg") or d.get("key") or d.get("path") or d.get("field")
-        where = ".".join(str(x) for x in (tool, arg) if x)
-        exp = json_compact(d["expected"]) if "expected" in d else "?"
-        act = json_compact(d["actual"]) if "actual" in d else "absent"
-        parts.append(f"{where}: expected {exp}, got {act}")
-    return "; ".join(parts)
-
-
-def _malformed(items: Any) -> str:
-    if not isinstance(items, Sequence) or isinstance(items, str):
-        return json_compact(items)
-    parts = []
-    for m in items:
-        if not isinstance(m, Mapping):
-            parts.append(json_compact(m))
-            continue
-        name = m.get("name") or m.get("tool") or "?"
-        kind = m.get("kind") or m.get("class") or m.get("type") or "malformed"
-        detail = m.get("detail") or m.get("message") or m.get("error")
-        parts.append(f"{name}: {kind}" + (f" ({detail})" if detail else ""))
-    return "; ".join(parts)
 
 
 # ─── 5. tool-definition drift ────────────────────────────────────────────────

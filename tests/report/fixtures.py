@@ -84,7 +84,7 @@ def _ok(cid: str, line: int, tool: str, n: int = 3, **args: Any) -> CaseResult:
     ev = {
         "expected": [_exp(tool, **args)],
         "actual": [_call(tool, **args)],
-        "summary": "all calls matched",
+        "summary": "1 exact, 0 name-only; 1 expected, 1 actual",
     }
     return _case(cid, line, [_sample(i, True, ev) for i in range(n)], tools=[tool])
 
@@ -188,17 +188,36 @@ def failing() -> Results:
             _call("lookup_order", order_id="ord_9"),
             _call("refund_order", order_id="ord_9", amount=250),
         ],
-        "missing": [],
-        "extra": [],
-        "arg_diffs": [{"name": "refund_order", "arg": "amount", "expected": 25, "actual": 250}],
-        "summary": "refund_order called with the wrong amount",
+        "missing": [{"index": 1, "name": "refund_order", "why": "called with different arguments"}],
+        "extra": [{"index": 1, "name": "refund_order"}],
+        "arg_diffs": [
+            {
+                "expected_index": 1,
+                "actual_index": 1,
+                "tool": "refund_order",
+                "diffs": [{"argument": "amount", "expected": 25, "actual": 250, "why": "250 ≠ 25"}],
+            }
+        ],
+        "malformed": [],
+        "violations": [],
+        "summary": "1 exact, 1 name-only; 2 expected, 2 actual",
     }
     delete_ev = {
         "expected": [_exp("lookup_order", order_id="ord_5")],
         "actual": [_call("delete_account", user="u_5")],
-        "missing": [_exp("lookup_order", order_id="ord_5")],
-        "extra": [_call("delete_account", user="u_5")],
-        "violations": [_call("delete_account", user="u_5")],
+        "missing": [{"index": 0, "name": "lookup_order", "why": "not called"}],
+        "extra": [{"index": 0, "name": "delete_account"}],
+        "arg_diffs": [],
+        "malformed": [],
+        "violations": [
+            {
+                "rule": "must_not_call",
+                "index": 0,
+                "name": "delete_account",
+                "message": "'delete_account' must not be called",
+            }
+        ],
+        "summary": "0 exact, 0 name-only; 1 expected, 1 actual",
     }
     malformed_ev = {
         "expected": [_exp("lookup_order", order_id="ord_7")],
@@ -210,9 +229,19 @@ def failing() -> Results:
                 "parse_ok": False,
             }
         ],
-        "malformed": [
-            {"name": "lookup_order", "kind": "InvalidJson", "detail": "unterminated object"}
+        "missing": [
+            {"index": 0, "name": "lookup_order", "why": "called, but its arguments did not parse"}
         ],
+        "extra": [{"index": 0, "name": "lookup_order"}],
+        "malformed": [
+            {
+                "index": 0,
+                "name": "lookup_order",
+                "kind": "InvalidJson",
+                "detail": "unterminated object",
+            }
+        ],
+        "summary": "0 exact, 1 name-only; 1 expected, 1 actual",
     }
     cases = [
         _ok("order-status-1", 1, "lookup_order", order_id="ord_1"),
@@ -439,6 +468,7 @@ def flaky() -> Results:
     flip_ev = {
         "expected": [_exp("lookup_order", order_id="ord_2")],
         "actual": [_call("search_orders", query="ord_2")],
+        # An older, flatter evidence shape: reports must still read it.
         "missing": [_exp("lookup_order", order_id="ord_2")],
         "extra": [_call("search_orders", query="ord_2")],
     }
