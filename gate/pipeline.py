@@ -270,11 +270,8 @@ def confirm_stage(
         shard=shard,
         timing=dict(head.timing),
     )
-    rebuilt.confirm = {
-        "cases": len(plan),
-        "extra_samples": len(extra),
-        "planned": dict(sorted(plan.items())),
-    }
+    # build_results filled rebuilt.confirm (a ConfirmInfo: max_extra_samples, the extra
+    # samples spent and, per case, how many); a plain dict there would not render.
     return rebuilt
 
 

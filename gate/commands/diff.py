@@ -50,12 +50,13 @@ def run(args: argparse.Namespace) -> int:
     return ExitCode.PASS
 
 
-def cell(value: object) -> str:
-    """Escape an untrusted string for one Markdown table cell."""
+def cell(value: object, limit: int | None = MAX_CELL) -> str:
+    """Escape an untrusted string for one Markdown table cell (or a line of prose),
+    truncated to ``limit`` characters."""
     text = str(value)
     text = _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", text.replace("\r\n", "\n"))
-    if len(text) > MAX_CELL:
-        text = text[: MAX_CELL - 1] + "…"
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_PUNCT.sub(r"\\\1", text)
     return text.replace("@", "@\u200b")
@@ -78,15 +79,15 @@ def render_flips_md(c: Comparison) -> str:
     """The flip table in Markdown (the whole output of ``toolgate diff``)."""
     lines = ["## ToolGate flips", ""]
     if not c.comparable:
-        lines += [f"Not comparable: {cell(c.note or '')}", ""]
+        lines += [f"Not comparable: {cell(c.note or '', None)}", ""]
         return "\n".join(lines) + "\n"
     lines.append(
         f"**{c.regressions} regression(s), {c.fixes} fix(es), {c.noise} noise** "
         f"— base {cell(c.source)}"
     )
     if c.note:
-        lines += ["", cell(c.note)]
-    lines += ["", f"_{cell(c.rule)}_", ""]
+        lines += ["", cell(c.note, None)]
+    lines += ["", f"_{cell(c.rule, None)}_", ""]
     if not c.flips:
         lines += ["No case changed.", ""]
     for kind, title in _TITLES.items():

@@ -228,12 +228,13 @@ def _summary(
     regressions: int,
     comparison: Comparison | None,
 ) -> str:
+    """Why, in one line (renderers put the verdict word, from ``passed``, before it)."""
     if not passed:
         first = reasons[0] if reasons else "the gate failed"
         more = f" (+{len(reasons) - 1} more reason(s))" if len(reasons) > 1 else ""
-        return f"FAIL — {first}{more}"
+        return f"{first}{more}"
     parts = [f"{len(gates)} gate(s) met" if gates else "no gates configured"]
     parts.append("no hard failures")
     if comparison is not None and comparison.comparable:
         parts.append(f"{regressions} regression(s) against {comparison.source}")
-    return "PASS — " + ", ".join(parts)
+    return ", ".join(parts)

@@ -27,7 +27,7 @@ def test_gate_min__fails_with_value_threshold_and_the_cases_below_worst_first():
     assert gate.reason == (
         "tool_selection_f1 0.800 < 0.900 (min) — 2 case(s) below: refund-017, refund-018"
     )
-    assert v.summary.startswith("FAIL — tool_selection_f1 0.800 < 0.900 (min)")
+    assert v.summary.startswith("tool_selection_f1 0.800 < 0.900 (min)")
 
 
 def test_gate_min__at_the_threshold_passes():
@@ -136,7 +136,7 @@ def test_no_baseline__passes_with_a_notice():
     out = decide(results_from_table({"a": "P"}), make_config(), None, None)
     assert out.verdict is not None and out.verdict.passed
     assert "no baseline: flips and regressions were not checked" in out.notices
-    assert out.verdict.summary == "PASS — no gates configured, no hard failures"
+    assert out.verdict.summary == "no gates configured, no hard failures"
 
 
 def test_baseline_from_another_dataset__not_compared_regressions_not_checked():
