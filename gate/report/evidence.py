@@ -31,7 +31,7 @@ Item = tuple[str, str | None, str | None]
 RULE_LABELS = {
     "must_not_call": "forbidden",
     "arg_scope": "out of scope",
-    "required_before": "missing prerequisite",
+    "required_before": "no prerequisite for",
 }
 
 
@@ -62,7 +62,16 @@ def items(ev: Mapping[str, Any], error: str | None = None) -> list[Item]:
         label = RULE_LABELS.get(str(rule), str(rule))
         message = v.get("message") if isinstance(v, Mapping) and rule != "must_not_call" else None
         out.append((label, call_repr(_actual_at(ev, v)), message))
+    # A missing call answered by a same-name call with other arguments shows as one
+    # "arguments" item, not also as "missing" and "extra".
+    paired_e, paired_a = set(), set()
+    for d in _list(ev.get("arg_diffs")):
+        if isinstance(d, Mapping) and d.get("diffs"):
+            paired_e.add(d.get("expected_index"))
+            paired_a.add(d.get("actual_index"))
     for m in _list(ev.get("missing")):
+        if isinstance(m, Mapping) and m.get("index") in paired_e and "why" in m:
+            continue
         if isinstance(m, Mapping) and "why" in m and "args" not in m and "arguments" not in m:
             out.append(("missing", str(m.get("name", "?")), str(m["why"])))
         else:
@@ -71,6 +80,8 @@ def items(ev: Mapping[str, Any], error: str | None = None) -> list[Item]:
     if diffs:
         out.append(("arguments", diffs, None))
     for x in _list(ev.get("extra")):
+        if isinstance(x, Mapping) and x.get("index") in paired_a and "arguments" not in x:
+            continue
         out.append(("extra", call_repr(_actual_at(ev, x)), None))
     for m in _list(ev.get("malformed")):
         out.append(("malformed", malformed(m), None))

@@ -23,6 +23,7 @@ Every data string goes through :class:`gate.report.escape.Escaper`; sizes are ke
 from __future__ import annotations
 
 import enum
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -73,6 +74,8 @@ def build(results: Results, style: Style, esc: Escaper) -> list[Block]:
     if full:
         blocks += _gates(results, esc)
     blocks += _regressions(results, esc, full)
+    if not full:
+        blocks += _failing_without_baseline(results, esc)
     blocks += _drift(results, esc, full)
     blocks += _fixed(results, esc)
     blocks += _flaky(results, esc)
@@ -97,7 +100,7 @@ def _verdict(results: Results, style: Style, esc: Escaper) -> Block:
     if results.verdict is None:
         why = "scored only; no thresholds were evaluated"
     else:
-        why = esc.text(results.verdict.summary, 400) or word
+        why = esc.text(_strip_word(results.verdict.summary), 400) or word
     level = "##" if style is Style.COMMENT else "#"
     lines = [f"{level} {emoji} ToolGate {name} {word} — {why}", ""]
     cmp = results.comparison
@@ -111,6 +114,14 @@ def _verdict(results: Results, style: Style, esc: Escaper) -> Block:
         else:
             lines += [f"_Compared with {src}._", ""]
     return Block(head=lines)
+
+
+_VERDICT_WORD = re.compile(r"^\s*(?:pass(?:ed)?|fail(?:ed)?)\s*(?:—|-|:)\s*", re.IGNORECASE)
+
+
+def _strip_word(summary: str) -> str:
+    """ "FAIL — x" → "x": the heading already says passed or failed."""
+    return _VERDICT_WORD.sub("", summary, count=1)
 
 
 # ─── 2. hard failures ────────────────────────────────────────────────────────
@@ -357,6 +368,43 @@ def _regressions(results: Results, esc: Escaper, full: bool) -> list[Block]:
     return [Block(head, rows, [""], keep=10, cut=6, what="regressions")]
 
 
+def _failing_without_baseline(results: Results, esc: Escaper) -> list[Block]:
+    """With no comparable baseline there are no flips: list the cases that fail on every
+    sample instead (flaky ones are listed apart), with the same evidence as regressions."""
+    cmp = results.comparison
+    if cmp is not None and cmp.comparable:
+        return []
+    # Flaky cases have their own section ("flaky cases apart").
+    failing = sorted(
+        (c for c in results.cases if not c.passed and not c.flaky),
+        key=lambda c: (c.pass_rate, c.id),
+    )
+    if not failing:
+        return []
+    lim = 100
+
+    def row(c: CaseResult) -> str:
+        sample = _first_failing(c)
+        ev = sample.evidence if sample else {}
+        checks = list(sample.failed_checks) if sample else []
+        why = _why(ev, sample, checks, esc, lim)
+        return (
+            f"| {_case_cell(c.id, c.line, esc)} | {fmt.rate_fraction(c.pass_rate, len(c.samples))} "
+            f"| {_checks(checks, esc)} "
+            f"| {esc.code(calls_repr(ev['expected']), lim) if 'expected' in ev else '—'} "
+            f"| {esc.code(calls_repr(ev['actual']), lim) if 'actual' in ev else '—'} "
+            f"| {'<br>'.join(why) or '—'} |"
+        )
+
+    head = [
+        f"### ❌ Failing cases ({len(failing)}) — fail on every sample",
+        "",
+        "| Case | Passing samples | Failing checks | Expected | Actual | Why |",
+        "|---|---|---|---|---|---|",
+    ]
+    return [Block(head, LazyRows(failing, row), [""], keep=10, cut=6, what="failing cases")]
+
+
 def _case_cell(case_id: str, line: int | None, esc: Escaper) -> str:
     where = f" <sub>line {line}</sub>" if line else ""
     return f"{esc.code(case_id, 80)}{where}"
@@ -549,7 +597,7 @@ def _per_tool(results: Results, esc: Escaper) -> list[Block]:
 def _slices(results: Results, esc: Escaper) -> list[Block]:
     if not results.slices:
         return []
-    shown = [m for m in HEADLINE_METRICS[:4]]
+    shown = ["tool_selection_f1", "call_accuracy", "schema_validity", "must_not_call_violations"]
     head = [
         "### Slices",
         "",
