@@ -11,8 +11,12 @@ case-sample being two agent steps (one tool call, then a final answer), each ste
   each message. Reported twice: including the start-up of the 32 workers, and in steady
   state (workers started before the clock starts), since start-up is paid once per run.
 
-ideal = latency × steps ÷ concurrency (the wall time with zero overhead); the ratio
-wall ÷ ideal − 1 is the overhead (target: under 5 %). Each scenario runs ``--repeat``
+ideal = latency × steps ÷ concurrency (the wall time with zero overhead); wall ÷ ideal
+− 1 is the overhead (target: under 5 %). Three *floor* rows run the same schedule with
+no runner at all — threads that only sleep, bare keep-alive ``http.client`` threads
+against the same server, bare pipe exchanges with the same pre-started workers — so the
+``÷ bare`` column isolates what the runner itself adds on this machine (timers, the
+server and the loopback cost something even without it). Each scenario runs ``--repeat``
 times; medians are printed. Usage::
 
     /work/venv/bin/python bench/runner_bench.py [--cases 400] [--samples 5] [--repeat 3]
@@ -21,13 +25,16 @@ times; medians are printed. Usage::
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +125,89 @@ def _run(
     return wall, summary.written
 
 
+def _split(total: int, parts: int) -> list[int]:
+    return [total // parts + (i < total % parts) for i in range(parts)]
+
+
+def _threads(counts: list[int], work: Any) -> float:
+    """Run ``work(i, n)`` in one thread per count; the wall time."""
+    threads = [threading.Thread(target=work, args=(i, n)) for i, n in enumerate(counts)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - t0
+
+
+def _floor_sleep(concurrency: int, steps: int, latency: float) -> float:
+    """Threads that only sleep the latency, as many times as the runner has steps."""
+    return _threads(
+        _split(steps, concurrency), lambda i, n: [time.sleep(latency) for _ in range(n)]
+    )
+
+
+def _floor_http(base_url: str, concurrency: int, n: int) -> float:
+    """The same two requests per case-sample from bare keep-alive ``http.client``
+    threads, with no runner: what the server and the loopback cost by themselves."""
+    url = urllib.parse.urlsplit(base_url)
+    tools = [{"type": "function", "function": {"name": TOOL.name, "description": TOOL.description,
+                                               "parameters": dict(TOOL.parameters)}}]  # fmt: skip
+    user = {"role": "user", "content": "where is order ord_1? (0)"}
+    first = json.dumps({"model": "bench", "messages": [user], "tools": tools}).encode()
+    second = json.dumps({"model": "bench", "tools": tools, "messages": [
+        user,
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function",
+         "function": {"name": "lookup_order", "arguments": '{"order_id": "ord_1"}'}}]},
+        {"role": "tool", "tool_call_id": "c", "content": '{"status": "shipped"}'},
+    ]}).encode()  # fmt: skip
+
+    def work(_i: int, count: int) -> None:
+        conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
+        for _ in range(count):
+            for body in (first, second):
+                conn.request("POST", url.path + "/chat/completions", body,
+                             {"Content-Type": "application/json"})  # fmt: skip
+                json.loads(conn.getresponse().read())
+        conn.close()
+
+    return _threads(_split(n, concurrency), work)
+
+
+def _floor_pipes(argv: list[str], concurrency: int, n: int) -> float:
+    """The same two exchanges per case-sample over bare pipes to pre-started workers."""
+    procs = [
+        subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        for _ in range(concurrency)
+    ]
+    time.sleep(1.0)
+    start = json.dumps({"type": "start", "case_id": "x", "sample": 0, "seed": 1,
+                        "messages": [], "tools": []}).encode() + b"\n"  # fmt: skip
+    results = json.dumps({"type": "tool_results", "results": [
+        {"id": "c1", "name": "lookup_order", "content": {"status": "shipped"},
+         "is_error": False}]}).encode() + b"\n"  # fmt: skip
+
+    def work(i: int, count: int) -> None:
+        proc = procs[i]
+        assert proc.stdin is not None and proc.stdout is not None
+        for _ in range(count):
+            for line in (start, results):
+                proc.stdin.write(line)
+                proc.stdin.flush()
+                json.loads(proc.stdout.readline())
+
+    try:
+        return _threads(_split(n, concurrency), work)
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
+def _median(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", type=int, default=400)
@@ -133,13 +223,15 @@ def main() -> None:
     n = args.cases * args.samples
     steps = 2 * n
     ideal = latency * steps / args.concurrency
-    print(
-        f"{n} case-samples x 2 steps, latency {args.latency_ms:g} ms, concurrency "
-        f"{args.concurrency}: ideal {ideal:.2f}s"
-    )
+    c = args.concurrency
+    print(f"{n} case-samples x 2 steps, latency {args.latency_ms:g} ms, concurrency {c}: "
+          f"ideal {ideal:.2f}s; median of {args.repeat} runs")  # fmt: skip
     tmp = Path(tempfile.mkdtemp(prefix="toolgate-bench-"))
-    results: dict[str, list[float]] = {"openai": [], "command (incl. start-up)": [],
-                                       "command (steady state)": []}  # fmt: skip
+    rows: dict[str, list[float]] = {}
+    floors: dict[str, str] = {}
+
+    def add(name: str, wall: float) -> None:
+        rows.setdefault(name, []).append(wall)
 
     server = subprocess.Popen(
         [sys.executable, "-c", SERVER.format(root=str(ROOT), latency=latency)],
@@ -154,41 +246,37 @@ def main() -> None:
             tmp,
             {"kind": "openai", "model": "bench", "base_url": base_url, "timeout_s": 30,
              "api_key_env": "TOOLGATE_BENCH_NO_KEY"},
-            args.concurrency,
+            c,
         )  # fmt: skip
         for r in range(args.repeat):
-            wall, _ = _run(cfg, ds, tmp / f"openai-{r}", args.samples)
-            results["openai"].append(wall)
+            add("sleeping threads (no I/O)", _floor_sleep(c, steps, latency))
+            add("openai: bare http.client", _floor_http(base_url, c, n))
+            add("openai: run_all", _run(cfg, ds, tmp / f"openai-{r}", args.samples)[0])
+        floors["openai: run_all"] = "openai: bare http.client"
     finally:
         server.terminate()
         server.wait()
 
     agent_file = tmp / "agent.py"
     agent_file.write_text(textwrap.dedent(AGENT.format(latency=latency)))
-    agent_cfg = {
-        "kind": "command",
-        "command": [sys.executable, str(agent_file)],
-        "workers": args.concurrency,
-        "timeout_s": 30,
-    }
-    cfg = _config(tmp, agent_cfg, args.concurrency)
+    argv = [sys.executable, str(agent_file)]
+    cfg = _config(tmp, {"kind": "command", "command": argv, "workers": c, "timeout_s": 30}, c)
     for r in range(args.repeat):
-        wall, _ = _run(cfg, ds, tmp / f"command-{r}", args.samples)
-        results["command (incl. start-up)"].append(wall)
+        add("command: bare pipes", _floor_pipes(argv, c, n))
         agent = CommandPoolAgent(cfg, cfg.agent)  # type: ignore[arg-type]
         agent.prepare(n)
-        time.sleep(1.0)  # let the workers finish importing before the clock starts
-        wall, _ = _run(cfg, ds, tmp / f"command-warm-{r}", args.samples, agent=agent)
-        results["command (steady state)"].append(wall)
+        time.sleep(1.0)  # the workers finish importing before the clock starts
+        add("command: run_all, warm", _run(cfg, ds, tmp / f"warm-{r}", args.samples, agent)[0])
+        add("command: run_all, cold", _run(cfg, ds, tmp / f"cold-{r}", args.samples)[0])
+    floors["command: run_all, warm"] = "command: bare pipes"
+    floors["command: run_all, cold"] = "command: bare pipes"
 
-    print(f"{'scenario':28} {'median wall':>12} {'ideal':>7} {'ratio':>7} {'overhead':>9}  runs")
-    for name, walls in results.items():
-        med = statistics.median(walls)
-        ratio = med / ideal
-        print(
-            f"{name:28} {med:11.2f}s {ideal:6.2f}s {ratio:7.3f} {100 * (ratio - 1):8.1f}%"
-            f"  {json.dumps([round(w, 2) for w in walls])}"
-        )
+    print(f"{'scenario':27} {'wall':>7} {'÷ ideal':>8} {'÷ bare':>7}   runs")
+    for name, walls in rows.items():
+        med = _median(walls)
+        vs_bare = f"{med / _median(rows[floors[name]]):7.3f}" if name in floors else " " * 7
+        print(f"{name:27} {med:6.2f}s {med / ideal:8.3f} {vs_bare}   "
+              f"{json.dumps([round(w, 2) for w in walls])}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -19,21 +19,22 @@ case-sample gets an error record with the tail of the worker's stderr. A worker 
 exceeds the step budget is replaced too (it is mid-conversation). An ``error`` message is
 the agent's own, well-formed report: the worker stays.
 
-**Flooding is bounded.** stdout is read one line at a time, each at most
-:data:`MAX_LINE_BYTES`, through a queue of :data:`LINE_QUEUE` lines (a flooding worker
-blocks on its own pipe until it is killed); stderr is drained continuously and only its
-last :data:`STDERR_TAIL_BYTES` are kept.
+**Flooding is bounded.** stdout is read only while a message is awaited, into a buffer
+that holds at most one line of :data:`MAX_LINE_BYTES` (a worker printing more blocks on
+its own pipe until it is killed); stderr is drained continuously and only its last
+:data:`STDERR_TAIL_BYTES` are kept.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import queue
+import select
 import shlex
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Sequence
 from typing import IO, Any
 
@@ -47,8 +48,6 @@ from gate.replay.session import AgentFailure, ErrorKind, Job, Session
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
 """Longest protocol line accepted from an agent."""
-LINE_QUEUE = 8
-"""Lines read ahead from a worker's stdout before its pipe applies back-pressure."""
 STDERR_TAIL_BYTES = 4096
 """How much of a worker's stderr is kept (the end of it) for error records."""
 
@@ -66,7 +65,9 @@ class _Broken(Exception):
 
 
 class Worker:
-    """One agent process with reader threads for its stdout (lines) and stderr (tail)."""
+    """One agent process. Its stdout is read by the runner thread that owns the current
+    case (``poll`` + ``os.read`` into a bounded line buffer: no extra thread or hand-off
+    per message); its stderr is drained by a thread that keeps the tail."""
 
     def __init__(self, argv: Sequence[str], cwd: str, env: dict[str, str]):
         self.proc = subprocess.Popen(
@@ -78,47 +79,50 @@ class Worker:
             env=env,
             start_new_session=True,  # its own process group: a kill reaches its children
         )
-        self._lines: queue.Queue[object] = queue.Queue(maxsize=LINE_QUEUE)
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        self._fd = self.proc.stdout.fileno()
+        self._poll = select.poll()
+        self._poll.register(self._fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+        self._buf = bytearray()
+        self._eof = False
         self._tail = bytearray()
         self._tail_lock = threading.Lock()
         self._dead = threading.Event()
-        assert self.proc.stdout is not None and self.proc.stderr is not None
-        self._out = threading.Thread(
-            target=self._read_stdout, args=(self.proc.stdout,), daemon=True
-        )
         self._err = threading.Thread(
             target=self._read_stderr, args=(self.proc.stderr,), daemon=True
         )
-        self._out.start()
         self._err.start()
 
     @property
     def pid(self) -> int:
         return self.proc.pid
 
-    def _put(self, item: object) -> bool:
-        while not self._dead.is_set():
-            try:
-                self._lines.put(item, timeout=0.2)
-                return True
-            except queue.Full:
+    def _next_line(self, timeout: float) -> object:
+        """The next stdout line, :data:`_EOF`, :data:`_TOO_LONG`, or None on timeout."""
+        end = time.monotonic() + timeout
+        while True:
+            nl = self._buf.find(b"\n")
+            if nl >= 0:
+                line = bytes(self._buf[: nl + 1])
+                del self._buf[: nl + 1]
+                return line
+            if len(self._buf) > MAX_LINE_BYTES:
+                return _TOO_LONG
+            if self._eof:
+                return _EOF
+            left = end - time.monotonic()
+            if left <= 0 or not self._poll.poll(max(1, int(left * 1000 + 0.5))):
+                if time.monotonic() >= end:
+                    return None
                 continue
-        return False
-
-    def _read_stdout(self, out: IO[bytes]) -> None:
-        try:
-            while True:
-                line = out.readline(MAX_LINE_BYTES + 1)
-                if not line:
-                    self._put(_EOF)
-                    return
-                if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-                    self._put(_TOO_LONG)
-                    return
-                if not self._put(line):
-                    return
-        except (OSError, ValueError):
-            self._put(_EOF)
+            try:
+                chunk = os.read(self._fd, 65536)
+            except OSError:
+                chunk = b""
+            if chunk:
+                self._buf += chunk
+            else:
+                self._eof = True
 
     def _read_stderr(self, err: IO[bytes]) -> None:
         read = getattr(err, "read1", err.read)
@@ -138,7 +142,8 @@ class Worker:
         return self.proc.poll() is None and not self._dead.is_set()
 
     def has_pending_output(self) -> bool:
-        return not self._lines.empty()
+        """Whether the worker printed something nobody asked for (or closed stdout)."""
+        return bool(self._buf) or self._eof or bool(self._poll.poll(0))
 
     def send(self, message: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
@@ -149,12 +154,11 @@ class Worker:
             raise _Broken(ErrorKind.CRASH, self._exit_text("while reading its input")) from None
 
     def receive(self, timeout: float, step: int) -> dict[str, Any]:
-        try:
-            item = self._lines.get(timeout=timeout)
-        except queue.Empty:
+        item = self._next_line(timeout)
+        if item is None:
             raise _Broken(
                 ErrorKind.TIMEOUT, f"the agent did not answer within {timeout:.3g}s (step {step})"
-            ) from None
+            )
         if item is _EOF:
             raise _Broken(ErrorKind.CRASH, self._exit_text(f"before answering (step {step})"))
         if item is _TOO_LONG:
