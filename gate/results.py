@@ -60,7 +60,8 @@ class MetricStat(_M):
 class SampleResult(_M):
     sample: int
     passed: bool
-    scores: dict[str, float | None]
+    scores: dict[str, int | float | None]
+    """As the scorers gave them (an int stays an int when read back); ``None`` = n/a."""
     failed_checks: list[str] = Field(default_factory=list)
     reasons: dict[str, str] = Field(default_factory=dict)
     evidence: dict[str, Any] = Field(default_factory=dict)
@@ -69,7 +70,7 @@ class SampleResult(_M):
     expected/matched/called, confusion pairs, malformed calls): kept so that shard
     results can be merged and re-pooled without re-running anything."""
     error: str | None = None
-    usage: dict[str, int] | None = None
+    usage: dict[str, int | float] | None = None
     extra: bool = False
     """True for a sample added by adaptive confirmation (``confirm:``)."""
 

@@ -305,3 +305,21 @@ def test_empty_shard__no_cases_gives_explicit_no_data():
     assert r.cases == [] and r.metrics["case_passed"].mean is None
     v = decide(r, make_config(gates=[{"metric": "case_passed", "min": 0.5}]), None, None).verdict
     assert v is not None and not v.passed and v.gates[0].no_data
+
+
+def test_results_file__integer_scores_and_usage_survive_a_round_trip(tmp_path):
+    from gate.model import SampleScore
+
+    s = SampleScore(
+        case_id="a",
+        sample=0,
+        passed=True,
+        scores={"duplicate_calls": 2, "tool_selection_f1": 1.0},
+        tallies={"calls": 3, "calls_on_no_tool": 0},
+        usage={"prompt_tokens": 12, "cost_usd": 0.0012},
+    )
+    r = _build([case("a", 1)], [s])
+    write_results(tmp_path / "r.json", r)
+    back = read_results(tmp_path / "r.json")
+    assert dumps_results(back) == dumps_results(r)
+    assert back.cases[0].samples[0].scores["duplicate_calls"] == 2
