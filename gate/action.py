@@ -508,9 +508,9 @@ def gate_mode(
             assert settings.merge is not None
             parts = [str(p) for p in shard_folders(workdir / settings.merge)]
             argv = ["merge", *parts, "--out", str(out), *baseline]
-            argv += _flag_if_supported("merge", "--config", settings.config)
-        if not settings.comment:
-            argv += _flag_if_supported(command, "--no-comment")
+            argv += ["--config", settings.config]
+        if settings.mode is Mode.CHECK and not settings.comment:
+            argv.append("--no-comment")  # merge's comment is posted by publish_results
         rc = _call_cli(deps, argv)
 
     results_file = out / RESULTS_FILE
@@ -574,7 +574,7 @@ def resolve_baseline(
         return _no_baseline(command), "**Baseline:** none (`baseline: none`)."
     if settings.baseline.lower() != "auto":
         path = Path(settings.baseline)
-        args = _baseline_args(command, path, f"file {settings.baseline}")
+        args = _baseline_args(path, f"file {settings.baseline}")
         return args, f"**Baseline:** file `{settings.baseline}`."
 
     pr: PullRequestRef | None = None
@@ -617,7 +617,7 @@ def resolve_baseline(
     lines += [f"> {t}" for t in (*choice.warnings, *choice.notices)]
     if choice.path is None:
         return _no_baseline(command), "\n".join(lines)
-    return _baseline_args(command, choice.path, choice.source), "\n".join(lines)
+    return _baseline_args(choice.path, choice.source), "\n".join(lines)
 
 
 def _no_baseline(command: str) -> list[str]:
@@ -626,8 +626,8 @@ def _no_baseline(command: str) -> list[str]:
     return ["--baseline", "none"] if command == "check" else []
 
 
-def _baseline_args(command: str, path: Path, source: str) -> list[str]:
-    return ["--baseline", str(path), *_flag_if_supported(command, "--baseline-source", source)]
+def _baseline_args(path: Path, source: str) -> list[str]:
+    return ["--baseline", str(path), "--baseline-source", source]
 
 
 def _dataset_sha(config: Any) -> str | None:
@@ -952,26 +952,6 @@ def _call_cli(deps: Collaborators, argv: list[str]) -> int:
 
 def _opt(flag: str, value: object | None) -> list[str]:
     return [] if value is None else [flag, str(value)]
-
-
-def _cli_accepts(command: str, flag: str) -> bool:
-    """Whether ``toolgate <command>`` takes ``flag``: optional flags (``--no-comment``,
-    ``--baseline-source``) are passed only to a CLI that knows them."""
-    from gate.cli import build_parser
-
-    parser = build_parser()
-    subparsers = parser._subparsers
-    for action in subparsers._group_actions if subparsers is not None else ():
-        sub = (getattr(action, "choices", None) or {}).get(command)
-        if sub is not None:
-            return flag in sub._option_string_actions
-    return False
-
-
-def _flag_if_supported(command: str, flag: str, value: str | None = None) -> list[str]:
-    if not _cli_accepts(command, flag):
-        return []
-    return [flag] if value is None else [flag, value]
 
 
 if __name__ == "__main__":

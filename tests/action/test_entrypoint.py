@@ -516,21 +516,9 @@ def test_merge__baseline_auto__no_artifact__notice_and_no_comparison(tmp_path, g
     assert any("No baseline" in n for n in run.annotations("notice"))
 
 
-# ─── mode: check (needs `toolgate check`) ─────────────────────────────────────
+# ─── mode: check (the default) ─────────────────────────────────────
 
 
-def _check_available() -> bool:
-    from gate.action import _cli_accepts
-
-    return _cli_accepts("check", "--config")
-
-
-needs_check = pytest.mark.skipif(
-    not _check_available(), reason="`toolgate check` is not available in this build yet"
-)
-
-
-@needs_check
 def test_check__passing_pr__outputs_summary_one_comment_exit_0(tmp_path, gh):
     ws = mini_repo(tmp_path / "ws")
     run = run_action(ws, tmp_path / "runner", inputs={"baseline": "none"}, api_url=gh.api_url)
@@ -545,7 +533,6 @@ def test_check__passing_pr__outputs_summary_one_comment_exit_0(tmp_path, gh):
     assert comment.body.startswith("<!-- toolgate:comment name=mini -->")
 
 
-@needs_check
 def test_check__must_not_call__fails_exit_1_and_still_reports(tmp_path, gh):
     ws = mini_repo(tmp_path / "ws")
     run = run_action(
@@ -561,7 +548,6 @@ def test_check__must_not_call__fails_exit_1_and_still_reports(tmp_path, gh):
     assert len(gh.comments_on(7)) == 1
 
 
-@needs_check
 def test_check__fork_pr_read_only_token__summary_fallback_verdict_unchanged(tmp_path, gh):
     ws = mini_repo(tmp_path / "ws")
     run = run_action(
@@ -580,7 +566,6 @@ def test_check__fork_pr_read_only_token__summary_fallback_verdict_unchanged(tmp_
     assert "delete_account" in run.summary
 
 
-@needs_check
 def test_check__baseline_auto__base_branch_artifact__names_source(tmp_path, gh):
     ws = mini_repo(tmp_path / "ws")
     base = full_results(ws)
@@ -602,7 +587,6 @@ def test_check__baseline_auto__base_branch_artifact__names_source(tmp_path, gh):
     assert escaped in comment.body
 
 
-@needs_check
 def test_check__push_to_main__no_pr_no_comment_no_baseline(tmp_path, gh):
     ws = mini_repo(tmp_path / "ws")
     run = run_action(
