@@ -176,7 +176,7 @@ def build_results(
             )
             for name, spec in sorted(dataset.tools.items())
         },
-        "timing": dict(timing),
+        "timing": {**_latency(scores, extra_scores), **timing},
     }
     max_extra = config.confirm.max_extra_samples if config is not None else 0
     with no_gc():
@@ -197,6 +197,25 @@ def no_gc() -> Iterator[None]:
     finally:
         if was:
             gc.enable()
+
+
+def _latency(*groups: Sequence[SampleScore]) -> dict[str, Any]:
+    """Agent latency over every case-sample (timing: it differs between identical runs)."""
+    ms = np.fromiter(
+        (s.latency_ms for g in groups for s in g if s.latency_ms is not None), dtype=np.float64
+    )
+    if ms.size == 0:
+        return {}
+    p50, p95 = np.percentile(ms, [50, 95])
+    return {
+        "latency_ms": {
+            "total": round(float(ms.sum()), 1),
+            "mean": round(float(ms.mean()), 1),
+            "p50": round(float(p50), 1),
+            "p95": round(float(p95), 1),
+            "max": round(float(ms.max()), 1),
+        }
+    }
 
 
 def _file_sha256(path: Path) -> str | None:

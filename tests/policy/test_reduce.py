@@ -323,3 +323,18 @@ def test_results_file__integer_scores_and_usage_survive_a_round_trip(tmp_path):
     back = read_results(tmp_path / "r.json")
     assert dumps_results(back) == dumps_results(r)
     assert back.cases[0].samples[0].scores["duplicate_calls"] == 2
+
+
+def test_latency__summarised_under_timing_only():
+    from dataclasses import replace
+
+    scores = [replace(score("a", i, True), latency_ms=float(10 * (i + 1))) for i in range(4)]
+    r = _build([case("a", 1)], scores)
+    assert r.timing["latency_ms"] == {
+        "total": 100.0,
+        "mean": 25.0,
+        "p50": 25.0,
+        "p95": 38.5,
+        "max": 40.0,
+    }
+    assert "latency" not in dumps_results(r.cases[0]).decode()
