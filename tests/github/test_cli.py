@@ -171,3 +171,19 @@ def test_report_cli__secret_env__redacted_everywhere(tmp_path: Path) -> None:
         assert secret not in proc.stdout, fmt
         if fmt != "console":  # the console summary shows neither the agent nor evidence
             assert "[REDACTED:AGENT_KEY]" in proc.stdout, fmt
+
+
+def test_report_cli__baseline_with_existing_comparison__kept_and_noted(
+    tmp_path: Path, results_file: Path
+) -> None:
+    base = tmp_path / "base.json"
+    write_results(base, passing())
+    proc = toolgate("report", str(results_file), "--baseline", str(base), "--format", "comment")
+    assert proc.returncode == 0
+    assert "already carries a comparison" in proc.stderr and "--baseline is not used" in proc.stderr
+    assert "artifact of run 4242" in proc.stdout
+
+
+def test_report_cli__missing_file__input_error(tmp_path: Path) -> None:
+    proc = toolgate("report", str(tmp_path / "nope.json"))
+    assert proc.returncode == 2 and "cannot read" in proc.stderr
