@@ -574,19 +574,36 @@ def reduce_arrays(
 
     # Per case: mean and sample std over every sample (regular + confirmation).
     valid = ~np.isnan(cube)
-    zero = np.where(valid, cube, 0.0)
+    work = np.where(valid, cube, 0.0)  # the one cube-sized buffer: values, then deviations
     x_valid = ~np.isnan(x_vals)
     x_zero = np.where(x_valid, x_vals, 0.0)
-    sums = zero.sum(axis=1)
+    sums = work.sum(axis=1)
     counts = valid.sum(axis=1, dtype=np.int64)
     if extra_case.size:
         np.add.at(sums, extra_case, x_zero)
         np.add.at(counts, extra_case, x_valid.astype(np.int64))
     mean = stats.safe_divide(sums, counts)
     mean0 = np.nan_to_num(mean)
-    dev = cube - mean0[:, None, :]
-    np.copyto(dev, 0.0, where=~valid)  # in place: one cube-sized temporary, not two
-    ss = np.einsum("csk,csk->ck", dev, dev)
+
+    # Slice indicators (slice 0 = every case) and, per slice and sample index, the sums
+    # and counts the dataset-level value of that sample alone is made of. One matrix
+    # product each: counts are summed in float32, exact below 2**24 cases.
+    names = ["", *slices]
+    ind = np.ones((len(names), c))
+    for li, mask in enumerate(slices.values(), start=1):
+        ind[li] = mask
+    per_s_sum = (ind @ work.reshape(c, n * k)).reshape(len(names), n, k)
+    per_s_n = (
+        (ind.astype(np.float32) @ valid.reshape(c, n * k).astype(np.float32))
+        .astype(np.float64)
+        .reshape(len(names), n, k)
+    )
+
+    # Per-case sample std, two-pass (exact 0 for a case whose samples agree).
+    np.subtract(work, mean0[:, None, :], out=work)
+    np.copyto(work, 0.0, where=~valid)
+    ss = np.einsum("csk,csk->ck", work, work)
+    del work
     if extra_case.size:
         x_dev = np.where(x_valid, x_vals - mean0[extra_case], 0.0)
         np.add.at(ss, extra_case, x_dev * x_dev)
@@ -604,21 +621,13 @@ def reduce_arrays(
     case_pooled = stats.pooled_ratio(case_nt, case_calls)
     regular_pass_rate = p_cube.mean(axis=1) if n else np.zeros(c)
 
-    # Whole dataset (slice 0) and every slice: one matrix product with the slices' 0/1
-    # case indicators each (sums of 0/1 counts are exact; figures are rounded to 12
-    # decimals, so BLAS summation order cannot show).
-    names = ["", *slices]
-    ind = np.ones((len(names), c))
-    for li, mask in enumerate(slices.values(), start=1):
-        ind[li] = mask
+    # Whole dataset (slice 0) and every slice (figures rounded to 12 decimals on output,
+    # so the BLAS summation order cannot show).
     has = counts > 0
     slice_cases = ind.sum(axis=1).astype(np.int64)
     slice_n = ind @ has.astype(np.float64)
     slice_mean = stats.safe_divide(ind @ mean0, slice_n)
     slice_pass_rate = stats.safe_divide(ind @ pass_rate, slice_cases)
-    # per sample index: the dataset-level value from that sample alone, then its std
-    per_s_sum = (ind @ zero.reshape(c, n * k)).reshape(len(names), n, k)
-    per_s_n = (ind @ valid.reshape(c, n * k).astype(np.float64)).reshape(len(names), n, k)
     slice_std = _std_over_samples(stats.safe_divide(per_s_sum, per_s_n))
     pooled_n = ind @ case_calls
     pooled_mean = stats.pooled_ratio(ind @ case_nt, pooled_n)

@@ -107,11 +107,11 @@ def bootstrap_ratio_ci(
     rng = np.random.default_rng(seed)
     stacked = np.concatenate([num, den], axis=1)
     if cases > groups:
-        assign = rng.permutation(cases) % groups
-        units = np.stack(
-            [np.bincount(assign, weights=stacked[:, j], minlength=groups) for j in range(2 * k)],
-            axis=1,
-        )
+        # a random partition: the cases in a seeded random order, cut into `groups`
+        # contiguous runs of (nearly) equal size
+        shuffled = stacked[rng.permutation(cases)]
+        bounds = (np.arange(groups, dtype=np.int64) * cases) // groups
+        units = np.add.reduceat(shuffled, bounds, axis=0)
     else:
         units = stacked
     g = units.shape[0]
