@@ -139,6 +139,11 @@ class ActionSettings:
     output_file: Path | None
     summary_file: Path | None
     in_actions: bool
+    github_budget_s: float = 60.0
+    """Most seconds all GitHub calls of one operation may take (``TOOLGATE_GITHUB_BUDGET_S``)."""
+    comment_login: str | None = None
+    """The login the token comments as when ``GET /user`` is refused
+    (``TOOLGATE_COMMENT_LOGIN``; default ``github-actions[bot]``)."""
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> ActionSettings:
@@ -188,6 +193,22 @@ class ActionSettings:
         workspace = Path(environ.get("GITHUB_WORKSPACE") or os.getcwd())
         token = get("github-token") or environ.get("GITHUB_TOKEN") or None
         run_id_raw = environ.get("GITHUB_RUN_ID", "")
+        budget = 60.0
+        if raw_budget := environ.get("TOOLGATE_GITHUB_BUDGET_S"):
+            try:
+                budget = float(raw_budget)
+            except ValueError:
+                budget = -1.0
+            if not budget > 0:
+                problems.append(
+                    Problem(
+                        "environment",
+                        None,
+                        "TOOLGATE_GITHUB_BUDGET_S",
+                        f"must be a positive number of seconds, not {raw_budget!r}",
+                    )
+                )
+                budget = 60.0
         if problems:
             raise InputError(problems, hint="Fix the `with:` inputs of the ToolGate step.")
         return cls(
@@ -214,6 +235,8 @@ class ActionSettings:
             output_file=_path_or_none(environ.get("GITHUB_OUTPUT")),
             summary_file=_path_or_none(environ.get("GITHUB_STEP_SUMMARY")),
             in_actions=environ.get("GITHUB_ACTIONS") == "true",
+            github_budget_s=budget,
+            comment_login=environ.get("TOOLGATE_COMMENT_LOGIN") or None,
         )
 
     @property
@@ -357,11 +380,10 @@ def _client(settings: ActionSettings) -> Any:
     from gate.github.client import GitHubClient, RetryPolicy
 
     assert settings.github_token is not None
-    budget = float(os.environ.get("TOOLGATE_GITHUB_BUDGET_S") or 60.0)
     return GitHubClient(
         token=settings.github_token,
         api_url=settings.api_url,
-        policy=RetryPolicy(budget_s=budget),
+        policy=RetryPolicy(budget_s=settings.github_budget_s),
     )
 
 
@@ -718,8 +740,10 @@ def comment_mode(
             deps, ["comment", "--results", str(results_file), "--pr", str(number)]
         )
     else:
-        body = untrusted_body(_read_capped_text(body_file), event)
-        _post_body(settings, deps, event, client, number, body)
+        text = _read_capped_text(body_file)
+        _post_body(
+            settings, deps, event, client, number, _gate_name(text), untrusted_body(text, event)
+        )
     origin = f"run #{event.triggering_run_number}" if event.triggering_run_number else "the run"
     outcome.summary_notes.append(
         f"**Comment:** for PR #{number} (found by its head {event.head_sha[:7]}), from the "
@@ -804,14 +828,14 @@ def _post_body(
     event: EventInfo,
     client: Any,
     number: int,
+    gate_name: str,
     body: str,
 ) -> None:
     from gate.github.client import GitHubApiError
     from gate.github.comments import upsert_comment
     from gate.report import marker
 
-    raw = settings.out or "toolgate-out"
-    mark = marker(_gate_name((settings.workdir / raw / COMMENT_FILE).read_text("utf-8", "replace")))
+    mark = marker(gate_name)
     assert settings.repository is not None
     try:
         result = upsert_comment(
@@ -820,7 +844,7 @@ def _post_body(
             number,
             f"{mark}\n{body}",
             marker=mark,
-            login_fallback=os.environ.get("TOOLGATE_COMMENT_LOGIN") or None,
+            login_fallback=settings.comment_login,
             expected_head_sha=event.head_sha,
         )
     except GitHubApiError as exc:

@@ -209,3 +209,11 @@ def test_workflow_file__from_github_workflow_ref(tmp_path):
     )
     assert s.workflow_file == "toolgate.yml"
     assert s.run_url == "https://github.test/octo/agent/actions/runs/991"
+
+
+def test_github_budget__from_environment_and_checked(tmp_path):
+    env = {"GITHUB_WORKSPACE": str(tmp_path), "TOOLGATE_GITHUB_BUDGET_S": "12.5"}
+    assert ActionSettings.from_environ(env).github_budget_s == 12.5
+    with pytest.raises(InputError) as err:
+        ActionSettings.from_environ({**env, "TOOLGATE_GITHUB_BUDGET_S": "-3"})
+    assert err.value.problems[0].field == "TOOLGATE_GITHUB_BUDGET_S"
