@@ -23,7 +23,14 @@ MAX_DEPTH = 64
 
 
 class JsonInputError(ValueError):
-    """A JSON text that ToolGate refuses; ``str()`` says why, without location."""
+    """A JSON text that ToolGate refuses; ``str()`` says why, without location.
+
+    ``line`` is the 1-based line of a syntax error in the text, when the decoder knows it
+    (``None`` for problems found after decoding: duplicate keys, depth, numbers)."""
+
+    def __init__(self, message: str, *, line: int | None = None):
+        super().__init__(message)
+        self.line = line
 
 
 def _pairs_no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -127,7 +134,9 @@ def loads_strict(data: str | bytes, *, max_depth: int = MAX_DEPTH) -> Any:
     except JsonInputError:
         raise
     except json.JSONDecodeError as exc:
-        raise JsonInputError(f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+        raise JsonInputError(
+            f"invalid JSON: {exc.msg} (column {exc.colno})", line=exc.lineno
+        ) from None
     except RecursionError:
         raise JsonInputError(f"nesting deeper than {max_depth} levels") from None
     except ValueError as exc:  # e.g. int longer than sys.get_int_max_str_digits()

@@ -77,7 +77,7 @@ class StreamAccumulator:
         kind = ev.get("type")
         if kind == "message_start":
             msg = expect_mapping(ev.get("message"), f"{path}.message")
-            self._usage.update(msg.get("usage") or {})
+            self._update_usage(msg.get("usage"))
         elif kind == "content_block_start":
             block = dict(expect_mapping(ev.get("content_block"), f"{path}.content_block"))
             self._blocks[self._index(ev, path)] = block
@@ -88,7 +88,8 @@ class StreamAccumulator:
             if target is None:
                 raise PayloadError(f"{path}.index", f"delta for block {index} before its start")
             if delta.get("type") == "text_delta" and isinstance(delta.get("text"), str):
-                target["text"] = target.get("text", "") + delta["text"]
+                prev = target.get("text")  # a start block's "text" may be junk: not text
+                target["text"] = (prev if isinstance(prev, str) else "") + delta["text"]
             elif delta.get("type") == "input_json_delta" and isinstance(
                 delta.get("partial_json"), str
             ):
@@ -97,9 +98,14 @@ class StreamAccumulator:
             delta = ev.get("delta") or {}
             if isinstance(delta, dict) and isinstance(delta.get("stop_reason"), str):
                 self._stop = delta["stop_reason"]
-            self._usage.update(ev.get("usage") or {})
+            self._update_usage(ev.get("usage"))
         elif kind == "error":
             raise PayloadError(path, f"the endpoint reported an error: {ev.get('error')!r:.300}")
+
+    def _update_usage(self, usage: Any) -> None:
+        # A usage that is not an object is ignored, as parse_message ignores it.
+        if isinstance(usage, dict):
+            self._usage.update(usage)
 
     @staticmethod
     def _index(event: Any, path: str) -> int:

@@ -130,8 +130,12 @@ def read_records(
     try:
         value = jsonio.loads_strict(text, max_depth=128)
     except jsonio.JsonInputError as exc:
+        # The line of a syntax error when the decoder knows it, else the line the value
+        # starts on: a problem always names a line.
         raise InteropError(
-            Problem(name, None, None, f"neither JSON Lines nor one JSON value: {exc}")
+            Problem(
+                name, exc.line or first_line, None, f"neither JSON Lines nor one JSON value: {exc}"
+            )
         ) from None
     return _spread(value, name, first_line, unwrap)
 

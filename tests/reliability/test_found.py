@@ -1,0 +1,82 @@
+"""Bugs the fuzz suite found, each pinned by the smallest input that showed it.
+
+Each test names the reader, the input and the outcome that is now guaranteed; the commit
+that added it fixed the reader.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gate.adapters import PayloadError, Provider, stream_accumulator
+from gate.interop import InteropError
+from gate.interop.transcripts import Format, import_transcripts
+from tests.reliability import helpers as h
+
+
+@pytest.mark.parametrize(
+    "events",
+    [
+        # a message_start whose usage is not an object
+        [{"type": "message_start", "message": {"usage": "abcd"}}],
+        [{"type": "message_start", "message": {"usage": ["ab", ""]}}],
+        # a message_delta whose usage is not an object
+        [{"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": [[1, 2, 3]]}],
+        # a text block started with a non-text "text", then a text delta
+        [
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": []},
+            },
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": "hi"},
+            },
+        ],
+    ],
+)
+def test_anthropic_stream__junk_usage_or_text__a_turn_or_payload_error(
+    events: list[object],
+) -> None:
+    """Were ValueError / TypeError from ``dict.update`` and ``list + str``."""
+    acc = stream_accumulator(Provider.ANTHROPIC)
+    try:
+        for ev in events:
+            acc.add(ev)
+        turn = acc.finish()
+    except PayloadError:
+        return
+    assert turn.calls == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ('{"id": "a", "request": {"messages": [', 1),
+        ('\n\n{"id": "a", "request": {"messages": [}', 3),
+        ('[\n  {"id": "a",\n   "request": {"messages": []}},\n  {"id" "b"}\n]', 4),
+        ('{"id": "a", "id": "b", "request": {}}', 1),
+    ],
+)
+def test_transcripts__broken_single_record__error_names_a_line(
+    tmp_path: Path, text: str, line: int
+) -> None:
+    """A file that is neither JSON Lines nor one JSON value was reported without a line."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(text)
+    with pytest.raises(InteropError) as info:
+        import_transcripts(path, Format.OPENAI, display="t.jsonl")
+    h.check_input_error(info.value, files=["t.jsonl"], lines=True)
+    assert info.value.problems[0].line == line
+
+
+def test_transcripts__cli__broken_record__exit_2_with_line(tmp_path: Path) -> None:
+    (tmp_path / "t.jsonl").write_text(json.dumps({"id": "a"})[:-3])
+    proc = h.toolgate("import", "transcripts", "--format", "openai", "t.jsonl", cwd=tmp_path)
+    h.assert_clean_exit(proc, 2)
+    assert "t.jsonl:1:" in proc.stderr
