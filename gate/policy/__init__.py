@@ -13,6 +13,12 @@ import os as _os
 # One BLAS thread: the few matrix products here are small, a second thread only contends
 # with the rest of the run (measured: slower on 2 busy cores), and one thread keeps the
 # summation order — hence the last bits of every figure — the same on every machine.
-# Set before numpy is first imported (numpy is imported only in this package); an
-# explicit setting in the environment wins.
-_os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# OpenBLAS reads the variable once, when numpy loads it, so it is set only around that
+# import and removed again: agents the runner starts later inherit the user's environment
+# untouched. An explicit setting in the environment wins.
+if "OPENBLAS_NUM_THREADS" not in _os.environ:
+    _os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    try:
+        import numpy as _numpy  # noqa: F401
+    finally:
+        del _os.environ["OPENBLAS_NUM_THREADS"]
