@@ -48,6 +48,17 @@ def merge_results(parts: Sequence[tuple[str, Results]]) -> Results:
     owner: dict[str, str] = {}
     for name, r in parts:
         for c in r.cases:
+            flags = [s.extra for s in c.samples]
+            if len(flags) - sum(flags) != r.samples or flags != sorted(flags):
+                problems.append(
+                    Problem(
+                        name,
+                        c.line,
+                        "cases",
+                        f"case {c.id!r} holds {len(flags) - sum(flags)} regular samples "
+                        f"(the file says {r.samples}), or confirmation samples before them",
+                    )
+                )
             if c.id in owner:
                 problems.append(
                     Problem(name, c.line, "cases", f"case {c.id!r} is also in {owner[c.id]}")

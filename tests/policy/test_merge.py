@@ -155,3 +155,10 @@ def test_merge_cli__hard_failure_in_one_shard_fails_the_merged_gate(tmp_path):
     p = _cli("merge", *dirs, "--out", str(tmp_path / "out"))
     assert p.returncode == 1
     assert "must-not-call: case case-05 sample 1" in p.stdout
+
+
+def test_merge__refuses_a_case_with_a_missing_sample():
+    one, two = _run((1, 2)), _run((2, 2))
+    two.cases[0].samples.pop()
+    with pytest.raises(ResultsFileError, match="holds 1 regular samples"):
+        merge_results([("a", one), ("b", two)])
