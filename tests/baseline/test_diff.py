@@ -4,6 +4,8 @@ tool-definition drift."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gate.baseline.diff import compare
 from gate.model import ToolSpec
@@ -159,3 +161,19 @@ def test_shard_head_against_a_full_baseline__other_shards_cases_are_not_removed(
     c = compare(base, head)
     assert sorted(f.case_id for f in c.flips) == sorted(mine)
     assert {f.kind for f in c.flips} == {"regression"}
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    n=st.integers(2, 6),
+    base=st.data(),
+)
+def test_property__a_case_that_still_passes_any_head_sample_is_never_a_regression(n, base):
+    head = base.draw(st.lists(st.booleans(), min_size=n, max_size=n).filter(any))
+    pattern = "".join("P" if p else "F" for p in head)
+    c = compare(results_from_table({"x": "P" * n}), results_from_table({"x": pattern}))
+    assert c.regressions == 0
+    if all(head):
+        assert c.flips == []
+    else:
+        assert [f.kind for f in c.flips] == ["noise"]
