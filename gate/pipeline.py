@@ -416,8 +416,13 @@ def _report_and_publish(
 
 
 def _rel(path: Path) -> str:
-    """``path`` relative to the working directory when under it (how reports name files)."""
+    """How reports name a file: relative to the repository in GitHub Actions
+    (``GITHUB_WORKSPACE``, so annotations point at the right file whatever the working
+    directory), else to the working directory; absolute when under neither."""
+    import os
+
+    base = os.environ.get("GITHUB_WORKSPACE") or str(Path.cwd())
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+        return str(path.resolve().relative_to(Path(base).resolve()))
     except ValueError:
         return str(path)

@@ -35,7 +35,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import IO, Any
 
 from gate import jsonio
@@ -224,6 +224,26 @@ class Worker:
         return "\n".join(lines)
 
 
+# The gate's own credentials: the agent under test (code from the pull request) never sees
+# them. Its own keys (e.g. OPENAI_API_KEY) pass through; `agent.env` can add more.
+_GATE_CREDENTIALS = frozenset(
+    {
+        "GITHUB_TOKEN",
+        "GH_TOKEN",
+        "INPUT_GITHUB-TOKEN",
+        "INPUT_GITHUB_TOKEN",
+        "ACTIONS_RUNTIME_TOKEN",
+        "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+        "ACTIONS_ID_TOKEN_REQUEST_URL",
+    }
+)
+
+
+def agent_environ(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment for agent workers: ours, less the gate's GitHub credentials."""
+    return {k: v for k, v in environ.items() if k.upper() not in _GATE_CREDENTIALS}
+
+
 class CommandPoolAgent:
     """The ``command`` adapter (module docstring)."""
 
@@ -238,7 +258,7 @@ class CommandPoolAgent:
         if not self._argv:
             raise ConfigError(Problem(self._file, None, "agent.command", "is empty"))
         self._cwd = str(config.resolve(cfg.cwd) if cfg.cwd else config.root)
-        self._env = {**os.environ, "PYTHONUNBUFFERED": "1", **cfg.env}
+        self._env = {**agent_environ(os.environ), "PYTHONUNBUFFERED": "1", **cfg.env}
         self.max_parallel: int | None = cfg.workers
         self._idle: list[Worker] = []
         self._all: set[Worker] = set()
