@@ -2,7 +2,9 @@
 
 A pool of ``agent.workers`` long-lived worker processes (``agent.command``, started in
 ``agent.cwd`` — default: the config's folder — with ``agent.env`` added to the
-environment and ``PYTHONUNBUFFERED=1`` so Python agents need not flush). Each case-sample
+environment, the gate's GitHub credentials removed, and ``PYTHONUNBUFFERED=1`` so Python
+agents need not flush; a bare ``python`` as the program is the interpreter running
+ToolGate). Each case-sample
 borrows one idle worker and speaks the protocol of ``docs/agent-protocol.md``::
 
     runner → {"type": "start", "case_id", "sample", "seed", "messages", "tools"}
@@ -33,6 +35,7 @@ import select
 import shlex
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -257,6 +260,11 @@ class CommandPoolAgent:
         )
         if not self._argv:
             raise ConfigError(Problem(self._file, None, "agent.command", "is empty"))
+        if self._argv[0] in ("python", "python3"):
+            # A bare `python` means the interpreter running ToolGate: it exists wherever
+            # ToolGate does (a fresh machine may have no `python` on PATH). Name a path to
+            # use another interpreter, e.g. the agent's own virtualenv.
+            self._argv[0] = sys.executable
         self._cwd = str(config.resolve(cfg.cwd) if cfg.cwd else config.root)
         self._env = {**agent_environ(os.environ), "PYTHONUNBUFFERED": "1", **cfg.env}
         self.max_parallel: int | None = cfg.workers
