@@ -166,7 +166,7 @@ def check_against_schema(
         enum = sub.get("enum") if isinstance(sub, dict) else None
         if not isinstance(enum, list):
             continue
-        folded = {_fold(e) for e in enum}
+        folded = _folded(enum)
         values = (
             [matcher.value]
             if matcher.kind is MatcherKind.EQUAL
@@ -194,6 +194,23 @@ def did_you_mean(word: str, options: Iterable[str]) -> str:
         word, [o for o in options if isinstance(o, str)], n=1, cutoff=0.6
     )
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+_FOLDED: dict[int, tuple[list[Any], frozenset[Any]]] = {}
+
+
+def _folded(enum: list[Any]) -> frozenset[Any]:
+    """The folded enum values, computed once per enum list (tool schemas are shared by
+    every case that references them). The list itself is kept in the cache entry so its
+    id cannot be reused by another list while the entry lives."""
+    hit = _FOLDED.get(id(enum))
+    if hit is not None and hit[0] is enum:
+        return hit[1]
+    folded = frozenset(_fold(e) for e in enum)
+    if len(_FOLDED) > 4096:
+        _FOLDED.clear()
+    _FOLDED[id(enum)] = (enum, folded)
+    return folded
 
 
 def _fold(v: Any) -> Any:

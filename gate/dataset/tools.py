@@ -181,6 +181,7 @@ class ToolResolver:
         self.display_dir = display_dir
         self.files: dict[Path, ToolFile] = {}
         self._missing: dict[str, str] = {}
+        self._by_ref: dict[str, ToolFile] = {}
         self._inline: dict[str, tuple[ToolSpec | None, list[Issue]]] = {}
 
     def inline(self, obj: Any) -> tuple[ToolSpec | None, list[Issue]]:
@@ -200,6 +201,9 @@ class ToolResolver:
         that exists but holds problems is returned with them in ``problems``."""
         if ref in self._missing:
             return None, self._missing[ref]
+        hit = self._by_ref.get(ref)
+        if hit is not None:  # resolving the path again per case costs more than parsing the case
+            return hit, None
         target = ref[1:]
         why: str | None = None
         if not target:
@@ -214,6 +218,7 @@ class ToolResolver:
                     "references may not leave it"
                 )
             elif full in self.files:
+                self._by_ref[ref] = self.files[full]
                 return self.files[full], None
             elif not full.is_file():
                 near = sorted(p.name for p in self.dataset_dir.glob("*.json"))
@@ -224,6 +229,7 @@ class ToolResolver:
             else:
                 tf = self._read(full)
                 self.files[full] = tf
+                self._by_ref[ref] = tf
                 return tf, None
         self._missing[ref] = why
         return None, why
