@@ -11,12 +11,14 @@ and value so that validation errors can name them.
 from __future__ import annotations
 
 import math
+import re
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.error import MarkedYAMLError, ReusedAnchorWarning, YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from gate.errors import ConfigError, Problem
@@ -68,13 +70,38 @@ def load_yaml(path: Path, *, display: str | None = None) -> YamlDoc:
     return parse_yaml(text, name)
 
 
+MAX_DEPTH = 64
+"""Deepest nesting of a YAML document (ruamel's composer and our conversion recurse)."""
+
+
 def parse_yaml(text: str, name: str) -> YamlDoc:
     yaml = YAML(typ="rt", pure=True)
+    yaml.max_depth = MAX_DEPTH  # deeper raises a marked error instead of RecursionError
     try:
-        node = yaml.compose(text)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ReusedAnchorWarning)
+            node = yaml.compose(text)
+        for w in caught:
+            if issubclass(w.category, ReusedAnchorWarning):
+                # YAML lets a later `&a` silently replace an earlier one: ambiguous, refused.
+                second = str(w.message).rsplit("second occurrence", 1)[-1]
+                m = re.search(r"line (\d+)", second)
+                anchor = re.search(r"duplicate anchor '([^']*)'", str(w.message))
+                raise ConfigError(
+                    Problem(
+                        name,
+                        int(m.group(1)) if m else None,
+                        None,
+                        f"invalid YAML: the anchor &{anchor.group(1) if anchor else '?'} is "
+                        "defined twice",
+                    )
+                )
     except MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
-        raise ConfigError(Problem(name, line, None, f"invalid YAML: {exc.problem}")) from None
+        problem = exc.problem
+        if isinstance(problem, str) and problem.startswith("maximum depth"):
+            problem = f"nesting deeper than {MAX_DEPTH} levels"
+        raise ConfigError(Problem(name, line, None, f"invalid YAML: {problem}")) from None
     except YAMLError as exc:
         # ruamel's ReaderError (a NUL or other control character) carries no mark, only a
         # character offset: turn that into the line, and say which character it is.

@@ -558,3 +558,30 @@ def test_dataset_csv__two_quoting_errors__one_problem_not_a_crash(tmp_path: Path
         load_dataset(tmp_path / "d.csv", display="d.csv")
     h.check_input_error(info.value, files=["d.csv"], lines=True)
     assert info.value.problems[0].line == 2
+
+
+@pytest.mark.parametrize("levels", [65, 1_000, 200_000])
+@pytest.mark.parametrize("style", ["flow", "block"])
+def test_config__deep_yaml_nesting__input_error_not_recursion_error(
+    tmp_path: Path, levels: int, style: str
+) -> None:
+    """ruamel's composer recurses once per level: 1,000 levels raised RecursionError
+    (found by this suite)."""
+    if style == "flow":
+        deep = "seed: " + "[" * min(levels, 20_000) + "]" * min(levels, 20_000) + "\n"
+    else:
+        deep = "seed:\n" + "".join("  " * i + "-\n" for i in range(1, min(levels, 900)))
+    path = _config(tmp_path, h.config_yaml() + deep)
+    with pytest.raises(ConfigError, match="nesting deeper than 64") as info:
+        load_config(path, display="toolgate.yml")
+    h.check_input_error(info.value, files=["toolgate.yml"], lines=True)
+
+
+def test_config__anchor_defined_twice__refused_with_line(tmp_path: Path) -> None:
+    """YAML lets a second ``&a`` silently replace the first (ruamel only warns, which is
+    an exception under ``-W error``): ambiguous, so refused, naming the second one."""
+    text = h.config_yaml() + "scoring:\n  free_text:\n    a: &t [x]\n    b: &t [y]\n    c: *t\n"
+    path = _config(tmp_path, text)
+    with pytest.raises(ConfigError, match="anchor &t is defined twice") as info:
+        load_config(path, display="toolgate.yml")
+    assert info.value.problems[0].line == 10
