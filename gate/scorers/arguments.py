@@ -46,7 +46,7 @@ import regex
 
 from gate.model import ArgMatcher, MatcherKind
 from gate.scorers.lexical import token_set_ratio
-from gate.scorers.normalize import MISSING, Normalizer, canon_text, parse_number
+from gate.scorers.normalize import MISSING, Normalizer, canon_text, parse_number, schema_hint
 
 __all__ = [
     "REGEX_MAX_INPUT",
@@ -271,16 +271,17 @@ def arg_diffs(
 # ─── compiled expectations (the scorer's hot path) ────────────────────────────
 
 _EQ, _IN, _OTHER = 0, 1, 2
+_MISSING: Any = object()
 
 
 @dataclass(frozen=True, slots=True)
 class CompiledArgs:
     """An expected argument object compiled once per case: expected values are
-    canonicalised up front, so checking a call is a few dictionary look-ups and ``==``
-    on canonical forms. ``matches(actual)`` equals :func:`args_match` (a property test
-    checks it)."""
+    canonicalised up front and whether absence is acceptable is decided up front, so
+    checking a call is a few dictionary look-ups and ``==`` on canonical forms.
+    ``matches(actual)`` equals :func:`args_match` (a property test checks it)."""
 
-    checks: tuple[tuple[str, int, Any, ArgMatcher, Normalizer, Any], ...]
+    checks: tuple[tuple[str, int, Any, ArgMatcher, Normalizer, Any, bool, int], ...]
     exact: bool
     allowed: frozenset[str]
     norm: Normalizer
@@ -288,26 +289,32 @@ class CompiledArgs:
     def matches(self, actual: Mapping[str, Any] | None) -> bool:
         if actual is None:
             return False
-        for name, mode, target, matcher, n, schema in self.checks:
-            if name in actual:
-                v = actual[name]
-                if mode == _EQ and type(v) is str and not n.is_absent(v):
-                    if n.canon(v, schema) != target:
-                        return False
-                    continue
-                if mode == _IN and v is not None and not n.is_absent(v):
-                    if n.canon(v, schema) in target:
-                        continue
-                    if explain_value(matcher, True, v, self.norm, arg=name) is not None:
-                        return False
-                    continue
+        for name, mode, target, matcher, n, schema, absent_ok, hint in self.checks:
+            v = actual.get(name, _MISSING)
+            if v is _MISSING:
+                if not absent_ok:
+                    return False
+                continue
+            if v is None or (type(v) is str and not v and n.empty_string_equals_absent):
+                # Counts as absent under the null / "" rules: the full rule decides.
                 if explain_value(matcher, True, v, self.norm, arg=name) is not None:
                     return False
-            elif explain_value(matcher, False, None, self.norm, arg=name) is not None:
+                continue
+            if mode == _EQ:
+                cv = n._string(v, hint) if type(v) is str else n.canon(v, schema)
+                if cv != target:
+                    return False
+            elif mode == _IN:
+                if n.canon(v, schema) not in target and (
+                    explain_value(matcher, True, v, self.norm, arg=name) is not None
+                ):
+                    return False
+            elif explain_value(matcher, True, v, self.norm, arg=name) is not None:
                 return False
         if self.exact:
+            allowed = self.allowed
             for k, v in actual.items():
-                if k not in self.allowed and not self.norm.per_arg.get(k, self.norm).is_absent(v):
+                if k not in allowed and not self.norm.per_arg.get(k, self.norm).is_absent(v):
                     return False
         return True
 
@@ -316,23 +323,25 @@ def compile_args(
     expected: Mapping[str, ArgMatcher], *, exact: bool, norm: Normalizer
 ) -> CompiledArgs:
     """Compile an expected argument object for repeated matching (see :class:`CompiledArgs`)."""
-    checks: list[tuple[str, int, Any, ArgMatcher, Normalizer, Any]] = []
+    checks: list[tuple[str, int, Any, ArgMatcher, Normalizer, Any, bool, int]] = []
     for name in sorted(expected):
         m = expected[name]
         n = norm.per_arg.get(name, norm)
         schema = norm.properties.get(name)
         target: Any = None
         mode = _OTHER
+        value = m.value
         if (
             m.kind is MatcherKind.EQUAL
-            and isinstance(m.value, str)
-            and not n.is_absent(m.value)
-            and not (n.bfcl and m.value == "")
+            and value is not None
+            and not n.is_absent(value)
+            and not (n.bfcl and (value == "" or type(value) is float))
             and name not in norm.free_text
         ):
-            # A string expected and a string sent: equality of canonical forms.
+            # A plain expected value: equality of canonical forms (the BFCL int → float
+            # exception and free text keep the full rule).
             mode = _EQ
-            target = n.canon(m.value, schema)
+            target = n.canon(value, schema)
         elif m.kind is MatcherKind.IN and not n.bfcl:
             mode = _IN
             canon: set[Hashable] = set()
@@ -340,6 +349,8 @@ def compile_args(
                 canon.add(n.canon(o, schema))
             canon.discard(MISSING)
             target = frozenset(canon)
-        checks.append((name, mode, target, m, n, schema))
+        absent_ok = explain_value(m, False, None, norm, arg=name) is None
+        hint = schema_hint(schema) if schema is not None else 0
+        checks.append((name, mode, target, m, n, schema, absent_ok, hint))
     allowed = frozenset(k for k, m in expected.items() if m.kind is not MatcherKind.ABSENT)
     return CompiledArgs(tuple(checks), exact or norm.bfcl, allowed, norm)

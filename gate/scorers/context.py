@@ -41,8 +41,11 @@ class CompiledList:
     calls: tuple[ExpectedCall, ...]
     names: tuple[str, ...]
     matchers: tuple[CompiledArgs, ...]
-    counts: Counter[str]
-    json: tuple[Mapping[str, Any], ...]
+    counts: Mapping[str, int]
+    json: list[Mapping[str, Any]]
+    """The calls as dataset JSON, shared by every sample's evidence (never mutated)."""
+    rank: Mapping[str, int]
+    """Tool name → index of its first expected call (batch order for name sequences)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +88,7 @@ class ScoringContext:
     scope_rules: tuple[ScopeRule, ...]
     before_rules: tuple[BeforeRule, ...]
     step_budget: int | None = None
+    has_free_text: bool = False
     _norms: dict[tuple[str, int], tuple[Any, Normalizer]] = field(default_factory=dict)
     _cases: dict[str, tuple[Case, CompiledCase]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -121,6 +125,7 @@ class ScoringContext:
                 for r in config.required_before
             ),
             step_budget=step_budget,
+            has_free_text=bool(config.free_text),
         )
         for spec in tools.values():
             ctx.schemas.get(spec.parameters)
@@ -194,8 +199,9 @@ class ScoringContext:
                     calls=calls,
                     names=tuple(e.name for e in calls),
                     matchers=tuple(matchers),
-                    counts=Counter(e.name for e in calls),
-                    json=tuple(e.to_json() for e in calls),
+                    counts=dict(Counter(e.name for e in calls)),
+                    json=[e.to_json() for e in calls],
+                    rank={n: i for i, n in reversed(list(enumerate(e.name for e in calls)))},
                 )
             )
         budget = case.step_budget if case.step_budget is not None else self.step_budget

@@ -63,6 +63,22 @@ def test_validator__seed004_style_args__verdict_and_message(
         assert err is not None and fragment in err
 
 
+def test_validator__deeply_nested_schema__falls_back_from_generated_code() -> None:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(40):
+        schema = {"type": "array", "items": schema}
+    v = ArgsValidator(schema)
+    assert v.fast_path
+    deep: Any = "x"
+    for _ in range(40):
+        deep = [deep]
+    assert v.error(deep) is None
+    bad: Any = 1
+    for _ in range(40):
+        bad = [bad]
+    assert v.error(bad) is not None
+
+
 def test_validator__draft4_schema__boolean_exclusive_minimum_honoured() -> None:
     schema = {
         "$schema": "http://json-schema.org/draft-04/schema#",
@@ -161,7 +177,7 @@ _instances = st.recursive(
 def test_fast_path__any_schema_and_instance__agrees_with_jsonschema(
     schema: dict[str, Any], instance: Any
 ) -> None:
-    from gate.scorers.schema import compile_fast
+    from gate.scorers.schema import compile_codegen, compile_fast, explain
 
     try:
         jsonschema.Draft202012Validator.check_schema(schema)
@@ -169,4 +185,7 @@ def test_fast_path__any_schema_and_instance__agrees_with_jsonschema(
         return
     expected = jsonschema.Draft202012Validator(schema).is_valid(instance)
     assert compile_fast(schema)(instance) is expected
+    assert compile_codegen(schema)(instance) is expected
+    # The message explainer finds a broken keyword exactly when the instance is invalid.
+    assert (explain(schema, instance) is None) is expected
     assert (ArgsValidator(schema).error(instance) is None) is expected

@@ -245,3 +245,89 @@ def test_score__same_inputs__identical_results_but_timing(tmp_path: Path) -> Non
     a.pop("timing")
     b.pop("timing")
     assert a == b
+
+
+def _score_env(tmp: Path, workers: int, *args: str) -> subprocess.CompletedProcess[str]:
+    import os
+
+    env = dict(os.environ, TOOLGATE_SCORE_WORKERS=str(workers))
+    return subprocess.run(
+        [sys.executable, "-m", "gate", "score", *args],
+        cwd=tmp,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
+
+
+def _many_runs(n_samples: int) -> list[dict[str, Any]]:
+    out = []
+    for s in range(n_samples):
+        out.append(
+            _run(
+                "known-order",
+                s,
+                {
+                    "id": "1",
+                    "name": "lookup_order",
+                    "arguments": {"order_id": "ord_7281" if s % 3 else "ord_1"},
+                },
+            )
+        )
+        out.append(
+            _run(
+                "no-tool",
+                s,
+                *([{"name": "lookup_order", "arguments": {"order_id": "x"}}] if s % 4 == 0 else []),
+            )
+        )
+        out.append(
+            _run(
+                "third",
+                s,
+                {
+                    "name": "lookup_order",
+                    "arguments": '{"order_id": ' if s % 5 == 0 else {"order_id": "ord_1"},
+                },
+            )
+        )
+    return out
+
+
+def test_score__parallel_workers__identical_results_to_serial(tmp_path: Path) -> None:
+    ds, rf = _write(tmp_path, _many_runs(40))
+    for workers, out in ((1, "serial"), (2, "parallel"), (3, "three")):
+        p = _score_env(tmp_path, workers, "--dataset", str(ds), "--runs", str(rf), "--out", out)
+        assert p.returncode == 0, p.stderr
+    res = {}
+    for out in ("serial", "parallel", "three"):
+        data = json.loads((tmp_path / out / "results.json").read_text())
+        workers = data["timing"]["score_workers"]
+        data.pop("timing")
+        res[out] = (workers, data)
+    assert res["serial"][0] == 1 and res["parallel"][0] == 2 and res["three"][0] == 3
+    assert res["serial"][1] == res["parallel"][1] == res["three"][1]
+
+
+def test_score__parallel_workers__first_bad_line_and_coverage_named(tmp_path: Path) -> None:
+    runs = _many_runs(40)
+    lines = [json.dumps(r) for r in runs]
+    lines[70] = '{"case_id": "third", "sample": 99, "turns": [}'
+    lines[100] = "not json"
+    ds = tmp_path / "dataset.jsonl"
+    ds.write_text("".join(json.dumps(c) + "\n" for c in CASES))
+    rf = tmp_path / "runs.jsonl"
+    rf.write_text("\n".join(lines) + "\n")
+    p = _score_env(tmp_path, 2, "--dataset", str(ds), "--runs", str(rf), "--out", "o")
+    assert p.returncode == 2
+    assert "runs.jsonl:71:" in p.stderr and "runs.jsonl:101" not in p.stderr
+    # Coverage problems from several chunks, each with its line.
+    runs = _many_runs(40)
+    runs[5]["case_id"] = "ghost"
+    runs[110] = runs[3]
+    ds, rf = _write(tmp_path, runs)
+    p = _score_env(tmp_path, 2, "--dataset", str(ds), "--runs", str(rf), "--out", "o")
+    assert p.returncode == 2
+    assert "runs.jsonl:6: case_id: 'ghost' is not a case of" in p.stderr
+    assert "runs.jsonl:111: sample: case" in p.stderr and "(first on line 4)" in p.stderr
