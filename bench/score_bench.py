@@ -25,9 +25,10 @@ one repeat, peers skipped when their venv is missing) is the CI smoke test.
 
 Install the peers (never runtime dependencies)::
 
-    python3 -m venv /work/bench-venvs/deepeval   && /work/bench-venvs/deepeval/bin/pip install deepeval
-    python3 -m venv /work/bench-venvs/agentevals && /work/bench-venvs/agentevals/bin/pip install agentevals
-    python3 -m venv /work/bench-venvs/bfcl       && /work/bench-venvs/bfcl/bin/pip install bfcl-eval soundfile
+    V=/work/bench-venvs
+    python3 -m venv $V/deepeval   && $V/deepeval/bin/pip install deepeval
+    python3 -m venv $V/agentevals && $V/agentevals/bin/pip install agentevals
+    python3 -m venv $V/bfcl       && $V/bfcl/bin/pip install bfcl-eval soundfile
 """
 
 from __future__ import annotations
@@ -199,7 +200,7 @@ TOOLS: list[dict[str, Any]] = [
 ]
 _BY_NAME = {t["name"]: t for t in TOOLS}
 _CITIES = ["Berlin", "Paris", "Munich", "London", "New York", "Lisbon", "Oslo", "Tokyo"]
-_WORDS = "refund policy damaged items late delivery address change invoice tracking".split()
+_WORDS = "refund policy damaged items late delivery address change invoice tracking".split()  # noqa: SIM905
 
 
 def _value(rng: random.Random, schema: dict[str, Any], name: str) -> Any:
@@ -216,7 +217,8 @@ def _value(rng: random.Random, schema: dict[str, Any], name: str) -> Any:
         if name == "city":
             return rng.choice(_CITIES)
         if name == "at":
-            return f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}:00:00Z"
+            month, day, hour = rng.randint(1, 12), rng.randint(1, 28), rng.randint(0, 23)
+            return f"2026-{month:02d}-{day:02d}T{hour:02d}:00:00Z"
         return " ".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 4)))
     if t == "integer":
         return rng.randint(schema.get("minimum", 1), schema.get("maximum", 10))
@@ -397,23 +399,27 @@ def _run(
 # ─── timing ───────────────────────────────────────────────────────────────────
 
 
-def timed_process(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int, str, str]:
-    """(wall seconds, peak RSS in MiB, stdout, stderr) of one child process."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    out, err = proc.communicate()
-    wall = time.perf_counter() - t0
-    # communicate() already reaped it; ru_maxrss of RUSAGE_CHILDREN is the max over
-    # every child so far, so each measured process runs after larger ones do not mask it:
-    # read it from the resource module right after, and report the running maximum.
-    import resource
+def timed_process(
+    cmd: list[str], env: dict[str, str] | None = None
+) -> tuple[float, float, int, str]:
+    """(wall seconds, CPU seconds, peak RSS in MiB, stdout) of one child process.
 
-    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    if proc.returncode != 0:
-        raise SystemExit(
-            f"{' '.join(cmd[:4])}… failed ({proc.returncode}):\n{err.decode()[-3000:]}"
-        )
-    return wall, peak_kib // 1024, out.decode(), err.decode()
+    CPU is user + system time from ``wait4``, which on Linux includes the child's own
+    waited-for children (ToolGate's worker processes); peak RSS is the largest single
+    process's resident set.
+    """
+    with tempfile.TemporaryFile() as err_fh:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err_fh, env=env)
+        out = proc.stdout.read() if proc.stdout else b""
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err_fh.seek(0)
+            tail = err_fh.read().decode(errors="replace")[-3000:]
+            raise SystemExit(f"{' '.join(cmd[:4])}... failed ({proc.returncode}):\n{tail}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024, out.decode()
 
 
 def decode_time(runs: Path, decoder: str, repeat: int) -> float:
@@ -468,9 +474,13 @@ def _bench(args: argparse.Namespace, work: Path) -> int:
     n = sum(1 for _ in runs.open("rb"))
     size_mb = runs.stat().st_size / 1e6
     print(
-        f"generated {n:,} case-samples ({size_mb:.1f} MB runs file) in {time.perf_counter() - t0:.1f}s"
+        f"generated {n:,} case-samples ({size_mb:.1f} MB runs file) "
+        f"in {time.perf_counter() - t0:.1f}s"
     )
-    print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(
+        f"machine: {os.cpu_count()} cores, load average {load:.2f}, Python {sys.version.split()[0]}"
+    )
 
     rows: list[tuple[str, float, float, str]] = []  # (name, seconds, cases/s, note)
     reps = max(3, args.repeat)
@@ -482,25 +492,29 @@ def _bench(args: argparse.Namespace, work: Path) -> int:
     )
 
     exe = args.toolgate or str(Path(sys.executable).with_name("toolgate"))
-    walls = []
+    walls, cpus = [], []
     peak = 0
     timing: dict[str, Any] = {}
+    results_mb = 0.0
     for i in range(args.repeat):
         out = work / f"out{i}"
-        wall, peak_mib, _, _ = timed_process(
-            [exe, "score", "--dataset", str(ds), "--runs", str(runs), "--out", str(out)]
-        )
+        cmd = [exe, "score", "--dataset", str(ds), "--runs", str(runs), "--out", str(out)]
+        wall, cpu, peak_mib, _ = timed_process(cmd)
         walls.append(wall)
+        cpus.append(cpu)
         peak = max(peak, peak_mib)
         timing = json.loads((out / "results.json").read_bytes()).get("timing", {})
         results_mb = (out / "results.json").stat().st_size / 1e6
+        shutil.rmtree(out, ignore_errors=True)
     t_tg = statistics.median(walls)
+    cpu_tg = statistics.median(cpus)
     rows.append(
         (
             "toolgate score (whole process, all metrics)",
             t_tg,
             n / t_tg,
-            f"median of {args.repeat}; peak RSS {peak} MiB; results.json {results_mb:.0f} MB",
+            f"median of {args.repeat}; CPU {cpu_tg:.1f}s; peak RSS {peak} MiB; "
+            f"results.json {results_mb:.0f} MB",
         )
     )
 
@@ -515,17 +529,17 @@ def _bench(args: argparse.Namespace, work: Path) -> int:
                 continue
             raise SystemExit(msg)
         env = dict(os.environ, PYTHONWARNINGS="ignore")
-        wall, _, out, _ = timed_process(
-            [str(py), str(HERE / "score_peers.py"), peer, str(ds), str(runs)], env=env
-        )
-        rec = json.loads(out.strip().splitlines()[-1])
+        cmd = [str(py), str(HERE / "score_peers.py"), peer, str(ds), str(runs)]
+        wall, cpu, _, out_text = timed_process(cmd, env=env)
+        rec = json.loads(out_text.strip().splitlines()[-1])
         assert rec["n"] == n, rec
         rows.append(
             (
                 f"peer {peer} (one number)",
                 rec["scored_s"],
                 n / rec["scored_s"],
-                f"imports {rec['import_s']:.1f}s not charged; whole process {wall:.1f}s",
+                f"imports {rec['import_s']:.1f}s not charged; whole process {wall:.1f}s, "
+                f"CPU {cpu:.1f}s",
             )
         )
         peer_rows.append((peer, n / rec["scored_s"]))
@@ -543,7 +557,8 @@ def _bench(args: argparse.Namespace, work: Path) -> int:
     if peer_rows:
         best_peer, best_rate = max(peer_rows, key=lambda x: x[1])
         print(
-            f"speed-up over the fastest peer ({best_peer}): {n / t_tg / best_rate:5.2f}x (target >= 2)"
+            f"speed-up over the fastest peer ({best_peer}): "
+            f"{n / t_tg / best_rate:5.2f}x (target >= 2)"
         )
     return 0
 
