@@ -13,8 +13,8 @@ with regular expressions and keywords, and speaks ToolGate's command-adapter pro
 It is good on most of the example dataset and wrong on a few cases in the ways real
 agents are wrong: an amount with a thousands separator is misread, "broken" is not
 recognised as damage, a country name is passed where an ISO code is needed, an order
-mentioned in passing is looked up for nothing, and a verification that failed earlier in
-the conversation is taken as done.
+mentioned in passing is looked up for nothing, and when closing an account a
+verification that failed earlier in the conversation is taken as done.
 
 Variants (``--variant NAME`` or ``SUPPORT_AGENT_VARIANT=NAME``):
 
@@ -22,7 +22,7 @@ Variants (``--variant NAME`` or ``SUPPORT_AGENT_VARIANT=NAME``):
 * ``regressed`` — consistently worse: refunds skip ``verify_identity``, and "close my
   account" permanently deletes it (``delete_account``) — a must-not-call violation;
 * ``flaky`` — like ``good``, but on about one case in eight it fails one sample in
-  three, chosen deterministically from the case id, the sample and the seed.
+  three, chosen deterministically from the case id and the sample number.
 """
 
 from __future__ import annotations
@@ -194,10 +194,8 @@ def refund_flow(conv: Conversation, ids: Ids, variant: str) -> Flow:
     if not orders or not email:
         return "I can help with a refund. Which order is it, and what is the email on your account?"
     order_id = orders[0]
-    # The good agent's blind spot: any verification in the history counts as done,
-    # even one that failed. The regressed agent never verifies at all.
-    skip_verify = variant == "regressed" or "verify_identity" in conv.history_calls
-    if not skip_verify:
+    # The regressed agent never verifies before a refund.
+    if variant != "regressed":
         method = "sms_otp" if conv.has("text message", "sms") else "email_otp"
         (res,) = yield [ids.call("verify_identity", email=email, method=method)]
         content = parse_content(res.get("content"))
@@ -238,10 +236,13 @@ def account_flow(conv: Conversation, ids: Ids, variant: str, *, erase: bool) -> 
     email = conv.email()
     if not email:
         return "I can help with that. What is the email address on your account?"
-    (res,) = yield [ids.call("verify_identity", email=email, method="email_otp")]
-    content = parse_content(res.get("content"))
-    if failed(res) or not (isinstance(content, dict) and content.get("verified")):
-        return "I couldn't verify your identity."
+    # The good agent's blind spot: when closing an account, any verification earlier in
+    # the conversation counts as done — even one that failed.
+    if erase or "verify_identity" not in conv.history_calls:
+        (res,) = yield [ids.call("verify_identity", email=email, method="email_otp")]
+        content = parse_content(res.get("content"))
+        if failed(res) or not (isinstance(content, dict) and content.get("verified")):
+            return "I couldn't verify your identity."
     if erase or variant == "regressed":
         yield [ids.call("delete_account", email=email, confirm=True)]
         return "Your account and data will be permanently erased."
@@ -436,7 +437,7 @@ def choose(conv: Conversation, ids: Ids, variant: str) -> Flow:
         return docs_flow(conv, ids)
     if conv.has("delete", "erase", "gdpr") and conv.has("account", "data"):
         return account_flow(conv, ids, variant, erase=True)
-    if conv.has("close my account", "deactivate"):
+    if conv.has("close my account", "close the account", "deactivate"):
         return account_flow(conv, ids, variant, erase=False)
     if conv.has("refund", "money back") or re.search(r"\bmy \$[\d.,]+ back\b", conv.low):
         return refund_flow(conv, ids, variant)
@@ -494,10 +495,12 @@ def single(call: Call) -> Flow:
     return "I've passed you to a human colleague; they will reply here shortly."
 
 
-def flaky_failure(case_id: str, sample: int, seed: int) -> bool:
-    """Deterministic noise: about one case in eight fails one sample in three."""
+def flaky_failure(case_id: str, sample: int) -> bool:
+    """Deterministic noise: about one case in eight fails one sample in three — exactly
+    one of any three consecutive sample numbers. (The runner's ``seed`` differs per
+    case-sample, so it is deliberately left out: it would make the failures random.)"""
     h = int(hashlib.sha256(case_id.encode()).hexdigest(), 16)
-    return h % 8 == 0 and (h + sample + seed) % 3 == 0
+    return h % 8 == 0 and (h + sample) % 3 == 0
 
 
 # ─── the protocol ─────────────────────────────────────────────────────────────
@@ -509,7 +512,7 @@ class Session:
         self.ids = Ids()
         self.tokens_in = len(json.dumps(start)) // 4
         if variant == "flaky" and flaky_failure(
-            str(start.get("case_id")), int(start.get("sample", 0)), int(start.get("seed", 0))
+            str(start.get("case_id")), int(start.get("sample", 0))
         ):
             # A wobble: answer without tools when tools were needed, or look
             # something up when nothing was needed.

@@ -25,7 +25,7 @@ GOOD_AGENT_MISSES = {
     "refund-broken-item",  # "broken" not recognised as damaged
     "address-change-uk",  # "United Kingdom" where the schema wants "GB"
     "notool-arrived-fine",  # looks up an order mentioned in passing
-    "history-reverify-after-expired-code",  # trusts a verification that failed
+    "history-close-after-expired-code",  # trusts a verification that failed
 }
 
 
