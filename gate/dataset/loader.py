@@ -65,6 +65,8 @@ TEXT_COLUMNS: frozenset[str] = frozenset(
 )
 """Columns whose CSV cells are raw text (the rest are JSON-encoded)."""
 
+_ENUM_COLUMNS = frozenset({"difficulty", "order"})
+
 MAX_PROBLEMS = 200
 """Problems kept in one error; the rest are counted."""
 
@@ -310,6 +312,14 @@ def _csv_rows(
             if column is None or cell == "":
                 continue
             name = column
+            if name in _ENUM_COLUMNS and len(cell) >= 2 and cell[0] == cell[-1] == '"':
+                # `"strict"` as a JSON string is as clear as raw `strict`: take both
+                # (DESIGN lists neither enum column among the JSON or the text columns).
+                try:
+                    row[name] = jsonio.loads_strict(cell)
+                    continue
+                except jsonio.JsonInputError:
+                    pass
             if name in TEXT_COLUMNS or (
                 name == "available_tools" and cell.lstrip().startswith("@")
             ):

@@ -157,6 +157,16 @@ def test_load__csv_multiline_cell__line_is_the_row_start(tmp_path: Path) -> None
     assert [c.source.line for c in ds.cases] == [2, 4]
 
 
+def test_load__csv_enum_cells__raw_or_json_string(tmp_path: Path) -> None:
+    header = "id,user_input,available_tools,expected_no_tool,order,difficulty\n"
+    tools = json.dumps(json.dumps([LOOKUP])).replace('\\"', '""')
+    body = f'a,hi,{tools},true,strict,hard\nb,hi,{tools},true,"""superset""","""easy"""\n'
+    (tmp_path / "d.csv").write_text(header + body)
+    a, b = load_dataset(tmp_path / "d.csv").cases
+    assert (a.order, a.difficulty) == (OrderMode.STRICT, Difficulty.HARD)
+    assert (b.order, b.difficulty) == (OrderMode.SUPERSET, Difficulty.EASY)
+
+
 def test_load__csv_with_bom_and_crlf__loads(tmp_path: Path) -> None:
     text = to_csv([row(id="a"), row(id="b")]).replace("\n", "\r\n")
     path = tmp_path / "d.csv"
