@@ -109,7 +109,8 @@ def parse_yaml(text: str, name: str) -> YamlDoc:
         line = text.count("\n", 0, position) + 1 if isinstance(position, int) else None
         char = getattr(exc, "character", None)
         if isinstance(char, int) and line is not None:
-            message = f"invalid YAML: character U+{char:04X} is not allowed ({exc.reason})"
+            reason = getattr(exc, "reason", "")  # ReaderError has it; YAMLError's stub does not
+            message = f"invalid YAML: character U+{char:04X} is not allowed ({reason})"
         else:
             message = f"invalid YAML: {exc}"
         raise ConfigError(Problem(name, line, None, message)) from None
