@@ -177,7 +177,9 @@ class GateConfig(_Strict):
     metric: str
     min: float | None = None
     max: float | None = None
-    slice: Annotated[str, Field(pattern=r"^(difficulty|tag|no_tool|must_not_call)=[^\s]+$")] | None = None
+    slice: (
+        Annotated[str, Field(pattern=r"^(difficulty|tag|no_tool|must_not_call)=[^\s]+$")] | None
+    ) = None
 
     @field_validator("metric")
     @classmethod

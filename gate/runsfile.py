@@ -90,7 +90,9 @@ def call_from_json(obj: Any, field: str = "call") -> ToolCall:
     if args is None and "arguments" not in obj:
         args = {}
     decoded, raw, ok = decode_arguments(args)
-    return ToolCall(name=name, arguments=decoded, id=cid, raw_arguments=raw_field or raw, parse_ok=ok)
+    return ToolCall(
+        name=name, arguments=decoded, id=cid, raw_arguments=raw_field or raw, parse_ok=ok
+    )
 
 
 def _result_from_json(obj: Any, field: str) -> ToolResult:
@@ -125,7 +127,9 @@ def _turn_from_json(obj: Any, field: str) -> Turn:
         raise _Bad(f"{field}.content", "must be a string or null")
     return Turn(
         calls=tuple(call_from_json(c, f"{field}.calls[{i}]") for i, c in enumerate(calls)),
-        tool_results=tuple(_result_from_json(r, f"{field}.tool_results[{i}]") for i, r in enumerate(results)),
+        tool_results=tuple(
+            _result_from_json(r, f"{field}.tool_results[{i}]") for i, r in enumerate(results)
+        ),
         content=content,
     )
 
@@ -156,11 +160,11 @@ def run_from_json(obj: Any) -> Run:
     if latency is not None and (not isinstance(latency, int | float) or isinstance(latency, bool)):
         raise _Bad("latency_ms", "must be a number or null")
     usage = obj.get("usage")
-    if usage is not None:
-        if not isinstance(usage, dict) or not all(
-            isinstance(v, int) and not isinstance(v, bool) for v in usage.values()
-        ):
-            raise _Bad("usage", "must be an object of integer token counts")
+    if usage is not None and (
+        not isinstance(usage, dict)
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in usage.values())
+    ):
+        raise _Bad("usage", "must be an object of integer token counts")
     meta = obj.get("meta")
     if meta is not None and not isinstance(meta, dict):
         raise _Bad("meta", "must be an object or null")
@@ -194,7 +198,9 @@ def iter_runs(path: Path, *, display: str | None = None) -> Iterator[tuple[int, 
     try:
         fh = path.open("rb")
     except OSError as exc:
-        raise RunsFileError(Problem(name, None, None, f"cannot read: {exc.strerror or exc}")) from None
+        raise RunsFileError(
+            Problem(name, None, None, f"cannot read: {exc.strerror or exc}")
+        ) from None
     with fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
@@ -215,7 +221,8 @@ def run_to_json(run: Run) -> dict[str, Any]:
             {
                 "calls": [c.to_json() for c in t.calls],
                 "tool_results": [
-                    {"id": r.id, "content": r.content, "is_error": r.is_error} for r in t.tool_results
+                    {"id": r.id, "content": r.content, "is_error": r.is_error}
+                    for r in t.tool_results
                 ],
                 "content": t.content,
             }

@@ -60,13 +60,17 @@ def load_yaml(path: Path, *, display: str | None = None) -> YamlDoc:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(Problem(name, None, None, f"cannot read: {exc.strerror or exc}")) from None
+        raise ConfigError(
+            Problem(name, None, None, f"cannot read: {exc.strerror or exc}")
+        ) from None
     if len(raw) > MAX_BYTES:
         raise ConfigError(Problem(name, None, None, f"larger than {MAX_BYTES} bytes"))
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(Problem(name, None, None, f"not valid UTF-8 (byte {exc.start})")) from None
+        raise ConfigError(
+            Problem(name, None, None, f"not valid UTF-8 (byte {exc.start})")
+        ) from None
     return parse_yaml(text, name)
 
 
@@ -128,11 +132,21 @@ def _convert(node: Node, path: Path_, doc: YamlDoc, budget: list[int]) -> Any:
     line = node.start_mark.line + 1
     if budget[0] < 0:
         raise ConfigError(
-            Problem(doc.file, line, _dotted(path), f"document expands to more than {MAX_NODES} nodes (alias bomb?)")
+            Problem(
+                doc.file,
+                line,
+                _dotted(path),
+                f"document expands to more than {MAX_NODES} nodes (alias bomb?)",
+            )
         )
     if node.tag not in _ALLOWED_TAGS:
         raise ConfigError(
-            Problem(doc.file, line, _dotted(path) or None, f"YAML tag {node.tag!r} is not allowed (plain data only)")
+            Problem(
+                doc.file,
+                line,
+                _dotted(path) or None,
+                f"YAML tag {node.tag!r} is not allowed (plain data only)",
+            )
         )
     doc.lines.setdefault(path, line)
     if isinstance(node, MappingNode):
@@ -142,18 +156,37 @@ def _convert(node: Node, path: Path_, doc: YamlDoc, budget: list[int]) -> Any:
                 # `<<` is tagged merge, not str: name it rather than say "plain strings".
                 line = key_node.start_mark.line + 1
                 raise ConfigError(
-                    Problem(doc.file, line, _dotted(path) or None, "merge keys (<<) are not supported")
+                    Problem(
+                        doc.file, line, _dotted(path) or None, "merge keys (<<) are not supported"
+                    )
                 )
             if not isinstance(key_node, ScalarNode) or key_node.tag != _CORE + "str":
                 raise ConfigError(
-                    Problem(doc.file, key_node.start_mark.line + 1, _dotted(path) or None, "keys must be plain strings")
+                    Problem(
+                        doc.file,
+                        key_node.start_mark.line + 1,
+                        _dotted(path) or None,
+                        "keys must be plain strings",
+                    )
                 )
             key = str(key_node.value)
             if key == "<<":
-                raise ConfigError(Problem(doc.file, key_node.start_mark.line + 1, _dotted(path) or None, "merge keys (<<) are not supported"))
+                raise ConfigError(
+                    Problem(
+                        doc.file,
+                        key_node.start_mark.line + 1,
+                        _dotted(path) or None,
+                        "merge keys (<<) are not supported",
+                    )
+                )
             if key in out:
                 raise ConfigError(
-                    Problem(doc.file, key_node.start_mark.line + 1, _dotted((*path, key)), "duplicate key")
+                    Problem(
+                        doc.file,
+                        key_node.start_mark.line + 1,
+                        _dotted((*path, key)),
+                        "duplicate key",
+                    )
                 )
             child = (*path, key)
             doc.lines[child] = key_node.start_mark.line + 1
@@ -180,7 +213,9 @@ def _scalar(node: ScalarNode, path: Path_, doc: YamlDoc) -> Any:
             cleaned = value.replace("_", "")
             if cleaned.lower().startswith(("0o", "-0o", "+0o")):
                 return int(cleaned.replace("0o", "").replace("0O", ""), 8)
-            return int(cleaned, 0) if cleaned.lower().lstrip("+-").startswith("0x") else int(cleaned)
+            return (
+                int(cleaned, 0) if cleaned.lower().lstrip("+-").startswith("0x") else int(cleaned)
+            )
         except ValueError:
             return value
     if tag == _CORE + "float":
@@ -190,7 +225,12 @@ def _scalar(node: ScalarNode, path: Path_, doc: YamlDoc) -> Any:
             f = math.nan
         if not math.isfinite(f):
             raise ConfigError(
-                Problem(doc.file, node.start_mark.line + 1, _dotted(path) or None, f"{value!r}: numbers must be finite")
+                Problem(
+                    doc.file,
+                    node.start_mark.line + 1,
+                    _dotted(path) or None,
+                    f"{value!r}: numbers must be finite",
+                )
             )
         return f
     return value

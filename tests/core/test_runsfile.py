@@ -13,7 +13,8 @@ from gate.runsfile import RunsWriter, decode_arguments, parse_run_line, read_run
 
 def test_plain_call_with_object_arguments__accepted_as_is() -> None:
     run = parse_run_line(
-        '{"case_id": "c1", "sample": 0, "turns": [{"calls": [{"name": "f", "arguments": {"x": 1}}]}]}',
+        '{"case_id": "c1", "sample": 0, '
+        '"turns": [{"calls": [{"name": "f", "arguments": {"x": 1}}]}]}',
         file="runs.jsonl",
         lineno=1,
     )
