@@ -491,14 +491,21 @@ def _bench(args: argparse.Namespace, work: Path) -> int:
         ("decode only: orjson.loads per line", t_orjson, n / t_orjson, "in-process, median")
     )
 
-    exe = args.toolgate or str(Path(sys.executable).with_name("toolgate"))
+    script = Path(sys.executable).with_name("toolgate")
+    exe = (
+        [args.toolgate]
+        if args.toolgate
+        else [str(script)]
+        if script.exists()
+        else [sys.executable, "-m", "gate"]
+    )
     walls, cpus = [], []
     peak = 0
     timing: dict[str, Any] = {}
     results_mb = 0.0
     for i in range(args.repeat):
         out = work / f"out{i}"
-        cmd = [exe, "score", "--dataset", str(ds), "--runs", str(runs), "--out", str(out)]
+        cmd = [*exe, "score", "--dataset", str(ds), "--runs", str(runs), "--out", str(out)]
         wall, cpu, peak_mib, _ = timed_process(cmd)
         walls.append(wall)
         cpus.append(cpu)
