@@ -19,7 +19,8 @@ the file, as the serial reader would stop there).
 
 ``TOOLGATE_SCORE_WORKERS`` sets the number of worker processes (``1`` forces the serial
 path); by default every available core is used for files of at least
-:data:`PARALLEL_MIN_LINES` lines, where ``fork`` is available.
+:data:`PARALLEL_MIN_LINES` lines, where ``fork`` is available and the process runs no
+other thread (forking beside live threads risks copying a held lock).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import gc
 import itertools
 import multiprocessing
 import os
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -151,6 +153,10 @@ def worker_count(lines: int) -> int:
         except ValueError:
             return 1
     if lines < PARALLEL_MIN_LINES or "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    if threading.active_count() > 1:
+        # Forking a process with other threads alive can copy a lock they hold (a
+        # deadlock in the child): stay serial (e.g. after a runner left threads behind).
         return 1
     try:
         cores = len(os.sched_getaffinity(0))
