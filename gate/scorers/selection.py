@@ -107,13 +107,10 @@ def risk_weighted_precision(
     return hit / total
 
 
-def confusion_pair(expected_name: str, actual_names: Sequence[str]) -> tuple[str, str]:
+def confusion_pair(expected_name: str, actual_names: Sequence[str]) -> tuple[str, str | None]:
     """For a case with exactly one expected call: (expected tool, the tool the agent
     chose) — the expected tool itself if any call named it, else the first tool called,
-    else ``"(no call)"``."""
+    else None (no call; the policy layer counts it under ``"(none)"``)."""
     if expected_name in actual_names:
         return expected_name, expected_name
-    return expected_name, actual_names[0] if actual_names else NO_CALL
-
-
-NO_CALL = "(no call)"
+    return expected_name, actual_names[0] if actual_names else None
