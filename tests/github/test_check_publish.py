@@ -36,9 +36,12 @@ def job_env(gh: GitHubServer, tmp: Path) -> dict[str, str]:
     }
 
 
-@pytest.mark.skipif(not (EXAMPLE / "toolgate.yml").exists(), reason="the example is not there")
+@pytest.mark.parametrize(
+    ("config", "verdict", "code"),
+    [("toolgate.yml", "passed", 0), ("toolgate.regressed.yml", "failed", 1)],
+)
 def test_check__failing_github__same_verdict_and_exit_code(
-    gh: GitHubServer, tmp_path: Path
+    gh: GitHubServer, tmp_path: Path, config: str, verdict: str, code: int
 ) -> None:
     work = tmp_path / "example"
     shutil.copytree(EXAMPLE, work)
@@ -51,17 +54,20 @@ def test_check__failing_github__same_verdict_and_exit_code(
                 gh.inject(route, Fault(status=503))
         start = time.monotonic()
         proc = toolgate(
-            "check", "--config", "toolgate.yml", "--out", str(run / "out"), "--no-progress",
+            "check", "--config", config, "--out", str(run / "out"), "--no-progress",
             env=job_env(gh, run), cwd=work,
         )  # fmt: skip
         elapsed = time.monotonic() - start
         codes[label] = proc.returncode
         outputs = parse_outputs((run / "output").read_text())
-        assert outputs["verdict"] == "failed", proc.stdout + proc.stderr
-        assert (run / "summary.md").read_text().startswith("# ❌ ToolGate `support-agent` failed")
+        assert outputs["verdict"] == verdict, proc.stdout + proc.stderr
+        mark = "✅" if code == 0 else "❌"
+        assert (run / "summary.md").read_text().startswith(
+            f"# {mark} ToolGate `support-agent` {verdict}"
+        )
         assert (run / "out" / "comment.md").exists()
         if label == "failing":
             assert "could not post the ToolGate comment" in proc.stdout
             assert elapsed < 60
-    assert codes == {"healthy": 1, "failing": 1}
+    assert codes == {"healthy": code, "failing": code}
     assert len(gh.comments_on(PR)) == 1  # posted by the healthy run only
