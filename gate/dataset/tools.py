@@ -104,6 +104,9 @@ def schema_issues(schema: Any, field: str) -> list[Issue]:
     if not isinstance(schema, dict):
         return [(field, f"must be a JSON Schema object, not {json_kind(schema)}")]
     if "$schema" in schema:
+        if not isinstance(schema["$schema"], str):  # jsonschema would hash it: TypeError
+            kind = json_kind(schema["$schema"])
+            return [(f"{field}.$schema", f"must be a dialect URI, not {kind}")]
         cls: Any = validator_for(schema, default=None)
         if cls is None:
             return [(f"{field}.$schema", f"unknown JSON Schema dialect {schema['$schema']!r}")]

@@ -80,3 +80,25 @@ def test_transcripts__cli__broken_record__exit_2_with_line(tmp_path: Path) -> No
     proc = h.toolgate("import", "transcripts", "--format", "openai", "t.jsonl", cwd=tmp_path)
     h.assert_clean_exit(proc, 2)
     assert "t.jsonl:1:" in proc.stderr
+
+
+@pytest.mark.parametrize("dialect", [[], ["x"], {}, 5, None, True])
+def test_tool_schema__non_string_dialect__problem_at_line_and_field(
+    tmp_path: Path, dialect: object
+) -> None:
+    """``"$schema": []`` made jsonschema hash a list: TypeError (found by the fuzz suite)."""
+    tool = {"name": "probe", "parameters": {"$schema": dialect, "type": "object"}}
+    row = h.case(available_tools=[tool], expected_tool_calls=[{"name": "probe", "args": {}}],
+                 must_not_call=..., tool_responses=...)  # fmt: skip
+    (tmp_path / "d.jsonl").write_text(json.dumps(h.no_tool_case()) + "\n" + json.dumps(row) + "\n")
+    from gate.dataset import load_dataset
+    from gate.errors import DatasetError
+
+    with pytest.raises(DatasetError) as info:
+        load_dataset(tmp_path / "d.jsonl", display="d.jsonl")
+    h.check_input_error(
+        info.value,
+        files=["d.jsonl"],
+        lines=True,
+        expect=(2, "available_tools[0].parameters.$schema"),
+    )
