@@ -295,14 +295,45 @@ def _join(display_dir: str, rel: str) -> str:
 
 
 def _error_line(raw: bytes, message: str) -> int | None:
-    """The line of a JSON syntax error (``loads_strict`` gives the column only)."""
+    """The line of a JSON syntax error (``loads_strict`` gives the column only); for a
+    problem found after decoding (a duplicate key, ``NaN``, deep nesting, a number out of
+    range), the line of the first tool the strict decoder refuses (else line 1)."""
     try:
         json.loads(raw)
     except json.JSONDecodeError as exc:
         return exc.lineno
+    except UnicodeDecodeError:
+        return None  # "not valid UTF-8": a problem of the whole file
     except (ValueError, RecursionError):
+        pass
+    return _refused_element_line(raw)
+
+
+def _refused_element_line(raw: bytes) -> int | None:
+    """1-based line of the first top-level array element that ``loads_strict`` refuses."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
         return None
-    return None
+    decoder = json.JSONDecoder()
+    ws = re.compile(r"[ \t\r\n]*")
+    i = ws.match(text, 0).end()  # type: ignore[union-attr]
+    if i >= len(text) or text[i] != "[":
+        return 1
+    i += 1
+    while True:
+        i = ws.match(text, i).end()  # type: ignore[union-attr]
+        if i >= len(text) or text[i] == "]":
+            return 1
+        start = i
+        try:
+            _, i = decoder.raw_decode(text, i)
+            jsonio.loads_strict(text[start:i])
+        except (ValueError, RecursionError):  # JsonInputError is a ValueError
+            return text.count("\n", 0, start) + 1
+        i = ws.match(text, i).end()  # type: ignore[union-attr]
+        if i < len(text) and text[i] == ",":
+            i += 1
 
 
 def _element_lines(text: str) -> list[int]:

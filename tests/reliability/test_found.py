@@ -102,3 +102,30 @@ def test_tool_schema__non_string_dialect__problem_at_line_and_field(
         lines=True,
         expect=(2, "available_tools[0].parameters.$schema"),
     )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "line"),
+    [
+        ('"minimum": 0', '"minimum": NaN', 25),
+        ('"description": "Refund an order."', '"description": "a", "description": "b"', 25),
+        ('"maxLength": 500', '"maxLength": 1e400', 71),
+        ('"type": "boolean"', '"type": "\\udc00"', 2),
+    ],
+)
+def test_tools_file__refused_after_decoding__problem_names_the_tools_line(
+    tmp_path: Path, old: str, new: str, line: int
+) -> None:
+    """NaN, a duplicate key or an overflowing number in ``@tools.json`` was reported
+    without a line (the syntax-error line finder found no syntax error)."""
+    from gate.dataset import load_dataset
+    from gate.errors import DatasetError
+
+    text = json.dumps(h.TOOLS, indent=2)
+    assert old in text
+    (tmp_path / "tools.json").write_text(text.replace(old, new, 1))
+    (tmp_path / "d.jsonl").write_text(json.dumps(h.case(available_tools="@tools.json")) + "\n")
+    with pytest.raises(DatasetError) as info:
+        load_dataset(tmp_path / "d.jsonl", display="d.jsonl")
+    h.check_input_error(info.value, files=["d.jsonl", "tools.json"], lines=True)
+    assert [(p.file, p.line) for p in info.value.problems][:1] == [("tools.json", line)]
