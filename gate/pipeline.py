@@ -289,13 +289,30 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
             "run_errors": summary.errors,
         }
     )
-    if summary.unrecorded_calls:
+    misses = unrecorded_calls(dataset, summary.runs_path)
+    if misses:
+        distinct = list(dict.fromkeys(misses))  # samples repeat the same call
         decided.notices.append(
-            f"{summary.unrecorded_calls} tool call(s) had no frozen response "
-            f"(first: {'; '.join(summary.misses[:3])})"
+            f"{len(misses)} tool call(s) had no frozen response "
+            f"(first: {'; '.join(distinct[:3])})"
         )
     outcome = _report_and_publish(decided, config, out, opts, environ, stream)
     return outcome
+
+
+def unrecorded_calls(dataset: Dataset, runs_path: Path) -> list[str]:
+    """Every call the frozen responses could not answer, in dataset order then sample
+    order (never in the order concurrent workers happened to finish)."""
+    order = {c.id: i for i, c in enumerate(dataset.cases)}
+    found: list[tuple[int, int, str]] = []
+    for _, run in iter_runs(runs_path):
+        for turn in run.turns:
+            for result in turn.tool_results:
+                content = result.content
+                if isinstance(content, dict) and content.get("toolgate_unrecorded") is True:
+                    text = f"case {run.case_id}: {content.get('error', 'no frozen response')}"
+                    found.append((order.get(run.case_id, len(order)), run.sample, text))
+    return [text for *_, text in sorted(found)]
 
 
 def _score_with_scores(

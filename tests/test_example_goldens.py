@@ -1,0 +1,125 @@
+"""The shipped example, end to end through ``toolgate check``: the good agent passes, the
+regressed build fails against the good run with the flipped cases named, the flaky build
+is stopped by the variance guard — and report.md / comment.md of each are golden files.
+
+Timing figures (the only part allowed to differ between identical runs) are cleared before
+rendering. Regenerate with ``TOOLGATE_UPDATE_GOLDEN=1`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gate.pipeline import CheckOptions, CheckOutcome, check
+from gate.report import render_comment, render_markdown
+from gate.results import Results
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "support-agent"
+GOLDEN = ROOT / "tests" / "golden" / "example"
+UPDATE = os.environ.get("TOOLGATE_UPDATE_GOLDEN") == "1"
+ENV = {"PATH": os.environ.get("PATH", "")}
+
+
+def _check(config: str, out: Path, baseline: Path | None = None) -> CheckOutcome:
+    return check(
+        CheckOptions(
+            config_path=EXAMPLE / config,
+            config_display=f"examples/support-agent/{config}",
+            out=out,
+            baseline=str(baseline) if baseline else "none",
+            baseline_source="the good agent's run" if baseline else None,
+            progress=False,
+        ),
+        ENV,
+        io.StringIO(),
+    )
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, CheckOutcome]]:
+    tmp = tmp_path_factory.mktemp("example")
+    old = Path.cwd()
+    os.chdir(ROOT)  # reports name files relative to the working directory
+    try:
+        good = _check("toolgate.yml", tmp / "good")
+        out = {
+            "good": good,
+            "good-again": _check("toolgate.yml", tmp / "good-again"),
+            "regressed": _check(
+                "toolgate.regressed.yml", tmp / "regressed", tmp / "good/results.json"
+            ),
+            "flaky": _check("toolgate.flaky.yml", tmp / "flaky", tmp / "good/results.json"),
+        }
+        yield out
+    finally:
+        os.chdir(old)
+
+
+def _untimed(results: Results) -> Results:
+    return results.model_copy(update={"timing": {}})
+
+
+def _golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if UPDATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="\n")
+        return
+    assert path.exists(), f"missing golden {path}; run with TOOLGATE_UPDATE_GOLDEN=1"
+    assert text == path.read_text(encoding="utf-8"), f"{name} differs from its golden file"
+
+
+def test_example__good_agent__passes(runs: dict[str, CheckOutcome]) -> None:
+    good = runs["good"]
+    assert good.exit_code == 0
+    assert good.results.verdict is not None and good.results.verdict.passed
+    assert good.results.hard_failures == []
+
+
+def test_example__regressed_agent__fails_naming_flipped_cases(
+    runs: dict[str, CheckOutcome],
+) -> None:
+    reg = runs["regressed"]
+    assert reg.exit_code == 1
+    comparison = reg.results.comparison
+    assert comparison is not None and comparison.comparable
+    regressions = [f.case_id for f in comparison.flips if f.kind == "regression"]
+    assert regressions, "the regressed build flips cases"
+    reasons = "\n".join(reg.results.verdict.reasons if reg.results.verdict else [])
+    assert any(cid in reasons for cid in regressions)
+    assert reg.results.hard_failures, "it skips verification and deletes accounts"
+
+
+def test_example__flaky_agent__stopped_by_variance_guard_not_regressions(
+    runs: dict[str, CheckOutcome],
+) -> None:
+    flaky = runs["flaky"]
+    assert flaky.exit_code == 1
+    verdict = flaky.results.verdict
+    assert verdict is not None and not verdict.variance.passed
+    assert verdict.regressions == 0, "flaky cases are noise, never regressions"
+
+
+def test_example__same_inputs__identical_results_and_report_apart_from_timing(
+    runs: dict[str, CheckOutcome],
+) -> None:
+    a, b = (runs[k].results for k in ("good", "good-again"))
+    dump = [json.dumps(_untimed(r).model_dump(mode="json"), sort_keys=True) for r in (a, b)]
+    assert dump[0] == dump[1]
+    assert render_markdown(_untimed(a)) == render_markdown(_untimed(b))
+    ra, rb = (runs[k].out / "report.md" for k in ("good", "good-again"))
+    assert ra.exists() and rb.exists()
+
+
+@pytest.mark.parametrize("name", ["good", "regressed", "flaky"])
+def test_example__reports__match_golden(runs: dict[str, CheckOutcome], name: str) -> None:
+    results = _untimed(runs[name].results)
+    _golden(f"{name}.report.md", render_markdown(results))
+    _golden(f"{name}.comment.md", render_comment(results))
