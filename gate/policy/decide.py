@@ -22,6 +22,7 @@ Judge metrics never gate (the config refuses them in ``gates:``).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -29,7 +30,15 @@ import numpy as np
 from gate.baseline.diff import compare
 from gate.config import Config, GateConfig, RegressionsConfig
 from gate.policy.guards import EPS, check_variance
-from gate.results import CaseResult, Comparison, GateResult, HardFailureResult, Results, Verdict
+from gate.results import (
+    CaseResult,
+    Comparison,
+    GateResult,
+    HardFailureResult,
+    Results,
+    VarianceResult,
+    Verdict,
+)
 
 SHOW_CASES = 3
 """Case ids named in one gate reason (the rest are counted)."""
@@ -84,7 +93,9 @@ def decide(
     n_regs = comparison.regressions if comparison is not None and comparison.comparable else 0
     verdict = Verdict(
         passed=passed,
-        summary=_summary(passed, reasons, gates, hard, n_regs, comparison),
+        summary=_summary(
+            passed, reasons, gates, results.hard_failures, n_regs, comparison, variance
+        ),
         reasons=reasons,
         gates=gates,
         variance=variance,
@@ -224,15 +235,39 @@ def _summary(
     passed: bool,
     reasons: Sequence[str],
     gates: Sequence[GateResult],
-    hard: int,
+    hard_failures: Sequence[HardFailureResult],
     regressions: int,
     comparison: Comparison | None,
+    variance: VarianceResult,
 ) -> str:
-    """Why, in one line (renderers put the verdict word, from ``passed``, before it)."""
+    """Why, in one line (renderers put the verdict word, from ``passed``, before it).
+
+    One reason is shown whole; several are counted by kind — hard failures (by kind, with
+    the number of cases), regressions, missed gates (the first spelled out), the variance
+    guard — so the line says everything that failed, not only the first thing.
+    """
     if not passed:
-        first = reasons[0] if reasons else "the gate failed"
-        more = f" (+{len(reasons) - 1} more reason(s))" if len(reasons) > 1 else ""
-        return f"{first}{more}"
+        if len(reasons) <= 1:
+            return reasons[0] if reasons else "the gate failed"
+        parts: list[str] = []
+        if hard_failures:
+            kinds = Counter(h.kind for h in hard_failures)
+            cases = len({h.case_id for h in hard_failures})
+            by_kind = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()))
+            parts.append(f"{len(hard_failures)} hard failure(s) in {cases} case(s) ({by_kind})")
+        if comparison is not None and comparison.comparable and regressions:
+            parts.append(f"{regressions} regression(s) against {comparison.source}")
+        missed = [g for g in gates if not g.passed]
+        if missed:
+            parts.append(
+                f"{len(missed)} gate(s) missed ({missed[0].reason.split(' — ')[0]}"
+                f"{', …' if len(missed) > 1 else ''})"
+            )
+        if not variance.passed:
+            parts.append(
+                "variance guard: " + "; ".join(r.split(" — ")[0] for r in variance.reasons)
+            )
+        return "; ".join(parts) if parts else reasons[0]
     parts = [f"{len(gates)} gate(s) met" if gates else "no gates configured"]
     parts.append("no hard failures")
     if comparison is not None and comparison.comparable:
