@@ -250,11 +250,25 @@ def arg_diffs(
         m = expected[k]
         present = k in actual
         why = explain_value(m, present, actual.get(k), norm, arg=k)
-        if why is not None:
-            entry: dict[str, Any] = {"argument": k, "expected": m.to_json(), "why": why}
-            if present:
-                entry["actual"] = actual[k]
-            out.append(entry)
+        if why is None:
+            continue
+        value = actual.get(k)
+        if (
+            why == "differs"
+            and m.kind is MatcherKind.EQUAL
+            and isinstance(m.value, dict)
+            and isinstance(value, dict)
+        ):
+            # Point at the members that differ (``address.country``), not the whole object.
+            n = norm.per_arg.get(k, norm)
+            nested = _object_diffs(k, m.value, value, n, norm.properties.get(k))
+            if nested:
+                out.extend(nested)
+                continue
+        entry: dict[str, Any] = {"argument": k, "expected": m.to_json(), "why": why}
+        if present:
+            entry["actual"] = value
+        out.append(entry)
     if exact or norm.bfcl:
         for k in _extra_keys(expected, actual, norm):
             out.append(
@@ -265,6 +279,34 @@ def arg_diffs(
                     "why": "not expected (the expectation lists its arguments exactly)",
                 }
             )
+    return out
+
+
+def _object_diffs(
+    path: str, expected: Mapping[str, Any], actual: Mapping[str, Any], n: Normalizer, schema: Any
+) -> list[dict[str, Any]]:
+    """The members of two objects that differ after normalisation, by dotted path."""
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    out: list[dict[str, Any]] = []
+    for key in sorted(set(expected) | set(actual)):
+        sub = props.get(key) if isinstance(props, Mapping) else None
+        e = expected.get(key)
+        a = actual.get(key)
+        if n.canon(e, sub) == n.canon(a, sub):
+            continue
+        where = f"{path}.{key}"
+        if isinstance(e, dict) and isinstance(a, dict):
+            out.extend(_object_diffs(where, e, a, n, sub))
+            continue
+        entry: dict[str, Any] = {"argument": where, "expected": e}
+        if key in actual:
+            entry["actual"] = a
+        entry["why"] = (
+            "missing"
+            if key not in actual
+            else ("not expected" if key not in expected else "differs")
+        )
+        out.append(entry)
     return out
 
 

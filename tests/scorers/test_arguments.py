@@ -145,3 +145,17 @@ def test_compiled_args__any_input__agree_with_args_match(
     assert compile_args(exp, exact=exact, norm=norm).matches(actual) == args_match(
         exp, actual, exact=exact, norm=norm
     )
+
+
+def test_arg_diffs__nested_object__names_the_member_that_differs() -> None:
+    norm = Normalizer.from_config()
+    exp = matchers({"address": {"city": "London", "country": "GB", "line1": "221B Baker St"}})
+    act = {"address": {"city": "london", "country": "United Kingdom", "line1": "221B Baker St"}}
+    assert arg_diffs(exp, act, exact=False, norm=norm) == [
+        {
+            "argument": "address.country",
+            "expected": "GB",
+            "actual": "United Kingdom",
+            "why": "differs",
+        }
+    ]
