@@ -275,7 +275,10 @@ class CommandPoolAgent:
         self.restarts = 0
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "command": self._argv, "workers": self._cfg.workers}
+        # As configured, not as resolved: results must not depend on the machine's paths.
+        command = self._cfg.command
+        shown = list(command) if isinstance(command, list) else shlex.split(command)
+        return {"kind": self.kind, "command": shown, "workers": self._cfg.workers}
 
     def samples_for(self, case_id: str, samples: int) -> Sequence[int]:
         return range(samples)
