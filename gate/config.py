@@ -361,6 +361,16 @@ class Config(_Strict):
     def resolve(self, relative: str) -> Path:
         return (self.root / relative).resolve()
 
+    def secret_env_names(self) -> list[str]:
+        """Environment variables whose values must never appear in a report:
+        ``reporting.secrets`` and the key variables of the OpenAI agent and the judge."""
+        names = list(self.reporting.secrets)
+        if isinstance(self.agent, OpenAIAgent):
+            names.append(self.agent.api_key_env)
+        if self.judge is not None and self.judge.api_key_env:
+            names.append(self.judge.api_key_env)
+        return names
+
 
 def load_config(path: Path, *, display: str | None = None) -> Config:
     """Load and validate toolgate.yml; every problem is reported with its line."""

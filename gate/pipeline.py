@@ -238,16 +238,8 @@ def judge_stage(
 
 
 def redactor_for(config: Config | None, environ: Mapping[str, str]) -> Redactor:
-    """Secrets never to print: ``reporting.secrets`` and the key variables the config names."""
-    from gate.config import OpenAIAgent
-
-    names: list[str] = []
-    if config is not None:
-        names += config.reporting.secrets
-        if isinstance(config.agent, OpenAIAgent):
-            names.append(config.agent.api_key_env)
-        if config.judge is not None:
-            names.append(config.judge.api_key_env)
+    """Secrets never to print (:meth:`Config.secret_env_names`)."""
+    names = config.secret_env_names() if config is not None else []
     return Redactor.from_environ(names, environ)
 
 

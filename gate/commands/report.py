@@ -143,14 +143,7 @@ def build_redactor(
     adapter's key variable, plus ``gate.report.redact.ALWAYS_SECRET_ENV``."""
     all_names = list(names)
     if config:
-        from gate.config import OpenAIAgent, load_config
+        from gate.config import load_config
 
-        cfg = load_config(Path(config))
-        all_names += cfg.reporting.secrets
-        if isinstance(cfg.agent, OpenAIAgent):
-            all_names.append(cfg.agent.api_key_env)
-        if cfg.judge is not None:
-            key_env = getattr(cfg.judge, "api_key_env", None)
-            if isinstance(key_env, str):
-                all_names.append(key_env)
+        all_names += load_config(Path(config)).secret_env_names()
     return Redactor.from_environ(all_names, environ)
