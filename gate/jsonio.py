@@ -102,17 +102,18 @@ def depth(value: Any, _level: int = 0) -> int:
     Iterative: the C decoder accepts nesting (~900 levels) deeper than a recursive walk
     in Python could measure without a ``RecursionError``.
     """
+    if not isinstance(value, dict | list):
+        return 0
     deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    pop, push = stack.pop, stack.append
     while stack:
-        node, level = stack.pop()
-        if isinstance(node, dict):
-            node = list(node.values())
-        elif not isinstance(node, list):
-            continue
-        level += 1
-        deepest = max(deepest, level)
-        stack.extend((child, level) for child in node if isinstance(child, dict | list))
+        node, level = pop()
+        if level > deepest:
+            deepest = level
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, dict | list):
+                push((child, level + 1))
     return deepest
 
 

@@ -23,7 +23,7 @@ nothing already recorded (``--resume`` reads it back).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -239,15 +239,25 @@ def run_to_json(run: Run) -> dict[str, Any]:
 
 
 class RunsWriter:
-    """Appends runs one line at a time, flushed, so a killed process loses nothing."""
+    """Appends runs one line at a time, flushed, so a killed process loses nothing.
 
-    def __init__(self, path: Path, *, append: bool = False):
+    ``redact`` (e.g. :meth:`gate.report.redact.Redactor.redact`) is applied to every
+    string of every record — keys and values, arguments, text, errors and the stderr tails
+    they carry — before it is written: runs.jsonl is uploaded as an artifact, and an agent
+    may print its own keys."""
+
+    def __init__(
+        self, path: Path, *, append: bool = False, redact: Callable[[str], str] | None = None
+    ):
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self._redact = redact
         self._fh: IO[bytes] = path.open("ab" if append else "wb")
 
     def write(self, run: Run | Mapping[str, Any]) -> None:
         record = run_to_json(run) if isinstance(run, Run) else dict(run)
+        if self._redact is not None:
+            record = _redact_strings(record, self._redact)
         self._fh.write(jsonio.dumps_line(record))
         self._fh.flush()
 
@@ -259,3 +269,17 @@ class RunsWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _redact_strings(value: Any, redact: Callable[[str], str]) -> Any:
+    """``value`` with ``redact`` applied to every string in it (keys included)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {
+            (redact(k) if isinstance(k, str) else k): _redact_strings(v, redact)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [_redact_strings(v, redact) for v in value]
+    return value

@@ -32,12 +32,13 @@ interrupted run loses nothing already recorded).
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 import threading
 import time
 import traceback
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -190,6 +191,21 @@ def _clock(seconds: float) -> str:
 # ─── run ──────────────────────────────────────────────────────────────────────
 
 
+def runs_redactor(config: Config) -> Callable[[str], str]:
+    """What runs.jsonl is written through: the values of ``reporting.secrets`` and of the
+    key variables the config names (and the usual token variables), and token shapes
+    (``gate.report.redact``). An agent that prints its keys leaks them nowhere."""
+    from gate.config import OpenAIAgent
+    from gate.report.redact import Redactor
+
+    names = list(config.reporting.secrets)
+    if isinstance(config.agent, OpenAIAgent):
+        names.append(config.agent.api_key_env)
+    if config.judge is not None:
+        names.append(config.judge.api_key_env)
+    return Redactor.from_environ(names, os.environ).redact
+
+
 def run_all(
     config: Config,
     dataset: DatasetLike,
@@ -227,7 +243,7 @@ def run_all(
         todo = [(c, s) for c, s in plan if (c.id, s) not in done_before]
         skipped = len(plan) - len(todo)
         norms = NormalizerTable.from_config(config)
-        writer = RunsWriter(runs_path, append=resume)
+        writer = RunsWriter(runs_path, append=resume, redact=runs_redactor(config))
         state = _State(
             progress=Progress(
                 len(todo),

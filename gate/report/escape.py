@@ -140,10 +140,18 @@ def console_text(
 
 
 def xml_text(value: str, *, limit: int = 0, redactor: Redactor | None = None) -> str:
-    """A string XML 1.0 can hold (ElementTree escapes ``& < > "``)."""
+    """A string XML 1.0 can hold (ElementTree escapes ``& < > "``), with bidi controls and
+    zero-width characters made visible too: CI tools show JUnit names and messages as
+    text, where a right-to-left override would reorder what a reviewer reads."""
     s = (redactor or _NO_SECRETS).redact(value)
     s = _XML_BAD.sub(lambda m: f"\\u{ord(m.group(0)):04x}", s)
+    s = _XML_INVISIBLE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", s)
     return truncate(s, limit)
+
+
+_XML_INVISIBLE = re.compile(
+    "[\u061c\u200b\u200c\u200e\u200f\u202a-\u202e\u2060-\u2069\u2028\u2029\ufeff]"
+)
 
 
 # ─── values and calls as text (before escaping) ──────────────────────────────

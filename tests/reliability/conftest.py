@@ -1,8 +1,16 @@
-"""Print the reliability figures (inputs tried per reader) at the end of the session."""
+"""The reliability suites: the figures printed at the end of a session, and the fixture
+that cleans up agent workers a killed runner left behind."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.reliability.fuzzing import FIGURES
 
@@ -30,3 +38,21 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     faults = FIGURES.get("faults")
     if faults:
         tr.write_line("fault suite: " + ", ".join(f"{k} {v}" for k, v in sorted(faults.items())))
+
+
+@pytest.fixture
+def pids_dir(tmp_path: Path) -> Iterator[Path]:
+    """Where fault agents write their pids; any still alive at the end (a runner that
+    was killed leaves its workers behind) are killed — only ours, by pid."""
+    d = tmp_path / "pids"
+    d.mkdir()
+    yield d
+    for entry in d.iterdir():
+        pid = int(entry.name)
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"fault_agent.py" in cmdline:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

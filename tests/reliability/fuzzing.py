@@ -267,7 +267,10 @@ def seeded(draw: Callable[..., Any]) -> random.Random:
 
 def mutate_structure(rng: random.Random, doc: Any, *, max_ops: int = 3) -> Any:
     """Apply 1..max_ops random structural mutations to a deep copy of ``doc``."""
-    doc = json.loads(json.dumps(doc))
+    try:
+        doc = orjson.loads(orjson.dumps(doc))
+    except (TypeError, orjson.JSONDecodeError):  # NaN, big integers, lone surrogates
+        doc = json.loads(json.dumps(doc))
     ops = ["set", "set", "set", "delete", "rename", "wrap", "stringify", "empty", "dup"]
     renames = ["", "ID", "_", "$regex", "tol", "extra", " "]
     for _ in range(rng.randint(1, max_ops)):

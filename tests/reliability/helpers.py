@@ -260,3 +260,65 @@ def assert_clean_exit(proc: subprocess.CompletedProcess[str], code: int) -> None
         f"exit {proc.returncode}, wanted {code}\n--- stdout\n{proc.stdout[-2000:]}"
         f"\n--- stderr\n{proc.stderr[-2000:]}"
     )
+
+
+# ─── projects for the fault and security suites ───────────────────────────────
+
+AGENT = Path(__file__).parent / "agents" / "fault_agent.py"
+"""A command-protocol agent that misbehaves as each case asks (``FAULT=<name>``)."""
+
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "lookup_order",
+        "description": "Look up an order.",
+        "parameters": {
+            "type": "object",
+            "properties": {"order_id": {"type": "string"}},
+            "required": ["order_id"],
+        },
+    },
+}
+
+
+def fault_case(fault: str, n: int = 0) -> dict[str, Any]:
+    return {
+        "id": f"{fault}-{n}",
+        "user_input": f"Where is order ord_10482? FAULT={fault}",
+        "available_tools": [TOOL],
+        "expected_tool_calls": [{"name": "lookup_order", "args": {"order_id": "ord_10482"}}],
+        "tool_responses": [{"name": "lookup_order", "response": {"status": "shipped"}}],
+    }
+
+
+def project(
+    tmp_path: Path,
+    rows: list[dict[str, Any]],
+    agent: str,
+    *,
+    samples: int = 2,
+    extra: str = "",
+) -> Path:
+    """dataset.jsonl (pinned) + toolgate.yml with ``agent`` (YAML text of the section)."""
+    (tmp_path / "dataset.jsonl").write_bytes(jsonl_bytes(rows))
+    from gate.dataset import load_dataset
+
+    sha = load_dataset(tmp_path / "dataset.jsonl").sha256
+    cfg = tmp_path / "toolgate.yml"
+    cfg.write_text(
+        f"name: faults\ndataset:\n  path: dataset.jsonl\n  sha256: {sha}\n"
+        f"agent:\n{agent}samples: {samples}\nconcurrency: 4\n{extra}"
+    )
+    return cfg
+
+
+def command_agent(pids: Path, *, timeout_s: float = 2.0, sleep_s: float = 0.0) -> str:
+    env = {"FAULT_PIDS_DIR": str(pids), "FAULT_SLEEP_S": str(sleep_s)}
+    return (
+        "  kind: command\n"
+        f"  command: {json.dumps([sys.executable, str(AGENT)])}\n"
+        "  workers: 4\n"
+        f"  timeout_s: {timeout_s}\n"
+        "  step_budget: 3\n"
+        f"  env: {json.dumps(env)}\n"
+    )

@@ -21,30 +21,25 @@ in :data:`FAULT_FIGURES` and printed at the end of the session.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import signal
 import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gate.dataset import load_dataset
 from gate.results import read_results, to_jsonable
 from gate.runsfile import read_runs
 from tests.reliability import helpers as h
 from tests.reliability.fuzzing import FIGURES
+from tests.reliability.helpers import TOOL, command_agent, fault_case, project
 
 FAULT_FIGURES: Counter[str] = FIGURES.setdefault("faults", Counter())
 """faults injected / case-samples planned, recorded, lost / GitHub scenarios."""
-
-AGENT = Path(__file__).parent / "agents" / "fault_agent.py"
 
 COMMAND_FAULTS: dict[str, str | None] = {
     # fault → the error kind its case-samples must be recorded with (None: a clean run)
@@ -71,78 +66,6 @@ COMMAND_FAULTS: dict[str, str | None] = {
 }
 PASSES = {"ok", "stderr_flood", "huge_final", "ansi_final"}
 """Faults whose case-samples still pass the gate (the agent did the right calls)."""
-
-TOOL = {
-    "type": "function",
-    "function": {
-        "name": "lookup_order",
-        "description": "Look up an order.",
-        "parameters": {
-            "type": "object",
-            "properties": {"order_id": {"type": "string"}},
-            "required": ["order_id"],
-        },
-    },
-}
-
-
-def fault_case(fault: str, n: int = 0) -> dict[str, Any]:
-    return {
-        "id": f"{fault}-{n}",
-        "user_input": f"Where is order ord_10482? FAULT={fault}",
-        "available_tools": [TOOL],
-        "expected_tool_calls": [{"name": "lookup_order", "args": {"order_id": "ord_10482"}}],
-        "tool_responses": [{"name": "lookup_order", "response": {"status": "shipped"}}],
-    }
-
-
-def project(
-    tmp_path: Path,
-    rows: list[dict[str, Any]],
-    agent: str,
-    *,
-    samples: int = 2,
-    extra: str = "",
-) -> Path:
-    """dataset.jsonl (pinned) + toolgate.yml with ``agent`` (YAML text of the section)."""
-    (tmp_path / "dataset.jsonl").write_bytes(h.jsonl_bytes(rows))
-    sha = load_dataset(tmp_path / "dataset.jsonl").sha256
-    cfg = tmp_path / "toolgate.yml"
-    cfg.write_text(
-        f"name: faults\ndataset:\n  path: dataset.jsonl\n  sha256: {sha}\n"
-        f"agent:\n{agent}samples: {samples}\nconcurrency: 4\n{extra}"
-    )
-    return cfg
-
-
-@pytest.fixture
-def pids_dir(tmp_path: Path) -> Iterator[Path]:
-    """Where fault agents write their pids; any still alive at the end (a runner that
-    was killed leaves its workers behind) are killed — only ours, by pid."""
-    d = tmp_path / "pids"
-    d.mkdir()
-    yield d
-    for entry in d.iterdir():
-        pid = int(entry.name)
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"fault_agent.py" in cmdline:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-
-
-def command_agent(pids: Path, *, timeout_s: float = 2.0, sleep_s: float = 0.0) -> str:
-    env = {"FAULT_PIDS_DIR": str(pids), "FAULT_SLEEP_S": str(sleep_s)}
-    return (
-        "  kind: command\n"
-        f"  command: {json.dumps([sys.executable, str(AGENT)])}\n"
-        "  workers: 4\n"
-        f"  timeout_s: {timeout_s}\n"
-        "  step_budget: 3\n"
-        f"  env: {json.dumps(env)}\n"
-    )
 
 
 def records(path: Path) -> list[Any]:

@@ -95,6 +95,33 @@ def answer(msg: dict) -> None:
         for _ in range(20):
             sys.stderr.write("e" * (1 << 20))
         sys.stderr.flush()
+    if fault.startswith("leak"):
+        # what a careless agent does with the secrets in its environment
+        secrets = " ".join(
+            os.environ.get(name, "")
+            for name in ("MY_API_SECRET", "OPENAI_API_KEY", "GITHUB_TOKEN", "OTHER_SECRET")
+        )
+        secrets += (
+            " ghp_"
+            + "A1b2" * 9
+            + " sk-proj-"
+            + "Zz09" * 8
+            + " Authorization: Bearer "
+            + "eyJhbGciOi.J9" * 3
+        )
+        if fault == "leak_crash":
+            sys.stderr.write(f"Traceback: KeyError while calling the API with {secrets}\n")
+            sys.stderr.flush()
+            os._exit(2)
+        if fault == "leak_error":
+            send({"type": "error", "message": f"upstream said: {secrets}"})
+            return
+        leak_call = {"id": "c1", "name": "lookup_order",
+                     "arguments": {"order_id": "ord_10482", "note": secrets}}  # fmt: skip
+        send({"type": "tool_calls", "calls": [leak_call], "content": secrets})
+        recv()
+        send({"type": "final", "content": f"Here are my keys: {secrets}"})
+        return
     if fault == "budget":
         while True:
             send({"type": "tool_calls", "calls": [CALL]})
