@@ -25,6 +25,7 @@ other thread (forking beside live threads risks copying a held lock).
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import itertools
 import multiprocessing
@@ -39,7 +40,7 @@ import orjson
 from gate.errors import Problem, RunsFileError
 from gate.model import Case, HardFailure, HardFailureKind, Run, SampleScore
 from gate.policy.reduce import DatasetLike, in_shard
-from gate.runsfile import iter_runs, parse_run_line
+from gate.runsfile import iter_runs, parse_run_line, run_to_json
 from gate.scorers import SCORERS, ScoringContext, score_sample
 
 MAX_PROBLEMS = 50
@@ -195,7 +196,72 @@ def _serial(
 ) -> list[SampleScore]:
     runs = read_covering(dataset, runs_path, display, shard)
     cases = {c.id: c for c in dataset.cases}
-    return [score_sample(cases[run.case_id], run, ctx) for run in runs]
+    memo = Memo()
+    out = []
+    for run in runs:
+        key = memo.key_of_run(run)
+        hit = memo.get(key)
+        if hit is not None:
+            out.append(derive(hit[1], run.sample, run.latency_ms, run.usage))
+        else:
+            score = score_sample(cases[run.case_id], run, ctx)
+            memo.put(key, 0, score)
+            out.append(score)
+    return out
+
+
+# ─── identical runs are scored once ───────────────────────────────────────────
+
+
+class Memo:
+    """Scores of runs already seen, keyed by what scoring reads of a run: the case, the
+    turns (calls, arguments, ids, results), the agent error and whether a final answer
+    came. At temperature 0 most samples of a case are the same run; each is scored once
+    and the others get a copy with their own sample number, latency and usage (scoring
+    is a pure function of the key). Bounded: cleared when it holds
+    :data:`MEMO_SIZE` runs."""
+
+    def __init__(self) -> None:
+        self._d: dict[Any, tuple[int, SampleScore]] = {}
+
+    @staticmethod
+    def key_of_line(raw: bytes, cid: str) -> Any:
+        try:
+            o = orjson.loads(raw)
+            return (cid, orjson.dumps(o.get("turns")), o.get("error"), o.get("final") is None)
+        except (orjson.JSONDecodeError, TypeError):
+            return None  # a line only the strict reader decodes: score it, do not memoise
+
+    @staticmethod
+    def key_of_run(run: Run) -> Any:
+        try:
+            turns = orjson.dumps(run_to_json(run)["turns"])
+        except TypeError:
+            return None
+        return (run.case_id, turns, run.error, run.final is None)
+
+    def get(self, key: Any) -> tuple[int, SampleScore] | None:
+        return self._d.get(key) if key is not None else None
+
+    def put(self, key: Any, lineno: int, score: SampleScore) -> None:
+        if key is None:
+            return
+        if len(self._d) >= MEMO_SIZE:
+            self._d.clear()
+        self._d[key] = (lineno, score)
+
+
+MEMO_SIZE = 20_000
+
+
+def derive(score: SampleScore, sample: int, latency: float | None, usage: Any) -> SampleScore:
+    """A memoised score for another sample of the same run."""
+    hard = tuple(
+        HardFailure(h.kind, h.case_id, sample, h.call, h.message) for h in score.hard_failures
+    )
+    return dataclasses.replace(
+        score, sample=sample, latency_ms=latency, usage=usage, hard_failures=hard
+    )
 
 
 # ─── the parallel path ────────────────────────────────────────────────────────
@@ -223,12 +289,18 @@ def _chunks(data: bytes, n: int) -> list[tuple[int, int, int]]:
     return out
 
 
+_MEMO = Memo()
+"""Each worker's memo (a forked copy per worker, kept across its chunks: chunks reach a
+worker in file order, so a reference always points to a line the parent already has)."""
+
+
 def _work(chunk: tuple[int, int, int]) -> bytes:
     """Read and score one chunk; returns an orjson array of entries
     ``[lineno, case_id, sample, record | null]`` or ``["error", lineno, problems]``."""
     assert _JOB is not None
     data, display, cases, wanted, ctx = _JOB
     gc.disable()  # acyclic records only: collections would rescan them for nothing
+    memo = _MEMO
     start, end, lineno = chunk
     out: list[Any] = []
     for raw in data[start:end].split(b"\n"):
@@ -241,7 +313,16 @@ def _work(chunk: tuple[int, int, int]) -> bytes:
                 break  # the serial reader stops at the first bad line too
             cid = run.case_id
             if cid in wanted:
-                out.append([lineno, cid, run.sample, _record(score_sample(cases[cid], run, ctx))])
+                key = memo.key_of_line(raw, cid)
+                hit = memo.get(key)
+                if hit is not None:
+                    # The same run as an earlier line: the parent copies that line's score.
+                    ref = ["=", hit[0], run.latency_ms, run.usage]
+                    out.append([lineno, cid, run.sample, ref])
+                else:
+                    score = score_sample(cases[cid], run, ctx)
+                    memo.put(key, lineno, score)
+                    out.append([lineno, cid, run.sample, _record(score)])
             else:
                 out.append([lineno, cid, run.sample, None])
         lineno += 1
@@ -315,6 +396,7 @@ def _parallel(
     _JOB = (data, display, cov.cases, frozenset(cov.wanted), ctx)
     chunks = _chunks(data, workers * CHUNKS_PER_WORKER)
     scores: list[SampleScore] = []
+    by_line: dict[int, SampleScore] = {}
     first_error: tuple[int, list[Problem]] | None = None
     try:
         with multiprocessing.get_context("fork").Pool(workers) as pool:
@@ -333,8 +415,16 @@ def _parallel(
                     if first_error is not None or cov.full:
                         continue
                     lineno, cid, sample, rec = e
-                    if cov.add(lineno, cid, sample) and rec is not None:
-                        scores.append(_from_record(cid, sample, rec))
+                    if rec is None:
+                        cov.add(lineno, cid, sample)
+                        continue
+                    if rec[0] == "=":
+                        score = derive(by_line[rec[1]], sample, rec[2], rec[3])
+                    else:
+                        score = _from_record(cid, sample, rec)
+                    by_line[lineno] = score
+                    if cov.add(lineno, cid, sample):
+                        scores.append(score)
     finally:
         _JOB = None
     if first_error is not None:

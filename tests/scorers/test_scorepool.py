@@ -1,0 +1,55 @@
+"""The score stage's reader: memoised identical runs and the parallel path give exactly the
+scores of scoring every run on its own."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gate.dataset import load_dataset
+from gate.runsfile import read_runs
+from gate.scorepool import read_and_score
+from gate.scorers import ScoringContext, score_sample
+from tests.scorers.test_score_command import CASES, _many_runs
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_read_and_score__identical_runs_memoised__same_scores_as_fresh(
+    tmp_path: Path, workers: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOOLGATE_SCORE_WORKERS", workers)
+    ds_path = tmp_path / "dataset.jsonl"
+    ds_path.write_text("".join(json.dumps(c) + "\n" for c in CASES))
+    runs = _many_runs(30)
+    for i, r in enumerate(runs):
+        r["latency_ms"] = float(i)  # differs between otherwise identical runs
+        r["usage"] = {"prompt_tokens": i}
+    # A must-not-call hit repeated in several samples: hard failures carry their sample.
+    for s in range(3):
+        runs.append(
+            {
+                "case_id": "known-order",
+                "sample": 100 + s,
+                "turns": [
+                    {"calls": [{"name": "delete_account", "arguments": {}}], "tool_results": []}
+                ],
+                "final": "done",
+                "error": None,
+            }
+        )
+    runs_path = tmp_path / "runs.jsonl"
+    runs_path.write_text("".join(json.dumps(r) + "\n" for r in runs))
+    ds = load_dataset(ds_path)
+    got, notes = read_and_score(
+        ds, runs_path, "runs.jsonl", None, ScoringContext.build(None, None, ds.tools)
+    )
+    assert notes["workers"] == int(workers)
+    fresh_ctx = ScoringContext.build(None, None, ds.tools)
+    cases = {c.id: c for c in ds.cases}
+    expected = [score_sample(cases[r.case_id], r, fresh_ctx) for _, r in read_runs(runs_path)]
+    assert len(got) == len(expected)
+    for a, b in zip(got, expected, strict=True):
+        assert a == b, (a.case_id, a.sample)
+    assert {h.sample for s in got for h in s.hard_failures} == {100, 101, 102}
