@@ -4,7 +4,8 @@ The ``openai`` agent adapter posts thousands of requests at a bounded concurrenc
 TCP connection per request (``urllib``) costs a round trip each. Each runner thread keeps
 one persistent ``http.client`` connection per host and reopens it after any error. The
 timeout is applied to the connect and to every socket read (a stalled server cannot hold
-a thread longer than that between bytes).
+a thread longer than that between bytes), and a watchdog bounds the whole exchange by the
+same timeout (a server that trickles one byte at a time cannot hold it either).
 
 :func:`retry_after_s` reads ``retry-after-ms`` and ``Retry-After`` (seconds or an HTTP
 date), as OpenAI-compatible servers send them with 429 and 503.
@@ -12,8 +13,10 @@ date), as OpenAI-compatible servers send them with 429 and 503.
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import http.client
+import socket
 import threading
 import time
 import urllib.parse
@@ -90,6 +93,10 @@ class HttpClient:
         for fresh in (False, True):
             conn = self._connection(timeout)
             reused = conn.sock is not None
+            # The socket timeout bounds each read; a server that trickles a byte at a time
+            # would never trip it. The watchdog bounds the whole exchange: at `timeout` it
+            # shuts the socket, and the blocked read fails.
+            watchdog = _Watchdog(conn, timeout)
             try:
                 conn.request("POST", self.prefix + path, body=body, headers=headers)
                 resp = conn.getresponse()
@@ -97,6 +104,8 @@ class HttpClient:
                 break
             except _STALE as exc:
                 self._drop()
+                if watchdog.fired:
+                    raise TimeoutError(f"no complete answer within {timeout:.3g}s") from None
                 # The server closed an idle kept-alive connection: that is not a failed
                 # attempt; send once more on a new connection.
                 if reused and not fresh:
@@ -104,7 +113,11 @@ class HttpClient:
                 raise exc
             except TRANSPORT_ERRORS:
                 self._drop()
+                if watchdog.fired:
+                    raise TimeoutError(f"no complete answer within {timeout:.3g}s") from None
                 raise
+            finally:
+                watchdog.cancel()
         if resp.will_close:
             self._drop()
         return HttpResponse(resp.status, {k.lower(): v for k, v in resp.getheaders()}, data)
@@ -116,6 +129,27 @@ class HttpClient:
         for conn in conns:
             conn.close()
         self._local = threading.local()
+
+
+class _Watchdog:
+    """Shuts a connection's socket down if the exchange outlasts ``timeout`` seconds."""
+
+    def __init__(self, conn: http.client.HTTPConnection, timeout: float):
+        self.fired = False
+        self._conn = conn
+        self._timer = threading.Timer(timeout, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _fire(self) -> None:
+        self.fired = True
+        sock = self._conn.sock
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+    def cancel(self) -> None:
+        self._timer.cancel()
 
 
 def retry_after_s(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
