@@ -390,9 +390,7 @@ def _parallel(
 ) -> list[SampleScore]:
     global _JOB
     cov = Coverage(dataset, display, shard)
-    # Compile every case once in the parent: the workers inherit the compiled cases.
-    for cid in cov.wanted:
-        ctx.compile(cov.cases[cid])
+    # Cases are compiled in the workers as their runs come (in parallel), not up front.
     _JOB = (data, display, cov.cases, frozenset(cov.wanted), ctx)
     chunks = _chunks(data, workers * CHUNKS_PER_WORKER)
     scores: list[SampleScore] = []
