@@ -15,7 +15,9 @@ step could hang for an hour on a secondary rate limit. ToolGate builds ``Github`
   deadline, and no wait is started that would not leave room for one — such a wait gives
   up at once with a :class:`GitHubApiError` instead. Requests are capped by
   ``request_timeout_s`` (a socket timeout). So every operation of one command ends within
-  ``budget_s`` plus PyGithub's write spacing (``write_interval_s``).
+  ``budget_s`` plus PyGithub's write spacing (``write_interval_s``) — also when a server
+  trickles its answer a byte at a time (each call runs in a helper thread that is waited
+  for only until the deadline).
 
 Everything else (401, 403 without rate-limit signs, 404, 422) fails at once. Callers turn
 any :class:`GitHubApiError` into a warning: a GitHub failure never changes the verdict.
@@ -24,6 +26,7 @@ any :class:`GitHubApiError` into a warning: a GitHub failure never changes the v
 from __future__ import annotations
 
 import email.utils
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -140,7 +143,7 @@ class GitHubClient:
                 )
             self.calls += 1
             try:
-                return fn()
+                return self._within_budget(what, fn, attempt)
             except GithubException as exc:
                 failure = self._classify(exc)
             except requests.exceptions.Timeout:
@@ -168,6 +171,32 @@ class GitHubClient:
                     rate_limited=failure.rate_limited,
                 )
             self._sleep(wait)
+
+    def _within_budget(self, what: str, fn: Callable[[], T], attempt: int) -> T:
+        """``fn()`` in a helper thread, waited for until the budget's deadline: requests'
+        timeout bounds each socket read, not a server that trickles a byte at a time. An
+        overdue call is abandoned (its daemon thread ends with its socket, or the process)."""
+        box: dict[str, Any] = {}
+
+        def target() -> None:
+            try:
+                box["value"] = fn()
+            except BaseException as exc:  # re-raised below, in the caller's thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=target, name="toolgate-github", daemon=True)
+        worker.start()
+        worker.join(max(self.remaining_s(), 0.0) + 1.0)
+        if worker.is_alive():
+            raise GitHubApiError(
+                what,
+                "no complete answer before the GitHub time budget "
+                f"({self.policy.budget_s:g} s) ran out",
+                attempts=attempt,
+            )
+        if "error" in box:
+            raise box["error"]
+        return box["value"]  # type: ignore[no-any-return]
 
     def _classify(self, exc: GithubException) -> _Failure:
         status = exc.status

@@ -585,3 +585,21 @@ def test_config__anchor_defined_twice__refused_with_line(tmp_path: Path) -> None
     with pytest.raises(ConfigError, match="anchor &t is defined twice") as info:
         load_config(path, display="toolgate.yml")
     assert info.value.problems[0].line == 10
+
+
+def test_github__api_that_trickles_bytes__total_time_within_budget() -> None:
+    """requests' timeout bounds each socket read; a server (a broken GitHub Enterprise
+    proxy) that sends one byte every 0.2 s held a call forever (found by this suite)."""
+    from gate.github.client import GitHubApiError, GitHubClient, RetryPolicy
+    from tests.reliability.test_faults import TrickleServer
+
+    with TrickleServer(gap_s=0.2) as srv:
+        client = GitHubClient(
+            token="ghs_trickle000000000000000000000000000000",
+            api_url=f"http://127.0.0.1:{srv.port}",
+            policy=RetryPolicy(budget_s=3.0, request_timeout_s=1, backoff_s=0.1),
+        )
+        t0 = time.monotonic()
+        with pytest.raises(GitHubApiError, match="budget"):
+            client.call("GET repo", lambda: client.gh.get_repo("octo/agent"))
+        assert time.monotonic() - t0 <= 3.0 + 1.5
