@@ -10,7 +10,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Sequence
 
@@ -59,14 +61,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (``docker stop``, a cancelled CI job, ``timeout``): unwound like Ctrl-C, so
+    that agent workers are stopped and files closed instead of left running."""
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise _Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return _run(args)
+    finally:
+        if previous is not None:  # main() may be called in-process (tests, embedding)
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return int(args._module.run(args))
     except InputError as exc:
         report_input_error(exc)
         return ExitCode.BAD_INPUT
+    except _Terminated:
+        sys.stderr.write("toolgate: terminated\n")
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         sys.stderr.write("toolgate: interrupted\n")
         return 130

@@ -18,7 +18,7 @@ _printed = [False]
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    if not FIGURES or _printed[0]:
+    if not any(sum(c.values()) for c in FIGURES.values()) or _printed[0]:
         return
     _printed[0] = True
     tr = terminalreporter

@@ -530,3 +530,68 @@ def test_faults__openai_endpoint_trickles_bytes__case_sample_times_out(tmp_path:
     FAULT_FIGURES["faults injected"] += 2
     FAULT_FIGURES["case-samples planned"] += 2
     FAULT_FIGURES["case-samples recorded"] += len(runs)
+
+
+def _alive(pids: Path) -> list[int]:
+    alive = []
+    for entry in pids.iterdir():
+        try:
+            if b"fault_agent.py" in Path(f"/proc/{entry.name}/cmdline").read_bytes():
+                alive.append(int(entry.name))
+        except OSError:
+            continue
+    return alive
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_faults__runner_terminated__workers_stopped_and_resume_completes(
+    tmp_path: Path, pids_dir: Path, sig: signal.Signals
+) -> None:
+    """``docker stop`` and a cancelled job send SIGTERM: the runner died on the spot and
+    left hanging agent workers running (found by this suite); now it unwinds like Ctrl-C."""
+    rows = [fault_case("ok", n) for n in range(6)] + [fault_case("hang", n) for n in range(4)]
+    cfg = project(tmp_path, rows, command_agent(pids_dir, timeout_s=60), samples=1)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gate",
+            "run",
+            "--config",
+            str(cfg),
+            "--out",
+            "out",
+            "--no-progress",
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(_alive(pids_dir)) < 4:
+        time.sleep(0.05)
+    time.sleep(0.5)  # the ok cases are recorded; the hanging ones wait for their answer
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == (143 if sig == signal.SIGTERM else 130), err
+    assert "Traceback" not in err
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _alive(pids_dir):
+        time.sleep(0.1)
+    assert not _alive(pids_dir), "agent workers left running after the runner stopped"
+    kept = (tmp_path / "out" / "runs.jsonl").read_bytes()
+    assert kept.endswith(b"\n") and kept.count(b"\n") >= 1
+    # the hanging cases would hang again: let them time out quickly on resume
+    cfg.write_text(cfg.read_text().replace("timeout_s: 60", "timeout_s: 1"))
+    again = h.toolgate(
+        "run", "--config", cfg, "--out", "out", "--resume", "--no-progress", cwd=tmp_path
+    )
+    h.assert_clean_exit(again, 0)
+    final = (tmp_path / "out" / "runs.jsonl").read_bytes()
+    assert final.startswith(kept)
+    got = Counter((r.case_id, r.sample) for r in records(tmp_path / "out" / "runs.jsonl"))
+    assert set(got) == {(r["id"], 0) for r in rows} and set(got.values()) == {1}
+    FAULT_FIGURES["faults injected"] += 1 + 4
+    FAULT_FIGURES["case-samples planned"] += len(rows)
+    FAULT_FIGURES["case-samples recorded"] += len(got)
