@@ -453,8 +453,9 @@ def run_target(
     (as reproducible; lets shards of one target draw different inputs)."""
     counts = FIGURES.setdefault(target.name, Counter())
     failed_inputs: list[FuzzInput] = []
-    step = max(1, examples // max(1, cli_samples * 4))
+    step = max(1, examples // max(1, cli_samples * 8))
     seen = [0]
+    last: list[FuzzInput | None] = [None]
 
     @settings(
         max_examples=examples,
@@ -483,6 +484,7 @@ def run_target(
             )
             counts["input_error"] += 1
             seen[0] += 1
+            last[0] = inp
             if seen[0] % step == 0 and len(failed_inputs) < cli_samples:
                 failed_inputs.append(inp)
         else:
@@ -497,6 +499,8 @@ def run_target(
     with tempfile.TemporaryDirectory(prefix="toolgate-fuzz-") as tmp:
         folder = Path(tmp)
         one()
+    if not failed_inputs and last[0] is not None and cli_samples:
+        failed_inputs.append(last[0])
     if target.cli is not None and failed_inputs:
         run_cli_sample(target, failed_inputs)
         counts["cli_runs"] += len(failed_inputs)
