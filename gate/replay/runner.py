@@ -195,15 +195,9 @@ def runs_redactor(config: Config) -> Callable[[str], str]:
     """What runs.jsonl is written through: the values of ``reporting.secrets`` and of the
     key variables the config names (and the usual token variables), and token shapes
     (``gate.report.redact``). An agent that prints its keys leaks them nowhere."""
-    from gate.config import OpenAIAgent
     from gate.report.redact import Redactor
 
-    names = list(config.reporting.secrets)
-    if isinstance(config.agent, OpenAIAgent):
-        names.append(config.agent.api_key_env)
-    if config.judge is not None:
-        names.append(config.judge.api_key_env)
-    return Redactor.from_environ(names, os.environ).redact
+    return Redactor.from_environ(config.secret_env_names(), os.environ).redact
 
 
 def run_all(
