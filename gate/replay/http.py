@@ -30,6 +30,10 @@ unparseable HTTP (``IncompleteRead``, ``RemoteDisconnected``, ``BadStatusLine``)
 
 _STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
 
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+"""Largest response body read from an endpoint (a chat completion is a few KB; a flood
+must not exhaust the runner's memory)."""
+
 
 @dataclass(frozen=True, slots=True)
 class HttpResponse:
@@ -100,7 +104,21 @@ class HttpClient:
             try:
                 conn.request("POST", self.prefix + path, body=body, headers=headers)
                 resp = conn.getresponse()
-                data = resp.read()
+                # An endpoint that floods is not answering: cap the body. A declared length
+                # is checked before reading (read() then still detects a truncated body);
+                # without one, read at most one byte past the cap.
+                too_big = resp.length is not None and resp.length > MAX_RESPONSE_BYTES
+                if not too_big:
+                    if resp.length is not None:
+                        data = resp.read()
+                    else:
+                        data = resp.read(MAX_RESPONSE_BYTES + 1)
+                    too_big = len(data) > MAX_RESPONSE_BYTES
+                if too_big:
+                    self._drop()
+                    raise http.client.HTTPException(
+                        f"response body larger than {MAX_RESPONSE_BYTES} bytes"
+                    )
                 break
             except _STALE as exc:
                 self._drop()

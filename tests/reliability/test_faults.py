@@ -198,7 +198,11 @@ OPENAI_FAULTS: dict[str, str | None] = {
     "nan_body": "payload",
     "html_body": "payload",
     "400": "http",
+    "flood_body": "http",
 }
+
+
+FLOOD = b'{"choices": [{"message": {"content": "' + b"x" * (40 << 20) + b'"}}]}'
 
 
 def _openai_script() -> Any:
@@ -246,6 +250,8 @@ def _openai_script() -> Any:
             return Response(body={"error": {"message": "overloaded"}})
         if kind == "nan_body":
             return Response(body=b'{"choices": [{"message": {"content": NaN}}]}')
+        if kind == "flood_body":  # 40 MB: past the 32 MiB a response may have
+            return Response(body=FLOOD)
         if kind == "html_body":
             return Response(body=b"<html><body>502 Bad Gateway</body></html>")
         if kind == "bad_args" and not answered:
