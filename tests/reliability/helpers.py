@@ -322,3 +322,61 @@ def command_agent(pids: Path, *, timeout_s: float = 2.0, sleep_s: float = 0.0) -
         "  step_budget: 3\n"
         f"  env: {json.dumps(env)}\n"
     )
+
+
+# ─── a server that never quite answers ───────────────────────────────────────
+
+
+class TrickleServer:
+    """An HTTP server on 127.0.0.1 that answers 200 with a long body, one byte at a time
+    (every ``gap_s`` seconds): each read finishes well within any per-read timeout, so
+    only a bound on the whole exchange ends it."""
+
+    def __init__(self, gap_s: float = 0.2, status: bytes = b"200 OK") -> None:
+        import socket
+        import threading
+
+        self.gap_s = gap_s
+        self.status = status
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen()
+        self.port = self.sock.getsockname()[1]
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self) -> TrickleServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.sock.close()
+
+    def _serve(self) -> None:
+        import threading
+
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._trickle, args=(conn,), daemon=True).start()
+
+    def _trickle(self, conn: Any) -> None:
+        with conn:
+            try:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        return
+                    data += chunk
+                conn.sendall(
+                    b"HTTP/1.1 " + self.status + b"\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: 1000000\r\n\r\n"
+                )
+                while not self.stop.wait(self.gap_s):
+                    conn.sendall(b" ")
+            except OSError:
+                return

@@ -36,7 +36,7 @@ from gate.results import read_results, to_jsonable
 from gate.runsfile import read_runs
 from tests.reliability import helpers as h
 from tests.reliability.fuzzing import FIGURES
-from tests.reliability.helpers import TOOL, command_agent, fault_case, project
+from tests.reliability.helpers import TOOL, TrickleServer, command_agent, fault_case, project
 
 FAULT_FIGURES: Counter[str] = FIGURES.setdefault("faults", Counter())
 """faults injected / case-samples planned, recorded, lost / GitHub scenarios."""
@@ -456,61 +456,6 @@ def test_faults__github_failures__verdict_exit_code_and_results_unchanged(
             # the outputs and the step summary are still written
             assert "verdict=" in (work / "gh_output").read_text()
             assert (work / "gh_summary").read_text().strip()
-
-
-class TrickleServer:
-    """An HTTP server on 127.0.0.1 that answers 200 with a long body, one byte at a time
-    (every ``gap_s`` seconds): each read finishes well within any per-read timeout, so
-    only a bound on the whole exchange ends it."""
-
-    def __init__(self, gap_s: float = 0.2, status: bytes = b"200 OK") -> None:
-        import socket
-        import threading
-
-        self.gap_s = gap_s
-        self.status = status
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen()
-        self.port = self.sock.getsockname()[1]
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-
-    def __enter__(self) -> TrickleServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.sock.close()
-
-    def _serve(self) -> None:
-        import threading
-
-        while not self.stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._trickle, args=(conn,), daemon=True).start()
-
-    def _trickle(self, conn: Any) -> None:
-        with conn:
-            try:
-                data = b""
-                while b"\r\n\r\n" not in data:
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        return
-                    data += chunk
-                conn.sendall(
-                    b"HTTP/1.1 " + self.status + b"\r\nContent-Type: application/json\r\n"
-                    b"Content-Length: 1000000\r\n\r\n"
-                )
-                while not self.stop.wait(self.gap_s):
-                    conn.sendall(b" ")
-            except OSError:
-                return
 
 
 def test_faults__openai_endpoint_trickles_bytes__case_sample_times_out(tmp_path: Path) -> None:

@@ -591,7 +591,7 @@ def test_github__api_that_trickles_bytes__total_time_within_budget() -> None:
     """requests' timeout bounds each socket read; a server (a broken GitHub Enterprise
     proxy) that sends one byte every 0.2 s held a call forever (found by this suite)."""
     from gate.github.client import GitHubApiError, GitHubClient, RetryPolicy
-    from tests.reliability.test_faults import TrickleServer
+    from tests.reliability.helpers import TrickleServer
 
     with TrickleServer(gap_s=0.2) as srv:
         client = GitHubClient(
