@@ -24,10 +24,8 @@ recorded as *unparsable* with the raw text truncated to :data:`RAW_CHARS` — ne
 
 from __future__ import annotations
 
-import email.utils
 import enum
 import http.client
-import math
 import socket
 import time
 import urllib.error
@@ -40,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gate import __version__, jsonio
 from gate.errors import JudgeError
+from gate.http_retry import retry_after_value as retry_after_s
 
 RAW_CHARS = 500
 """How much of an unparsable answer (or an error body) is kept."""
@@ -134,24 +133,6 @@ def parse_answer(content: str | None, scale: Sequence[str]) -> ParsedAnswer:
             truncate(content),
         )
     return ParsedAnswer(answer.label, truncate(answer.reason.strip(), REASON_CHARS))
-
-
-def retry_after_s(value: str | None, *, now: float | None = None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date)."""
-    if not value:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        seconds = when.timestamp() - (time.time() if now is None else now)
-    if not math.isfinite(seconds):
-        return None
-    return max(0.0, seconds)
 
 
 class ChatClient:

@@ -7,18 +7,15 @@ timeout is applied to the connect and to every socket read (a stalled server can
 a thread longer than that between bytes), and a watchdog bounds the whole exchange by the
 same timeout (a server that trickles one byte at a time cannot hold it either).
 
-:func:`retry_after_s` reads ``retry-after-ms`` and ``Retry-After`` (seconds or an HTTP
-date), as OpenAI-compatible servers send them with 429 and 503.
+Waits asked for with 429 and 503 are read by :func:`gate.http_retry.retry_after_s`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import email.utils
 import http.client
 import socket
 import threading
-import time
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -168,25 +165,3 @@ class _Watchdog:
 
     def cancel(self) -> None:
         self._timer.cancel()
-
-
-def retry_after_s(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
-    """Seconds the server asks us to wait, or None when it does not say."""
-    ms = headers.get("retry-after-ms")
-    if ms is not None:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))

@@ -46,8 +46,9 @@ from gate.adapters.openai_chat import StreamAccumulator, parse_completion
 from gate.adapters.sse import iter_events
 from gate.config import Config, OpenAIAgent
 from gate.errors import ConfigError, Problem
+from gate.http_retry import retry_after_s
 from gate.model import Run, ToolResult, Turn
-from gate.replay.http import TRANSPORT_ERRORS, HttpClient, HttpResponse, retry_after_s
+from gate.replay.http import TRANSPORT_ERRORS, HttpClient, HttpResponse
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session
 
 RETRY_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))
