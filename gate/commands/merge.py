@@ -79,7 +79,9 @@ def run(args: argparse.Namespace) -> int:
     _write_reports(decided, out)
     verdict = decided.verdict
     assert verdict is not None
-    print(f"{'PASS' if verdict.passed else 'FAIL'} — {verdict.summary}")
+    from gate.report import render_console
+
+    sys.stdout.write(render_console(decided))
     print(f"merged {len(parts)} part(s), {len(decided.cases)} cases → {out / 'results.json'}")
     return ExitCode.PASS if verdict.passed else ExitCode.GATE_FAILED
 

@@ -132,7 +132,7 @@ def test_merge_cli__gates_once_and_writes_results(tmp_path):
     )
     p = _cli("merge", *dirs, "--out", str(tmp_path / "out"), "--config", str(cfg))
     assert p.returncode == 1, p.stderr
-    assert "FAIL — case_passed" in p.stdout
+    assert "FAILED — case_passed" in p.stdout
     merged = read_results(tmp_path / "out" / "results.json")
     assert merged.verdict is not None and not merged.verdict.passed
     assert len(merged.cases) == 24 and merged.shard is None
