@@ -1,5 +1,9 @@
 """Orchestration: the stages of a gate run, wired from the pure layers and the I/O layers.
 
+``check`` (``toolgate check``, the CI job) runs them in order: :func:`load_inputs`
+(config, dataset, pin) → the runner → :func:`score_stage` → :func:`confirm_stage` →
+:func:`judge_stage` → :func:`gate.policy.decide.decide` → reports and publishing.
+
 ``score_stage`` (runs file → :class:`~gate.results.Results` without a verdict): read the
 runs file, check that it covers exactly the dataset's cases (of the shard), score every
 case-sample with the deterministic scorers, and reduce the scores
@@ -17,16 +21,13 @@ from typing import Any, TextIO
 from gate.config import Config, NormalizeConfig, ScoringConfig
 from gate.dataset import Dataset
 from gate.errors import ExitCode
-from gate.model import Run, SampleScore
+from gate.model import SampleScore
 from gate.policy.reduce import DatasetLike, build_results, no_gc
 from gate.report.redact import Redactor
 from gate.results import Results, read_results
 from gate.runsfile import RunsWriter, iter_runs
-from gate.scorepool import read_and_score, read_covering
+from gate.scorepool import read_and_score
 from gate.scorers import ScoringContext, score_sample
-
-MAX_PROBLEMS = 50
-"""Coverage problems listed before giving up (one pass reports many, not all)."""
 
 
 def score_stage(
@@ -56,10 +57,7 @@ def score_stage(
     # The cyclic collector finds nothing in these acyclic records but rescans the growing
     # heap again and again (a fifth of the time): pause it while reading and scoring.
     with no_gc():
-        scoring = config.scoring if config is not None else ScoringConfig()
-        normalize = config.dataset.normalize if config is not None else NormalizeConfig()
-        budget = config.agent.step_budget if config is not None else None
-        ctx = ScoringContext.build(scoring, normalize, dataset.tools, step_budget=budget)
+        ctx = scoring_context(config, dataset)
         # Reading and scoring, in parallel worker processes for large files (same scores).
         scores, notes = read_and_score(dataset, runs_path, display, shard, ctx)
     if keep_scores is not None:
@@ -89,13 +87,6 @@ def _agent_info(config: Config | None, runs_display: str) -> dict[str, Any]:
     info: dict[str, Any] = {"kind": config.agent.kind if config is not None else "replay"}
     info["runs"] = runs_display
     return info
-
-
-def _read_covering(
-    dataset: DatasetLike, runs_path: Path, display: str, shard: tuple[int, int] | None
-) -> list[Run]:
-    """Every run of the file, checked to cover exactly the dataset's cases (of the shard)."""
-    return read_covering(dataset, runs_path, display, shard)
 
 
 # ─── the whole gate: `toolgate check` ─────────────────────────────────────────
@@ -202,7 +193,7 @@ def confirm_stage(
     for k, ids in sorted(by_extra.items()):
         run_all(config, dataset, confirm_dir, samples=samples + k, shard=shard, resume=True,
                 case_ids=ids, progress=False)
-    ctx = _scoring_context(config, dataset)
+    ctx = scoring_context(config, dataset)
     cases = {c.id: c for c in dataset.cases}
     extra = [
         score_sample(cases[run.case_id], run, ctx)
@@ -322,11 +313,12 @@ def _score_with_scores(
     return results, captured
 
 
-def _scoring_context(config: Config, dataset: Dataset) -> ScoringContext:
-    budget = config.agent.step_budget
-    return ScoringContext.build(
-        config.scoring, config.dataset.normalize, dataset.tools, step_budget=budget
-    )
+def scoring_context(config: Config | None, dataset: DatasetLike) -> ScoringContext:
+    """The scorers' context for a config (defaults without one): validators compiled once."""
+    scoring = config.scoring if config is not None else ScoringConfig()
+    normalize = config.dataset.normalize if config is not None else NormalizeConfig()
+    budget = config.agent.step_budget if config is not None else None
+    return ScoringContext.build(scoring, normalize, dataset.tools, step_budget=budget)
 
 
 def _report_and_publish(
