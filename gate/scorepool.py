@@ -30,6 +30,7 @@ import gc
 import itertools
 import multiprocessing
 import os
+import signal
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -397,7 +398,7 @@ def _parallel(
     by_line: dict[int, SampleScore] = {}
     first_error: tuple[int, list[Problem]] | None = None
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
+        with multiprocessing.get_context("fork").Pool(workers, initializer=_worker_init) as pool:
             for blob in pool.imap(_work, chunks):
                 entries: Iterable[Any] = (
                     orjson.loads(blob) if not blob.startswith(b"P") else _unpickle(blob)
@@ -429,6 +430,14 @@ def _parallel(
         raise RunsFileError(first_error[1])
     cov.finish()
     return scores
+
+
+def _worker_init() -> None:
+    """Forked workers die on SIGTERM, as ``Pool.terminate`` expects. They inherit the CLI's
+    handler, which turns SIGTERM into an exception for a clean unwind of the parent; in a
+    worker that exception could leave it alive, or holding the pool's shared queue lock,
+    and ``terminate`` then waited for it forever (a hang seen about once in ten runs)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _unpickle(blob: bytes) -> Any:
