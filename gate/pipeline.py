@@ -272,7 +272,10 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
             "run_errors": summary.errors,
         }
     )
-    misses = unrecorded_calls(dataset, summary.runs_path)
+    # The runner counts the misses of what it ran; read the file for them (in dataset
+    # order) only when there are some, or when resumed runs it did not see may hold some.
+    reread = summary.unrecorded_calls or summary.skipped
+    misses = unrecorded_calls(dataset, summary.runs_path) if reread else []
     if misses:
         distinct = list(dict.fromkeys(misses))  # samples repeat the same call
         decided.notices.append(
