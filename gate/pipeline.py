@@ -191,8 +191,16 @@ def confirm_stage(
     for cid, k in plan.items():
         by_extra.setdefault(k, []).append(cid)
     for k, ids in sorted(by_extra.items()):
-        run_all(config, dataset, confirm_dir, samples=samples + k, shard=shard, resume=True,
-                case_ids=ids, progress=False)
+        run_all(
+            config,
+            dataset,
+            confirm_dir,
+            samples=samples + k,
+            shard=shard,
+            resume=True,
+            case_ids=ids,
+            progress=False,
+        )
     ctx = scoring_context(config, dataset)
     cases = {c.id: c for c in dataset.cases}
     extra = [
@@ -253,15 +261,26 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
     samples = opts.samples if opts.samples is not None else config.samples
 
     summary = run_all(
-        config, dataset, out, samples=samples, shard=opts.shard, resume=opts.resume,
+        config,
+        dataset,
+        out,
+        samples=samples,
+        shard=opts.shard,
+        resume=opts.resume,
         progress=opts.progress,
     )
     t_run = time.perf_counter()
     head, scores = _score_with_scores(dataset, summary.runs_path, config, opts.shard, summary.agent)
     if base is not None:
         head = confirm_stage(
-            head, base=base, config=config, dataset=dataset, out=out, samples=samples,
-            shard=opts.shard, scores=scores,
+            head,
+            base=base,
+            config=config,
+            dataset=dataset,
+            out=out,
+            samples=samples,
+            shard=opts.shard,
+            scores=scores,
         )
     head = judge_stage(head, config=config, dataset=dataset, runs_path=summary.runs_path, out=out)
     decided = decide(head, config, base, source)
@@ -279,8 +298,7 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
     if misses:
         distinct = list(dict.fromkeys(misses))  # samples repeat the same call
         decided.notices.append(
-            f"{len(misses)} tool call(s) had no frozen response "
-            f"(first: {'; '.join(distinct[:3])})"
+            f"{len(misses)} tool call(s) had no frozen response (first: {'; '.join(distinct[:3])})"
         )
     outcome = _report_and_publish(decided, config, out, opts, environ, stream)
     return outcome
@@ -310,7 +328,11 @@ def _score_with_scores(
 ) -> tuple[Results, list[SampleScore]]:
     captured: list[SampleScore] = []
     results = score_stage(
-        dataset=dataset, runs_path=runs_path, config=config, shard=shard, agent=agent,
+        dataset=dataset,
+        runs_path=runs_path,
+        config=config,
+        shard=shard,
+        agent=agent,
         keep_scores=captured,
     )
     return results, captured

@@ -61,9 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="case-samples at once (default: config)",
     )
-    parser.add_argument(
-        "--no-progress", action="store_true", help="no progress line on stderr"
-    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -210,14 +210,19 @@ class Worker:
             except OSError:
                 pass
 
-    def stop(self) -> None:
-        """Ask politely (close stdin), then kill."""
-        try:
+    def close_stdin(self) -> None:
+        """Ask the worker to exit (EOF on its stdin), without waiting."""
+        with contextlib.suppress(OSError, ValueError):
             if self.proc.stdin is not None:
                 self.proc.stdin.close()
-            self.proc.wait(timeout=1)
-        except (OSError, subprocess.TimeoutExpired, ValueError):
-            pass
+
+    def stop(self, deadline: float | None = None) -> None:
+        """Ask politely (close stdin), wait until ``deadline`` (``time.monotonic()``;
+        default: one second from now), then kill."""
+        self.close_stdin()
+        end = time.monotonic() + STOP_GRACE_S if deadline is None else deadline
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=max(0.0, end - time.monotonic()))
         self.kill()
 
     def stderr_tail(self, max_lines: int = 20) -> str:
@@ -240,6 +245,10 @@ _GATE_CREDENTIALS = frozenset(
         "ACTIONS_ID_TOKEN_REQUEST_URL",
     }
 )
+
+
+STOP_GRACE_S = 1.0
+"""How long workers get to exit after their stdin closes before they are killed."""
 
 
 def agent_environ(environ: Mapping[str, str]) -> dict[str, str]:
@@ -408,13 +417,23 @@ class CommandPoolAgent:
             )
             step += 1
 
+    def drain(self) -> None:
+        """Tell the idle workers to exit (close their stdin) without waiting: called by
+        each runner thread that finds no more work, so that the workers exit while the
+        last case-samples are still running and :meth:`close` finds them gone (stopping
+        32 of them only at the end cost 2–3 % of a benchmark run)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for worker in idle:
+            worker.close_stdin()
+
     def close(self) -> None:
         with self._lock:
             workers = list(self._all)
             self._all.clear()
             self._idle.clear()
-        threads = [threading.Thread(target=w.stop, daemon=True) for w in workers]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=10)
+        for w in workers:  # every worker starts exiting at once; then each is waited for
+            w.close_stdin()
+        deadline = time.monotonic() + STOP_GRACE_S  # one grace period for them all
+        for w in workers:
+            w.stop(deadline)

@@ -13,12 +13,17 @@ Waits asked for with 429 and 503 are read by :func:`gate.http_retry.retry_after_
 from __future__ import annotations
 
 import contextlib
+import heapq
 import http.client
+import itertools
+import os
 import socket
 import threading
+import time
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (OSError, http.client.HTTPException)
 """What a failed exchange raises: timeouts, resets, refused connections, truncated or
@@ -147,14 +152,19 @@ class HttpClient:
 
 
 class _Watchdog:
-    """Shuts a connection's socket down if the exchange outlasts ``timeout`` seconds."""
+    """Shuts a connection's socket down if the exchange outlasts ``timeout`` seconds.
+
+    Every exchange of every client shares one :class:`_Deadlines` thread: a thread per
+    request (``threading.Timer``) cost a thread start — and the wait for it to be
+    scheduled — on every request, which at concurrency 32 was a measurable part of the
+    runner's overhead."""
+
+    __slots__ = ("_conn", "_entry", "fired")
 
     def __init__(self, conn: http.client.HTTPConnection, timeout: float):
         self.fired = False
         self._conn = conn
-        self._timer = threading.Timer(timeout, self._fire)
-        self._timer.daemon = True
-        self._timer.start()
+        self._entry = _DEADLINES.add(time.monotonic() + timeout, self._fire)
 
     def _fire(self) -> None:
         self.fired = True
@@ -164,4 +174,54 @@ class _Watchdog:
                 sock.shutdown(socket.SHUT_RDWR)
 
     def cancel(self) -> None:
-        self._timer.cancel()
+        _DEADLINES.cancel(self._entry)
+
+
+class _Deadlines:
+    """One daemon thread that calls each registered function at its deadline unless it
+    was cancelled first (a heap; cancelled entries are dropped when they come up)."""
+
+    def __init__(self) -> None:
+        self._heap: list[list[Any]] = []  # [deadline, seq, fn | None]
+        self._cond = threading.Condition(threading.Lock())
+        self._seq = itertools.count()
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+
+    def add(self, deadline: float, fn: Callable[[], None]) -> list[Any]:
+        entry = [deadline, next(self._seq), fn]
+        with self._cond:
+            if self._thread is None or self._pid != os.getpid():  # first use, or forked
+                self._pid = os.getpid()
+                self._heap = []
+                self._thread = threading.Thread(
+                    target=self._loop, name="toolgate-http-deadlines", daemon=True
+                )
+                self._thread.start()
+            first = not self._heap or deadline < self._heap[0][0]
+            heapq.heappush(self._heap, entry)
+            if first:  # the thread sleeps until a later deadline: wake it to re-arm
+                self._cond.notify()
+        return entry
+
+    def cancel(self, entry: list[Any]) -> None:
+        entry[2] = None  # no lock needed: the thread reads it once, under the lock
+
+    def _loop(self) -> None:
+        while True:
+            with self._cond:
+                while self._heap and self._heap[0][2] is None:
+                    heapq.heappop(self._heap)
+                if not self._heap:
+                    self._cond.wait()
+                    continue
+                left = self._heap[0][0] - time.monotonic()
+                if left > 0:
+                    self._cond.wait(left)
+                    continue
+                fn = heapq.heappop(self._heap)[2]
+            if fn is not None:
+                fn()
+
+
+_DEADLINES = _Deadlines()

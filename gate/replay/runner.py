@@ -197,7 +197,7 @@ def runs_redactor(config: Config) -> Callable[[str], str]:
     (``gate.report.redact``). An agent that prints its keys leaks them nowhere."""
     from gate.report.redact import Redactor
 
-    return Redactor.from_environ(config.secret_env_names(), os.environ).redact
+    return Redactor.from_environ(config.secret_env_names(), os.environ)
 
 
 def run_all(
@@ -339,6 +339,9 @@ class _Worker:
         try:
             while (item := self._take()) is not None:
                 self._write(*self._one(*item))
+            drain = getattr(self.agent, "drain", None)
+            if callable(drain):  # nothing left to run: the adapter may let go of its workers
+                drain()
         except BaseException as exc:  # a bug or an I/O failure stops the whole run
             with self.state.lock:
                 self.state.fatal = self.state.fatal or exc

@@ -65,6 +65,23 @@ _TRIGGER = re.compile(
 )
 """Literal substrings every match contains."""
 
+_SHAPE_LITERALS = (
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "sk-",
+    "AKIA",
+    "ASIA",
+    "xox",
+)
+"""The literal prefix of every token shape of :data:`_PATTERN` (case as it matches)."""
+_WORD_THEN_SPACE = re.compile(r"(?i:bearer|token)(?=[\s\\])")
+"""Where a credential could follow "Bearer"/"token" in JSON text (whitespace, or an
+escape)."""
+
 
 @dataclass(frozen=True, slots=True)
 class Redactor:
@@ -107,6 +124,24 @@ class Redactor:
 
     def __call__(self, text: str) -> str:
         return self.redact(text)
+
+    def is_clean(self, text: str) -> bool:
+        """True when :meth:`redact` would change no string inside ``text``, a serialised
+        JSON document: a check of a whole runs line, much cheaper than walking its
+        strings, that only ever errs towards "not clean".
+
+        Every string of the document appears in its text unchanged except for escaped
+        characters (which no token shape contains), and each secret's escaped form is
+        among :attr:`secrets`. A token shape needs its literal prefix (``ghp_``, ``sk-``,
+        ``AKIA``…); a credential after "Bearer" or "token" needs whitespace after the
+        word — in JSON text a backslash, when the whitespace is escaped."""
+        for _, value in self.secrets:
+            if value in text:
+                return False
+        if any(lit in text for lit in _SHAPE_LITERALS):
+            return False
+        low = text.lower()
+        return not (("token" in low or "bearer" in low) and _WORD_THEN_SPACE.search(text))
 
 
 def _sub(m: re.Match[str]) -> str:

@@ -62,8 +62,10 @@ def test_check__failing_github__same_verdict_and_exit_code(
         outputs = parse_outputs((run / "output").read_text())
         assert outputs["verdict"] == verdict, proc.stdout + proc.stderr
         mark = "✅" if code == 0 else "❌"
-        assert (run / "summary.md").read_text().startswith(
-            f"# {mark} ToolGate `support-agent` {verdict}"
+        assert (
+            (run / "summary.md")
+            .read_text()
+            .startswith(f"# {mark} ToolGate `support-agent` {verdict}")
         )
         assert (run / "out" / "comment.md").exists()
         if label == "failing":

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gate.github.workflow import annotations_for, format_outputs, outputs_for
 from gate.report import render_comment, render_console, render_junit, render_markdown
@@ -108,3 +110,67 @@ def test_redact__json_escaped_secret__also_removed() -> None:
 def test_redact__always_secret_variables__included_without_config() -> None:
     r = Redactor.from_environ([], {"GITHUB_TOKEN": "abcdef123456"})
     assert r.redact("x abcdef123456 y") == "x [REDACTED:GITHUB_TOKEN] y"
+
+
+# ─── the whole-line check runs.jsonl is written through ───────────────────────
+
+_TRICKY = st.sampled_from(
+    [
+        "token",
+        "TOKEN",
+        "Bearer",
+        "tokens",
+        "_tokens",
+        "\u212aey",  # Kelvin sign K
+        "ghp_",
+        "gho_",
+        "sk-",
+        "AKIA",
+        "ASIA",
+        "xox",
+        "github_pat_",
+        " ",
+        "\n",
+        "\t",
+        "\u00a0",
+        '"',
+        "\\",
+        ":",
+        "_",
+        "a1b2c3d4e5f6g7h8i9j0",
+        "=",
+        "s3cr3t-value-0123",
+        "é",
+        "\u2028",
+        "\x01",
+    ]
+)
+_TEXT = st.lists(_TRICKY, max_size=8).map("".join)
+_DOCS = st.recursive(
+    st.none() | st.integers(min_value=-(2**63), max_value=2**63 - 1) | _TEXT,
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(_TEXT, kids, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(doc=_DOCS)
+def test_is_clean_never_vouches_for_a_line_redaction_would_change(doc: object) -> None:
+    from gate import jsonio
+    from gate.runsfile import _redact_strings
+
+    r = Redactor.of([("s3cr3t-value-0123", "KEY"), ('quo"te\nsecret-xyz', "Q")])
+    line = jsonio.dumps_line(doc).decode()
+    if r.is_clean(line):
+        assert _redact_strings(doc, r.redact) == doc
+
+
+def test_is_clean_lets_usage_counts_through_and_stops_at_credentials() -> None:
+    from gate import jsonio
+
+    r = Redactor.of([("s3cr3t-value-0123", "KEY")])
+    usage = {"usage": {"prompt_tokens": 3, "completion_tokens": 4}, "text": "no tokens here"}
+    assert r.is_clean(jsonio.dumps_line(usage).decode())
+    for bad in ("Bearer abcdefgh12345678", "token\nabcdefgh12345678", "x s3cr3t-value-0123",
+                "ghp_" + "a" * 36):  # fmt: skip
+        assert not r.is_clean(jsonio.dumps_line({"t": bad}).decode()), bad
