@@ -47,7 +47,7 @@ from gate.replay.command import CommandPoolAgent  # noqa: E402
 from gate.replay.runner import run_all  # noqa: E402
 
 SERVER = """
-import sys, time
+import gc, sys, time
 sys.path.insert(0, {root!r})
 from tests.servers.openai_server import FakeOpenAIServer, Response, chat_completion, tool_call
 latency = {latency}
@@ -58,7 +58,13 @@ def script(req, i):
     call = tool_call("lookup_order", {{"order_id": "ord_1"}})
     return Response(body=chat_completion(tool_calls=[call]), delay_s=latency)
 
+class _Discard(list):
+    def append(self, item):  # the bench keeps no record of its 12,000 requests
+        pass
+
+gc.disable()  # a lean server: its collector's pauses are not the runner's overhead
 with FakeOpenAIServer(script) as srv:
+    srv.requests = _Discard()
     print(srv.base_url, flush=True)
     sys.stdin.read()
 """
@@ -215,6 +221,13 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=32)
     ap.add_argument("--latency-ms", type=float, default=50.0, help="must be > 0")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--server",
+        choices=("lean", "tests"),
+        default="lean",
+        help="the chat-completions server: bench/lean_chat_server.py (default), or the "
+        "scripted test server tests/servers/openai_server.py (more CPU per request)",
+    )
     args = ap.parse_args()
     if args.latency_ms <= 0:
         raise SystemExit("--latency-ms must be > 0 (the ideal is latency x steps / concurrency)")
@@ -233,8 +246,13 @@ def main() -> None:
     def add(name: str, wall: float) -> None:
         rows.setdefault(name, []).append(wall)
 
+    server_argv = (
+        [sys.executable, str(ROOT / "bench" / "lean_chat_server.py"), str(latency)]
+        if args.server == "lean"
+        else [sys.executable, "-c", SERVER.format(root=str(ROOT), latency=latency)]
+    )
     server = subprocess.Popen(
-        [sys.executable, "-c", SERVER.format(root=str(ROOT), latency=latency)],
+        server_argv,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -1,0 +1,133 @@
+"""A lean chat-completions server for ``bench/runner_bench.py``: the least work per request.
+
+The runner benchmark measures what the runner adds on top of the agent's latency; the
+server's own CPU shares the machine's two cores with the runner, so it should cost as
+little as possible. This one is plain sockets and one thread per keep-alive connection:
+it reads a request (request line, headers, ``Content-Length`` body), decodes the JSON
+body, and answers ``POST …/chat/completions`` exactly ``latency`` seconds after the
+request arrived — with a ``lookup_order`` tool call when the conversation has no tool
+message yet, else with a final answer. Other paths get 404. It prints its base URL on
+stdout and runs until its stdin closes::
+
+    python bench/lean_chat_server.py 0.05
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import socket
+import sys
+import threading
+import time
+
+TOOL_CALL = json.dumps(
+    {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "bench",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": "call_1",
+                            "type": "function",
+                            "function": {
+                                "name": "lookup_order",
+                                "arguments": '{"order_id": "ord_1"}',
+                            },
+                        }
+                    ],
+                },
+            }
+        ],
+        "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
+    }
+).encode()
+FINAL = json.dumps(
+    {
+        "id": "chatcmpl-bench",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "bench",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": "done"},
+            }
+        ],
+        "usage": {"prompt_tokens": 80, "completion_tokens": 5, "total_tokens": 85},
+    }
+).encode()
+
+
+def _respond(status: str, body: bytes) -> bytes:
+    return (
+        f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+
+
+def serve(conn: socket.socket, latency: float) -> None:
+    conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    buf = b""
+    with conn:
+        while True:
+            while b"\r\n\r\n" not in buf:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                buf += chunk
+            head, _, buf = buf.partition(b"\r\n\r\n")
+            lines = head.split(b"\r\n")
+            length = 0
+            for line in lines[1:]:
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            while len(buf) < length:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                buf += chunk
+            body, buf = buf[:length], buf[length:]
+            arrived = time.monotonic()
+            parts = lines[0].split()
+            if len(parts) < 2 or not parts[1].endswith(b"/chat/completions"):
+                conn.sendall(_respond("404 Not Found", b'{"error": {"message": "not found"}}'))
+                continue
+            request = json.loads(body)
+            answered = any(m.get("role") == "tool" for m in request.get("messages", []))
+            payload = _respond("200 OK", FINAL if answered else TOOL_CALL)
+            left = arrived + latency - time.monotonic()
+            if left > 0:
+                time.sleep(left)
+            conn.sendall(payload)
+
+
+def main() -> None:
+    latency = float(sys.argv[1])
+    gc.disable()  # nothing cyclic is kept; a collection would pause every connection
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(256)
+    print(f"http://127.0.0.1:{sock.getsockname()[1]}/v1", flush=True)
+
+    def accept() -> None:
+        while True:
+            conn, _ = sock.accept()
+            threading.Thread(target=serve, args=(conn, latency), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    sys.stdin.read()  # until the benchmark closes our stdin
+
+
+if __name__ == "__main__":
+    main()
