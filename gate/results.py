@@ -238,6 +238,9 @@ class Comparison(_M):
     fixes: int = 0
     noise: int = 0
     metrics: dict[str, MetricDelta] = Field(default_factory=dict)
+    slice_metrics: dict[str, dict[str, MetricDelta]] = Field(default_factory=dict)
+    """Per slice (``key=value``) either run has: metric → base, head and delta (what a
+    gate on a slice is compared with)."""
     flips: list[Flip] = Field(default_factory=list)
     """Regressions first, then fixes, noise, new and removed; dataset order within each."""
     tool_drift: list[ToolDrift] = Field(default_factory=list)

@@ -30,13 +30,22 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from gate import jsonio
 from gate.policy.flips import FIX, NOISE, REGRESSION, SAME, classify_rates
 from gate.policy.reduce import in_shard
-from gate.results import CaseResult, Comparison, Flip, MetricDelta, Results, ToolDrift, ToolInfo
+from gate.results import (
+    CaseResult,
+    Comparison,
+    Flip,
+    MetricDelta,
+    MetricStat,
+    Results,
+    ToolDrift,
+    ToolInfo,
+)
 
 __all__ = ["comparable", "compare", "stable_rule"]
 
@@ -117,6 +126,7 @@ def compare(base: Results, head: Results, *, source: str = "baseline") -> Compar
         fixes=counts["fix"],
         noise=counts["noise"],
         metrics=_metric_deltas(base, head),
+        slice_metrics=_slice_deltas(base, head),
         flips=flips,
         tool_drift=drift,
         base_usage=dict(base.usage),
@@ -203,10 +213,25 @@ def _flip(kind: str, b: CaseResult | None, h: CaseResult | None, drifted: set[st
 
 
 def _metric_deltas(base: Results, head: Results) -> dict[str, MetricDelta]:
+    return _deltas(base.metrics, head.metrics)
+
+
+def _slice_deltas(base: Results, head: Results) -> dict[str, dict[str, MetricDelta]]:
+    out: dict[str, dict[str, MetricDelta]] = {}
+    for name in sorted(set(base.slices) | set(head.slices)):
+        b = base.slices.get(name)
+        h = head.slices.get(name)
+        out[name] = _deltas(b.metrics if b else {}, h.metrics if h else {})
+    return out
+
+
+def _deltas(
+    base: Mapping[str, MetricStat], head: Mapping[str, MetricStat]
+) -> dict[str, MetricDelta]:
     out: dict[str, MetricDelta] = {}
-    for name in sorted(set(base.metrics) | set(head.metrics)):
-        b = base.metrics.get(name)
-        h = head.metrics.get(name)
+    for name in sorted(set(base) | set(head)):
+        b = base.get(name)
+        h = head.get(name)
         bm = None if b is None else b.mean
         hm = None if h is None else h.mean
         delta = None if bm is None or hm is None else round(hm - bm, 12)

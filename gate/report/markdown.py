@@ -228,7 +228,13 @@ def _metrics(results: Results, esc: Escaper, full: bool) -> list[Block]:
         if g.slice is not None:
             label = f"{esc.code(g.metric, 80)} on {esc.code(g.slice, 60)}"
             if has_base:
-                rows.append(f"| {label} | — | {fmt.num(g.value)} | — | {_gate_cell(g)} |")
+                assert cmp is not None
+                md = cmp.slice_metrics.get(g.slice, {}).get(g.metric)
+                base = fmt.num(md.base) if md else "—"
+                delta = fmt.delta(g.metric, md.delta) if md else "—"
+                rows.append(
+                    f"| {label} | {base} | {fmt.num(g.value)} | {delta} | {_gate_cell(g)} |"
+                )
             else:
                 rows.append(f"| {label} | {fmt.num(g.value)} | {_gate_cell(g)} |")
     if not rows:

@@ -83,6 +83,17 @@ def test_metric_deltas__head_minus_base():
     assert (d.base, d.head, d.delta) == (1.0, 0.5, -0.5)
 
 
+def test_slice_deltas__per_slice_head_minus_base_for_slice_gates():
+    cases = [case("a", 1, difficulty="hard"), case("b", 2, difficulty="hard"), case("c", 3)]
+    base = results_from_table({"a": "P", "b": "P", "c": "P"}, seed_cases=cases)
+    head = results_from_table({"a": "F", "b": "P", "c": "P"}, seed_cases=cases)
+    c = compare(base, head)
+    hard = c.slice_metrics["difficulty=hard"]["case_passed"]
+    assert (hard.base, hard.head, hard.delta) == (1.0, 0.5, -0.5)
+    easy = c.slice_metrics["difficulty=easy"]["case_passed"]
+    assert (easy.base, easy.head, easy.delta) == (1.0, 1.0, 0.0)
+
+
 def test_different_dataset__not_comparable_and_nothing_compared():
     cases = [case("a", 1)]
     base = results_from_table({"a": "P"}, ds=dataset(cases, sha="a" * 64))

@@ -427,6 +427,7 @@ def failing() -> Results:
             )
         ],
         base_usage={"input_tokens": 5000.0, "output_tokens": 800.0},
+        slice_metrics={"hard": {"call_accuracy": MetricDelta(base=0.7, head=0.3, delta=-0.4)}},
     )
     metrics = _metrics(
         {
