@@ -257,8 +257,11 @@ def run_judge(
 
     chosen = selection.chosen
     if chosen:
-        with ThreadPoolExecutor(max_workers=min(judge.concurrency, len(chosen))) as pool:
-            outcomes = list(pool.map(answer, chosen))
+        try:
+            with ThreadPoolExecutor(max_workers=min(judge.concurrency, len(chosen))) as pool:
+                outcomes = list(pool.map(answer, chosen))
+        finally:
+            client.close()
     else:
         outcomes = []
 

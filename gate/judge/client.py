@@ -16,6 +16,10 @@ Failures, in order of handling:
 * ``timeout_s`` bounds the whole exchange: the connection, the wait for the answer, and
   the reading of the body.
 
+The transport is :class:`gate.replay.http.HttpClient`, the agent loop's: one kept-alive
+connection per judging thread (a TLS handshake per item would add a round trip or two to
+every request to a hosted judge), the exchange bounded by the shared deadline thread.
+
 Parsing the answer is strict (:func:`parse_answer`): the message content must be one JSON
 object ``{"label": <a label of the scale>, "reason": <text>}`` and nothing else (one
 surrounding Markdown code fence is tolerated, as it hides nothing). Anything else is
@@ -28,8 +32,6 @@ import enum
 import http.client
 import socket
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from gate import __version__, jsonio
 from gate.errors import JudgeError
 from gate.http_retry import retry_after_value as retry_after_s
+from gate.replay.http import TRANSPORT_ERRORS, HttpClient
 
 RAW_CHARS = 500
 """How much of an unparsable answer (or an error body) is kept."""
@@ -138,7 +141,7 @@ def parse_answer(content: str | None, scale: Sequence[str]) -> ParsedAnswer:
 class ChatClient:
     """A chat-completions client with retries, backoff and an overall timeout per attempt.
 
-    ``sleep`` and ``clock`` are injectable so tests can check the waits without waiting.
+    ``sleep`` is injectable so tests can check the waits without waiting.
     ``api_key`` is never put into an error message or a repr.
     """
 
@@ -154,7 +157,6 @@ class ChatClient:
         backoff_s: float = 0.5,
         max_backoff_s: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
-        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not base_url.lower().startswith(("http://", "https://")):
             raise ValueError(f"the judge's base URL must be http(s), not {base_url!r}")
@@ -167,7 +169,12 @@ class ChatClient:
         self.backoff_s = backoff_s
         self.max_backoff_s = max_backoff_s
         self._sleep = sleep
-        self._clock = clock
+        headers = {"User-Agent": f"toolgate/{__version__} (judge)"}
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
+        # One kept-alive connection per judging thread; the timeout bounds each whole
+        # exchange (gate.replay.http), so a trickling server cannot outlast it.
+        self._http = HttpClient(base_url.rstrip("/"), headers)
 
     def __repr__(self) -> str:
         return f"ChatClient(url={self.url!r}, model={self.model!r})"
@@ -208,7 +215,7 @@ class ChatClient:
                 if status not in _RETRY_STATUS:
                     failure.attempts = attempt
                     raise failure
-                wait = retry_after_s(headers.get("Retry-After"))
+                wait = retry_after_s(headers.get("retry-after"))  # names in lower case
             if attempt > self.max_retries:
                 failure.attempts = attempt
                 if attempt > 1:
@@ -219,65 +226,32 @@ class ChatClient:
             self._sleep(min(wait, self.max_backoff_s))
 
     def _post(self, payload: bytes) -> tuple[int, Mapping[str, str], bytes]:
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "User-Agent": f"toolgate/{__version__} (judge)",
-        }
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        req = urllib.request.Request(self.url, data=payload, headers=headers, method="POST")
-        deadline = self._clock() + self.timeout_s
         try:
-            try:
-                resp = urllib.request.urlopen(req, timeout=self.timeout_s)
-            except urllib.error.HTTPError as err:
-                if getattr(err, "fp", None) is None:
-                    return err.code, dict(err.headers.items()) if err.headers else {}, b""
-                resp = err  # an HTTP error status still has headers and a body to read
-            with resp:
-                status = int(resp.status if resp.status is not None else resp.code)
-                hdrs = {k: v for k, v in resp.headers.items()}
-                raw = self._read(resp, deadline)
-            expected = hdrs.get("Content-Length") or hdrs.get("content-length")
-            if expected and expected.isdigit() and len(raw) < int(expected):
-                # http.client returns a short body quietly when the peer hangs up early.
-                raise JudgeCallError(
-                    FailureKind.CONNECTION,
-                    f"connection closed mid-answer ({len(raw)} of {expected} bytes)",
-                )
-            return status, hdrs, raw
-        except JudgeCallError:
-            raise
-        except urllib.error.URLError as err:
-            if isinstance(err.reason, TimeoutError):
-                raise self._timeout() from None
-            raise JudgeCallError(
-                FailureKind.CONNECTION, f"cannot reach the judge: {self._redact(str(err.reason))}"
-            ) from None
+            resp = self._http.post("/chat/completions", payload, timeout=self.timeout_s)
         except TimeoutError:
             raise self._timeout() from None
-        except (OSError, http.client.HTTPException, ValueError) as err:
-            # Dropped connections, truncated bodies (IncompleteRead), bad status lines.
+        except http.client.IncompleteRead as err:
+            # The peer hung up before the declared Content-Length: never parse half a body.
+            got = len(err.partial)
+            raise JudgeCallError(
+                FailureKind.CONNECTION,
+                f"connection closed mid-answer ({got} of {got + (err.expected or 0)} bytes)",
+            ) from None
+        except (ConnectionRefusedError, socket.gaierror) as err:
+            raise JudgeCallError(
+                FailureKind.CONNECTION, f"cannot reach the judge: {self._redact(str(err))}"
+            ) from None
+        except TRANSPORT_ERRORS as err:
+            # Dropped connections, resets, bad status lines, oversized bodies.
             what = type(err).__name__ + (f": {err}" if str(err) else "")
             raise JudgeCallError(
                 FailureKind.CONNECTION, f"connection failed: {self._redact(truncate(what, 200))}"
             ) from None
+        return resp.status, resp.headers, resp.body
 
-    def _read(self, resp: Any, deadline: float) -> bytes:
-        """Read the body in chunks so that a slow trickle cannot outlast ``timeout_s``."""
-        chunks: list[bytes] = []
-        while True:
-            remaining = deadline - self._clock()
-            if remaining <= 0:
-                raise self._timeout()
-            sock = _socket_of(resp)
-            if sock is not None:
-                sock.settimeout(remaining)
-            chunk = resp.read(65536)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
+    def close(self) -> None:
+        """Close the kept-alive connections (once no request is in flight)."""
+        self._http.close()
 
     def _timeout(self) -> JudgeCallError:
         return JudgeCallError(FailureKind.TIMEOUT, f"no answer within {self.timeout_s:g} s")
@@ -312,14 +286,6 @@ class ChatClient:
 
     def _redact(self, text: str) -> str:
         return text.replace(self._api_key, "***") if self._api_key else text
-
-
-def _socket_of(resp: Any) -> socket.socket | None:
-    """The socket under an http.client response (private attributes; None if absent)."""
-    fp = getattr(resp, "fp", None)
-    raw = getattr(fp, "raw", None)
-    sock = getattr(raw, "_sock", None)
-    return sock if isinstance(sock, socket.socket) else None
 
 
 def _usage(value: Any) -> dict[str, int] | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import email.utils
 import json
 import time
+from collections.abc import Iterator
 
 import pytest
 
@@ -16,6 +17,22 @@ MSG = [{"role": "system", "content": "judge"}, {"role": "user", "content": "data
 OK = Response(body=chat_completion(content='{"label": "yes", "reason": "fine"}'))
 
 
+_OPEN: list[ChatClient] = []
+"""Clients of the running test: each keeps its connection alive until closed."""
+
+
+@pytest.fixture(autouse=True)
+def _close_clients() -> Iterator[None]:
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
+
+
+def opened(c: ChatClient) -> ChatClient:
+    _OPEN.append(c)
+    return c
+
+
 def client(srv: FakeOpenAIServer, waits: list[float] | None = None, **over: object) -> ChatClient:
     kw: dict[str, object] = {
         "base_url": srv.base_url,
@@ -24,7 +41,7 @@ def client(srv: FakeOpenAIServer, waits: list[float] | None = None, **over: obje
         "timeout_s": 5.0,
     }
     kw.update(over)
-    return ChatClient(**kw, sleep=(waits.append if waits is not None else lambda s: None))  # type: ignore[arg-type]
+    return opened(ChatClient(**kw, sleep=(waits.append if waits is not None else lambda s: None)))  # type: ignore[arg-type]
 
 
 def test_client__answer__content_usage_and_one_attempt(openai_server) -> None:
@@ -72,7 +89,7 @@ def test_client__retry_after_beyond_cap__capped(openai_server) -> None:
 
 def test_client__retry_after_real_wait__honoured(openai_server) -> None:
     srv = openai_server([Response(429, {}, {"Retry-After": "0.3"}), OK])
-    c = ChatClient(base_url=srv.base_url, model="m", api_key=None, max_retries=1)
+    c = opened(ChatClient(base_url=srv.base_url, model="m", api_key=None, max_retries=1))
     started = time.monotonic()
     c.complete(MSG)
     assert time.monotonic() - started >= 0.3
@@ -136,8 +153,15 @@ def test_client__truncated_body__connection_failure_not_parsed(openai_server) ->
     assert exc.value.kind is FailureKind.CONNECTION and "closed mid-answer" in str(exc.value)
 
 
+def test_client__several_answers__one_kept_alive_connection(openai_server) -> None:
+    srv = openai_server([OK, OK, OK])
+    c = client(srv)
+    assert [c.complete(MSG).attempts for _ in range(3)] == [1, 1, 1]
+    assert len({r.client_port for r in srv.requests}) == 1  # no new connection per item
+
+
 def test_client__refused_connection__connection_failure() -> None:
-    c = ChatClient(base_url="http://127.0.0.1:9/v1", model="m", api_key="k", max_retries=0)
+    c = opened(ChatClient(base_url="http://127.0.0.1:9/v1", model="m", api_key="k", max_retries=0))
     with pytest.raises(JudgeCallError) as exc:
         c.complete(MSG)
     assert exc.value.kind is FailureKind.CONNECTION

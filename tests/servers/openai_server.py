@@ -99,6 +99,8 @@ class Request:
     headers: dict[str, str]
     body: bytes
     json: Any
+    client_port: int = 0
+    """The client's TCP port: requests on one kept-alive connection share it."""
 
 
 Script = Callable[[Any, int], Response]
@@ -189,7 +191,15 @@ class _Handler(BaseHTTPRequestHandler):
             decoded = None
         index = owner._next_index()
         owner.requests.append(
-            Request(index, self.command, self.path, dict(self.headers.items()), raw, decoded)
+            Request(
+                index,
+                self.command,
+                self.path,
+                dict(self.headers.items()),
+                raw,
+                decoded,
+                self.client_address[1],
+            )
         )
         try:
             resp = owner._script(decoded, index)
