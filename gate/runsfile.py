@@ -255,6 +255,11 @@ class RunsWriter:
         self._fh: IO[bytes] = path.open("ab" if append else "wb")
 
     def write(self, run: Run | Mapping[str, Any]) -> None:
+        self.write_line(self.encode(run))
+
+    def encode(self, run: Run | Mapping[str, Any]) -> bytes:
+        """The line :meth:`write` would write (redacted); thread safe, so callers can
+        encode outside whatever lock orders their writes."""
         record = run_to_json(run) if isinstance(run, Run) else dict(run)
         line = jsonio.dumps_line(record)
         if self._redact is not None:
@@ -263,6 +268,10 @@ class RunsWriter:
             is_clean = getattr(self._redact, "is_clean", None)
             if not (callable(is_clean) and is_clean(line.decode("utf-8"))):
                 line = jsonio.dumps_line(_redact_strings(record, self._redact))
+        return line
+
+    def write_line(self, line: bytes) -> None:
+        """Append one line from :meth:`encode`, flushed."""
         self._fh.write(line)
         self._fh.flush()
 

@@ -393,10 +393,11 @@ class _Worker:
 
     def _write(self, run: Run, unrecorded: int, misses: list[str], not_started: bool) -> None:
         st = self.state
+        line = self.writer.encode(run)  # outside the lock: 32 threads share it
         with st.lock:
             if st.closed:
                 return  # interrupted: this case-sample is run again by --resume
-            self.writer.write(run)
+            self.writer.write_line(line)
             st.done += 1
             st.unrecorded += unrecorded
             for miss in misses:  # distinct misses only: samples repeat the same call
