@@ -91,6 +91,7 @@ class ScoringContext:
     has_free_text: bool = False
     _norms: dict[tuple[str, int], tuple[Any, Normalizer]] = field(default_factory=dict)
     _cases: dict[str, tuple[Case, CompiledCase]] = field(default_factory=dict)
+    _entries: dict[tuple[str, int], tuple[ToolSpec | None, ToolEntry]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -161,6 +162,17 @@ class ScoringContext:
         return norm
 
     def entry(self, name: str, spec: ToolSpec | None) -> ToolEntry:
+        """The tool's scoring entry, built once per (name, spec) — cases that share a tools
+        file share its specs, and a run has thousands of cases."""
+        key = (name, id(spec))
+        hit = self._entries.get(key)
+        if hit is not None and hit[0] is spec:
+            return hit[1]
+        entry = self._entry(name, spec)
+        self._entries[key] = (spec, entry)
+        return entry
+
+    def _entry(self, name: str, spec: ToolSpec | None) -> ToolEntry:
         return ToolEntry(
             name=name,
             spec=spec,
