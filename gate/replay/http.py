@@ -60,6 +60,8 @@ class HttpClient:
         self._local = threading.local()
         self._all: set[http.client.HTTPConnection] = set()
         self._lock = threading.Lock()
+        self._open = True
+        _DEADLINES.retain()
 
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
         conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
@@ -149,6 +151,10 @@ class HttpClient:
         for conn in conns:
             conn.close()
         self._local = threading.local()
+        with self._lock:
+            was_open, self._open = self._open, False
+        if was_open:
+            _DEADLINES.release()
 
 
 class _Watchdog:
@@ -179,7 +185,11 @@ class _Watchdog:
 
 class _Deadlines:
     """One daemon thread that calls each registered function at its deadline unless it
-    was cancelled first (a heap; cancelled entries are dropped when they come up)."""
+    was cancelled first (a heap; cancelled entries are dropped when they come up).
+
+    It runs while some :class:`HttpClient` is open (:meth:`retain` / :meth:`release`):
+    once the last one closes, the thread ends — a process with a live thread does not
+    fork its scoring workers (:func:`gate.scorepool.worker_count`)."""
 
     def __init__(self) -> None:
         self._heap: list[list[Any]] = []  # [deadline, seq, fn | None]
@@ -187,6 +197,22 @@ class _Deadlines:
         self._seq = itertools.count()
         self._thread: threading.Thread | None = None
         self._pid = 0
+        self._users = 0
+
+    def retain(self) -> None:
+        with self._cond:
+            self._users += 1
+
+    def release(self) -> None:
+        with self._cond:
+            self._users = max(0, self._users - 1)
+            if self._users or self._thread is None:
+                return
+            thread, self._thread = self._thread, None
+            self._heap = []
+            self._cond.notify()
+        if thread is not threading.current_thread():
+            thread.join(timeout=5)
 
     def add(self, deadline: float, fn: Callable[[], None]) -> list[Any]:
         entry = [deadline, next(self._seq), fn]
@@ -208,8 +234,11 @@ class _Deadlines:
         entry[2] = None  # no lock needed: the thread reads it once, under the lock
 
     def _loop(self) -> None:
+        me = threading.current_thread()
         while True:
             with self._cond:
+                if self._thread is not me:  # released (or replaced after a fork)
+                    return
                 while self._heap and self._heap[0][2] is None:
                     heapq.heappop(self._heap)
                 if not self._heap:

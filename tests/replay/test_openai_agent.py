@@ -320,3 +320,15 @@ def test_openai__concurrent_case_samples__each_conversation_kept_apart(
     assert runs["c1"].final == '{"status": "shipped"}'
     for i in range(12):
         assert runs[f"c{i}"].calls[0].arguments == {"order_id": f"ord_{i}"}
+
+
+def test_openai__after_the_run__no_runner_thread_left(tmp_path: Path, serve: Serve) -> None:
+    # A thread left alive would keep `toolgate check` from forking its scoring workers.
+    import threading
+
+    srv = serve([Response(body=chat_completion(content="done"))] * 3)
+    before = {t.name for t in threading.enumerate()}
+    (run,) = _run(tmp_path, srv)
+    assert run.error is None
+    left = {t.name for t in threading.enumerate()} - before
+    assert not {n for n in left if n.startswith("toolgate-")}, left
