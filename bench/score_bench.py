@@ -422,6 +422,18 @@ def timed_process(
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss // 1024, out.decode()
 
 
+def _timing_of(results: Path) -> dict[str, Any]:
+    """results.json's ``timing``, read in a child process: loading the whole file here
+    would grow this process by gigabytes, and the next toolgate process, forked from it,
+    would report that as its own peak RSS (Linux keeps the pre-exec high-water mark)."""
+    code = "import json, sys; print(json.dumps(json.load(open(sys.argv[1])).get('timing', {})))"
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(results)], capture_output=True, check=True, text=True
+    ).stdout
+    timing: dict[str, Any] = json.loads(out)
+    return timing
+
+
 def decode_time(runs: Path, decoder: str, repeat: int) -> float:
     """Median seconds to read and decode every line (in this process)."""
     import orjson
@@ -510,7 +522,7 @@ def _bench(args: argparse.Namespace, work: Path) -> int:
         walls.append(wall)
         cpus.append(cpu)
         peak = max(peak, peak_mib)
-        timing = json.loads((out / "results.json").read_bytes()).get("timing", {})
+        timing = _timing_of(out / "results.json")
         results_mb = (out / "results.json").stat().st_size / 1e6
         shutil.rmtree(out, ignore_errors=True)
     t_tg = statistics.median(walls)
