@@ -282,6 +282,8 @@ class CommandPoolAgent:
         self._lock = threading.Lock()
         self._slots = threading.Semaphore(cfg.workers)
         self.restarts = 0
+        self._jobs = 0  # announced by prepare()
+        self._started = 0  # run() calls so far
 
     def describe(self) -> dict[str, Any]:
         # As configured, not as resolved: results must not depend on the machine's paths.
@@ -307,6 +309,7 @@ class CommandPoolAgent:
         """Start the workers up front (in parallel with each other), and turn a command
         that cannot start at all into a config error rather than N identical failures."""
         with self._lock:
+            self._jobs = max(self._jobs, self._started + jobs)  # a repeated call adds none
             missing = min(self._cfg.workers, jobs) - len(self._all)
         for _ in range(max(0, missing)):  # idempotent: a second call adds nothing
             try:
@@ -347,6 +350,8 @@ class CommandPoolAgent:
         self._slots.release()
 
     def run(self, job: Job, session: Session) -> Run | None:
+        with self._lock:
+            self._started += 1
         worker = self._acquire()
         healthy = False
         try:
@@ -418,13 +423,17 @@ class CommandPoolAgent:
             step += 1
 
     def drain(self) -> None:
-        """Tell the idle workers to exit (close their stdin) without waiting: called by
-        each runner thread that finds no more work, so that the workers exit while the
-        last case-samples are still running and :meth:`close` finds them gone (stopping
-        32 of them only at the end cost 2–3 % of a benchmark run)."""
+        """Tell the idle workers no job still needs to exit (close their stdin), without
+        waiting: called by each runner thread that finds no more work, so that the
+        workers exit while the last case-samples still run and :meth:`close` finds them
+        gone (stopping 32 of them only at the end cost 2–3 % of a benchmark run). A job
+        already taken but not yet started keeps its worker: one is left idle per
+        announced job that has not called :meth:`run` yet."""
         with self._lock:
-            idle, self._idle = self._idle, []
-        for worker in idle:
+            keep = max(0, self._jobs - self._started)
+            spare = max(0, len(self._idle) - keep)
+            retire, self._idle = self._idle[:spare], self._idle[spare:]
+        for worker in retire:
             worker.close_stdin()
 
     def close(self) -> None:

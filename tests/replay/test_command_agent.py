@@ -245,3 +245,33 @@ def answer(msg, send, recv):
         agent.close()
     assert finals[0] != finals[1] and all(f and f.isdigit() for f in finals)
     assert agent.restarts == 1
+
+
+def test_command__drain__keeps_a_worker_for_each_job_not_yet_started(tmp_path: Path) -> None:
+    body = """
+def answer(msg, send, recv):
+    send({"type": "final", "content": str(os.getpid())})
+"""
+    argv = write_agent(tmp_path, "agent", body)
+    cfg = config(tmp_path, {"kind": "command", "command": argv, "workers": 2, "timeout_s": 5})
+    agent = CommandPoolAgent(cfg, cfg.agent)  # type: ignore[arg-type]
+    agent.prepare(2)  # two jobs, two workers
+    started = {str(w.pid) for w in agent._all}
+    try:
+
+        def run(cid: str) -> str | None:
+            job = Job(case(cid), 0, seed=1, step_budget=3, timeout_s=5)
+            session = Session(job, ReplayBackend(job.case))
+            agent.run(job, session)
+            return session.final
+
+        first = run("a")
+        # Another runner thread finds no work left while job "b" is taken but not started:
+        # one idle worker is retired, the other is kept for "b" (no new process for it).
+        agent.drain()
+        second = run("b")
+        agent.drain()  # every job started: the last idle worker is retired too
+    finally:
+        agent.close()
+    assert {first, second} <= started  # "b" ran on a worker started up front
+    assert agent.restarts == 0
