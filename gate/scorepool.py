@@ -25,7 +25,6 @@ other thread (forking beside live threads risks copying a held lock).
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import itertools
 import multiprocessing
@@ -256,12 +255,29 @@ MEMO_SIZE = 20_000
 
 
 def derive(score: SampleScore, sample: int, latency: float | None, usage: Any) -> SampleScore:
-    """A memoised score for another sample of the same run."""
-    hard = tuple(
-        HardFailure(h.kind, h.case_id, sample, h.call, h.message) for h in score.hard_failures
+    """A memoised score for another sample of the same run (built directly: a third of
+    the parent's time on memo hits went to ``dataclasses.replace``)."""
+    hard = (
+        tuple(
+            HardFailure(h.kind, h.case_id, sample, h.call, h.message)
+            for h in score.hard_failures
+        )
+        if score.hard_failures
+        else ()
     )
-    return dataclasses.replace(
-        score, sample=sample, latency_ms=latency, usage=usage, hard_failures=hard
+    return SampleScore(
+        case_id=score.case_id,
+        sample=sample,
+        passed=score.passed,
+        scores=score.scores,
+        failed_checks=score.failed_checks,
+        reasons=score.reasons,
+        evidence=score.evidence,
+        tallies=score.tallies,
+        hard_failures=hard,
+        error=score.error,
+        latency_ms=latency,
+        usage=usage,
     )
 
 

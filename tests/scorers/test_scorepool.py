@@ -53,3 +53,38 @@ def test_read_and_score__identical_runs_memoised__same_scores_as_fresh(
     for a, b in zip(got, expected, strict=True):
         assert a == b, (a.case_id, a.sample)
     assert {h.sample for s in got for h in s.hard_failures} == {100, 101, 102}
+
+
+def test_derive__copies_every_field_but_the_sample_its_timing_and_usage() -> None:
+    import dataclasses
+
+    from gate.model import HardFailure, HardFailureKind, SampleScore
+    from gate.scorepool import derive
+
+    hard = HardFailure(HardFailureKind.MUST_NOT_CALL, "c", 0, {"name": "x"}, "bad")
+    score = SampleScore(
+        case_id="c",
+        sample=0,
+        passed=False,
+        scores={"call_accuracy": 0.5},
+        failed_checks=("call_accuracy",),
+        reasons={"call_accuracy": "1 of 2"},
+        evidence={"summary": "s"},
+        tallies={"calls": 2},
+        hard_failures=(hard,),
+        error="agent_error: x",
+        latency_ms=1.0,
+        usage={"prompt_tokens": 3},
+    )
+    # derive() names every field: one added to SampleScore must be added there too.
+    assert {f.name for f in dataclasses.fields(SampleScore)} == {
+        "case_id", "sample", "passed", "scores", "failed_checks", "reasons", "evidence",
+        "tallies", "hard_failures", "error", "latency_ms", "usage",
+    }  # fmt: skip
+    got = derive(score, 4, 2.5, {"prompt_tokens": 5})
+    changed = {"sample", "latency_ms", "usage", "hard_failures"}
+    for f in dataclasses.fields(SampleScore):
+        if f.name not in changed:
+            assert getattr(got, f.name) == getattr(score, f.name), f.name
+    assert (got.sample, got.latency_ms, got.usage) == (4, 2.5, {"prompt_tokens": 5})
+    assert got.hard_failures == (HardFailure(hard.kind, "c", 4, hard.call, hard.message),)
