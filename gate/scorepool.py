@@ -259,8 +259,7 @@ def derive(score: SampleScore, sample: int, latency: float | None, usage: Any) -
     the parent's time on memo hits went to ``dataclasses.replace``)."""
     hard = (
         tuple(
-            HardFailure(h.kind, h.case_id, sample, h.call, h.message)
-            for h in score.hard_failures
+            HardFailure(h.kind, h.case_id, sample, h.call, h.message) for h in score.hard_failures
         )
         if score.hard_failures
         else ()

@@ -140,6 +140,10 @@ class Worker:
                         del self._tail[: len(self._tail) - STDERR_TAIL_BYTES]
         except (OSError, ValueError):
             return
+        finally:
+            # kill() leaves the pipe to this thread while it is blocked reading (see there)
+            with contextlib.suppress(OSError):
+                err.close()
 
     def alive(self) -> bool:
         return self.proc.poll() is None and not self._dead.is_set()
@@ -192,8 +196,10 @@ class Worker:
             return f"the worker closed its stdout {when}"
         return f"the worker exited with code {code} {when}"
 
-    def kill(self) -> None:
-        """Kill the worker and its process group; wait for it; keep its stderr tail."""
+    def kill(self, deadline: float | None = None) -> None:
+        """Kill the worker and its process group; wait for it; keep its stderr tail
+        (waiting for the last of it at most 1 s, or until ``deadline`` when given: a
+        grandchild that left the group may hold stderr open)."""
         self._dead.set()
         if self.proc.poll() is None:
             try:
@@ -202,8 +208,13 @@ class Worker:
                 self.proc.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):  # a zombie we cannot reap
             self.proc.wait(timeout=5)
-        self._err.join(timeout=1)
-        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+        self._err.join(timeout=1.0 if deadline is None else max(0.0, deadline - time.monotonic()))
+        pipes = [self.proc.stdin, self.proc.stdout]
+        if not self._err.is_alive():
+            # Closing stderr under its blocked reader would wait for that read: for as
+            # long as a detached grandchild holds the pipe open. Left to the reader then.
+            pipes.append(self.proc.stderr)
+        for pipe in pipes:
             try:
                 if pipe is not None:
                     pipe.close()
@@ -223,7 +234,7 @@ class Worker:
         end = time.monotonic() + STOP_GRACE_S if deadline is None else deadline
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=max(0.0, end - time.monotonic()))
-        self.kill()
+        self.kill(deadline)
 
     def stderr_tail(self, max_lines: int = 20) -> str:
         with self._tail_lock:

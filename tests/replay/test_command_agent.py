@@ -3,6 +3,9 @@ worker can fail costing exactly one case-sample."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import time
 from pathlib import Path
 
@@ -275,3 +278,39 @@ def answer(msg, send, recv):
         agent.close()
     assert {first, second} <= started  # "b" ran on a worker started up front
     assert agent.restarts == 0
+
+
+def test_command__close__workers_whose_grandchild_holds_stderr__one_grace_period(
+    tmp_path: Path,
+) -> None:
+    # Each worker starts a detached grandchild (its own session: the worker's process-group
+    # kill misses it) that keeps the worker's stderr open, so no stderr reader sees EOF.
+    pids = tmp_path / "grandchildren"
+    body = f"""
+import subprocess
+_g = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"],
+                      start_new_session=True)
+with open({str(pids)!r}, "a") as fh:
+    fh.write(f"{{_g.pid}}\\n")
+
+def answer(msg, send, recv):
+    send({{"type": "final", "content": "ok"}})
+"""
+    argv = write_agent(tmp_path, "agent", body)
+    cfg = config(tmp_path, {"kind": "command", "command": argv, "workers": 4, "timeout_s": 5})
+    agent = CommandPoolAgent(cfg, cfg.agent)  # type: ignore[arg-type]
+    agent.prepare(4)
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and (
+            not pids.exists() or len(pids.read_text().split()) < 4
+        ):
+            time.sleep(0.05)
+        started = time.monotonic()
+        agent.close()
+        took = time.monotonic() - started
+    finally:
+        for pid in pids.read_text().split() if pids.exists() else []:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
+    assert took < 2.5, f"close took {took:.1f}s: each worker waited for its stderr in turn"
