@@ -20,52 +20,18 @@ import socket
 import sys
 import threading
 import time
+from pathlib import Path
+
+# The payloads are built once, with the helpers the scripted test server uses.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.servers.openai_server import chat_completion, tool_call
 
 TOOL_CALL = json.dumps(
-    {
-        "id": "chatcmpl-bench",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "bench",
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "tool_calls",
-                "message": {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [
-                        {
-                            "id": "call_1",
-                            "type": "function",
-                            "function": {
-                                "name": "lookup_order",
-                                "arguments": '{"order_id": "ord_1"}',
-                            },
-                        }
-                    ],
-                },
-            }
-        ],
-        "usage": {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60},
-    }
+    chat_completion(
+        tool_calls=[tool_call("lookup_order", {"order_id": "ord_1"}, id="call_1")], model="bench"
+    )
 ).encode()
-FINAL = json.dumps(
-    {
-        "id": "chatcmpl-bench",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "bench",
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "stop",
-                "message": {"role": "assistant", "content": "done"},
-            }
-        ],
-        "usage": {"prompt_tokens": 80, "completion_tokens": 5, "total_tokens": 85},
-    }
-).encode()
+FINAL = json.dumps(chat_completion(content="done", model="bench")).encode()
 
 
 def _respond(status: str, body: bytes) -> bytes:

@@ -227,13 +227,12 @@ class Worker:
             if self.proc.stdin is not None:
                 self.proc.stdin.close()
 
-    def stop(self, deadline: float | None = None) -> None:
-        """Ask politely (close stdin), wait until ``deadline`` (``time.monotonic()``;
-        default: one second from now), then kill."""
+    def stop(self, deadline: float) -> None:
+        """Ask politely (close stdin), wait until ``deadline`` (``time.monotonic()``),
+        then kill."""
         self.close_stdin()
-        end = time.monotonic() + STOP_GRACE_S if deadline is None else deadline
         with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=max(0.0, end - time.monotonic()))
+            self.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         self.kill(deadline)
 
     def stderr_tail(self, max_lines: int = 20) -> str:
