@@ -5,7 +5,8 @@ server's own CPU shares the machine's two cores with the runner, so it should co
 little as possible. This one is plain sockets and one thread per keep-alive connection:
 it reads a request (request line, headers, ``Content-Length`` body), decodes the JSON
 body, and answers ``POST …/chat/completions`` exactly ``latency`` seconds after the
-request arrived — with a ``lookup_order`` tool call when the conversation has no tool
+request arrived — counted from the kernel's receive timestamp (``SO_TIMESTAMPNS``), so
+the time this process takes to wake up is not added to the agent's latency — with a ``lookup_order`` tool call when the conversation has no tool
 message yet, else with a final answer. Other paths get 404. It prints its base URL on
 stdout and runs until its stdin closes::
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import gc
 import json
 import socket
+import struct
 import sys
 import threading
 import time
@@ -32,6 +34,8 @@ TOOL_CALL = json.dumps(
     )
 ).encode()
 FINAL = json.dumps(chat_completion(content="done", model="bench")).encode()
+_SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux; the stdlib names it from 3.14
+_ANC = socket.CMSG_SPACE(16)  # room for one struct timespec
 
 
 def _respond(status: str, body: bytes) -> bytes:
@@ -41,13 +45,26 @@ def _respond(status: str, body: bytes) -> bytes:
     ).encode() + body
 
 
+def _recv(conn: socket.socket) -> tuple[bytes, float]:
+    """One chunk, and when the kernel received it (``time.time()`` clock): the latency is
+    counted from there, so this server's own wake-up delay is not charged to the client."""
+    data, ancdata, _flags, _addr = conn.recvmsg(65536, _ANC)
+    for level, kind, raw in ancdata:
+        if level == socket.SOL_SOCKET and kind == _SO_TIMESTAMPNS and len(raw) >= 16:
+            sec, nsec = struct.unpack("qq", raw[:16])
+            return data, sec + nsec / 1e9
+    return data, time.time()
+
+
 def serve(conn: socket.socket, latency: float) -> None:
     conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    conn.setsockopt(socket.SOL_SOCKET, _SO_TIMESTAMPNS, 1)
     buf = b""
     with conn:
         while True:
+            arrived = time.time()  # a request already buffered arrived no later than now
             while b"\r\n\r\n" not in buf:
-                chunk = conn.recv(65536)
+                chunk, arrived = _recv(conn)
                 if not chunk:
                     return
                 buf += chunk
@@ -59,12 +76,11 @@ def serve(conn: socket.socket, latency: float) -> None:
                 if name.strip().lower() == b"content-length":
                     length = int(value)
             while len(buf) < length:
-                chunk = conn.recv(65536)
+                chunk, arrived = _recv(conn)
                 if not chunk:
                     return
                 buf += chunk
             body, buf = buf[:length], buf[length:]
-            arrived = time.monotonic()
             parts = lines[0].split()
             if len(parts) < 2 or not parts[1].endswith(b"/chat/completions"):
                 conn.sendall(_respond("404 Not Found", b'{"error": {"message": "not found"}}'))
@@ -72,7 +88,7 @@ def serve(conn: socket.socket, latency: float) -> None:
             request = json.loads(body)
             answered = any(m.get("role") == "tool" for m in request.get("messages", []))
             payload = _respond("200 OK", FINAL if answered else TOOL_CALL)
-            left = arrived + latency - time.monotonic()
+            left = arrived + latency - time.time()
             if left > 0:
                 time.sleep(left)
             conn.sendall(payload)
