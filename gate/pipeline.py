@@ -21,8 +21,9 @@ from typing import Any, TextIO
 from gate.config import Config, NormalizeConfig, ScoringConfig
 from gate.dataset import Dataset
 from gate.errors import ExitCode
+from gate.gcpause import no_gc
 from gate.model import SampleScore
-from gate.policy.reduce import DatasetLike, build_results, no_gc
+from gate.policy.reduce import DatasetLike, build_results
 from gate.report.redact import Redactor
 from gate.results import Results, read_results
 from gate.runsfile import RunsWriter, iter_runs

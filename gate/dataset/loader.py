@@ -18,7 +18,6 @@ The dataset hash (the pin) is defined in :func:`dataset_sha256`.
 from __future__ import annotations
 
 import csv
-import gc
 import hashlib
 import os
 import re
@@ -31,6 +30,7 @@ from gate import jsonio
 from gate.dataset.matchers import check_against_schema, did_you_mean, json_kind, parse_args
 from gate.dataset.tools import ToolFile, ToolResolver
 from gate.errors import DatasetError, Problem
+from gate.gcpause import no_gc
 from gate.model import (
     Case,
     Difficulty,
@@ -935,14 +935,10 @@ def load_dataset(path: Path, *, root: Path | None = None, display: str | None = 
     stream = CaseStream(Path(path), root=root, display=display)
     # Every object built here survives the load, so the cyclic GC would rescan a growing
     # heap again and again for garbage that is not there (2x the load time at 40,000
-    # cases, bench/load_bench.py). Loading creates no reference cycles; pause it.
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    # cases, bench/load_bench.py). Loading creates no reference cycles: pause it, and
+    # freeze what it built (gate.gcpause: else one full collection follows over it all).
+    with no_gc():
         cases = tuple(stream)
-    finally:
-        if paused:
-            gc.enable()
     assert stream.sha256 is not None
     return Dataset(
         path=stream.path,

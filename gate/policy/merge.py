@@ -17,7 +17,8 @@ from typing import Any
 
 from gate import __version__
 from gate.errors import Problem, ResultsFileError
-from gate.policy.reduce import CaseMeta, assemble, no_gc
+from gate.gcpause import no_gc
+from gate.policy.reduce import CaseMeta, assemble
 from gate.results import DatasetInfo, HardFailureResult, Results
 
 

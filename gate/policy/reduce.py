@@ -34,10 +34,8 @@ scores into that array and building the per-sample records of results.json.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -47,6 +45,7 @@ import numpy as np
 from gate import __version__
 from gate.config import Config
 from gate.errors import Problem, RunsFileError
+from gate.gcpause import no_gc
 from gate.model import METRICS, POOLED_METRICS, Case, HardFailure, SampleScore, ToolSpec
 from gate.policy import stats
 from gate.policy.advisor import advise
@@ -181,22 +180,6 @@ def build_results(
     max_extra = config.confirm.max_extra_samples if config is not None else 0
     with no_gc():
         return assemble(metas, samples, hard, header=header, seed=seed, max_extra=max_extra)
-
-
-@contextlib.contextmanager
-def no_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building large acyclic structures.
-
-    Building 100,000 sample records triggers repeated full collections that scan the
-    whole (growing) heap and find nothing: measured at more than half the build time.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _latency(*groups: Sequence[SampleScore]) -> dict[str, Any]:
