@@ -5,9 +5,10 @@ server's own CPU shares the machine's two cores with the runner, so it should co
 little as possible. This one is plain sockets and one thread per keep-alive connection:
 it reads a request (request line, headers, ``Content-Length`` body), decodes the JSON
 body, and answers ``POST …/chat/completions`` exactly ``latency`` seconds after the
-request arrived — counted from the kernel's receive timestamp (``SO_TIMESTAMPNS``), so
-the time this process takes to wake up is not added to the agent's latency — with a ``lookup_order`` tool call when the conversation has no tool
-message yet, else with a final answer. Other paths get 404. It prints its base URL on
+request arrived — counted from the kernel's receive timestamp (``SO_TIMESTAMPNS``), so the
+time this process takes to wake up is not added to the agent's latency — with a
+``lookup_order`` tool call when the conversation has no tool message yet, else with a
+final answer. Other paths get 404. It prints its base URL on
 stdout and runs until its stdin closes::
 
     python bench/lean_chat_server.py 0.05

@@ -4,20 +4,23 @@ Two scenarios, each 2,000 case-samples (400 cases × 5 samples) at concurrency 3
 case-sample being two agent steps (one tool call, then a final answer), each step taking
 ``--latency-ms`` (50 ms) in the agent:
 
-* ``openai``  — the runner is the agent loop over the fake chat-completions server
-  (``tests/servers/openai_server.py``), run in a *separate process* so that its own work
-  does not count as runner overhead; the server delays every answer by the latency;
+* ``openai``  — the runner is the agent loop over a chat-completions server run in a
+  *separate process* (``bench/lean_chat_server.py`` by default; ``--server tests`` for the
+  scripted test server), so that its own work does not count as runner overhead; the
+  server answers every request the latency after the kernel received it;
 * ``command`` — 32 worker processes of a JSON-lines agent that sleeps the latency before
-  each message. Reported twice: including the start-up of the 32 workers, and in steady
-  state (workers started before the clock starts), since start-up is paid once per run.
+  each message. Reported twice: in steady state (workers started before the clock
+  starts), and including the start-up of the 32 workers, which is paid once per run.
 
 ideal = latency × steps ÷ concurrency (the wall time with zero overhead); wall ÷ ideal
-− 1 is the overhead (target: under 5 %). Three *floor* rows run the same schedule with
-no runner at all — threads that only sleep, bare keep-alive ``http.client`` threads
-against the same server, bare pipe exchanges with the same pre-started workers — so the
-``÷ bare`` column isolates what the runner itself adds on this machine (timers, the
-server and the loopback cost something even without it). Each scenario runs ``--repeat``
-times; medians are printed. Usage::
+− 1 is the overhead (target: under 5 %). The *floor* rows run the same schedule with no
+runner at all — threads that only sleep; bare keep-alive ``http.client`` threads against
+the same server; bare pipe exchanges with the same pre-started workers, then stopping them
+(stdin closed, exit awaited, as ``run_all`` does); and, for the cold row, the same with
+the 32 workers also started inside the clock (the agent's own start-up, which the ideal
+leaves out) — so the ``÷ bare`` column isolates what the runner itself adds on this
+machine (timers, the loopback and interpreter start-up cost something even without it).
+Each scenario runs ``--repeat`` times; medians are printed. Usage::
 
     /work/venv/bin/python bench/runner_bench.py [--cases 400] [--samples 5] [--repeat 3]
 """
@@ -180,13 +183,18 @@ def _floor_http(base_url: str, concurrency: int, n: int) -> float:
     return _threads(_split(n, concurrency), work)
 
 
-def _floor_pipes(argv: list[str], concurrency: int, n: int) -> float:
-    """The same two exchanges per case-sample over bare pipes to pre-started workers."""
+def _floor_pipes(argv: list[str], concurrency: int, n: int, *, cold: bool = False) -> float:
+    """The same two exchanges per case-sample over bare pipes to pre-started workers, then
+    stopping them (stdin closed, exit awaited) as ``run_all`` does; with ``cold``, the
+    workers are also started inside the clock: the agent's own start-up."""
+    t0 = time.perf_counter()
     procs = [
         subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
         for _ in range(concurrency)
     ]
-    time.sleep(1.0)
+    if not cold:
+        time.sleep(1.0)  # the workers finish importing before the clock starts
+        t0 = time.perf_counter()
     start = json.dumps({"type": "start", "case_id": "x", "sample": 0, "seed": 1,
                         "messages": [], "tools": []}).encode() + b"\n"  # fmt: skip
     results = json.dumps({"type": "tool_results", "results": [
@@ -203,7 +211,13 @@ def _floor_pipes(argv: list[str], concurrency: int, n: int) -> float:
                 json.loads(proc.stdout.readline())
 
     try:
-        return _threads(_split(n, concurrency), work)
+        _threads(_split(n, concurrency), work)
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.close()
+        for proc in procs:
+            proc.wait(timeout=10)
+        return time.perf_counter() - t0
     finally:
         for proc in procs:
             proc.kill()
@@ -285,9 +299,10 @@ def main() -> None:
         agent.prepare(n)
         time.sleep(1.0)  # the workers finish importing before the clock starts
         add("command: run_all, warm", _run(cfg, ds, tmp / f"warm-{r}", args.samples, agent)[0])
+        add("command: bare pipes, cold", _floor_pipes(argv, c, n, cold=True))
         add("command: run_all, cold", _run(cfg, ds, tmp / f"cold-{r}", args.samples)[0])
     floors["command: run_all, warm"] = "command: bare pipes"
-    floors["command: run_all, cold"] = "command: bare pipes"
+    floors["command: run_all, cold"] = "command: bare pipes, cold"
 
     print(f"{'scenario':27} {'wall':>7} {'÷ ideal':>8} {'÷ bare':>7}   runs")
     for name, walls in rows.items():
