@@ -134,8 +134,12 @@ def _turn_from_json(obj: Any, field: str) -> Turn:
     )
 
 
-def run_from_json(obj: Any) -> Run:
-    """One decoded runs.jsonl record → :class:`Run`; raises ``_Bad`` with the field."""
+def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
+    """One decoded runs.jsonl record → :class:`Run`; raises ``_Bad`` with the field.
+
+    ``turns``, when given, are the converted turns of a record whose ``turns`` value is
+    equal to this one's (so they convert without error to the same): every other field
+    is still checked, in the same order, and the turns are not converted again."""
     if not isinstance(obj, dict):
         raise _Bad("", "each line must be a JSON object")
     unknown = obj.keys() - _RUN_KEYS
@@ -147,8 +151,8 @@ def run_from_json(obj: Any) -> Run:
     sample = obj.get("sample", 0)
     if not isinstance(sample, int) or isinstance(sample, bool) or sample < 0:
         raise _Bad("sample", "must be an integer >= 0")
-    turns = obj.get("turns", [])
-    if not isinstance(turns, list):
+    raw_turns = obj.get("turns", [])
+    if not isinstance(raw_turns, list):
         raise _Bad("turns", "must be an array")
     error = obj.get("error")
     if error is not None and not isinstance(error, str):
@@ -171,7 +175,9 @@ def run_from_json(obj: Any) -> Run:
     return Run(
         case_id=case_id,
         sample=sample,
-        turns=tuple(_turn_from_json(t, f"turns[{i}]") for i, t in enumerate(turns)),
+        turns=turns
+        if turns is not None
+        else tuple(_turn_from_json(t, f"turns[{i}]") for i, t in enumerate(raw_turns)),
         final=final,
         error=error,
         latency_ms=float(latency) if latency is not None else None,
@@ -182,12 +188,21 @@ def run_from_json(obj: Any) -> Run:
 
 def parse_run_line(line: bytes | str, *, file: str, lineno: int) -> Run:
     """Decode and convert one line; any problem is a :class:`RunsFileError` naming it."""
+    return convert_run(decode_run_line(line, file=file, lineno=lineno), file=file, lineno=lineno)
+
+
+def decode_run_line(line: bytes | str, *, file: str, lineno: int) -> Any:
+    """The first half of :func:`parse_run_line`: the strict JSON decode of one line."""
     try:
-        obj = jsonio.loads_strict(line)
+        return jsonio.loads_strict(line)
     except jsonio.JsonInputError as exc:
         raise RunsFileError(Problem(file, lineno, None, str(exc))) from None
+
+
+def convert_run(obj: Any, *, file: str, lineno: int, turns: tuple[Turn, ...] | None = None) -> Run:
+    """The second half of :func:`parse_run_line` (``turns``: see :func:`run_from_json`)."""
     try:
-        return run_from_json(obj)
+        return run_from_json(obj, turns)
     except _Bad as bad:
         raise RunsFileError(Problem(file, lineno, bad.field or None, bad.message)) from None
 

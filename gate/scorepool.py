@@ -38,9 +38,9 @@ from typing import Any
 import orjson
 
 from gate.errors import Problem, RunsFileError
-from gate.model import Case, HardFailure, HardFailureKind, Run, SampleScore
+from gate.model import Case, HardFailure, HardFailureKind, Run, SampleScore, Turn
 from gate.policy.reduce import DatasetLike, in_shard
-from gate.runsfile import iter_runs, parse_run_line, run_to_json
+from gate.runsfile import convert_run, decode_run_line, iter_runs, run_to_json
 from gate.scorers import SCORERS, ScoringContext, score_sample
 
 MAX_PROBLEMS = 50
@@ -205,7 +205,7 @@ def _serial(
             out.append(derive(hit[1], run.sample, run.latency_ms, run.usage))
         else:
             score = score_sample(cases[run.case_id], run, ctx)
-            memo.put(key, 0, score)
+            memo.put(key, 0, score, run.turns)
             out.append(score)
     return out
 
@@ -222,15 +222,19 @@ class Memo:
     :data:`MEMO_SIZE` runs."""
 
     def __init__(self) -> None:
-        self._d: dict[Any, tuple[int, SampleScore]] = {}
+        self._d: dict[Any, tuple[int, SampleScore, tuple[Turn, ...]]] = {}
 
     @staticmethod
-    def key_of_line(raw: bytes, cid: str) -> Any:
+    def key_of_json(obj: dict[str, Any], cid: str) -> Any:
+        """The key of a decoded line that is not converted yet (so nothing in it is
+        checked: a field of the wrong type gives no key, and the line its error)."""
+        error = obj.get("error")
+        if error is not None and not isinstance(error, str):
+            return None
         try:
-            o = orjson.loads(raw)
-            return (cid, orjson.dumps(o.get("turns")), o.get("error"), o.get("final") is None)
-        except (orjson.JSONDecodeError, TypeError):
-            return None  # a line only the strict reader decodes: score it, do not memoise
+            return (cid, orjson.dumps(obj.get("turns")), error, obj.get("final") is None)
+        except TypeError:
+            return None
 
     @staticmethod
     def key_of_run(run: Run) -> Any:
@@ -240,15 +244,16 @@ class Memo:
             return None
         return (run.case_id, turns, run.error, run.final is None)
 
-    def get(self, key: Any) -> tuple[int, SampleScore] | None:
+    def get(self, key: Any) -> tuple[int, SampleScore, tuple[Turn, ...]] | None:
+        """(line number, score, converted turns) of the run first seen with ``key``."""
         return self._d.get(key) if key is not None else None
 
-    def put(self, key: Any, lineno: int, score: SampleScore) -> None:
+    def put(self, key: Any, lineno: int, score: SampleScore, turns: tuple[Turn, ...]) -> None:
         if key is None:
             return
         if len(self._d) >= MEMO_SIZE:
             self._d.clear()
-        self._d[key] = (lineno, score)
+        self._d[key] = (lineno, score, turns)
 
 
 MEMO_SIZE = 20_000
@@ -322,23 +327,28 @@ def _work(chunk: tuple[int, int, int]) -> bytes:
     for raw in data[start:end].split(b"\n"):
         if raw.strip():
             try:
-                run = parse_run_line(raw, file=display, lineno=lineno)
+                obj = decode_run_line(raw, file=display, lineno=lineno)
+                cid = obj.get("case_id") if isinstance(obj, dict) else None
+                key = memo.key_of_json(obj, cid) if isinstance(cid, str) and cid in wanted else None
+                hit = memo.get(key)
+                # A line with the turns of an earlier one: its other fields are checked,
+                # its turns (already converted, so valid) are not converted again.
+                run = convert_run(
+                    obj, file=display, lineno=lineno, turns=hit[2] if hit is not None else None
+                )
             except RunsFileError as exc:
                 problems = [[p.file, p.line, p.field, p.message] for p in exc.problems]
                 out.append(["error", lineno, problems])
                 break  # the serial reader stops at the first bad line too
             cid = run.case_id
-            if cid in wanted:
-                key = memo.key_of_line(raw, cid)
-                hit = memo.get(key)
-                if hit is not None:
-                    # The same run as an earlier line: the parent copies that line's score.
-                    ref = ["=", hit[0], run.latency_ms, run.usage]
-                    out.append([lineno, cid, run.sample, ref])
-                else:
-                    score = score_sample(cases[cid], run, ctx)
-                    memo.put(key, lineno, score)
-                    out.append([lineno, cid, run.sample, _record(score)])
+            if hit is not None:
+                # The same run as an earlier line: the parent copies that line's score.
+                ref = ["=", hit[0], run.latency_ms, run.usage]
+                out.append([lineno, cid, run.sample, ref])
+            elif cid in wanted:
+                score = score_sample(cases[cid], run, ctx)
+                memo.put(key, lineno, score, run.turns)
+                out.append([lineno, cid, run.sample, _record(score)])
             else:
                 out.append([lineno, cid, run.sample, None])
         lineno += 1

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from gate.dataset import load_dataset
+from gate.errors import RunsFileError
 from gate.runsfile import read_runs
 from gate.scorepool import read_and_score
 from gate.scorers import ScoringContext, score_sample
@@ -88,3 +89,43 @@ def test_derive__copies_every_field_but_the_sample_its_timing_and_usage() -> Non
             assert getattr(got, f.name) == getattr(score, f.name), f.name
     assert (got.sample, got.latency_ms, got.usage) == (4, 2.5, {"prompt_tokens": 5})
     assert got.hard_failures == (HardFailure(hard.kind, "c", 4, hard.call, hard.message),)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("latency_ms", "slow"),
+        ("usage", {"prompt_tokens": "many"}),
+        ("sample", -1),
+        ("final", 3),
+        ("error", ["not", "a", "string"]),
+        ("case_id", ["known-order"]),
+        ("surprise", 1),
+    ],
+)
+def test_read_and_score__repeat_of_an_earlier_run_with_a_bad_field__same_error_both_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, field: str, value: object
+) -> None:
+    """A line whose turns repeat an earlier line's skips converting them again in the
+    parallel reader: every other field must still be checked, with the serial reader's
+    error (file, line, field, message)."""
+    ds_path = tmp_path / "dataset.jsonl"
+    ds_path.write_text("".join(json.dumps(c) + "\n" for c in CASES))
+    runs = _many_runs(30)
+    bad = dict(runs[0], sample=999)
+    bad[field] = value
+    runs.insert(20, bad)
+    runs_path = tmp_path / "runs.jsonl"
+    runs_path.write_text("".join(json.dumps(r) + "\n" for r in runs))
+    ds = load_dataset(ds_path)
+    problems = []
+    for workers in ("1", "2"):
+        monkeypatch.setenv("TOOLGATE_SCORE_WORKERS", workers)
+        with pytest.raises(RunsFileError) as exc:
+            read_and_score(
+                ds, runs_path, "runs.jsonl", None, ScoringContext.build(None, None, ds.tools)
+            )
+        problems.append(exc.value.problems)
+    assert problems[0] == problems[1]
+    (problem,) = problems[0]
+    assert (problem.line, problem.field) == (21, field)
