@@ -241,3 +241,44 @@ def test_run_all__deadline_during_a_case__deadline_error_not_timeout(tmp_path: P
         "deadline: the global deadline passed during the case (timeout: the agent did not answer"
     )
     assert s.error_kinds == {"deadline": 1} and s.not_started == 0
+
+
+def test_run_all__many_threads_writing__every_line_whole_and_counted(tmp_path: Path) -> None:
+    agent = CountingAgent()
+    ds = FakeDataset([case(f"c{i}") for i in range(100)])
+    s = run_all(_cfg(tmp_path, concurrency=16), ds, tmp_path / "out", samples=4, shard=None,
+                resume=False, progress=False, agent=agent)  # fmt: skip
+    keys = _keys(tmp_path / "out" / "runs.jsonl")  # a cut or merged line would not parse
+    assert len(keys) == len(set(keys)) == s.written == 400
+
+
+def test_close__waits_for_a_line_being_written__then_writes_no_more(tmp_path: Path) -> None:
+    """Lines are written outside the runner's lock; closing an interrupted run must not
+    cut one that a still-running thread is writing, and no line may start after it."""
+    from gate.replay.runner import _close, _State, _Worker
+
+    started, release = threading.Event(), threading.Event()
+
+    class SlowWriter(RunsWriter):
+        def write_line(self, line: bytes) -> None:
+            started.set()
+            assert release.wait(5)
+            super().write_line(line)
+
+    path = tmp_path / "runs.jsonl"
+    writer = SlowWriter(path)
+    state = _State(progress=Progress(2, None))
+    worker = _Worker(None, None, [], writer, state, None, None)  # type: ignore[arg-type]
+    first = threading.Thread(target=worker._write, args=(Run(case_id="c", sample=0), 0, [], False))
+    first.start()
+    assert started.wait(5)
+    closer = threading.Thread(target=_close, args=(state, writer))
+    closer.start()
+    time.sleep(0.2)
+    assert closer.is_alive() and state.closed  # waiting for the line half-way through
+    release.set()
+    closer.join(5)
+    first.join(5)
+    assert not closer.is_alive() and not first.is_alive()
+    worker._write(Run(case_id="c", sample=1), 0, [], False)  # after close: not written
+    assert _keys(path) == [("c", 0)] and state.done == 1 and state.writing == 0
