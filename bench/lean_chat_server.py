@@ -35,7 +35,7 @@ TOOL_CALL = json.dumps(
     )
 ).encode()
 FINAL = json.dumps(chat_completion(content="done", model="bench")).encode()
-_SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux; the stdlib names it from 3.14
+_SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35)  # Linux's value; Python 3.11 lacks the name
 _ANC = socket.CMSG_SPACE(16)  # room for one struct timespec
 
 
