@@ -328,8 +328,12 @@ def _work(chunk: tuple[int, int, int]) -> bytes:
         if raw.strip():
             try:
                 obj = decode_run_line(raw, file=display, lineno=lineno)
-                cid = obj.get("case_id") if isinstance(obj, dict) else None
-                key = memo.key_of_json(obj, cid) if isinstance(cid, str) and cid in wanted else None
+                raw_id = obj.get("case_id") if isinstance(obj, dict) else None  # unchecked
+                key = (
+                    memo.key_of_json(obj, raw_id)
+                    if isinstance(raw_id, str) and raw_id in wanted
+                    else None
+                )
                 hit = memo.get(key)
                 # A line with the turns of an earlier one: its other fields are checked,
                 # its turns (already converted, so valid) are not converted again.
