@@ -11,7 +11,7 @@ import pytest
 from gate.dataset import load_dataset
 from gate.errors import RunsFileError
 from gate.runsfile import read_runs
-from gate.scorepool import read_and_score
+from gate.pipeline._scorepool import read_and_score
 from gate.scorers import ScoringContext, score_sample
 from tests.scorers.test_score_command import CASES, _many_runs
 
@@ -60,7 +60,7 @@ def test_derive__copies_every_field_but_the_sample_its_timing_and_usage() -> Non
     import dataclasses
 
     from gate.model import HardFailure, HardFailureKind, SampleScore
-    from gate.scorepool import derive
+    from gate.pipeline._scorepool import derive
 
     hard = HardFailure(HardFailureKind.MUST_NOT_CALL, "c", 0, {"name": "x"}, "bad")
     score = SampleScore(

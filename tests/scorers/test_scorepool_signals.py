@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from gate import scorepool
+from gate.pipeline import _scorepool as scorepool
 
 
 def _sigterm_is_default() -> bool:

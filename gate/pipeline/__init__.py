@@ -1,0 +1,29 @@
+"""Orchestration: the stages of a gate run, wired from the pure layers and the I/O layers.
+
+``check`` (``toolgate check``, the CI job) runs them in order, each in its own module:
+:mod:`~gate.pipeline.inputs` (config, dataset, pin, baseline) → the runner →
+:mod:`~gate.pipeline.score` → :mod:`~gate.pipeline.confirm` → :mod:`~gate.pipeline.judge`
+→ :func:`gate.policy.decide.decide` → :mod:`~gate.pipeline.publish` (results, reports and
+publishing). The score stage's parallel reader is private (``_scorepool``).
+"""
+
+from gate.pipeline.check import CheckOptions, CheckOutcome, check, unrecorded_calls
+from gate.pipeline.confirm import confirm_stage
+from gate.pipeline.inputs import load_baseline, load_inputs, redactor_for, scoring_context
+from gate.pipeline.judge import judge_stage
+from gate.pipeline.score import score_stage, score_with_scores
+
+__all__ = [
+    "CheckOptions",
+    "CheckOutcome",
+    "check",
+    "confirm_stage",
+    "judge_stage",
+    "load_baseline",
+    "load_inputs",
+    "redactor_for",
+    "score_stage",
+    "score_with_scores",
+    "scoring_context",
+    "unrecorded_calls",
+]
