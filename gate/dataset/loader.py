@@ -125,6 +125,9 @@ class Dataset:
     sha256: str
     files: tuple[Path, ...] = ()
     tools: dict[str, ToolSpec] = field(default_factory=dict)
+    cases_sha256: str | None = None
+    """sha256 of the dataset file's bytes alone, without the tool files it references
+    (computed from the bytes read, never by reading the file again)."""
     _index: dict[str, Case] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -866,6 +869,7 @@ class CaseStream:
         self.root = Path(root) if root is not None else self.path.parent
         self.check_duplicates = check_duplicates
         self.sha256: str | None = None
+        self.cases_sha256: str | None = None
         self.files: tuple[Path, ...] = ()
         self.tools: dict[str, ToolSpec] = {}
         self.count = 0
@@ -914,7 +918,8 @@ class CaseStream:
             ),
         )
         refs = {tf.relpath: tf.sha256 for tf in resolver.files.values()}
-        self.sha256 = dataset_sha256(digest.hexdigest(), refs)
+        self.cases_sha256 = digest.hexdigest()
+        self.sha256 = dataset_sha256(self.cases_sha256, refs)
 
 
 def iter_cases(
@@ -947,4 +952,5 @@ def load_dataset(path: Path, *, root: Path | None = None, display: str | None = 
         sha256=stream.sha256,
         files=stream.files,
         tools=stream.tools,
+        cases_sha256=stream.cases_sha256,
     )

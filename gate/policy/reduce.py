@@ -152,7 +152,7 @@ def build_results(
     with no_gc():
         samples, hard = _sample_records(dataset.display, metas, scores, extra_scores)
     seed = config.seed if config is not None else 0
-    cases_sha = getattr(dataset, "cases_sha256", None) or _file_sha256(dataset.path)
+    cases_sha = getattr(dataset, "cases_sha256", None)
     header: dict[str, Any] = {
         "toolgate_version": __version__,
         "gate_name": config.name if config is not None else "toolgate",
@@ -199,15 +199,6 @@ def _latency(*groups: Sequence[SampleScore]) -> dict[str, Any]:
             "max": round(float(ms.max()), 1),
         }
     }
-
-
-def _file_sha256(path: Path) -> str | None:
-    # The dataset file alone, without the tool files it references: equal for two
-    # datasets that differ only in tool definitions (see DatasetInfo.cases_sha256).
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return None
 
 
 # ─── per-sample records ──────────────────────────────────────────────────────
