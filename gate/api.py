@@ -230,7 +230,9 @@ def assert_tool_calls(
 
 def render_failure(score: SampleScore) -> str:
     """The evidence of a failed sample, as the PR comment and JUnit report show it."""
-    ev = score.evidence
+    from gate.results import evidence_json
+
+    ev = evidence_json(score.evidence) if score.evidence is not None else {}
     lines = [f"tool calls do not match (failing checks: {', '.join(score.failed_checks) or '—'})"]
     if isinstance(ev.get("summary"), str) and ev["summary"]:
         lines.append(f"  why: {ev['summary']}")

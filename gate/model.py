@@ -258,11 +258,15 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """What the runner answered to one call (from the frozen responses)."""
+    """What the runner answered to one call (from the frozen responses).
+
+    ``unrecorded`` is true for the runner's "no frozen response" error: a gap in the
+    dataset, not a failure of the tool (the runner sets it; runs.jsonl records it)."""
 
     id: str | None
     content: JsonValue
     is_error: bool = False
+    unrecorded: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,8 +318,144 @@ class HardFailure:
     kind: HardFailureKind
     case_id: str
     sample: int
-    call: Mapping[str, JsonValue]
+    call: ToolCall
     message: str
+
+
+class MissingWhy(enum.StrEnum):
+    """Why an expected call of the chosen expectation list is not matched."""
+
+    NOT_CALLED = "not called"
+    UNPARSED = "called, but its arguments did not parse"
+    OTHER_ARGS = "called with different arguments"
+
+
+@dataclass(frozen=True, slots=True)
+class ActualCall:
+    """One call the agent made, as evidence shows it: the call and its turn (0-based)."""
+
+    call: ToolCall
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class MissingCall:
+    """An expected call (``index`` into ``Evidence.expected``) that no call matched."""
+
+    index: int
+    name: str
+    why: MissingWhy
+
+
+@dataclass(frozen=True, slots=True)
+class ExtraCall:
+    """An actual call (``index`` into ``Evidence.actual``) that matched no expectation."""
+
+    index: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ArgProblem:
+    """One argument that keeps a call from matching its expectation. ``argument`` is a
+    dotted path into nested objects (``address.country``), ``None`` when the arguments
+    did not parse; ``actual`` is meaningful only when ``present``."""
+
+    argument: str | None
+    expected: JsonValue
+    why: str
+    actual: JsonValue = None
+    present: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ArgDiff:
+    """An expected call answered by a call of the same tool with other arguments."""
+
+    expected_index: int
+    actual_index: int
+    tool: str
+    diffs: tuple[ArgProblem, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MalformedCall:
+    """A structurally broken call (``index`` into ``Evidence.actual``) and why."""
+
+    index: int
+    name: str
+    kind: MalformedKind
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """A hard-failure rule a call broke (``index`` into ``Evidence.actual``)."""
+
+    rule: HardFailureKind
+    index: int
+    name: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What the reports show for one sample, computed by the scorers (never recomputed).
+
+    * ``expected``: the expectation list that matched best (``alternative``: its index,
+      0 = the canonical list); ``actual``: every call made, in run order;
+    * ``matched``: ``(expected index, actual index)`` pairs of the maximum matching;
+    * ``missing`` / ``extra``: expected calls not matched, actual calls not matched;
+    * ``arg_diffs``: per expected call answered by a same-name call with other arguments,
+      the arguments that differ; ``malformed``: broken calls with their class;
+    * ``violations``: must-not-call, argument-scope and required-before rules broken;
+    * ``summary``: one line (``2 exact, 1 name-only; 3 expected, 4 actual``);
+    * ``unrecorded``: indices of calls without a frozen response; ``agent_error``: the
+      run's error, if any.
+    """
+
+    expected: tuple[ExpectedCall, ...]
+    actual: tuple[ActualCall, ...]
+    alternative: int
+    matched: tuple[tuple[int, int], ...]
+    summary: str
+    missing: tuple[MissingCall, ...] = ()
+    extra: tuple[ExtraCall, ...] = ()
+    arg_diffs: tuple[ArgDiff, ...] = ()
+    malformed: tuple[MalformedCall, ...] = ()
+    violations: tuple[Violation, ...] = ()
+    unrecorded: tuple[int, ...] = ()
+    agent_error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolTally:
+    """One tool's counts in one sample: expected calls, matched ones, calls made."""
+
+    expected: int
+    matched: int
+    called: int
+
+
+@dataclass(frozen=True, slots=True)
+class Tallies:
+    """Raw counts of one sample that the dataset level pools (ratios of sums, never means).
+
+    * ``calls``: calls made; ``calls_on_no_tool``: calls made on a no-tool case;
+    * ``per_tool``: name → :class:`ToolTally` (the per-tool recall rollup);
+    * ``confusion``: for a case with exactly one expected call, ``(expected tool, tool
+      called)`` — the expected tool when any call named it, else the first tool called,
+      else ``None``;
+    * ``malformed``: malformed-call class (``MalformedKind`` value) → count;
+    * ``unrecorded``: calls without a frozen response.
+    """
+
+    calls: int = 0
+    calls_on_no_tool: int = 0
+    per_tool: Mapping[str, ToolTally] = field(default_factory=dict)
+    confusion: tuple[tuple[str, str | None], ...] = ()
+    malformed: Mapping[str, int] = field(default_factory=dict)
+    unrecorded: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,12 +466,12 @@ class SampleScore:
       means), e.g. ``call_accuracy`` on a no-tool case. Rates are in [0, 1]; counts ≥ 0.
     * ``passed`` / ``failed_checks``: the case-pass rule of DESIGN §6 and the names of
       the checks that failed it (empty when passed).
-    * ``reasons``: metric name → one plain-language sentence.
-    * ``evidence``: JSON-able detail the reports render without recomputing (expected
-      and actual calls, the matching, missing and extra calls, argument differences,
-      malformed calls with their class, violations).
-    * ``tallies``: raw counts the dataset level pools (calls made, calls on no-tool
-      cases, per-tool expected/matched, confusion pairs).
+    * ``reasons``: metric name → one plain-language sentence, for the metrics that failed
+      (a value other than the best one) or do not apply (n/a); every metric's when
+      scored with ``full=True`` (``gate.scorers.score_sample``).
+    * ``evidence``: what the reports render without recomputing (:class:`Evidence`);
+      ``None`` for a passing sample unless scored with ``full=True``.
+    * ``tallies``: raw counts the dataset level pools (:class:`Tallies`).
     """
 
     case_id: str
@@ -340,8 +480,8 @@ class SampleScore:
     scores: Mapping[str, float | None]
     failed_checks: tuple[str, ...] = ()
     reasons: Mapping[str, str] = field(default_factory=dict)
-    evidence: Mapping[str, JsonValue] = field(default_factory=dict)
-    tallies: Mapping[str, JsonValue] = field(default_factory=dict)
+    evidence: Evidence | None = None
+    tallies: Tallies = field(default_factory=Tallies)
     hard_failures: tuple[HardFailure, ...] = ()
     error: str | None = None
     latency_ms: float | None = None

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from gate import jsonio
 from gate.errors import Problem, ResultsFileError
+from gate.model import ActualCall, ArgDiff, Evidence, Tallies
 
 SCHEMA_VERSION: Literal[1] = 1
 
@@ -445,6 +446,70 @@ _SET_FIELDS = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
 _SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
 _SPECS: dict[type[BaseModel], tuple[frozenset[str], dict[str, Any]]] = {}
+
+
+# ─── typed values → results.json ─────────────────────────────────────────────
+
+
+def _actual_json(a: ActualCall) -> dict[str, Any]:
+    out = a.call.to_json()
+    out["turn"] = a.turn
+    return out
+
+
+def _arg_diff_json(d: ArgDiff) -> dict[str, Any]:
+    diffs = []
+    for p in d.diffs:
+        entry: dict[str, Any] = {"argument": p.argument, "expected": p.expected, "why": p.why}
+        if p.present:
+            entry["actual"] = p.actual
+        diffs.append(entry)
+    return {
+        "expected_index": d.expected_index,
+        "actual_index": d.actual_index,
+        "tool": d.tool,
+        "diffs": diffs,
+    }
+
+
+def evidence_json(ev: Evidence) -> dict[str, Any]:
+    """A sample's :class:`~gate.model.Evidence` as results.json holds it (the keys are
+    documented in ``docs/scoring.md``)."""
+    out: dict[str, Any] = {
+        "expected": [e.to_json() for e in ev.expected],
+        "actual": [_actual_json(a) for a in ev.actual],
+        "alternative": ev.alternative,
+        "matched": [[i, j] for i, j in ev.matched],
+        "missing": [{"index": m.index, "name": m.name, "why": m.why.value} for m in ev.missing],
+        "extra": [{"index": x.index, "name": x.name} for x in ev.extra],
+        "arg_diffs": [_arg_diff_json(d) for d in ev.arg_diffs],
+        "malformed": [
+            {"index": m.index, "name": m.name, "kind": m.kind.value, "detail": m.detail}
+            for m in ev.malformed
+        ],
+        "violations": [
+            {"rule": v.rule.value, "index": v.index, "name": v.name, "message": v.message}
+            for v in ev.violations
+        ],
+        "summary": ev.summary,
+    }
+    if ev.unrecorded:
+        out["unrecorded"] = list(ev.unrecorded)
+    if ev.agent_error is not None:
+        out["agent_error"] = ev.agent_error
+    return out
+
+
+def tallies_json(t: Tallies) -> dict[str, Any]:
+    """A sample's :class:`~gate.model.Tallies` as results.json holds them."""
+    return {
+        "calls": t.calls,
+        "calls_on_no_tool": t.calls_on_no_tool,
+        "per_tool": {n: [x.expected, x.matched, x.called] for n, x in t.per_tool.items()},
+        "confusion": [[e, a] for e, a in t.confusion],
+        "malformed": dict(t.malformed),
+        "unrecorded": t.unrecorded,
+    }
 
 
 def json_schema() -> dict[str, Any]:

@@ -11,7 +11,10 @@ A line::
                 "content": null}],
      "final": "…", "error": null, "latency_ms": 812.5, "usage": {"prompt_tokens": 310}}
 
-A plain ``{"name": …, "arguments": {…}}`` call is accepted as is (``parse_ok`` true). A call
+A tool result with ``"unrecorded": true`` is the runner's "no frozen response" error
+(results of older files, without the field, are recognised by the key their content
+carried, ``toolgate_unrecorded``). A plain ``{"name": …, "arguments": {…}}`` call is
+accepted as is (``parse_ok`` true). A call
 whose ``arguments`` is a string is decoded here (``raw_arguments`` keeps the string); if it
 is not a JSON object, the call keeps ``parse_ok: false`` and ``arguments: null`` — a parse
 failure is data to score, never an input error. Anything else that does not fit is an
@@ -36,7 +39,11 @@ _RUN_KEYS = frozenset(
 )
 _TURN_KEYS = frozenset({"calls", "tool_results", "content"})
 _CALL_KEYS = frozenset({"id", "name", "arguments", "raw_arguments", "parse_ok", "type", "index"})
-_RESULT_KEYS = frozenset({"id", "content", "is_error", "name"})
+_RESULT_KEYS = frozenset({"id", "content", "is_error", "name", "unrecorded"})
+
+LEGACY_UNRECORDED_KEY = "toolgate_unrecorded"
+"""Before tool results had an ``unrecorded`` field, the runner marked its "no frozen
+response" error by this key in the result's content; such files still read (here, once)."""
 
 
 class _Bad(Exception):
@@ -107,7 +114,15 @@ def _result_from_json(obj: Any, field: str) -> ToolResult:
     cid = obj.get("id")
     if cid is not None and not isinstance(cid, str):
         raise _Bad(f"{field}.id", "must be a string or null")
-    return ToolResult(id=cid, content=obj.get("content"), is_error=is_error)
+    content = obj.get("content")
+    unrecorded = obj.get("unrecorded")
+    if unrecorded is None:
+        unrecorded = (
+            is_error and isinstance(content, dict) and content.get(LEGACY_UNRECORDED_KEY) is True
+        )
+    elif not isinstance(unrecorded, bool):
+        raise _Bad(f"{field}.unrecorded", "must be true or false")
+    return ToolResult(id=cid, content=content, is_error=is_error, unrecorded=unrecorded)
 
 
 def _turn_from_json(obj: Any, field: str) -> Turn:
@@ -235,10 +250,7 @@ def run_to_json(run: Run) -> dict[str, Any]:
         "turns": [
             {
                 "calls": [c.to_json() for c in t.calls],
-                "tool_results": [
-                    {"id": r.id, "content": r.content, "is_error": r.is_error}
-                    for r in t.tool_results
-                ],
+                "tool_results": [_result_to_json(r) for r in t.tool_results],
                 "content": t.content,
             }
             for t in run.turns
@@ -250,6 +262,13 @@ def run_to_json(run: Run) -> dict[str, Any]:
     }
     if run.meta is not None:
         out["meta"] = dict(run.meta)
+    return out
+
+
+def _result_to_json(r: ToolResult) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": r.id, "content": r.content, "is_error": r.is_error}
+    if r.unrecorded:
+        out["unrecorded"] = True
     return out
 
 

@@ -6,8 +6,8 @@ Used by :func:`gate.pipeline.score_stage`. Two paths, one result:
   each run (:func:`gate.scorers.score_sample`);
 * **parallel** — for large files on a machine with several cores, the file is cut at line
   boundaries into chunks that forked worker processes read and score; each worker sends its
-  records back as one orjson blob, and the parent rebuilds the
-  :class:`~gate.model.SampleScore` objects in file order. Scoring is a pure function of
+  scores back pickled, and the parent puts the :class:`~gate.model.SampleScore` objects in
+  file order. Scoring is a pure function of
   (case, run, context), so the scores are identical to the serial path's whatever the
   chunking (a test compares the two).
 
@@ -29,19 +29,20 @@ import gc
 import itertools
 import multiprocessing
 import os
+import pickle
 import signal
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from gate.errors import Problem, RunsFileError
-from gate.model import Case, HardFailure, HardFailureKind, Run, SampleScore, Turn
+from gate.model import Case, HardFailure, Run, SampleScore, Turn
 from gate.policy.reduce import DatasetLike, in_shard
 from gate.runsfile import convert_run, decode_run_line, iter_runs, run_to_json
-from gate.scorers import SCORERS, ScoringContext, score_sample
+from gate.scorers import ScoringContext, score_sample
 
 MAX_PROBLEMS = 50
 """Coverage problems listed before giving up (one pass reports many, not all)."""
@@ -316,8 +317,8 @@ worker in file order, so a reference always points to a line the parent already 
 
 
 def _work(chunk: tuple[int, int, int]) -> bytes:
-    """Read and score one chunk; returns an orjson array of entries
-    ``[lineno, case_id, sample, record | null]`` or ``["error", lineno, problems]``."""
+    """Read and score one chunk; returns the pickled entries ``[lineno, case_id, sample,
+    score | memo reference | None]`` or ``["error", lineno, problems]``."""
     assert _JOB is not None
     data, display, cases, wanted, ctx = _JOB
     gc.disable()  # acyclic records only: collections would rescan them for nothing
@@ -352,62 +353,11 @@ def _work(chunk: tuple[int, int, int]) -> bytes:
             elif cid in wanted:
                 score = score_sample(cases[cid], run, ctx)
                 memo.put(key, lineno, score, run.turns)
-                out.append([lineno, cid, run.sample, _record(score)])
+                out.append([lineno, cid, run.sample, score])
             else:
                 out.append([lineno, cid, run.sample, None])
         lineno += 1
-    try:
-        return orjson.dumps(out)
-    except TypeError:  # a value orjson cannot write (guarded by the reader): go slow
-        import pickle
-
-        return b"P" + pickle.dumps(out)
-
-
-_NAMES: tuple[str, ...] = (*SCORERS, "composite_clean_rate", "case_passed")
-"""The order of ``SampleScore.scores`` and ``.reasons`` (``score_sample`` fills them in it):
-records send the values only, a third less to decode in the parent."""
-
-
-def _record(s: SampleScore) -> list[Any]:
-    scores: Any = s.scores
-    reasons: Any = s.reasons
-    if tuple(scores) == _NAMES and tuple(reasons) == _NAMES:
-        scores = list(scores.values())
-        reasons = list(reasons.values())
-    return [
-        s.passed,
-        scores,
-        list(s.failed_checks),
-        reasons,
-        s.evidence,
-        s.tallies,
-        [[h.kind.value, h.call, h.message] for h in s.hard_failures],
-        s.error,
-        s.latency_ms,
-        s.usage,
-    ]
-
-
-def _from_record(cid: str, sample: int, r: Sequence[Any]) -> SampleScore:
-    scores = r[1] if type(r[1]) is dict else dict(zip(_NAMES, r[1], strict=True))
-    reasons = r[3] if type(r[3]) is dict else dict(zip(_NAMES, r[3], strict=True))
-    return SampleScore(
-        case_id=cid,
-        sample=sample,
-        passed=r[0],
-        scores=scores,
-        failed_checks=tuple(r[2]),
-        reasons=reasons,
-        evidence=r[4],
-        tallies=r[5],
-        hard_failures=tuple(
-            HardFailure(HardFailureKind(k), cid, sample, call, msg) for k, call, msg in r[6]
-        ),
-        error=r[7],
-        latency_ms=r[8],
-        usage=r[9],
-    )
+    return pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _parallel(
@@ -429,9 +379,7 @@ def _parallel(
     try:
         with multiprocessing.get_context("fork").Pool(workers, initializer=_worker_init) as pool:
             for blob in pool.imap(_work, chunks):
-                entries: Iterable[Any] = (
-                    orjson.loads(blob) if not blob.startswith(b"P") else _unpickle(blob)
-                )
+                entries: Iterable[Any] = pickle.loads(blob)
                 for e in entries:
                     if e[0] == "error":
                         # Chunks arrive in file order: the first error seen is the first
@@ -446,10 +394,10 @@ def _parallel(
                     if rec is None:
                         cov.add(lineno, cid, sample)
                         continue
-                    if rec[0] == "=":
-                        score = derive(by_line[rec[1]], sample, rec[2], rec[3])
+                    if isinstance(rec, SampleScore):
+                        score = rec
                     else:
-                        score = _from_record(cid, sample, rec)
+                        score = derive(by_line[rec[1]], sample, rec[2], rec[3])
                     by_line[lineno] = score
                     if cov.add(lineno, cid, sample):
                         scores.append(score)
@@ -467,9 +415,3 @@ def _worker_init() -> None:
     worker that exception could leave it alive, or holding the pool's shared queue lock,
     and ``terminate`` then waited for it forever (a hang seen about once in ten runs)."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
-def _unpickle(blob: bytes) -> Any:
-    import pickle
-
-    return pickle.loads(blob[1:])

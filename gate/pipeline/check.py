@@ -118,8 +118,9 @@ def unrecorded_calls(dataset: Dataset, runs_path: Path) -> list[str]:
     for _, run in iter_runs(runs_path):
         for turn in run.turns:
             for result in turn.tool_results:
-                content = result.content
-                if isinstance(content, dict) and content.get("toolgate_unrecorded") is True:
-                    text = f"case {run.case_id}: {content.get('error', 'no frozen response')}"
+                if result.unrecorded:
+                    content = result.content
+                    why = content.get("error") if isinstance(content, dict) else None
+                    text = f"case {run.case_id}: {why or 'no frozen response'}"
                     found.append((order.get(run.case_id, len(order)), run.sample, text))
     return [text for *_, text in sorted(found)]

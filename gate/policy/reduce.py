@@ -62,6 +62,8 @@ from gate.results import (
     ToolInfo,
     ToolRollup,
     construct,
+    evidence_json,
+    tallies_json,
 )
 
 POOLED = "unnecessary_call_rate"
@@ -297,7 +299,7 @@ def _hard(meta: CaseMeta, sample: int, h: HardFailure) -> HardFailureResult:
             "kind": str(h.kind),
             "case_id": meta.id,
             "sample": sample,
-            "call": dict(h.call),
+            "call": h.call.to_json(),
             "message": h.message,
             "line": meta.line,
         },
@@ -325,8 +327,8 @@ def _record(s: SampleScore, extra: bool) -> SampleResult:
             "scores": scores,
             "failed_checks": list(s.failed_checks),
             "reasons": s.reasons if type(s.reasons) is dict else dict(s.reasons),
-            "evidence": s.evidence if type(s.evidence) is dict else dict(s.evidence),
-            "tallies": s.tallies if type(s.tallies) is dict else dict(s.tallies),
+            "evidence": {} if s.evidence is None else evidence_json(s.evidence),
+            "tallies": tallies_json(s.tallies),
             "error": s.error,
             "usage": usage if usage is None or type(usage) is dict else dict(usage),
             "extra": extra,

@@ -44,7 +44,7 @@ from typing import Any
 
 import regex
 
-from gate.model import ArgMatcher, MatcherKind
+from gate.model import ArgMatcher, ArgProblem, MatcherKind
 from gate.scorers.lexical import token_set_ratio
 from gate.scorers.normalize import MISSING, Normalizer, canon_text, parse_number, schema_hint
 
@@ -240,12 +240,12 @@ def arg_diffs(
     *,
     exact: bool,
     norm: Normalizer,
-) -> list[dict[str, Any]]:
-    """Every argument that keeps ``actual`` from matching, as JSON-able evidence:
-    ``{"argument", "expected", "actual", "why"}`` (``actual`` omitted when absent)."""
+) -> tuple[ArgProblem, ...]:
+    """Every argument that keeps ``actual`` from matching, as evidence (``actual`` only
+    meaningful when ``present``)."""
     if actual is None:
-        return [{"argument": None, "expected": None, "why": "arguments did not parse"}]
-    out: list[dict[str, Any]] = []
+        return (ArgProblem(argument=None, expected=None, why="arguments did not parse"),)
+    out: list[ArgProblem] = []
     for k in sorted(expected):
         m = expected[k]
         present = k in actual
@@ -265,29 +265,29 @@ def arg_diffs(
             if nested:
                 out.extend(nested)
                 continue
-        entry: dict[str, Any] = {"argument": k, "expected": m.to_json(), "why": why}
-        if present:
-            entry["actual"] = value
-        out.append(entry)
+        out.append(
+            ArgProblem(argument=k, expected=m.to_json(), why=why, actual=value, present=present)
+        )
     if exact or norm.bfcl:
         for k in _extra_keys(expected, actual, norm):
             out.append(
-                {
-                    "argument": k,
-                    "expected": {"$absent": True},
-                    "actual": actual[k],
-                    "why": "not expected (the expectation lists its arguments exactly)",
-                }
+                ArgProblem(
+                    argument=k,
+                    expected={"$absent": True},
+                    why="not expected (the expectation lists its arguments exactly)",
+                    actual=actual[k],
+                    present=True,
+                )
             )
-    return out
+    return tuple(out)
 
 
 def _object_diffs(
     path: str, expected: Mapping[str, Any], actual: Mapping[str, Any], n: Normalizer, schema: Any
-) -> list[dict[str, Any]]:
+) -> list[ArgProblem]:
     """The members of two objects that differ after normalisation, by dotted path."""
     props = schema.get("properties") if isinstance(schema, Mapping) else None
-    out: list[dict[str, Any]] = []
+    out: list[ArgProblem] = []
     for key in sorted(set(expected) | set(actual)):
         sub = props.get(key) if isinstance(props, Mapping) else None
         e = expected.get(key)
@@ -298,15 +298,9 @@ def _object_diffs(
         if isinstance(e, dict) and isinstance(a, dict):
             out.extend(_object_diffs(where, e, a, n, sub))
             continue
-        entry: dict[str, Any] = {"argument": where, "expected": e}
-        if key in actual:
-            entry["actual"] = a
-        entry["why"] = (
-            "missing"
-            if key not in actual
-            else ("not expected" if key not in expected else "differs")
-        )
-        out.append(entry)
+        present = key in actual
+        why = "missing" if not present else ("not expected" if key not in expected else "differs")
+        out.append(ArgProblem(argument=where, expected=e, why=why, actual=a, present=present))
     return out
 
 

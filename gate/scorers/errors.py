@@ -10,9 +10,9 @@ A call is **malformed** in one of the classes seed 004 names, checked in this or
 * ``SchemaMismatch`` — its arguments break the tool's JSON Schema.
 
 A well-formed call **failed in execution** when its tool result is an error
-(``is_error: true``) — except the runner's "no frozen response" error (content
-``{"toolgate_unrecorded": true, …}``), which is a gap in the dataset, not a tool failure:
-it is reported apart (``unrecorded`` evidence, the ``unrecorded_call`` check).
+(``is_error: true``) — except the runner's "no frozen response" error (a result with
+``unrecorded: true``), which is a gap in the dataset, not a tool failure: it is reported
+apart (``unrecorded`` evidence, the ``unrecorded_call`` check).
 
 With |A| the number of calls (all rates n/a when the run made no call):
 
@@ -34,17 +34,6 @@ rubric.
 """
 
 from __future__ import annotations
-
-from typing import Any
-
-UNRECORDED_KEY = "toolgate_unrecorded"
-"""The runner's marker on the content of a "no frozen response" error result
-(``gate.replay.frozen.UNRECORDED_KEY``; repeated here so scorers do not import the I/O
-layer)."""
-
-
-def is_unrecorded(content: Any) -> bool:
-    return isinstance(content, dict) and content.get(UNRECORDED_KEY) is True
 
 
 def rate(count: int, total: int) -> float | None:

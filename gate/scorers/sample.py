@@ -35,14 +35,24 @@ import orjson
 
 from gate.config import PassCheck
 from gate.model import (
+    ActualCall,
+    ArgDiff,
     Case,
+    Evidence,
+    ExtraCall,
     HardFailure,
     HardFailureKind,
+    MalformedCall,
     MalformedKind,
+    MissingCall,
+    MissingWhy,
     OrderMode,
     Run,
     SampleScore,
+    Tallies,
     ToolCall,
+    ToolTally,
+    Violation,
 )
 from gate.scorers import errors as err_mod
 from gate.scorers import selection as sel
@@ -152,8 +162,8 @@ def _calls(run: Run, cc: CompiledCase, ctx: ScoringContext) -> list[_Call]:
                     res = results[k]
             if res is not None:
                 c.content = res.content
-                c.is_error = err = res.is_error
-                c.unrecorded = err and err_mod.is_unrecorded(res.content)
+                c.is_error = res.is_error
+                c.unrecorded = res.unrecorded
             else:
                 c.content = None
                 c.is_error = False
@@ -477,7 +487,7 @@ def analyse(case: Case, run: Run, ctx: ScoringContext) -> Analysis:
                         HardFailureKind.MUST_NOT_CALL,
                         case.id,
                         run.sample,
-                        c.call.to_json(),
+                        c.call,
                         f"called {c.name!r}, which this case must not call",
                     )
                 )
@@ -494,9 +504,7 @@ def analyse(case: Case, run: Run, ctx: ScoringContext) -> Analysis:
                     msg = f"{c.name}.{scope.arg}: {why}"
                     scope_hits.append((c, msg))
                     hard.append(
-                        HardFailure(
-                            HardFailureKind.ARG_SCOPE, case.id, run.sample, c.call.to_json(), msg
-                        )
+                        HardFailure(HardFailureKind.ARG_SCOPE, case.id, run.sample, c.call, msg)
                     )
     an.scope_hits = scope_hits
     required_missing: list[tuple[_Call, str]] = []
@@ -517,9 +525,7 @@ def analyse(case: Case, run: Run, ctx: ScoringContext) -> Analysis:
             msg = f"{c.name} was called without a successful {steps} in an earlier turn"
             required_missing.append((c, msg))
             hard.append(
-                HardFailure(
-                    HardFailureKind.REQUIRED_BEFORE, case.id, run.sample, c.call.to_json(), msg
-                )
+                HardFailure(HardFailureKind.REQUIRED_BEFORE, case.id, run.sample, c.call, msg)
             )
     an.required_missing = required_missing
     an.hard = hard
@@ -944,26 +950,16 @@ def _checks(an: Analysis, ctx: ScoringContext) -> list[str]:
     return failed
 
 
-def _index(x: dict[str, Any]) -> int:
-    return x["index"]  # type: ignore[no-any-return]
-
-
-def _call_json(c: _Call) -> dict[str, Any]:
-    out = c.call.to_json()
-    out["turn"] = c.turn
-    return out
-
-
-def _evidence(an: Analysis) -> dict[str, Any]:
+def _evidence(an: Analysis) -> Evidence:
     calls = an.calls
     lst = an.best.lst
     pairs = an.best.pairs
     actual: list[Any] = [None] * len(calls)
     for c in calls:
-        actual[c.orig] = _call_json(c)
-    missing: list[dict[str, Any]] = []
-    arg_diff: list[dict[str, Any]] = []
-    extra: list[dict[str, Any]] = []
+        actual[c.orig] = ActualCall(c.call, c.turn)
+    missing: list[MissingCall] = []
+    arg_diff: list[ArgDiff] = []
+    extra: tuple[ExtraCall, ...] = ()
     if an.m < an.n_e:
         matched_e = {i for i, _ in pairs}
         paired = dict(an.name_pairs)
@@ -972,85 +968,75 @@ def _evidence(an: Analysis) -> dict[str, Any]:
                 continue
             j = paired.get(i)
             if j is None:
-                why = "not called"
+                why = MissingWhy.NOT_CALLED
             elif not calls[j].parse_ok:
-                why = "called, but its arguments did not parse"
+                why = MissingWhy.UNPARSED
             else:
-                why = "called with different arguments"
-            missing.append({"index": i, "name": e.name, "why": why})
+                why = MissingWhy.OTHER_ARGS
+            missing.append(MissingCall(i, e.name, why))
             if j is not None and calls[j].parse_ok:
                 entry = calls[j].entry
-                norm = entry.norm if entry is not None else None
-                if norm is not None:
+                if entry is not None:
                     diffs = arg_diffs(
-                        e.args, calls[j].args, exact=not e.required_args_only, norm=norm
+                        e.args, calls[j].args, exact=not e.required_args_only, norm=entry.norm
                     )
-                    arg_diff.append(
-                        {
-                            "expected_index": i,
-                            "actual_index": calls[j].orig,
-                            "tool": e.name,
-                            "diffs": diffs,
-                        }
-                    )
+                    arg_diff.append(ArgDiff(i, calls[j].orig, e.name, diffs))
     if an.m < an.n_a:
         matched_a = {j for _, j in pairs}
-        extra = [
-            {"index": c.orig, "name": c.name} for j, c in enumerate(calls) if j not in matched_a
-        ]
-        extra.sort(key=_index)
-    malformed: list[dict[str, Any]] = []
+        extra = tuple(
+            sorted(
+                (ExtraCall(c.orig, c.name) for j, c in enumerate(calls) if j not in matched_a),
+                key=_by_index,
+            )
+        )
+    malformed: tuple[MalformedCall, ...] = ()
     if an.malformed:
-        malformed = [
-            {
-                "index": c.orig,
-                "name": c.name,
-                "kind": c.malformed.value,
-                "detail": _malformed_detail(c),
-            }
-            for c in calls
-            if c.malformed is not None
-        ]
-        malformed.sort(key=_index)
-    violations: list[dict[str, Any]] = []
+        malformed = tuple(
+            sorted(
+                (
+                    MalformedCall(c.orig, c.name, c.malformed, _malformed_detail(c))
+                    for c in calls
+                    if c.malformed is not None
+                ),
+                key=_by_index,
+            )
+        )
+    violations: list[Violation] = []
     if an.hard:
         violations = [
-            {
-                "rule": "must_not_call",
-                "index": c.orig,
-                "name": c.name,
-                "message": f"{c.name!r} must not be called",
-            }
+            Violation(
+                HardFailureKind.MUST_NOT_CALL, c.orig, c.name, f"{c.name!r} must not be called"
+            )
             for c in an.mnc_hits
         ]
         violations += [
-            {"rule": "arg_scope", "index": c.orig, "name": c.name, "message": msg}
-            for c, msg in an.scope_hits
+            Violation(HardFailureKind.ARG_SCOPE, c.orig, c.name, msg) for c, msg in an.scope_hits
         ]
         violations += [
-            {"rule": "required_before", "index": c.orig, "name": c.name, "message": msg}
+            Violation(HardFailureKind.REQUIRED_BEFORE, c.orig, c.name, msg)
             for c, msg in an.required_missing
         ]
-    ev: dict[str, Any] = {
-        "expected": lst.json,  # shared by the samples of the case (read-only)
-        "actual": actual,
-        "alternative": an.best.index,
-        "matched": sorted([i, calls[j].orig] for i, j in pairs),
-        "missing": missing,
-        "extra": extra,
-        "arg_diffs": arg_diff,
-        "malformed": malformed,
-        "violations": violations,
-        "summary": _summary(an),
-    }
-    if an.unrecorded:
-        ev["unrecorded"] = sorted(c.orig for c in an.unrecorded)
-    if an.run.error is not None:
-        ev["agent_error"] = an.run.error
-    return ev
+    return Evidence(
+        expected=lst.calls,
+        actual=tuple(actual),
+        alternative=an.best.index,
+        matched=tuple(sorted((i, calls[j].orig) for i, j in pairs)),
+        summary=_summary(an),
+        missing=tuple(missing),
+        extra=extra,
+        arg_diffs=tuple(arg_diff),
+        malformed=malformed,
+        violations=tuple(violations),
+        unrecorded=tuple(sorted(c.orig for c in an.unrecorded)),
+        agent_error=an.run.error,
+    )
 
 
-def _tallies(an: Analysis) -> dict[str, Any]:
+def _by_index(x: ExtraCall | MalformedCall) -> int:
+    return x.index
+
+
+def _tallies(an: Analysis) -> Tallies:
     per_tool: dict[str, list[int]] = {}
     for n, k in an.e_counts.items():
         per_tool[n] = [k, 0, 0]
@@ -1058,17 +1044,17 @@ def _tallies(an: Analysis) -> dict[str, Any]:
         per_tool.setdefault(n, [0, 0, 0])[2] = k
     for i, _ in an.best.pairs:
         per_tool[an.e_names[i]][1] += 1
-    confusion = []
+    confusion: tuple[tuple[str, str | None], ...] = ()
     if an.n_e == 1:
-        confusion.append(list(sel.confusion_pair(an.e_names[0], [c.name for c in an.calls])))
-    return {
-        "calls": an.n_a,
-        "calls_on_no_tool": an.n_a if an.cc.no_tool else 0,
-        "per_tool": per_tool,
-        "confusion": confusion,
-        "malformed": dict(an.malformed_counts),
-        "unrecorded": len(an.unrecorded),
-    }
+        confusion = (sel.confusion_pair(an.e_names[0], [c.name for c in an.calls]),)
+    return Tallies(
+        calls=an.n_a,
+        calls_on_no_tool=an.n_a if an.cc.no_tool else 0,
+        per_tool={n: ToolTally(e, m, k) for n, (e, m, k) in per_tool.items()},
+        confusion=confusion,
+        malformed=dict(an.malformed_counts),
+        unrecorded=len(an.unrecorded),
+    )
 
 
 def score_sample(case: Case, run: Run, ctx: ScoringContext) -> SampleScore:

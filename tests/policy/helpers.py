@@ -17,12 +17,16 @@ from gate.config import Config
 from gate.model import (
     Case,
     Difficulty,
+    Evidence,
     ExpectedCall,
     HardFailure,
     HardFailureKind,
     SampleScore,
     SourceRef,
+    Tallies,
+    ToolCall,
     ToolSpec,
+    ToolTally,
 )
 from gate.policy.reduce import build_results
 from gate.results import Results
@@ -106,13 +110,13 @@ def score(
         "call_accuracy": value if call_accuracy == "auto" else call_accuracy,  # type: ignore[dict-item]
         "case_passed": value,
     }
-    tallies: dict[str, Any] = {"calls": calls, "calls_on_no_tool": calls_on_no_tool}
-    if per_tool:
-        tallies["per_tool"] = dict(per_tool)
-    if confusion:
-        tallies["confusion"] = [list(p) for p in confusion]
-    if malformed:
-        tallies["malformed"] = dict(malformed)
+    tallies = Tallies(
+        calls=calls,
+        calls_on_no_tool=calls_on_no_tool,
+        per_tool={n: ToolTally(*t) for n, t in (per_tool or {}).items()},
+        confusion=tuple((e, a) for e, a in confusion),  # type: ignore[misc]
+        malformed=dict(malformed or {}),
+    )
     hard: tuple[HardFailure, ...] = ()
     if violation:
         hard = (
@@ -120,7 +124,7 @@ def score(
                 HardFailureKind.MUST_NOT_CALL,
                 cid,
                 sample,
-                {"name": violation, "arguments": {}},
+                ToolCall(violation, {}),
                 f"called must-not-call tool {violation}",
             ),
         )
@@ -131,7 +135,13 @@ def score(
         passed=passed,
         scores=scores,
         failed_checks=tuple(checks),
-        evidence={"expected": [{"name": "lookup_order", "args": {}}], "actual": []},
+        evidence=Evidence(
+            expected=(ExpectedCall("lookup_order"),),
+            actual=(),
+            alternative=0,
+            matched=(),
+            summary="",
+        ),
         tallies=tallies,
         hard_failures=hard,
         usage=usage,

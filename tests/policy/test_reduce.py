@@ -308,14 +308,14 @@ def test_empty_shard__no_cases_gives_explicit_no_data():
 
 
 def test_results_file__integer_scores_and_usage_survive_a_round_trip(tmp_path):
-    from gate.model import SampleScore
+    from gate.model import SampleScore, Tallies
 
     s = SampleScore(
         case_id="a",
         sample=0,
         passed=True,
         scores={"duplicate_calls": 2, "tool_selection_f1": 1.0},
-        tallies={"calls": 3, "calls_on_no_tool": 0},
+        tallies=Tallies(calls=3, calls_on_no_tool=0),
         usage={"prompt_tokens": 12, "cost_usd": 0.0012},
     )
     r = _build([case("a", 1)], [s])

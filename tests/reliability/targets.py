@@ -192,6 +192,7 @@ def _count_jsonl_cases(data: bytes) -> int:
 
 def check_dataset(inp: FuzzInput, folder: Path) -> None:
     from gate.dataset import load_dataset
+    from gate.results import evidence_json
     from gate.scorers import ScoringContext, score_sample
 
     path = folder / inp.name
@@ -215,7 +216,9 @@ def check_dataset(inp: FuzzInput, folder: Path) -> None:
         )
         run = Run(case_id=c.id, sample=0, turns=(Turn(calls=calls),) if calls else (), final="ok")
         score = score_sample(c, run, ctx)
-        jsonio.dumps({"scores": dict(score.scores), "evidence": dict(score.evidence)})
+        assert score.evidence is not None or score.passed
+        evidence = evidence_json(score.evidence) if score.evidence is not None else {}
+        jsonio.dumps({"scores": dict(score.scores), "evidence": evidence})
 
 
 def dataset_target(fmt: str) -> Target:

@@ -10,8 +10,8 @@ import pytest
 
 from gate.dataset import load_dataset
 from gate.errors import RunsFileError
-from gate.runsfile import read_runs
 from gate.pipeline._scorepool import read_and_score
+from gate.runsfile import read_runs
 from gate.scorers import ScoringContext, score_sample
 from tests.scorers.test_score_command import CASES, _many_runs
 
@@ -59,10 +59,10 @@ def test_read_and_score__identical_runs_memoised__same_scores_as_fresh(
 def test_derive__copies_every_field_but_the_sample_its_timing_and_usage() -> None:
     import dataclasses
 
-    from gate.model import HardFailure, HardFailureKind, SampleScore
+    from gate.model import Evidence, HardFailure, HardFailureKind, SampleScore, Tallies, ToolCall
     from gate.pipeline._scorepool import derive
 
-    hard = HardFailure(HardFailureKind.MUST_NOT_CALL, "c", 0, {"name": "x"}, "bad")
+    hard = HardFailure(HardFailureKind.MUST_NOT_CALL, "c", 0, ToolCall("x", {}), "bad")
     score = SampleScore(
         case_id="c",
         sample=0,
@@ -70,8 +70,8 @@ def test_derive__copies_every_field_but_the_sample_its_timing_and_usage() -> Non
         scores={"call_accuracy": 0.5},
         failed_checks=("call_accuracy",),
         reasons={"call_accuracy": "1 of 2"},
-        evidence={"summary": "s"},
-        tallies={"calls": 2},
+        evidence=Evidence((), (), 0, (), "s"),
+        tallies=Tallies(calls=2),
         hard_failures=(hard,),
         error="agent_error: x",
         latency_ms=1.0,
