@@ -28,8 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from gate.model import (
-    METRICS,
-    POOLED_METRICS,
     Case,
     Difficulty,
     ExpectedCall,
@@ -41,6 +39,7 @@ from gate.policy.decide import beyond_threshold
 from gate.policy.flips import REGRESSION, classify
 from gate.policy.reduce import build_results, reduce_arrays
 from gate.results import write_results
+from gate.scorers.registry import METRICS, POOLED_METRICS
 
 TARGET_S = 1.0
 

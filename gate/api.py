@@ -55,6 +55,7 @@ from gate.model import (
     Turn,
 )
 from gate.report.escape import call_repr, calls_repr
+from gate.scorers.registry import REGISTRY
 
 __all__ = ["assert_tool_calls", "check_tool_calls"]
 
@@ -261,10 +262,12 @@ def render_failure(score: SampleScore) -> str:
         lines.append(f"  forbidden: {v.get('message')}")
     if ev.get("agent_error"):
         lines.append(f"  agent error: {ev['agent_error']}")
-    for check in score.failed_checks:
-        reason = score.reasons.get(check)
-        if reason:
-            lines.append(f"  {check}: {reason}")
+    # Then every metric that missed its best value, in the registry's order, with its reason.
+    for metric in REGISTRY:
+        value = score.scores.get(metric.name)
+        if value is not None and value != metric.ideal:
+            reason = score.reasons.get(metric.name, "")
+            lines.append(f"  {metric.name} {value:g}: {reason}".rstrip(": "))
     return "\n".join(lines)
 
 

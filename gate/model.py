@@ -488,57 +488,10 @@ class SampleScore:
     usage: Mapping[str, int] | None = None
 
 
-# ─── metric names (the contract between scorers, policy, config and reports) ──
+# ─── metric names ────────────────────────────────────────────────────────────
 
-METRICS: tuple[str, ...] = (
-    "tool_selection_precision",
-    "tool_selection_recall",
-    "tool_selection_f1",
-    "tool_set_iou",
-    "call_accuracy",
-    "partial_credit_accuracy",
-    "schema_validity",
-    "parse_failure_rate",
-    "required_args_match",
-    "order_score",
-    "trajectory_match",
-    "name_sequence_similarity",
-    "unnecessary_call_rate",
-    "no_tool_respected",
-    "must_not_call_violations",
-    "step_budget_exceeded",
-    "duplicate_calls",
-    "repeated_failing_calls",
-    "required_step_missing",
-    "tool_error_rate",
-    "malformed_call_rate",
-    "execution_failure_rate",
-    "recovery_rate",
-    "composite_clean_rate",
-    "risk_weighted_precision",
-    "free_text_similarity",
-    "case_passed",
-)
-"""Every deterministic metric, by its name in results.json; all may be gated."""
-
-POOLED_METRICS: frozenset[str] = frozenset({"unnecessary_call_rate"})
-"""Metrics computed over the whole dataset (a ratio of sums), never as a mean of cases."""
-
-LOWER_IS_BETTER: frozenset[str] = frozenset(
-    {
-        "parse_failure_rate",
-        "unnecessary_call_rate",
-        "must_not_call_violations",
-        "step_budget_exceeded",
-        "duplicate_calls",
-        "repeated_failing_calls",
-        "required_step_missing",
-        "tool_error_rate",
-        "malformed_call_rate",
-        "execution_failure_rate",
-    }
-)
-"""Metrics where a rise is a regression (arrows and deltas in reports use this)."""
+# The deterministic metrics are declared once, in gate.scorers.registry (name, function,
+# direction, pooled, gateable); only the judge's naming rule lives here.
 
 JUDGE_METRIC_PREFIX = "judge."
 """Judge scores are named ``judge.<rubric>``; they are reported and can never be gated."""

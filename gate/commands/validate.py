@@ -26,6 +26,7 @@ from gate.dataset.matchers import did_you_mean
 from gate.dataset.pin import check_pin
 from gate.errors import ConfigError, ExitCode, PinMismatchError, Problem, UsageError
 from gate.model import Difficulty
+from gate.scorers.registry import GATEABLE
 from gate.yamlio import YamlDoc, load_yaml
 
 DEFAULT_CONFIG = "toolgate.yml"
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         )
     shown = default_display(config_path)
     doc = load_yaml(config_path, display=shown)
-    config = config_from_doc(doc, config_path)
+    config = config_from_doc(doc, config_path, metrics=GATEABLE)
     configured = config.resolve(config.dataset.path)
     path = Path(args.dataset) if args.dataset else configured
     if not path.exists():

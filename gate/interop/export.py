@@ -22,6 +22,7 @@ from typing import Any, assert_never
 
 from gate.report.escape import calls_repr
 from gate.results import CaseResult, Results, SampleResult
+from gate.scorers.registry import EXPORT_METRICS
 
 
 class ExportFormat(enum.StrEnum):
@@ -29,19 +30,8 @@ class ExportFormat(enum.StrEnum):
     TOOLS_CSV = "tools-csv"
 
 
-CASE_METRICS: tuple[str, ...] = (
-    "tool_selection_precision",
-    "tool_selection_recall",
-    "tool_selection_f1",
-    "call_accuracy",
-    "required_args_match",
-    "schema_validity",
-    "parse_failure_rate",
-    "order_score",
-    "no_tool_respected",
-    "tool_error_rate",
-)
-"""The per-case metric columns, in order."""
+CASE_METRICS: tuple[str, ...] = EXPORT_METRICS
+"""The per-case metric columns, in order (declared in :mod:`gate.scorers.registry`)."""
 
 
 def _num(value: float | None) -> str:

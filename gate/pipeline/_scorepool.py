@@ -43,6 +43,7 @@ from gate.model import Case, HardFailure, Run, SampleScore, Turn
 from gate.policy.reduce import DatasetLike, in_shard
 from gate.runsfile import convert_run, decode_run_line, iter_runs, run_to_json
 from gate.scorers import ScoringContext, score_sample
+from gate.scorers.registry import VIEW_FIELDS
 
 MAX_PROBLEMS = 50
 """Coverage problems listed before giving up (one pass reports many, not all)."""
@@ -215,35 +216,29 @@ def _serial(
 
 
 class Memo:
-    """Scores of runs already seen, keyed by what scoring reads of a run: the case, the
-    turns (calls, arguments, ids, results), the agent error and whether a final answer
-    came. At temperature 0 most samples of a case are the same run; each is scored once
-    and the others get a copy with their own sample number, latency and usage (scoring
-    is a pure function of the key). Bounded: cleared when it holds
+    """Scores of runs already seen, keyed by the run's scoring view: every field of
+    :class:`gate.scorers.registry.ScoringView` (:data:`~gate.scorers.registry.VIEW_FIELDS`),
+    in canonical JSON. At temperature 0 most samples of a case are the same run; each is
+    scored once and the others get a copy with their own sample number, latency and usage
+    (scoring reads nothing but the view). Bounded: cleared when it holds
     :data:`MEMO_SIZE` runs."""
 
     def __init__(self) -> None:
         self._d: dict[Any, tuple[int, SampleScore, tuple[Turn, ...]]] = {}
 
     @staticmethod
-    def key_of_json(obj: dict[str, Any], cid: str) -> Any:
-        """The key of a decoded line that is not converted yet (so nothing in it is
-        checked: a field of the wrong type gives no key, and the line its error)."""
-        error = obj.get("error")
-        if error is not None and not isinstance(error, str):
-            return None
+    def key_of_json(obj: dict[str, Any]) -> Any:
+        """The key of a decoded line that is not converted yet. Nothing in it is checked
+        here: a line whose key equals an earlier, valid line's holds the same view fields,
+        and its other fields are still checked when it is converted."""
         try:
-            return (cid, orjson.dumps(obj.get("turns")), error, obj.get("final") is None)
+            return tuple(orjson.dumps(obj.get(name)) for name in VIEW_FIELDS)
         except TypeError:
             return None
 
     @staticmethod
     def key_of_run(run: Run) -> Any:
-        try:
-            turns = orjson.dumps(run_to_json(run)["turns"])
-        except TypeError:
-            return None
-        return (run.case_id, turns, run.error, run.final is None)
+        return Memo.key_of_json(run_to_json(run))
 
     def get(self, key: Any) -> tuple[int, SampleScore, tuple[Turn, ...]] | None:
         """(line number, score, converted turns) of the run first seen with ``key``."""
@@ -331,9 +326,7 @@ def _work(chunk: tuple[int, int, int]) -> bytes:
                 obj = decode_run_line(raw, file=display, lineno=lineno)
                 raw_id = obj.get("case_id") if isinstance(obj, dict) else None  # unchecked
                 key = (
-                    memo.key_of_json(obj, raw_id)
-                    if isinstance(raw_id, str) and raw_id in wanted
-                    else None
+                    memo.key_of_json(obj) if isinstance(raw_id, str) and raw_id in wanted else None
                 )
                 hit = memo.get(key)
                 # A line with the turns of an earlier one: its other fields are checked,

@@ -13,6 +13,7 @@ from gate.policy.reduce import DatasetLike
 from gate.report.redact import Redactor
 from gate.results import Results, read_results
 from gate.scorers import ScoringContext
+from gate.scorers.registry import GATEABLE
 
 
 def load_inputs(config_path: Path, display: str | None = None) -> tuple[Config, Dataset]:
@@ -22,7 +23,7 @@ def load_inputs(config_path: Path, display: str | None = None) -> tuple[Config, 
     from gate.dataset import load_dataset
     from gate.dataset.pin import check_pin
 
-    config = load_config(config_path, display=display)
+    config = load_config(config_path, display=display, metrics=GATEABLE)
     ds_path = config.resolve(config.dataset.path)
     dataset = load_dataset(ds_path, display=_rel(ds_path))
     check_pin(config, dataset, config_display=display)

@@ -46,7 +46,7 @@ from gate import __version__
 from gate.config import Config
 from gate.errors import Problem, RunsFileError
 from gate.gcpause import no_gc
-from gate.model import METRICS, POOLED_METRICS, Case, HardFailure, SampleScore, ToolSpec
+from gate.model import Case, HardFailure, SampleScore, ToolSpec
 from gate.policy import stats
 from gate.policy.advisor import advise
 from gate.results import (
@@ -65,6 +65,7 @@ from gate.results import (
     evidence_json,
     tallies_json,
 )
+from gate.scorers.registry import METRICS, POOLED_METRICS
 
 POOLED = "unnecessary_call_rate"
 CASE_PASSED = "case_passed"

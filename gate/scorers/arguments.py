@@ -40,13 +40,17 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import regex
 
 from gate.model import ArgMatcher, ArgProblem, MatcherKind
 from gate.scorers.lexical import token_set_ratio
 from gate.scorers.normalize import MISSING, Normalizer, canon_text, parse_number, schema_hint
+from gate.scorers.prose import Scored, plural
+
+if TYPE_CHECKING:
+    from gate.scorers.analysis import Analysis
 
 __all__ = [
     "REGEX_MAX_INPUT",
@@ -60,6 +64,8 @@ __all__ = [
     "explain_value",
     "match_value",
     "regex_fullmatch",
+    "score_call_accuracy",
+    "score_required_args_match",
 ]
 
 REGEX_MAX_PATTERN = 512
@@ -390,3 +396,29 @@ def compile_args(
         checks.append((name, mode, target, m, n, schema, absent_ok, hint))
     allowed = frozenset(k for k, m in expected.items() if m.kind is not MatcherKind.ABSENT)
     return CompiledArgs(tuple(checks), exact or norm.bfcl, allowed, norm)
+
+
+# ─── the metrics (registered in gate.scorers.registry) ────────────────────────
+
+
+def score_call_accuracy(an: Analysis) -> Scored:
+    """``M / |E|``, M the maximum matching (name equal, expected args ⊆ actual args after
+    normalisation); n/a when E is empty."""
+    if an.n_e == 0:
+        return None, "n/a: no call expected"
+    return (
+        an.m / an.n_e,
+        f"{an.m} of {plural(an.n_e, 'expected call')} matched by name and arguments",
+    )
+
+
+def score_required_args_match(an: Analysis) -> Scored:
+    """Matched ÷ name-paired expected calls with parsed arguments, i.e. ``M / Σ_n
+    min(e_n, parsed_n)``: argument correctness where the right tool was called; n/a when
+    E is empty or no expected tool was called with parsed arguments."""
+    if an.n_e == 0:
+        return None, "n/a: no call expected"
+    if an.parsed_pairs == 0:
+        return None, "n/a: no expected tool was called with parsed arguments"
+    v = an.m / an.parsed_pairs
+    return v, f"{an.m} of {an.parsed_pairs} calls of an expected tool had the expected arguments"
