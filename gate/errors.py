@@ -16,6 +16,13 @@ The tree::
     ├── GitHubError                the GitHub API failed; reported, never changes the verdict
     └── JudgeError                 the LLM judge failed; reported, never changes the verdict
 
+The exceptions that carry a result from where it is found to where it is handled, inside
+ToolGate; none reaches the top-level handler (one that does is a bug: exit code 3)::
+
+    Exception
+    └── FieldError                 one field of the record being read is wrong; the
+                                   reader adds it as a :class:`Problem`
+
 An ``InputError`` carries one or more :class:`Problem` s, each naming the file, the line
 (or CSV row) and the field, so that all problems of one input are reported in one pass.
 The single top-level handler in ``gate.cli`` maps them to exit codes (:class:`ExitCode`)
@@ -123,3 +130,14 @@ class GitHubError(ToolGateError):
 
 class JudgeError(ToolGateError):
     """The LLM judge failed. Reported; never changes the verdict."""
+
+
+class FieldError(Exception):
+    """A problem at one field of the record being read: ``field`` is relative to the
+    record (``""`` for the record itself). The reader of the record catches it and adds a
+    :class:`Problem` naming the file, the line and the field."""
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        self.message = message
+        super().__init__(message)

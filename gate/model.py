@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import enum
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
+from gate.errors import UsageError
 from gate.jsonio import canonical
 
 JsonValue = Any
@@ -231,6 +233,53 @@ class Case:
         return (self.expected_tool_calls, *self.acceptable_alternatives)
 
 
+class DatasetLike(Protocol):
+    """What the stages need of a dataset (``gate.dataset.Dataset`` is one): where it was
+    read from, its pin, its cases in file order and every tool by name."""
+
+    @property
+    def display(self) -> str: ...
+    @property
+    def path(self) -> Path: ...
+    @property
+    def sha256(self) -> str: ...
+    @property
+    def cases_sha256(self) -> str | None: ...
+    @property
+    def cases(self) -> Sequence[Case]: ...
+    @property
+    def tools(self) -> Mapping[str, ToolSpec]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Shard:
+    """Shard ``index``/``count`` (1-based ``index``) of a dataset split by case id: it holds
+    the cases with ``int(sha256(id), 16) % count == index - 1`` — deterministic, independent
+    of order and of the other cases (a GitHub Actions matrix runs one shard per job)."""
+
+    index: int
+    count: int
+
+    def holds(self, case_id: str) -> bool:
+        return int(hashlib.sha256(case_id.encode()).hexdigest(), 16) % self.count == self.index - 1
+
+    @classmethod
+    def parse(cls, text: str, *, option: str = "--shard") -> Shard:
+        """``"i/n"`` with ``1 <= i <= n``; anything else is a :class:`UsageError` naming
+        ``option``."""
+        left, sep, right = text.partition("/")
+        try:
+            i, n = int(left), int(right)
+        except ValueError:
+            i = n = 0
+        if not sep or n < 1 or not 1 <= i <= n:
+            raise UsageError(f"{option} must be i/n with 1 <= i <= n (e.g. 2/4), not {text!r}")
+        return cls(i, n)
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
 # ─── what the agent did ───────────────────────────────────────────────────────
 
 
@@ -320,6 +369,8 @@ class HardFailure:
     sample: int
     call: ToolCall
     message: str
+    line: int | None = None
+    """The case's line in the dataset (set by the reduction; reports point at it)."""
 
 
 class MissingWhy(enum.StrEnum):
@@ -495,3 +546,279 @@ class SampleScore:
 
 JUDGE_METRIC_PREFIX = "judge."
 """Judge scores are named ``judge.<rubric>``; they are reported and can never be gated."""
+
+
+# ─── one run's header ─────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetRef:
+    """Which dataset a run used: its display path, pinned version and sha256 (of the file
+    and every file it references), the cases in scope and in the whole dataset, and the
+    sha256 of the dataset file alone (``cases_sha256``: results whose datasets differ only
+    in the tool files they reference are still compared — that is tool drift)."""
+
+    path: str
+    version: str | None
+    sha256: str
+    cases: int
+    total_cases: int | None = None
+    cases_sha256: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRef:
+    """A tool definition as a run saw it (``hash``: :meth:`ToolSpec.definition_hash`)."""
+
+    hash: str
+    description: str
+    parameters: Mapping[str, JsonValue]
+
+
+@dataclass(frozen=True, slots=True)
+class RunHeader:
+    """What identifies a run besides its scores: the gate, the dataset, the agent, the
+    seed, the shard and the tools (built once per run, by the score stage or the merge)."""
+
+    toolgate_version: str
+    gate_name: str
+    dataset: DatasetRef
+    agent: Mapping[str, JsonValue]
+    seed: int
+    shard: Shard | None
+    tools: Mapping[str, ToolRef]
+
+
+# ─── the suite's statistics (what the reduction returns) ──────────────────────
+
+
+@dataclass(frozen=True, slots=True)
+class MetricStats:
+    """A metric over the dataset or a slice: the mean over cases of per-case means
+    (``None``: n/a everywhere), the std over sample indices of the dataset-level value
+    (``None`` with fewer than 2 samples), ``n`` the cases with a value (calls, for a pooled
+    metric), and a seeded bootstrap 95% interval (dataset level only)."""
+
+    mean: float | None
+    std: float | None = None
+    n: int = 0
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SliceStats:
+    cases: int
+    pass_rate: float | None
+    metrics: Mapping[str, MetricStats]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRecall:
+    """One tool over every sample: expected calls, matched ones, recall (``None`` when
+    never expected) and calls made."""
+
+    expected: int
+    matched: int
+    recall: float | None
+    called: int
+
+
+@dataclass(frozen=True, slots=True)
+class CaseStats:
+    """One case over its samples (regular and confirmation ones).
+
+    ``scores``: per metric the mean over the samples where it applied (``None``: n/a in
+    all); ``std``: the sample std (ddof=1) of the metrics with a value in ≥ 2 samples;
+    ``failed_checks``: the checks that failed in any sample, most frequent first."""
+
+    id: str
+    line: int | None
+    difficulty: str | None
+    tags: tuple[str, ...]
+    expected_no_tool: bool
+    must_not_call: tuple[str, ...]
+    tools: tuple[str, ...]
+    passed: bool
+    pass_rate: float
+    flaky: bool
+    samples: int
+    extra_samples: int
+    scores: Mapping[str, float | None]
+    std: Mapping[str, float]
+    failed_checks: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Advice:
+    """What these samples can and cannot detect (``gate.policy.advisor``)."""
+
+    samples: int
+    cases: int
+    per_case_min_detectable_drop: float | None
+    per_case_samples_for_total_drop: int
+    dataset_min_detectable_drop: float | None
+    within_case_std: float | None
+    rule: str
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmStats:
+    """Adaptive confirmation (``confirm:``): extra samples spent on apparent flips."""
+
+    max_extra_samples: int
+    extra_samples: int
+    cases: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteStats:
+    """Everything the reduction computes from a run's sample scores (``gate.policy.reduce``):
+    the value the baseline comparison and the decision take, and that ``gate.results``
+    writes. ``metric_names`` orders the per-case (and per-sample) scores of results.json."""
+
+    header: RunHeader
+    samples: int
+    """Regular samples per case."""
+    metric_names: tuple[str, ...]
+    metrics: Mapping[str, MetricStats]
+    slices: Mapping[str, SliceStats]
+    cases: Sequence[CaseStats]
+    per_tool: Mapping[str, ToolRecall]
+    confusion: Mapping[str, Mapping[str, int]]
+    malformed: Mapping[str, int]
+    hard_failures: tuple[HardFailure, ...]
+    usage: Mapping[str, float]
+    advisor: Advice | None
+    confirm: ConfirmStats | None
+    notices: tuple[str, ...]
+    timing: Mapping[str, JsonValue]
+
+
+# ─── the baseline comparison ──────────────────────────────────────────────────
+
+
+class FlipKind(enum.StrEnum):
+    """How a case's outcome changed between base and head (``gate.baseline.diff``):
+    stable pass → stable fail is a ``regression``, the reverse a ``fix``, any other change
+    of pass rate ``noise``; cases only in head are ``new``, only in base ``removed``."""
+
+    REGRESSION = "regression"
+    FIX = "fix"
+    NOISE = "noise"
+    NEW = "new"
+    REMOVED = "removed"
+
+
+@dataclass(frozen=True, slots=True)
+class Flip:
+    case_id: str
+    kind: FlipKind
+    base_pass_rate: float | None
+    head_pass_rate: float | None
+    base_samples: int
+    head_samples: int
+    head_extra_samples: int
+    failed_checks: tuple[str, ...]
+    tools: tuple[str, ...]
+    drifted_tools: tuple[str, ...]
+    line: int | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class MetricDelta:
+    base: float | None
+    head: float | None
+    delta: float | None
+
+
+class DriftChange(enum.StrEnum):
+    ADDED = "added"
+    REMOVED = "removed"
+    CHANGED = "changed"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDrift:
+    """A tool whose definition differs between base and head, with a compact diff and the
+    flipped cases that use it."""
+
+    tool: str
+    change: DriftChange
+    diff: tuple[str, ...]
+    flipped_cases: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """This run against the baseline (``gate.baseline.diff.compare``)."""
+
+    source: str
+    comparable: bool
+    note: str | None
+    rule: str
+    base_dataset_sha256: str | None
+    base_samples: int
+    regressions: int
+    fixes: int
+    noise: int
+    metrics: Mapping[str, MetricDelta]
+    slice_metrics: Mapping[str, Mapping[str, MetricDelta]]
+    flips: tuple[Flip, ...]
+    tool_drift: tuple[ToolDrift, ...]
+    base_usage: Mapping[str, float]
+
+
+# ─── the verdict ──────────────────────────────────────────────────────────────
+
+
+class GateOp(enum.StrEnum):
+    MIN = "min"
+    MAX = "max"
+
+
+@dataclass(frozen=True, slots=True)
+class GateOutcome:
+    """One bound of one ``gates:`` entry: the value it saw and whether it held
+    (``no_data``: the metric is n/a everywhere or the slice is empty — such a gate fails)."""
+
+    metric: str
+    slice: str | None
+    op: GateOp
+    threshold: float
+    value: float | None
+    passed: bool
+    reason: str
+    failing_cases: tuple[str, ...] = ()
+    no_data: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class VarianceOutcome:
+    """The variance guards (``gate.policy.guards``)."""
+
+    max_std: float | None
+    observed_max_std: float | None
+    worst_metric: str | None
+    stds: Mapping[str, float | None]
+    max_flaky_share: float | None
+    flaky_share: float
+    flaky_cases: tuple[str, ...]
+    passed: bool
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The gate's decision (``gate.policy.decide``) and why, with the notices it adds."""
+
+    passed: bool
+    summary: str
+    reasons: tuple[str, ...]
+    gates: tuple[GateOutcome, ...]
+    variance: VarianceOutcome
+    hard_failures: int
+    regressions: int
+    notices: tuple[str, ...] = ()

@@ -34,8 +34,8 @@ from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from gate import jsonio
+from gate.model import Shard
 from gate.policy.flips import FIX, NOISE, REGRESSION, SAME, classify_rates
-from gate.policy.reduce import in_shard
 from gate.results import (
     CaseResult,
     Comparison,
@@ -138,8 +138,8 @@ def _in_scope(cases: Sequence[CaseResult], other: Results) -> Sequence[CaseResul
     with a whole run must not list the other shards' cases as new or removed)."""
     if other.shard is None:
         return cases
-    shard = (other.shard.index, other.shard.count)
-    return [c for c in cases if in_shard(c.id, shard)]
+    shard = Shard(other.shard.index, other.shard.count)
+    return [c for c in cases if shard.holds(c.id)]
 
 
 def _flips(

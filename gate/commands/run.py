@@ -22,7 +22,8 @@ from gate.config import load_config
 from gate.dataset import default_display, load_dataset
 from gate.dataset.pin import check_pin
 from gate.errors import ExitCode, UsageError
-from gate.replay.runner import RunSummary, parse_shard, run_all
+from gate.model import Shard
+from gate.replay.runner import RunSummary, run_all
 
 DEFAULT_CONFIG = "toolgate.yml"
 
@@ -83,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     samples = config.samples if args.samples is None else args.samples
     if not 1 <= samples <= 100:
         raise UsageError("--samples must be between 1 and 100")
-    shard = parse_shard(args.shard) if args.shard else None
+    shard = Shard.parse(args.shard) if args.shard else None
     dataset = load_dataset(config.resolve(config.dataset.path))
     check_pin(config, dataset, config_display=shown)
     out = Path(args.out) if args.out else config.resolve(config.reporting.out)

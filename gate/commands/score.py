@@ -24,9 +24,10 @@ from gate.config import Config, load_config
 from gate.dataset import default_display, load_dataset
 from gate.dataset.pin import check_pin
 from gate.errors import ExitCode, UsageError
+from gate.model import Shard
 from gate.pipeline import score_stage
-from gate.replay.runner import parse_shard
 from gate.results import write_results
+from gate.runsfile import RunsIndex
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    shard = parse_shard(args.shard) if args.shard else None
+    shard = Shard.parse(args.shard) if args.shard else None
     config: Config | None = None
     if args.dataset:
         dataset_path = Path(args.dataset)
@@ -73,13 +74,8 @@ def run(args: argparse.Namespace) -> int:
         out = config.resolve(config.reporting.out)
     else:
         out = Path("toolgate-out")
-    results = score_stage(
-        dataset=dataset,
-        runs_path=runs_path,
-        config=config,
-        runs_display=default_display(runs_path),
-        shard=shard,
-    )
+    with RunsIndex(runs_path, display=default_display(runs_path)) as runs:
+        results = score_stage(dataset=dataset, runs=runs, config=config, shard=shard).results
     path = out / "results.json"
     write_results(path, results)
     n = sum(len(c.samples) for c in results.cases)

@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from gate.dataset import Dataset
+from gate.model import Shard
 from gate.pipeline.confirm import confirm_stage
 from gate.pipeline.inputs import load_baseline, load_inputs
 from gate.pipeline.judge import judge_stage
 from gate.pipeline.publish import report_and_publish
-from gate.pipeline.score import score_with_scores
+from gate.pipeline.score import Scored, score_stage
 from gate.results import Results
-from gate.runsfile import iter_runs
+from gate.runsfile import RunsIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +34,7 @@ class CheckOptions:
     """A baseline results.json, ``none``, or None for the config's ``baseline.path``."""
     baseline_source: str | None = None
     samples: int | None = None
-    shard: tuple[int, int] | None = None
+    shard: Shard | None = None
     resume: bool = False
     comment: bool = True
     progress: bool = True
@@ -53,7 +53,8 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
 
     Everything is written (results, reports, outputs, step summary, annotations, the
     comment) before the caller exits with the gate's code: a failing gate never loses its
-    report, and a GitHub failure never changes the verdict.
+    report, and a GitHub failure never changes the verdict. The runs file is opened once,
+    after the runner wrote it, and shared by every stage that reads it.
     """
     from gate.policy.decide import decide
     from gate.replay.runner import run_all
@@ -76,20 +77,24 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
         progress=opts.progress,
     )
     t_run = time.perf_counter()
-    head, scores = score_with_scores(dataset, summary.runs_path, config, opts.shard, summary.agent)
-    if base is not None:
-        head = confirm_stage(
-            head,
-            base=base,
-            config=config,
-            dataset=dataset,
-            out=out,
-            samples=samples,
-            shard=opts.shard,
-            scores=scores,
+    with RunsIndex(summary.runs_path) as runs:
+        head = score_stage(
+            dataset=dataset, runs=runs, config=config, shard=opts.shard, agent=summary.agent
         )
-    head = judge_stage(head, config=config, dataset=dataset, runs_path=summary.runs_path, out=out)
-    decided = decide(head, config, base, source)
+        if base is not None:
+            head = confirm_stage(
+                head,
+                base=base,
+                config=config,
+                dataset=dataset,
+                runs=runs,
+                out=out,
+                samples=samples,
+                shard=opts.shard,
+            )
+        results = judge_stage(head.results, config=config, dataset=dataset, runs=runs, out=out)
+        misses = unrecorded_calls(head, runs)
+    decided = decide(results, config, base, source)
     decided.timing.update(
         {
             "run_wall_s": round(t_run - t0, 3),
@@ -97,10 +102,6 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
             "run_errors": summary.errors,
         }
     )
-    # The runner counts the misses of what it ran; read the file for them (in dataset
-    # order) only when there are some, or when resumed runs it did not see may hold some.
-    reread = summary.unrecorded_calls or summary.skipped
-    misses = unrecorded_calls(dataset, summary.runs_path) if reread else []
     if misses:
         distinct = list(dict.fromkeys(misses))  # samples repeat the same call
         decided.notices.append(
@@ -110,17 +111,20 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
     return outcome
 
 
-def unrecorded_calls(dataset: Dataset, runs_path: Path) -> list[str]:
+def unrecorded_calls(scored: Scored, runs: RunsIndex) -> list[str]:
     """Every call the frozen responses could not answer, in dataset order then sample
-    order (never in the order concurrent workers happened to finish)."""
-    order = {c.id: i for i, c in enumerate(dataset.cases)}
+    order (never in the order concurrent workers happened to finish) — from the scored
+    runs that had one, whatever ran them (this run, an earlier resumed one, a replay)."""
+    rows = runs.rows
+    assert rows is not None
+    flagged = [k for k, s in enumerate(scored.scores) if s.tallies.unrecorded]
     found: list[tuple[int, int, str]] = []
-    for _, run in iter_runs(runs_path):
+    for k, (_, run) in zip(flagged, runs.runs(flagged), strict=True):
         for turn in run.turns:
             for result in turn.tool_results:
                 if result.unrecorded:
                     content = result.content
                     why = content.get("error") if isinstance(content, dict) else None
                     text = f"case {run.case_id}: {why or 'no frozen response'}"
-                    found.append((order.get(run.case_id, len(order)), run.sample, text))
+                    found.append((rows.case[k], rows.sample[k], text))
     return [text for *_, text in sorted(found)]

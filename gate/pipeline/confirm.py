@@ -6,47 +6,52 @@ from pathlib import Path
 
 from gate.config import Config
 from gate.dataset import Dataset
-from gate.model import SampleScore
+from gate.gcpause import no_gc
+from gate.model import Shard
 from gate.pipeline.inputs import scoring_context
+from gate.pipeline.score import Scored
 from gate.policy.reduce import build_results
 from gate.results import Results
-from gate.runsfile import RunsWriter, iter_runs
-from gate.scorers import score_sample
+from gate.runsfile import Coverage, RunsIndex, RunsWriter
 
 
 def confirm_stage(
-    head: Results,
+    head: Scored,
     *,
     base: Results | None,
     config: Config,
     dataset: Dataset,
+    runs: RunsIndex,
     out: Path,
     samples: int,
-    shard: tuple[int, int] | None,
-    scores: list[SampleScore],
-) -> Results:
+    shard: Shard | None,
+) -> Scored:
     """Adaptive confirmation (``confirm:``): run more samples of the cases that look like
     flips against the baseline, and rebuild the results with them marked ``extra``.
 
     The extra samples are numbered after the regular ones and written to
-    ``out/confirm/runs.jsonl`` (seeded from the regular samples of those cases, so only
-    the new sample numbers run), never into the main runs file.
+    ``out/confirm/runs.jsonl``, never into the main runs file. That file is seeded with
+    the regular samples of those cases (taken from the runs index, not read again), so the
+    runner adds only the new sample numbers; it is then read once to score them.
     """
+    from gate.pipeline._scorepool import ScoreJob, SerialExecutor
     from gate.policy.confirm import cases_to_confirm
     from gate.replay.runner import RUNS_FILE, run_all
 
-    plan = cases_to_confirm(head, base, config)
+    plan = cases_to_confirm(head.results, base, config)
     if not plan or config.agent.kind == "replay":
         return head
     confirm_dir = out / "confirm"
     confirm_dir.mkdir(parents=True, exist_ok=True)
     confirm_runs = confirm_dir / RUNS_FILE
-    # Seed the confirm file with the regular samples of those cases, so `resume` runs only
-    # the new sample numbers.
+    assert runs.rows is not None
+    cases = [c.id for c in dataset.cases]
+    seed_rows = [k for k, i in enumerate(runs.rows.case) if cases[i] in plan]
+    seeded: set[tuple[str, int]] = set()
     with RunsWriter(confirm_runs) as writer:
-        for _, run in iter_runs(out / RUNS_FILE):
-            if run.case_id in plan:
-                writer.write(run)
+        for _, run in runs.runs(seed_rows):
+            writer.write(run)
+            seeded.add((run.case_id, run.sample))
     by_extra: dict[int, list[str]] = {}
     for cid, k in plan.items():
         by_extra.setdefault(k, []).append(cid)
@@ -60,23 +65,33 @@ def confirm_stage(
             resume=True,
             case_ids=ids,
             progress=False,
+            recorded=seeded,
         )
-    ctx = scoring_context(config, dataset)
-    cases = {c.id: c for c in dataset.cases}
-    extra = [
-        score_sample(cases[run.case_id], run, ctx)
-        for _, run in iter_runs(confirm_runs)
-        if run.sample >= samples
-    ]
-    rebuilt = build_results(
-        dataset=dataset,
-        scores=scores,
-        extra_scores=extra,
-        config=config,
-        agent=head.agent,
-        shard=shard,
-        timing=dict(head.timing),
-    )
+    planned = [c for c in dataset.cases if c.id in plan]
+    with RunsIndex(confirm_runs) as extra_runs, no_gc():
+        coverage = Coverage(
+            planned,
+            runs_display=extra_runs.display,
+            dataset_display=dataset.display,
+            equal_samples=False,
+        )
+        job = ScoreJob(
+            index=extra_runs,
+            coverage=coverage,
+            cases=planned,
+            ctx=scoring_context(config, dataset),
+            min_sample=samples,
+        )
+        extra = SerialExecutor().score(job).scores
+        rebuilt = build_results(
+            dataset=dataset,
+            scores=head.scores,
+            extra_scores=extra,
+            config=config,
+            agent=head.results.agent,
+            shard=shard,
+            timing=dict(head.results.timing),
+        )
     # build_results filled rebuilt.confirm (a ConfirmInfo: max_extra_samples, the extra
-    # samples spent and, per case, how many); a plain dict there would not render.
-    return rebuilt
+    # samples spent and, per case, how many).
+    return Scored(results=rebuilt, scores=head.scores, runs=head.runs)

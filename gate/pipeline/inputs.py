@@ -9,21 +9,28 @@ from pathlib import Path
 
 from gate.config import Config, NormalizeConfig, ScoringConfig
 from gate.dataset import Dataset
-from gate.policy.reduce import DatasetLike
+from gate.model import DatasetLike
 from gate.report.redact import Redactor
 from gate.results import Results, read_results
 from gate.scorers import ScoringContext
 from gate.scorers.registry import GATEABLE
 
 
+def read_config(config_path: Path, display: str | None = None) -> Config:
+    """toolgate.yml, validated; gates may name the metrics of the registry
+    (:data:`gate.scorers.registry.GATEABLE`). Every problem names file, line and field."""
+    from gate.config import load_config
+
+    return load_config(config_path, display=display, metrics=GATEABLE)
+
+
 def load_inputs(config_path: Path, display: str | None = None) -> tuple[Config, Dataset]:
     """Config, dataset and their cross-checks: the pin, the judge's inputs. Raises
     :class:`~gate.errors.InputError` naming file, line and field."""
-    from gate.config import load_config
     from gate.dataset import load_dataset
     from gate.dataset.pin import check_pin
 
-    config = load_config(config_path, display=display, metrics=GATEABLE)
+    config = read_config(config_path, display=display)
     ds_path = config.resolve(config.dataset.path)
     dataset = load_dataset(ds_path, display=_rel(ds_path))
     check_pin(config, dataset, config_display=display)

@@ -34,19 +34,16 @@ scores into that array and building the per-sample records of results.json.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from gate import __version__
 from gate.config import Config
-from gate.errors import Problem, RunsFileError
 from gate.gcpause import no_gc
-from gate.model import Case, HardFailure, SampleScore, ToolSpec
+from gate.model import Case, DatasetLike, HardFailure, SampleScore, Shard
 from gate.policy import stats
 from gate.policy.advisor import advise
 from gate.results import (
@@ -73,21 +70,6 @@ NO_ACTUAL = "(none)"
 _ROUND = 12
 """Dataset- and slice-level figures are rounded to 12 decimals: they come from matrix
 products whose last bits depend on the BLAS summation order."""
-
-
-class DatasetLike(Protocol):
-    """What ``build_results`` needs of a dataset (``gate.dataset.Dataset`` has it)."""
-
-    @property
-    def display(self) -> str: ...
-    @property
-    def path(self) -> Path: ...
-    @property
-    def sha256(self) -> str: ...
-    @property
-    def cases(self) -> Sequence[Case]: ...
-    @property
-    def tools(self) -> Mapping[str, ToolSpec]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,38 +104,28 @@ class CaseMeta:
         )
 
 
-def in_shard(case_id: str, shard: tuple[int, int] | None) -> bool:
-    """Shard ``i/n`` (1-based ``i``) holds the cases with sha256(id) mod n = i − 1."""
-    if shard is None:
-        return True
-    i, n = shard
-    return int(hashlib.sha256(case_id.encode()).hexdigest(), 16) % n == i - 1
-
-
 def build_results(
     *,
     dataset: DatasetLike,
     scores: Sequence[SampleScore],
     config: Config | None,
     agent: Mapping[str, Any],
-    shard: tuple[int, int] | None,
+    shard: Shard | None,
     timing: Mapping[str, Any],
     extra_scores: Sequence[SampleScore] = (),
 ) -> Results:
     """Reduce every sample score of a run into a :class:`Results` (no verdict yet).
 
-    ``scores`` must hold the same number of samples N for every case of the dataset (of
-    the shard, with ``shard``); ``extra_scores`` are confirmation samples
-    (``confirm:``), recorded with ``extra: true``, counted in their case's pass rate and
-    means but not in the dataset-level std over samples. A score for an unknown case, a
-    duplicated (case, sample), a case without scores or with a different number of
-    samples is a :class:`RunsFileError` naming the case — a case that silently vanished
-    would raise the pass rate.
+    ``scores`` hold the same number of samples N for every case of the dataset (of the
+    shard, with ``shard``), each (case, sample) once — the runs file's coverage check
+    (:class:`gate.runsfile.Coverage`) saw to that; ``extra_scores`` are confirmation
+    samples (``confirm:``), recorded with ``extra: true``, counted in their case's pass
+    rate and means but not in the dataset-level std over samples.
     """
-    in_scope = [c for c in dataset.cases if in_shard(c.id, shard)]
+    in_scope = [c for c in dataset.cases if shard is None or shard.holds(c.id)]
     metas = [CaseMeta.of(c) for c in in_scope]
     with no_gc():
-        samples, hard = _sample_records(dataset.display, metas, scores, extra_scores)
+        samples, hard = _sample_records(metas, scores, extra_scores)
     seed = config.seed if config is not None else 0
     cases_sha = getattr(dataset, "cases_sha256", None)
     header: dict[str, Any] = {
@@ -169,7 +141,7 @@ def build_results(
         ),
         "agent": dict(agent),
         "seed": seed,
-        "shard": ShardInfo(index=shard[0], count=shard[1]) if shard else None,
+        "shard": ShardInfo(index=shard.index, count=shard.count) if shard else None,
         "tools": {
             name: ToolInfo(
                 hash=spec.definition_hash(),
@@ -208,7 +180,6 @@ def _latency(*groups: Sequence[SampleScore]) -> dict[str, Any]:
 
 
 def _sample_records(
-    display: str,
     metas: Sequence[CaseMeta],
     scores: Sequence[SampleScore],
     extra_scores: Sequence[SampleScore],
@@ -216,66 +187,9 @@ def _sample_records(
     index = {m.id: i for i, m in enumerate(metas)}
     regular: list[list[SampleScore]] = [[] for _ in metas]
     extra: list[list[SampleScore]] = [[] for _ in metas]
-    problems: list[Problem] = []
     for group, bucket in ((scores, regular), (extra_scores, extra)):
         for s in group:
-            i = index.get(s.case_id)
-            if i is None:
-                problems.append(
-                    Problem(
-                        "runs",
-                        None,
-                        "case_id",
-                        f"{s.case_id!r} (sample {s.sample}) is not a case of {display}"
-                        + (" in this shard" if metas else ""),
-                    )
-                )
-                continue
-            bucket[i].append(s)
-        if len(problems) > 20:
-            break
-    counts: dict[int, list[str]] = {}
-    for i, meta in enumerate(metas):
-        got = regular[i]
-        seen: set[int] = set()
-        for s in (*got, *extra[i]):
-            if s.sample in seen:
-                problems.append(
-                    Problem(
-                        display,
-                        meta.line,
-                        "sample",
-                        f"case {meta.id!r}: sample {s.sample} is scored twice",
-                    )
-                )
-            seen.add(s.sample)
-        if not got:
-            problems.append(
-                Problem(
-                    display,
-                    meta.line,
-                    "id",
-                    f"case {meta.id!r} has no runs (every case must be run)",
-                )
-            )
-        else:
-            counts.setdefault(len(got), []).append(meta.id)
-    if len(counts) > 1:
-        usual = max(counts, key=lambda k: (len(counts[k]), k))
-        for n, ids in sorted(counts.items()):
-            if n != usual:
-                shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
-                problems.append(
-                    Problem(
-                        "runs",
-                        None,
-                        "sample",
-                        f"{len(ids)} case(s) have {n} samples, the others {usual}: {shown}",
-                    )
-                )
-    if problems:
-        raise RunsFileError(problems[:50])
-
+            bucket[index[s.case_id]].append(s)
     records: list[list[SampleResult]] = []
     hard: list[HardFailureResult] = []
     for i, meta in enumerate(metas):

@@ -8,7 +8,7 @@ target               reader (and what runs on a valid input)                    
 ``dataset_csv``      the same, CSV
 ``runs``             ``gate.runsfile`` via ``gate.pipeline.score_stage`` (+      score
                      results serialise, a verdict is taken, every report renders)
-``config``           ``gate.config.load_config``                                 validate
+``config``           ``gate.pipeline.inputs.read_config``                        validate
 ``results``          ``gate.results.read_results`` as a baseline, then          diff
                      ``gate.baseline.diff.compare`` both ways and ``decide``
 ``tool_schemas``     a tool's ``parameters`` via the dataset's                   validate
@@ -396,13 +396,13 @@ def runs_inputs(draw: Any) -> FuzzInput:
 
 def check_runs(inp: FuzzInput, folder: Path) -> None:
     from gate.dataset import load_dataset
-    from gate.pipeline import score_stage
+    from gate.pipeline import score_file
     from gate.policy.decide import decide
     from gate.report import render_comment, render_console, render_junit, render_markdown
     from gate.results import dumps_results
 
     ds = load_dataset(folder / "dataset.jsonl", display="dataset.jsonl")
-    results = score_stage(dataset=ds, runs_path=folder / inp.name, runs_display=inp.name)
+    results = score_file(dataset=ds, runs_path=folder / inp.name, runs_display=inp.name).results
     decided = decide(results, None, None, None)
     data = dumps_results(decided)
     assert jsonio.loads_strict(data, max_depth=128)["cases"]
@@ -608,9 +608,9 @@ def _yaml_dump(doc: Any) -> bytes:
 
 
 def check_config(inp: FuzzInput, folder: Path) -> None:
-    from gate.config import load_config
+    from gate.pipeline.inputs import read_config
 
-    cfg = load_config(folder / inp.name, display=inp.name)
+    cfg = read_config(folder / inp.name, display=inp.name)
     assert cfg.source == folder / inp.name
     cfg.model_dump(mode="json")
 
@@ -651,7 +651,7 @@ def base_results() -> tuple[Any, dict[str, Any], Any]:
 
     from gate.config import config_from_doc
     from gate.dataset import load_dataset
-    from gate.pipeline import score_stage
+    from gate.pipeline import score_file
     from gate.policy.decide import decide
     from gate.results import to_jsonable
     from gate.yamlio import parse_yaml
@@ -679,7 +679,7 @@ def base_results() -> tuple[Any, dict[str, Any], Any]:
     text = h.config_yaml(gates="\n  - metric: call_accuracy\n    min: 0.5")
     cfg = config_from_doc(parse_yaml(text, "toolgate.yml"), tmp / "toolgate.yml")
     ds = load_dataset(tmp / "dataset.jsonl", display="dataset.jsonl")
-    results = score_stage(dataset=ds, runs_path=tmp / "runs.jsonl", config=cfg)
+    results = score_file(dataset=ds, runs_path=tmp / "runs.jsonl", config=cfg).results
     decided = decide(results, cfg, results, "itself")
     return cfg, to_jsonable(decided), decided
 
