@@ -3,7 +3,8 @@
 Joins the results of the shards of one run (each ``PART_DIR`` holds a ``results.json``
 written by ``toolgate run``/``check`` with ``--shard i/n``; a results.json file may be
 given instead of its folder), then gates once: every statistic is recomputed from the
-shards' sample records (:mod:`gate.policy.merge`), the policy of ``--config`` is applied
+shards' sample records (:mod:`gate.policy.merge`; schema-1 results of the previous
+release too), the policy of ``--config`` is applied
 (without a config only hard failures and regressions against ``--baseline`` count), and
 ``DIR/results.json`` is written, with the reports when the reporting module is present.
 
@@ -18,11 +19,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from gate.config import Config, load_config
+from gate.baseline.diff import compare
+from gate.config import Config
 from gate.errors import ExitCode, UsageError
+from gate.pipeline.inputs import load_baseline, read_config
 from gate.policy.decide import decide
-from gate.policy.merge import merge_results
-from gate.results import Results, read_results, write_results
+from gate.results import Results, assemble, merge_run, read_results, write_results
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,17 +70,26 @@ def run(args: argparse.Namespace) -> int:
     parts = [(str(p), read_results(p, display=str(p))) for _, p in paths]
     config: Config | None = None
     if args.config is not None:
-        config = load_config(Path(args.config), display=args.config)
-    baseline: Results | None = None
-    if args.baseline is not None:
-        baseline = read_results(Path(args.baseline), display=args.baseline)
-    merged = merge_results(parts)
-    decided = decide(merged, config, baseline, args.baseline_source or args.baseline)
+        config = read_config(Path(args.config), display=args.config)
+    baseline = load_baseline(args.baseline, None) if args.baseline is not None else None
+    merged = merge_run(parts)
+    comparison = (
+        compare(baseline.stats, merged.stats, source=args.baseline_source or args.baseline)
+        if baseline is not None
+        else None
+    )
+    verdict = decide(merged.stats, comparison, config)
+    decided = assemble(
+        merged.stats,
+        merged.records,
+        verdict=verdict,
+        comparison=comparison,
+        judge=merged.judge,
+        timing=merged.timing,
+    )
     out = Path(args.out)
     write_results(out / "results.json", decided)
     _write_reports(decided, out)
-    verdict = decided.verdict
-    assert verdict is not None
     from gate.report import render_console
 
     sys.stdout.write(render_console(decided))

@@ -5,7 +5,8 @@ tabs of seed 003.
   failed_checks`` (every check that failed in any sample), the case's mean of each key
   metric (:data:`CASE_METRICS`; empty when not applicable), then ``expected`` and
   ``actual`` calls in the one-line ``name(arg=value)`` form of the PR comment, and ``why``
-  (the scorer's summary) — taken from the first failing sample, else the first sample;
+  (the scorer's summary) — taken from the first failing sample (results keep the evidence
+  of failing samples only: empty for a case whose every sample passed);
 * **tools** — one row per tool, sorted by name: ``tool, expected, matched, recall, called``
   (recall = matched ÷ expected; empty when the tool was never expected).
 
@@ -73,7 +74,8 @@ def cases_csv(results: Results) -> str:
         failed = sorted({c for s in case.samples for c in s.failed_checks})
         sample = _sample_for_evidence(case)
         ev: dict[str, Any] = sample.evidence if sample is not None else {}
-        metrics = [_num(case.scores.get(m)) for m in CASE_METRICS]
+        scores = results.case_scores(case)
+        metrics = [_num(scores.get(m)) for m in CASE_METRICS]
         rows.append(
             [
                 case.id,

@@ -36,9 +36,11 @@ import orjson
 
 from gate.errors import Problem, RunsFileError
 from gate.model import Case, HardFailure, SampleScore, Turn
+from gate.policy.table import CaseMeta, RowsBuilder, SampleRows
+from gate.results import MemoryRecords, sample_record
 from gate.runsfile import Coverage, RunRows, RunsIndex, convert_run, decode_run_line, read_at
 from gate.scorers import ScoringContext, score_sample
-from gate.scorers.registry import VIEW_FIELDS
+from gate.scorers.registry import METRICS, VIEW_FIELDS
 
 PARALLEL_MIN_LINES = 4000
 """Below this many lines forking workers costs more than it saves."""
@@ -52,22 +54,33 @@ _WINDOW = 1 << 16
 class ScoreJob:
     """What to score: every line of ``index``, checked by ``coverage``; runs of a sample
     number below ``min_sample`` are checked but not scored (the confirmation stage's file
-    holds the regular samples it was seeded with)."""
+    holds the regular samples it was seeded with). ``metas`` are the cases of the table
+    the scores go to (in its order); ``extra`` marks the samples as confirmation ones."""
 
     index: RunsIndex
     coverage: Coverage
     cases: Sequence[Case]
     ctx: ScoringContext
+    metas: Sequence[CaseMeta]
     min_sample: int = 0
+    extra: bool = False
 
 
 @dataclass(slots=True)
 class ScoredRuns:
-    """The scores of the scored runs, in file order, and where each run's line is."""
+    """What an executor read and scored: the samples as rows for the reduction (one batch
+    per chunk), their results.json records, where each scored run's line is, and which of
+    them had a call without a frozen response (indices into ``rows``)."""
 
-    scores: list[SampleScore] = field(default_factory=list)
+    metas: Sequence[CaseMeta]
+    batches: list[SampleRows] = field(default_factory=list)
+    records: MemoryRecords = field(default_factory=MemoryRecords)
     rows: RunRows = field(default_factory=RunRows)
+    unrecorded: list[int] = field(default_factory=list)
     workers: int = 1
+
+    def __len__(self) -> int:
+        return len(self.rows)
 
 
 class ScoreExecutor(Protocol):
@@ -219,9 +232,11 @@ def _score_lines(
 
 def _collect(chunks: Iterable[_ChunkOut], job: ScoreJob, result: ScoredRuns) -> None:
     """Report the lines of each chunk (in file order) to the coverage check and keep the
-    scores of the runs it accepts; raise at the first bad line."""
+    scores of the runs it accepts, as rows and records; raise at the first bad line."""
     cov = job.coverage
     rows = result.rows
+    table_index = {m.id: i for i, m in enumerate(job.metas)}
+    builder = RowsBuilder(METRICS, job.metas)
     first_line = 0
     for chunk in chunks:
         for ln in chunk.lines:
@@ -230,13 +245,32 @@ def _collect(chunks: Iterable[_ChunkOut], job: ScoreJob, result: ScoredRuns) -> 
             lineno = first_line + ln.lineno
             assert ln.case_id is not None
             i = cov.add(lineno, ln.case_id, ln.sample)
-            if i >= 0 and ln.score is not None:
-                result.scores.append(ln.score)
-                rows.line.append(lineno)
-                rows.start.append(ln.start)
-                rows.length.append(ln.length)
-                rows.case.append(i)
-                rows.sample.append(ln.sample)
+            score = ln.score
+            if i < 0 or score is None:
+                continue
+            t = table_index[ln.case_id]
+            if score.tallies.unrecorded:
+                result.unrecorded.append(len(rows))
+            rows.line.append(lineno)
+            rows.start.append(ln.start)
+            rows.length.append(ln.length)
+            rows.case.append(i)
+            rows.sample.append(ln.sample)
+            builder.add(
+                t,
+                score.sample,
+                passed=score.passed,
+                scores=score.scores,
+                failed_checks=score.failed_checks,
+                tallies=score.tallies,
+                usage=score.usage,
+                latency_ms=score.latency_ms,
+                hard=score.hard_failures,
+                extra=job.extra,
+            )
+            result.records.add(
+                t, score.sample, job.extra, sample_record(score, names=METRICS, extra=job.extra)
+            )
         if chunk.error is not None and not cov.full:
             _, problems = chunk.error
             raise RunsFileError(
@@ -249,6 +283,7 @@ def _collect(chunks: Iterable[_ChunkOut], job: ScoreJob, result: ScoredRuns) -> 
             break
         first_line += chunk.newlines
     cov.finish()
+    result.batches.append(builder.build())
 
 
 # ─── the serial executor ──────────────────────────────────────────────────────
@@ -260,7 +295,7 @@ class SerialExecutor:
     workers = 1
 
     def score(self, job: ScoreJob) -> ScoredRuns:
-        result = ScoredRuns(workers=1)
+        result = ScoredRuns(job.metas, workers=1)
         wanted = _wanted(job)
         chunk = _score_lines(
             job.index.data(), 0, job.index.display, wanted, job.ctx, job.min_sample, Memo()
@@ -291,7 +326,7 @@ class ForkExecutor:
 
     def score(self, job: ScoreJob) -> ScoredRuns:
         global _JOB
-        result = ScoredRuns(workers=self.workers)
+        result = ScoredRuns(job.metas, workers=self.workers)
         index = job.index
         # Cases are compiled in the workers as their runs come (in parallel), not up front.
         _JOB = (index.fileno, index.display, _wanted(job), job.ctx, job.min_sample)

@@ -11,15 +11,15 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from gate.model import Shard
 from gate.pipeline.confirm import confirm_stage
-from gate.pipeline.inputs import load_baseline, load_inputs
+from gate.pipeline.inputs import load_baseline, load_inputs, normalizers
 from gate.pipeline.judge import judge_stage
 from gate.pipeline.publish import report_and_publish
 from gate.pipeline.score import Scored, score_stage
-from gate.results import Results
+from gate.results import Results, assemble
 from gate.runsfile import RunsIndex
 
 
@@ -49,23 +49,27 @@ class CheckOutcome:
 
 
 def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> CheckOutcome:
-    """Run, score, confirm, judge, decide, report and publish: the CI job.
+    """Run, score, confirm, judge, compare, decide, report and publish: the CI job.
 
     Everything is written (results, reports, outputs, step summary, annotations, the
     comment) before the caller exits with the gate's code: a failing gate never loses its
     report, and a GitHub failure never changes the verdict. The runs file is opened once,
     after the runner wrote it, and shared by every stage that reads it.
     """
+    from gate.baseline.diff import compare
     from gate.policy.decide import decide
     from gate.replay.runner import run_all
 
     t0 = time.perf_counter()
-    config, dataset = load_inputs(opts.config_path, opts.config_display)
-    base, source = load_baseline(opts.baseline, config)
+    inputs = load_inputs(opts.config_path, opts.config_display)
+    config, dataset = inputs.config, inputs.dataset
+    base = load_baseline(opts.baseline, config)
+    source = base.source if base is not None else None
     if opts.baseline_source and base is not None:
         source = opts.baseline_source
     out = opts.out if opts.out is not None else config.resolve(config.reporting.out)
     samples = opts.samples if opts.samples is not None else config.samples
+    norms = normalizers(config)
 
     summary = run_all(
         config,
@@ -75,40 +79,59 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
         shard=opts.shard,
         resume=opts.resume,
         progress=opts.progress,
+        norms=norms,
     )
     t_run = time.perf_counter()
+    judge_timing: dict[str, Any] = {}
     with RunsIndex(summary.runs_path) as runs:
         head = score_stage(
-            dataset=dataset, runs=runs, config=config, shard=opts.shard, agent=summary.agent
+            dataset=dataset,
+            runs=runs,
+            config=config,
+            shard=opts.shard,
+            agent=summary.agent,
+            norms=norms,
         )
         if base is not None:
             head = confirm_stage(
                 head,
-                base=base,
+                base=base.stats,
                 config=config,
                 dataset=dataset,
                 runs=runs,
                 out=out,
                 samples=samples,
                 shard=opts.shard,
+                norms=norms,
             )
-        results = judge_stage(head.results, config=config, dataset=dataset, runs=runs, out=out)
+        judge = judge_stage(config=config, dataset=dataset, runs=runs, out=out, timing=judge_timing)
         misses = unrecorded_calls(head, runs)
-    decided = decide(results, config, base, source)
-    decided.timing.update(
-        {
+    comparison = (
+        compare(base.stats, head.stats, source=source or "baseline") if base is not None else None
+    )
+    verdict = decide(head.stats, comparison, config)
+    notices = []
+    if misses:
+        distinct = list(dict.fromkeys(misses))  # samples repeat the same call
+        notices.append(
+            f"{len(misses)} tool call(s) had no frozen response (first: {'; '.join(distinct[:3])})"
+        )
+    results = assemble(
+        head.stats,
+        head.records,
+        verdict=verdict,
+        comparison=comparison,
+        judge=judge,
+        notices=notices,
+        timing={
+            **head.timing,
+            **judge_timing,
             "run_wall_s": round(t_run - t0, 3),
             "total_wall_s": round(time.perf_counter() - t0, 3),
             "run_errors": summary.errors,
-        }
+        },
     )
-    if misses:
-        distinct = list(dict.fromkeys(misses))  # samples repeat the same call
-        decided.notices.append(
-            f"{len(misses)} tool call(s) had no frozen response (first: {'; '.join(distinct[:3])})"
-        )
-    outcome = report_and_publish(decided, config, out, opts, environ, stream)
-    return outcome
+    return report_and_publish(results, config, out, opts, environ, stream)
 
 
 def unrecorded_calls(scored: Scored, runs: RunsIndex) -> list[str]:
@@ -117,7 +140,7 @@ def unrecorded_calls(scored: Scored, runs: RunsIndex) -> list[str]:
     runs that had one, whatever ran them (this run, an earlier resumed one, a replay)."""
     rows = runs.rows
     assert rows is not None
-    flagged = [k for k, s in enumerate(scored.scores) if s.tallies.unrecorded]
+    flagged = scored.runs.unrecorded
     found: list[tuple[int, int, str]] = []
     for k, (_, run) in zip(flagged, runs.runs(flagged), strict=True):
         for turn in run.turns:

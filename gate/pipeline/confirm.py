@@ -2,32 +2,35 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from gate.config import Config
 from gate.dataset import Dataset
 from gate.gcpause import no_gc
-from gate.model import Shard
+from gate.model import Shard, SuiteStats
 from gate.pipeline.inputs import scoring_context
 from gate.pipeline.score import Scored
-from gate.policy.reduce import build_results
-from gate.results import Results
+from gate.policy.reduce import reduce
+from gate.policy.table import assemble
 from gate.runsfile import Coverage, RunsIndex, RunsWriter
+from gate.scorers.context import NormalizerTable
 
 
 def confirm_stage(
     head: Scored,
     *,
-    base: Results | None,
+    base: SuiteStats | None,
     config: Config,
     dataset: Dataset,
     runs: RunsIndex,
     out: Path,
     samples: int,
     shard: Shard | None,
+    norms: NormalizerTable | None = None,
 ) -> Scored:
     """Adaptive confirmation (``confirm:``): run more samples of the cases that look like
-    flips against the baseline, and rebuild the results with them marked ``extra``.
+    flips against the baseline, and reduce again with them marked ``extra``.
 
     The extra samples are numbered after the regular ones and written to
     ``out/confirm/runs.jsonl``, never into the main runs file. That file is seeded with
@@ -38,15 +41,15 @@ def confirm_stage(
     from gate.policy.confirm import cases_to_confirm
     from gate.replay.runner import RUNS_FILE, run_all
 
-    plan = cases_to_confirm(head.results, base, config)
+    plan = cases_to_confirm(head.stats, base, config)
     if not plan or config.agent.kind == "replay":
         return head
     confirm_dir = out / "confirm"
     confirm_dir.mkdir(parents=True, exist_ok=True)
     confirm_runs = confirm_dir / RUNS_FILE
     assert runs.rows is not None
-    cases = [c.id for c in dataset.cases]
-    seed_rows = [k for k, i in enumerate(runs.rows.case) if cases[i] in plan]
+    ids = [c.id for c in dataset.cases]
+    seed_rows = [k for k, i in enumerate(runs.rows.case) if ids[i] in plan]
     seeded: set[tuple[str, int]] = set()
     with RunsWriter(confirm_runs) as writer:
         for _, run in runs.runs(seed_rows):
@@ -55,7 +58,7 @@ def confirm_stage(
     by_extra: dict[int, list[str]] = {}
     for cid, k in plan.items():
         by_extra.setdefault(k, []).append(cid)
-    for k, ids in sorted(by_extra.items()):
+    for k, case_ids in sorted(by_extra.items()):
         run_all(
             config,
             dataset,
@@ -63,9 +66,10 @@ def confirm_stage(
             samples=samples + k,
             shard=shard,
             resume=True,
-            case_ids=ids,
+            case_ids=case_ids,
             progress=False,
             recorded=seeded,
+            norms=norms,
         )
     planned = [c for c in dataset.cases if c.id in plan]
     with RunsIndex(confirm_runs) as extra_runs, no_gc():
@@ -79,19 +83,16 @@ def confirm_stage(
             index=extra_runs,
             coverage=coverage,
             cases=planned,
-            ctx=scoring_context(config, dataset),
+            ctx=scoring_context(config, dataset, norms=norms),
+            metas=head.table.metas,
             min_sample=samples,
+            extra=True,
         )
-        extra = SerialExecutor().score(job).scores
-        rebuilt = build_results(
-            dataset=dataset,
-            scores=head.scores,
-            extra_scores=extra,
-            config=config,
-            agent=head.results.agent,
-            shard=shard,
-            timing=dict(head.results.timing),
-        )
-    # build_results filled rebuilt.confirm (a ConfirmInfo: max_extra_samples, the extra
-    # samples spent and, per case, how many).
-    return Scored(results=rebuilt, scores=head.scores, runs=head.runs)
+        extra = SerialExecutor().score(job)
+        batches = [*head.batches, *extra.batches]
+        table = assemble(head.table.metas, batches)
+        stats = reduce(table, head.stats.header, seed=head.seed, max_extra=head.max_extra)
+    records = head.records.joined(extra.records)
+    return dataclasses.replace(
+        head, stats=stats, table=table, batches=batches, records=records, _results=None
+    )

@@ -35,7 +35,7 @@ import threading
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -46,6 +46,7 @@ from gate.model import Case, DatasetLike, Run, Shard
 from gate.replay.frozen import NormalizerTable, ReplayBackend
 from gate.replay.interface import Agent, build_agent
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session, job_seed
+from gate.report.redact import redactor_for
 from gate.runsfile import RunsWriter, iter_runs
 
 RUNS_FILE = "runs.jsonl"
@@ -165,15 +166,6 @@ def _clock(seconds: float) -> str:
 # ─── run ──────────────────────────────────────────────────────────────────────
 
 
-def runs_redactor(config: Config) -> Callable[[str], str]:
-    """What runs.jsonl is written through: the values of ``reporting.secrets`` and of the
-    key variables the config names (and the usual token variables), and token shapes
-    (``gate.report.redact``). An agent that prints its keys leaks them nowhere."""
-    from gate.report.redact import Redactor
-
-    return Redactor.from_environ(config.secret_env_names(), os.environ)
-
-
 def run_all(
     config: Config,
     dataset: DatasetLike,
@@ -188,13 +180,15 @@ def run_all(
     stderr: IO[str] | None = None,
     progress_interval_s: float = 30.0,
     recorded: Collection[tuple[str, int]] | None = None,
+    norms: NormalizerTable | None = None,
 ) -> RunSummary:
     """Run every planned case-sample and write ``out/runs.jsonl`` (module docstring).
 
     ``agent`` replaces the adapter the config describes (tests); it is closed at the end
     either way. ``recorded``, with ``resume``, is what the runs file already holds, as
     (case id, sample) — given by a caller that wrote it (the confirmation stage), so the
-    file is not read to find out.
+    file is not read to find out. ``norms`` is the run's normaliser cache (the scorers
+    use the same one afterwards).
     """
     t0 = time.monotonic()
     deadline = t0 + config.deadline_s if config.deadline_s is not None else None
@@ -218,8 +212,13 @@ def run_all(
             plan.extend((c, s) for c, ss in per_case if s in ss)
         todo = [(c, s) for c, s in plan if (c.id, s) not in done_before]
         skipped = len(plan) - len(todo)
-        norms = NormalizerTable.from_config(config)
-        writer = RunsWriter(runs_path, append=resume, redact=runs_redactor(config))
+        if norms is None:
+            norms = NormalizerTable.from_config(config)
+        # runs.jsonl is uploaded as an artifact: the secrets the config names (and the
+        # usual token variables, and token shapes) never reach it.
+        writer = RunsWriter(
+            runs_path, append=resume, redact=redactor_for(config, os.environ).redact
+        )
         state = _State(
             progress=Progress(
                 len(todo),

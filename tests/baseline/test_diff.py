@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.baseline.diff import compare
 from gate.model import ToolSpec
 from tests.policy.helpers import TOOLS, case, dataset, results_from_table
+from tests.policy.helpers import compare_results as compare
 
 
 @pytest.mark.parametrize(
@@ -155,8 +155,7 @@ def test_rule_text__says_what_stable_means_for_one_sample():
 
 def test_shard_head_against_a_full_baseline__other_shards_cases_are_not_removed():
     from gate.model import Shard
-    from gate.policy.reduce import build_results
-    from tests.policy.helpers import scores_from_table
+    from tests.policy.helpers import build_results, scores_from_table
 
     cases = [case(f"c{i}", i + 1) for i in range(12)]
     ds = dataset(cases)

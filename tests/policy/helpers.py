@@ -28,7 +28,6 @@ from gate.model import (
     ToolSpec,
     ToolTally,
 )
-from gate.policy.reduce import build_results
 from gate.results import Results
 
 TOOLS = {
@@ -181,3 +180,52 @@ def make_config(**policy: Any) -> Config:
         **policy,
     }
     return Config.model_validate(data)
+
+
+def build_results(
+    *,
+    dataset: Any,
+    scores: Sequence[SampleScore],
+    config: Config | None,
+    agent: Mapping[str, Any],
+    shard: Any,
+    timing: Mapping[str, Any],
+    extra_scores: Sequence[SampleScore] = (),
+) -> Results:
+    """The results (no verdict) of sample scores in memory, through the score stage's
+    reduction (``gate.pipeline.score.scores_to_scored``)."""
+    from gate.pipeline.score import scores_to_scored
+
+    return scores_to_scored(
+        dataset=dataset,
+        scores=scores,
+        config=config,
+        agent=agent,
+        shard=shard,
+        extra_scores=extra_scores,
+        timing=timing,
+    ).results
+
+
+def compare_results(base: Results, head: Results, *, source: str = "baseline") -> Any:
+    """``gate.baseline.diff.compare`` on two results, as results.json holds it."""
+    from gate.baseline.diff import compare
+    from gate.results import comparison_json, stats_of
+
+    return comparison_json(compare(stats_of(base), stats_of(head), source=source))
+
+
+def decide_results(
+    results: Results, config: Config | None, base: Results | None, source: str | None
+) -> Results:
+    """Compare with ``base`` (if any), decide, and put both into the results — what
+    ``toolgate check`` does after scoring."""
+    from gate.baseline.diff import compare
+    from gate.policy.decide import decide
+    from gate.results import decided, stats_of
+
+    stats = stats_of(results)
+    comparison = (
+        compare(stats_of(base), stats, source=source or "baseline") if base is not None else None
+    )
+    return decided(results, decide(stats, comparison, config), comparison)

@@ -12,10 +12,8 @@ import pytest
 
 from gate.errors import ResultsFileError
 from gate.model import Shard
-from gate.policy.merge import merge_results
-from gate.policy.reduce import build_results
-from gate.results import Results, read_results, to_jsonable, write_results
-from tests.policy.helpers import case, dataset, make_config, score
+from gate.results import Results, merge_results, read_results, to_jsonable, write_results
+from tests.policy.helpers import build_results, case, dataset, make_config, score
 
 CASES = [
     case(

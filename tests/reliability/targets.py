@@ -397,9 +397,9 @@ def runs_inputs(draw: Any) -> FuzzInput:
 def check_runs(inp: FuzzInput, folder: Path) -> None:
     from gate.dataset import load_dataset
     from gate.pipeline import score_file
-    from gate.policy.decide import decide
     from gate.report import render_comment, render_console, render_junit, render_markdown
     from gate.results import dumps_results
+    from tests.policy.helpers import decide_results as decide
 
     ds = load_dataset(folder / "dataset.jsonl", display="dataset.jsonl")
     results = score_file(dataset=ds, runs_path=folder / inp.name, runs_display=inp.name).results
@@ -652,9 +652,9 @@ def base_results() -> tuple[Any, dict[str, Any], Any]:
     from gate.config import config_from_doc
     from gate.dataset import load_dataset
     from gate.pipeline import score_file
-    from gate.policy.decide import decide
     from gate.results import to_jsonable
     from gate.yamlio import parse_yaml
+    from tests.policy.helpers import decide_results as decide
 
     tmp = Path(tempfile.mkdtemp(prefix="toolgate-fuzz-base-"))
     rows = h.cases(4)
@@ -685,7 +685,7 @@ def base_results() -> tuple[Any, dict[str, Any], Any]:
 
 
 RESULTS_INVALID: list[tuple[tuple[Any, ...], list[Any], str]] = [
-    (("schema_version",), [2, "1", 0, None], "schema_version"),
+    (("schema_version",), [3, "2", 0, None], "schema_version"),
     (("cases",), ["x", 5, {}], "cases"),
     (("cases", 0, "pass_rate"), ["high", [], None], "cases.0.pass_rate"),
     (("cases", 0, "samples"), ["x", [5]], "cases.0.samples"),
@@ -740,10 +740,10 @@ def base_results_bytes() -> bytes:
 
 
 def check_results(inp: FuzzInput, folder: Path) -> None:
-    from gate.baseline.diff import compare
-    from gate.policy.decide import decide
     from gate.report import render_comment
     from gate.results import dumps_results, read_results
+    from tests.policy.helpers import compare_results as compare
+    from tests.policy.helpers import decide_results as decide
 
     cfg, _, head = base_results()
     base = read_results(folder / inp.name, display=inp.name)

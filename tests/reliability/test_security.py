@@ -410,7 +410,7 @@ DIFFERENT = ["delete_account_draft", "undelete_account", "delete_accounts_report
 
 def _mnc_results(tmp_path: Path, names: list[str]) -> Any:
     from gate.pipeline import score_file
-    from gate.policy.decide import decide
+    from tests.policy.helpers import decide_results as decide
 
     tools = [TOOL, {"name": "delete_account", "parameters": {"type": "object"}}]
     rows = [

@@ -12,8 +12,10 @@ from gate.dataset import load_dataset
 from gate.errors import RunsFileError
 from gate.pipeline._scorepool import ForkExecutor, ScoreExecutor, SerialExecutor
 from gate.pipeline.score import score_runs
+from gate.results import sample_record
 from gate.runsfile import RunsIndex, read_runs
 from gate.scorers import ScoringContext, score_sample
+from gate.scorers.registry import METRICS
 from tests.scorers.test_score_command import CASES, _many_runs
 
 EXECUTORS: dict[str, ScoreExecutor] = {"serial": SerialExecutor(), "fork": ForkExecutor(2)}
@@ -56,19 +58,19 @@ def test_read_and_score__identical_runs_memoised__same_scores_as_fresh(
     runs_path.write_text("".join(json.dumps(r) + "\n" for r in runs))
     ds = load_dataset(ds_path)
     scored = _score(ds, runs_path, EXECUTORS[workers])
-    got = scored.scores
     assert scored.workers == (1 if workers == "serial" else 2)
     fresh_ctx = ScoringContext.build(None, None, ds.tools)
     cases = {c.id: c for c in ds.cases}
+    index = {c.id: i for i, c in enumerate(ds.cases)}
     expected = [score_sample(cases[r.case_id], r, fresh_ctx) for _, r in read_runs(runs_path)]
-    assert len(got) == len(expected)
-    for a, b in zip(got, expected, strict=True):
-        assert a == b, (a.case_id, a.sample)
-    assert {h.sample for s in got for h in s.hard_failures if h.case_id == "known-order"} == {
-        100,
-        101,
-        102,
-    }
+    # Every record (and so every score, reason, evidence and tally) is the fresh one's.
+    for want in expected:
+        record = sample_record(want, names=METRICS)
+        assert record in scored.records.of_case(index[want.case_id]), (want.case_id, want.sample)
+    assert len(scored.rows) == len(expected)
+    hard = [h for batch in scored.batches for _, h in batch.hard]
+    assert {h.sample for h in hard if h.case_id == "known-order"} == {100, 101, 102}
+    assert len(hard) == sum(len(w.hard_failures) for w in expected)
 
 
 def test_derive__copies_every_field_but_the_sample_its_timing_and_usage() -> None:
