@@ -189,7 +189,7 @@ def check_tool_calls(
     )
     scoring = ScoringConfig(extra_calls=extra_calls)  # type: ignore[arg-type]
     ctx = ScoringContext.build(scoring, _normalize(normalize), {s.name: s for s in specs})
-    return score_sample(case, run, ctx)
+    return score_sample(case, run, ctx, full=True)
 
 
 def assert_tool_calls(

@@ -17,9 +17,10 @@ pass; tallies without their zero entries. Per-sample and per-case ``scores`` (an
 previous release: dict scores, reasons and evidence of every sample) are read too, and
 converted once, here.
 
-**Layout.** Keys sorted and two-space indentation, except that each field of a case is
-written on one line, and each sample record on one line (its keys sorted, the evidence
-keeping the calls' argument order as the dataset and the model wrote them). The same
+**Layout.** Keys sorted and two-space indentation, except that an object or array of
+scalars nested two or more levels deep (a metric's statistics, a tool's counts, a case's
+scores) is written on one line, and each sample record on one line (its keys sorted, the
+evidence keeping the calls' argument order as the dataset and the model wrote them). The same
 inputs give the same bytes; everything outside ``timing`` is deterministic (wall times,
 latencies and dates live there: reproducibility tests compare files without it).
 
@@ -854,11 +855,9 @@ def assemble(
 
 # ─── writing ──────────────────────────────────────────────────────────────────
 
-_CASES_PLACEHOLDER = "\x00toolgate-cases\x00"
-"""Stands in for the cases array in the document's outline (a longer one is made when a
-string of the outline holds it: the outline is small, the check is cheap)."""
 _DUMP_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
 _CASE_KEYS = tuple(sorted((*CaseResult.model_fields,)))
+_SCALARS = (str, int, float, bool, type(None))
 
 
 def _default(obj: Any) -> Any:
@@ -875,11 +874,59 @@ def _default(obj: Any) -> Any:
     raise TypeError(f"not JSON-serialisable: {type(obj).__name__}")
 
 
-def dumps_results(results: BaseModel | dict[str, Any], *, indent: bool = True) -> bytes:
-    """Canonical bytes of any part of a results file but a whole :class:`Results`
-    (:func:`results_bytes`): sorted keys, two-space indentation."""
-    option = _DUMP_OPTIONS | (orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE if indent else 0)
-    return orjson.dumps(results, default=_default, option=option)
+def _compact(value: Any) -> str:
+    return orjson.dumps(value, default=_default, option=_DUMP_OPTIONS).decode()
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.__dict__
+    if isinstance(value, Mapping):
+        return value
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, set | frozenset | enum.Enum):
+        return _default(value)
+    return value
+
+
+def _layout(value: Any, depth: int, pad: str) -> str:
+    """The layout of the module docstring for one value at ``depth`` (the root is 0): an
+    object or array of scalars nested two or more levels deep on one line, everything
+    else indented by two spaces, keys sorted."""
+    value = _plain(value)
+    if isinstance(value, Mapping):
+        if not value:
+            return "{}"
+        if depth >= 2 and all(isinstance(_plain(v), _SCALARS) for v in value.values()):
+            return _compact(value)
+        inner = pad + "  "
+        items = sorted(value.items(), key=_key_of)
+        body = ",\n".join(
+            f"{inner}{_compact(str(k))}: {_layout(v, depth + 1, inner)}" for k, v in items
+        )
+        return "{\n" + body + "\n" + pad + "}"
+    if isinstance(value, list):
+        if not value:
+            return "[]"
+        if depth >= 2 and all(isinstance(_plain(v), _SCALARS) for v in value):
+            return _compact(value)
+        inner = pad + "  "
+        body = ",\n".join(f"{inner}{_layout(v, depth + 1, inner)}" for v in value)
+        return "[\n" + body + "\n" + pad + "]"
+    return _compact(value)
+
+
+def _key_of(item: tuple[Any, Any]) -> str:
+    return str(item[0])
+
+
+def dumps_results(results: BaseModel | Mapping[str, Any], *, indent: bool = True) -> bytes:
+    """Canonical bytes of any part of a results file (the layout of the module docstring;
+    compact with ``indent=False``); a whole :class:`Results` is :func:`results_bytes`."""
+    if not indent:
+        return orjson.dumps(results, default=_default, option=_DUMP_OPTIONS)
+    return (_layout(results, 0, "") + "\n").encode()
 
 
 def _case_bytes(fields: Mapping[str, Any], samples: Sequence[bytes]) -> bytes:
@@ -893,7 +940,7 @@ def _case_bytes(fields: Mapping[str, Any], samples: Sequence[bytes]) -> bytes:
             else:
                 value = "[]"
         else:
-            value = orjson.dumps(fields[key], default=_default, option=_DUMP_OPTIONS).decode()
+            value = _layout(fields[key], 3, "      ")
         lines.append(f'      "{key}": {value}')
     return ("{\n" + ",\n".join(lines) + "\n    }").encode()
 
@@ -901,24 +948,23 @@ def _case_bytes(fields: Mapping[str, Any], samples: Sequence[bytes]) -> bytes:
 def _document(
     outline: Mapping[str, Any], cases: Iterable[tuple[Mapping[str, Any], Sequence[bytes]]]
 ) -> Iterator[bytes]:
-    """The bytes of a results file in pieces: the outline down to the cases array, each
-    case, then the rest of the outline."""
-    fields = dict(outline)
-    placeholder = _CASES_PLACEHOLDER
-    while True:
-        fields["cases"] = [placeholder]
-        text = dumps_results(fields)
-        marker = orjson.dumps(placeholder)
-        if text.count(marker) == 1:
-            break
-        placeholder += "\x00"  # a string of the outline holds it: make it longer
-    head, _, tail = text.partition(marker)
-    yield head  # ends with '"cases": [' and the newline and indent of its first element
-    first = True
-    for case_fields, samples in cases:
-        yield (b"" if first else b",\n    ") + _case_bytes(case_fields, samples)
-        first = False
-    yield tail
+    """The bytes of a results file in pieces, a case at a time (the text is never whole)."""
+    keys = sorted([*outline, "cases"])
+    parts = ["{\n"]
+    for i, key in enumerate(keys):
+        end = ",\n" if i < len(keys) - 1 else "\n"
+        if key != "cases":
+            parts.append(f"  {_compact(key)}: {_layout(outline[key], 1, '  ')}{end}")
+            continue
+        yield "".join(parts).encode()
+        parts = []
+        first = True
+        for case_fields, samples in cases:
+            head = b'  "cases": [\n    ' if first else b",\n    "
+            yield head + _case_bytes(case_fields, samples)
+            first = False
+        yield (b'  "cases": []' if first else b"\n  ]") + end.encode()
+    yield ("".join(parts) + "}\n").encode()
 
 
 def results_bytes(results: Results) -> bytes:
@@ -930,11 +976,7 @@ def _results_chunks(results: Results) -> Iterator[bytes]:
     names = results.metric_names
     outline = dict(results.__dict__)
     cases = outline.pop("cases")
-    if not cases:
-        outline["cases"] = []
-        yield dumps_results(outline)
-        return
-    yield from _document(
+    return _document(
         outline,
         ((c.__dict__, [result_record(s, names=names) for s in c.samples]) for c in cases),
     )
@@ -968,10 +1010,6 @@ def write_scored(
         timing=timing or {},
     )
     names = stats.metric_names
-    if not len(stats.cases):
-        outline["cases"] = []
-        _write(path, iter([dumps_results(outline)]))
-        return
     cases = ((_case_fields(c, names), records.of_case(i)) for i, c in enumerate(stats.cases))
     _write(path, _document(outline, cases))
 

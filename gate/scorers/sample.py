@@ -34,23 +34,30 @@ from gate.scorers.errors import malformed_detail
 from gate.scorers.registry import REGISTRY, ScoringView
 
 
-def score_sample(case: Case, run: Run, ctx: ScoringContext) -> SampleScore:
-    """Every deterministic metric for one run of one case (module docstring)."""
+def score_sample(case: Case, run: Run, ctx: ScoringContext, *, full: bool = False) -> SampleScore:
+    """Every deterministic metric for one run of one case (module docstring).
+
+    The reasons kept are those of the metrics that missed their best value or do not
+    apply, and the evidence is that of a sample that did not pass (what results.json
+    keeps; a passing sample needs no "expected vs actual"); ``full`` keeps every reason
+    and the evidence of a passing sample too (``gate.assert_tool_calls``)."""
     an = analyse(case, ScoringView.of(run), ctx)
     scores: dict[str, float | None] = {}
     reasons: dict[str, str] = {}
     for metric in REGISTRY:
         v, why = metric.score(an)
         scores[metric.name] = v
-        reasons[metric.name] = why
+        if full or v is None or v != metric.ideal:
+            reasons[metric.name] = why
+    passed = not an.failed
     return SampleScore(
         case_id=case.id,
         sample=run.sample,
-        passed=not an.failed,
+        passed=passed,
         scores=scores,
         failed_checks=tuple(an.failed),
         reasons=reasons,
-        evidence=_evidence(an),
+        evidence=_evidence(an) if full or not passed else None,
         tallies=_tallies(an),
         hard_failures=tuple(
             HardFailure(kind, case.id, run.sample, call, message) for kind, call, message in an.hard

@@ -11,7 +11,6 @@ import pytest
 
 from gate.pipeline.score import scores_to_scored
 from gate.results import (
-    _CASES_PLACEHOLDER,
     Results,
     dumps_results,
     read_results,
@@ -57,6 +56,8 @@ def test_write_results__layout__a_case_field_a_line_a_sample_a_line(tmp_path: Pa
     assert len(samples) == sum(len(c.samples) for c in failing().cases)
     assert any(ln.startswith('      "scores": [') and ln.endswith("],") for ln in lines)
     assert lines[0] == "{" and lines[1].startswith('  "advisor"')
+    # A metric's statistics on one line.
+    assert any(ln.startswith('    "call_accuracy": {"ci_high"') for ln in lines)
 
 
 def test_write_results__no_cases__same_bytes(tmp_path: Path) -> None:
@@ -65,13 +66,13 @@ def test_write_results__no_cases__same_bytes(tmp_path: Path) -> None:
     assert (tmp_path / "results.json").read_bytes() == dumps_results(results)
 
 
-def test_write_results__a_string_holding_the_placeholder__still_exact(tmp_path: Path) -> None:
+def test_write_results__strings_that_look_like_layout__written_as_data(tmp_path: Path) -> None:
     results = failing()
-    odd = results.model_copy(update={"gate_name": _CASES_PLACEHOLDER})
+    odd = results.model_copy(update={"gate_name": '"cases": [\n    {', "notices": ["}\n]"]})
     write_results(tmp_path / "odd.json", odd)
     write_results(tmp_path / "plain.json", results)
     got = json.loads((tmp_path / "odd.json").read_bytes())
-    assert got["gate_name"] == _CASES_PLACEHOLDER
+    assert got["gate_name"] == '"cases": [\n    {' and got["notices"] == ["}\n]"]
     assert got["cases"] == json.loads((tmp_path / "plain.json").read_bytes())["cases"]
 
 

@@ -146,9 +146,27 @@ def test_registry__metric_added_in_two_places__in_results_report_and_gates(
     out = tmp_path / "toolgate-out"
     results = json.loads((out / "results.json").read_text())
     assert results["metrics"]["extra_calls"]["mean"] == 1.0
+    assert "extra_calls" in results["metric_names"]
     (gate_result,) = results["verdict"]["gates"]
     assert (gate_result["metric"], gate_result["passed"]) == ("extra_calls", False)
     report = (out / "report.md").read_text()
     assert "| `extra_calls` | 1.000 |" in report
     # The copy is the one that ran (this checkout has no such metric).
     assert "extra_calls" not in METRICS
+
+
+def test_score_sample__passing__lean_reasons_and_no_evidence_unless_full() -> None:
+    from gate.scorers import ScoringContext, score_sample
+    from tests.scorers.helpers import call, case, expected, run
+
+    c = case(expect=[expected("lookup")])
+    r = run([call("lookup", {})])
+    ctx = ScoringContext.build()
+    lean, full = score_sample(c, r, ctx), score_sample(c, r, ctx, full=True)
+    assert lean.passed and lean.evidence is None and full.evidence is not None
+    assert lean.scores == full.scores and set(full.reasons) == set(METRICS)
+    # Kept: the metrics that missed their best value or do not apply, nothing else.
+    kept = {
+        m.name for m in REGISTRY if lean.scores[m.name] in (None,) or lean.scores[m.name] != m.ideal
+    }
+    assert set(lean.reasons) == kept and "recovery_rate" in kept and "call_accuracy" not in kept

@@ -62,7 +62,7 @@ def test_sample_table(row: dict[str, Any]) -> None:
     ctx = ScoringContext.build(
         ScoringConfig.model_validate_json(json.dumps(row.get("scoring", {})))
     )
-    s = score_sample(c, r, ctx)
+    s = score_sample(c, r, ctx, full=True)
     assert s.evidence is not None
     evidence, tallies = evidence_json(s.evidence), tallies_json(s.tallies)
     want = row["expect"]

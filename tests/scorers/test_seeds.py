@@ -23,7 +23,7 @@ WEATHER_TOOLS = [tool("getWeather"), tool("getTime")]
 
 
 def _score(c, r, **scoring) -> SampleScore:  # type: ignore[no-untyped-def]
-    return score_sample(c, r, ScoringContext.build(ScoringConfig(**scoring)))
+    return score_sample(c, r, ScoringContext.build(ScoringConfig(**scoring)), full=True)
 
 
 def test_seed000__argless_expectation_does_not_steal_the_specific_call() -> None:
