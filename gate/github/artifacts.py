@@ -430,8 +430,8 @@ def find_baseline(
                 "No baseline: no GitHub token to look for the base branch's results artifact.",
             ),
         )
-    artifact_search = search(pr)
     try:
+        artifact_search = search(pr)
         cand, notes = artifact_search.call("find the baseline artifact", artifact_search.find)
     except Exception as exc:  # PyGithub raises many types; none may stop the gate
         return _none_after_failure(f"looking for the baseline artifact failed: {_short(exc)}")
