@@ -420,10 +420,7 @@ class ResolvedBaseline:
 def resolve_baseline(
     baseline: BaselinePlan, ctx: GitHubContext, deps: Collaborators, config: Config
 ) -> ResolvedBaseline:
-    """The baseline to compare with (``auto``: :func:`gate.github.artifacts.find_baseline`),
-    its warnings and notices logged as annotations."""
-    from gate.github.artifacts import ArtifactSearch, PullRequestRef, find_baseline
-
+    """The baseline to compare with, and the step summary's line about it."""
     match baseline:
         case NoBaseline():
             return ResolvedBaseline(None, None, None, "**Baseline:** none (`baseline: none`).")
@@ -431,43 +428,38 @@ def resolve_baseline(
             return ResolvedBaseline(
                 Path(path), None, f"file {path}", f"**Baseline:** file `{path}`."
             )
-        case AutoBaseline(pr=pr, searchable=searchable):
-            pass
+        case AutoBaseline():
+            return _auto_baseline(baseline, ctx, deps, config)
         case _:
             assert_never(baseline)
-    search: Callable[[PullRequestRef], ArtifactSearch] | None = None
-    if searchable:
-        assert ctx.repository is not None
 
-        def search(p: PullRequestRef) -> ArtifactSearch:
-            client = deps.client(ctx)
-            repository = ctx.repository
-            assert repository is not None
-            return ArtifactSearch(
-                repo=client.call("GET repository", lambda: client.gh.get_repo(repository)),
-                pr=p,
-                artifact_name=config.baseline.artifact,
-                workflow_file=ctx.workflow_file,
-                run_id=ctx.run_id,
-                now=deps.now,
-                token=ctx.token,
-                call=client.call,
-            )
 
+def _auto_baseline(
+    baseline: AutoBaseline, ctx: GitHubContext, deps: Collaborators, config: Config
+) -> ResolvedBaseline:
+    """``baseline: auto`` (:func:`gate.github.artifacts.find_baseline`); its warnings and
+    notices logged as annotations and quoted in the summary line."""
+    from gate.github.artifacts import find_baseline, search_for
+
+    search = (
+        search_for(ctx, deps.client, now=deps.now, artifact_name=config.baseline.artifact)
+        if baseline.searchable
+        else None
+    )
     # Outside the workspace: a fetched baseline is scratch, not part of the repository.
     scratch = tempfile.mkdtemp(prefix="toolgate-baseline-", dir=ctx.runner_temp)
     choice = find_baseline(
         config,
         dest=Path(scratch) / RESULTS_FILE,
-        pr=pr,
+        pr=baseline.pr,
         dataset_sha256=_dataset_sha(config),
         search=search,
         now=deps.now,
     )
     for text in choice.warnings:
-        print(annotation("warning", text, title="ToolGate baseline"), file=deps.out)
+        _log(deps, "warning", text, title="ToolGate baseline")
     for text in choice.notices:
-        print(annotation("notice", text, title="ToolGate baseline"), file=deps.out)
+        _log(deps, "notice", text, title="ToolGate baseline")
     lines = [f"**Baseline:** {choice.source}."]
     lines += [f"> {t}" for t in (*choice.warnings, *choice.notices)]
     if choice.path is None:

@@ -95,7 +95,9 @@ def relay_comment(
 
     plan = PostComment(target.repository, number, expected_head_sha=target.head_sha)
     if results_file.is_file():
-        _refuse_over(results_file, MAX_ARTIFACT_RESULTS_BYTES, "MiB", 1024 * 1024)
+        if results_file.stat().st_size > MAX_ARTIFACT_RESULTS_BYTES:
+            limit = MAX_ARTIFACT_RESULTS_BYTES // (1024 * 1024)
+            raise InputError(Problem(str(results_file), None, None, f"over {limit} MiB; refused"))
         results = read_results(results_file)
         done = post_comment(
             results, ctx, plan, redactor=redactor, client_factory=lambda _ctx: client
@@ -209,15 +211,6 @@ def _read_capped_text(path: Path) -> str:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(Problem(str(path), None, None, f"not UTF-8 ({exc.reason})")) from None
-
-
-def _refuse_over(path: Path, limit: int, unit: str, scale: int) -> None:
-    try:
-        size = path.stat().st_size
-    except OSError:
-        size = 0
-    if size > limit:
-        raise InputError(Problem(str(path), None, None, f"over {limit // scale} {unit}; refused"))
 
 
 def _take(items: Any, limit: int) -> Iterator[Any]:
