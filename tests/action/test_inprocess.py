@@ -465,7 +465,7 @@ def test_comment__results_artifact__posted_on_pr_found_by_head_sha(
     assert "**Comment:** for PR #7 (found by its head ccccccc), from the output of run #41" in (
         step.summary
     )
-    # One client for the lookup and the post: one GET /repos for each.
+    # The lookup and the post carry the one token of the context.
     assert {token for _, token in gh.tokens_seen} == {TOKEN}
 
 
