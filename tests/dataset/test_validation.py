@@ -530,6 +530,56 @@ CASES: list[tuple[str, list[Any], list[tuple[int | None, str | None, str]]]] = [
         [(1, "available_tools[0].function.parameters.properties.a.$ref", "only local references")],
     ),
     (
+        "schema ref to nothing",
+        [
+            row(
+                available_tools=[
+                    _tool(
+                        "lookup_order",
+                        {
+                            "type": "object",
+                            "$defs": {"id": {"type": "string"}},
+                            "properties": {"a": {"$ref": "#/$defs/ids"}},
+                        },
+                    )
+                ],
+                expected_tool_calls=[{"name": "lookup_order"}],
+            )
+        ],
+        [
+            (
+                1,
+                "available_tools[0].function.parameters.properties.a.$ref",
+                "'#/$defs/ids' points at nothing in this schema (did you mean '#/$defs/id'?)",
+            )
+        ],
+    ),
+    (
+        "schema unevaluated with pattern properties",
+        [
+            row(
+                available_tools=[
+                    _tool(
+                        "lookup_order",
+                        {
+                            "type": "object",
+                            "patternProperties": {"^x_": {"type": "string"}},
+                            "unevaluatedProperties": False,
+                        },
+                    )
+                ],
+                expected_tool_calls=[{"name": "lookup_order"}],
+            )
+        ],
+        [
+            (
+                1,
+                "available_tools[0].function.parameters.unevaluatedProperties",
+                "cannot be combined with patternProperties",
+            )
+        ],
+    ),
+    (
         "draft-07 meta-schema",
         [
             row(
