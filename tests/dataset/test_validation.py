@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from gate.dataset import load_dataset
-from gate.dataset.loader import MAX_PROBLEMS
+from gate.dataset.problems import MAX_PROBLEMS
 from gate.errors import DatasetError, InputError
 from tests.dataset.helpers import LOOKUP, REFUND, row, rows, to_csv, write_jsonl
 
