@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Sequence
 
 from gate import __version__
-from gate.errors import ExitCode, InputError
+from gate.errors import ExitCode, InputError, Terminated
 from gate.github.workflow import annotation
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -61,13 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM (``docker stop``, a cancelled CI job, ``timeout``): unwound like Ctrl-C, so
-    that agent workers are stopped and files closed instead of left running."""
-
-
 def _on_sigterm(signum: int, frame: object) -> None:
-    raise _Terminated
+    raise Terminated
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -89,7 +84,7 @@ def _run(args: argparse.Namespace) -> int:
     except InputError as exc:
         report_input_error(exc)
         return ExitCode.BAD_INPUT
-    except _Terminated:
+    except Terminated:
         sys.stderr.write("toolgate: terminated\n")
         return 128 + signal.SIGTERM
     except KeyboardInterrupt:

@@ -1,6 +1,6 @@
 """Every error ToolGate raises, in one place.
 
-The tree::
+The tree of the errors a user can meet::
 
     ToolGateError                  base; never raised itself
     ├── InputError                 bad input from the user: exit code 2
@@ -10,18 +10,34 @@ The tree::
     │   ├── PinMismatchError       the dataset's sha256 is not the pinned one
     │   ├── RunsFileError          runs.jsonl
     │   ├── ResultsFileError       results.json (own or baseline)
-    │   └── CalibrationError       the judge's calibration file of human labels
+    │   ├── CalibrationError       the judge's calibration file of human labels
+    │   └── InteropError           a file given to ``toolgate import`` or ``export``
     ├── AgentError                 the agent under test failed one case-sample;
-    │                              recorded in runs.jsonl, never fatal to the run
+    │   │                          recorded in runs.jsonl, never fatal to the run
+    │   ├── AgentFailure           one case-sample failed: its :class:`ErrorKind` and
+    │   │                          the ``Run.error`` text the runner records
+    │   └── PayloadError           a provider payload not shaped as its API says
     ├── GitHubError                the GitHub API failed; reported, never changes the verdict
     └── JudgeError                 the LLM judge failed; reported, never changes the verdict
+        └── JudgeCallError         one judge call failed after its retries
 
 The exceptions that carry a result from where it is found to where it is handled, inside
 ToolGate; none reaches the top-level handler (one that does is a bug: exit code 3)::
 
+    ValueError
+    └── JsonInputError             a JSON text :mod:`gate.jsonio` refuses; the reader
+                                   adds the file and the line
     Exception
-    └── FieldError                 one field of the record being read is wrong; the
-                                   reader adds it as a :class:`Problem`
+    ├── FieldError                 one field of the record being read is wrong; the
+    │                              reader adds it as a :class:`Problem`
+    ├── WorkerBroken               a command agent's worker cannot go on
+    ├── StreamTruncated            a streamed reply ended before its end marker; retried
+    │                              like a dropped connection
+    └── AgentCancelled             raised in a Python agent still running after its
+                                   case-sample ended (a thread cannot be killed)
+    KeyboardInterrupt
+    └── Terminated                 SIGTERM (``docker stop``, a cancelled job), unwound
+                                   like Ctrl-C so that workers stop and files close
 
 An ``InputError`` carries one or more :class:`Problem` s, each naming the file, the line
 (or CSV row) and the field, so that all problems of one input are reported in one pass.
@@ -120,8 +136,48 @@ class CalibrationError(InputError):
     """The judge's calibration file (human labels, JSONL) is malformed."""
 
 
+class InteropError(InputError):
+    """A file given to ``toolgate import`` / ``toolgate export`` is invalid."""
+
+
 class AgentError(ToolGateError):
     """The agent under test failed one case-sample (crash, timeout, bad output)."""
+
+
+class ErrorKind(enum.StrEnum):
+    """The class of a case-sample failure; the prefix of ``Run.error``."""
+
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+    PROTOCOL = "protocol"
+    AGENT_ERROR = "agent_error"
+    STEP_BUDGET = "step_budget"
+    HTTP = "http"
+    PAYLOAD = "payload"
+    DEADLINE = "deadline"
+    EXCEPTION = "exception"
+    NOT_IN_REPLAY = "not_in_replay"
+
+
+class AgentFailure(AgentError):
+    """The agent failed this case-sample; ``str()`` is the ``Run.error`` text."""
+
+    def __init__(self, kind: ErrorKind, message: str, *, detail: str | None = None):
+        self.kind = kind
+        self.message = message
+        self.detail = detail
+        text = f"{kind.value}: {message}"
+        if detail:
+            text += f"\n{detail}"
+        super().__init__(text)
+
+
+class PayloadError(AgentError):
+    """A provider payload is not shaped like the provider's API says; names the path."""
+
+    def __init__(self, path: str, message: str):
+        self.path = path
+        super().__init__(f"{path}: {message}" if path else message)
 
 
 class GitHubError(ToolGateError):
@@ -130,6 +186,46 @@ class GitHubError(ToolGateError):
 
 class JudgeError(ToolGateError):
     """The LLM judge failed. Reported; never changes the verdict."""
+
+
+class JudgeFailureKind(enum.StrEnum):
+    """Why a judge call got no answer."""
+
+    TIMEOUT = "timeout"
+    HTTP = "http"
+    CONNECTION = "connection"
+    PROTOCOL = "protocol"
+
+
+class JudgeCallError(JudgeError):
+    """A judge call failed after its retries. Reported per item; never fatal."""
+
+    def __init__(
+        self,
+        kind: JudgeFailureKind,
+        message: str,
+        *,
+        status: int | None = None,
+        attempts: int = 1,
+    ):
+        self.kind = kind
+        self.status = status
+        self.attempts = attempts
+        super().__init__(message)
+
+
+# ─── inside ToolGate: found in one place, handled in another ─────────────────
+
+
+class JsonInputError(ValueError):
+    """A JSON text that ToolGate refuses; ``str()`` says why, without location.
+
+    ``line`` is the 1-based line of a syntax error in the text, when the decoder knows it
+    (``None`` for problems found after decoding: duplicate keys, depth, numbers)."""
+
+    def __init__(self, message: str, *, line: int | None = None):
+        super().__init__(message)
+        self.line = line
 
 
 class FieldError(Exception):
@@ -141,3 +237,26 @@ class FieldError(Exception):
         self.field = field
         self.message = message
         super().__init__(message)
+
+
+class WorkerBroken(Exception):
+    """A command agent's worker cannot go on; carries the failure to record."""
+
+    def __init__(self, kind: ErrorKind, message: str):
+        self.kind = kind
+        self.message = message
+        super().__init__(message)
+
+
+class StreamTruncated(Exception):
+    """A streamed body that ended before ``data: [DONE]``; retried like a dropped
+    connection."""
+
+
+class AgentCancelled(Exception):
+    """Raised inside a Python agent that kept running after its case-sample ended."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``docker stop``, a cancelled CI job, ``timeout``): unwound like Ctrl-C, so
+    that agent workers are stopped and files closed instead of left running."""

@@ -18,19 +18,11 @@ from typing import Any
 
 import orjson
 
+# Re-exported: every reader catches ``jsonio.JsonInputError`` where it calls jsonio.
+from gate.errors import JsonInputError as JsonInputError
+
 MAX_DEPTH = 64
 """Deepest nesting of arrays/objects accepted in any JSON input."""
-
-
-class JsonInputError(ValueError):
-    """A JSON text that ToolGate refuses; ``str()`` says why, without location.
-
-    ``line`` is the 1-based line of a syntax error in the text, when the decoder knows it
-    (``None`` for problems found after decoding: duplicate keys, depth, numbers)."""
-
-    def __init__(self, message: str, *, line: int | None = None):
-        super().__init__(message)
-        self.line = line
 
 
 def _pairs_no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -20,7 +20,8 @@ import enum
 from typing import Any, assert_never
 
 from gate.adapters import anthropic, gemini, openai_chat, openai_responses, plain
-from gate.adapters.interface import AssistantTurn, PayloadError
+from gate.adapters.interface import AssistantTurn
+from gate.errors import PayloadError
 
 __all__ = ["AssistantTurn", "PayloadError", "Provider", "parse", "stream_accumulator"]
 

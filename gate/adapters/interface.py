@@ -18,17 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gate.errors import AgentError
+# Re-exported: the adapters' error type (defined with every other error).
+from gate.errors import PayloadError as PayloadError
 from gate.model import ToolCall
 from gate.runsfile import decode_arguments
-
-
-class PayloadError(AgentError):
-    """A provider payload is not shaped like the provider's API says; names the path."""
-
-    def __init__(self, path: str, message: str):
-        self.path = path
-        super().__init__(f"{path}: {message}" if path else message)
 
 
 @dataclass(frozen=True, slots=True)

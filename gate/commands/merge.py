@@ -16,15 +16,15 @@ Exit code 0 when the gate passes, 1 when it fails.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
-from gate.baseline.diff import compare
 from gate.config import Config
-from gate.errors import ExitCode, UsageError
+from gate.errors import UsageError
 from gate.pipeline.inputs import load_baseline, read_config
-from gate.policy.decide import decide
-from gate.results import Results, assemble, merge_run, read_results, write_results
+from gate.pipeline.merge import merge_and_decide
+from gate.report.redact import redactor_for
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -66,43 +66,18 @@ def _results_path(part: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    paths = [(part, _results_path(part)) for part in args.parts]
-    parts = [(str(p), read_results(p, display=str(p))) for _, p in paths]
+    parts = [(part, _results_path(part)) for part in args.parts]
     config: Config | None = None
     if args.config is not None:
         config = read_config(Path(args.config), display=args.config)
     baseline = load_baseline(args.baseline, None) if args.baseline is not None else None
-    merged = merge_run(parts)
-    comparison = (
-        compare(baseline.stats, merged.stats, source=args.baseline_source or args.baseline)
-        if baseline is not None
-        else None
+    done = merge_and_decide(
+        [(str(path), path) for _, path in parts],
+        config=config,
+        baseline=baseline.results if baseline is not None else None,
+        baseline_source=args.baseline_source or args.baseline,
+        out=Path(args.out),
+        redactor=redactor_for(config, os.environ),
+        stream=sys.stdout,
     )
-    verdict = decide(merged.stats, comparison, config)
-    decided = assemble(
-        merged.stats,
-        merged.records,
-        verdict=verdict,
-        comparison=comparison,
-        judge=merged.judge,
-        timing=merged.timing,
-    )
-    out = Path(args.out)
-    write_results(out / "results.json", decided)
-    _write_reports(decided, out)
-    from gate.report import render_console
-
-    sys.stdout.write(render_console(decided))
-    print(f"merged {len(parts)} part(s), {len(decided.cases)} cases → {out / 'results.json'}")
-    return ExitCode.PASS if verdict.passed else ExitCode.GATE_FAILED
-
-
-def _write_reports(results: Results, out: Path) -> None:
-    try:
-        from gate.report import write_reports
-    except ImportError:  # the reporting module is optional for this command
-        return
-    try:
-        write_reports(results, out)
-    except Exception as exc:  # a report that fails to render never loses the verdict
-        sys.stderr.write(f"toolgate merge: warning: reports not written: {exc}\n")
+    return done.exit_code

@@ -16,11 +16,6 @@ and the field.
 
 from __future__ import annotations
 
-from gate.errors import InputError
-
-
-class InteropError(InputError):
-    """A file given to ``toolgate import`` / ``toolgate export`` is invalid."""
-
+from gate.errors import InteropError
 
 __all__ = ["InteropError"]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gate import jsonio
+from gate.errors import FieldError
 from gate.model import Run, ToolCall, ToolResult, Turn
 
 
@@ -55,14 +56,6 @@ class Conversation:
     latency_ms: float | None = None
     error: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
-
-
-class ConversationError(ValueError):
-    """The conversation has no user turn or nothing after it; ``field`` names where."""
-
-    def __init__(self, field: str, message: str):
-        self.field = field
-        super().__init__(message)
 
 
 def split(conv: Conversation) -> tuple[list[Message], Message | None, list[Message]]:
@@ -193,13 +186,11 @@ def to_case(
 ) -> dict[str, Any]:
     """The regression case this conversation makes (see the module docstring).
 
-    Raises :class:`ConversationError` when the conversation has no user message.
+    Raises :class:`FieldError` when the conversation has no user message.
     """
     history, user, after = split(conv)
     if user is None:
-        raise ConversationError(
-            "messages", "no user message: a case needs the user turn under test"
-        )
+        raise FieldError("messages", "no user message: a case needs the user turn under test")
     turns = turns_of(after)
     expected: list[dict[str, Any]] = []
     notes: list[str] = []

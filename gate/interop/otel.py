@@ -52,8 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from gate import jsonio
-from gate.errors import Problem
-from gate.interop import InteropError
+from gate.errors import FieldError, InteropError, Problem
 from gate.interop._records import Locator, Record, read_records
 from gate.model import Run, ToolCall, ToolResult, Turn
 from gate.runsfile import decode_arguments
@@ -71,12 +70,6 @@ CASE_ATTRIBUTE = "toolgate.case_id"
 SAMPLE_ATTRIBUTE = "toolgate.sample"
 
 _STATUS_ERROR = {2, "STATUS_CODE_ERROR", "ERROR"}
-
-
-class _Bad(Exception):
-    def __init__(self, field: str, message: str):
-        self.field = field
-        self.message = message
 
 
 # ─── the neutral shape both formats parse into ───────────────────────────────
@@ -218,7 +211,7 @@ def _number_runs(traces: Iterable[_Trace], source: str, case_attr_default: bool)
 def any_value(v: Any, field: str) -> Any:
     """An OTLP ``AnyValue`` → a plain JSON value."""
     if not isinstance(v, Mapping):
-        raise _Bad(field, 'an attribute value must be an object like {"stringValue": …}')
+        raise FieldError(field, 'an attribute value must be an object like {"stringValue": …}')
     if "stringValue" in v:
         return v["stringValue"]
     if "boolValue" in v:
@@ -228,7 +221,7 @@ def any_value(v: Any, field: str) -> Any:
         try:
             return int(raw)  # proto3 JSON writes int64 as a string
         except (TypeError, ValueError):
-            raise _Bad(field, f"intValue {raw!r} is not an integer") from None
+            raise FieldError(field, f"intValue {raw!r} is not an integer") from None
     if "doubleValue" in v:
         return v["doubleValue"]
     if "arrayValue" in v:
@@ -241,7 +234,7 @@ def any_value(v: Any, field: str) -> Any:
         return v["bytesValue"]
     if not v:
         return None
-    raise _Bad(field, f"unknown attribute value kind {sorted(v)[0]!r}")
+    raise FieldError(field, f"unknown attribute value kind {sorted(v)[0]!r}")
 
 
 def attributes(raw: Any, field: str) -> dict[str, Any]:
@@ -249,11 +242,11 @@ def attributes(raw: Any, field: str) -> dict[str, Any]:
     if raw is None:
         return {}
     if not isinstance(raw, list):
-        raise _Bad(field, "must be an array of {key, value}")
+        raise FieldError(field, "must be an array of {key, value}")
     out: dict[str, Any] = {}
     for i, kv in enumerate(raw):
         if not isinstance(kv, Mapping) or not isinstance(kv.get("key"), str):
-            raise _Bad(f"{field}[{i}]", "must be {key: string, value: AnyValue}")
+            raise FieldError(f"{field}[{i}]", "must be {key: string, value: AnyValue}")
         out[kv["key"]] = any_value(kv.get("value", {}), f"{field}[{i}].value")
     return out
 
@@ -262,7 +255,7 @@ def _nanos(v: Any, field: str) -> int:
     try:
         return int(v)
     except (TypeError, ValueError):
-        raise _Bad(field, f"must be an integer of nanoseconds, not {v!r}") from None
+        raise FieldError(field, f"must be an integer of nanoseconds, not {v!r}") from None
 
 
 def _json_attr(value: Any, field: str) -> Any:
@@ -271,13 +264,13 @@ def _json_attr(value: Any, field: str) -> Any:
         try:
             return jsonio.loads_strict(value)
         except jsonio.JsonInputError as exc:
-            raise _Bad(field, f"is not valid JSON: {exc}") from None
+            raise FieldError(field, f"is not valid JSON: {exc}") from None
     return value
 
 
 def _call(name: Any, arguments: Any, call_id: Any, field: str) -> ToolCall:
     if not isinstance(name, str) or not name:
-        raise _Bad(f"{field}.name", "a tool call needs a name")
+        raise FieldError(f"{field}.name", "a tool call needs a name")
     if arguments is None:
         arguments = {}
     args, raw, ok = decode_arguments(arguments)
@@ -293,15 +286,15 @@ def _call(name: Any, arguments: Any, call_id: Any, field: str) -> ToolCall:
 def _calls_from_output_messages(msgs: Any, field: str) -> tuple[list[ToolCall], str | None]:
     """GenAI semconv ``gen_ai.output.messages``: [{role, parts: [{type, …}]}]."""
     if not isinstance(msgs, list):
-        raise _Bad(field, "must be an array of messages")
+        raise FieldError(field, "must be an array of messages")
     calls: list[ToolCall] = []
     texts: list[str] = []
     for i, m in enumerate(msgs):
         if not isinstance(m, Mapping):
-            raise _Bad(f"{field}[{i}]", "must be an object")
+            raise FieldError(f"{field}[{i}]", "must be an object")
         for j, p in enumerate(m.get("parts") or []):
             if not isinstance(p, Mapping):
-                raise _Bad(f"{field}[{i}].parts[{j}]", "must be an object")
+                raise FieldError(f"{field}[{i}].parts[{j}]", "must be an object")
             if p.get("type") == "tool_call":
                 calls.append(
                     _call(
@@ -369,7 +362,7 @@ def _tool_definitions(attrs: Mapping[str, Any], field: str) -> list[dict[str, An
     if "gen_ai.tool.definitions" in attrs:
         raw = _json_attr(attrs["gen_ai.tool.definitions"], f"{field}.gen_ai.tool.definitions")
         if not isinstance(raw, list):
-            raise _Bad(
+            raise FieldError(
                 f"{field}.gen_ai.tool.definitions", "must be a JSON array of tool definitions"
             )
         return [_openai_tool(t) for t in raw if isinstance(t, Mapping)]
@@ -439,7 +432,7 @@ def _iter_spans(rec: Record, loc: Locator) -> Iterable[tuple[str, dict[str, Any]
             resource = attributes(
                 (rs.get("resource") or {}).get("attributes"), f"{rf}.resource.attributes"
             )
-        except _Bad as bad:
+        except FieldError as bad:
             loc.add(rec, bad.field, bad.message)
             continue
         scopes = rs.get("scopeSpans", rs.get("instrumentationLibrarySpans", []))
@@ -467,7 +460,7 @@ def _otlp_traces(
         for sfield, span, resource in _iter_spans(rec, loc):
             try:
                 _add_span(traces, rec, display, sfield, span, resource, case_attribute)
-            except _Bad as bad:
+            except FieldError as bad:
                 loc.add(rec, bad.field, bad.message)
     return list(traces.values())
 
@@ -483,7 +476,7 @@ def _add_span(
 ) -> None:
     trace_id = span.get("traceId")
     if not isinstance(trace_id, str) or not trace_id:
-        raise _Bad(f"{sfield}.traceId", "must be a non-empty string")
+        raise FieldError(f"{sfield}.traceId", "must be a non-empty string")
     start = _nanos(span.get("startTimeUnixNano"), f"{sfield}.startTimeUnixNano")
     end = _nanos(span.get("endTimeUnixNano", start), f"{sfield}.endTimeUnixNano")
     attrs = attributes(span.get("attributes"), f"{sfield}.attributes")
@@ -501,7 +494,7 @@ def _add_span(
                 value = source[key]
                 if target == "sample":
                     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                        raise _Bad(f"{sfield}.attributes.{key}", "must be an integer >= 0")
+                        raise FieldError(f"{sfield}.attributes.{key}", "must be an integer >= 0")
                     tr.sample = value
                 else:
                     tr.case_id = str(value)
@@ -537,7 +530,9 @@ def _add_span(
         afield = f"{sfield}.attributes"
         name = attrs.get("gen_ai.tool.name")
         if not isinstance(name, str) or not name:
-            raise _Bad(f"{afield}.gen_ai.tool.name", "an execute_tool span must name its tool")
+            raise FieldError(
+                f"{afield}.gen_ai.tool.name", "an execute_tool span must name its tool"
+            )
         call = _call(
             name,
             attrs.get("gen_ai.tool.call.arguments"),
@@ -579,11 +574,11 @@ _LANGFUSE_TYPES = frozenset(
 
 def _iso_nanos(v: Any, field: str) -> int:
     if not isinstance(v, str):
-        raise _Bad(field, "must be an ISO 8601 time")
+        raise FieldError(field, "must be an ISO 8601 time")
     try:
         dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
     except ValueError:
-        raise _Bad(field, f"{v!r} is not an ISO 8601 time") from None
+        raise FieldError(field, f"{v!r} is not an ISO 8601 time") from None
     return int(dt.timestamp() * 1e9)
 
 
@@ -622,7 +617,7 @@ def _langfuse_calls(output: Any, field: str) -> tuple[list[ToolCall], str | None
     for i, tc in enumerate(raw_calls or []):
         f = f"{field}.tool_calls[{i}]"
         if not isinstance(tc, Mapping):
-            raise _Bad(f, "must be an object")
+            raise FieldError(f, "must be an object")
         if isinstance(tc.get("function"), Mapping):  # OpenAI shape
             fn = tc["function"]
             calls.append(
@@ -642,16 +637,16 @@ def _langfuse_traces(records: list[Record], loc: Locator, display: str) -> list[
     for rec, ofield, obs in _langfuse_observations(records):
         try:
             if not isinstance(obs, Mapping):
-                raise _Bad(ofield, "an observation must be an object")
+                raise FieldError(ofield, "an observation must be an object")
             kind = obs.get("type")
             if kind not in _LANGFUSE_TYPES:
-                raise _Bad(
+                raise FieldError(
                     f"{ofield}.type" if ofield else "type",
                     f"unknown observation type {kind!r} (GENERATION, SPAN, EVENT, TOOL, …)",
                 )
             trace_id = obs.get("traceId")
             if not isinstance(trace_id, str) or not trace_id:
-                raise _Bad(
+                raise FieldError(
                     f"{ofield}.traceId" if ofield else "traceId", "must be a non-empty string"
                 )
             start = _iso_nanos(
@@ -723,7 +718,7 @@ def _langfuse_traces(records: list[Record], loc: Locator, display: str) -> list[
                         obs.get("level") == "ERROR",
                     )
                 )
-        except _Bad as bad:
+        except FieldError as bad:
             loc.add(rec, bad.field, bad.message)
     return list(traces.values())
 

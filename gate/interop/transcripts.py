@@ -37,10 +37,10 @@ from typing import Any, assert_never
 
 from gate import jsonio
 from gate.adapters import anthropic, gemini, openai_chat, openai_responses
-from gate.adapters.interface import AssistantTurn, PayloadError
+from gate.adapters.interface import AssistantTurn
+from gate.errors import FieldError, PayloadError
 from gate.interop._conversation import (
     Conversation,
-    ConversationError,
     Message,
     ToolMessage,
     to_case,
@@ -60,23 +60,15 @@ class Format(enum.StrEnum):
 _RECORD_KEYS = ("id", "case_id", "sample", "request", "response", "latency_ms", "metadata")
 
 
-class _Bad(Exception):
-    """A problem inside one record: ``field`` is relative to the record."""
-
-    def __init__(self, field: str, message: str):
-        self.field = field
-        self.message = message
-
-
 def _mapping(value: Any, field: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
-        raise _Bad(field, f"must be an object, not {_kind(value)}")
+        raise FieldError(field, f"must be an object, not {_kind(value)}")
     return value
 
 
 def _list(value: Any, field: str) -> list[Any]:
     if not isinstance(value, list):
-        raise _Bad(field, f"must be an array, not {_kind(value)}")
+        raise FieldError(field, f"must be an array, not {_kind(value)}")
     return value
 
 
@@ -98,7 +90,7 @@ def _adapter(fn: Callable[..., Any], *args: Any, prefix: str | None = None) -> A
         message = str(exc)
         if exc.path and message.startswith(f"{exc.path}: "):
             message = message[len(exc.path) + 2 :]
-        raise _Bad(path, message) from None
+        raise FieldError(path, message) from None
 
 
 def _text_of(content: Any, field: str, text_types: tuple[str, ...]) -> str | None:
@@ -137,7 +129,7 @@ def _function_spec(
 ) -> dict[str, Any]:
     name = fn.get("name")
     if not isinstance(name, str) or not name:
-        raise _Bad(f"{field}.name", "must be a non-empty string")
+        raise FieldError(f"{field}.name", "must be a non-empty string")
     spec: dict[str, Any] = {"name": name}
     if isinstance(fn.get("description"), str):
         spec["description"] = fn["description"]
@@ -172,7 +164,9 @@ def parse_openai(request: Mapping[str, Any], response: Any) -> Conversation:
         elif role in ("tool", "function"):
             call_id = m.get("tool_call_id")
             if role == "tool" and not isinstance(call_id, str):
-                raise _Bad(f"{f}.tool_call_id", "a tool message must name the call it answers")
+                raise FieldError(
+                    f"{f}.tool_call_id", "a tool message must name the call it answers"
+                )
             messages.append(
                 Message(
                     "tool",
@@ -186,7 +180,7 @@ def parse_openai(request: Mapping[str, Any], response: Any) -> Conversation:
                 )
             )
         else:
-            raise _Bad(
+            raise FieldError(
                 f"{f}.role", f"unknown role {role!r} (system, developer, user, assistant, tool)"
             )
     if response is not None:
@@ -229,7 +223,7 @@ def _responses_items(items: list[Any], field: str) -> list[Message]:
             elif role == "assistant":
                 messages.append(Message("assistant", text))
             else:
-                raise _Bad(
+                raise FieldError(
                     f"{f}.role", f"unknown role {role!r} (system, developer, user, assistant)"
                 )
         elif kind == "function_call":
@@ -243,7 +237,7 @@ def _responses_items(items: list[Any], field: str) -> list[Message]:
         elif kind == "function_call_output":
             call_id = it.get("call_id")
             if not isinstance(call_id, str):
-                raise _Bad(f"{f}.call_id", "must name the function call it answers")
+                raise FieldError(f"{f}.call_id", "must name the function call it answers")
             messages.append(Message("tool", results=(ToolMessage(call_id, it.get("output")),)))
         # reasoning items, built-in tool calls and their outputs are not function calls
     return messages
@@ -301,7 +295,7 @@ def parse_anthropic(request: Mapping[str, Any], response: Any) -> Conversation:
         role = m.get("role")
         content = m.get("content")
         if role not in ("user", "assistant"):
-            raise _Bad(f"{f}.role", f"unknown role {role!r} (user, assistant)")
+            raise FieldError(f"{f}.role", f"unknown role {role!r} (user, assistant)")
         if isinstance(content, str):
             messages.append(Message(role, content))
             continue
@@ -320,10 +314,10 @@ def parse_anthropic(request: Mapping[str, Any], response: Any) -> Conversation:
             elif kind == "tool_result" and role == "user":
                 tid = block.get("tool_use_id")
                 if not isinstance(tid, str):
-                    raise _Bad(f"{bf}.tool_use_id", "must name the tool_use block it answers")
+                    raise FieldError(f"{bf}.tool_use_id", "must name the tool_use block it answers")
                 is_error = block.get("is_error", False)
                 if not isinstance(is_error, bool):
-                    raise _Bad(f"{bf}.is_error", "must be true or false")
+                    raise FieldError(f"{bf}.is_error", "must be true or false")
                 results.append(
                     ToolMessage(
                         tid, _tool_result_content(block.get("content"), f"{bf}.content"), is_error
@@ -405,7 +399,7 @@ def parse_gemini(request: Mapping[str, Any], response: Any) -> Conversation:
         c = _mapping(raw, f)
         role = c.get("role", "user")
         if role not in ("user", "model", "function", "tool"):
-            raise _Bad(f"{f}.role", f"unknown role {role!r} (user, model)")
+            raise FieldError(f"{f}.role", f"unknown role {role!r} (user, model)")
         texts: list[str] = []
         calls = []
         results: list[ToolMessage] = []
@@ -477,7 +471,7 @@ def _record_id(
     for key in ("case_id", "id"):
         v = obj.get(key)
         if v is not None and (not isinstance(v, str) or not v):
-            raise _Bad(key, "must be a non-empty string")
+            raise FieldError(key, "must be a non-empty string")
     resp = obj.get("response")
     resp_id = (
         resp.get("id") if isinstance(resp, Mapping) and isinstance(resp.get("id"), str) else None
@@ -502,18 +496,20 @@ def iter_conversations(
             obj = _mapping(rec.value, "")
             unknown = [k for k in obj if k not in _RECORD_KEYS]
             if unknown:
-                raise _Bad(str(unknown[0]), f"unknown key (a record has {', '.join(_RECORD_KEYS)})")
+                raise FieldError(
+                    str(unknown[0]), f"unknown key (a record has {', '.join(_RECORD_KEYS)})"
+                )
             request = _mapping(obj.get("request"), "request")
             sample = obj.get("sample")
             if sample is not None and (
                 not isinstance(sample, int) or isinstance(sample, bool) or sample < 0
             ):
-                raise _Bad("sample", "must be an integer >= 0")
+                raise FieldError("sample", "must be an integer >= 0")
             latency = obj.get("latency_ms")
             if latency is not None and (
                 not isinstance(latency, int | float) or isinstance(latency, bool)
             ):
-                raise _Bad("latency_ms", "must be a number")
+                raise FieldError("latency_ms", "must be a number")
             metadata = obj.get("metadata")
             if metadata is not None:
                 _mapping(metadata, "metadata")
@@ -529,12 +525,12 @@ def iter_conversations(
             if metadata:
                 conv.meta["metadata"] = dict(metadata)
             if not any(m.role == "assistant" for m in conv.messages):
-                raise _Bad(
+                raise FieldError(
                     "response",
                     "no assistant answer: give the response, or a request that ends with "
                     "the assistant's turn",
                 )
-        except _Bad as bad:
+        except FieldError as bad:
             loc.add(rec, rec.field(bad.field) if bad.field else rec.pointer or None, bad.message)
             continue
         out.append((rec, conv, case_id, trace_id, sample))
@@ -577,7 +573,7 @@ def import_transcripts(
                         keep_system=keep_system,
                     )
                 )
-            except ConversationError as exc:
+            except FieldError as exc:
                 loc.add(rec, rec.field("request", exc.field), str(exc))
     loc.raise_if_any()
     if not runs:

@@ -28,7 +28,6 @@ recorded as *unparsable* with the raw text truncated to :data:`RAW_CHARS` — ne
 
 from __future__ import annotations
 
-import enum
 import http.client
 import socket
 import time
@@ -39,7 +38,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gate import __version__, jsonio
-from gate.errors import JudgeError
+
+# Re-exported: the judge client's error (defined with every other error).
+from gate.errors import JudgeCallError as JudgeCallError
+from gate.errors import JudgeFailureKind
 from gate.http_retry import retry_after_value as retry_after_s
 from gate.replay.http import TRANSPORT_ERRORS, HttpClient
 
@@ -50,27 +52,6 @@ REASON_CHARS = 300
 """Longest reason kept from a judge answer."""
 
 _RETRY_STATUS = frozenset({408, 429}) | frozenset(range(500, 600))
-
-
-class FailureKind(enum.StrEnum):
-    """Why a judge call got no answer."""
-
-    TIMEOUT = "timeout"
-    HTTP = "http"
-    CONNECTION = "connection"
-    PROTOCOL = "protocol"
-
-
-class JudgeCallError(JudgeError):
-    """A judge call failed after its retries. Reported per item; never fatal."""
-
-    def __init__(
-        self, kind: FailureKind, message: str, *, status: int | None = None, attempts: int = 1
-    ):
-        self.kind = kind
-        self.status = status
-        self.attempts = attempts
-        super().__init__(message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +189,7 @@ class ChatClient:
                     return self._completion(raw, attempt)
                 text = truncate(raw.decode("utf-8", "replace").strip(), 200)
                 failure = JudgeCallError(
-                    FailureKind.HTTP,
+                    JudgeFailureKind.HTTP,
                     f"HTTP {status}: {self._redact(text)}",
                     status=status,
                 )
@@ -234,18 +215,19 @@ class ChatClient:
             # The peer hung up before the declared Content-Length: never parse half a body.
             got = len(err.partial)
             raise JudgeCallError(
-                FailureKind.CONNECTION,
+                JudgeFailureKind.CONNECTION,
                 f"connection closed mid-answer ({got} of {got + (err.expected or 0)} bytes)",
             ) from None
         except (ConnectionRefusedError, socket.gaierror) as err:
             raise JudgeCallError(
-                FailureKind.CONNECTION, f"cannot reach the judge: {self._redact(str(err))}"
+                JudgeFailureKind.CONNECTION, f"cannot reach the judge: {self._redact(str(err))}"
             ) from None
         except TRANSPORT_ERRORS as err:
             # Dropped connections, resets, bad status lines, oversized bodies.
             what = type(err).__name__ + (f": {err}" if str(err) else "")
             raise JudgeCallError(
-                FailureKind.CONNECTION, f"connection failed: {self._redact(truncate(what, 200))}"
+                JudgeFailureKind.CONNECTION,
+                f"connection failed: {self._redact(truncate(what, 200))}",
             ) from None
         return resp.status, resp.headers, resp.body
 
@@ -254,12 +236,12 @@ class ChatClient:
         self._http.close()
 
     def _timeout(self) -> JudgeCallError:
-        return JudgeCallError(FailureKind.TIMEOUT, f"no answer within {self.timeout_s:g} s")
+        return JudgeCallError(JudgeFailureKind.TIMEOUT, f"no answer within {self.timeout_s:g} s")
 
     def _completion(self, raw: bytes, attempts: int) -> Completion:
         def bad(why: str) -> JudgeCallError:
             return JudgeCallError(
-                FailureKind.PROTOCOL, f"not a chat completion: {why}", attempts=attempts
+                JudgeFailureKind.PROTOCOL, f"not a chat completion: {why}", attempts=attempts
             )
 
         try:

@@ -45,7 +45,7 @@ from gate import jsonio
 from gate.adapters.interface import PayloadError
 from gate.adapters.plain import calls_from_plain
 from gate.config import CommandAgent, Config
-from gate.errors import ConfigError, Problem
+from gate.errors import ConfigError, Problem, WorkerBroken
 from gate.model import Run
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session
 
@@ -56,15 +56,6 @@ STDERR_TAIL_BYTES = 4096
 
 _EOF = object()
 _TOO_LONG = object()
-
-
-class _Broken(Exception):
-    """The worker cannot go on; carries the failure to record."""
-
-    def __init__(self, kind: ErrorKind, message: str):
-        self.kind = kind
-        self.message = message
-        super().__init__(message)
 
 
 class Worker:
@@ -158,18 +149,20 @@ class Worker:
             self.proc.stdin.write(jsonio.dumps_line(message))
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError, ValueError):
-            raise _Broken(ErrorKind.CRASH, self._exit_text("while reading its input")) from None
+            raise WorkerBroken(
+                ErrorKind.CRASH, self._exit_text("while reading its input")
+            ) from None
 
     def receive(self, timeout: float, step: int) -> dict[str, Any]:
         item = self._next_line(timeout)
         if item is None:
-            raise _Broken(
+            raise WorkerBroken(
                 ErrorKind.TIMEOUT, f"the agent did not answer within {timeout:.3g}s (step {step})"
             )
         if item is _EOF:
-            raise _Broken(ErrorKind.CRASH, self._exit_text(f"before answering (step {step})"))
+            raise WorkerBroken(ErrorKind.CRASH, self._exit_text(f"before answering (step {step})"))
         if item is _TOO_LONG:
-            raise _Broken(
+            raise WorkerBroken(
                 ErrorKind.PROTOCOL,
                 f"a stdout line longer than {MAX_LINE_BYTES} bytes (step {step})",
             )
@@ -177,12 +170,12 @@ class Worker:
         try:
             message = jsonio.loads_strict(item)
         except jsonio.JsonInputError as exc:
-            raise _Broken(
+            raise WorkerBroken(
                 ErrorKind.PROTOCOL,
                 f"stdout line is not JSON ({exc}): {item[:200].decode('utf-8', 'replace')!r}",
             ) from None
         if not isinstance(message, dict) or not isinstance(message.get("type"), str):
-            raise _Broken(
+            raise WorkerBroken(
                 ErrorKind.PROTOCOL,
                 f'stdout line is not a message object with a "type": '
                 f"{item[:200].decode('utf-8', 'replace')!r}",
@@ -367,7 +360,7 @@ class CommandPoolAgent:
         try:
             self._converse(worker, job, session)
             healthy = True
-        except _Broken as broken:
+        except WorkerBroken as broken:
             worker.kill()  # before reading the tail: the stderr reader then sees EOF
             tail = worker.stderr_tail()
             raise AgentFailure(
@@ -401,7 +394,9 @@ class CommandPoolAgent:
             if kind == "final":
                 content = message.get("content")
                 if content is not None and not isinstance(content, str):
-                    raise _Broken(ErrorKind.PROTOCOL, '"final" content must be a string or null')
+                    raise WorkerBroken(
+                        ErrorKind.PROTOCOL, '"final" content must be a string or null'
+                    )
                 session.final = content
                 return
             if kind == "error":
@@ -411,13 +406,15 @@ class CommandPoolAgent:
                     text if isinstance(text, str) else f"(no message) {message!r:.200}",
                 )
             if kind != "tool_calls":
-                raise _Broken(ErrorKind.PROTOCOL, f"unknown message type {kind!r} (step {step})")
+                raise WorkerBroken(
+                    ErrorKind.PROTOCOL, f"unknown message type {kind!r} (step {step})"
+                )
             try:
                 calls = calls_from_plain(message.get("calls"), "calls")
             except PayloadError as exc:
-                raise _Broken(ErrorKind.PROTOCOL, f"bad tool_calls message: {exc}") from None
+                raise WorkerBroken(ErrorKind.PROTOCOL, f"bad tool_calls message: {exc}") from None
             if not calls:
-                raise _Broken(ErrorKind.PROTOCOL, '"tool_calls" with no calls (send "final")')
+                raise WorkerBroken(ErrorKind.PROTOCOL, '"tool_calls" with no calls (send "final")')
             content = message.get("content")
             results = session.answer(calls, content if isinstance(content, str) else None)
             turn = session.turns[-1]

@@ -45,7 +45,7 @@ from gate.adapters.interface import AssistantTurn, PayloadError
 from gate.adapters.openai_chat import StreamAccumulator, parse_completion
 from gate.adapters.sse import iter_events
 from gate.config import Config, OpenAIAgent
-from gate.errors import ConfigError, Problem
+from gate.errors import ConfigError, Problem, StreamTruncated
 from gate.http_retry import retry_after_s
 from gate.model import Run, ToolResult, Turn
 from gate.replay.http import TRANSPORT_ERRORS, HttpClient, HttpResponse
@@ -56,11 +56,7 @@ MAX_BACKOFF_S = 30.0
 MAX_RETRY_AFTER_S = 120.0
 
 
-class _Truncated(Exception):
-    """A streamed body that ended before ``data: [DONE]``."""
-
-
-_RETRYABLE: tuple[type[BaseException], ...] = (*TRANSPORT_ERRORS, _Truncated)
+_RETRYABLE: tuple[type[BaseException], ...] = (*TRANSPORT_ERRORS, StreamTruncated)
 
 
 def _is_loopback(base_url: str) -> bool:
@@ -253,7 +249,7 @@ class OpenAIChatAgent:
                 for _name, event in iter_events(resp.body.splitlines(keepends=True)):
                     acc.add(event)
                 if b"data: [DONE]" not in resp.body:
-                    raise _Truncated("the stream ended before data: [DONE]")
+                    raise StreamTruncated("the stream ended before data: [DONE]")
                 return acc.finish()
             try:
                 payload = jsonio.loads_strict(resp.body)

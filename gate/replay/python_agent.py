@@ -38,16 +38,12 @@ from typing import Any
 from gate.adapters.interface import PayloadError
 from gate.adapters.plain import call_from_plain
 from gate.config import Config, PythonAgent
-from gate.errors import ConfigError, Problem
+from gate.errors import AgentCancelled, ConfigError, Problem
 from gate.model import Run, ToolCall
 from gate.replay.frozen import ToolOutcome
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session
 
 _OPTIONAL_KWARGS = ("seed", "case_id", "sample")
-
-
-class AgentCancelled(Exception):
-    """Raised inside an agent that kept running after its case-sample ended."""
 
 
 def load_callable(

@@ -19,7 +19,6 @@ colon: ``timeout``, ``crash``, ``protocol``, ``agent_error``, ``step_budget``, `
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import threading
 import time
@@ -28,36 +27,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gate.adapters.interface import add_usage
+
+# Re-exported: the agent adapters' failure and its kinds (defined with every other error).
+from gate.errors import AgentFailure as AgentFailure
+from gate.errors import ErrorKind as ErrorKind
 from gate.model import Case, JsonValue, Run, ToolCall, ToolResult, Turn
 from gate.replay.frozen import ToolBackend
-
-
-class ErrorKind(enum.StrEnum):
-    """The class of a case-sample failure; the prefix of ``Run.error``."""
-
-    TIMEOUT = "timeout"
-    CRASH = "crash"
-    PROTOCOL = "protocol"
-    AGENT_ERROR = "agent_error"
-    STEP_BUDGET = "step_budget"
-    HTTP = "http"
-    PAYLOAD = "payload"
-    DEADLINE = "deadline"
-    EXCEPTION = "exception"
-    NOT_IN_REPLAY = "not_in_replay"
-
-
-class AgentFailure(Exception):
-    """The agent failed this case-sample; ``str()`` is the ``Run.error`` text."""
-
-    def __init__(self, kind: ErrorKind, message: str, *, detail: str | None = None):
-        self.kind = kind
-        self.message = message
-        self.detail = detail
-        text = f"{kind.value}: {message}"
-        if detail:
-            text += f"\n{detail}"
-        super().__init__(text)
 
 
 def job_seed(seed: int, case_id: str, sample: int) -> int:

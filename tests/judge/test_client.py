@@ -9,7 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from gate.judge.client import ChatClient, FailureKind, JudgeCallError, retry_after_s
+from gate.errors import JudgeCallError, JudgeFailureKind
+from gate.judge.client import ChatClient, retry_after_s
 from tests.servers.openai_server import FakeOpenAIServer, Response, chat_completion
 from tests.servers.openai_server import openai_server as openai_server  # fixture
 
@@ -109,7 +110,7 @@ def test_client__persistent_503__raises_after_max_retries(openai_server) -> None
     srv = openai_server([Response(503, {"error": "down"})])
     with pytest.raises(JudgeCallError) as exc:
         client(srv, max_retries=2).complete(MSG)
-    assert exc.value.kind is FailureKind.HTTP and exc.value.status == 503
+    assert exc.value.kind is JudgeFailureKind.HTTP and exc.value.status == 503
     assert exc.value.attempts == 3 and len(srv.requests) == 3
     assert "after 3 attempts" in str(exc.value)
 
@@ -129,7 +130,7 @@ def test_client__slow_answer_past_timeout__timeout_after_retries(openai_server) 
     with pytest.raises(JudgeCallError) as exc:
         client(srv, timeout_s=0.3, max_retries=1).complete(MSG)
     assert time.monotonic() - started < 2.0
-    assert exc.value.kind is FailureKind.TIMEOUT and exc.value.attempts == 2
+    assert exc.value.kind is JudgeFailureKind.TIMEOUT and exc.value.attempts == 2
     assert len(srv.requests) == 2
 
 
@@ -150,7 +151,7 @@ def test_client__truncated_body__connection_failure_not_parsed(openai_server) ->
     )
     with pytest.raises(JudgeCallError) as exc:
         client(srv, max_retries=0).complete(MSG)
-    assert exc.value.kind is FailureKind.CONNECTION and "closed mid-answer" in str(exc.value)
+    assert exc.value.kind is JudgeFailureKind.CONNECTION and "closed mid-answer" in str(exc.value)
 
 
 def test_client__several_answers__one_kept_alive_connection(openai_server) -> None:
@@ -164,7 +165,7 @@ def test_client__refused_connection__connection_failure() -> None:
     c = opened(ChatClient(base_url="http://127.0.0.1:9/v1", model="m", api_key="k", max_retries=0))
     with pytest.raises(JudgeCallError) as exc:
         c.complete(MSG)
-    assert exc.value.kind is FailureKind.CONNECTION
+    assert exc.value.kind is JudgeFailureKind.CONNECTION
 
 
 @pytest.mark.parametrize(
@@ -182,7 +183,7 @@ def test_client__not_a_chat_completion__protocol_failure(
     srv = openai_server([Response(body=body)])
     with pytest.raises(JudgeCallError) as exc:
         client(srv, max_retries=2).complete(MSG)
-    assert exc.value.kind is FailureKind.PROTOCOL and why in str(exc.value)
+    assert exc.value.kind is JudgeFailureKind.PROTOCOL and why in str(exc.value)
     assert len(srv.requests) == 1
 
 
