@@ -10,7 +10,9 @@ The tree::
     │   ├── PinMismatchError       the dataset's sha256 is not the pinned one
     │   ├── RunsFileError          runs.jsonl
     │   ├── ResultsFileError       results.json (own or baseline)
-    │   └── CalibrationError       the judge's calibration file of human labels
+    │   ├── CalibrationError       the judge's calibration file of human labels
+    │   └── McpServerError         a team's MCP server (record, import, drift) cannot
+    │                              be reached, listed or called
     ├── AgentError                 the agent under test failed one case-sample;
     │                              recorded in runs.jsonl, never fatal to the run
     ├── GitHubError                the GitHub API failed; reported, never changes the verdict
@@ -111,6 +113,15 @@ class ResultsFileError(InputError):
 
 class CalibrationError(InputError):
     """The judge's calibration file (human labels, JSONL) is malformed."""
+
+
+class McpServerError(InputError):
+    """An MCP server named in ``agent.servers`` or on the command line cannot be reached,
+    listed or called (``toolgate record``, ``import mcp-tools``; the gate's drift check
+    reports it as a notice instead)."""
+
+    def __init__(self, message: str, *, hint: str | None = None):
+        super().__init__([Problem("toolgate", None, None, message)], hint=hint)
 
 
 class AgentError(ToolGateError):

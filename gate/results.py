@@ -223,6 +223,9 @@ class ToolDrift(_M):
     change: Literal["added", "removed", "changed"]
     diff: list[str] = Field(default_factory=list)
     flipped_cases: list[str] = Field(default_factory=list)
+    server: str | None = None
+    """In ``Results.mcp_tool_drift``: the MCP server advertising the tool (None: removed,
+    no server advertises it)."""
 
 
 class Comparison(_M):
@@ -300,6 +303,9 @@ class Results(_M):
     advisor: Advisor | None = None
     confirm: ConfirmInfo | None = None
     judge: dict[str, Any] | None = None
+    mcp_tool_drift: list[ToolDrift] = Field(default_factory=list)
+    """The pinned tool definitions against what ``agent.servers`` advertise now (pinned →
+    advertised; ``gate.interop.mcp_tools``): reported with the tool drift, never gating."""
     notices: list[str] = Field(default_factory=list)
     timing: dict[str, Any] = Field(default_factory=dict)
     """Wall times, latencies and dates: the only part that differs between identical runs."""

@@ -47,7 +47,7 @@ from gate.results import (
     ToolInfo,
 )
 
-__all__ = ["comparable", "compare", "stable_rule"]
+__all__ = ["comparable", "compare", "definition_diff", "stable_rule"]
 
 _KIND_NAMES = {REGRESSION: "regression", FIX: "fix", NOISE: "noise"}
 MAX_DIFF_LINES = 40
@@ -270,3 +270,7 @@ def _definition_diff(b: ToolInfo | None, h: ToolInfo | None) -> list[str]:
     if len(lines) > MAX_DIFF_LINES:
         lines = [*lines[:MAX_DIFF_LINES], f"… {len(lines) - MAX_DIFF_LINES} more diff lines"]
     return lines
+
+
+definition_diff = _definition_diff
+"""The compact definition diff, for other drift sources (``gate.interop.mcp_tools``)."""

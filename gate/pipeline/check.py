@@ -90,6 +90,11 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
         )
     head = judge_stage(head, config=config, dataset=dataset, runs_path=summary.runs_path, out=out)
     decided = decide(head, config, base, source)
+    # The pinned tools against what agent.servers advertise now (reported, never gating).
+    from gate.interop.mcp_tools import server_drift
+
+    decided.mcp_tool_drift, drift_notices = server_drift(config, dataset.tools, environ)
+    decided.notices.extend(drift_notices)
     decided.timing.update(
         {
             "run_wall_s": round(t_run - t0, 3),
