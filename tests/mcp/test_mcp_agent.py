@@ -202,3 +202,14 @@ def test_mcp_agent__program_missing__config_error_before_any_case(tmp_path: Path
 
     with pytest.raises(ConfigError, match=r"agent\.command: cannot find the program"):
         run_mcp(tmp_path, ["no-such-agent-program-xyz"])
+
+
+def test_docs_example_agent__examples_agents_mcp_agent__runs_as_documented(
+    tmp_path: Path,
+) -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "agents" / "mcp_agent.py"
+    (run,) = run_mcp(tmp_path, ["python", str(example)])
+    assert run.error is None
+    assert run.calls[0].name == "lookup_order"
+    assert run.calls[0].arguments == {"query": "where is my order ord_1?"}
+    assert run.final == 'the tool said: {"status":"unknown order"}'

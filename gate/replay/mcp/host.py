@@ -83,6 +83,10 @@ class McpHost:
                     loop.run_until_complete(server.serve(sockets=[sock]))
                 finally:
                     sock.close()
+                    pending = asyncio.all_tasks(loop)  # e.g. SSE watchers of ended sessions
+                    for task in pending:
+                        task.cancel()
+                    loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
                     loop.close()
 
             thread = threading.Thread(target=serve, name="toolgate-mcp-host", daemon=True)
