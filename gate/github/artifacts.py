@@ -53,6 +53,8 @@ from typing import IO, Any, Protocol
 
 from gate.config import Config
 from gate.errors import GitHubError, Problem, ResultsFileError
+from gate.github.client import ClientFactory
+from gate.github.context import GitHubContext
 from gate.results import Results, read_results
 
 MAX_ZIP_BYTES = 512 * 1024 * 1024
@@ -308,6 +310,32 @@ class ArtifactSearch:
             raise GitHubError(f"artifact download failed: {exc}") from exc
 
 
+def search_for(
+    ctx: GitHubContext, client_factory: ClientFactory, *, now: _Clock, artifact_name: str
+) -> Callable[[PullRequestRef], ArtifactSearch]:
+    """The search for a PR in the context's repository: a client of the context's token
+    (the one token rule), "this workflow" from ``GITHUB_WORKFLOW_REF`` or the run id, and
+    the same token for a download redirected to the API's own host."""
+    repository = ctx.repository
+    if repository is None:
+        raise GitHubError("no repository to search (GITHUB_REPOSITORY is not set)")
+
+    def search(pr: PullRequestRef) -> ArtifactSearch:
+        client = client_factory(ctx)
+        return ArtifactSearch(
+            repo=client.call("GET repository", lambda: client.gh.get_repo(repository)),
+            pr=pr,
+            artifact_name=artifact_name,
+            workflow_file=ctx.workflow_file,
+            run_id=ctx.run_id,
+            now=now,
+            token=ctx.token,
+            call=client.call,
+        )
+
+    return search
+
+
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
     """The storage URL is final: a further redirect is refused, not followed blindly."""
 
@@ -430,8 +458,8 @@ def find_baseline(
                 "No baseline: no GitHub token to look for the base branch's results artifact.",
             ),
         )
-    artifact_search = search(pr)
     try:
+        artifact_search = search(pr)
         cand, notes = artifact_search.call("find the baseline artifact", artifact_search.find)
     except Exception as exc:  # PyGithub raises many types; none may stop the gate
         return _none_after_failure(f"looking for the baseline artifact failed: {_short(exc)}")

@@ -36,6 +36,7 @@ import requests
 from github import Auth, Github, GithubException
 
 from gate.errors import GitHubError
+from gate.github.context import GitHubContext
 
 T = TypeVar("T")
 
@@ -224,6 +225,20 @@ class GitHubClient:
                 kind = "secondary rate limit" if secondary else "rate limit"
                 return _Failure(True, wait, status, f"{kind}: {message}", rate_limited=True)
         return _Failure(False, None, status, message)
+
+
+ClientFactory = Callable[[GitHubContext], "GitHubClient"]
+"""Builds the client for one GitHub operation (the Action and tests pass their own)."""
+
+
+def client_for(ctx: GitHubContext) -> GitHubClient:
+    """The client of the context's token (the one token rule: :mod:`gate.github.context`),
+    API URL and time budget."""
+    if not ctx.token:
+        raise GitHubApiError("authenticate", "no token (the github-token input or GITHUB_TOKEN)")
+    return GitHubClient(
+        token=ctx.token, api_url=ctx.api_url, policy=RetryPolicy(budget_s=ctx.budget_s)
+    )
 
 
 def _message(data: Any) -> str:

@@ -1,10 +1,14 @@
 """Publishing one run's results to GitHub: outputs, step summary, annotations, comment.
 
-:func:`publish` is what ``toolgate check`` (and ``merge``) call at the end of a run, in the
-order issue 6 sets — outputs, step summary, annotations, then the PR comment — before the
-command exits with the gate's code. Nothing here raises: every failure (a file that cannot
-be written, any GitHub API error) is returned and printed as a warning, and never changes
+:func:`publish` is what ``toolgate check`` calls at the end of a run in Actions, and what
+the Action calls after ``check`` and ``merge``, in the order outputs, step summary,
+annotations, then the PR comment (the Action writes its outputs itself, once, after
+everything: ``outputs=False``). Nothing here raises: every failure (a file that cannot be
+written, any GitHub API error) is returned and printed as a warning, and never changes
 the verdict or the exit code. :func:`post_comment` alone is ``toolgate comment``.
+
+Whether and where to comment is decided before, by the pure
+:func:`gate.github.activity.plan_comment`; these functions carry the plan out.
 
 When the token cannot comment (HTTP 403 — a pull request from a fork gets a read-only
 ``GITHUB_TOKEN``), the report goes to the step summary instead, with a warning explaining
@@ -14,13 +18,14 @@ the ``workflow_run`` pattern (docs/reports.md).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, TextIO
 
-from gate.github.client import GitHubApiError, GitHubClient, RetryPolicy
+from gate.github.activity import CommentPlan, SkipComment
+from gate.github.client import ClientFactory, GitHubApiError, client_for
 from gate.github.comments import upsert_comment
-from gate.github.context import GitHubContext, PostComment, SkipComment, plan_comment
+from gate.github.context import GitHubContext
 from gate.github.workflow import (
     annotation,
     annotations_for,
@@ -40,15 +45,6 @@ FORK_HINT = (
     "a second workflow (on: workflow_run, with pull-requests: write) downloads it and runs "
     "`toolgate comment --results results.json --pr <number>` (see docs/reports.md)."
 )
-
-ClientFactory = Callable[[GitHubContext], GitHubClient]
-
-
-def default_client(ctx: GitHubContext) -> GitHubClient:
-    assert ctx.token is not None
-    return GitHubClient(
-        token=ctx.token, api_url=ctx.api_url, policy=RetryPolicy(budget_s=ctx.budget_s)
-    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,19 +67,15 @@ class PublishReport:
 def post_comment(
     results: Results,
     ctx: GitHubContext,
+    plan: CommentPlan,
     *,
     redactor: Redactor,
-    enabled: bool = True,
-    pr_override: int | None = None,
     summary_fallback: bool = True,
-    client_factory: ClientFactory = default_client,
+    client_factory: ClientFactory = client_for,
 ) -> CommentOutcome:
-    """Upsert the sticky comment for ``results`` on the context's pull request."""
-    plan = plan_comment(ctx, enabled=enabled, pr_override=pr_override)
+    """Carry out ``plan``: upsert the sticky comment for ``results``."""
     if isinstance(plan, SkipComment):
-        level: Literal["notice", "warning"] = "warning" if plan.level == "warning" else "notice"
-        return CommentOutcome("skipped", plan.reason, level)
-    assert isinstance(plan, PostComment)
+        return CommentOutcome("skipped", plan.reason, plan.level)
     body = render_comment(results, redactor=redactor, report_url=ctx.run_url)
     try:
         client = client_factory(ctx)
@@ -147,34 +139,29 @@ def publish(
     results: Results,
     ctx: GitHubContext,
     *,
+    comment: CommentPlan,
     redactor: Redactor,
     results_path: str,
     dataset_file: str | None = None,
-    comment: bool = True,
     annotations: bool = True,
-    client_factory: ClientFactory = default_client,
+    outputs: bool = True,
+    summary_notes: Sequence[str] = (),
+    client_factory: ClientFactory = client_for,
     stream: TextIO | None = None,
 ) -> PublishReport:
-    """Outputs, step summary, annotations and the comment, in that order; never raises."""
+    """Outputs (unless ``outputs`` is false), step summary (the report, then
+    ``summary_notes``), annotations and the comment, in that order; never raises."""
     out = stream if stream is not None else sys.stdout
     report = PublishReport()
-    for problem in ctx.problems:
-        report.warnings.append(problem)
-    if ctx.output_path is not None:
+    if outputs and ctx.output_path is not None:
         report.outputs = outputs_for(results, results_path)
         try:
             write_outputs(ctx.output_path, report.outputs)
         except OSError as exc:
             report.warnings.append(f"could not write outputs: {exc.strerror or exc}")
-    if ctx.step_summary_path is not None:
-        try:
-            room = step_summary_room(ctx.step_summary_path)
-            text = render_markdown(
-                results, max_bytes=room, redactor=redactor, report_url=ctx.run_url
-            )
-            append_step_summary(ctx.step_summary_path, text)
-        except OSError as exc:
-            report.warnings.append(f"could not write the step summary: {exc.strerror or exc}")
+    problem = write_step_summary(results, ctx, redactor=redactor, notes=summary_notes)
+    if problem is not None:
+        report.warnings.append(problem)
     if annotations and ctx.in_actions:
         # Keep warning slots for what this function itself may warn about.
         report.annotations = annotations_for(
@@ -188,8 +175,8 @@ def publish(
     report.comment = post_comment(
         results,
         ctx,
+        comment,
         redactor=redactor,
-        enabled=comment,
         summary_fallback=False,  # the full report is in the step summary already
         client_factory=client_factory,
     )
@@ -198,6 +185,25 @@ def publish(
         emit(out, ctx, w, "warning")
     out.flush()
     return report
+
+
+def write_step_summary(
+    results: Results, ctx: GitHubContext, *, redactor: Redactor, notes: Sequence[str] = ()
+) -> str | None:
+    """Append the report, then ``notes``, to the step summary within the room left under
+    the runner's 1 MiB; returns what went wrong, if anything (never raises)."""
+    if ctx.step_summary_path is None:
+        return None
+    extra = "".join(f"\n{n.rstrip()}\n" for n in notes if n.strip())
+    try:
+        room = step_summary_room(ctx.step_summary_path) - len(extra.encode("utf-8"))
+        text = render_markdown(
+            results, max_bytes=max(0, room), redactor=redactor, report_url=ctx.run_url
+        )
+        append_step_summary(ctx.step_summary_path, text + extra)
+    except OSError as exc:
+        return f"could not write the step summary: {exc.strerror or exc}"
+    return None
 
 
 def emit(out: TextIO, ctx: GitHubContext, message: str, level: str | None) -> None:

@@ -11,7 +11,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from gate.dataset import Dataset
 from gate.pipeline.confirm import confirm_stage
@@ -21,6 +21,9 @@ from gate.pipeline.publish import report_and_publish
 from gate.pipeline.score import score_with_scores
 from gate.results import Results
 from gate.runsfile import iter_runs
+
+if TYPE_CHECKING:
+    from gate.github.context import GitHubContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +41,10 @@ class CheckOptions:
     resume: bool = False
     comment: bool = True
     progress: bool = True
+    github: GitHubContext | None = None
+    """The GitHub context the caller has read already (the Action): nothing is then read
+    from the environment for it, and the caller publishes; ``None`` (``toolgate check``):
+    read from ``environ`` and, in Actions, published here."""
 
 
 @dataclass(slots=True)

@@ -1,5 +1,11 @@
-"""Writing and publishing a decided run: results.json, the reports, the console, and — in
-GitHub Actions — outputs, step summary, annotations and the sticky comment."""
+"""Writing and publishing a decided run: results.json, the reports, the console, and — for
+``toolgate check`` in GitHub Actions — outputs, step summary, annotations and the sticky
+comment (:func:`gate.github.publish.publish`).
+
+The Action passes the context it has read (``CheckOptions.github``): then nothing is read
+from the environment here and nothing is published — the Action publishes itself, with its
+own notes, and writes its outputs once (``gate/action.py``).
+"""
 
 from __future__ import annotations
 
@@ -10,10 +16,34 @@ from typing import TYPE_CHECKING, TextIO
 from gate.config import Config
 from gate.errors import ExitCode
 from gate.pipeline.inputs import _rel, redactor_for
+from gate.report.redact import Redactor
 from gate.results import Results
 
 if TYPE_CHECKING:
     from gate.pipeline.check import CheckOptions, CheckOutcome
+
+RESULTS_FILE = "results.json"
+
+
+def write_run_files(
+    results: Results,
+    out: Path,
+    *,
+    redactor: Redactor,
+    report_url: str | None,
+    stream: TextIO,
+) -> Path:
+    """``out/results.json``, the reports (report.md, junit.xml, comment.md) and the console
+    summary on ``stream``; returns the results file's path."""
+    from gate.report import render_console, write_reports
+    from gate.results import write_results
+
+    results_path = out / RESULTS_FILE
+    write_results(results_path, results)
+    write_reports(results, out, redactor=redactor, report_url=report_url)
+    stream.write(render_console(results, redactor=redactor))
+    stream.flush()
+    return results_path
 
 
 def report_and_publish(
@@ -24,26 +54,34 @@ def report_and_publish(
     environ: Mapping[str, str],
     stream: TextIO,
 ) -> CheckOutcome:
+    from gate.github.activity import plan_comment
     from gate.github.context import GitHubContext
-    from gate.github.publish import publish
-    from gate.report import render_console, write_reports
-    from gate.results import write_results
+    from gate.github.publish import emit, publish
 
+    ctx = opts.github if opts.github is not None else GitHubContext.from_environ(environ)
     redactor = redactor_for(config, environ)
-    results_path = out / "results.json"
-    write_results(results_path, results)
-    ctx = GitHubContext.from_environ(environ)
-    write_reports(results, out, redactor=redactor, report_url=ctx.run_url)
-    stream.write(render_console(results, redactor=redactor))
+    results_path = write_run_files(
+        results, out, redactor=redactor, report_url=ctx.run_url, stream=stream
+    )
     warnings: list[str] = []
-    if ctx.in_actions:
+    if opts.github is None and ctx.in_actions:
+        ctx.require_valid()
+        for text in ctx.warnings:
+            emit(stream, ctx, text, "warning")
+        disabled_by = (
+            "--no-comment was given"
+            if not opts.comment
+            else None
+            if config.reporting.comment
+            else "reporting.comment is false"
+        )
         report = publish(
             results,
             ctx,
+            comment=plan_comment(ctx, disabled_by=disabled_by),
             redactor=redactor,
             results_path=_rel(results_path),
             dataset_file=results.dataset.path,
-            comment=opts.comment and config.reporting.comment,
             annotations=config.reporting.annotations,
             stream=stream,
         )

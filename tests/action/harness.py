@@ -32,6 +32,8 @@ class ActionRun:
     stderr: str
     outputs: dict[str, str]
     summary: str
+    output_names: list[str]
+    """Every name written to ``GITHUB_OUTPUT``, in order, repeats included."""
 
     def annotations(self, level: str) -> list[str]:
         return [line for line in self.stdout.splitlines() if line.startswith(f"::{level}")]
@@ -154,7 +156,38 @@ def workflow_run_event(
     }
 
 
-def run_action(
+@dataclass
+class RunnerFiles:
+    """The environment the runner gives the step, and the files it reads back after."""
+
+    env: dict[str, str]
+    output: Path
+    summary: Path
+
+    def outputs(self) -> dict[str, str]:
+        return parse_outputs(self.output.read_text("utf-8"))
+
+    def output_names(self) -> list[str]:
+        return written_names(self.output.read_text("utf-8"))
+
+
+def written_names(text: str) -> list[str]:
+    """The names in a ``GITHUB_OUTPUT`` file, in order, repeats included."""
+    names: list[str] = []
+    delim: str | None = None
+    for line in text.split("\n"):
+        if delim is not None:
+            delim = None if line == delim else delim
+            continue
+        if m := re.fullmatch(r"([A-Za-z_][A-Za-z0-9_-]*)<<(.+)", line):
+            names.append(m.group(1))
+            delim = m.group(2)
+        elif line:
+            names.append(line.partition("=")[0])
+    return names
+
+
+def runner_env(
     workspace: Path,
     runner_temp: Path,
     *,
@@ -164,10 +197,10 @@ def run_action(
     api_url: str = "http://127.0.0.1:9/",
     token: str | None = "ghs_action_token",
     extra_env: dict[str, str] | None = None,
-    timeout: float = 180,
-) -> ActionRun:
-    """Run the entrypoint the way the runner runs the container, and collect what the
-    step leaves: exit code, log, outputs, summary."""
+) -> RunnerFiles:
+    """What the runner hands a Docker action: ``INPUT_*`` (hyphens kept), the run's
+    ``GITHUB_*``, the event payload, empty ``GITHUB_OUTPUT``/``GITHUB_STEP_SUMMARY`` files,
+    and nothing inherited from the test process but ``PATH``."""
     runner_temp.mkdir(parents=True, exist_ok=True)
     event_path = runner_temp / "event.json"
     event_path.write_text(json.dumps(event if event is not None else pr_event()), "utf-8")
@@ -212,10 +245,37 @@ def run_action(
     for name, value in inputs.items():
         env[f"INPUT_{name.upper()}"] = value
     env.update(extra_env or {})
+    return RunnerFiles(env, output, summary)
+
+
+def run_action(
+    workspace: Path,
+    runner_temp: Path,
+    *,
+    inputs: dict[str, str],
+    event_name: str = "pull_request",
+    event: dict[str, Any] | None = None,
+    api_url: str = "http://127.0.0.1:9/",
+    token: str | None = "ghs_action_token",
+    extra_env: dict[str, str] | None = None,
+    timeout: float = 180,
+) -> ActionRun:
+    """Run the entrypoint the way the runner runs the container, and collect what the
+    step leaves: exit code, log, outputs, summary."""
+    files = runner_env(
+        workspace,
+        runner_temp,
+        inputs=inputs,
+        event_name=event_name,
+        event=event,
+        api_url=api_url,
+        token=token,
+        extra_env=extra_env,
+    )
     proc = subprocess.run(
         [sys.executable, "-P", "-m", "gate.action"],
         cwd=workspace,
-        env=env,
+        env=files.env,
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -225,6 +285,115 @@ def run_action(
         code=proc.returncode,
         stdout=proc.stdout,
         stderr=proc.stderr,
-        outputs=parse_outputs(output.read_text("utf-8")),
-        summary=summary.read_text("utf-8"),
+        outputs=files.outputs(),
+        summary=files.summary.read_text("utf-8"),
+        output_names=files.output_names(),
     )
+
+
+# ─── a small repository whose gate passes (good runs) or fails (bad runs) ──────
+
+
+def mini_repo(ws: Path) -> Path:
+    """A repository with a 12-case dataset and a replay agent: ``toolgate.yml`` replays
+    runs that pass every case, ``toolgate.bad.yml`` runs where case order-2 calls the
+    must-not-call ``delete_account``."""
+    from gate.dataset import load_dataset
+
+    ws.mkdir(parents=True, exist_ok=True)
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "lookup_order",
+            "description": "Look up an order.",
+            "parameters": {
+                "type": "object",
+                "properties": {"order_id": {"type": "string"}},
+                "required": ["order_id"],
+                "additionalProperties": False,
+            },
+        },
+    }
+    danger = {
+        "type": "function",
+        "function": {
+            "name": "delete_account",
+            "description": "Delete the account.",
+            "parameters": {"type": "object", "properties": {"user_id": {"type": "string"}}},
+        },
+    }
+    (ws / "tools.json").write_text(json.dumps([tool, danger]), "utf-8")
+    cases, good, bad = [], [], []
+    for i in range(1, 13):
+        cid = f"order-{i}"
+        cases.append(
+            {
+                "id": cid,
+                "user_input": f"Where is order {i}?",
+                "available_tools": "@tools.json",
+                "expected_tool_calls": [{"name": "lookup_order", "args": {"order_id": str(i)}}],
+                "must_not_call": ["delete_account"],
+                "tool_responses": [{"name": "lookup_order", "response": {"status": "shipped"}}],
+            }
+        )
+        call = {"id": "c1", "name": "lookup_order", "arguments": {"order_id": str(i)}}
+        wrong = {"id": "c1", "name": "delete_account", "arguments": {"user_id": "u1"}}
+        for runs, c in ((good, call), (bad, wrong if i == 2 else call)):
+            runs.append({"case_id": cid, "sample": 0, "turns": [{"calls": [c]}], "final": "ok"})
+    lines = lambda rows: "".join(json.dumps(r) + "\n" for r in rows)  # noqa: E731
+    (ws / "dataset.jsonl").write_text(lines(cases), "utf-8")
+    (ws / "runs.good.jsonl").write_text(lines(good), "utf-8")
+    (ws / "runs.bad.jsonl").write_text(lines(bad), "utf-8")
+    sha = load_dataset(ws / "dataset.jsonl").sha256
+    for name, runs in (("toolgate.yml", "runs.good.jsonl"), ("toolgate.bad.yml", "runs.bad.jsonl")):
+        (ws / name).write_text(
+            "name: mini\n"
+            f"dataset:\n  path: dataset.jsonl\n  sha256: {sha}\n"
+            f"agent:\n  kind: replay\n  runs: {runs}\n"
+            "gates:\n  - metric: call_accuracy\n    min: 0.9\n"
+            "regressions:\n  max_new_failures: 0\n",
+            "utf-8",
+        )
+    return ws
+
+
+def shards(ws: Path, config: str, n: int = 2, folder: str = "toolgate-shards") -> Path:
+    """What the matrix jobs of sharded.yml leave after download-artifact: one folder per
+    shard, each with that shard's results.json (``toolgate run`` + ``score --shard``)."""
+    from gate.cli import main as cli
+
+    root = ws / folder
+    for i in range(1, n + 1):
+        out = root / f"toolgate-shard-{i}"
+        cfg = str(ws / config)
+        assert cli(["run", "--config", cfg, "--out", str(out), "--shard", f"{i}/{n}"]) == 0
+        runs = str(out / "runs.jsonl")
+        assert (
+            cli(
+                ["score", "--config", cfg, "--runs", runs, "--out", str(out), "--shard", f"{i}/{n}"]
+            )
+            == 0
+        )
+    return root
+
+
+def full_results(ws: Path, config: str = "toolgate.yml") -> bytes:
+    from gate.cli import main as cli
+
+    out = ws.parent / f"full-{config}"
+    assert cli(["run", "--config", str(ws / config), "--out", str(out)]) == 0
+    assert (
+        cli(
+            [
+                "score",
+                "--config",
+                str(ws / config),
+                "--runs",
+                str(out / "runs.jsonl"),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    return (out / "results.json").read_bytes()

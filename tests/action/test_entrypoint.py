@@ -4,7 +4,6 @@ the outputs file, the step summary and the PR comment."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -19,9 +18,12 @@ from tests.action.harness import (
     BASE_SHA,
     HEAD_SHA,
     REPOSITORY,
+    full_results,
+    mini_repo,
     pr_event,
     push_event,
     run_action,
+    shards,
     workflow_run_event,
 )
 from tests.servers import github_actions_routes as routes
@@ -261,114 +263,6 @@ def test_comment_mode__nothing_downloaded__input_error(workspace, tmp_path, gh):
     assert any("neither results.json nor comment.md" in e for e in run.annotations("error"))
 
 
-# ─── a small repository whose gate passes (good runs) or fails (bad runs) ──────
-
-
-def mini_repo(ws: Path) -> Path:
-    """A repository with a 12-case dataset and a replay agent: ``toolgate.yml`` replays
-    runs that pass every case, ``toolgate.bad.yml`` runs where case order-2 calls the
-    must-not-call ``delete_account``."""
-    from gate.dataset import load_dataset
-
-    ws.mkdir(parents=True, exist_ok=True)
-    tool = {
-        "type": "function",
-        "function": {
-            "name": "lookup_order",
-            "description": "Look up an order.",
-            "parameters": {
-                "type": "object",
-                "properties": {"order_id": {"type": "string"}},
-                "required": ["order_id"],
-                "additionalProperties": False,
-            },
-        },
-    }
-    danger = {
-        "type": "function",
-        "function": {
-            "name": "delete_account",
-            "description": "Delete the account.",
-            "parameters": {"type": "object", "properties": {"user_id": {"type": "string"}}},
-        },
-    }
-    (ws / "tools.json").write_text(json.dumps([tool, danger]), "utf-8")
-    cases, good, bad = [], [], []
-    for i in range(1, 13):
-        cid = f"order-{i}"
-        cases.append(
-            {
-                "id": cid,
-                "user_input": f"Where is order {i}?",
-                "available_tools": "@tools.json",
-                "expected_tool_calls": [{"name": "lookup_order", "args": {"order_id": str(i)}}],
-                "must_not_call": ["delete_account"],
-                "tool_responses": [{"name": "lookup_order", "response": {"status": "shipped"}}],
-            }
-        )
-        call = {"id": "c1", "name": "lookup_order", "arguments": {"order_id": str(i)}}
-        wrong = {"id": "c1", "name": "delete_account", "arguments": {"user_id": "u1"}}
-        for runs, c in ((good, call), (bad, wrong if i == 2 else call)):
-            runs.append({"case_id": cid, "sample": 0, "turns": [{"calls": [c]}], "final": "ok"})
-    lines = lambda rows: "".join(json.dumps(r) + "\n" for r in rows)  # noqa: E731
-    (ws / "dataset.jsonl").write_text(lines(cases), "utf-8")
-    (ws / "runs.good.jsonl").write_text(lines(good), "utf-8")
-    (ws / "runs.bad.jsonl").write_text(lines(bad), "utf-8")
-    sha = load_dataset(ws / "dataset.jsonl").sha256
-    for name, runs in (("toolgate.yml", "runs.good.jsonl"), ("toolgate.bad.yml", "runs.bad.jsonl")):
-        (ws / name).write_text(
-            "name: mini\n"
-            f"dataset:\n  path: dataset.jsonl\n  sha256: {sha}\n"
-            f"agent:\n  kind: replay\n  runs: {runs}\n"
-            "gates:\n  - metric: call_accuracy\n    min: 0.9\n"
-            "regressions:\n  max_new_failures: 0\n",
-            "utf-8",
-        )
-    return ws
-
-
-def shards(ws: Path, config: str, n: int = 2, folder: str = "toolgate-shards") -> Path:
-    """What the matrix jobs of sharded.yml leave after download-artifact: one folder per
-    shard, each with that shard's results.json (``toolgate run`` + ``score --shard``)."""
-    from gate.cli import main as cli
-
-    root = ws / folder
-    for i in range(1, n + 1):
-        out = root / f"toolgate-shard-{i}"
-        cfg = str(ws / config)
-        assert cli(["run", "--config", cfg, "--out", str(out), "--shard", f"{i}/{n}"]) == 0
-        runs = str(out / "runs.jsonl")
-        assert (
-            cli(
-                ["score", "--config", cfg, "--runs", runs, "--out", str(out), "--shard", f"{i}/{n}"]
-            )
-            == 0
-        )
-    return root
-
-
-def full_results(ws: Path, config: str = "toolgate.yml") -> bytes:
-    from gate.cli import main as cli
-
-    out = ws.parent / f"full-{config}"
-    assert cli(["run", "--config", str(ws / config), "--out", str(out)]) == 0
-    assert (
-        cli(
-            [
-                "score",
-                "--config",
-                str(ws / config),
-                "--runs",
-                str(out / "runs.jsonl"),
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
-    return (out / "results.json").read_bytes()
-
-
 # ─── mode: merge (the final job of the sharded pattern) ───────────────────────
 
 
@@ -386,6 +280,7 @@ def test_merge__passing_shards__outputs_summary_one_comment_exit_0(tmp_path, gh)
 
     assert run.code == 0, run.stdout + run.stderr
     assert set(ACTION_OUTPUTS) <= set(run.outputs)
+    assert len(run.output_names) == len(set(run.output_names)), "each output written once"
     assert (run.outputs["verdict"], run.outputs["passed"]) == ("passed", "true")
     assert run.outputs["regressions"] == "0" and run.outputs["must-not-call-violations"] == "0"
     assert run.outputs["results-path"] == "toolgate-out/results.json"
@@ -525,6 +420,7 @@ def test_check__passing_pr__outputs_summary_one_comment_exit_0(tmp_path, gh):
 
     assert run.code == 0, run.stdout + run.stderr
     assert set(ACTION_OUTPUTS) <= set(run.outputs)
+    assert len(run.output_names) == len(set(run.output_names)), "each output written once"
     assert (run.outputs["verdict"], run.outputs["passed"]) == ("passed", "true")
     assert run.outputs["results-path"] == "toolgate-out/results.json"
     assert run.outputs["report-path"] == "toolgate-out/report.md"
@@ -600,3 +496,55 @@ def test_check__push_to_main__no_pr_no_comment_no_baseline(tmp_path, gh):
     assert run.code == 0, run.stdout + run.stderr
     assert gh.comments == {}
     assert "none (not a pull request)" in run.summary
+
+
+# ─── the environment's rules ──────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize("budget", ["inf", "0"])
+def test_github_budget__not_finite_or_not_positive__exit_2_with_outputs(
+    tmp_path: Path, gh: GitHubServer, budget: str
+) -> None:
+    ws = mini_repo(tmp_path / "ws")
+    routes.state(gh).add_workflow("toolgate.yml", "ToolGate")  # baseline: auto asks GitHub
+    run = run_action(
+        ws,
+        tmp_path / "runner",
+        inputs={},
+        api_url=gh.api_url,
+        extra_env={"TOOLGATE_GITHUB_BUDGET_S": budget},
+    )
+
+    assert run.code == 2, run.stdout + run.stderr
+    assert set(ACTION_OUTPUTS) <= set(run.outputs)
+    assert (run.outputs["verdict"], run.outputs["passed"]) == ("error", "false")
+    (error,) = run.annotations("error")
+    assert "TOOLGATE_GITHUB_BUDGET_S: must be a finite number of seconds above 0" in error
+    assert "Traceback" not in run.stderr
+    assert gh.log == [] and not (ws / "toolgate-out").exists(), "nothing ran"
+
+
+def test_token__input_wins_over_github_token__for_baseline_and_comment(
+    tmp_path: Path, gh: GitHubServer
+) -> None:
+    ws = mini_repo(tmp_path / "ws")
+    base = full_results(ws)
+    st = routes.state(gh)
+    main_run = st.add_run(st.add_workflow("toolgate.yml", "ToolGate"), head_sha=BASE_SHA)
+    st.add_artifact(main_run, "toolgate-results", {"results.json": base})
+    gh.add_token("ghs_workflow_level_token", "github-actions[bot]", kind="app")
+
+    run = run_action(
+        ws,
+        tmp_path / "runner",
+        inputs={"config": "toolgate.bad.yml"},
+        api_url=gh.api_url,
+        token=TOKEN,
+        extra_env={"GITHUB_TOKEN": "ghs_workflow_level_token"},
+    )
+
+    assert run.code == 1, run.stdout + run.stderr
+    assert run.outputs["regressions"] == "1", "the baseline was found"
+    routes_called = {route for route, _ in gh.tokens_seen}
+    assert {"list_workflow_runs", "download_artifact", "blob", "create_comment"} <= routes_called
+    assert {token for _, token in gh.tokens_seen} == {TOKEN}

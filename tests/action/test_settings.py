@@ -1,22 +1,26 @@
-"""``ActionSettings.from_environ``: every input of action.yml, as the runner passes it."""
+"""``GitHubContext.from_environ``: every input of action.yml, as the runner passes it, read
+by the one context the Action, ``toolgate check`` and ``toolgate comment`` share."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from ruamel.yaml import YAML
 
-from gate.action import (
+from gate.action import OUTPUTS, resolve_workdir
+from gate.errors import InputError
+from gate.github.context import (
     INPUT_DEFAULTS,
-    OUTPUTS,
-    ActionSettings,
+    ActionInputs,
+    BaselineInput,
+    BaselineKind,
     FailOn,
+    GitHubContext,
     Mode,
+    TokenSource,
     input_value,
 )
-from gate.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,10 +29,17 @@ def action_yml() -> dict:
     return YAML(typ="safe").load((ROOT / "action.yml").read_text(encoding="utf-8"))
 
 
-def settings(tmp_path: Path, **inputs: str) -> ActionSettings:
+def context(tmp_path: Path, **inputs: str) -> GitHubContext:
     env = {f"INPUT_{k.upper()}": v for k, v in inputs.items()}
     env["GITHUB_WORKSPACE"] = str(tmp_path)
-    return ActionSettings.from_environ(env)
+    return GitHubContext.from_environ(env)
+
+
+def settings(tmp_path: Path, **inputs: str) -> ActionInputs:
+    """The inputs, raising every problem (what the Action does first)."""
+    ctx = context(tmp_path, **inputs)
+    ctx.require_valid()
+    return ctx.inputs
 
 
 # ─── action.yml and the entrypoint agree ──────────────────────────────────────
@@ -64,28 +75,29 @@ def test_action_yml__is_a_docker_action_with_branding():
 # Each input, set to a value other than its default, changes the settings: the
 # entrypoint reads every input action.yml declares.
 NON_DEFAULT = {
-    "mode": ("run", lambda s: s.mode is Mode.RUN),
-    "config": ("gates/other.yml", lambda s: s.config == "gates/other.yml"),
-    "github-token": ("ghs_abc", lambda s: s.github_token == "ghs_abc"),
-    "comment": ("false", lambda s: s.comment is False),
-    "baseline": ("none", lambda s: s.baseline == "none"),
-    "samples": ("5", lambda s: s.samples == 5),
-    "shard": ("2/4", lambda s: s.shard == "2/4"),
-    "merge": ("shards", lambda s: s.merge == "shards"),
-    "fail-on": ("never", lambda s: s.fail_on is FailOn.NEVER),
-    "out": ("gate-out", lambda s: s.out == "gate-out"),
-    "working-directory": ("sub", lambda s: s.working_directory == "sub"),
+    "mode": ("run", lambda c: c.inputs.mode is Mode.RUN),
+    "config": ("gates/other.yml", lambda c: c.inputs.config == "gates/other.yml"),
+    "github-token": ("ghs_abc", lambda c: c.token == "ghs_abc"),
+    "comment": ("false", lambda c: c.inputs.comment is False),
+    "baseline": ("none", lambda c: c.inputs.baseline == BaselineInput(BaselineKind.NONE)),
+    "samples": ("5", lambda c: c.inputs.samples == 5),
+    "shard": ("2/4", lambda c: c.inputs.shard == (2, 4)),
+    "merge": ("shards", lambda c: c.inputs.merge == "shards"),
+    "fail-on": ("never", lambda c: c.inputs.fail_on is FailOn.NEVER),
+    "out": ("gate-out", lambda c: c.inputs.out == "gate-out"),
+    "working-directory": ("sub", lambda c: c.inputs.working_directory == "sub"),
 }
 
 
 def test_every_input__is_read_by_the_entrypoint(tmp_path):
     assert set(NON_DEFAULT) == set(action_yml()["inputs"])
-    default = settings(tmp_path)
+    default = context(tmp_path)
     for name, (value, changed) in NON_DEFAULT.items():
         extra = {"MODE": "merge"} if name == "merge" else {}
         env = {f"INPUT_{name.upper()}": value, "GITHUB_WORKSPACE": str(tmp_path)}
         env.update({f"INPUT_{k}": v for k, v in extra.items()})
-        got = ActionSettings.from_environ(env)
+        got = GitHubContext.from_environ(env)
+        assert not got.problems, got.problems
         assert changed(got), f"INPUT_{name.upper()}={value!r} was not read"
         assert not changed(default), f"the default of {name} already looks changed"
 
@@ -94,7 +106,7 @@ def test_every_input__is_read_by_the_entrypoint(tmp_path):
 
 
 def test_inputs__hyphenated_names__read_as_the_runner_passes_them(tmp_path):
-    s = ActionSettings.from_environ(
+    c = GitHubContext.from_environ(
         {
             "GITHUB_WORKSPACE": str(tmp_path),
             "INPUT_GITHUB-TOKEN": "ghs_x",
@@ -102,7 +114,7 @@ def test_inputs__hyphenated_names__read_as_the_runner_passes_them(tmp_path):
             "INPUT_WORKING-DIRECTORY": "examples/support-agent",
         }
     )
-    assert (s.github_token, s.fail_on, s.working_directory) == (
+    assert (c.token, c.inputs.fail_on, c.inputs.working_directory) == (
         "ghs_x",
         FailOn.NEVER,
         "examples/support-agent",
@@ -115,21 +127,61 @@ def test_inputs__underscore_spelling__also_accepted():
 
 
 def test_inputs__missing__take_the_defaults(tmp_path):
-    s = settings(tmp_path)
+    c = context(tmp_path)
+    assert c.inputs == ActionInputs() and not c.problems
+    s = c.inputs
     assert s.mode is Mode.CHECK and s.fail_on is FailOn.GATE and s.comment is True
-    assert (s.config, s.baseline, s.working_directory) == ("toolgate.yml", "auto", ".")
-    assert (s.samples, s.shard, s.merge, s.out, s.github_token) == (None, None, None, None, None)
+    assert (s.config, s.baseline, s.working_directory) == (
+        "toolgate.yml",
+        BaselineInput(BaselineKind.AUTO),
+        ".",
+    )
+    assert (s.samples, s.shard, s.merge, s.out, c.token) == (None, None, None, None, None)
+
+
+def test_baseline__a_path__is_a_file_baseline(tmp_path):
+    assert settings(tmp_path, baseline="base/results.json").baseline == BaselineInput(
+        BaselineKind.FILE, "base/results.json"
+    )
+    assert settings(tmp_path, baseline="NONE").baseline.kind is BaselineKind.NONE
 
 
 def test_token__falls_back_to_github_token_variable(tmp_path):
-    s = ActionSettings.from_environ({"GITHUB_WORKSPACE": str(tmp_path), "GITHUB_TOKEN": "ghs_env"})
-    assert s.github_token == "ghs_env"
+    c = GitHubContext.from_environ({"GITHUB_WORKSPACE": str(tmp_path), "GITHUB_TOKEN": "ghs_env"})
+    assert (c.token, c.token_source) == ("ghs_env", TokenSource.GITHUB_TOKEN)
+
+
+@pytest.mark.parametrize(
+    ("env", "token", "source"),
+    [
+        # The input wins over both environment variables ...
+        (
+            {"INPUT_GITHUB-TOKEN": "in", "GITHUB_TOKEN": "env", "TOOLGATE_GITHUB_TOKEN": "tg"},
+            "in",
+            TokenSource.INPUT,
+        ),
+        ({"INPUT_GITHUB_TOKEN": "in", "GITHUB_TOKEN": "env"}, "in", TokenSource.INPUT),
+        # ... the environment counts only when the input is empty or missing ...
+        (
+            {"INPUT_GITHUB-TOKEN": "  ", "GITHUB_TOKEN": "env", "TOOLGATE_GITHUB_TOKEN": "tg"},
+            "tg",
+            TokenSource.TOOLGATE_GITHUB_TOKEN,
+        ),
+        ({"INPUT_GITHUB-TOKEN": "", "GITHUB_TOKEN": "env"}, "env", TokenSource.GITHUB_TOKEN),
+        ({"GITHUB_TOKEN": "env"}, "env", TokenSource.GITHUB_TOKEN),
+        # ... and none at all is no token.
+        ({"INPUT_GITHUB-TOKEN": "", "GITHUB_TOKEN": ""}, None, None),
+    ],
+)
+def test_token__input_wins__environment_only_when_input_empty(env, token, source):
+    c = GitHubContext.from_environ(env)
+    assert (c.token, c.token_source) == (token, source)
 
 
 def test_token__hidden_from_repr(tmp_path):
-    s = settings(tmp_path, **{"github-token": "ghs_secret_value"})
-    assert "ghs_secret_value" not in repr(s)
-    assert "ghs_secret_value" not in str(s)
+    c = context(tmp_path, **{"github-token": "ghs_secret_value"})
+    assert "ghs_secret_value" not in repr(c)
+    assert "ghs_secret_value" not in str(c)
 
 
 def test_booleans__yaml_core_spellings(tmp_path):
@@ -144,6 +196,13 @@ def test_booleans__yaml_core_spellings(tmp_path):
 
 
 # ─── bad inputs: every problem, named ─────────────────────────────────────────
+
+
+def test_bad_inputs__collected_not_raised_until_required(tmp_path):
+    c = context(tmp_path, mode="gate")
+    assert [p.field for p in c.problems] == ["mode"]
+    with pytest.raises(InputError, match="Fix the `with:` inputs"):
+        c.require_valid()
 
 
 def test_bad_inputs__all_reported_at_once_naming_each_input(tmp_path):
@@ -184,21 +243,24 @@ def test_bad_inputs__combinations(tmp_path, inputs, field, fragment):
 
 def test_working_directory__outside_the_workspace__refused(tmp_path):
     (tmp_path / "ws").mkdir()
-    s = replace(settings(tmp_path / "ws"), working_directory="../elsewhere")
     with pytest.raises(InputError) as err:
-        _ = s.workdir
+        resolve_workdir(tmp_path / "ws", "../elsewhere")
     assert err.value.problems[0].field == "working-directory"
     assert "leaves the workspace" in err.value.problems[0].message
 
 
 def test_working_directory__missing_folder__refused(tmp_path):
-    s = replace(settings(tmp_path), working_directory="nope")
     with pytest.raises(InputError, match="is not a folder of the workspace"):
-        _ = s.workdir
+        resolve_workdir(tmp_path, "nope")
+
+
+def test_working_directory__inside__resolved(tmp_path):
+    (tmp_path / "sub").mkdir()
+    assert resolve_workdir(tmp_path, "sub") == (tmp_path / "sub").resolve()
 
 
 def test_workflow_file__from_github_workflow_ref(tmp_path):
-    s = ActionSettings.from_environ(
+    s = GitHubContext.from_environ(
         {
             "GITHUB_WORKSPACE": str(tmp_path),
             "GITHUB_WORKFLOW_REF": "octo/agent/.github/workflows/toolgate.yml@refs/pull/7/merge",
@@ -211,9 +273,16 @@ def test_workflow_file__from_github_workflow_ref(tmp_path):
     assert s.run_url == "https://github.test/octo/agent/actions/runs/991"
 
 
-def test_github_budget__from_environment_and_checked(tmp_path):
+def test_github_budget__from_environment(tmp_path):
     env = {"GITHUB_WORKSPACE": str(tmp_path), "TOOLGATE_GITHUB_BUDGET_S": "12.5"}
-    assert ActionSettings.from_environ(env).github_budget_s == 12.5
-    with pytest.raises(InputError) as err:
-        ActionSettings.from_environ({**env, "TOOLGATE_GITHUB_BUDGET_S": "-3"})
-    assert err.value.problems[0].field == "TOOLGATE_GITHUB_BUDGET_S"
+    assert GitHubContext.from_environ(env).budget_s == 12.5
+    assert GitHubContext.from_environ({}).budget_s == 60.0
+
+
+@pytest.mark.parametrize("raw", ["inf", "Infinity", "-inf", "nan", "1e999", "-3", "0", "soon"])
+def test_github_budget__not_finite_or_not_positive__a_located_input_error(tmp_path, raw):
+    c = GitHubContext.from_environ({"TOOLGATE_GITHUB_BUDGET_S": raw})
+    assert [(p.file, p.field) for p in c.problems] == [("environment", "TOOLGATE_GITHUB_BUDGET_S")]
+    assert f"not {raw!r}" in c.problems[0].message
+    with pytest.raises(InputError, match="Fix the `env:` of the ToolGate step"):
+        c.require_valid()

@@ -1,11 +1,12 @@
-"""GitHubContext.from_environ and the pure comment plan."""
+"""GitHubContext.from_environ (the run and the event) and the pure comment plan."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from gate.github.context import GitHubContext, PostComment, SkipComment, plan_comment
+from gate.github.activity import PostComment, SkipComment, plan_comment
+from gate.github.context import GitHubContext, PullRequestEvent, WorkflowRunEvent
 
 
 def event(tmp_path: Path, payload: object) -> str:
@@ -34,7 +35,8 @@ def env(tmp_path: Path, name: str, payload: object, **extra: str) -> dict[str, s
 
 def test_context__pull_request__number_and_shas_from_event(tmp_path: Path) -> None:
     ctx = GitHubContext.from_environ(env(tmp_path, "pull_request", pr_payload()))
-    assert (ctx.pr_number, ctx.base_sha, ctx.head_sha) == (12, "b" * 40, "h" * 40)
+    assert ctx.event == PullRequestEvent(12, None, "b" * 40, "h" * 40)
+    assert ctx.pr_number == 12 and ctx.workflow_run is None
     assert plan_comment(ctx) == PostComment("octo/agent", 12)
 
 
@@ -51,8 +53,19 @@ def test_context__push_event__comment_skipped_with_notice(tmp_path: Path) -> Non
 
 
 def test_context__workflow_run_with_pr_override__head_sha_required(tmp_path: Path) -> None:
-    payload = {"workflow_run": {"head_sha": "c" * 40, "pull_requests": []}}
+    payload = {
+        "workflow_run": {
+            "head_sha": "c" * 40,
+            "pull_requests": [],
+            "run_number": 41,
+            "html_url": "https://github.test/octo/agent/actions/runs/7741",
+            "conclusion": "failure",
+        }
+    }
     ctx = GitHubContext.from_environ(env(tmp_path, "workflow_run", payload))
+    assert ctx.event == WorkflowRunEvent(
+        "c" * 40, 41, "https://github.test/octo/agent/actions/runs/7741", "failure"
+    )
     assert plan_comment(ctx, pr_override=5) == PostComment("octo/agent", 5, "c" * 40)
     assert isinstance(plan_comment(ctx), SkipComment)
 
@@ -83,7 +96,13 @@ def test_context__unreadable_event__problem_recorded_not_raised(tmp_path: Path) 
     ctx = GitHubContext.from_environ(
         {"GITHUB_EVENT_NAME": "pull_request", "GITHUB_EVENT_PATH": str(bad)}
     )
-    assert ctx.pr_number is None and any("cannot read the event payload" in p for p in ctx.problems)
+    assert ctx.pr_number is None and not ctx.problems
+    assert any("cannot read the event payload" in w for w in ctx.warnings)
+
+
+def test_context__pull_request_without_number__warning_no_pr(tmp_path: Path) -> None:
+    ctx = GitHubContext.from_environ(env(tmp_path, "pull_request", {"pull_request": {}}))
+    assert ctx.event is None and ctx.warnings and not ctx.problems
 
 
 def test_context__no_token__skip_is_a_warning(tmp_path: Path) -> None:
@@ -93,10 +112,16 @@ def test_context__no_token__skip_is_a_warning(tmp_path: Path) -> None:
     assert isinstance(plan, SkipComment) and plan.level == "warning"
 
 
-def test_context__bad_budget__default_kept_with_problem(tmp_path: Path) -> None:
+def test_context__bad_budget__an_input_error_naming_the_variable(tmp_path: Path) -> None:
     ctx = GitHubContext.from_environ({"TOOLGATE_GITHUB_BUDGET_S": "soon"})
-    assert ctx.budget_s == 60.0 and ctx.problems
+    assert [p.field for p in ctx.problems] == ["TOOLGATE_GITHUB_BUDGET_S"]
 
 
-def test_context__disabled__skipped() -> None:
-    assert isinstance(plan_comment(GitHubContext(), enabled=False), SkipComment)
+def test_context__disabled__skipped_naming_the_setting() -> None:
+    plan = plan_comment(GitHubContext(), disabled_by="reporting.comment is false")
+    assert plan == SkipComment("not commenting: reporting.comment is false")
+
+
+def test_context__run_ids__whole_numbers_else_unknown() -> None:
+    ctx = GitHubContext.from_environ({"GITHUB_RUN_ID": "991", "GITHUB_RUN_ATTEMPT": "x"})
+    assert (ctx.run_id, ctx.run_attempt) == (991, None)

@@ -8,6 +8,7 @@ import json
 import time
 from pathlib import Path
 
+from gate.github.activity import plan_comment
 from gate.github.client import GitHubClient, RetryPolicy
 from gate.github.context import GitHubContext
 from gate.github.publish import FORK_HINT, post_comment, publish
@@ -51,6 +52,7 @@ def test_publish__healthy_server__everything_written_and_comment_posted(
     report = publish(
         failing(),
         ctx,
+        comment=plan_comment(ctx),
         redactor=Redactor(),
         results_path="out/results.json",
         client_factory=fast,
@@ -83,7 +85,13 @@ def test_publish__failing_server__verdict_outputs_unchanged_and_warning(
     out = io.StringIO()
     start = time.monotonic()
     report = publish(
-        results, ctx, redactor=Redactor(), results_path="r.json", client_factory=fast, stream=out
+        results,
+        ctx,
+        comment=plan_comment(ctx),
+        redactor=Redactor(),
+        results_path="r.json",
+        client_factory=fast,
+        stream=out,
     )
     assert time.monotonic() - start < 3.0 + 1.0
     assert results.model_dump() == before
@@ -104,6 +112,7 @@ def test_publish__rate_limited_for_an_hour__gives_up_at_once(
     report = publish(
         failing(),
         ctx,
+        comment=plan_comment(ctx),
         redactor=Redactor(),
         results_path="r.json",
         client_factory=fast,
@@ -118,7 +127,9 @@ def test_post_comment__fork_pr_read_only_token__falls_back_to_summary(
     gh: GitHubServer, tmp_path: Path
 ) -> None:
     ctx = GitHubContext.from_environ(actions_env(gh, tmp_path, READONLY_TOKEN))
-    outcome = post_comment(failing(), ctx, redactor=Redactor(), client_factory=fast)
+    outcome = post_comment(
+        failing(), ctx, plan_comment(ctx), redactor=Redactor(), client_factory=fast
+    )
     assert outcome.status == "fallback" and outcome.level == "warning"
     assert FORK_HINT in outcome.message and "workflow_run" in outcome.message
     assert (tmp_path / "summary.md").read_text().startswith(marker("support-agent"))
@@ -129,13 +140,19 @@ def test_post_comment__installation_token__comment_updated_in_place(
     gh: GitHubServer, tmp_path: Path
 ) -> None:
     ctx = GitHubContext.from_environ(actions_env(gh, tmp_path, APP_TOKEN))
-    first = post_comment(failing(), ctx, redactor=Redactor(), client_factory=fast)
+    first = post_comment(
+        failing(), ctx, plan_comment(ctx), redactor=Redactor(), client_factory=fast
+    )
     data = failing().model_dump(mode="json")
     data["verdict"]["summary"] = "second run"
     from gate.results import Results
 
     second = post_comment(
-        Results.model_validate(data), ctx, redactor=Redactor(), client_factory=fast
+        Results.model_validate(data),
+        ctx,
+        plan_comment(ctx),
+        redactor=Redactor(),
+        client_factory=fast,
     )
     assert (first.status, second.status) == ("created", "updated")
     (comment,) = gh.comments_on(PR)
@@ -145,8 +162,9 @@ def test_post_comment__installation_token__comment_updated_in_place(
 def test_post_comment__push_event__skipped_with_notice(gh: GitHubServer, tmp_path: Path) -> None:
     env = actions_env(gh, tmp_path)
     env["GITHUB_EVENT_NAME"] = "push"
+    ctx = GitHubContext.from_environ(env)
     outcome = post_comment(
-        failing(), GitHubContext.from_environ(env), redactor=Redactor(), client_factory=fast
+        failing(), ctx, plan_comment(ctx), redactor=Redactor(), client_factory=fast
     )
     assert outcome.status == "skipped" and outcome.level == "notice"
     assert gh.log == []
@@ -157,7 +175,9 @@ def test_post_comment__garbage_from_a_proxy__warning_not_a_crash(
 ) -> None:
     gh.inject("get_repo", Fault(status=200, body=b"{<html>proxy error"))
     ctx = GitHubContext.from_environ(actions_env(gh, tmp_path))
-    outcome = post_comment(failing(), ctx, redactor=Redactor(), client_factory=fast)
+    outcome = post_comment(
+        failing(), ctx, plan_comment(ctx), redactor=Redactor(), client_factory=fast
+    )
     assert outcome.status == "failed" and outcome.level == "warning"
     assert "unexpected" in outcome.message
     assert "verdict and the exit code are unaffected" in outcome.message

@@ -510,13 +510,16 @@ def test_github__secondary_rate_limit_with_huge_retry_after__gives_up_within_bud
 
 
 def test_github__budget_from_environment__must_be_finite() -> None:
-    """``TOOLGATE_GITHUB_BUDGET_S=inf`` would lift the bound altogether."""
+    """``TOOLGATE_GITHUB_BUDGET_S=inf`` would lift the bound altogether: an input error."""
+    from gate.errors import InputError
     from gate.github.context import DEFAULT_BUDGET_S, GitHubContext
 
     for raw in ("inf", "Infinity", "nan", "-1", "0", "1e999"):
         ctx = GitHubContext.from_environ({"TOOLGATE_GITHUB_BUDGET_S": raw})
         assert ctx.budget_s == DEFAULT_BUDGET_S, raw
-        assert ctx.problems
+        assert [p.field for p in ctx.problems] == ["TOOLGATE_GITHUB_BUDGET_S"], raw
+        with pytest.raises(InputError):
+            ctx.require_valid()
 
 
 def test_github__server_that_stalls__each_request_capped_and_total_bounded() -> None:

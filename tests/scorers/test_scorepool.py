@@ -10,8 +10,8 @@ import pytest
 
 from gate.dataset import load_dataset
 from gate.errors import RunsFileError
-from gate.runsfile import read_runs
 from gate.pipeline._scorepool import read_and_score
+from gate.runsfile import read_runs
 from gate.scorers import ScoringContext, score_sample
 from tests.scorers.test_score_command import CASES, _many_runs
 

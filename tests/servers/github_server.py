@@ -32,7 +32,8 @@ Faults, per route and per call count::
 Route names are the ``name`` of each :class:`Route` (see ``_BUILTIN_ROUTES``). Call counts
 start at 1 per route and count every request the route received, failed or not
 (``server.calls[name]``). Every request is logged in ``server.log`` as
-``(method, path_with_query, status, monotonic_time)``.
+``(method, path_with_query, status, monotonic_time)``, and the token it carried in
+``server.tokens_seen`` as ``(route name, token)``.
 
 Extending the route table. Other test modules add endpoints without touching this file:
 a module such as ``tests/servers/github_actions_routes.py`` defines::
@@ -167,6 +168,9 @@ class GitHubServer:
         self.extra: dict[str, Any] = {}
         self.calls: dict[str, int] = {}
         self.log: list[tuple[str, str, int, float]] = []
+        self.tokens_seen: list[tuple[str, str | None]] = []
+        """``(route name, token)`` of every request that reached a route, in order: which
+        token each call carried (the ``Authorization`` header), known to the server or not."""
         self.lock = threading.RLock()
         self._next_id = 1000
         self._clock = 0
@@ -369,6 +373,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
             return self._send(method, Response(404, {"message": "Not Found"}))
         route, groups = found
         with gh.lock:
+            gh.tokens_seen.append((route.name, token))
             gh.calls[route.name] = call = gh.calls.get(route.name, 0) + 1
             faults = list(gh._faults_for(route.name, call))
         for f in faults:

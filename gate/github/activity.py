@@ -1,0 +1,260 @@
+"""What this invocation does, decided from the context alone: :func:`plan` and
+:func:`plan_comment` are pure (no I/O, no clock), so every branch is a row of a table test.
+
+:func:`plan` maps the Action's inputs and the event to one :data:`Activity`:
+
+=================  =============================================================
+``mode``           activity
+=================  =============================================================
+``check``          :class:`Check` — run, score, gate, compare with the baseline
+                   (:data:`BaselinePlan`), report, comment (:data:`CommentPlan`)
+``run``            :class:`RunShard` — run and score one shard; no gate, no comment
+``merge``          :class:`Merge` — join the shards, gate once, compare, report,
+                   comment
+``comment``        :class:`RelayComment` — the fork-PR ``workflow_run`` pattern:
+                   post the comment for the run that triggered this one
+=================  =============================================================
+
+:func:`plan_comment` decides whether and where the comment goes for a run's own results
+(``toolgate check``, ``toolgate comment`` and the Action's ``check`` and ``merge``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, assert_never
+
+from gate.github.artifacts import PullRequestRef
+from gate.github.context import (
+    PR_EVENTS,
+    ActionInputs,
+    BaselineKind,
+    GitHubContext,
+    Mode,
+)
+
+COMMENT_INPUT_OFF = "the `comment` input is false"
+DEFAULT_OUT = "toolgate-out"
+"""Where ``mode: comment`` looks for the earlier run's output when ``out`` is empty."""
+
+# ─── the comment ──────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True, slots=True)
+class PostComment:
+    """Upsert the sticky comment on this pull request."""
+
+    repository: str
+    pr_number: int
+    expected_head_sha: str | None = None
+    """For ``workflow_run``: the PR's head must be this commit, or the number (found
+    for, or passed by, an earlier run) is not trusted."""
+
+
+@dataclass(frozen=True, slots=True)
+class SkipComment:
+    """No comment, and why."""
+
+    reason: str
+    level: Literal["notice", "warning"] = "notice"
+
+
+CommentPlan = PostComment | SkipComment
+
+
+def plan_comment(
+    ctx: GitHubContext, *, disabled_by: str | None = None, pr_override: int | None = None
+) -> CommentPlan:
+    """Whether and where to comment. ``disabled_by`` says which setting turned commenting
+    off (``"the `comment` input is false"``, ``"reporting.comment is false"``,
+    ``"--no-comment was given"``); ``pr_override`` is ``toolgate comment --pr N``."""
+    if disabled_by is not None:
+        return SkipComment(f"not commenting: {disabled_by}")
+    if not ctx.repository:
+        return SkipComment("not commenting: GITHUB_REPOSITORY is not set (not in GitHub Actions?)")
+    if not ctx.token:
+        return SkipComment(
+            "not commenting: no token (set the action's github-token input, or GITHUB_TOKEN)",
+            "warning",
+        )
+    if pr_override is not None:
+        if pr_override <= 0:
+            return SkipComment(f"not commenting: --pr {pr_override} is not a PR number", "warning")
+        run = ctx.workflow_run
+        return PostComment(ctx.repository, pr_override, run.head_sha if run else None)
+    if ctx.event_name not in PR_EVENTS:
+        return SkipComment(
+            f"not commenting: the {ctx.event_name or 'unknown'} event is not a pull request "
+            "(comments are posted for pull_request and pull_request_target; for workflow_run "
+            "use `mode: comment`, or `toolgate comment --pr`)"
+        )
+    if ctx.pr_number is None:
+        return SkipComment(
+            "not commenting: the event payload has no pull request number", "warning"
+        )
+    return PostComment(ctx.repository, ctx.pr_number)
+
+
+# ─── the baseline ─────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True, slots=True)
+class AutoBaseline:
+    """``baseline: auto``: the config's committed file, else the base branch's artifact
+    (:func:`gate.github.artifacts.find_baseline`)."""
+
+    pr: PullRequestRef | None
+    """The PR to find the base branch of; ``None`` when this run is not for one."""
+    searchable: bool
+    """A token and a repository to look for the artifact with."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileBaseline:
+    path: str
+    """Relative to the working directory."""
+
+
+@dataclass(frozen=True, slots=True)
+class NoBaseline:
+    """``baseline: none``."""
+
+
+BaselinePlan = AutoBaseline | FileBaseline | NoBaseline
+
+
+def plan_baseline(ctx: GitHubContext, inputs: ActionInputs) -> BaselinePlan:
+    match inputs.baseline.kind:
+        case BaselineKind.NONE:
+            return NoBaseline()
+        case BaselineKind.FILE:
+            assert inputs.baseline.path is not None
+            return FileBaseline(inputs.baseline.path)
+        case BaselineKind.AUTO:
+            pr = ctx.pull_request
+            ref = None
+            if pr is not None and pr.base_ref and pr.base_sha and pr.head_sha:
+                ref = PullRequestRef(pr.number, pr.base_ref, pr.base_sha, pr.head_sha)
+            return AutoBaseline(ref, searchable=bool(ctx.token and ctx.repository))
+        case _:
+            assert_never(inputs.baseline.kind)
+
+
+# ─── the activities ───────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """``mode: check``."""
+
+    config: str
+    out: str | None
+    """Relative to the working directory; ``None``: the config's ``reporting.out``."""
+    samples: int | None
+    shard: tuple[int, int] | None
+    baseline: BaselinePlan
+    comment: CommentPlan
+
+
+@dataclass(frozen=True, slots=True)
+class RunShard:
+    """``mode: run``: one shard's results for a later ``mode: merge``."""
+
+    config: str
+    out: str | None
+    samples: int | None
+    shard: tuple[int, int] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Merge:
+    """``mode: merge``."""
+
+    config: str
+    out: str | None
+    folder: str
+    """Holds one folder per shard, each with a results.json (relative to the working
+    directory)."""
+    baseline: BaselinePlan
+    comment: CommentPlan
+
+
+@dataclass(frozen=True, slots=True)
+class RelayTarget:
+    """Who to comment for: the PR is looked up by the triggering run's head SHA."""
+
+    repository: str
+    head_sha: str
+    run_number: int | None
+    run_url: str | None
+    conclusion: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class RelayComment:
+    """``mode: comment``: the comment for the run that triggered this ``workflow_run``."""
+
+    folder: str
+    """The earlier run's output folder (downloaded artifact), relative to the working
+    directory."""
+    target: RelayTarget | SkipComment
+
+
+Activity = Check | RunShard | Merge | RelayComment
+
+
+def plan(ctx: GitHubContext, inputs: ActionInputs) -> Activity:
+    """What this invocation does (the module docstring has the table)."""
+    match inputs.mode:
+        case Mode.CHECK:
+            return Check(
+                config=inputs.config,
+                out=inputs.out,
+                samples=inputs.samples,
+                shard=inputs.shard,
+                baseline=plan_baseline(ctx, inputs),
+                comment=_own_comment(ctx, inputs),
+            )
+        case Mode.RUN:
+            return RunShard(
+                config=inputs.config, out=inputs.out, samples=inputs.samples, shard=inputs.shard
+            )
+        case Mode.MERGE:
+            assert inputs.merge is not None, "from_environ refuses `mode: merge` without `merge:`"
+            return Merge(
+                config=inputs.config,
+                out=inputs.out,
+                folder=inputs.merge,
+                baseline=plan_baseline(ctx, inputs),
+                comment=_own_comment(ctx, inputs),
+            )
+        case Mode.COMMENT:
+            return RelayComment(folder=inputs.out or DEFAULT_OUT, target=_relay_target(ctx, inputs))
+        case _:
+            assert_never(inputs.mode)
+
+
+def _own_comment(ctx: GitHubContext, inputs: ActionInputs) -> CommentPlan:
+    return plan_comment(ctx, disabled_by=None if inputs.comment else COMMENT_INPUT_OFF)
+
+
+def _relay_target(ctx: GitHubContext, inputs: ActionInputs) -> RelayTarget | SkipComment:
+    if not inputs.comment:
+        return SkipComment(f"not commenting: {COMMENT_INPUT_OFF}")
+    if not ctx.token or not ctx.repository:
+        return SkipComment(
+            "`mode: comment` needs a token and GITHUB_REPOSITORY; nothing posted.", "warning"
+        )
+    run = ctx.workflow_run
+    if run is None:
+        return SkipComment(
+            f"`mode: comment` runs on workflow_run events (this is {ctx.event_name!r}): "
+            "there is no triggering run's head SHA to find the PR by; nothing posted."
+        )
+    return RelayTarget(
+        repository=ctx.repository,
+        head_sha=run.head_sha,
+        run_number=run.run_number,
+        run_url=run.html_url,
+        conclusion=run.conclusion,
+    )

@@ -1,0 +1,60 @@
+"""Merge then decide (the Action's ``mode: merge``): join the shards' results, gate once on
+the whole dataset, compare with the baseline, and write results.json and the reports.
+
+Every statistic is recomputed from the shards' sample records
+(:func:`gate.policy.merge.merge_results`, which refuses parts of different datasets,
+overlapping cases, shards of different splits and missing shards); the verdict is
+:func:`gate.policy.decide.decide` with the config's policy. Publishing is the caller's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from gate.config import Config
+from gate.errors import ExitCode
+from gate.pipeline.publish import write_run_files
+from gate.policy.decide import decide
+from gate.policy.merge import merge_results
+from gate.report.redact import Redactor
+from gate.results import Results, read_results
+
+
+@dataclass(frozen=True, slots=True)
+class MergeOutcome:
+    results: Results
+    """The merged results, decided."""
+    results_path: Path
+    exit_code: ExitCode
+    """``PASS`` or ``GATE_FAILED``."""
+
+
+def merge_and_decide(
+    parts: Sequence[tuple[str, Path]],
+    *,
+    config: Config | None,
+    baseline: Results | None,
+    baseline_source: str | None,
+    out: Path,
+    redactor: Redactor,
+    report_url: str | None = None,
+    stream: TextIO,
+) -> MergeOutcome:
+    """``parts`` are ``(display name, results.json path)``; each file is read once."""
+    read = [(name, read_results(path, display=name)) for name, path in parts]
+    decided = decide(merge_results(read), config, baseline, baseline_source)
+    results_path = write_run_files(
+        decided, out, redactor=redactor, report_url=report_url, stream=stream
+    )
+    stream.write(f"merged {len(read)} part(s), {len(decided.cases)} cases → {results_path}\n")
+    stream.flush()
+    verdict = decided.verdict
+    passed = verdict is not None and verdict.passed
+    return MergeOutcome(
+        results=decided,
+        results_path=results_path,
+        exit_code=ExitCode.PASS if passed else ExitCode.GATE_FAILED,
+    )
