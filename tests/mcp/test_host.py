@@ -6,6 +6,7 @@ import asyncio
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from mcp import Client
@@ -95,3 +96,30 @@ def test_content__frozen_value__served_and_frozen_again(value: object, frozen: o
     result = to_result(value, is_error=True)  # type: ignore[arg-type]
     assert result.is_error
     assert from_result(result) == (frozen, True)
+
+
+def test_endpoint__arguments_not_an_object__recorded_as_parse_failure_and_error_answer() -> None:
+    import mcp_types as types
+    from mcp.server.context import ServerRequestContext
+
+    ep = _endpoint()
+    seen: list[ServerRequestContext[Any, Any]] = []
+
+    async def call_next(ctx: ServerRequestContext[Any, Any]) -> Any:
+        seen.append(ctx)
+        return await ep._call_tool(ctx, types.CallToolRequestParams.model_validate(ctx.params))
+
+    ctx = ServerRequestContext(
+        session=None,  # type: ignore[arg-type]
+        lifespan_context={},
+        protocol_version="2026-07-28",
+        method="tools/call",
+        params={"name": "lookup_order", "arguments": ["ord_1"]},
+        request_id=1,
+    )
+    result = asyncio.run(ep._observe(ctx, call_next))
+    assert result.is_error
+    (call,) = ep.session.turns[0].calls
+    assert (call.name, call.arguments, call.parse_ok) == ("lookup_order", None, False)
+    assert call.raw_arguments == '["ord_1"]'
+    assert ep.requests == 1 and ep.failure is None
