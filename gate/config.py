@@ -7,7 +7,7 @@ relative to the config file's folder. Sections:
 
 * ``name`` — the gate's name (one sticky PR comment per name);
 * ``dataset`` — path, ``version``, ``sha256`` pin, normalisation;
-* ``agent`` — how the agent under test runs (replay / command / python / openai);
+* ``agent`` — how the agent under test runs (replay / command / python / openai / mcp);
 * ``samples``, ``concurrency``, ``seed``, ``timeout_s``, ``deadline_s``;
 * ``scoring`` — which checks make a case pass, extra calls, tool risk, safety rules;
 * ``gates``, ``variance``, ``regressions``, ``confirm`` — the policy (DESIGN §8);
@@ -123,8 +123,65 @@ class OpenAIAgent(_AgentBase):
     max_retries: Annotated[int, Field(ge=0, le=20)] = 4
 
 
+class McpServerConfig(_Strict):
+    """A team's real MCP server: what ``toolgate record`` proxies calls to and what the
+    gate lists tools from to report drift. Exactly one of ``url`` (streamable HTTP) and
+    ``command`` (stdio)."""
+
+    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
+    url: str | None = None
+    command: list[str] | str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    """Added to the stdio server's environment."""
+    cwd: str | None = None
+    headers_env: dict[str, str] = Field(default_factory=dict)
+    """HTTP header → name of the environment variable holding its value (a token)."""
+    timeout_s: Annotated[float, Field(gt=0)] = 30.0
+    """Most time connecting, listing tools or one call may take."""
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> McpServerConfig:
+        if (self.url is None) == (self.command is None):
+            raise ValueError("give exactly one of `url` (streamable HTTP) and `command` (stdio)")
+        if self.url is not None and not self.url.lower().startswith(("http://", "https://")):
+            raise ValueError(f"`url` {self.url!r} must be an http:// or https:// URL")
+        return self
+
+
+class McpAgent(_AgentBase):
+    """Any program whose agent takes its tools from an MCP server (see
+    :mod:`gate.replay.mcp`): one process per case-sample, with ``TOOLGATE_MCP_URL``,
+    ``TOOLGATE_MCP_COMMAND`` and ``TOOLGATE_CASE`` in its environment."""
+
+    kind: Literal["mcp"]
+    command: list[str] | str
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    workers: Annotated[int, Field(ge=1, le=256)] = 4
+    """Most agent processes running at once."""
+    batch_window_ms: Annotated[float, Field(ge=0, le=10_000)] = 50.0
+    """How long an answer is held for calls that arrive alongside it (one parallel
+    batch); 0 makes every call its own step."""
+    max_connections: Annotated[int, Field(ge=1, le=1000)] = 1
+    """MCP connections (sessions, stdio server launches) one case-sample may open."""
+    max_output_bytes: Annotated[int, Field(ge=1024)] = 1024 * 1024
+    """Longest final answer (stdout) accepted."""
+    servers: list[McpServerConfig] = Field(default_factory=list)
+    """The team's real MCP servers, for ``toolgate record`` and tool-list drift; never
+    called while the gate runs the agent."""
+
+    @model_validator(mode="after")
+    def _unique_servers(self) -> McpAgent:
+        names = [s.name for s in self.servers]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"server name {dupes[0]!r} appears twice")
+        return self
+
+
 AgentConfig = Annotated[
-    ReplayAgent | CommandAgent | PythonAgent | OpenAIAgent, Field(discriminator="kind")
+    ReplayAgent | CommandAgent | PythonAgent | OpenAIAgent | McpAgent,
+    Field(discriminator="kind"),
 ]
 
 
@@ -381,6 +438,8 @@ class Config(_Strict):
             names.append(self.agent.api_key_env)
         if self.judge is not None and self.judge.api_key_env:
             names.append(self.judge.api_key_env)
+        if isinstance(self.agent, McpAgent):
+            names.extend(v for s in self.agent.servers for v in s.headers_env.values())
         return names
 
 
@@ -434,7 +493,7 @@ def _problems(exc: ValidationError, doc: YamlDoc) -> list[Problem]:
         elif kind == "missing":
             msg = "required"
         elif kind == "union_tag_invalid":
-            msg = "`kind` must be one of replay, command, python, openai"
+            msg = "`kind` must be one of replay, command, python, openai, mcp"
         else:
             msg = err["msg"].removeprefix("Value error, ")
         out.append(Problem(doc.file, doc.line_of(loc), field or None, msg))
@@ -449,7 +508,7 @@ def _problems(exc: ValidationError, doc: YamlDoc) -> list[Problem]:
     return sorted(unique, key=lambda p: (p.line or 0, p.field or ""))
 
 
-_UNION_TAGS = {"replay", "command", "python", "openai"}
+_UNION_TAGS = {"replay", "command", "python", "openai", "mcp"}
 
 
 def _fields_at(loc: tuple[str | int, ...]) -> list[str]:

@@ -11,7 +11,9 @@ The tree of the errors a user can meet::
     │   ├── RunsFileError          runs.jsonl
     │   ├── ResultsFileError       results.json (own or baseline)
     │   ├── CalibrationError       the judge's calibration file of human labels
-    │   └── InteropError           a file given to ``toolgate import`` or ``export``
+    │   ├── InteropError           a file given to ``toolgate import`` or ``export``
+    │   └── McpServerError         a team's MCP server (record, import, drift) cannot
+    │                              be reached, listed or called
     ├── AgentError                 the agent under test failed one case-sample;
     │   │                          recorded in runs.jsonl, never fatal to the run
     │   ├── AgentFailure           one case-sample failed: its :class:`ErrorKind` and
@@ -138,6 +140,15 @@ class CalibrationError(InputError):
 
 class InteropError(InputError):
     """A file given to ``toolgate import`` / ``toolgate export`` is invalid."""
+
+
+class McpServerError(InputError):
+    """An MCP server named in ``agent.servers`` or on the command line cannot be reached,
+    listed or called (``toolgate record``, ``import mcp-tools``; the gate's drift check
+    reports it as a notice instead)."""
+
+    def __init__(self, message: str, *, hint: str | None = None):
+        super().__init__([Problem("toolgate", None, None, message)], hint=hint)
 
 
 class AgentError(ToolGateError):

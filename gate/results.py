@@ -257,6 +257,9 @@ class ToolDrift(_M):
     change: Literal["added", "removed", "changed"]
     diff: list[str] = Field(default_factory=list)
     flipped_cases: list[str] = Field(default_factory=list)
+    server: str | None = None
+    """In ``Results.mcp_tool_drift``: the MCP server advertising the tool (None: removed,
+    no server advertises it)."""
 
 
 class Comparison(_M):
@@ -336,6 +339,9 @@ class Results(_M):
     advisor: Advisor | None = None
     confirm: ConfirmInfo | None = None
     judge: dict[str, Any] | None = None
+    mcp_tool_drift: list[ToolDrift] = Field(default_factory=list)
+    """The pinned tool definitions against what ``agent.servers`` advertise now (pinned →
+    advertised; ``gate.interop.mcp_tools``): reported with the tool drift, never gating."""
     notices: list[str] = Field(default_factory=list)
     timing: dict[str, Any] = Field(default_factory=dict)
     """Wall times, latencies and dates: the only part that differs between identical runs."""
@@ -833,6 +839,7 @@ def assemble(
     judge: Mapping[str, Any] | None = None,
     notices: Sequence[str] = (),
     timing: Mapping[str, Any] | None = None,
+    mcp_tool_drift: Sequence[ToolDrift] = (),
 ) -> Results:
     """The :class:`Results` of a run: its statistics, its sample records (read back from
     the bytes results.json gets), and what was decided about it."""
@@ -850,6 +857,7 @@ def assemble(
         samples = [SampleResult.model_validate_json(r) for r in records.of_case(i)]
         cases.append(CaseResult(**_case_fields(c, names), samples=samples))
     fields["cases"] = cases
+    fields["mcp_tool_drift"] = list(mcp_tool_drift)
     return Results(**fields)
 
 

@@ -50,7 +50,7 @@ from gate.model import (
     ToolRef,
 )
 
-__all__ = ["comparable", "compare", "flip_kind", "stable_rule"]
+__all__ = ["comparable", "compare", "definition_diff", "flip_kind", "stable_rule"]
 
 MAX_DIFF_LINES = 40
 """Longest tool-definition diff kept in results (the report shows it whole)."""
@@ -300,3 +300,7 @@ def _definition_diff(b: ToolRef | None, h: ToolRef | None) -> list[str]:
     if len(lines) > MAX_DIFF_LINES:
         lines = [*lines[:MAX_DIFF_LINES], f"… {len(lines) - MAX_DIFF_LINES} more diff lines"]
     return lines
+
+
+definition_diff = _definition_diff
+"""The compact definition diff, for other drift sources (``gate.interop.mcp_tools``)."""

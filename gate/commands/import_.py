@@ -4,7 +4,9 @@
 * ``import transcripts --format openai|anthropic|gemini|responses FILE`` — recorded
   conversations → ``DIR/runs.jsonl`` (``--cases``: also ``DIR/dataset.jsonl`` and a
   ``DIR/toolgate.yml`` that replays the runs against it);
-* ``import otel FILE`` — OTLP JSON GenAI spans or a Langfuse export → ``DIR/runs.jsonl``.
+* ``import otel FILE`` — OTLP JSON GenAI spans or a Langfuse export → ``DIR/runs.jsonl``;
+* ``import mcp-tools`` — an MCP server's ``tools/list`` → a tools.json (``--url``,
+  ``--command``, or ``--config`` + ``--server`` naming one of ``agent.servers``).
 
 Existing files are never overwritten without ``--force``. Every problem in the input is
 reported at once (file, record, field) with exit code 2.
@@ -81,6 +83,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     o.add_argument("--out", type=Path, default=Path("."), help="output folder (default: .)")
     o.add_argument("--force", action="store_true", help="overwrite existing files")
     o.set_defaults(_import=_run_otel)
+
+    m = sub.add_parser(
+        "mcp-tools",
+        help="an MCP server's tools/list → tools.json (the pinned tool definitions)",
+        description="List the tools an MCP server advertises and write them as a tools.json "
+        '(name, description, parameters), to reference as available_tools: "@tools.json" '
+        "and pin. With agent.servers in the config, `toolgate check` then reports drift "
+        "between the pinned tools and what the servers advertise.",
+    )
+    where = m.add_mutually_exclusive_group(required=True)
+    where.add_argument("--url", help="a streamable-HTTP MCP server")
+    where.add_argument("--command", help="a stdio MCP server's command line (split like a shell)")
+    where.add_argument("--server", help="the name of one of agent.servers in --config")
+    m.add_argument("--config", type=Path, default=Path("toolgate.yml"), help="with --server")
+    m.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="NAME=ENV_VAR",
+        help="an HTTP header whose value is read from the environment variable (repeatable)",
+    )
+    m.add_argument("--timeout", type=float, default=30.0, help="seconds per exchange")
+    m.add_argument("--out", type=Path, required=True, help="the tools.json to write")
+    m.add_argument("--force", action="store_true", help="overwrite an existing file")
+    m.set_defaults(_import=_run_mcp_tools)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -179,4 +206,45 @@ def _run_otel(args: argparse.Namespace) -> int:
             w.write(r)
     n_cases = len({r.case_id for r in runs})
     print(f"imported {len(runs)} runs ({n_cases} cases) from {args.file} → {runs_path}")
+    return 0
+
+
+def _run_mcp_tools(args: argparse.Namespace) -> int:
+    import os
+
+    from gate.config import McpAgent, McpServerConfig, load_config
+    from gate.interop.mcp_tools import list_server_tools, write_tools_file
+
+    root = Path.cwd()
+    if args.server is not None:
+        config = load_config(args.config)
+        servers = config.agent.servers if isinstance(config.agent, McpAgent) else []
+        server = next((s for s in servers if s.name == args.server), None)
+        if server is None:
+            names = ", ".join(s.name for s in servers) or "none"
+            raise UsageError(
+                f"--server {args.server!r} is not one of agent.servers in {args.config} ({names})"
+            )
+        root = config.root
+    else:
+        headers: dict[str, str] = {}
+        for item in args.header:
+            name, sep, var = item.partition("=")
+            if not sep or not name or not var:
+                raise UsageError(f"--header must be NAME=ENV_VAR, not {item!r}")
+            headers[name] = var
+        try:
+            server = McpServerConfig(
+                name="server",
+                url=args.url,
+                command=args.command,
+                headers_env=headers,
+                timeout_s=args.timeout,
+            )
+        except ValueError as exc:  # pydantic's: the URL is not http(s)
+            raise UsageError(str(exc).splitlines()[-1]) from None
+    _refuse_existing([args.out], args.force)
+    tools = list_server_tools(server, root=root, environ=os.environ)
+    write_tools_file(tools, args.out)
+    print(f"imported {len(tools)} tool(s) from MCP server {server.name!r} → {args.out}")
     return 0

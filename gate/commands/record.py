@@ -4,6 +4,8 @@
 
     toolgate record --config toolgate.yml --tools my_tools:REGISTRY --out dataset.recorded.jsonl
                     [--case ID ...]
+    toolgate record --config toolgate.yml --out dataset.recorded.jsonl   # agent.kind: mcp
+                                                                         # with agent.servers
 
 Refuses when ``CI=true``. See :mod:`gate.replay.record` for what is recorded. The pin is
 not checked (recording is how a dataset changes); after review, point ``dataset.path``
@@ -28,9 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", default="toolgate.yml", metavar="FILE", help="the config file")
     parser.add_argument(
         "--tools",
-        required=True,
         metavar="MODULE:ATTR",
-        help="your real tools: a dict name -> function, or a function (name, arguments)",
+        help="your real tools: a dict name -> function, or a function (name, arguments); "
+        "leave out with agent.kind: mcp to call the real MCP servers of agent.servers",
     )
     parser.add_argument(
         "--out", required=True, metavar="FILE", help="where to write the dataset copy (JSONL)"
@@ -50,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     inputs = load_inputs(config_path, default_display(config_path), pin=False)
     config, dataset = inputs.config, inputs.dataset
     dataset_path = dataset.path
-    registry = load_registry(args.tools, [str(config.root), os.getcwd()])
+    registry = load_registry(args.tools, [str(config.root), os.getcwd()]) if args.tools else None
     cases = select_cases(dataset.cases, case_ids=args.cases)
     out = Path(args.out)
     summary = record(

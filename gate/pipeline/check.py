@@ -117,12 +117,17 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
         compare(base.stats, head.stats, source=source or "baseline") if base is not None else None
     )
     verdict = decide(head.stats, comparison, config)
-    notices = []
+    notices: list[str] = []
     if misses:
         distinct = list(dict.fromkeys(misses))  # samples repeat the same call
         notices.append(
             f"{len(misses)} tool call(s) had no frozen response (first: {'; '.join(distinct[:3])})"
         )
+    # The pinned tools against what agent.servers advertise now (reported, never gating).
+    from gate.interop.mcp_tools import server_drift
+
+    mcp_drift, drift_notices = server_drift(config, dataset.tools, environ)
+    notices.extend(drift_notices)
     results = assemble(
         head.stats,
         head.records,
@@ -130,6 +135,7 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
         comparison=comparison,
         judge=judge,
         notices=notices,
+        mcp_tool_drift=mcp_drift,
         timing={
             **head.timing,
             **judge_timing,

@@ -9,7 +9,7 @@ in the adapter or the agent and is recorded as an ``exception`` error — the ru
 
 Adapters (``agent.kind`` in toolgate.yml): ``replay`` (:mod:`gate.replay.replay_agent`),
 ``command`` (:mod:`gate.replay.command`), ``python`` (:mod:`gate.replay.python_agent`),
-``openai`` (:mod:`gate.replay.openai_agent`).
+``openai`` (:mod:`gate.replay.openai_agent`), ``mcp`` (:mod:`gate.replay.mcp`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, assert_never
 
-from gate.config import CommandAgent, Config, OpenAIAgent, PythonAgent, ReplayAgent
+from gate.config import CommandAgent, Config, McpAgent, OpenAIAgent, PythonAgent, ReplayAgent
 from gate.model import Run
 from gate.replay.session import Job, Session
 
@@ -66,4 +66,8 @@ def build_agent(config: Config) -> Agent:
         from gate.replay.openai_agent import OpenAIChatAgent
 
         return OpenAIChatAgent(config, agent)
+    if isinstance(agent, McpAgent):
+        from gate.replay.mcp.agent import McpServedAgent
+
+        return McpServedAgent(config, agent)
     assert_never(agent)

@@ -8,6 +8,11 @@ appended to that case's ``tool_responses`` as ``{"name", "args", "response"}`` (
 ``"error"`` when the tool raised). The dataset is copied to ``FILE`` line by line: other
 lines and keys stay exactly as they were, so the diff shows only the new responses.
 
+With ``agent.kind: mcp`` and ``agent.servers`` (the team's real MCP servers), ``--tools``
+may be left out: every call the frozen responses do not answer is proxied to the server
+that advertises the tool (:class:`gate.replay.mcp.upstream.Upstream`) and its answer is
+frozen the same way (an MCP error result as ``"error"``).
+
 Never in CI: real tools have real side effects, and a gate must be reproducible.
 ``CI=true`` in the environment makes the command refuse.
 
@@ -30,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from gate import jsonio
-from gate.config import Config, ReplayAgent
+from gate.config import Config, McpAgent, ReplayAgent
 from gate.errors import DatasetError, Problem, UsageError
 from gate.model import Case
 from gate.replay.frozen import (
@@ -39,6 +44,7 @@ from gate.replay.frozen import (
     RecordedCall,
     RecordingBackend,
     ReplayBackend,
+    ToolBackend,
     ToolOutcome,
 )
 from gate.replay.interface import Agent, build_agent
@@ -98,7 +104,7 @@ def record(
     cases: Sequence[Case],
     dataset_path: Path,
     out: Path,
-    tools: Registry,
+    tools: Registry | None,
     *,
     agent: Agent | None = None,
     environ: Mapping[str, str] | None = None,
@@ -112,10 +118,40 @@ def record(
         raise UsageError("record writes JSONL datasets only; convert the CSV dataset first")
     if out.resolve() == dataset_path.resolve():
         raise UsageError("--out must not be the dataset itself: record writes a copy to review")
-    if isinstance(tools, Mapping):
+    upstream = None
+    backend_fn: ToolBackend
+    if tools is None:
+        if not isinstance(config.agent, McpAgent) or not config.agent.servers:
+            raise UsageError(
+                "give --tools (your real tools), or use agent.kind: mcp with agent.servers "
+                "(your real MCP servers) to record through them"
+            )
+        from gate.replay.mcp.upstream import Upstream
+
+        upstream = Upstream(config.agent.servers, root=config.root, environ=os.environ)
+        upstream.open()
+        backend_fn, known = upstream, None
+    elif isinstance(tools, Mapping):
         backend_fn, known = FunctionBackend(tools), set(tools)
     else:
         backend_fn, known = FunctionBackend(handler=tools), None
+    try:
+        return _record(config, cases, dataset_path, out, backend_fn, known, agent, log)
+    finally:
+        if upstream is not None:
+            upstream.close()
+
+
+def _record(
+    config: Config,
+    cases: Sequence[Case],
+    dataset_path: Path,
+    out: Path,
+    backend_fn: ToolBackend,
+    known: set[str] | None,
+    agent: Agent | None,
+    log: Callable[[str], None],
+) -> RecordSummary:
     agent = agent if agent is not None else build_agent(config)
     norms = NormalizerTable.from_config(config)
     new: dict[str, list[RecordedCall]] = {}
@@ -151,7 +187,7 @@ def record(
 class _Only:
     """The real tools, but a tool the registry lacks is answered without being recorded."""
 
-    def __init__(self, tools: FunctionBackend, known: set[str] | None):
+    def __init__(self, tools: ToolBackend, known: set[str] | None):
         self._tools = tools
         self._known = known
 

@@ -114,6 +114,14 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
             ],
         )
     section(
+        "MCP tool drift (pinned → advertised)",
+        [
+            f"{esc.console(d.tool, 80)} {d.change} on "
+            f"{esc.console(d.server, 60) if d.server else 'no server'}"
+            for d in results.mcp_tool_drift
+        ],
+    )
+    section(
         "flaky",
         [
             f"{esc.console(c.id, 80)}  {fmt.rate_fraction(c.pass_rate, len(c.samples))}"

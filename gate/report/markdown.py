@@ -444,28 +444,48 @@ def _why(
 
 
 def _drift(results: Results, esc: Escaper, full: bool) -> list[Block]:
-    if results.comparison is None or not results.comparison.tool_drift:
+    base = results.comparison.tool_drift if results.comparison is not None else []
+    served = results.mcp_tool_drift
+    if not base and not served:
         return []
     max_lines = 200 if full else 30
     rows = []
-    for d in sorted(results.comparison.tool_drift, key=lambda d: d.tool):
+    for d in sorted(base, key=lambda d: d.tool):
         flipped = ", ".join(esc.code(c, 60) for c in d.flipped_cases[:20]) or "none"
         if len(d.flipped_cases) > 20:
             flipped += f" … (+{len(d.flipped_cases) - 20})"
         parts = [f"**{esc.code(d.tool, 80, table=False)}** {d.change} · flipped cases: {flipped}"]
-        if d.diff:
-            parts.append(_fenced(d.diff[:max_lines], esc, "diff"))
-            if len(d.diff) > max_lines:
-                parts.append(f"_… {len(d.diff) - max_lines} more diff lines in the full report._")
-        rows.append("\n".join(parts) + "\n")
-    head = [
-        f"### 🔧 Tool-definition drift ({len(rows)})",
-        "",
-        "The model saw different tool definitions on base and head; a one-word change "
-        "to a description can change which tool it picks.",
-        "",
-    ]
+        rows.append(_drift_row(parts, d.diff, esc, max_lines))
+    for d in sorted(served, key=lambda d: d.tool):
+        tool = esc.code(d.tool, 80, table=False)
+        if d.server:
+            line = f"**{tool}** {d.change} on MCP server {esc.code(d.server, 60, table=False)}"
+        else:
+            line = f"**{tool}** {d.change}: no MCP server advertises it"
+        rows.append(_drift_row([line + " (pinned → advertised)"], d.diff, esc, max_lines))
+    head = [f"### 🔧 Tool-definition drift ({len(rows)})", ""]
+    if base:
+        head += [
+            "The model saw different tool definitions on base and head; a one-word change "
+            "to a description can change which tool it picks.",
+            "",
+        ]
+    if served:
+        head += [
+            "The MCP servers of `agent.servers` advertise tools that differ from the pinned "
+            "ones: refresh the tools file with `toolgate import mcp-tools` and re-pin, or "
+            "fix the server.",
+            "",
+        ]
     return [Block(head, rows, [""], keep=5, cut=4, what="changed tools")]
+
+
+def _drift_row(parts: list[str], diff: Sequence[str], esc: Escaper, max_lines: int) -> str:
+    if diff:
+        parts.append(_fenced(diff[:max_lines], esc, "diff"))
+        if len(diff) > max_lines:
+            parts.append(f"_… {len(diff) - max_lines} more diff lines in the full report._")
+    return "\n".join(parts) + "\n"
 
 
 def _fenced(lines: Sequence[str], esc: Escaper, lang: str) -> str:

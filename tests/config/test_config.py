@@ -119,7 +119,7 @@ def test_config__command_agent__parsed(tmp_path: Path) -> None:
         ),
         (
             "dataset: {path: d.jsonl}\nagent: {kind: magic}\n",
-            ["toolgate.yml:2: agent: `kind` must be one of replay, command, python, openai"],
+            ["toolgate.yml:2: agent: `kind` must be one of replay, command, python, openai, mcp"],
         ),
         ("agent: {kind: replay, runs: r}\n", ["toolgate.yml:1: dataset: required"]),
         ("- a\n- b\n", ["toolgate.yml:1: the config must be a mapping of settings"]),

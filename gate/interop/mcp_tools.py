@@ -1,0 +1,105 @@
+"""Tool lists from MCP servers: ``toolgate import mcp-tools``, and drift against the pin.
+
+* :func:`write_tools_file` — a server's ``tools/list`` as a tools.json (bare
+  ``{name, description, parameters}`` entries, sorted by name), ready to be referenced as
+  ``available_tools: "@tools.json"`` and pinned;
+* :func:`server_drift` — with ``agent.kind: mcp`` and ``agent.servers``, the gate lists
+  every server's tools and compares them with the dataset's pinned tool definitions:
+  a tool a server advertises that the dataset lacks is **added**, a dataset tool no server
+  advertises is **removed**, one whose description or input schema differs is
+  **changed** (with the same compact diff as base-vs-head drift, pinned → advertised). A
+  server that cannot be reached is a notice, never a verdict: drift is reported in the
+  comment's tool-definition section, it does not gate.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+from gate.baseline.diff import definition_diff
+from gate.config import Config, McpAgent, McpServerConfig
+from gate.errors import McpServerError
+from gate.model import ToolRef, ToolSpec
+from gate.replay.mcp.upstream import Upstream
+from gate.results import ToolDrift
+
+__all__ = ["list_server_tools", "server_drift", "tool_drift", "write_tools_file"]
+
+
+def list_server_tools(
+    server: McpServerConfig, *, root: Path, environ: Mapping[str, str]
+) -> list[ToolSpec]:
+    """The tools one server advertises (raises :class:`McpServerError`)."""
+    with Upstream([server], root=root, environ=environ) as upstream:
+        return upstream.listed(server.name)
+
+
+def write_tools_file(tools: Sequence[ToolSpec], out: Path) -> None:
+    entries = [
+        {"name": t.name, "description": t.description, "parameters": dict(t.parameters)}
+        for t in sorted(tools, key=lambda t: t.name)
+    ]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(entries, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _info(spec: ToolSpec) -> ToolRef:
+    return ToolRef(
+        hash=spec.definition_hash(), description=spec.description, parameters=dict(spec.parameters)
+    )
+
+
+def _same(a: ToolSpec, b: ToolSpec) -> bool:
+    return a.definition_hash() == b.definition_hash()
+
+
+def tool_drift(
+    pinned: Mapping[str, ToolSpec], advertised: Mapping[str, tuple[str, ToolSpec]]
+) -> list[ToolDrift]:
+    """Pinned definitions vs what the servers advertise (tool → (server, definition))."""
+    out: list[ToolDrift] = []
+    for name in sorted(set(pinned) | set(advertised)):
+        pin = pinned.get(name)
+        served = advertised.get(name)
+        if pin is not None and served is not None and _same(pin, served[1]):
+            continue
+        change: Literal["added", "removed", "changed"] = (
+            "added" if pin is None else "removed" if served is None else "changed"
+        )
+        out.append(
+            ToolDrift(
+                tool=name,
+                change=change,
+                diff=definition_diff(
+                    _info(pin) if pin else None, _info(served[1]) if served else None
+                ),
+                server=served[0] if served else None,
+            )
+        )
+    return out
+
+
+def server_drift(
+    config: Config, pinned: Mapping[str, ToolSpec], environ: Mapping[str, str]
+) -> tuple[list[ToolDrift], list[str]]:
+    """Drift between the dataset's tools and ``agent.servers`` (module docstring), and
+    notices for servers that could not be listed. Nothing without configured servers."""
+    agent = config.agent
+    if not isinstance(agent, McpAgent) or not agent.servers:
+        return [], []
+    advertised: dict[str, tuple[str, ToolSpec]] = {}
+    notices: list[str] = []
+    for server in agent.servers:
+        try:
+            tools = list_server_tools(server, root=config.root, environ=environ)
+        except McpServerError as exc:
+            notices.append(f"tool drift not checked for MCP server {server.name!r}: {exc}")
+            continue
+        for spec in tools:
+            advertised.setdefault(spec.name, (server.name, spec))
+    if notices:  # a server missing would make all its tools look removed
+        return [], notices
+    return tool_drift(pinned, advertised), notices

@@ -1,0 +1,235 @@
+"""One case-sample's MCP server: the case's tools, answered from its frozen responses.
+
+An :class:`Endpoint` is an MCP server (the SDK's low-level ``Server`` behind its own
+streamable-HTTP session manager) bound to one :class:`~gate.replay.session.Session`:
+
+* ``tools/list`` advertises the case's ``available_tools`` (name, description, input
+  schema), whatever the agent asks;
+* ``tools/call`` is recorded with its name and its arguments **exactly as received** — the
+  frozen response is served whatever the arguments (schema validity is ToolGate's score,
+  not the server's refusal); arguments that are not a JSON object are recorded as a parse
+  failure (``parse_ok: false``) and answered with an error result; an unknown tool or a
+  call with no frozen response gets the replay's "no frozen response" error result;
+* **parallel batches.** Calls whose requests overlap in time are one assistant turn. An
+  official SDK client's concurrent calls (``asyncio.gather`` of two ``call_tool`` s) often
+  reach the server on a second connection only after the first answer would be ready, so
+  the first call of a batch opens a window of ``batch_window_ms``: every call arriving
+  before it closes joins the batch, and all of them are answered when it closes (arrival
+  order is call order). ``batch_window_ms: 0`` answers every call at once, as its own
+  step. A framework that serialises parallel calls (sends the second only after the first
+  answer) shows them as a sequence either way;
+* **connections.** Each ``initialize`` (the 2025 handshake) or ``server/discover`` (the
+  stateless 2026-07-28 revision) opens a connection; one beyond ``max_connections`` is
+  refused with an MCP error and ends the case-sample with a ``protocol`` error;
+* the step budget is the session's: the turn past it is recorded, its calls get an error
+  result and the case-sample ends with a ``step_budget`` error.
+
+The server never validates arguments itself (``get_tool_input_schema`` answers None, and
+the SDK's tracing middleware is dropped: nothing leaves the machine).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel.server import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+
+from gate import __version__, jsonio
+from gate.model import ToolCall, ToolResult
+from gate.replay.mcp.content import to_result
+from gate.replay.session import AgentFailure, ErrorKind, Session
+
+__all__ = ["RAW_ARGUMENTS_META", "Endpoint"]
+
+RAW_ARGUMENTS_META = "toolgate/raw_arguments"
+"""``_meta`` key of a ``tools/call`` whose arguments were not a JSON object: their JSON
+text (set by the endpoint itself, and by the stdio bridge, which must forward an object)."""
+
+_OPENING_METHODS = frozenset({"initialize", "server/discover"})
+
+LOCAL_ONLY = TransportSecuritySettings(
+    enable_dns_rebinding_protection=True,
+    allowed_hosts=["127.0.0.1:*", "localhost:*"],
+    allowed_origins=["http://127.0.0.1:*", "http://localhost:*"],
+)
+"""Requests must name the loopback host (DNS-rebinding protection)."""
+
+
+class Endpoint:
+    """The MCP server of one case-sample (module docstring). Its handlers run on the
+    host's event loop; :meth:`wait_event` and the counters are read from the runner thread.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        batch_window_s: float,
+        max_connections: int,
+    ) -> None:
+        self.token = secrets.token_urlsafe(24)
+        """The random path segment of this endpoint's URL."""
+        self.session = session
+        self.batch_window_s = batch_window_s
+        self.max_connections = max_connections
+        self.connections = 0
+        self.requests = 0
+        self.calls = 0
+        self.failure: AgentFailure | None = None
+        self._batch: list[tuple[ToolCall, asyncio.Future[ToolResult | None]]] | None = None
+        self._cond = threading.Condition()
+        self._events = 0
+        self.server: Server[Any] = Server(
+            "toolgate",
+            version=__version__,
+            instructions="ToolGate serves this case's tools from frozen responses.",
+            get_tool_input_schema=lambda _name: None,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+        self.server.middleware = [self._observe]
+        self.manager = StreamableHTTPSessionManager(
+            app=self.server,
+            json_response=True,
+            security_settings=LOCAL_ONLY,
+            session_idle_timeout=None,  # the case-sample's own limits end it
+        )
+
+    # ─── seen from the runner thread ──────────────────────────────────────────
+
+    def events(self) -> int:
+        """How many things happened so far (calls, failures): a change means activity."""
+        with self._cond:
+            return self._events
+
+    def wait_event(self, seen: int, timeout: float, also: Callable[[], bool]) -> int:
+        """Wait until the event count moves past ``seen`` or ``also()`` holds, at most
+        ``timeout`` s; returns the count."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._events != seen or also(), timeout=timeout)
+            return self._events
+
+    def notify(self) -> None:
+        """Wake the runner thread (also called when the agent's process exits)."""
+        with self._cond:
+            self._events += 1
+            self._cond.notify_all()
+
+    def _fail(self, failure: AgentFailure) -> None:
+        if self.failure is None:
+            self.failure = failure
+        self.notify()
+
+    # ─── the MCP handlers (on the host's loop) ───────────────────────────────
+
+    async def _observe(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        """Count requests and connections; rewrite a ``tools/call`` whose arguments are
+        not an object so that it reaches :meth:`_call_tool` as a parse failure."""
+        if ctx.request_id is not None:
+            self.requests += 1
+        if ctx.method in _OPENING_METHODS and self.failure is None:
+            self.connections += 1
+            if self.connections > self.max_connections:
+                self._fail(
+                    AgentFailure(
+                        ErrorKind.PROTOCOL,
+                        f"the agent opened MCP connection {self.connections} ({ctx.method}) "
+                        f"with agent.max_connections: {self.max_connections}",
+                    )
+                )
+                raise MCPError(
+                    code=types.INVALID_REQUEST,
+                    message=f"this case allows {self.max_connections} MCP connection(s)",
+                )
+        params = ctx.params
+        if ctx.method == "tools/call" and isinstance(params, Mapping):
+            if not isinstance(params.get("name"), str):
+                self._fail(AgentFailure(ErrorKind.PROTOCOL, "a tools/call request named no tool"))
+            raw = params.get("arguments")
+            if raw is not None and not isinstance(raw, Mapping):
+                meta = params.get("_meta")
+                meta = dict(meta) if isinstance(meta, Mapping) else {}
+                meta[RAW_ARGUMENTS_META] = jsonio.dumps(raw).decode()
+                ctx = replace(ctx, params={**params, "arguments": {}, "_meta": meta})
+        return await call_next(ctx)
+
+    async def _list_tools(
+        self, _ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        tools = [
+            types.Tool(
+                name=t.name,
+                description=t.description,
+                input_schema=dict(t.parameters) if t.parameters else {"type": "object"},
+            )
+            for t in self.session.job.case.available_tools
+        ]
+        return types.ListToolsResult(tools=tools)
+
+    async def _call_tool(
+        self, _ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        meta: Mapping[str, Any] = params.meta or {}
+        raw = meta.get(RAW_ARGUMENTS_META)
+        if isinstance(raw, str):
+            call = ToolCall(name=params.name, arguments=None, raw_arguments=raw, parse_ok=False)
+        else:
+            call = ToolCall(name=params.name, arguments=dict(params.arguments or {}))
+        result = await self._batched(call)
+        if result is None:
+            why = self.failure.message if self.failure is not None else "the case-sample ended"
+            return to_result({"error": why}, is_error=True)
+        return to_result(result.content, is_error=result.is_error)
+
+    async def _batched(self, call: ToolCall) -> ToolResult | None:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[ToolResult | None] = loop.create_future()
+        if self._batch is None:
+            self._batch = []
+            if self.batch_window_s > 0:
+                loop.call_later(self.batch_window_s, self.flush)
+        self._batch.append((call, future))
+        self.calls += 1
+        if self.batch_window_s <= 0:
+            self.flush()
+        self.notify()
+        return await future
+
+    def flush(self) -> None:
+        """Close the open batch: record it as one turn and release its answers (on the
+        loop; also called when the agent exits, so no call is left unrecorded)."""
+        batch, self._batch = self._batch, None
+        if not batch:
+            return
+        try:
+            results: list[ToolResult | None] = list(self.session.answer([c for c, _ in batch]))
+        except AgentFailure as failure:  # the step budget (the turn is recorded), or ended
+            self._fail(failure)
+            results = [None] * len(batch)
+        for (_, future), result in zip(batch, results, strict=True):
+            if not future.done():  # the agent may have given up on the request
+                future.set_result(result)
+
+    async def aflush(self) -> None:
+        self.flush()
+
+
+async def hold(endpoint: Endpoint, ready: asyncio.Event, stop: asyncio.Event) -> None:
+    """Run the endpoint's session manager until ``stop`` is set (a task on the host loop)."""
+    async with endpoint.manager.run():
+        ready.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await stop.wait()

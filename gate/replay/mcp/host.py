@@ -1,0 +1,194 @@
+"""The HTTP server that hosts every case-sample's MCP endpoint, on 127.0.0.1 only.
+
+One uvicorn server runs on its own event loop in a background thread, bound to a free
+port of 127.0.0.1 (never another interface). Each open :class:`~.endpoint.Endpoint` is
+reachable at ``http://127.0.0.1:<port>/mcp/<token>``, where ``token`` is 32 random
+URL-safe characters (``secrets``): an agent knows only its own, and an endpoint answers
+404 from the moment its case-sample ends — so no case can reach another's tools. Every
+request to another path is a 404 as well.
+
+Starting, opening, closing and stopping are bounded in time; a host that cannot start is a
+:class:`~gate.replay.session.AgentFailure` of kind ``crash`` (the runner records it per
+case-sample, and the adapter's ``prepare`` turns it into a config error up front).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import threading
+from collections.abc import Awaitable, Callable
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+import uvicorn
+
+from gate.replay.mcp.endpoint import Endpoint, hold
+from gate.replay.session import AgentFailure, ErrorKind
+
+__all__ = ["McpHost"]
+
+_START_S = 10.0
+"""Most time the server may take to start, or an endpoint to open or close."""
+_PREFIX = "/mcp/"
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class McpHost:
+    """See the module docstring. Thread-safe: endpoints are opened and closed from the
+    runner threads."""
+
+    def __init__(self) -> None:
+        self._endpoints: dict[str, tuple[Endpoint, asyncio.Event, asyncio.Future[None]]] = {}
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.port = 0
+
+    # ─── lifecycle ──────────────────────────────────────────────────────────────
+
+    def start(self) -> None:
+        """Start the server (idempotent)."""
+        with self._lock:
+            if self._thread is not None:
+                return
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(("127.0.0.1", 0))
+            sock.listen(256)
+            self.port = sock.getsockname()[1]
+            config = uvicorn.Config(
+                self._app,
+                interface="asgi3",
+                lifespan="off",
+                http="h11",
+                ws="none",
+                log_level="critical",
+                access_log=False,
+                timeout_graceful_shutdown=1,
+            )
+            server = uvicorn.Server(config)
+            loop = asyncio.new_event_loop()
+            started = threading.Event()
+
+            def serve() -> None:
+                asyncio.set_event_loop(loop)
+                loop.call_soon(started.set)
+                try:
+                    loop.run_until_complete(server.serve(sockets=[sock]))
+                finally:
+                    sock.close()
+                    pending = asyncio.all_tasks(loop)  # e.g. SSE watchers of ended sessions
+                    for task in pending:
+                        task.cancel()
+                    loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+                    loop.close()
+
+            thread = threading.Thread(target=serve, name="toolgate-mcp-host", daemon=True)
+            thread.start()
+            if not started.wait(_START_S) or not self._wait_started(server):
+                server.should_exit = True
+                raise AgentFailure(ErrorKind.CRASH, "the MCP server on 127.0.0.1 did not start")
+            self._loop, self._server, self._thread = loop, server, thread
+
+    @staticmethod
+    def _wait_started(server: uvicorn.Server) -> bool:
+        event = threading.Event()
+        for _ in range(int(_START_S / 0.005)):
+            if server.started:
+                return True
+            event.wait(0.005)
+        return server.started
+
+    def stop(self) -> None:
+        """Close every endpoint and stop the server (bounded)."""
+        with self._lock:
+            tokens = list(self._endpoints)
+        for token in tokens:
+            self.close(self._endpoints[token][0])
+        with self._lock:
+            server, thread = self._server, self._thread
+            self._server = self._thread = self._loop = None
+        if server is not None:
+            server.should_exit = True
+        if thread is not None:
+            thread.join(timeout=_START_S)
+
+    def url(self, endpoint: Endpoint) -> str:
+        return f"http://127.0.0.1:{self.port}{_PREFIX}{endpoint.token}"
+
+    # ─── endpoints ──────────────────────────────────────────────────────────────
+
+    def open(self, endpoint: Endpoint) -> str:
+        """Serve ``endpoint``; returns its URL."""
+        self.start()
+        loop = self._loop
+        assert loop is not None
+
+        async def opening() -> tuple[asyncio.Event, asyncio.Future[None]]:
+            ready, stop = asyncio.Event(), asyncio.Event()
+            task = asyncio.ensure_future(hold(endpoint, ready, stop))
+            await asyncio.wait_for(ready.wait(), _START_S)
+            return stop, task
+
+        try:
+            stop, task = asyncio.run_coroutine_threadsafe(opening(), loop).result(_START_S + 1)
+        except (FutureTimeout, TimeoutError, RuntimeError) as exc:
+            raise AgentFailure(
+                ErrorKind.CRASH, f"the case's MCP endpoint did not open: {exc!r}"
+            ) from None
+        with self._lock:
+            self._endpoints[endpoint.token] = (endpoint, stop, task)
+        return self.url(endpoint)
+
+    def run_on_loop(self, fn: Callable[[], None]) -> None:
+        """Run ``fn`` on the host's loop and wait for it (bounded)."""
+        loop = self._loop
+        if loop is None:
+            fn()
+            return
+
+        async def call() -> None:
+            fn()
+
+        with contextlib.suppress(FutureTimeout, RuntimeError):
+            asyncio.run_coroutine_threadsafe(call(), loop).result(_START_S)
+
+    def close(self, endpoint: Endpoint) -> None:
+        """Stop answering for ``endpoint`` (404 from now on) and end its sessions. A batch
+        still held is recorded first."""
+        with self._lock:
+            entry = self._endpoints.pop(endpoint.token, None)
+        loop = self._loop
+        if entry is None or loop is None:
+            return
+        _, stop, task = entry
+
+        async def closing() -> None:
+            endpoint.flush()
+            stop.set()
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(task), _START_S)
+            if not task.done():
+                task.cancel()
+
+        with contextlib.suppress(FutureTimeout, RuntimeError):
+            asyncio.run_coroutine_threadsafe(closing(), loop).result(_START_S + 1)
+
+    # ─── the ASGI app ─────────────────────────────────────────────────────────
+
+    async def _app(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        path: str = scope.get("path", "")
+        entry = self._endpoints.get(path[len(_PREFIX) :]) if path.startswith(_PREFIX) else None
+        if entry is None:
+            await send({"type": "http.response.start", "status": 404, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await entry[0].manager.handle_request(scope, receive, send)  # type: ignore[arg-type]
