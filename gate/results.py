@@ -770,6 +770,7 @@ def _outline(
     judge: Mapping[str, Any] | None,
     notices: Sequence[str],
     timing: Mapping[str, Any],
+    mcp_tool_drift: Sequence[ToolDrift] = (),
 ) -> dict[str, Any]:
     """Every field of the results but the cases."""
     confirm = stats.confirm
@@ -797,6 +798,7 @@ def _outline(
         "usage": dict(stats.usage),
         "verdict": None if verdict is None else verdict_json(verdict),
         "comparison": None if comparison is None else comparison_json(comparison),
+        "mcp_tool_drift": list(mcp_tool_drift),
         "advisor": _advisor_json(stats.advisor),
         "confirm": None
         if confirm is None
@@ -850,6 +852,7 @@ def assemble(
         judge=judge,
         notices=notices,
         timing=timing or {},
+        mcp_tool_drift=mcp_tool_drift,
     )
     names = stats.metric_names
     cases = []
@@ -857,7 +860,6 @@ def assemble(
         samples = [SampleResult.model_validate_json(r) for r in records.of_case(i)]
         cases.append(CaseResult(**_case_fields(c, names), samples=samples))
     fields["cases"] = cases
-    fields["mcp_tool_drift"] = list(mcp_tool_drift)
     return Results(**fields)
 
 
@@ -1006,6 +1008,7 @@ def write_scored(
     judge: Mapping[str, Any] | None = None,
     notices: Sequence[str] = (),
     timing: Mapping[str, Any] | None = None,
+    mcp_tool_drift: Sequence[ToolDrift] = (),
 ) -> None:
     """Write the results.json of a run from its statistics and its sample records, without
     building a :class:`Results` (the same bytes as ``write_results(path, assemble(…))``)."""
@@ -1016,6 +1019,7 @@ def write_scored(
         judge=judge,
         notices=notices,
         timing=timing or {},
+        mcp_tool_drift=mcp_tool_drift,
     )
     names = stats.metric_names
     cases = ((_case_fields(c, names), records.of_case(i)) for i, c in enumerate(stats.cases))
