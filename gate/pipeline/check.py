@@ -116,21 +116,24 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
         notices.append(
             f"{len(misses)} tool call(s) had no frozen response (first: {'; '.join(distinct[:3])})"
         )
-    results = assemble(
-        head.stats,
-        head.records,
-        verdict=verdict,
-        comparison=comparison,
-        judge=judge,
-        notices=notices,
-        timing={
-            **head.timing,
-            **judge_timing,
-            "run_wall_s": round(t_run - t0, 3),
-            "total_wall_s": round(time.perf_counter() - t0, 3),
-            "run_errors": summary.errors,
-        },
-    )
+    try:
+        results = assemble(
+            head.stats,
+            head.records,
+            verdict=verdict,
+            comparison=comparison,
+            judge=judge,
+            notices=notices,
+            timing={
+                **head.timing,
+                **judge_timing,
+                "run_wall_s": round(t_run - t0, 3),
+                "total_wall_s": round(time.perf_counter() - t0, 3),
+                "run_errors": summary.errors,
+            },
+        )
+    finally:
+        head.records.close()  # the sample records are in the results now
     return report_and_publish(results, config, out, opts, environ, stream)
 
 
