@@ -387,33 +387,6 @@ class SampleRecords(Protocol):
     def of_case(self, case: int) -> Sequence[bytes]: ...
 
 
-class MemoryRecords:
-    """:class:`SampleRecords` held in memory (one run's, or a merge's)."""
-
-    def __init__(self) -> None:
-        self._by_case: dict[int, list[tuple[bool, int, bytes]]] = {}
-
-    def add(self, case: int, sample: int, extra: bool, record: bytes) -> None:
-        self._by_case.setdefault(case, []).append((extra, sample, record))
-
-    def of_case(self, case: int) -> list[bytes]:
-        rows = self._by_case.get(case, [])
-        rows.sort(key=_record_order)
-        return [r for *_, r in rows]
-
-    def joined(self, other: MemoryRecords) -> MemoryRecords:
-        """These records and ``other``'s (a new object; neither is changed)."""
-        out = MemoryRecords()
-        for source in (self, other):
-            for case, rows in source._by_case.items():
-                out._by_case.setdefault(case, []).extend(rows)
-        return out
-
-
-def _record_order(row: tuple[bool, int, bytes]) -> tuple[bool, int]:
-    return row[0], row[1]
-
-
 def kept_reasons(
     reasons: Mapping[str, str],
     scores: Mapping[str, float | None],
@@ -439,9 +412,29 @@ def _lean_tallies(t: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in t.items() if v}
 
 
-def _record_bytes(
+@dataclasses.dataclass(frozen=True, slots=True)
+class RecordTemplate:
+    """A sample record but its ``sample`` and ``usage``: the samples of one scored run
+    (identical runs are scored once) differ in nothing else, so the record is rendered
+    once and each sample only fills in those two (:meth:`render`)."""
+
+    head: bytes
+    """``{`` and the keys before ``sample`` (error, evidence, extra, failed_checks,
+    passed, reasons), each with its comma."""
+    tail: bytes
+    """``scores`` and ``tallies`` (the keys between ``sample`` and ``usage``)."""
+
+    def render(self, sample: int, usage: Mapping[str, int | float] | None) -> bytes:
+        usage_part = (
+            b"" if usage is None else b',"usage":' + orjson.dumps(dict(sorted(usage.items())))
+        )
+        return b"".join(
+            (self.head, b'"sample":', str(sample).encode(), b",", self.tail, usage_part, b"}")
+        )
+
+
+def _template(
     *,
-    sample: int,
     passed: bool,
     scores: list[float | None],
     failed_checks: Sequence[str],
@@ -449,34 +442,35 @@ def _record_bytes(
     evidence: Mapping[str, Any] | None,
     tallies: Mapping[str, Any],
     error: str | None,
-    usage: Mapping[str, int | float] | None,
     extra: bool,
-) -> bytes:
-    """One sample record, compact, its keys in sorted order and its defaults left out."""
-    rec: dict[str, Any] = {}
+) -> RecordTemplate:
+    """One sample record (compact, its keys in sorted order, its defaults left out) as a
+    template."""
+    head: dict[str, Any] = {}
     if error is not None:
-        rec["error"] = error
+        head["error"] = error
     if evidence and not passed:
-        rec["evidence"] = evidence
+        head["evidence"] = evidence
     if extra:
-        rec["extra"] = True
-    rec["failed_checks"] = list(failed_checks)
-    rec["passed"] = passed
+        head["extra"] = True
+    head["failed_checks"] = list(failed_checks)
+    head["passed"] = passed
     if reasons:
-        rec["reasons"] = dict(sorted(reasons.items()))
-    rec["sample"] = sample
-    rec["scores"] = scores
-    rec["tallies"] = dict(sorted(tallies.items()))
-    if usage is not None:
-        rec["usage"] = dict(sorted(usage.items()))
-    return orjson.dumps(rec, default=_default, option=orjson.OPT_NON_STR_KEYS)
+        head["reasons"] = dict(sorted(reasons.items()))
+    tail = {"scores": scores, "tallies": dict(sorted(tallies.items()))}
+    option = orjson.OPT_NON_STR_KEYS
+    return RecordTemplate(
+        head=orjson.dumps(head, default=_default, option=option)[:-1] + b",",
+        tail=orjson.dumps(tail, default=_default, option=option)[1:-1],
+    )
 
 
-def sample_record(score: SampleScore, *, names: Sequence[str], extra: bool = False) -> bytes:
-    """A scored sample's results.json record (lean: see the module docstring)."""
+def record_template(
+    score: SampleScore, *, names: Sequence[str], extra: bool = False
+) -> RecordTemplate:
+    """The record of a scored sample (lean: see the module docstring) as a template."""
     scores = score.scores
-    return _record_bytes(
-        sample=score.sample,
+    return _template(
         passed=score.passed,
         scores=[scores.get(n) for n in names],
         failed_checks=score.failed_checks,
@@ -484,9 +478,13 @@ def sample_record(score: SampleScore, *, names: Sequence[str], extra: bool = Fal
         evidence=evidence_json(score.evidence) if score.evidence is not None else None,
         tallies=_lean_tallies(tallies_json(score.tallies)),
         error=score.error,
-        usage=score.usage,
         extra=extra,
     )
+
+
+def sample_record(score: SampleScore, *, names: Sequence[str], extra: bool = False) -> bytes:
+    """A scored sample's results.json record (lean: see the module docstring)."""
+    return record_template(score, names=names, extra=extra).render(score.sample, score.usage)
 
 
 def result_record(
@@ -496,8 +494,7 @@ def result_record(
     are its results' ``metric_names``; ``write``, the names to write its scores over, when
     they differ)."""
     scores = dict(zip(names, s.scores, strict=True))
-    return _record_bytes(
-        sample=s.sample,
+    return _template(
         passed=s.passed,
         scores=list(s.scores) if write is None else [scores.get(n) for n in write],
         failed_checks=s.failed_checks,
@@ -505,9 +502,8 @@ def result_record(
         evidence=s.evidence,
         tallies=_lean_tallies(s.tallies),
         error=s.error,
-        usage=s.usage,
         extra=s.extra,
-    )
+    ).render(s.sample, s.usage)
 
 
 # ─── typed values → results.json ─────────────────────────────────────────────
@@ -815,6 +811,21 @@ def _outline(
 
 def _case_fields(c: m.CaseStats, names: Sequence[str]) -> dict[str, Any]:
     """A case's fields but its samples, as results.json holds them."""
+    return _fields(c, [c.scores.get(n) for n in names], [c.std.get(n) for n in names])
+
+
+def _cases_fields(cases: Sequence[m.CaseStats], names: Sequence[str]) -> Iterator[dict[str, Any]]:
+    """:func:`_case_fields` of every case (from the reduction's arrays when it can)."""
+    rows = getattr(cases, "score_rows", None)
+    if rows is None:
+        for c in cases:
+            yield _case_fields(c, names)
+    else:
+        for i in range(len(cases)):
+            yield _fields(*rows(i, names))
+
+
+def _fields(c: m.CaseStats, scores: list[float | None], std: list[float | None]) -> dict[str, Any]:
     return {
         "id": c.id,
         "line": c.line,
@@ -826,8 +837,8 @@ def _case_fields(c: m.CaseStats, names: Sequence[str]) -> dict[str, Any]:
         "passed": c.passed,
         "pass_rate": c.pass_rate,
         "flaky": c.flaky,
-        "scores": [c.scores.get(n) for n in names],
-        "std": [c.std.get(n) for n in names],
+        "scores": scores,
+        "std": std,
         "extra_samples": c.extra_samples,
     }
 
@@ -856,9 +867,9 @@ def assemble(
     )
     names = stats.metric_names
     cases = []
-    for i, c in enumerate(stats.cases):
+    for i, f in enumerate(_cases_fields(stats.cases, names)):
         samples = [SampleResult.model_validate_json(r) for r in records.of_case(i)]
-        cases.append(CaseResult(**_case_fields(c, names), samples=samples))
+        cases.append(CaseResult(**f, samples=samples))
     fields["cases"] = cases
     return Results(**fields)
 
@@ -950,7 +961,9 @@ def _case_bytes(fields: Mapping[str, Any], samples: Sequence[bytes]) -> bytes:
             else:
                 value = "[]"
         else:
-            value = _layout(fields[key], 3, "      ")
+            # A case's other fields are scalars or arrays of scalars: one line each (what
+            # _layout gives at this depth, without walking them).
+            value = orjson.dumps(fields[key], default=_default, option=_DUMP_OPTIONS).decode()
         lines.append(f'      "{key}": {value}')
     return ("{\n" + ",\n".join(lines) + "\n    }").encode()
 
@@ -1022,7 +1035,8 @@ def write_scored(
         mcp_tool_drift=mcp_tool_drift,
     )
     names = stats.metric_names
-    cases = ((_case_fields(c, names), records.of_case(i)) for i, c in enumerate(stats.cases))
+    fields = _cases_fields(stats.cases, names)
+    cases = ((f, records.of_case(i)) for i, f in enumerate(fields))
     _write(path, _document(outline, cases))
 
 

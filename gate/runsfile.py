@@ -389,7 +389,12 @@ class Coverage:
         if i < 0:
             self._problem(lineno, "case_id", f"{case_id!r} is not a case of {self.dataset_display}")
             return -1
+        return self.add_index(lineno, i, sample)
+
+    def add_index(self, lineno: int, i: int, sample: int) -> int:
+        """:meth:`add` for a run whose case is the dataset's case ``i``."""
         if not self.wanted[i]:
+            case_id = self.ids[i]
             self._problem(
                 lineno,
                 "case_id",
@@ -410,7 +415,8 @@ class Coverage:
                 self._problem(
                     lineno,
                     "sample",
-                    f"case {case_id!r} sample {sample} is recorded twice (first on line {first})",
+                    f"case {self.ids[i]!r} sample {sample} is recorded twice "
+                    f"(first on line {first})",
                 )
                 return -1
             self._big[(i, sample)] = lineno

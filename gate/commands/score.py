@@ -78,7 +78,10 @@ def run(args: argparse.Namespace) -> int:
     path = out / "results.json"
     # Written from the statistics and the sample records as they are (no Results object:
     # a large run would build hundreds of thousands of sample models for nothing).
-    write_scored(path, scored.stats, scored.records, timing=scored.timing)
+    try:
+        write_scored(path, scored.stats, scored.records, timing=scored.timing)
+    finally:
+        scored.records.close()
     cases = scored.stats.cases
     print(
         f"scored {len(scored.table.rows)} case-sample(s) of {len(cases)} case(s): "

@@ -6,9 +6,17 @@ transport: :class:`SerialExecutor` reads the file whole and scores each run in t
 process; :class:`ForkExecutor` cuts the file at line boundaries into chunks that forked
 workers read (by offset, through the descriptor the runs index opened: the file is opened
 once) and score. Scoring is a pure function of (case, scoring view, context), so the
-scores are identical whatever the chunking (a test compares the two). Both report every
-line to the one :class:`~gate.runsfile.Coverage` check, in file order, and stop at the
-first malformed line (a :class:`~gate.errors.RunsFileError` naming it).
+scores are identical whatever the chunking (a test compares the two).
+
+A chunk comes back as columns, never as per-sample objects: the coverage entry of every
+line (its line, its case's dataset index, its sample), the scored samples as a
+:class:`~gate.policy.table.SampleRows` batch (numpy), and each sample's results.json
+record — rendered by the worker (:func:`gate.results.sample_record`) and written to the
+worker's spool file, of which the parent keeps only offsets. The parent checks coverage
+(the one :class:`~gate.runsfile.Coverage` check, in file order), assembles the batches for
+the reduction and copies the records into results.json without building a sample object.
+A malformed line stops the read at that line (a :class:`~gate.errors.RunsFileError`
+naming it).
 
 Runs identical to an earlier one of the same case — the same scoring view — are scored
 once and copied (:class:`Memo`).
@@ -26,18 +34,22 @@ import itertools
 import multiprocessing
 import os
 import pickle
+import shutil
 import signal
+import tempfile
 import threading
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
 import orjson
 
 from gate.errors import Problem, RunsFileError
 from gate.model import Case, HardFailure, SampleScore, Turn
-from gate.policy.table import CaseMeta, RowsBuilder, SampleRows
-from gate.results import MemoryRecords, sample_record
+from gate.policy.table import CaseMeta, RowsBuilder, SampleRows, SampleTable
+from gate.results import RecordTemplate, record_template
 from gate.runsfile import Coverage, RunRows, RunsIndex, convert_run, decode_run_line, read_at
 from gate.scorers import ScoringContext, score_sample
 from gate.scorers.registry import METRICS, VIEW_FIELDS
@@ -66,6 +78,151 @@ class ScoreJob:
     extra: bool = False
 
 
+class RowRecords:
+    """The results.json records of scored samples, kept in the order of the rows they came
+    with (batches concatenated: in memory, or as offsets into the workers' spool files);
+    :meth:`bind` reads them in a table's order (:class:`gate.results.SampleRecords`)."""
+
+    def __init__(self) -> None:
+        self._sources: list[_Source] = []
+        self._spool: _Spool | None = None
+        self._starts: list[int] = []
+        self._order: np.ndarray | None = None
+        self._case_starts: np.ndarray | None = None
+        self._sizes: np.ndarray | None = None
+
+    def add_memory(self, records: list[bytes]) -> None:
+        self._starts.append(self._total())
+        self._sources.append(_Memory(records))
+
+    def add_spooled(
+        self, spool: _Spool, fd_key: int, offsets: array[int], lengths: array[int]
+    ) -> None:
+        self._spool = spool
+        self._starts.append(self._total())
+        self._sources.append(_Spooled(spool, fd_key, offsets, lengths))
+
+    def _total(self) -> int:
+        return sum(len(s) for s in self._sources)
+
+    def joined(self, other: RowRecords) -> RowRecords:
+        """These rows' records, then ``other``'s (for a table assembled from both)."""
+        out = RowRecords()
+        out._spool = self._spool or other._spool
+        for src in (*self._sources, *other._sources):
+            out._starts.append(out._total())
+            out._sources.append(src)
+        return out
+
+    def bind(self, table: SampleTable) -> RowRecords:
+        """Read in ``table``'s order from now on (its rows are these rows, sorted)."""
+        self._order = table.order
+        self._case_starts = table.starts
+        self._sizes = table.sizes
+        return self
+
+    def of_case(self, case: int) -> list[bytes]:
+        assert self._order is not None and self._case_starts is not None
+        assert self._sizes is not None
+        a = int(self._case_starts[case])
+        rows = self._order[a : a + int(self._sizes[case])].tolist()
+        out: list[bytes] = []
+        k = 0
+        while k < len(rows):
+            src = _bisect(self._starts, rows[k])
+            base = self._starts[src]
+            # Rows that follow each other in one source are read together (a case's
+            # samples usually do: one read per case, not per sample).
+            end = k + 1
+            limit = base + len(self._sources[src])
+            while end < len(rows) and rows[end] == rows[end - 1] + 1 and rows[end] < limit:
+                end += 1
+            out.extend(self._sources[src].many(rows[k] - base, end - k))
+            k = end
+        return out
+
+    def close(self) -> None:
+        """Drop the spool files (after results.json is written)."""
+        if self._spool is not None:
+            self._spool.close()
+
+
+def _bisect(starts: list[int], row: int) -> int:
+    lo, hi = 0, len(starts) - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if starts[mid] <= row:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+class _Source(Protocol):
+    def __len__(self) -> int: ...
+    def many(self, i: int, n: int) -> list[bytes]: ...
+
+
+@dataclass(slots=True)
+class _Memory:
+    records: list[bytes]
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def many(self, i: int, n: int) -> list[bytes]:
+        return self.records[i : i + n]
+
+
+@dataclass(slots=True)
+class _Spooled:
+    spool: _Spool
+    key: int
+    offsets: array[int]
+    lengths: array[int]
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def many(self, i: int, n: int) -> list[bytes]:
+        offsets, lengths = self.offsets, self.lengths
+        start = offsets[i]
+        size = sum(lengths[i : i + n])
+        if offsets[i + n - 1] + lengths[i + n - 1] != start + size:  # not one stretch
+            return [self.spool.read(self.key, offsets[j], lengths[j]) for j in range(i, i + n)]
+        blob = self.spool.read(self.key, start, size)
+        out = []
+        at = 0
+        for j in range(i, i + n):
+            out.append(blob[at : at + lengths[j]])
+            at += lengths[j]
+        return out
+
+
+class _Spool:
+    """The workers' record files (one per worker process, under a private temporary
+    folder), read back by offset; removed on :meth:`close`."""
+
+    def __init__(self) -> None:
+        self.root = tempfile.mkdtemp(prefix="toolgate-records-")
+        self._fds: dict[int, int] = {}
+
+    def path(self, key: int) -> str:
+        return os.path.join(self.root, f"{key}.records")
+
+    def read(self, key: int, offset: int, length: int) -> bytes:
+        fd = self._fds.get(key)
+        if fd is None:
+            fd = self._fds[key] = os.open(self.path(key), os.O_RDONLY)
+        return os.pread(fd, length, offset)
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
 @dataclass(slots=True)
 class ScoredRuns:
     """What an executor read and scored: the samples as rows for the reduction (one batch
@@ -74,7 +231,7 @@ class ScoredRuns:
 
     metas: Sequence[CaseMeta]
     batches: list[SampleRows] = field(default_factory=list)
-    records: MemoryRecords = field(default_factory=MemoryRecords)
+    records: RowRecords = field(default_factory=RowRecords)
     rows: RunRows = field(default_factory=RunRows)
     unrecorded: list[int] = field(default_factory=list)
     workers: int = 1
@@ -107,7 +264,7 @@ class Memo:
     :data:`MEMO_SIZE` runs."""
 
     def __init__(self) -> None:
-        self._d: dict[Any, tuple[SampleScore, tuple[Turn, ...]]] = {}
+        self._d: dict[Any, tuple[SampleScore, tuple[Turn, ...], RecordTemplate, list[float]]] = {}
 
     @staticmethod
     def key_of_json(obj: Mapping[str, Any]) -> Any:
@@ -119,16 +276,26 @@ class Memo:
         except TypeError:
             return None
 
-    def get(self, key: Any) -> tuple[SampleScore, tuple[Turn, ...]] | None:
-        """(score, converted turns) of the run first seen with ``key``."""
+    def get(
+        self, key: Any
+    ) -> tuple[SampleScore, tuple[Turn, ...], RecordTemplate, list[float]] | None:
+        """(score, converted turns, record template, table row) of the run first seen with
+        ``key``."""
         return self._d.get(key) if key is not None else None
 
-    def put(self, key: Any, score: SampleScore, turns: tuple[Turn, ...]) -> None:
+    def put(
+        self,
+        key: Any,
+        score: SampleScore,
+        turns: tuple[Turn, ...],
+        template: RecordTemplate,
+        values: list[float],
+    ) -> None:
         if key is None:
             return
         if len(self._d) >= MEMO_SIZE:
             self._d.clear()
-        self._d[key] = (score, turns)
+        self._d[key] = (score, turns, template, values)
 
 
 def derive(score: SampleScore, sample: int, latency: float | None, usage: Any) -> SampleScore:
@@ -157,39 +324,78 @@ def derive(score: SampleScore, sample: int, latency: float | None, usage: Any) -
     )
 
 
-# ─── reading and scoring lines (both executors) ──────────────────────────────
-
-
-@dataclass(slots=True)
-class _Line:
-    lineno: int
-    """1-based, relative to the chunk's first line."""
-    start: int
-    length: int
-    case_id: str | None
-    sample: int
-    score: SampleScore | None
+# ─── reading and scoring a chunk (both executors) ─────────────────────────────
 
 
 @dataclass(slots=True)
 class _ChunkOut:
-    lines: list[_Line]
+    """A chunk's lines and scores, as columns (module docstring). Line numbers are
+    relative to the chunk's first line (the parent adds where the chunk starts)."""
+
     newlines: int
+    entry_line: array[int]
+    entry_case: array[int]
+    """The line's case: its dataset index, or -1 when unknown (then in ``unknown``)."""
+    entry_sample: array[int]
+    unknown: dict[int, str]
+    """Entry index → the case id of a line whose case the dataset does not have."""
+    scored: array[int]
+    """Entry index of each scored row, in row order."""
+    run_start: array[int]
+    run_length: array[int]
+    rows: SampleRows
+    unrecorded: list[int]
+    records: list[bytes] | None
+    """The rows' records, in memory (serial executor) — or, from a worker, in its spool:"""
+    spool_key: int = 0
+    record_offset: array[int] = field(default_factory=lambda: array("q"))
+    record_length: array[int] = field(default_factory=lambda: array("q"))
     error: tuple[int, list[tuple[str, int | None, str | None, str]]] | None = None
 
 
-def _score_lines(
-    data: bytes,
-    base: int,
-    display: str,
-    wanted: Mapping[str, Case],
-    ctx: ScoringContext,
-    min_sample: int,
-    memo: Memo,
-) -> _ChunkOut:
+@dataclass(slots=True)
+class _Work:
+    """What every chunk of one job needs (given to the workers by inheritance)."""
+
+    display: str
+    index: Mapping[str, int]
+    wanted: Mapping[str, Case]
+    table: Mapping[str, int]
+    metas: Sequence[CaseMeta]
+    ctx: ScoringContext
+    min_sample: int
+    extra: bool
+
+
+def _work_of(job: ScoreJob) -> _Work:
+    cov = job.coverage
+    return _Work(
+        display=job.index.display,
+        index=cov.index,
+        wanted={c.id: c for c in job.cases if cov.case_index(c.id) >= 0},
+        table={m.id: i for i, m in enumerate(job.metas)},
+        metas=job.metas,
+        ctx=job.ctx,
+        min_sample=job.min_sample,
+        extra=job.extra,
+    )
+
+
+def _score_chunk(data: bytes, base: int, w: _Work, memo: Memo, spool_fd: int | None) -> _ChunkOut:
     """Read and score every line of ``data`` (which starts at byte ``base`` of the file);
-    stops at the first bad line, as a reader reading the whole file would."""
-    out: list[_Line] = []
+    stops at the first bad line, as a reader reading the whole file would. Records go to
+    ``spool_fd`` (a worker's spool file) or stay in memory."""
+    entry_line, entry_case, entry_sample = array("q"), array("q"), array("q")
+    scored, run_start, run_length = array("q"), array("q"), array("q")
+    offsets, lengths = array("q"), array("q")
+    records: list[bytes] = []
+    unknown: dict[int, str] = {}
+    unrecorded: list[int] = []
+    builder = RowsBuilder(METRICS, w.metas)
+    display, index, wanted, table = w.display, w.index, w.wanted, w.table
+    ctx, min_sample, extra = w.ctx, w.min_sample, w.extra
+    spool_at = os.lseek(spool_fd, 0, os.SEEK_END) if spool_fd is not None else 0
+    pending: list[bytes] = []
     pos = 0
     lineno = 0
     size = len(data)
@@ -217,60 +423,99 @@ def _score_lines(
             problems = [(p.file, p.line, p.field, p.message) for p in exc.problems]
             error = (lineno, problems)
             break
-        score = None
-        case = wanted.get(run.case_id)
-        if case is not None and run.sample >= min_sample:
-            if hit is not None:
-                score = derive(hit[0], run.sample, run.latency_ms, run.usage)
-            else:
-                score = score_sample(case, run, ctx)
-                memo.put(key, score, run.turns)
-        out.append(_Line(lineno, base + start, end - start, run.case_id, run.sample, score))
-    newlines = data.count(b"\n")
-    return _ChunkOut(out, newlines, error)
+        cid = run.case_id
+        e = len(entry_line)
+        entry_line.append(lineno)
+        entry_sample.append(run.sample)
+        i = index.get(cid, -1)
+        entry_case.append(i)
+        if i < 0:
+            unknown[e] = cid
+        case = wanted.get(cid)
+        if case is None or run.sample < min_sample:
+            continue
+        if hit is not None:
+            score = derive(hit[0], run.sample, run.latency_ms, run.usage)
+            template, values = hit[2], hit[3]
+        else:
+            score = score_sample(case, run, ctx)
+            template = record_template(score, names=METRICS, extra=extra)
+            values = builder.values_of(score.scores)
+            memo.put(key, score, run.turns, template, values)
+        if score.tallies.unrecorded:
+            unrecorded.append(len(scored))
+        scored.append(e)
+        run_start.append(base + start)
+        run_length.append(end - start)
+        builder.add(
+            table[cid],
+            score.sample,
+            passed=score.passed,
+            scores=score.scores,
+            failed_checks=score.failed_checks,
+            tallies=score.tallies,
+            usage=score.usage,
+            latency_ms=score.latency_ms,
+            hard=score.hard_failures,
+            extra=extra,
+            values=values,
+        )
+        record = template.render(score.sample, score.usage)
+        if spool_fd is None:
+            records.append(record)
+        else:
+            offsets.append(spool_at)
+            lengths.append(len(record))
+            spool_at += len(record)
+            pending.append(record)
+            if len(pending) >= 512:
+                os.write(spool_fd, b"".join(pending))
+                pending.clear()
+    if pending and spool_fd is not None:
+        os.write(spool_fd, b"".join(pending))
+    return _ChunkOut(
+        newlines=data.count(b"\n"),
+        entry_line=entry_line,
+        entry_case=entry_case,
+        entry_sample=entry_sample,
+        unknown=unknown,
+        scored=scored,
+        run_start=run_start,
+        run_length=run_length,
+        rows=builder.build(),
+        unrecorded=unrecorded,
+        records=records if spool_fd is None else None,
+        spool_key=os.getpid() if spool_fd is not None else 0,
+        record_offset=offsets,
+        record_length=lengths,
+        error=error,
+    )
 
 
-def _collect(chunks: Iterable[_ChunkOut], job: ScoreJob, result: ScoredRuns) -> None:
-    """Report the lines of each chunk (in file order) to the coverage check and keep the
-    scores of the runs it accepts, as rows and records; raise at the first bad line."""
+def _collect(
+    chunks: Iterable[_ChunkOut], job: ScoreJob, result: ScoredRuns, spool: _Spool | None
+) -> None:
+    """Report the lines of each chunk (in file order) to the coverage check and keep what
+    was scored; raise at the first bad line, or with every coverage problem. (Rows of a
+    line the check refuses are never kept: any refusal is an error.)"""
     cov = job.coverage
     rows = result.rows
-    table_index = {m.id: i for i, m in enumerate(job.metas)}
-    builder = RowsBuilder(METRICS, job.metas)
     first_line = 0
     for chunk in chunks:
-        for ln in chunk.lines:
+        entry_line, entry_case, entry_sample = (
+            chunk.entry_line,
+            chunk.entry_case,
+            chunk.entry_sample,
+        )
+        unknown = chunk.unknown
+        for e in range(len(entry_line)):
             if cov.full:
                 break
-            lineno = first_line + ln.lineno
-            assert ln.case_id is not None
-            i = cov.add(lineno, ln.case_id, ln.sample)
-            score = ln.score
-            if i < 0 or score is None:
-                continue
-            t = table_index[ln.case_id]
-            if score.tallies.unrecorded:
-                result.unrecorded.append(len(rows))
-            rows.line.append(lineno)
-            rows.start.append(ln.start)
-            rows.length.append(ln.length)
-            rows.case.append(i)
-            rows.sample.append(ln.sample)
-            builder.add(
-                t,
-                score.sample,
-                passed=score.passed,
-                scores=score.scores,
-                failed_checks=score.failed_checks,
-                tallies=score.tallies,
-                usage=score.usage,
-                latency_ms=score.latency_ms,
-                hard=score.hard_failures,
-                extra=job.extra,
-            )
-            result.records.add(
-                t, score.sample, job.extra, sample_record(score, names=METRICS, extra=job.extra)
-            )
+            i = entry_case[e]
+            if i < 0:
+                cov.add(first_line + entry_line[e], unknown[e], entry_sample[e])
+            else:
+                cov.add_index(first_line + entry_line[e], i, entry_sample[e])
         if chunk.error is not None and not cov.full:
             _, problems = chunk.error
             raise RunsFileError(
@@ -281,9 +526,23 @@ def _collect(chunks: Iterable[_ChunkOut], job: ScoreJob, result: ScoredRuns) -> 
             )
         if cov.full:
             break
+        n = len(rows)
+        result.unrecorded.extend(n + k for k in chunk.unrecorded)
+        rows.line.extend(first_line + entry_line[e] for e in chunk.scored)
+        rows.case.extend(entry_case[e] for e in chunk.scored)
+        rows.sample.extend(entry_sample[e] for e in chunk.scored)
+        rows.start.extend(chunk.run_start)
+        rows.length.extend(chunk.run_length)
+        result.batches.append(chunk.rows)
+        if chunk.records is not None:
+            result.records.add_memory(chunk.records)
+        else:
+            assert spool is not None
+            result.records.add_spooled(
+                spool, chunk.spool_key, chunk.record_offset, chunk.record_length
+            )
         first_line += chunk.newlines
     cov.finish()
-    result.batches.append(builder.build())
 
 
 # ─── the serial executor ──────────────────────────────────────────────────────
@@ -296,25 +555,19 @@ class SerialExecutor:
 
     def score(self, job: ScoreJob) -> ScoredRuns:
         result = ScoredRuns(job.metas, workers=1)
-        wanted = _wanted(job)
-        chunk = _score_lines(
-            job.index.data(), 0, job.index.display, wanted, job.ctx, job.min_sample, Memo()
-        )
-        _collect([chunk], job, result)
+        chunk = _score_chunk(job.index.data(), 0, _work_of(job), Memo(), None)
+        _collect([chunk], job, result, None)
         return result
-
-
-def _wanted(job: ScoreJob) -> dict[str, Case]:
-    cov = job.coverage
-    return {c.id: c for c in job.cases if cov.case_index(c.id) >= 0}
 
 
 # ─── the fork-pool executor ───────────────────────────────────────────────────
 
 # Set in the parent just before forking; the workers inherit it (nothing is pickled).
-_JOB: tuple[int, str, Mapping[str, Case], ScoringContext, int] | None = None
+_JOB: tuple[int, _Work, str] | None = None
 _MEMO = Memo()
 """Each worker's memo (a forked copy per worker, kept across its chunks)."""
+_SPOOL_FD: int | None = None
+"""Each worker's spool file, opened on its first chunk."""
 
 
 class ForkExecutor:
@@ -327,14 +580,18 @@ class ForkExecutor:
     def score(self, job: ScoreJob) -> ScoredRuns:
         global _JOB
         result = ScoredRuns(job.metas, workers=self.workers)
+        spool = _Spool()
         index = job.index
         # Cases are compiled in the workers as their runs come (in parallel), not up front.
-        _JOB = (index.fileno, index.display, _wanted(job), job.ctx, job.min_sample)
+        _JOB = (index.fileno, _work_of(job), spool.root)
         chunks = chunk_bounds(index, self.workers * CHUNKS_PER_WORKER)
         try:
             ctx = multiprocessing.get_context("fork")
             with ctx.Pool(self.workers, initializer=_worker_init) as pool:
-                _collect(_unpickled(pool.imap(_work, chunks)), job, result)
+                _collect(_unpickled(pool.imap(_work, chunks)), job, result, spool)
+        except BaseException:
+            spool.close()
+            raise
         finally:
             _JOB = None
         return result
@@ -348,12 +605,16 @@ def _unpickled(blobs: Iterable[bytes]) -> Iterator[_ChunkOut]:
 
 def _work(chunk: tuple[int, int]) -> bytes:
     """Read and score one chunk ``(start, end)`` of the file; the pickled :class:`_ChunkOut`."""
+    global _SPOOL_FD
     assert _JOB is not None
-    fd, display, wanted, ctx, min_sample = _JOB
+    fd, work, spool_root = _JOB
     gc.disable()  # acyclic records only: collections would rescan them for nothing
+    if _SPOOL_FD is None:
+        path = os.path.join(spool_root, f"{os.getpid()}.records")
+        _SPOOL_FD = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     start, end = chunk
-    data = read_at(fd, start, end - start, display=display)
-    out = _score_lines(data, start, display, wanted, ctx, min_sample, _MEMO)
+    data = read_at(fd, start, end - start, display=work.display)
+    out = _score_chunk(data, start, work, _MEMO, _SPOOL_FD)
     return pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
 
 
@@ -408,7 +669,7 @@ def default_executor(index: RunsIndex) -> ScoreExecutor:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         cores = os.cpu_count() or 1
-    if cores < 2 or _lines_at_least(index, PARALLEL_MIN_LINES) is False:
+    if cores < 2 or not _lines_at_least(index, PARALLEL_MIN_LINES):
         return SerialExecutor()
     return ForkExecutor(min(cores, 8))
 

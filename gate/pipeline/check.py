@@ -128,22 +128,25 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
 
     mcp_drift, drift_notices = server_drift(config, dataset.tools, environ)
     notices.extend(drift_notices)
-    results = assemble(
-        head.stats,
-        head.records,
-        verdict=verdict,
-        comparison=comparison,
-        judge=judge,
-        notices=notices,
-        mcp_tool_drift=mcp_drift,
-        timing={
-            **head.timing,
-            **judge_timing,
-            "run_wall_s": round(t_run - t0, 3),
-            "total_wall_s": round(time.perf_counter() - t0, 3),
-            "run_errors": summary.errors,
-        },
-    )
+    try:
+        results = assemble(
+            head.stats,
+            head.records,
+            verdict=verdict,
+            comparison=comparison,
+            judge=judge,
+            notices=notices,
+            mcp_tool_drift=mcp_drift,
+            timing={
+                **head.timing,
+                **judge_timing,
+                "run_wall_s": round(t_run - t0, 3),
+                "total_wall_s": round(time.perf_counter() - t0, 3),
+                "run_errors": summary.errors,
+            },
+        )
+    finally:
+        head.records.close()  # the sample records are in the results now
     return report_and_publish(results, config, out, opts, environ, stream)
 
 

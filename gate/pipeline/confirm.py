@@ -92,7 +92,7 @@ def confirm_stage(
         batches = [*head.batches, *extra.batches]
         table = assemble(head.table.metas, batches)
         stats = reduce(table, head.stats.header, seed=head.seed, max_extra=head.max_extra)
-    records = head.records.joined(extra.records)
+    records = head.records.joined(extra.records).bind(table)
     return dataclasses.replace(
         head, stats=stats, table=table, batches=batches, records=records, _results=None
     )

@@ -27,11 +27,17 @@ from gate import __version__
 from gate.config import Config
 from gate.gcpause import no_gc
 from gate.model import DatasetLike, DatasetRef, RunHeader, SampleScore, Shard, SuiteStats, ToolRef
-from gate.pipeline._scorepool import ScoredRuns, ScoreExecutor, ScoreJob, default_executor
+from gate.pipeline._scorepool import (
+    RowRecords,
+    ScoredRuns,
+    ScoreExecutor,
+    ScoreJob,
+    default_executor,
+)
 from gate.pipeline.inputs import scoring_context
 from gate.policy.reduce import reduce, sample_metric_names
 from gate.policy.table import CaseMeta, RowsBuilder, SampleRows, SampleTable, assemble
-from gate.results import MemoryRecords, Results, sample_record
+from gate.results import Results, sample_record
 from gate.results import assemble as assemble_results
 from gate.runsfile import Coverage, RunsIndex
 from gate.scorers.context import NormalizerTable
@@ -57,8 +63,8 @@ class Scored:
     stats: SuiteStats
     table: SampleTable
     batches: list[SampleRows]
-    records: Any
-    """The sample records (:class:`gate.results.SampleRecords`)."""
+    records: RowRecords
+    """The sample records, read in the table's order (:class:`gate.results.SampleRecords`)."""
     runs: ScoredRuns
     seed: int
     max_extra: int
@@ -153,6 +159,9 @@ def score_stage(
     max_extra = config.confirm.max_extra_samples if config is not None else 0
     with no_gc():  # the heap holds every record: a collection would scan it all
         table = assemble(scored.metas, scored.batches)
+        # The chunks' rows are in the table now: let them go (a large run's matrix is
+        # the one big thing in memory, and it is held once).
+        scored.batches.clear()
         stats = reduce(table, header, seed=seed, max_extra=max_extra)
     timing = {
         "read_score_s": round(t1 - t0, 3),
@@ -163,8 +172,8 @@ def score_stage(
     return Scored(
         stats=stats,
         table=table,
-        batches=list(scored.batches),
-        records=scored.records,
+        batches=[table.rows],
+        records=scored.records.bind(table),
         runs=scored,
         seed=seed,
         max_extra=max_extra,
@@ -193,7 +202,7 @@ def scores_to_scored(
         seen.update(s.scores)
     names = sample_metric_names(seen)
     builder = RowsBuilder(names, metas)
-    records = MemoryRecords()
+    rendered: list[bytes] = []
     for extra, group in ((False, scores), (True, extra_scores)):
         for s in group:
             i = index[s.case_id]
@@ -209,18 +218,20 @@ def scores_to_scored(
                 hard=s.hard_failures,
                 extra=extra,
             )
-            records.add(i, s.sample, extra, sample_record(s, names=names, extra=extra))
+            rendered.append(sample_record(s, names=names, extra=extra))
     batches = [builder.build()]
     header = run_header(dataset, config, agent or {}, shard)
     seed = config.seed if config is not None else 0
     max_extra = config.confirm.max_extra_samples if config is not None else 0
     table = assemble(metas, batches)
     stats = reduce(table, header, seed=seed, max_extra=max_extra)
+    records = RowRecords()
+    records.add_memory(rendered)
     return Scored(
         stats=stats,
         table=table,
         batches=batches,
-        records=records,
+        records=records.bind(table),
         runs=ScoredRuns(metas),
         seed=seed,
         max_extra=max_extra,

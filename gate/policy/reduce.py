@@ -70,13 +70,13 @@ def reduce(table: SampleTable, header: RunHeader, *, seed: int, max_extra: int) 
     rows = table.rows
     names = _metric_names(rows.names)
     col = {n: j for j, n in enumerate(rows.names)}
-    values = rows.values[:, [col[n] for n in names]] if names else np.zeros((len(rows), 0))
-    values[:, names.index(CASE_PASSED)] = rows.passed
     sizes = table.sizes
     n_extra = table.extras
     reg_n = int((sizes - n_extra)[0]) if len(metas) else 0
     reduced = reduce_arrays(
-        values=values,
+        values=rows.values,
+        columns=[col[n] for n in names],
+        replace={names.index(CASE_PASSED): rows.passed},
         passed=rows.passed,
         calls=rows.calls,
         calls_no_tool=rows.calls_no_tool,
@@ -85,7 +85,6 @@ def reduce(table: SampleTable, header: RunHeader, *, seed: int, max_extra: int) 
         slices=_slices(metas),
         seed=seed,
     )
-    del values
     notices: list[str] = []
     if reg_n == 1:
         notices.append(
@@ -229,10 +228,19 @@ class CaseTable(Sequence[CaseStats]):
     def __getitem__(self, i: int | slice) -> CaseStats | Sequence[CaseStats]:
         if isinstance(i, slice):
             return [self[k] for k in range(*i.indices(len(self)))]
-        m = self.metas[i]
-        rate = float(self._rate[i])
         means = self._mean[i].tolist()
         stds = self._std[i].tolist()
+        return self._case(
+            i,
+            {n: None if v != v else v for n, v in zip(self.names, means, strict=True)},
+            {n: v for n, v in zip(self.names, stds, strict=False) if v == v},
+        )
+
+    def _case(
+        self, i: int, scores: Mapping[str, float | None], std: Mapping[str, float]
+    ) -> CaseStats:
+        m = self.metas[i]
+        rate = float(self._rate[i])
         return CaseStats(
             id=m.id,
             line=m.line,
@@ -246,14 +254,32 @@ class CaseTable(Sequence[CaseStats]):
             flaky=0.0 < rate < 1.0,
             samples=int(self._sizes[i]),
             extra_samples=int(self._extras[i]),
-            scores={n: None if v != v else v for n, v in zip(self.names, means, strict=True)},
-            std={n: v for n, v in zip(self.names, stds, strict=False) if v == v},
+            scores=scores,
+            std=std,
             failed_checks=self._failed[i],
         )
 
     def __iter__(self) -> Iterator[CaseStats]:
         for i in range(len(self)):
             yield self[i]
+
+    def score_rows(
+        self, i: int, names: Sequence[str]
+    ) -> tuple[CaseStats, list[float | None], list[float | None]]:
+        """Case ``i`` without its ``scores`` and ``std`` mappings, and those as rows over
+        ``names`` (``None`` = n/a): what results.json's writer reads of every case."""
+        if tuple(names) == self.names:
+            means = self._mean[i].tolist()
+            stds = self._std[i].tolist()
+            stds.append(float("nan"))  # the pooled metric has no std
+            light = self._case(i, {}, {})
+            return (
+                light,
+                [None if v != v else v for v in means],
+                [None if v != v else v for v in stds],
+            )
+        c = self[i]
+        return c, [c.scores.get(n) for n in names], [c.std.get(n) for n in names]
 
 
 def _slices(metas: Sequence[CaseMeta]) -> dict[str, stats.Bools]:
@@ -318,8 +344,14 @@ def reduce_arrays(
     regular: int,
     slices: Mapping[str, stats.Bools],
     seed: int,
+    columns: Sequence[int] | None = None,
+    replace: Mapping[int, stats.Floats | stats.Bools] | None = None,
 ) -> Reduced:
     """The vectorised statistics (what ``bench/policy_bench.py`` times).
+
+    ``columns`` picks and orders the metric columns of ``values`` (all by default);
+    ``replace`` gives, by position among those, a column to use instead (the pass flag
+    for ``case_passed``) — so the caller never copies the whole matrix.
 
     ``values`` is rows × metrics (NaN = n/a), one row per case-sample, the rows of a case
     contiguous: its ``regular`` regular samples first, then its confirmation samples;
@@ -331,7 +363,7 @@ def reduce_arrays(
     (no matrix products: the figures do not depend on BLAS threading).
     """
     c = int(sizes.shape[0])
-    k = int(values.shape[1])
+    k = int(values.shape[1]) if columns is None else len(columns)
     n = regular
     n_extra = sizes - n
     if c and int(n_extra.max()) > 0:
@@ -347,47 +379,40 @@ def reduce_arrays(
             return a.reshape(c, n, *a.shape[1:]), a[:0]
         return a[reg_rows].reshape(c, n, *a.shape[1:]), a[~reg_rows]
 
-    cube, x_vals = split(values)
     p_cube, x_pass = split(passed)
     calls_cube, x_calls = split(calls)
     nt_cube, x_nt = split(calls_no_tool)
 
-    # Per case: mean and sample std over every sample (regular + confirmation).
-    valid = ~np.isnan(cube)
-    work = np.where(valid, cube, 0.0)  # the one cube-sized buffer: values, then deviations
-    x_valid = ~np.isnan(x_vals)
-    x_zero = np.where(x_valid, x_vals, 0.0)
-    sums = work.sum(axis=1)
-    counts = valid.sum(axis=1, dtype=np.int64)
-    if extra_case.size:
-        np.add.at(sums, extra_case, x_zero)
-        np.add.at(counts, extra_case, x_valid.astype(np.int64))
-    mean = stats.safe_divide(sums, counts)
-    mean0 = np.nan_to_num(mean)
-
-    # Slice indicators (slice 0 = every case) and, per slice and sample index, the sums
-    # and counts the dataset-level value of that sample alone is made of. One matrix
-    # product each: counts are summed in float32, exact below 2**24 cases.
+    # Slice indicators (slice 0 = every case).
     names = ["", *slices]
     ind = np.ones((len(names), c))
     for li, mask in enumerate(slices.values(), start=1):
         ind[li] = mask
-    per_s_sum = (ind @ work.reshape(c, n * k)).reshape(len(names), n, k)
-    per_s_n = (
-        (ind.astype(np.float32) @ valid.reshape(c, n * k).astype(np.float32))
-        .astype(np.float64)
-        .reshape(len(names), n, k)
-    )
 
-    # Per-case sample std, two-pass (exact 0 for a case whose samples agree).
-    np.subtract(work, mean0[:, None, :], out=work)
-    np.copyto(work, 0.0, where=~valid)
-    ss = np.einsum("csk,csk->ck", work, work)
-    del work
-    if extra_case.size:
-        x_dev = np.where(x_valid, x_vals - mean0[extra_case], 0.0)
-        np.add.at(ss, extra_case, x_dev * x_dev)
-    std = np.sqrt(stats.safe_divide(ss, counts - 1))
+    # The per-metric figures, a block of metric columns at a time: the cube-sized
+    # buffers are a block wide, never the whole matrix (a million case-samples of 27
+    # metrics are 216 MB; a block of 4 is 32 MB).
+    cols = list(range(k)) if columns is None else list(columns)
+    parts = []
+    for j0 in range(0, max(len(cols), 1), _BLOCK):
+        block = cols[j0 : j0 + _BLOCK]
+        if not block:
+            break
+        vals = values[:, block]
+        for pos, column in (replace or {}).items():
+            if j0 <= pos < j0 + len(block):
+                vals[:, pos - j0] = column
+        parts.append(_metric_block(split(vals), extra_case, n, ind))
+        del vals
+    if parts:
+        mean, std, counts, per_s_sum, per_s_n = (
+            np.concatenate([p[i] for p in parts], axis=-1) for i in range(5)
+        )
+    else:
+        mean = std = np.zeros((c, 0))
+        counts = np.zeros((c, 0), dtype=np.int64)
+        per_s_sum = per_s_n = np.zeros((len(names), n, 0))
+    mean0 = np.nan_to_num(mean)
     case = stats.GroupStats(mean=mean, std=std, n=counts)
 
     passes = p_cube.sum(axis=1, dtype=np.float64)
@@ -437,6 +462,53 @@ def reduce_arrays(
         ci_low=low,
         ci_high=high,
     )
+
+
+_BLOCK = 4
+"""Metric columns reduced together (see ``reduce_arrays``)."""
+
+
+def _metric_block(
+    split_vals: tuple[stats.Floats, stats.Floats],
+    extra_case: stats.Ints,
+    n: int,
+    ind: stats.Floats,
+) -> tuple[stats.Floats, stats.Floats, stats.Ints, stats.Floats, stats.Floats]:
+    """For a block of metric columns: per case the mean, the sample std and the count of
+    values over every sample (regular + confirmation), and per slice and regular sample
+    index the sums and counts the dataset-level value of that sample alone is made of."""
+    cube, x_vals = split_vals
+    c = int(cube.shape[0])
+    k = int(cube.shape[2])
+    valid = ~np.isnan(cube)
+    work = np.where(valid, cube, 0.0)  # the one cube-sized buffer: values, then deviations
+    x_valid = ~np.isnan(x_vals)
+    x_zero = np.where(x_valid, x_vals, 0.0)
+    sums = work.sum(axis=1)
+    counts = valid.sum(axis=1, dtype=np.int64)
+    if extra_case.size:
+        np.add.at(sums, extra_case, x_zero)
+        np.add.at(counts, extra_case, x_valid.astype(np.int64))
+    mean = stats.safe_divide(sums, counts)
+    mean0 = np.nan_to_num(mean)
+    # One matrix product each: counts are summed in float32, exact below 2**24 cases.
+    slices = int(ind.shape[0])
+    per_s_sum = (ind @ work.reshape(c, n * k)).reshape(slices, n, k)
+    per_s_n = (
+        (ind.astype(np.float32) @ valid.reshape(c, n * k).astype(np.float32))
+        .astype(np.float64)
+        .reshape(slices, n, k)
+    )
+    # Per-case sample std, two-pass (exact 0 for a case whose samples agree).
+    np.subtract(work, mean0[:, None, :], out=work)
+    np.copyto(work, 0.0, where=~valid)
+    ss = np.einsum("csk,csk->ck", work, work)
+    del work
+    if extra_case.size:
+        x_dev = np.where(x_valid, x_vals - mean0[extra_case], 0.0)
+        np.add.at(ss, extra_case, x_dev * x_dev)
+    std = np.sqrt(stats.safe_divide(ss, counts - 1))
+    return mean, std, counts, per_s_sum, per_s_n
 
 
 def _std_over_samples(x: stats.Floats) -> stats.Floats:

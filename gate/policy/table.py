@@ -133,20 +133,16 @@ class RowsBuilder:
         latency_ms: float | None = None,
         hard: Iterable[HardFailure] = (),
         extra: bool = False,
+        values: Sequence[float] | None = None,
     ) -> None:
-        """One scored sample of the case with dataset index ``case``."""
+        """One scored sample of the case with table index ``case``; ``values``, its scores
+        as :meth:`values_of` gives them, when the caller has them already."""
         row = len(self._case)
         self._case.append(case)
         self._sample.append(sample)
         self._extra.append(extra)
         self._passed.append(passed)
-        values = list(self._na)
-        col = self._col
-        for name, v in scores.items():
-            j = col.get(name)
-            if j is not None and v is not None:
-                values[j] = v
-        self._values.extend(values)
+        self._values.extend(self.values_of(scores) if values is None else values)
         self._calls.append(tallies.calls)
         self._calls_nt.append(tallies.calls_on_no_tool)
         bits = 0
@@ -191,6 +187,16 @@ class RowsBuilder:
             self._malformed[str(kind)] = self._malformed.get(str(kind), 0) + int(count)
         for h in hard:
             self._hard.append((row, h))
+
+    def values_of(self, scores: Mapping[str, float | None]) -> list[float]:
+        """A sample's scores as a row of this builder's columns (NaN = n/a)."""
+        values = list(self._na)
+        col = self._col
+        for name, v in scores.items():
+            j = col.get(name)
+            if j is not None and v is not None:
+                values[j] = v
+        return values
 
     def build(self) -> SampleRows:
         r = len(self._case)
@@ -278,7 +284,21 @@ def assemble(metas: Sequence[CaseMeta], batches: Sequence[SampleRows]) -> Sample
     parts = [_widen(b, names, checks) for b in batches]
     rows = _concat(parts) if parts else _empty(names, checks)
     order = np.lexsort((rows.sample, rows.extra, rows.case))
-    sorted_rows = _take(rows, order)
+    if len(parts) > 1:
+        # The value matrix is the one large array: it is written into its sorted place
+        # batch by batch, never concatenated and then copied again.
+        where = np.empty_like(order)
+        where[order] = np.arange(order.shape[0])
+        values = np.empty((int(order.shape[0]), len(names)))
+        at = 0
+        for part in parts:
+            n = len(part)
+            values[where[at : at + n]] = part.values
+            at += n
+        rows.values = values
+        sorted_rows = _take(rows, order, sorted_values=True)
+    else:
+        sorted_rows = _take(rows, order)
     sizes = np.bincount(sorted_rows.case, minlength=len(metas)).astype(np.int64)
     extras = np.bincount(
         sorted_rows.case, weights=sorted_rows.extra.astype(np.float64), minlength=len(metas)
@@ -366,7 +386,7 @@ def _concat(parts: Sequence[SampleRows]) -> SampleRows:
         sample=np.concatenate([p.sample for p in parts]),
         extra=np.concatenate([p.extra for p in parts]),
         passed=np.concatenate([p.passed for p in parts]),
-        values=np.concatenate([p.values for p in parts]),
+        values=np.zeros((0, len(parts[0].names))),  # filled in sorted order by assemble()
         calls=np.concatenate([p.calls for p in parts]),
         calls_no_tool=np.concatenate([p.calls_no_tool for p in parts]),
         checks=np.concatenate([p.checks for p in parts]),
@@ -381,7 +401,7 @@ def _concat(parts: Sequence[SampleRows]) -> SampleRows:
     )
 
 
-def _take(rows: SampleRows, order: stats.Ints) -> SampleRows:
+def _take(rows: SampleRows, order: stats.Ints, *, sorted_values: bool = False) -> SampleRows:
     where = np.empty_like(order)
     where[order] = np.arange(order.shape[0])
     return SampleRows(
@@ -391,7 +411,7 @@ def _take(rows: SampleRows, order: stats.Ints) -> SampleRows:
         sample=rows.sample[order],
         extra=rows.extra[order],
         passed=rows.passed[order],
-        values=rows.values[order],
+        values=rows.values if sorted_values else rows.values[order],
         calls=rows.calls[order],
         calls_no_tool=rows.calls_no_tool[order],
         checks=rows.checks[order],

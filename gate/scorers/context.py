@@ -120,6 +120,11 @@ class NormalizerTable:
         return norm
 
 
+CASE_CACHE_SIZE = 4096
+"""Compiled cases kept by a :class:`ScoringContext` (then the cache starts afresh): a large
+dataset's compiled cases would otherwise all stay in memory, in every scoring worker."""
+
+
 @dataclass(slots=True)
 class ScoringContext:
     """Everything :func:`gate.scorers.score_sample` needs besides the case and the run."""
@@ -229,6 +234,8 @@ class ScoringContext:
             return hit[1]
         with self._lock:
             compiled = self._compile(case)
+            if len(self._cases) >= CASE_CACHE_SIZE:
+                self._cases.clear()  # bounded: a run's cases come in order, few at a time
             self._cases[case.id] = (case, compiled)
         return compiled
 

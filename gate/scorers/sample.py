@@ -33,6 +33,9 @@ from gate.scorers.context import ScoringContext
 from gate.scorers.errors import malformed_detail
 from gate.scorers.registry import REGISTRY, ScoringView
 
+_PLAN = tuple((m.name, m.score, m.ideal) for m in REGISTRY)
+"""The registry as (name, function, best value), looked up once."""
+
 
 def score_sample(case: Case, run: Run, ctx: ScoringContext, *, full: bool = False) -> SampleScore:
     """Every deterministic metric for one run of one case (module docstring).
@@ -44,11 +47,11 @@ def score_sample(case: Case, run: Run, ctx: ScoringContext, *, full: bool = Fals
     an = analyse(case, ScoringView.of(run), ctx)
     scores: dict[str, float | None] = {}
     reasons: dict[str, str] = {}
-    for metric in REGISTRY:
-        v, why = metric.score(an)
-        scores[metric.name] = v
-        if full or v is None or v != metric.ideal:
-            reasons[metric.name] = why
+    for name, score, ideal in _PLAN:
+        v, why = score(an)
+        scores[name] = v
+        if full or v is None or v != ideal:
+            reasons[name] = why
     passed = not an.failed
     return SampleScore(
         case_id=case.id,

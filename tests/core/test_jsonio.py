@@ -19,11 +19,24 @@ from gate import jsonio
         ("[" * 5000 + "]" * 5000, "nesting deeper"),
         ('{"a": 1,}', "invalid JSON"),
         ("1" * 5000, "invalid JSON"),
+        ('{"a\\\\": 1, "a\\\\": 2}', "duplicate key"),
+        ('{"a": 1, "b": {"a": 1, "c": 2, "c": 3}}', "duplicate key 'c'"),
+        ('{"a" : 1, "a" : 2}', "duplicate key 'a'"),
+        ("[12345678901234567890123]", "out of range|too long|invalid"),
     ],
 )
-def test_loads_strict__trap__is_refused_with_reason(text: str, needle: str) -> None:
+@pytest.mark.parametrize("as_bytes", [False, True], ids=["str", "bytes"])
+def test_loads_strict__trap__is_refused_with_reason(text: str, needle: str, as_bytes: bool) -> None:
+    """Bytes take orjson's path first: it must refuse every trap the strict decoder does."""
     with pytest.raises(jsonio.JsonInputError, match=needle.replace("[", r"\[")):
-        jsonio.loads_strict(text)
+        jsonio.loads_strict(text.encode() if as_bytes else text)
+
+
+def test_loads_strict__bytes_nested_deeper_than_orjson_writes__decoded_not_a_type_error() -> None:
+    """orjson reads ~1,000 levels but writes only ~255: the check that writes the value
+    back must hand such a text to the strict decoder, not raise."""
+    text = ("[" * 300 + "1" + "]" * 300).encode()
+    assert jsonio.depth(jsonio.loads_strict(text, max_depth=400)) == 300
 
 
 def test_loads_strict__invalid_utf8__names_the_byte() -> None:

@@ -12,6 +12,7 @@ from gate.dataset import load_dataset
 from gate.errors import RunsFileError
 from gate.pipeline._scorepool import ForkExecutor, ScoreExecutor, SerialExecutor
 from gate.pipeline.score import score_runs
+from gate.policy.table import assemble
 from gate.results import sample_record
 from gate.runsfile import RunsIndex, read_runs
 from gate.scorers import ScoringContext, score_sample
@@ -64,9 +65,11 @@ def test_read_and_score__identical_runs_memoised__same_scores_as_fresh(
     index = {c.id: i for i, c in enumerate(ds.cases)}
     expected = [score_sample(cases[r.case_id], r, fresh_ctx) for _, r in read_runs(runs_path)]
     # Every record (and so every score, reason, evidence and tally) is the fresh one's.
+    records = scored.records.bind(assemble(scored.metas, scored.batches))
     for want in expected:
         record = sample_record(want, names=METRICS)
-        assert record in scored.records.of_case(index[want.case_id]), (want.case_id, want.sample)
+        assert record in records.of_case(index[want.case_id]), (want.case_id, want.sample)
+    records.close()
     assert len(scored.rows) == len(expected)
     hard = [h for batch in scored.batches for _, h in batch.hard]
     assert {h.sample for h in hard if h.case_id == "known-order"} == {100, 101, 102}
