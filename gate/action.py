@@ -301,6 +301,9 @@ def do_relay_comment(
         client_factory=deps.client,
         stream=deps.out,
     )
+    if done.error is not None:  # the notice is posted; the bad results.json is bad input
+        report_input_error(done.error, deps)
+        return Outcome(ExitCode.BAD_INPUT, gated=False, summary_notes=done.summary_notes)
     return Outcome(ExitCode.PASS, gated=False, summary_notes=done.summary_notes)
 
 

@@ -462,8 +462,9 @@ def test_comment__results_artifact__posted_on_pr_found_by_head_sha(
     (comment,) = gh.comments_on(7)
     assert comment.body.startswith("<!-- toolgate:comment name=mini -->")
     assert "delete_account" in comment.body
-    assert "**Comment:** for PR #7 (found by its head ccccccc), from the output of run #41" in (
-        step.summary
+    assert (
+        "**Comment:** for PR #7 (found by its head ccccccc), from the output of run 41 "
+        "(concluded `failure`), rendered from its results.json." in step.summary
     )
     # The lookup and the post carry the one token of the context.
     assert {token for _, token in gh.tokens_seen} == {TOKEN}
