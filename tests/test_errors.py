@@ -22,7 +22,6 @@ GATE = Path(__file__).resolve().parent.parent / "gate"
 ELSEWHERE = {
     ("gate.runsfile", "_Bad"),  # the runs reader's per-field problem (FieldError's twin)
     ("gate.scorers.schema", "_Unsupported"),  # a schema feature the fast validator lacks
-    ("gate.github.client", "GitHubApiError"),  # a GitHubError with the HTTP status
 }
 
 # A tree line: tree glyphs, then a class name, then two spaces and its description.

@@ -4,8 +4,9 @@ PyGithub's default ``GithubRetry`` waits out rate limits for as long as GitHub a
 step could hang for an hour on a secondary rate limit. ToolGate builds ``Github`` with
 ``retry=None`` (no retry below us) and retries here instead, around whole operations:
 
-* what is retried: HTTP 5xx, connection errors and timeouts, and rate limits — a 403 or
-  429 carrying ``Retry-After``, or a "secondary rate limit" message, or
+* what is retried: HTTP 5xx, connection errors and timeouts (also of the artifact
+  download from its storage host: :class:`~gate.errors.TransientGitHubError`), and rate
+  limits — a 403 or 429 carrying ``Retry-After``, or a "secondary rate limit" message, or
   ``X-RateLimit-Remaining: 0``;
 * how long it waits: ``Retry-After`` (seconds or an HTTP date) when given; else the
   primary limit's ``X-RateLimit-Reset``; else 60 s for a secondary limit (GitHub's advice);
@@ -35,38 +36,13 @@ from typing import Any, TypeVar
 import requests
 from github import Auth, Github, GithubException
 
-from gate.errors import GitHubError
+from gate.errors import GitHubApiError as GitHubApiError  # re-exported: callers catch it here
+from gate.errors import TransientGitHubError
 from gate.github.context import GitHubContext
 
 T = TypeVar("T")
 
 SECONDARY_DEFAULT_WAIT_S = 60.0
-
-
-class GitHubApiError(GitHubError):
-    """One GitHub operation failed for good (after any retries)."""
-
-    def __init__(
-        self,
-        what: str,
-        message: str,
-        *,
-        status: int | None = None,
-        attempts: int = 1,
-        rate_limited: bool = False,
-    ) -> None:
-        self.what = what
-        self.status = status
-        self.attempts = attempts
-        self.rate_limited = rate_limited
-        tries = f" after {attempts} attempts" if attempts > 1 else ""
-        code = f"HTTP {status}: " if status else ""
-        super().__init__(f"{what} failed{tries}: {code}{message}")
-
-    @property
-    def forbidden(self) -> bool:
-        """A plain 403: the token lacks the permission (e.g. a fork PR's read-only token)."""
-        return self.status == 403 and not self.rate_limited
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +123,8 @@ class GitHubClient:
                 return self._within_budget(what, fn, attempt)
             except GithubException as exc:
                 failure = self._classify(exc)
+            except TransientGitHubError as exc:
+                failure = _Failure(True, None, exc.status, str(exc))
             except requests.exceptions.Timeout:
                 failure = _Failure(True, None, None, f"no answer within {self.timeout_s} s")
             except requests.exceptions.RequestException as exc:

@@ -19,6 +19,11 @@ the token                      the ``github-token`` input when it is not empty, 
 ``TOOLGATE_GITHUB_BUDGET_S``   the most seconds all GitHub calls of one operation may take
                                together: a finite number above 0 (default 60); anything
                                else (``inf``, ``nan``, ``0``, ``soon``) is an input error
+``TOOLGATE_ARTIFACT_MAX_MB``   the largest artifact ToolGate takes in, in MiB: the
+                               baseline zip (declared and received), the results.json
+                               inside it (declared and inflated) and the results.json
+                               ``mode: comment`` reads; a whole number from 1 to 4096
+                               (default 256); anything else is an input error
 ``TOOLGATE_COMMENT_LOGIN``     the login the token comments as when ``GET /user`` is
                                refused (GitHub App tokens); default ``github-actions[bot]``
 ``GITHUB_ACTIONS``             ``true`` when running in Actions
@@ -66,6 +71,10 @@ DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_SERVER_URL = "https://github.com"
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
 DEFAULT_BUDGET_S = 60.0
+DEFAULT_ARTIFACT_MAX_MB = 256
+"""A results.json of 100,000 case-samples is about 600 MB; a PR gate's is far smaller
+(71 cases × 3 samples: 1.4 MB)."""
+MAX_ARTIFACT_MAX_MB = 4096
 INPUTS_FILE = "action inputs"
 """How a problem with an input names where it is (the ``with:`` of the step)."""
 ENVIRONMENT = "environment"
@@ -192,6 +201,7 @@ class GitHubContext:
     step_summary_path: Path | None = None
     comment_login: str | None = None
     budget_s: float = DEFAULT_BUDGET_S
+    artifact_max_bytes: int = DEFAULT_ARTIFACT_MAX_MB * 1024 * 1024
     problems: tuple[Problem, ...] = ()
     """What is wrong with the inputs and the ``TOOLGATE_*`` variables (see
     :meth:`require_valid`)."""
@@ -227,6 +237,7 @@ class GitHubContext:
             step_summary_path=_path(environ.get("GITHUB_STEP_SUMMARY")),
             comment_login=environ.get("TOOLGATE_COMMENT_LOGIN") or None,
             budget_s=_budget(environ.get("TOOLGATE_GITHUB_BUDGET_S"), problems),
+            artifact_max_bytes=_artifact_max(environ.get("TOOLGATE_ARTIFACT_MAX_MB"), problems),
             problems=tuple(problems),
             warnings=tuple(warnings),
         )
@@ -392,6 +403,24 @@ def _budget(raw: str | None, problems: list[Problem]) -> float:
         )
         return DEFAULT_BUDGET_S
     return value
+
+
+def _artifact_max(raw: str | None, problems: list[Problem]) -> int:
+    if raw is None or not raw.strip():
+        return DEFAULT_ARTIFACT_MAX_MB * 1024 * 1024
+    text = raw.strip()
+    if re.fullmatch(r"[0-9]{1,4}", text) and 1 <= int(text) <= MAX_ARTIFACT_MAX_MB:
+        return int(text) * 1024 * 1024
+    problems.append(
+        Problem(
+            ENVIRONMENT,
+            None,
+            "TOOLGATE_ARTIFACT_MAX_MB",
+            f"must be a whole number of MiB from 1 to {MAX_ARTIFACT_MAX_MB} "
+            f"(default {DEFAULT_ARTIFACT_MAX_MB}), not {raw!r}",
+        )
+    )
+    return DEFAULT_ARTIFACT_MAX_MB * 1024 * 1024
 
 
 def _read_event(event_name: str | None, event_path: str | None, warnings: list[str]) -> Event:

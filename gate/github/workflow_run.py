@@ -9,10 +9,11 @@ it is posted as it is:
   event (:func:`find_pr_by_head_sha`) — never read from the artifact — and the PR's head
   must still be that commit when the comment is posted;
 * the comment is what ToolGate renders itself from the folder's ``results.json``
-  (size-capped, validated against the results schema; every string in it escaped like in
-  every report), under a heading whose verdict is the triggering run's **conclusion**
-  from the event — a results file that claims another verdict is shown as a claim, with
-  a warning (:func:`gate.report.comment.render_relayed_comment`);
+  (size-capped by ``TOOLGATE_ARTIFACT_MAX_MB``, validated against the results schema;
+  every string in it escaped like in every report), under a heading whose verdict is the
+  triggering run's **conclusion** from the event — a results file that claims another
+  verdict is shown as a claim, with a warning
+  (:func:`gate.report.comment.render_relayed_comment`);
 * without a valid ``results.json`` a fixed notice naming the run is posted
   (:func:`gate.report.comment.render_relay_notice`): no text of the artifact — a
   ``comment.md`` in it is never read — reaches the comment;
@@ -52,8 +53,6 @@ from gate.report.redact import Redactor
 from gate.results import Results, read_results
 
 RESULTS_FILE = "results.json"
-MAX_ARTIFACT_RESULTS_BYTES = 256 * 1024 * 1024
-"""Largest results.json taken from an earlier run's artifact."""
 MAX_PULLS_BY_COMMIT = 50
 MAX_OPEN_PULLS = 300
 
@@ -77,16 +76,17 @@ class RunOutput:
     error: InputError | None = None
 
 
-def read_run_output(folder: Path) -> RunOutput:
-    """The folder's results.json, size-capped and validated; never raises."""
+def read_run_output(folder: Path, *, max_bytes: int) -> RunOutput:
+    """The folder's results.json, size-capped (``TOOLGATE_ARTIFACT_MAX_MB``) and
+    validated; never raises."""
     if not folder.is_dir():
         return RunOutput(None, RelayProblem.NOT_DOWNLOADED)
     path = folder / RESULTS_FILE
     if not path.is_file():
         return RunOutput(None, RelayProblem.MISSING)
     size = path.stat().st_size
-    if size > MAX_ARTIFACT_RESULTS_BYTES:
-        limit = MAX_ARTIFACT_RESULTS_BYTES // (1024 * 1024)
+    if size > max_bytes:
+        limit = max_bytes // (1024 * 1024)
         error = InputError(
             Problem(str(path), None, None, f"is {size:,} bytes, over the {limit} MiB limit")
         )
@@ -112,7 +112,7 @@ def relay_comment(
         emit(stream, ctx, target.reason, target.level)
         return RelayOutcome("skipped")
     folder = (workdir / activity.folder).resolve()
-    output = read_run_output(folder)
+    output = read_run_output(folder, max_bytes=ctx.artifact_max_bytes)
     run = RelayedRun(
         head_sha=target.head_sha,
         conclusion=target.conclusion,
