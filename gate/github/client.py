@@ -45,6 +45,24 @@ T = TypeVar("T")
 SECONDARY_DEFAULT_WAIT_S = 60.0
 
 
+API_VERSION = "2022-11-28"
+"""The REST API version ToolGate is written against (``X-GitHub-Api-Version``)."""
+API_ACCEPT = "application/vnd.github+json"
+
+
+class ApiToken(Auth.Token):
+    """The token, plus the two headers GitHub asks every REST request to send: ``Accept:
+    application/vnd.github+json`` and ``X-GitHub-Api-Version``. PyGithub calls
+    :meth:`authentication` for every request it makes, so this is the one place they are
+    added (PyGithub's own defaults differ across its versions; some endpoints of it send
+    an old preview media type)."""
+
+    def authentication(self, headers: dict[str, str]) -> None:
+        super().authentication(headers)
+        headers["Accept"] = API_ACCEPT
+        headers["X-GitHub-Api-Version"] = API_VERSION
+
+
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
     budget_s: float = 60.0
@@ -84,7 +102,7 @@ class GitHubClient:
         self.deadline = clock() + self.policy.budget_s
         self.timeout_s = max(1, min(self.policy.request_timeout_s, int(self.policy.budget_s)))
         self.gh = Github(
-            auth=Auth.Token(token),
+            auth=ApiToken(token),
             base_url=api_url,
             timeout=self.timeout_s,
             retry=None,

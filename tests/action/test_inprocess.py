@@ -484,3 +484,36 @@ def test_comment__not_a_workflow_run__notice_nothing_posted(
     assert gh.log == [] and gh.comments == {}
     assert any("runs on workflow_run events" in n for n in step.annotations("notice"))
     assert step.outputs["verdict"] == "not-gated"
+
+
+@pytest.mark.usefixtures("isolated")
+@pytest.mark.parametrize("mode", ["check", "run"])
+def test_out__outside_the_workspace__input_error_naming_out_nothing_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gh: GitHubServer, mode: str
+) -> None:
+    """``out: ${{ runner.temp }}/x`` reaches the container as /github/runner_temp/x: a
+    results-path there would not exist for the next step."""
+    ws = mini_repo(tmp_path / "ws")
+    elsewhere = tmp_path / "runner_temp" / "toolgate"
+    step = act(ws, tmp_path, monkeypatch, inputs={"mode": mode, "out": str(elsewhere)}, gh=gh)
+
+    assert step.code == 2, step.out + step.err
+    assert step.outputs["verdict"] == "error"
+    (error,) = step.annotations("error")
+    assert "out: " in error and "is outside the workspace" in error
+    assert not elsewhere.exists()
+
+
+@pytest.mark.usefixtures("isolated")
+def test_out__config_reporting_out_outside_the_workspace__input_error_naming_the_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gh: GitHubServer
+) -> None:
+    ws = mini_repo(tmp_path / "ws")
+    cfg = ws / "toolgate.yml"
+    cfg.write_text(cfg.read_text("utf-8") + "reporting:\n  out: ../../elsewhere\n", "utf-8")
+    step = act(ws, tmp_path, monkeypatch, inputs={"baseline": "none"}, gh=gh)
+
+    assert step.code == 2, step.out + step.err
+    assert any(
+        "reporting.out" in e and "outside the workspace" in e for e in step.annotations("error")
+    )

@@ -181,3 +181,17 @@ def test_post_comment__garbage_from_a_proxy__warning_not_a_crash(
     assert outcome.status == "failed" and outcome.level == "warning"
     assert "unexpected" in outcome.message
     assert "verdict and the exit code are unaffected" in outcome.message
+
+
+def test_post_comment__rerun_with_other_timing__comment_not_edited(
+    gh: GitHubServer, tmp_path: Path
+) -> None:
+    ctx = GitHubContext.from_environ(actions_env(gh, tmp_path))
+    slow = failing().model_copy(update={"timing": {"wall_s": 812.5, "latency_ms": {"p95": 9.0}}})
+    first = post_comment(
+        failing(), ctx, plan_comment(ctx), redactor=Redactor(), client_factory=fast
+    )
+    second = post_comment(slow, ctx, plan_comment(ctx), redactor=Redactor(), client_factory=fast)
+    assert (first.status, second.status) == ("created", "unchanged")
+    assert gh.calls.get("edit_comment", 0) == 0
+    assert "wall_s" not in gh.comments_on(PR)[0].body
