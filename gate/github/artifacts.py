@@ -93,9 +93,10 @@ RESULTS_MEMBER = "results.json"
 
 @dataclass(frozen=True, slots=True)
 class PullRequestRef:
-    """What the baseline search needs to know about the PR (from the event, trusted)."""
+    """What the baseline search needs to know about the change under test (from the
+    event, trusted): a pull request, or a merge queue's group (``number`` ``None``)."""
 
-    number: int
+    number: int | None
     base_ref: str
     """The base branch name, e.g. ``main``."""
     base_sha: str
@@ -502,7 +503,10 @@ def find_baseline(
             None,
             None,
             "none (not a pull request)",
-            notices=("No baseline: this run is not for a pull request, so nothing is compared.",),
+            notices=(
+                "No baseline: this run is not for a pull request or a merge queue's group, "
+                "so nothing is compared.",
+            ),
         )
     if search is None:
         return BaselineChoice(
@@ -540,7 +544,7 @@ def find_baseline(
     warnings: list[str] = []
     if not at_base:
         notices = (
-            f"The baseline is {source}: no successful run at the PR's base "
+            f"The baseline is {source}: no successful run at the base commit "
             f"{pr.base_sha[:7]} kept one, so the newest was used.",
         )
         if age_days > config.baseline.max_age_days:

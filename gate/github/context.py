@@ -34,8 +34,10 @@ the token                      the ``github-token`` input when it is not empty, 
 ``GITHUB_EVENT_NAME``,         the event payload, read once: for ``pull_request`` and
 ``GITHUB_EVENT_PATH``          ``pull_request_target`` the PR (number, base branch, base
                                and head SHAs); for ``workflow_run`` the triggering run
-                               (head SHA, number, page, conclusion). An unreadable
-                               payload is a warning (no PR), not an error
+                               (head SHA, number, page, conclusion); for
+                               ``merge_group`` the queue's base branch, base commit
+                               and group commit. An unreadable payload is a warning
+                               (no PR), not an error
 ``GITHUB_RUN_ID``,             whole numbers; anything else counts as unknown
 ``GITHUB_RUN_ATTEMPT``
 ``GITHUB_SHA``,                as given
@@ -175,7 +177,18 @@ class WorkflowRunEvent:
     conclusion: str | None = None
 
 
-Event = PullRequestEvent | WorkflowRunEvent | None
+@dataclass(frozen=True, slots=True)
+class MergeGroupEvent:
+    """A ``merge_group`` payload (a merge queue's ``checks_requested``): the group's
+    commit and the commit the queue built it on."""
+
+    base_ref: str
+    """The target branch, e.g. ``main`` (the payload's ``refs/heads/main``)."""
+    base_sha: str
+    head_sha: str
+
+
+Event = PullRequestEvent | WorkflowRunEvent | MergeGroupEvent | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +272,10 @@ class GitHubContext:
     @property
     def pull_request(self) -> PullRequestEvent | None:
         return self.event if isinstance(self.event, PullRequestEvent) else None
+
+    @property
+    def merge_group(self) -> MergeGroupEvent | None:
+        return self.event if isinstance(self.event, MergeGroupEvent) else None
 
     @property
     def workflow_run(self) -> WorkflowRunEvent | None:
@@ -444,6 +461,18 @@ def _read_event(event_name: str | None, event_path: str | None, warnings: list[s
             base_ref=_str(base.get("ref")),
             base_sha=_str(base.get("sha")),
             head_sha=_str(head.get("sha")),
+        )
+    if event_name == "merge_group":
+        group = _mapping(payload.get("merge_group"))
+        ref, base_sha, head_sha = (_str(group.get(k)) for k in ("base_ref", "base_sha", "head_sha"))
+        if not (ref and base_sha and head_sha):
+            warnings.append(
+                "the merge_group event payload lacks base_ref, base_sha or head_sha: "
+                "no baseline can be looked for"
+            )
+            return None
+        return MergeGroupEvent(
+            base_ref=ref.removeprefix("refs/heads/"), base_sha=base_sha, head_sha=head_sha
         )
     if event_name == "workflow_run":
         run = payload.get("workflow_run")

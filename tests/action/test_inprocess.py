@@ -517,3 +517,34 @@ def test_out__config_reporting_out_outside_the_workspace__input_error_naming_the
     assert any(
         "reporting.out" in e and "outside the workspace" in e for e in step.annotations("error")
     )
+
+
+# ─── merge queues ─────────────────────────────────────────────────────────────
+
+
+@pytest.mark.usefixtures("isolated")
+def test_merge_group__baseline_auto__queue_base_commit_compared_and_gated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gh: GitHubServer
+) -> None:
+    """In a merge queue the group's commit is gated against the base branch's results at
+    the commit the queue built it on: a regression fails the queue's check."""
+    from tests.action.harness import merge_group_event
+
+    ws = mini_repo(tmp_path / "ws")
+    run_number = base_artifact(gh, ws)
+    step = act(
+        ws,
+        tmp_path,
+        monkeypatch,
+        inputs={"config": "toolgate.bad.yml"},
+        gh=gh,
+        event_name="merge_group",
+        event=merge_group_event(),
+    )
+
+    assert step.code == 1, step.out + step.err
+    assert step.outputs["regressions"] == "1", "compared with the queue's base commit"
+    assert f"artifact toolgate-results of run #{run_number} on main at bbbbbbb" in step.summary
+    assert gh.comments == {}, "a merge group has no PR to comment on"
+    assert any("merge_group event is not a pull request" in n for n in step.annotations("notice"))
+    assert not step.annotations("warning"), step.annotations("warning")
