@@ -544,7 +544,7 @@ def find_baseline(
     warnings: list[str] = []
     if not at_base:
         notices = (
-            f"The baseline is {source}: no successful run at the base commit "
+            f"The baseline is {source}: no successful run at the base "
             f"{pr.base_sha[:7]} kept one, so the newest was used.",
         )
         if age_days > config.baseline.max_age_days:

@@ -25,7 +25,8 @@ the token                      the ``github-token`` input when it is not empty, 
                                ``mode: comment`` reads; a whole number from 1 to 4096
                                (default 256); anything else is an input error
 ``TOOLGATE_COMMENT_LOGIN``     the login the token comments as when ``GET /user`` is
-                               refused (GitHub App tokens); default ``github-actions[bot]``
+                               refused (installation tokens); default ``github-actions[bot]``
+                               (a GitHub App needs none: :mod:`gate.github.comments`)
 ``GITHUB_ACTIONS``             ``true`` when running in Actions
 ``GITHUB_REPOSITORY``          ``owner/name``
 ``GITHUB_API_URL``             default ``https://api.github.com``; GitHub Enterprise
