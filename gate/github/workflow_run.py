@@ -135,16 +135,16 @@ def relay_comment(
             f"{folder} {output.problem.value}: posting a notice instead of a report.",
             level,
         )
-    status = _post(ctx, target, body, mark, client_factory, stream)
+    status, number = _post(ctx, target, body, mark, client_factory, stream)
     notes: tuple[str, ...] = ()
-    if status[0] == "posted":
+    if status == "posted":
         origin = f"run {target.run_number}" if target.run_number else "the run"
         notes = (
-            f"**Comment:** for PR #{status[1]} (found by its head {target.head_sha[:7]}), "
+            f"**Comment:** for PR #{number} (found by its head {target.head_sha[:7]}), "
             f"from the output of {origin} (concluded `{target.conclusion or 'nothing yet'}`), "
             f"{source}.",
         )
-    return RelayOutcome(status[0], notes, output.error)
+    return RelayOutcome(status, notes, output.error)
 
 
 def _post(
