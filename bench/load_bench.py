@@ -9,7 +9,8 @@ subprocess so that one mode's memory does not colour the next:
   the duplicate check);
 * ``stream jsonl, no dup check`` — ``iter_cases(..., check_duplicates=False)``.
 
-For each mode: the median wall time over ``--repeat`` runs → cases/second, and the peak
+For each mode: the median wall time over ``--repeat`` runs → cases/second, the median
+CPU time of the load (the steadier figure on a machine other work shares), and the peak
 of Python allocations (tracemalloc, a separate run, since tracing slows the loader) and
 the process's peak RSS (which includes the interpreter and imports, about 30 MB). Run
 it with::
@@ -67,15 +68,25 @@ def child(mode: str, path: Path, trace: bool) -> None:
 
     if trace:
         tracemalloc.start()
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     if mode.startswith("load"):
         count = len(load_dataset(path))
     else:
         count = sum(1 for _ in iter_cases(path, check_duplicates=mode != "stream-jsonl-nodup"))
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     peak = tracemalloc.get_traced_memory()[1] if trace else 0
     rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"seconds": seconds, "cases": count, "traced_peak": peak, "rss_kib": rss_kib}))
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "cpu": cpu,
+                "cases": count,
+                "traced_peak": peak,
+                "rss_kib": rss_kib,
+            }
+        )
+    )
 
 
 def measure(mode: str, path: Path, trace: bool) -> dict[str, float]:
@@ -115,7 +126,8 @@ def main() -> None:
             f"CSV {csv_path.stat().st_size / 1e6:.1f} MB"
         )
         print(
-            f"{'mode':<28}{'median s':>10}{'cases/s':>12}{'traced peak MB':>16}{'peak RSS MB':>13}"
+            f"{'mode':<28}{'median s':>10}{'cases/s':>12}{'CPU s':>8}"
+            f"{'traced peak MB':>16}{'peak RSS MB':>13}"
         )
         results: dict[str, tuple[float, float]] = {}
         for mode in MODES:
@@ -123,11 +135,13 @@ def main() -> None:
             times = [measure(mode, path, trace=False) for _ in range(args.repeat)]
             assert all(t["cases"] == args.cases for t in times)
             median = statistics.median(t["seconds"] for t in times)
+            cpu = statistics.median(t["cpu"] for t in times)
             rss = max(t["rss_kib"] for t in times) / 1024
             traced = measure(mode, path, trace=True)["traced_peak"] / 1e6
             results[mode] = (median, traced)
             print(
-                f"{mode:<28}{median:>10.2f}{args.cases / median:>12,.0f}{traced:>16.1f}{rss:>13.1f}"
+                f"{mode:<28}{median:>10.2f}{args.cases / median:>12,.0f}{cpu:>8.2f}"
+                f"{traced:>16.1f}{rss:>13.1f}"
             )
         full, stream = results["load-jsonl"][1], results["stream-jsonl-nodup"][1]
         print(

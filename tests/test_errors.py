@@ -21,7 +21,6 @@ GATE = Path(__file__).resolve().parent.parent / "gate"
 # (the test fails once an entry no longer exists, so the list only shrinks).
 ELSEWHERE = {
     ("gate.runsfile", "_Bad"),  # the runs reader's per-field problem (FieldError's twin)
-    ("gate.scorers.schema", "_Unsupported"),  # a schema feature the fast validator lacks
 }
 
 # A tree line: tree glyphs, then a class name, then two spaces and its description.

@@ -8,8 +8,14 @@ Public API::
 
 A dataset is JSONL (one case a line) or CSV (same columns, JSON-encoded cells); every
 problem in it is reported in one pass, each naming the file, the line and the field.
-The format is documented in ``docs/dataset.md``; pinning lives in
-:mod:`gate.dataset.pin`.
+The format is documented in ``docs/dataset.md``. One module per stage:
+
+* :mod:`~gate.dataset.read` — the file's rows (strict JSON), hashed as they are read;
+* :mod:`~gate.dataset.validate` — a row into a :class:`gate.model.Case`;
+* :mod:`~gate.dataset.tools` — tool definitions and ``@file.json`` references, each
+  file read and hashed once; :mod:`~gate.dataset.matchers` — the ``args`` syntax;
+* :mod:`~gate.dataset.pin` — the hash rule, the pin check and ``toolgate pin``;
+* :mod:`~gate.dataset.loader` — the way through, and :class:`Dataset`.
 """
 
 from gate.dataset.loader import (

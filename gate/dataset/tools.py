@@ -2,11 +2,13 @@
 
 A tool is given in the OpenAI shape ``{"type": "function", "function": {name, description,
 parameters, strict?}}`` or bare ``{name, description, parameters, strict?}``; either way it
-becomes a :class:`gate.model.ToolSpec`. ``parameters`` must be a valid JSON Schema: it is
-checked against the meta-schema its ``$schema`` names (default: draft 2020-12), with
-``format: regex`` enforced, so a bad ``pattern`` is caught here rather than when the
-scorer compiles it. Only local ``$ref`` s (``#/...``) are accepted: the gate never fetches
-anything from the network.
+becomes a :class:`gate.model.ToolSpec`. ``parameters`` must be a schema the scorer can use,
+by the scorer's own checks (:mod:`gate.scorers.schema`): valid against the meta-schema its
+``$schema`` names (default: draft 2020-12), with ``format: regex`` enforced, so a bad
+``pattern`` is caught here rather than when the scorer compiles it; only local ``$ref`` s
+(``#/...``) that point at something (the gate never fetches anything from the network);
+no ``unevaluatedProperties`` beside ``patternProperties`` (their patterns could not be
+bounded in time).
 
 Parsing a tool is pure and cached by the tool's canonical JSON, and a referenced file is
 read, hashed and checked once, however many cases point at it (100,000 cases sharing one
@@ -19,17 +21,16 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from jsonschema import Draft202012Validator
-from jsonschema.validators import validator_for
 
 from gate import jsonio
 from gate.dataset.matchers import did_you_mean, json_kind
 from gate.errors import Problem
 from gate.model import ToolSpec
+from gate.scorers.schema import dialect, meta_errors, usage_problems
 
 TOOL_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 """Accepted tool names: OpenAI's ``^[a-zA-Z0-9_-]{1,64}$`` widened for namespaced
@@ -100,30 +101,24 @@ def parse_tool(obj: Any) -> tuple[ToolSpec | None, list[Issue]]:
 
 
 def schema_issues(schema: Any, field: str) -> list[Issue]:
-    """Problems that make ``schema`` unusable as a tool's argument schema."""
+    """Problems that make ``schema`` unusable as a tool's argument schema: the checks
+    the scorer's validator makes (:mod:`gate.scorers.schema`), and ``type: object``."""
     if not isinstance(schema, dict):
         return [(field, f"must be a JSON Schema object, not {json_kind(schema)}")]
-    if "$schema" in schema:
-        if not isinstance(schema["$schema"], str):  # jsonschema would hash it: TypeError
-            kind = json_kind(schema["$schema"])
-            return [(f"{field}.$schema", f"must be a dialect URI, not {kind}")]
-        cls: Any = validator_for(schema, default=None)
-        if cls is None:
-            return [(f"{field}.$schema", f"unknown JSON Schema dialect {schema['$schema']!r}")]
-    else:
-        cls = Draft202012Validator
+    if "$schema" in schema and not isinstance(schema["$schema"], str):
+        # jsonschema would hash it: TypeError
+        return [(f"{field}.$schema", f"must be a dialect URI, not {json_kind(schema['$schema'])}")]
+    cls = dialect(schema)
+    if cls is None:
+        return [(f"{field}.$schema", f"unknown JSON Schema dialect {schema['$schema']!r}")]
     issues: list[Issue] = []
-    meta = cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
-    for err in sorted(meta.iter_errors(schema), key=lambda e: [str(p) for p in e.absolute_path])[
-        :5
-    ]:
-        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path)
+    for err in meta_errors(cls, schema)[:5]:
         message = err.message
         if err.absolute_path and err.absolute_path[-1] == "type" and isinstance(err.instance, str):
             message = (
                 f"{err.instance!r} is not a JSON type{did_you_mean(err.instance, _JSON_TYPES)}"
             )
-        issues.append((f"{field}{path}", f"not a valid JSON Schema: {message}"))
+        issues.append((field + _path(err.absolute_path), f"not a valid JSON Schema: {message}"))
     if issues:
         return issues
     if schema.get("type", "object") != "object":
@@ -133,32 +128,15 @@ def schema_issues(schema: Any, field: str) -> list[Issue]:
                 f'tool arguments are an object: must be "object", not {schema["type"]!r}',
             )
         )
-    ref = _remote_ref(schema, field)
-    if ref:
-        issues.append(
-            (ref, 'only local references ("#/...") are allowed: the gate never fetches schemas')
-        )
+    problems = usage_problems(cls, schema)
+    if problems:
+        at, message = problems[0]
+        issues.append((field + _path(at), message))
     return issues
 
 
-def _remote_ref(node: Any, field: str) -> str | None:
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if (
-                key in ("$ref", "$dynamicRef")
-                and isinstance(value, str)
-                and not value.startswith("#")
-            ):
-                return f"{field}.{key}"
-            hit = _remote_ref(value, f"{field}.{key}")
-            if hit:
-                return hit
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            hit = _remote_ref(value, f"{field}[{i}]")
-            if hit:
-                return hit
-    return None
+def _path(path: Iterable[str | int]) -> str:
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
 
 
 @dataclass(slots=True)

@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import json
 import shutil
+import sys
 import tracemalloc
 from pathlib import Path
 
@@ -199,6 +200,42 @@ def test_load__tools_file__shared_and_hashed(tmp_path: Path) -> None:
         {"tools/support.json": hashlib.sha256(tools.read_bytes()).hexdigest()},
     )
     assert ds.sha256 == expected
+
+
+_OPENED: list[str] | None = None
+
+
+def _trace_opens(event: str, args: tuple[object, ...]) -> None:
+    if event == "open" and _OPENED is not None and isinstance(args[0], str | Path):
+        _OPENED.append(str(args[0]))
+
+
+sys.addaudithook(_trace_opens)  # audit hooks stay for the process: this one only records
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_load__dataset_and_tools_file__each_opened_once(tmp_path: Path, fmt: str) -> None:
+    """The digests that make the pin are taken from the bytes read for loading: neither
+    file is opened a second time, however many cases share the tools file."""
+    global _OPENED
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([LOOKUP, REFUND], indent=2))
+    items = rows(50, available_tools="@tools.json")
+    path = (
+        write_jsonl(tmp_path / "d.jsonl", items)
+        if fmt == "jsonl"
+        else write_csv(tmp_path / "d.csv", items)
+    )
+    _OPENED = []
+    try:
+        ds = load_dataset(path)
+    finally:
+        opened, _OPENED = _OPENED, None
+    assert len(ds) == 50
+    assert sorted(p for p in opened if p.startswith(str(tmp_path))) == sorted(
+        [str(path), str(tools)]
+    )
+    assert ds.cases_sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def test_sha256__manifest_rule__documented_bytes() -> None:

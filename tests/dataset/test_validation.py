@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from gate.dataset import load_dataset
-from gate.dataset.loader import MAX_PROBLEMS
+from gate.dataset.problems import MAX_PROBLEMS
 from gate.errors import DatasetError, InputError
 from tests.dataset.helpers import LOOKUP, REFUND, row, rows, to_csv, write_jsonl
 
@@ -528,6 +528,56 @@ CASES: list[tuple[str, list[Any], list[tuple[int | None, str | None, str]]]] = [
             )
         ],
         [(1, "available_tools[0].function.parameters.properties.a.$ref", "only local references")],
+    ),
+    (
+        "schema ref to nothing",
+        [
+            row(
+                available_tools=[
+                    _tool(
+                        "lookup_order",
+                        {
+                            "type": "object",
+                            "$defs": {"id": {"type": "string"}},
+                            "properties": {"a": {"$ref": "#/$defs/ids"}},
+                        },
+                    )
+                ],
+                expected_tool_calls=[{"name": "lookup_order"}],
+            )
+        ],
+        [
+            (
+                1,
+                "available_tools[0].function.parameters.properties.a.$ref",
+                "'#/$defs/ids' points at nothing in this schema (did you mean '#/$defs/id'?)",
+            )
+        ],
+    ),
+    (
+        "schema unevaluated with pattern properties",
+        [
+            row(
+                available_tools=[
+                    _tool(
+                        "lookup_order",
+                        {
+                            "type": "object",
+                            "patternProperties": {"^x_": {"type": "string"}},
+                            "unevaluatedProperties": False,
+                        },
+                    )
+                ],
+                expected_tool_calls=[{"name": "lookup_order"}],
+            )
+        ],
+        [
+            (
+                1,
+                "available_tools[0].function.parameters.unevaluatedProperties",
+                "cannot be combined with patternProperties",
+            )
+        ],
     ),
     (
         "draft-07 meta-schema",

@@ -1,0 +1,531 @@
+"""Validating a dataset row into a :class:`gate.model.Case`.
+
+Validation is by hand rather than with pydantic: every message names the file, the line
+and the field in the dataset's own words (``expected_tool_calls[1].name: 'refund_ordr' is
+not among available_tools (did you mean 'refund_order'?)``), every problem of the whole
+file is collected in one pass, and a 100,000-case file loads in seconds
+(``bench/load_bench.py``). Tools are resolved by :mod:`gate.dataset.tools`; argument
+matchers are parsed by :mod:`gate.dataset.matchers`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from gate.dataset.columns import COLUMNS
+from gate.dataset.matchers import check_against_schema, did_you_mean, json_kind, parse_args
+from gate.dataset.problems import Problems
+from gate.dataset.tools import ToolFile, ToolResolver
+from gate.errors import Problem
+from gate.model import (
+    Case,
+    Difficulty,
+    ExpectedCall,
+    FrozenResponse,
+    OrderMode,
+    SourceRef,
+    ToolSpec,
+)
+
+MAX_ID_LENGTH = 200
+MAX_STEP_BUDGET = 1000
+TAG = re.compile(r"^[^\s,=]{1,64}$")
+"""A tag: 1-64 characters, no whitespace, comma or ``=`` (tags name slices ``tag=x``)."""
+
+_CALL_KEYS = ("name", "args", "required_args_only")
+_RESPONSE_KEYS = ("name", "args", "response", "error")
+_ROLES = ("system", "developer", "user", "assistant", "tool")
+_MESSAGE_KEYS = (
+    "role",
+    "content",
+    "name",
+    "tool_calls",
+    "tool_call_id",
+    "refusal",
+    "function_call",
+    "audio",
+)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class CaseBuilder:
+    """Validates one row at a time into a :class:`Case`, reporting into ``problems``."""
+
+    def __init__(self, display: str, resolver: ToolResolver, problems: Problems, track_ids: bool):
+        self.display = display
+        self.resolver = resolver
+        self.problems = problems
+        self.ids: dict[str, int] | None = {} if track_ids else None
+        self.tools: dict[str, ToolSpec] = {}
+        self._reported_files: set[Path] = set()
+
+    def build(self, line: int, row: Any) -> Case | None:
+        before = self.problems.count
+
+        def report(fld: str | None, message: str) -> None:
+            self.problems.add(Problem(self.display, line, fld or None, message))
+
+        if not isinstance(row, dict):
+            report(None, f"a case must be a JSON object, not {json_kind(row)}")
+            return None
+        for key in row:
+            if key not in COLUMNS:
+                report(key, f"unknown column{did_you_mean(key, COLUMNS)}")
+        get = {k: v for k, v in row.items() if v is not None}.get
+
+        case_id = self._id(get("id"), line, report)
+        user_input = get("user_input")
+        if user_input is None:
+            report("user_input", "required: the user turn under test")
+        elif not isinstance(user_input, str) or not user_input.strip():
+            report("user_input", f"must be a non-empty string, not {user_input!r}"[:200])
+        history = self._history(get("message_history"), report)
+        tools = self._tools(get("available_tools"), report)
+        by_name = {t.name: t for t in tools} if tools is not None else None
+
+        no_tool = get("expected_no_tool")
+        if no_tool is not None and not isinstance(no_tool, bool):
+            report("expected_no_tool", f"must be true or false, not {no_tool!r}")
+            no_tool = "invalid"  # reported; the labelling rules below would only echo it
+        raw_expected = get("expected_tool_calls")
+        expected = self._calls(raw_expected, "expected_tool_calls", by_name, report)
+        if no_tool == "invalid":
+            pass
+        elif raw_expected is None and no_tool is None:
+            report(
+                "expected_tool_calls",
+                "required: the calls the agent should make, or `expected_no_tool: true` for a "
+                "case that needs no tool",
+            )
+        elif no_tool is True and isinstance(raw_expected, list) and raw_expected:
+            report(
+                "expected_no_tool",
+                f"is true but expected_tool_calls lists {len(raw_expected)} call(s); keep one "
+                "of the two",
+            )
+        elif raw_expected == [] and no_tool is not True:
+            report(
+                "expected_tool_calls",
+                "is empty: set `expected_no_tool: true` to label a case that needs no tool (an "
+                "empty list alone is ambiguous)",
+            )
+
+        alternatives: list[tuple[ExpectedCall, ...]] = []
+        raw_alts = get("acceptable_alternatives")
+        if raw_alts is not None:
+            if not isinstance(raw_alts, list):
+                report(
+                    "acceptable_alternatives",
+                    f"must be an array of call lists, not {json_kind(raw_alts)}",
+                )
+            else:
+                if no_tool is True and raw_alts:
+                    report(
+                        "acceptable_alternatives",
+                        "expected_no_tool is true, so no call is acceptable; to accept either "
+                        "no call or some "
+                        "calls, list the calls in expected_tool_calls and add [] as an alternative",
+                    )
+                for i, alt in enumerate(raw_alts):
+                    calls = self._calls(alt, f"acceptable_alternatives[{i}]", by_name, report)
+                    if calls is not None:
+                        alternatives.append(calls)
+
+        must_not = self._must_not_call(get("must_not_call"), by_name, report)
+        if must_not:
+            lists = [("expected_tool_calls", expected or ())] + [
+                (f"acceptable_alternatives[{i}]", alt) for i, alt in enumerate(alternatives)
+            ]
+            for where, calls in lists:
+                clash = sorted({c.name for c in calls} & set(must_not))
+                if clash:
+                    report(
+                        "must_not_call",
+                        f"{clash[0]!r} is also expected in {where}; a tool cannot be both",
+                    )
+
+        difficulty = self._enum(get("difficulty"), "difficulty", Difficulty, report)
+        order = self._enum(get("order"), "order", OrderMode, report) or OrderMode.UNORDERED
+        responses = self._responses(get("tool_responses"), by_name, report)
+
+        step_budget = get("step_budget")
+        if step_budget is not None and (
+            isinstance(step_budget, bool)
+            or not isinstance(step_budget, int)
+            or not 1 <= step_budget <= MAX_STEP_BUDGET
+        ):
+            report(
+                "step_budget",
+                f"must be a whole number from 1 to {MAX_STEP_BUDGET}, not {step_budget!r}",
+            )
+        tags = self._tags(get("tags"), report)
+        texts: dict[str, str | None] = {}
+        for key in ("source_trace_id", "notes"):
+            value = get(key)
+            if value is not None and not isinstance(value, str):
+                report(key, f"must be a string, not {json_kind(value)}")
+                value = None
+            texts[key] = value
+
+        if self.problems.count != before or case_id is None or tools is None:
+            return None
+        assert isinstance(user_input, str) and expected is not None and responses is not None
+        for t in tools:
+            self.tools.setdefault(t.name, t)
+        return Case(
+            id=case_id,
+            user_input=user_input,
+            source=SourceRef(self.display, line),
+            message_history=history,
+            available_tools=tools,
+            expected_tool_calls=expected,
+            expected_no_tool=no_tool is True,
+            acceptable_alternatives=tuple(alternatives),
+            must_not_call=must_not,
+            difficulty=difficulty,
+            order=order,
+            tool_responses=responses,
+            step_budget=step_budget,
+            tags=tags,
+            source_trace_id=texts["source_trace_id"],
+            notes=texts["notes"],
+        )
+
+    # ── columns ──
+
+    def _id(self, value: Any, line: int, report: Callable[[str | None, str], None]) -> str | None:
+        if value is None:
+            report("id", "required: a stable, unique case id")
+            return None
+        if not isinstance(value, str) or not value.strip():
+            report("id", f"must be a non-empty string, not {value!r}")
+            return None
+        if value != value.strip() or _CONTROL.search(value) or len(value) > MAX_ID_LENGTH:
+            report(
+                "id",
+                f"{value[:60]!r}: at most {MAX_ID_LENGTH} characters, no control characters or "
+                "surrounding spaces",
+            )
+            return None
+        if self.ids is not None:
+            first = self.ids.get(value)
+            if first is not None:
+                report(
+                    "id",
+                    f"duplicate id {value!r} (first at line {first}); ids are unique and never "
+                    "reused",
+                )
+                return None
+            self.ids[value] = line
+        return value
+
+    def _history(
+        self, value: Any, report: Callable[[str | None, str], None]
+    ) -> tuple[Mapping[str, Any], ...]:
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            report("message_history", f"must be an array of chat messages, not {json_kind(value)}")
+            return ()
+        call_ids: set[str] = set()
+        for i, msg in enumerate(value):
+            fld = f"message_history[{i}]"
+            if not isinstance(msg, dict):
+                report(fld, f"a message must be an object with a role, not {json_kind(msg)}")
+                continue
+            for key in msg:
+                if key not in _MESSAGE_KEYS:
+                    report(f"{fld}.{key}", f"unknown message key{did_you_mean(key, _MESSAGE_KEYS)}")
+            role = msg.get("role")
+            if role not in _ROLES:
+                hint = did_you_mean(role, _ROLES) if isinstance(role, str) else ""
+                report(f"{fld}.role", f"must be one of {', '.join(_ROLES)}, not {role!r}{hint}")
+                continue
+            content = msg.get("content")
+            if content is not None and not isinstance(content, str | list):
+                report(
+                    f"{fld}.content",
+                    "must be a string, an array of content parts or null, not "
+                    f"{json_kind(content)}",
+                )
+            if role == "assistant" and msg.get("tool_calls") is not None:
+                calls = msg["tool_calls"]
+                if not isinstance(calls, list):
+                    report(f"{fld}.tool_calls", f"must be an array, not {json_kind(calls)}")
+                    continue
+                for j, call in enumerate(calls):
+                    cfld = f"{fld}.tool_calls[{j}]"
+                    fn = call.get("function") if isinstance(call, dict) else None
+                    if (
+                        not isinstance(call, dict)
+                        or not isinstance(call.get("id"), str)
+                        or not isinstance(fn, dict)
+                    ):
+                        report(
+                            cfld,
+                            'must be {"id": ..., "type": "function", '
+                            '"function": {"name": ..., "arguments": ...}}',
+                        )
+                        continue
+                    if not isinstance(fn.get("name"), str):
+                        report(f"{cfld}.function.name", "required: the tool name")
+                    if not isinstance(fn.get("arguments"), str | dict):
+                        report(f"{cfld}.function.arguments", "must be a JSON string or an object")
+                    call_ids.add(call["id"])
+            elif role == "tool":
+                ref = msg.get("tool_call_id")
+                if not isinstance(ref, str):
+                    report(
+                        f"{fld}.tool_call_id",
+                        "required: the id of the assistant tool call this answers",
+                    )
+                elif ref not in call_ids:
+                    report(
+                        f"{fld}.tool_call_id",
+                        f"{ref!r} answers no earlier assistant tool "
+                        f"call{did_you_mean(ref, call_ids)}",
+                    )
+        return tuple(m for m in value if isinstance(m, dict))
+
+    def _tools(
+        self, value: Any, report: Callable[[str | None, str], None]
+    ) -> tuple[ToolSpec, ...] | None:
+        if value is None:
+            report(
+                "available_tools", 'required: the tools the model saw (an array, or "@tools.json")'
+            )
+            return None
+        if isinstance(value, str):
+            if not value.startswith("@"):
+                report(
+                    "available_tools",
+                    'must be an array of tools or an "@file.json" reference, not the string '
+                    f"{value[:60]!r}",
+                )
+                return None
+            tf, why = self.resolver.reference(value)
+            if tf is None:
+                report("available_tools", why or "cannot be read")
+                return None
+            self._report_file(tf)
+            return tf.tools if not tf.problems else None
+        if not isinstance(value, list):
+            report(
+                "available_tools",
+                f'must be an array of tools or an "@file.json" reference, not {json_kind(value)}',
+            )
+            return None
+        specs: list[ToolSpec] = []
+        seen: set[str] = set()
+        ok = True
+        for i, obj in enumerate(value):
+            spec, issues = self.resolver.inline(obj)
+            for sub, msg in issues:
+                report(f"available_tools[{i}]{sub}", msg)
+            if spec is None:
+                ok = False
+                continue
+            if spec.name in seen:
+                report(f"available_tools[{i}].name", f"duplicate tool {spec.name!r}")
+                ok = False
+                continue
+            seen.add(spec.name)
+            specs.append(spec)
+        return tuple(specs) if ok else None
+
+    def _report_file(self, tf: ToolFile) -> None:
+        if tf.path not in self._reported_files:
+            self._reported_files.add(tf.path)
+            for p in tf.problems:
+                self.problems.add(p)
+
+    def _calls(
+        self,
+        value: Any,
+        fld: str,
+        tools: Mapping[str, ToolSpec] | None,
+        report: Callable[[str | None, str], None],
+    ) -> tuple[ExpectedCall, ...] | None:
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            report(fld, f"must be an array of {{name, args}} calls, not {json_kind(value)}")
+            return None
+        out: list[ExpectedCall] = []
+        ok = True
+        for i, obj in enumerate(value):
+            call = self._call(obj, f"{fld}[{i}]", tools, report)
+            if call is None:
+                ok = False
+            else:
+                out.append(call)
+        return tuple(out) if ok else None
+
+    def _call(
+        self,
+        obj: Any,
+        fld: str,
+        tools: Mapping[str, ToolSpec] | None,
+        report: Callable[[str | None, str], None],
+    ) -> ExpectedCall | None:
+        if not isinstance(obj, dict):
+            report(
+                fld,
+                f"a call must be an object {{name, args, required_args_only?}}, not "
+                f"{json_kind(obj)}",
+            )
+            return None
+        ok = True
+        for key in obj:
+            if key not in _CALL_KEYS:
+                report(f"{fld}.{key}", f"unknown key{did_you_mean(key, _CALL_KEYS)}")
+                ok = False
+        name = self._tool_name(obj.get("name"), f"{fld}.name", tools, report)
+        args = parse_args(obj.get("args", {}), f"{fld}.args", report)
+        rao = obj.get("required_args_only", True)
+        if not isinstance(rao, bool):
+            report(f"{fld}.required_args_only", f"must be true or false, not {rao!r}")
+            ok = False
+        if name is None or args is None or not ok:
+            return None
+        spec = tools.get(name) if tools is not None else None
+        if spec is not None:
+            before = self.problems.count
+            check_against_schema(args, spec.parameters, name, f"{fld}.args", report)
+            if self.problems.count != before:
+                return None
+        return ExpectedCall(name=name, args=args, required_args_only=rao)
+
+    def _tool_name(
+        self,
+        name: Any,
+        fld: str,
+        tools: Mapping[str, ToolSpec] | None,
+        report: Callable[[str | None, str], None],
+    ) -> str | None:
+        if not isinstance(name, str) or not name:
+            report(fld, f"required: a tool name, not {name!r}")
+            return None
+        if tools is not None and name not in tools:
+            report(fld, f"{name!r} is not among available_tools{did_you_mean(name, tools)}")
+            return None
+        return name
+
+    def _must_not_call(
+        self,
+        value: Any,
+        tools: Mapping[str, ToolSpec] | None,
+        report: Callable[[str | None, str], None],
+    ) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            report("must_not_call", f"must be an array of tool names, not {json_kind(value)}")
+            return ()
+        out: list[str] = []
+        for i, name in enumerate(value):
+            checked = self._tool_name(name, f"must_not_call[{i}]", tools, report)
+            if checked is None:
+                continue
+            if checked in out:
+                report(f"must_not_call[{i}]", f"{checked!r} is listed twice")
+                continue
+            out.append(checked)
+        return tuple(out)
+
+    def _enum(
+        self, value: Any, fld: str, enum: Any, report: Callable[[str | None, str], None]
+    ) -> Any:
+        if value is None:
+            return None
+        choices = [m.value for m in enum]
+        if not isinstance(value, str) or value not in choices:
+            hint = did_you_mean(value, choices) if isinstance(value, str) else ""
+            report(fld, f"must be one of {', '.join(choices)}, not {value!r}{hint}")
+            return None
+        return enum(value)
+
+    def _responses(
+        self,
+        value: Any,
+        tools: Mapping[str, ToolSpec] | None,
+        report: Callable[[str | None, str], None],
+    ) -> tuple[FrozenResponse, ...] | None:
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            report(
+                "tool_responses",
+                f"must be an array of {{name, args?, response | error}}, not {json_kind(value)}",
+            )
+            return None
+        out: list[FrozenResponse] = []
+        ok = True
+        for i, obj in enumerate(value):
+            fld = f"tool_responses[{i}]"
+            if not isinstance(obj, dict):
+                report(
+                    fld,
+                    f"must be an object {{name, args?, response | error}}, not {json_kind(obj)}",
+                )
+                ok = False
+                continue
+            bad = False
+            for key in obj:
+                if key not in _RESPONSE_KEYS:
+                    report(f"{fld}.{key}", f"unknown key{did_you_mean(key, _RESPONSE_KEYS)}")
+                    bad = True
+            name = self._tool_name(obj.get("name"), f"{fld}.name", tools, report)
+            args = None
+            if obj.get("args") is not None:
+                args = parse_args(obj["args"], f"{fld}.args", report)
+                bad = bad or args is None
+            if "response" in obj and "error" in obj:
+                report(
+                    fld, "has both `response` and `error`; a frozen response is one or the other"
+                )
+                bad = True
+            elif "response" not in obj and "error" not in obj:
+                report(
+                    fld,
+                    "needs `response` (the result, may be empty) or `error` (delivered as a "
+                    "failed call)",
+                )
+                bad = True
+            elif "error" in obj and obj["error"] is None:
+                report(
+                    f"{fld}.error",
+                    "is null; give the error (a message or an object), or use `response`",
+                )
+                bad = True
+            if name is None or bad:
+                ok = False
+                continue
+            out.append(
+                FrozenResponse(
+                    name=name, args=args, response=obj.get("response"), error=obj.get("error")
+                )
+            )
+        return tuple(out) if ok else None
+
+    def _tags(self, value: Any, report: Callable[[str | None, str], None]) -> tuple[str, ...]:
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            report("tags", f"must be an array of strings, not {json_kind(value)}")
+            return ()
+        out: list[str] = []
+        for i, tag in enumerate(value):
+            if not isinstance(tag, str) or not TAG.match(tag):
+                report(
+                    f"tags[{i}]",
+                    f"must be 1-64 characters without spaces, commas or '=', not {tag!r}",
+                )
+            elif tag in out:
+                report(f"tags[{i}]", f"{tag!r} is listed twice")
+            else:
+                out.append(tag)
+        return tuple(out)
