@@ -77,11 +77,17 @@ class RunOutput:
 
 
 def read_run_output(folder: Path, *, max_bytes: int) -> RunOutput:
-    """The folder's results.json, size-capped (``TOOLGATE_ARTIFACT_MAX_MB``) and
-    validated; never raises."""
+    """The folder's results.json — a regular file, not a link — size-capped
+    (``TOOLGATE_ARTIFACT_MAX_MB``) and validated; never raises."""
     if not folder.is_dir():
         return RunOutput(None, RelayProblem.NOT_DOWNLOADED)
     path = folder / RESULTS_FILE
+    if path.is_symlink():
+        # The PR's code wrote the folder: a link could point at any file on the runner.
+        error = InputError(
+            Problem(str(path), None, None, "is a symbolic link; only a regular file is read")
+        )
+        return RunOutput(None, RelayProblem.INVALID, error)
     if not path.is_file():
         return RunOutput(None, RelayProblem.MISSING)
     size = path.stat().st_size

@@ -23,8 +23,9 @@ import cmarkgfm
 import pytest
 from cmarkgfm.cmark import Options
 
+from gate.github.workflow_run import read_run_output
 from gate.report.comment import RelayedRun, RelayProblem, render_relay_notice
-from gate.results import Results
+from gate.results import Results, write_results
 from tests.action.harness import BASE_SHA, HEAD_SHA, REPOSITORY, workflow_run_event
 from tests.action.test_inprocess import TOKEN, act
 from tests.report.fixtures import failing, passing
@@ -354,3 +355,18 @@ def test_relayed_comment__failing_fixture_check_succeeded__golden() -> None:
 def test_relay_notice__each_problem__golden(problem: RelayProblem) -> None:
     run = RelayedRun("c" * 40, "failure", 41, RUN_URL)
     check_golden(f"relay-notice.{problem.name.lower()}.md", render_relay_notice(run, problem))
+
+
+def test_read_run_output__results_json_is_a_symlink__refused_never_followed(
+    tmp_path: Path,
+) -> None:
+    """A link in the artifact could point at any file on the runner: it is not read."""
+    outside = tmp_path / "elsewhere.json"
+    write_results(outside, passing())
+    folder = tmp_path / "toolgate-pr"
+    folder.mkdir()
+    (folder / "results.json").symlink_to(outside)
+    out = read_run_output(folder, max_bytes=64 * 1024 * 1024)
+    assert out.results is None and out.problem is RelayProblem.INVALID
+    assert out.error is not None and "symbolic link" in str(out.error)
+    assert str(folder / "results.json") in str(out.error)
