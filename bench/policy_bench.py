@@ -28,19 +28,19 @@ from pathlib import Path
 from typing import Any
 
 from gate.model import (
-    METRICS,
-    POOLED_METRICS,
     Case,
     Difficulty,
+    Evidence,
     ExpectedCall,
     SampleScore,
     SourceRef,
+    Tallies,
     ToolSpec,
+    ToolTally,
 )
 from gate.policy.decide import beyond_threshold
-from gate.policy.flips import REGRESSION, classify
-from gate.policy.reduce import build_results, reduce_arrays
-from gate.results import write_results
+from gate.policy.reduce import reduce_arrays
+from gate.scorers.registry import METRICS, POOLED_METRICS
 
 TARGET_S = 1.0
 
@@ -101,9 +101,8 @@ def numeric_core(data: dict[str, Any]) -> dict[str, Any]:
     worst_std = np.nanmax(red.slice_std[0])
     # gates: five min gates with their failing cases, worst first
     failing = [beyond_threshold(red.case.mean[:, j], "min", 0.9) for j in range(5)]
-    # flips against the baseline
-    kinds = classify(data["base_rate"], rate)
-    regressions = np.flatnonzero(kinds == REGRESSION)
+    # flips against the baseline: stable pass → stable fail
+    regressions = np.flatnonzero((data["base_rate"] == 1.0) & (rate == 0.0))
     return {
         "flaky": flaky.size,
         "worst_std": float(worst_std),
@@ -133,7 +132,9 @@ def object_path(cases: int, samples: int, repeat: int) -> None:
 
     from gate.baseline.diff import compare
     from gate.config import Config
+    from gate.pipeline.score import scores_to_scored
     from gate.policy.decide import decide
+    from gate.results import write_scored
 
     rng = np.random.default_rng(2)
     names = [m for m in METRICS if m not in POOLED_METRICS]
@@ -145,6 +146,7 @@ def object_path(cases: int, samples: int, repeat: int) -> None:
         sha256: str
         cases: tuple[Case, ...]
         tools: dict[str, ToolSpec]
+        cases_sha256: str | None = None
 
     ds_cases = tuple(
         Case(
@@ -173,11 +175,14 @@ def object_path(cases: int, samples: int, repeat: int) -> None:
             passed=passed[i * samples + s],
             scores=dict(zip(names, vals[i * samples + s], strict=True)),
             failed_checks=() if passed[i * samples + s] else ("calls_matched",),
-            evidence={
-                "expected": [{"name": "lookup_order", "args": {"order_id": "1"}}],
-                "actual": [],
-            },
-            tallies={"calls": 1, "calls_on_no_tool": 0, "per_tool": {"lookup_order": [1, 1, 1]}},
+            evidence=Evidence(
+                expected=(ExpectedCall("lookup_order"),),
+                actual=(),
+                alternative=0,
+                matched=(),
+                summary="0 exact, 0 name-only; 1 expected, 0 actual",
+            ),
+            tallies=Tallies(calls=1, per_tool={"lookup_order": ToolTally(1, 1, 1)}),
             usage={"prompt_tokens": 300, "completion_tokens": 20},
         )
         for i, c in enumerate(ds_cases)
@@ -194,17 +199,23 @@ def object_path(cases: int, samples: int, repeat: int) -> None:
     )
 
     def build() -> Any:
-        return build_results(dataset=ds, scores=scores, config=cfg, agent={}, shard=None, timing={})
+        return scores_to_scored(dataset=ds, scores=scores, config=cfg, agent={})
 
-    t_build, results, _ = timed(build, repeat)
+    t_build, scored, _ = timed(build, repeat)
+    stats = scored.stats
     with tempfile.TemporaryDirectory() as tmp:
-        t_write, _, _ = timed(lambda: write_results(Path(tmp) / "results.json", results), repeat)
-        size = (Path(tmp) / "results.json").stat().st_size
-    t_decide, _, _ = timed(lambda: decide(results, cfg, results, "self"), repeat)
-    t_compare, _, _ = timed(lambda: compare(results, results), repeat)
+        path = Path(tmp) / "results.json"
+        t_write, _, _ = timed(lambda: write_scored(path, stats, scored.records), repeat)
+        size = path.stat().st_size
+
+    def compare_decide() -> Any:
+        return decide(stats, compare(stats, stats, source="self"), cfg)
+
+    t_decide, _, _ = timed(compare_decide, repeat)
+    t_compare, _, _ = timed(lambda: compare(stats, stats), repeat)
     n = cases * samples
     print(f"\nobject path, {cases:,} cases × {samples} samples = {n:,} case-samples (medians):")
-    print(f"  build_results    {t_build:7.3f} s   {n / t_build:10,.0f} case-samples/s")
+    print(f"  rows + reduce    {t_build:7.3f} s   {n / t_build:10,.0f} case-samples/s")
     print(f"  write results    {t_write:7.3f} s   ({size / 1e6:.0f} MB)")
     print(f"  decide+compare   {t_decide:7.3f} s   (compare alone {t_compare:.3f} s)")
 

@@ -55,6 +55,7 @@ from gate.model import (
     Turn,
 )
 from gate.report.escape import call_repr, calls_repr
+from gate.scorers.registry import REGISTRY
 
 __all__ = ["assert_tool_calls", "check_tool_calls"]
 
@@ -188,7 +189,7 @@ def check_tool_calls(
     )
     scoring = ScoringConfig(extra_calls=extra_calls)  # type: ignore[arg-type]
     ctx = ScoringContext.build(scoring, _normalize(normalize), {s.name: s for s in specs})
-    return score_sample(case, run, ctx)
+    return score_sample(case, run, ctx, full=True)
 
 
 def assert_tool_calls(
@@ -230,7 +231,9 @@ def assert_tool_calls(
 
 def render_failure(score: SampleScore) -> str:
     """The evidence of a failed sample, as the PR comment and JUnit report show it."""
-    ev = score.evidence
+    from gate.results import evidence_json
+
+    ev = evidence_json(score.evidence) if score.evidence is not None else {}
     lines = [f"tool calls do not match (failing checks: {', '.join(score.failed_checks) or '—'})"]
     if isinstance(ev.get("summary"), str) and ev["summary"]:
         lines.append(f"  why: {ev['summary']}")
@@ -259,10 +262,12 @@ def render_failure(score: SampleScore) -> str:
         lines.append(f"  forbidden: {v.get('message')}")
     if ev.get("agent_error"):
         lines.append(f"  agent error: {ev['agent_error']}")
-    for check in score.failed_checks:
-        reason = score.reasons.get(check)
-        if reason:
-            lines.append(f"  {check}: {reason}")
+    # Then every metric that missed its best value, in the registry's order, with its reason.
+    for metric in REGISTRY:
+        value = score.scores.get(metric.name)
+        if value is not None and value != metric.ideal:
+            reason = score.reasons.get(metric.name, "")
+            lines.append(f"  {metric.name} {value:g}: {reason}".rstrip(": "))
     return "\n".join(lines)
 
 

@@ -19,13 +19,22 @@ relative to the config file's folder. Sections:
 from __future__ import annotations
 
 import enum
+from collections.abc import Collection
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from gate.errors import ConfigError, Problem
-from gate.model import JUDGE_METRIC_PREFIX, METRICS, Risk
+from gate.model import JUDGE_METRIC_PREFIX, Risk
 from gate.yamlio import YamlDoc, dotted, load_yaml
 
 
@@ -183,14 +192,17 @@ class GateConfig(_Strict):
 
     @field_validator("metric")
     @classmethod
-    def _deterministic_only(cls, v: str) -> str:
+    def _deterministic_only(cls, v: str, info: ValidationInfo) -> str:
         if v.startswith(JUDGE_METRIC_PREFIX):
             raise ValueError(
                 f"{v!r} is a judge score: judge scores are reported, never gated "
                 "(gate on a deterministic metric instead)"
             )
-        if v not in METRICS:
-            raise ValueError(f"unknown metric {v!r}{_did_you_mean(v, METRICS)}")
+        # The gateable names come from the metrics registry (gate.scorers.registry), which
+        # the loader is given: the config does not import the scorers.
+        known = (info.context or {}).get("metrics")
+        if known is not None and v not in known:
+            raise ValueError(f"unknown metric {v!r}{_did_you_mean(v, known)}")
         return v
 
     @model_validator(mode="after")
@@ -372,13 +384,18 @@ class Config(_Strict):
         return names
 
 
-def load_config(path: Path, *, display: str | None = None) -> Config:
-    """Load and validate toolgate.yml; every problem is reported with its line."""
+def load_config(
+    path: Path, *, display: str | None = None, metrics: Collection[str] | None = None
+) -> Config:
+    """Load and validate toolgate.yml; every problem is reported with its line.
+
+    ``metrics``: the names a gate may use (``gate.scorers.registry.GATEABLE``; the inputs
+    stage passes them); ``None`` leaves gate names unchecked."""
     doc = load_yaml(path, display=display)
-    return config_from_doc(doc, path)
+    return config_from_doc(doc, path, metrics=metrics)
 
 
-def config_from_doc(doc: YamlDoc, path: Path) -> Config:
+def config_from_doc(doc: YamlDoc, path: Path, *, metrics: Collection[str] | None = None) -> Config:
     if not isinstance(doc.data, dict):
         raise ConfigError(Problem(doc.file, 1, None, "the config must be a mapping of settings"))
     try:
@@ -387,7 +404,10 @@ def config_from_doc(doc: YamlDoc, path: Path) -> Config:
         # both) while booleans and integers stay strict.
         import json
 
-        cfg = Config.model_validate_json(json.dumps({**doc.data, "source": None}))
+        cfg = Config.model_validate_json(
+            json.dumps({**doc.data, "source": None}),
+            context={"metrics": None if metrics is None else tuple(metrics)},
+        )
     except ValidationError as exc:
         raise ConfigError(_problems(exc, doc)) from None
     return cfg.model_copy(update={"source": path})

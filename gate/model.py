@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import enum
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
+from gate.errors import UsageError
 from gate.jsonio import canonical
 
 JsonValue = Any
@@ -231,6 +233,53 @@ class Case:
         return (self.expected_tool_calls, *self.acceptable_alternatives)
 
 
+class DatasetLike(Protocol):
+    """What the stages need of a dataset (``gate.dataset.Dataset`` is one): where it was
+    read from, its pin, its cases in file order and every tool by name."""
+
+    @property
+    def display(self) -> str: ...
+    @property
+    def path(self) -> Path: ...
+    @property
+    def sha256(self) -> str: ...
+    @property
+    def cases_sha256(self) -> str | None: ...
+    @property
+    def cases(self) -> Sequence[Case]: ...
+    @property
+    def tools(self) -> Mapping[str, ToolSpec]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Shard:
+    """Shard ``index``/``count`` (1-based ``index``) of a dataset split by case id: it holds
+    the cases with ``int(sha256(id), 16) % count == index - 1`` — deterministic, independent
+    of order and of the other cases (a GitHub Actions matrix runs one shard per job)."""
+
+    index: int
+    count: int
+
+    def holds(self, case_id: str) -> bool:
+        return int(hashlib.sha256(case_id.encode()).hexdigest(), 16) % self.count == self.index - 1
+
+    @classmethod
+    def parse(cls, text: str, *, option: str = "--shard") -> Shard:
+        """``"i/n"`` with ``1 <= i <= n``; anything else is a :class:`UsageError` naming
+        ``option``."""
+        left, sep, right = text.partition("/")
+        try:
+            i, n = int(left), int(right)
+        except ValueError:
+            i = n = 0
+        if not sep or n < 1 or not 1 <= i <= n:
+            raise UsageError(f"{option} must be i/n with 1 <= i <= n (e.g. 2/4), not {text!r}")
+        return cls(i, n)
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
 # ─── what the agent did ───────────────────────────────────────────────────────
 
 
@@ -258,11 +307,15 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """What the runner answered to one call (from the frozen responses)."""
+    """What the runner answered to one call (from the frozen responses).
+
+    ``unrecorded`` is true for the runner's "no frozen response" error: a gap in the
+    dataset, not a failure of the tool (the runner sets it; runs.jsonl records it)."""
 
     id: str | None
     content: JsonValue
     is_error: bool = False
+    unrecorded: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,8 +367,146 @@ class HardFailure:
     kind: HardFailureKind
     case_id: str
     sample: int
-    call: Mapping[str, JsonValue]
+    call: ToolCall
     message: str
+    line: int | None = None
+    """The case's line in the dataset (set by the reduction; reports point at it)."""
+
+
+class MissingWhy(enum.StrEnum):
+    """Why an expected call of the chosen expectation list is not matched."""
+
+    NOT_CALLED = "not called"
+    UNPARSED = "called, but its arguments did not parse"
+    OTHER_ARGS = "called with different arguments"
+
+
+@dataclass(frozen=True, slots=True)
+class ActualCall:
+    """One call the agent made, as evidence shows it: the call and its turn (0-based)."""
+
+    call: ToolCall
+    turn: int
+
+
+@dataclass(frozen=True, slots=True)
+class MissingCall:
+    """An expected call (``index`` into ``Evidence.expected``) that no call matched."""
+
+    index: int
+    name: str
+    why: MissingWhy
+
+
+@dataclass(frozen=True, slots=True)
+class ExtraCall:
+    """An actual call (``index`` into ``Evidence.actual``) that matched no expectation."""
+
+    index: int
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ArgProblem:
+    """One argument that keeps a call from matching its expectation. ``argument`` is a
+    dotted path into nested objects (``address.country``), ``None`` when the arguments
+    did not parse; ``actual`` is meaningful only when ``present``."""
+
+    argument: str | None
+    expected: JsonValue
+    why: str
+    actual: JsonValue = None
+    present: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ArgDiff:
+    """An expected call answered by a call of the same tool with other arguments."""
+
+    expected_index: int
+    actual_index: int
+    tool: str
+    diffs: tuple[ArgProblem, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class MalformedCall:
+    """A structurally broken call (``index`` into ``Evidence.actual``) and why."""
+
+    index: int
+    name: str
+    kind: MalformedKind
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """A hard-failure rule a call broke (``index`` into ``Evidence.actual``)."""
+
+    rule: HardFailureKind
+    index: int
+    name: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """What the reports show for one sample, computed by the scorers (never recomputed).
+
+    * ``expected``: the expectation list that matched best (``alternative``: its index,
+      0 = the canonical list); ``actual``: every call made, in run order;
+    * ``matched``: ``(expected index, actual index)`` pairs of the maximum matching;
+    * ``missing`` / ``extra``: expected calls not matched, actual calls not matched;
+    * ``arg_diffs``: per expected call answered by a same-name call with other arguments,
+      the arguments that differ; ``malformed``: broken calls with their class;
+    * ``violations``: must-not-call, argument-scope and required-before rules broken;
+    * ``summary``: one line (``2 exact, 1 name-only; 3 expected, 4 actual``);
+    * ``unrecorded``: indices of calls without a frozen response; ``agent_error``: the
+      run's error, if any.
+    """
+
+    expected: tuple[ExpectedCall, ...]
+    actual: tuple[ActualCall, ...]
+    alternative: int
+    matched: tuple[tuple[int, int], ...]
+    summary: str
+    missing: tuple[MissingCall, ...] = ()
+    extra: tuple[ExtraCall, ...] = ()
+    arg_diffs: tuple[ArgDiff, ...] = ()
+    malformed: tuple[MalformedCall, ...] = ()
+    violations: tuple[Violation, ...] = ()
+    unrecorded: tuple[int, ...] = ()
+    agent_error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolTally:
+    """One tool's counts in one sample: expected calls, matched ones, calls made."""
+
+    expected: int
+    matched: int
+    called: int
+
+
+@dataclass(frozen=True, slots=True)
+class Tallies:
+    """Raw counts of one sample that the dataset level pools (ratios of sums, never means).
+
+    * ``calls``: calls made; ``calls_on_no_tool``: calls made on a no-tool case;
+    * ``per_tool``: name → :class:`ToolTally` (the per-tool recall rollup);
+    * ``confusion``: for a case with exactly one expected call, ``(expected tool, tool
+      called)`` — the expected tool when any call named it, else the first tool called,
+      else ``None``;
+    * ``malformed``: malformed-call class (``MalformedKind`` value) → count;
+    * ``unrecorded``: calls without a frozen response.
+    """
+
+    calls: int = 0
+    calls_on_no_tool: int = 0
+    per_tool: Mapping[str, ToolTally] = field(default_factory=dict)
+    confusion: tuple[tuple[str, str | None], ...] = ()
+    malformed: Mapping[str, int] = field(default_factory=dict)
+    unrecorded: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,12 +517,12 @@ class SampleScore:
       means), e.g. ``call_accuracy`` on a no-tool case. Rates are in [0, 1]; counts ≥ 0.
     * ``passed`` / ``failed_checks``: the case-pass rule of DESIGN §6 and the names of
       the checks that failed it (empty when passed).
-    * ``reasons``: metric name → one plain-language sentence.
-    * ``evidence``: JSON-able detail the reports render without recomputing (expected
-      and actual calls, the matching, missing and extra calls, argument differences,
-      malformed calls with their class, violations).
-    * ``tallies``: raw counts the dataset level pools (calls made, calls on no-tool
-      cases, per-tool expected/matched, confusion pairs).
+    * ``reasons``: metric name → one plain-language sentence, for the metrics that failed
+      (a value other than the best one) or do not apply (n/a); every metric's when
+      scored with ``full=True`` (``gate.scorers.score_sample``).
+    * ``evidence``: what the reports render without recomputing (:class:`Evidence`);
+      ``None`` for a passing sample unless scored with ``full=True``.
+    * ``tallies``: raw counts the dataset level pools (:class:`Tallies`).
     """
 
     case_id: str
@@ -340,65 +531,294 @@ class SampleScore:
     scores: Mapping[str, float | None]
     failed_checks: tuple[str, ...] = ()
     reasons: Mapping[str, str] = field(default_factory=dict)
-    evidence: Mapping[str, JsonValue] = field(default_factory=dict)
-    tallies: Mapping[str, JsonValue] = field(default_factory=dict)
+    evidence: Evidence | None = None
+    tallies: Tallies = field(default_factory=Tallies)
     hard_failures: tuple[HardFailure, ...] = ()
     error: str | None = None
     latency_ms: float | None = None
     usage: Mapping[str, int] | None = None
 
 
-# ─── metric names (the contract between scorers, policy, config and reports) ──
+# ─── metric names ────────────────────────────────────────────────────────────
 
-METRICS: tuple[str, ...] = (
-    "tool_selection_precision",
-    "tool_selection_recall",
-    "tool_selection_f1",
-    "tool_set_iou",
-    "call_accuracy",
-    "partial_credit_accuracy",
-    "schema_validity",
-    "parse_failure_rate",
-    "required_args_match",
-    "order_score",
-    "trajectory_match",
-    "name_sequence_similarity",
-    "unnecessary_call_rate",
-    "no_tool_respected",
-    "must_not_call_violations",
-    "step_budget_exceeded",
-    "duplicate_calls",
-    "repeated_failing_calls",
-    "required_step_missing",
-    "tool_error_rate",
-    "malformed_call_rate",
-    "execution_failure_rate",
-    "recovery_rate",
-    "composite_clean_rate",
-    "risk_weighted_precision",
-    "free_text_similarity",
-    "case_passed",
-)
-"""Every deterministic metric, by its name in results.json; all may be gated."""
-
-POOLED_METRICS: frozenset[str] = frozenset({"unnecessary_call_rate"})
-"""Metrics computed over the whole dataset (a ratio of sums), never as a mean of cases."""
-
-LOWER_IS_BETTER: frozenset[str] = frozenset(
-    {
-        "parse_failure_rate",
-        "unnecessary_call_rate",
-        "must_not_call_violations",
-        "step_budget_exceeded",
-        "duplicate_calls",
-        "repeated_failing_calls",
-        "required_step_missing",
-        "tool_error_rate",
-        "malformed_call_rate",
-        "execution_failure_rate",
-    }
-)
-"""Metrics where a rise is a regression (arrows and deltas in reports use this)."""
+# The deterministic metrics are declared once, in gate.scorers.registry (name, function,
+# direction, pooled, gateable); only the judge's naming rule lives here.
 
 JUDGE_METRIC_PREFIX = "judge."
 """Judge scores are named ``judge.<rubric>``; they are reported and can never be gated."""
+
+
+# ─── one run's header ─────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetRef:
+    """Which dataset a run used: its display path, pinned version and sha256 (of the file
+    and every file it references), the cases in scope and in the whole dataset, and the
+    sha256 of the dataset file alone (``cases_sha256``: results whose datasets differ only
+    in the tool files they reference are still compared — that is tool drift)."""
+
+    path: str
+    version: str | None
+    sha256: str
+    cases: int
+    total_cases: int | None = None
+    cases_sha256: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRef:
+    """A tool definition as a run saw it (``hash``: :meth:`ToolSpec.definition_hash`)."""
+
+    hash: str
+    description: str
+    parameters: Mapping[str, JsonValue]
+
+
+@dataclass(frozen=True, slots=True)
+class RunHeader:
+    """What identifies a run besides its scores: the gate, the dataset, the agent, the
+    seed, the shard and the tools (built once per run, by the score stage or the merge)."""
+
+    toolgate_version: str
+    gate_name: str
+    dataset: DatasetRef
+    agent: Mapping[str, JsonValue]
+    seed: int
+    shard: Shard | None
+    tools: Mapping[str, ToolRef]
+
+
+# ─── the suite's statistics (what the reduction returns) ──────────────────────
+
+
+@dataclass(frozen=True, slots=True)
+class MetricStats:
+    """A metric over the dataset or a slice: the mean over cases of per-case means
+    (``None``: n/a everywhere), the std over sample indices of the dataset-level value
+    (``None`` with fewer than 2 samples), ``n`` the cases with a value (calls, for a pooled
+    metric), and a seeded bootstrap 95% interval (dataset level only)."""
+
+    mean: float | None
+    std: float | None = None
+    n: int = 0
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SliceStats:
+    cases: int
+    pass_rate: float | None
+    metrics: Mapping[str, MetricStats]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRecall:
+    """One tool over every sample: expected calls, matched ones, recall (``None`` when
+    never expected) and calls made."""
+
+    expected: int
+    matched: int
+    recall: float | None
+    called: int
+
+
+@dataclass(frozen=True, slots=True)
+class CaseStats:
+    """One case over its samples (regular and confirmation ones).
+
+    ``scores``: per metric the mean over the samples where it applied (``None``: n/a in
+    all); ``std``: the sample std (ddof=1) of the metrics with a value in ≥ 2 samples;
+    ``failed_checks``: the checks that failed in any sample, most frequent first."""
+
+    id: str
+    line: int | None
+    difficulty: str | None
+    tags: tuple[str, ...]
+    expected_no_tool: bool
+    must_not_call: tuple[str, ...]
+    tools: tuple[str, ...]
+    passed: bool
+    pass_rate: float
+    flaky: bool
+    samples: int
+    extra_samples: int
+    scores: Mapping[str, float | None]
+    std: Mapping[str, float]
+    failed_checks: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Advice:
+    """What these samples can and cannot detect (``gate.policy.advisor``)."""
+
+    samples: int
+    cases: int
+    per_case_min_detectable_drop: float | None
+    per_case_samples_for_total_drop: int
+    dataset_min_detectable_drop: float | None
+    within_case_std: float | None
+    rule: str
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmStats:
+    """Adaptive confirmation (``confirm:``): extra samples spent on apparent flips."""
+
+    max_extra_samples: int
+    extra_samples: int
+    cases: Mapping[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteStats:
+    """Everything the reduction computes from a run's sample scores (``gate.policy.reduce``):
+    the value the baseline comparison and the decision take, and that ``gate.results``
+    writes. ``metric_names`` orders the per-case (and per-sample) scores of results.json."""
+
+    header: RunHeader
+    samples: int
+    """Regular samples per case."""
+    metric_names: tuple[str, ...]
+    metrics: Mapping[str, MetricStats]
+    slices: Mapping[str, SliceStats]
+    cases: Sequence[CaseStats]
+    per_tool: Mapping[str, ToolRecall]
+    confusion: Mapping[str, Mapping[str, int]]
+    malformed: Mapping[str, int]
+    hard_failures: tuple[HardFailure, ...]
+    usage: Mapping[str, float]
+    advisor: Advice | None
+    confirm: ConfirmStats | None
+    notices: tuple[str, ...]
+    timing: Mapping[str, JsonValue]
+
+
+# ─── the baseline comparison ──────────────────────────────────────────────────
+
+
+class FlipKind(enum.StrEnum):
+    """How a case's outcome changed between base and head (``gate.baseline.diff``):
+    stable pass → stable fail is a ``regression``, the reverse a ``fix``, any other change
+    of pass rate ``noise``; cases only in head are ``new``, only in base ``removed``."""
+
+    REGRESSION = "regression"
+    FIX = "fix"
+    NOISE = "noise"
+    NEW = "new"
+    REMOVED = "removed"
+
+
+@dataclass(frozen=True, slots=True)
+class Flip:
+    case_id: str
+    kind: FlipKind
+    base_pass_rate: float | None
+    head_pass_rate: float | None
+    base_samples: int
+    head_samples: int
+    head_extra_samples: int
+    failed_checks: tuple[str, ...]
+    tools: tuple[str, ...]
+    drifted_tools: tuple[str, ...]
+    line: int | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class MetricDelta:
+    base: float | None
+    head: float | None
+    delta: float | None
+
+
+class DriftChange(enum.StrEnum):
+    ADDED = "added"
+    REMOVED = "removed"
+    CHANGED = "changed"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDrift:
+    """A tool whose definition differs between base and head, with a compact diff and the
+    flipped cases that use it."""
+
+    tool: str
+    change: DriftChange
+    diff: tuple[str, ...]
+    flipped_cases: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """This run against the baseline (``gate.baseline.diff.compare``)."""
+
+    source: str
+    comparable: bool
+    note: str | None
+    rule: str
+    base_dataset_sha256: str | None
+    base_samples: int
+    regressions: int
+    fixes: int
+    noise: int
+    metrics: Mapping[str, MetricDelta]
+    slice_metrics: Mapping[str, Mapping[str, MetricDelta]]
+    flips: tuple[Flip, ...]
+    tool_drift: tuple[ToolDrift, ...]
+    base_usage: Mapping[str, float]
+
+
+# ─── the verdict ──────────────────────────────────────────────────────────────
+
+
+class GateOp(enum.StrEnum):
+    MIN = "min"
+    MAX = "max"
+
+
+@dataclass(frozen=True, slots=True)
+class GateOutcome:
+    """One bound of one ``gates:`` entry: the value it saw and whether it held
+    (``no_data``: the metric is n/a everywhere or the slice is empty — such a gate fails)."""
+
+    metric: str
+    slice: str | None
+    op: GateOp
+    threshold: float
+    value: float | None
+    passed: bool
+    reason: str
+    failing_cases: tuple[str, ...] = ()
+    no_data: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class VarianceOutcome:
+    """The variance guards (``gate.policy.guards``)."""
+
+    max_std: float | None
+    observed_max_std: float | None
+    worst_metric: str | None
+    stds: Mapping[str, float | None]
+    max_flaky_share: float | None
+    flaky_share: float
+    flaky_cases: tuple[str, ...]
+    passed: bool
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The gate's decision (``gate.policy.decide``) and why, with the notices it adds."""
+
+    passed: bool
+    summary: str
+    reasons: tuple[str, ...]
+    gates: tuple[GateOutcome, ...]
+    variance: VarianceOutcome
+    hard_failures: int
+    regressions: int
+    notices: tuple[str, ...] = ()

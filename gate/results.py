@@ -1,20 +1,28 @@
-"""results.json: the versioned file every reporter renders from (DESIGN §9).
+"""results.json: the versioned file every reporter renders from (DESIGN §9) — and the one
+module that assembles, converts and reads a :class:`Results`.
 
 The pydantic models here *are* the schema (``gate/schemas/results.schema.json`` is
-generated from them and checked in tests). Writing builds plain dicts for speed on large
-runs; reading — our own results for ``report``/``merge``, or a baseline — validates with
-these models so that a malformed or foreign file is a clear input error.
+generated from them and checked in tests); they live only at this boundary. Inside, the
+stages hand each other typed values of :mod:`gate.model`: the reduction's
+:class:`~gate.model.SuiteStats`, the comparison, the verdict. This module turns them into
+a :class:`Results` (:func:`assemble`) or writes them without building one
+(:func:`write_scored`, for runs of any size), and turns a file back into typed values
+(:func:`read_results`, :func:`stats_of`, :func:`merge_part`).
 
-Everything in a results file is deterministic for the same inputs and seed, except what
-lives under ``timing`` (wall times, latencies, dates): reproducibility tests compare the
-files with ``timing`` removed.
+**Schema 2 (lean).** Per sample: its scores and its ``failed_checks`` always; the
+reasons only of the metrics that missed their best value or do not apply (and of failed
+checks a foreign file may key them by); the evidence only for a sample that did not
+pass; tallies without their zero entries. Per-sample and per-case ``scores`` (and per-case
+``std``) are arrays in the order of the top-level ``metric_names``. Files of schema 1 (the
+previous release: dict scores, reasons and evidence of every sample) are read too, and
+converted once, here.
 
-Building and writing are on the hot path of ``toolgate score`` (100,000 case-samples):
-validating every sample record with pydantic costs seconds, so ``gate.policy.reduce``
-builds the per-case and per-sample records with :func:`construct` (no validation: the
-data was built by our own code from validated inputs) and :func:`write_results`
-serialises the models' fields directly with orjson. The bytes are the same as
-``model_dump(mode="json")`` would give, sorted.
+**Layout.** Keys sorted and two-space indentation, except that an object or array of
+scalars nested two or more levels deep (a metric's statistics, a tool's counts, a case's
+scores) is written on one line, and each sample record on one line (its keys sorted, the
+evidence keeping the calls' argument order as the dataset and the model wrote them). The same
+inputs give the same bytes; everything outside ``timing`` is deterministic (wall times,
+latencies and dates live there: reproducibility tests compare files without it).
 
 Compatibility: ``schema_version`` changes only when a field is removed or changes meaning;
 new optional fields keep the version.
@@ -24,17 +32,34 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from gate import jsonio
+from gate import model as m
 from gate.errors import Problem, ResultsFileError
+from gate.model import (
+    ActualCall,
+    ArgDiff,
+    Evidence,
+    HardFailureKind,
+    SampleScore,
+    Tallies,
+    ToolCall,
+    ToolTally,
+)
+from gate.policy.merge import MergePart, merge
+from gate.policy.reduce import reduce, sample_metric_names
+from gate.policy.table import CaseMeta, RowsBuilder
+from gate.scorers.registry import BY_NAME, METRICS
 
-SCHEMA_VERSION: Literal[1] = 1
+SCHEMA_VERSION: Literal[2] = 2
+READS: tuple[int, ...] = (1, 2)
+"""The schema versions :func:`read_results` reads (1: the previous release's)."""
 
 
 class _M(BaseModel):
@@ -58,17 +83,25 @@ class MetricStat(_M):
 
 
 class SampleResult(_M):
+    """One case-sample. ``scores`` follows ``Results.metric_names`` (``None`` = n/a).
+
+    ``reasons``: one sentence per metric that missed its best value or does not apply
+    (omitted when there is none); ``evidence`` (only for a sample that did not pass):
+    ``expected``, ``actual``, ``alternative``, ``matched``, ``missing``, ``extra``,
+    ``arg_diffs``, ``malformed``, ``violations``, ``summary``, ``unrecorded``,
+    ``agent_error`` (``docs/scoring.md``); ``tallies``: the raw counts the dataset level
+    pools (``calls``, ``calls_on_no_tool``, ``per_tool`` ``{name: [expected, matched,
+    called]}``, ``confusion`` ``[[expected, actual]]``, ``malformed`` ``{class: n}``,
+    ``unrecorded``), zero entries left out — kept so that shard results can be merged and
+    re-pooled without re-running anything."""
+
     sample: int
     passed: bool
-    scores: dict[str, int | float | None]
-    """As the scorers gave them (an int stays an int when read back); ``None`` = n/a."""
+    scores: list[float | None]
     failed_checks: list[str] = Field(default_factory=list)
     reasons: dict[str, str] = Field(default_factory=dict)
     evidence: dict[str, Any] = Field(default_factory=dict)
     tallies: dict[str, Any] = Field(default_factory=dict)
-    """The scorer's raw counts for this sample (calls, calls on no-tool cases, per-tool
-    expected/matched/called, confusion pairs, malformed calls): kept so that shard
-    results can be merged and re-pooled without re-running anything."""
     error: str | None = None
     usage: dict[str, int | float] | None = None
     extra: bool = False
@@ -83,18 +116,19 @@ class CaseResult(_M):
     expected_no_tool: bool = False
     must_not_call: list[str] = Field(default_factory=list)
     tools: list[str] = Field(default_factory=list)
-    """Names of the tools the case's expectations involve (for drift attribution)."""
+    """Names of the tools the case's expectations involve, then the others it called."""
     passed: bool
     """True when every sample passed (pass rate 1.0); see ``pass_rate`` and ``flaky``."""
     pass_rate: float
     """Passed samples ÷ samples run (confirmation samples included)."""
     flaky: bool
     """0 < pass rate < 1."""
-    scores: dict[str, float | None]
-    """Per metric, the mean over the samples where it applied (``None``: n/a in all)."""
-    std: dict[str, float] = Field(default_factory=dict)
-    """Per metric, the sample standard deviation over samples (ddof=1); only metrics
-    with a value in at least 2 samples appear."""
+    scores: list[float | None]
+    """Per metric of ``metric_names``, the mean over the samples where it applied
+    (``None``: n/a in all)."""
+    std: list[float | None] = Field(default_factory=list)
+    """Per metric of ``metric_names``, the sample standard deviation over samples
+    (ddof=1); ``None`` with fewer than 2 values."""
     extra_samples: int = 0
     """How many of ``samples`` were added by adaptive confirmation."""
     samples: list[SampleResult]
@@ -277,7 +311,7 @@ class ConfirmInfo(_M):
 
 
 class Results(_M):
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[2] = SCHEMA_VERSION
     toolgate_version: str
     gate_name: str
     dataset: DatasetInfo
@@ -286,6 +320,8 @@ class Results(_M):
     seed: int
     shard: ShardInfo | None = None
     tools: dict[str, ToolInfo] = Field(default_factory=dict)
+    metric_names: list[str] = Field(default_factory=list)
+    """The order of every per-case and per-sample ``scores`` array (and per-case ``std``)."""
     metrics: dict[str, MetricStat]
     slices: dict[str, SliceResult] = Field(default_factory=dict)
     per_tool: dict[str, ToolRollup] = Field(default_factory=dict)
@@ -304,78 +340,524 @@ class Results(_M):
     timing: dict[str, Any] = Field(default_factory=dict)
     """Wall times, latencies and dates: the only part that differs between identical runs."""
 
+    @model_validator(mode="after")
+    def _arrays_follow_metric_names(self) -> Results:
+        k = len(self.metric_names)
+        for i, c in enumerate(self.cases):
+            if len(c.scores) != k or (c.std and len(c.std) != k):
+                raise ValueError(
+                    f"cases[{i}] ({c.id!r}): its scores and std must have one entry per "
+                    f"metric_names ({k})"
+                )
+            for j, s in enumerate(c.samples):
+                if len(s.scores) != k:
+                    raise ValueError(
+                        f"cases[{i}].samples[{j}] ({c.id!r} sample {s.sample}): its scores "
+                        f"must have one entry per metric_names ({k})"
+                    )
+        return self
 
-def read_results(path: Path, *, display: str | None = None) -> Results:
-    """Read and validate a results.json (ours or a baseline)."""
-    name = display or str(path)
+    def case_scores(self, case: CaseResult) -> dict[str, float | None]:
+        """A case's scores by metric name."""
+        return dict(zip(self.metric_names, case.scores, strict=True))
+
+    def case_std(self, case: CaseResult) -> dict[str, float]:
+        """A case's std over samples by metric name (metrics with ≥ 2 values only)."""
+        return {n: v for n, v in zip(self.metric_names, case.std, strict=False) if v is not None}
+
+    def sample_scores(self, sample: SampleResult) -> dict[str, float | None]:
+        """A sample's scores by metric name."""
+        return dict(zip(self.metric_names, sample.scores, strict=True))
+
+
+# ─── per-sample records ──────────────────────────────────────────────────────
+
+
+class SampleRecords(Protocol):
+    """The results.json records of a run's samples, by case (dataset index in scope),
+    each case's in the reduction's order: regular samples by number, then confirmation
+    samples."""
+
+    def of_case(self, case: int) -> Sequence[bytes]: ...
+
+
+class MemoryRecords:
+    """:class:`SampleRecords` held in memory (one run's, or a merge's)."""
+
+    def __init__(self) -> None:
+        self._by_case: dict[int, list[tuple[bool, int, bytes]]] = {}
+
+    def add(self, case: int, sample: int, extra: bool, record: bytes) -> None:
+        self._by_case.setdefault(case, []).append((extra, sample, record))
+
+    def of_case(self, case: int) -> list[bytes]:
+        rows = self._by_case.get(case, [])
+        rows.sort(key=_record_order)
+        return [r for *_, r in rows]
+
+    def joined(self, other: MemoryRecords) -> MemoryRecords:
+        """These records and ``other``'s (a new object; neither is changed)."""
+        out = MemoryRecords()
+        for source in (self, other):
+            for case, rows in source._by_case.items():
+                out._by_case.setdefault(case, []).extend(rows)
+        return out
+
+
+def _record_order(row: tuple[bool, int, bytes]) -> tuple[bool, int]:
+    return row[0], row[1]
+
+
+def kept_reasons(
+    reasons: Mapping[str, str],
+    scores: Mapping[str, float | None],
+    failed_checks: Iterable[str],
+) -> dict[str, str]:
+    """The reasons a sample record keeps (module docstring): of the metrics that missed
+    their best value (:attr:`gate.scorers.registry.Metric.ideal`) or do not apply, of any
+    other metric, and of failed checks."""
+    checks = set(failed_checks)
+    out: dict[str, str] = {}
+    for name, why in reasons.items():
+        metric = BY_NAME.get(name)
+        if metric is None or name in checks:
+            out[name] = why
+            continue
+        value = scores.get(name)
+        if value is None or value != metric.ideal:
+            out[name] = why
+    return out
+
+
+def _lean_tallies(t: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in t.items() if v}
+
+
+def _record_bytes(
+    *,
+    sample: int,
+    passed: bool,
+    scores: list[float | None],
+    failed_checks: Sequence[str],
+    reasons: Mapping[str, str],
+    evidence: Mapping[str, Any] | None,
+    tallies: Mapping[str, Any],
+    error: str | None,
+    usage: Mapping[str, int | float] | None,
+    extra: bool,
+) -> bytes:
+    """One sample record, compact, its keys in sorted order and its defaults left out."""
+    rec: dict[str, Any] = {}
+    if error is not None:
+        rec["error"] = error
+    if evidence and not passed:
+        rec["evidence"] = evidence
+    if extra:
+        rec["extra"] = True
+    rec["failed_checks"] = list(failed_checks)
+    rec["passed"] = passed
+    if reasons:
+        rec["reasons"] = dict(sorted(reasons.items()))
+    rec["sample"] = sample
+    rec["scores"] = scores
+    rec["tallies"] = dict(sorted(tallies.items()))
+    if usage is not None:
+        rec["usage"] = dict(sorted(usage.items()))
+    return orjson.dumps(rec, default=_default, option=orjson.OPT_NON_STR_KEYS)
+
+
+def sample_record(score: SampleScore, *, names: Sequence[str], extra: bool = False) -> bytes:
+    """A scored sample's results.json record (lean: see the module docstring)."""
+    scores = score.scores
+    return _record_bytes(
+        sample=score.sample,
+        passed=score.passed,
+        scores=[scores.get(n) for n in names],
+        failed_checks=score.failed_checks,
+        reasons=kept_reasons(score.reasons, scores, score.failed_checks),
+        evidence=evidence_json(score.evidence) if score.evidence is not None else None,
+        tallies=_lean_tallies(tallies_json(score.tallies)),
+        error=score.error,
+        usage=score.usage,
+        extra=extra,
+    )
+
+
+def result_record(
+    s: SampleResult, *, names: Sequence[str], write: Sequence[str] | None = None
+) -> bytes:
+    """A :class:`SampleResult`'s record, written as :func:`sample_record` would (``names``
+    are its results' ``metric_names``; ``write``, the names to write its scores over, when
+    they differ)."""
+    scores = dict(zip(names, s.scores, strict=True))
+    return _record_bytes(
+        sample=s.sample,
+        passed=s.passed,
+        scores=list(s.scores) if write is None else [scores.get(n) for n in write],
+        failed_checks=s.failed_checks,
+        reasons=kept_reasons(s.reasons, scores, s.failed_checks),
+        evidence=s.evidence,
+        tallies=_lean_tallies(s.tallies),
+        error=s.error,
+        usage=s.usage,
+        extra=s.extra,
+    )
+
+
+# ─── typed values → results.json ─────────────────────────────────────────────
+
+
+def _actual_json(a: ActualCall) -> dict[str, Any]:
+    out = a.call.to_json()
+    out["turn"] = a.turn
+    return out
+
+
+def _arg_diff_json(d: ArgDiff) -> dict[str, Any]:
+    diffs = []
+    for p in d.diffs:
+        entry: dict[str, Any] = {"argument": p.argument, "expected": p.expected, "why": p.why}
+        if p.present:
+            entry["actual"] = p.actual
+        diffs.append(entry)
+    return {
+        "expected_index": d.expected_index,
+        "actual_index": d.actual_index,
+        "tool": d.tool,
+        "diffs": diffs,
+    }
+
+
+def evidence_json(ev: Evidence) -> dict[str, Any]:
+    """A sample's :class:`~gate.model.Evidence` as results.json holds it (the keys are
+    documented in ``docs/scoring.md``)."""
+    out: dict[str, Any] = {
+        "expected": [e.to_json() for e in ev.expected],
+        "actual": [_actual_json(a) for a in ev.actual],
+        "alternative": ev.alternative,
+        "matched": [[i, j] for i, j in ev.matched],
+        "missing": [{"index": m.index, "name": m.name, "why": m.why.value} for m in ev.missing],
+        "extra": [{"index": x.index, "name": x.name} for x in ev.extra],
+        "arg_diffs": [_arg_diff_json(d) for d in ev.arg_diffs],
+        "malformed": [
+            {"index": m.index, "name": m.name, "kind": m.kind.value, "detail": m.detail}
+            for m in ev.malformed
+        ],
+        "violations": [
+            {"rule": v.rule.value, "index": v.index, "name": v.name, "message": v.message}
+            for v in ev.violations
+        ],
+        "summary": ev.summary,
+    }
+    if ev.unrecorded:
+        out["unrecorded"] = list(ev.unrecorded)
+    if ev.agent_error is not None:
+        out["agent_error"] = ev.agent_error
+    return out
+
+
+def tallies_json(t: Tallies) -> dict[str, Any]:
+    """A sample's :class:`~gate.model.Tallies` as results.json holds them (whole; a
+    sample record leaves out the zero entries)."""
+    return {
+        "calls": t.calls,
+        "calls_on_no_tool": t.calls_on_no_tool,
+        "per_tool": {n: [x.expected, x.matched, x.called] for n, x in t.per_tool.items()},
+        "confusion": [[e, a] for e, a in t.confusion],
+        "malformed": dict(t.malformed),
+        "unrecorded": t.unrecorded,
+    }
+
+
+def tallies_of(t: Mapping[str, Any]) -> Tallies:
+    """Tallies read back from a sample record (tolerant of the shapes of schema 1)."""
+    per_tool = t.get("per_tool") or {}
+    confusion = t.get("confusion") or []
+    malformed = t.get("malformed") or {}
+    if not isinstance(malformed, Mapping):  # a list of classes, in older files
+        counted: dict[str, int] = {}
+        for kind in malformed:
+            counted[str(kind)] = counted.get(str(kind), 0) + 1
+        malformed = counted
+    return Tallies(
+        calls=int(t.get("calls", 0) or 0),
+        calls_on_no_tool=int(t.get("calls_on_no_tool", 0) or 0),
+        per_tool={str(n): ToolTally(int(e), int(mm), int(c)) for n, (e, mm, c) in per_tool.items()},
+        confusion=tuple((str(e), None if a is None else str(a)) for e, a in confusion),
+        malformed={str(k): int(v) for k, v in malformed.items()},
+        unrecorded=int(t.get("unrecorded", 0) or 0),
+    )
+
+
+def _hard_json(h: m.HardFailure) -> HardFailureResult:
+    return HardFailureResult(
+        kind=str(h.kind),
+        case_id=h.case_id,
+        sample=h.sample,
+        call=h.call.to_json(),
+        message=h.message,
+        line=h.line,
+    )
+
+
+def _hard_of(h: HardFailureResult) -> m.HardFailure:
+    call = h.call
+    args = call.get("arguments")
+    raw = call.get("raw_arguments")
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ResultsFileError(
-            Problem(name, None, None, f"cannot read: {exc.strerror or exc}")
-        ) from None
-    try:
-        data = jsonio.loads_strict(raw, max_depth=128)
-    except jsonio.JsonInputError as exc:
-        raise ResultsFileError(Problem(name, None, None, str(exc))) from None
-    if isinstance(data, dict) and data.get("schema_version") not in (None, SCHEMA_VERSION):
-        raise ResultsFileError(
-            Problem(
-                name,
-                None,
-                "schema_version",
-                f"{data.get('schema_version')!r} is not supported "
-                f"(this ToolGate reads {SCHEMA_VERSION})",
+        kind = HardFailureKind(h.kind)
+    except ValueError:
+        kind = HardFailureKind.MUST_NOT_CALL if "must" in h.kind else HardFailureKind.ARG_SCOPE
+    return m.HardFailure(
+        kind=kind,
+        case_id=h.case_id,
+        sample=h.sample,
+        call=ToolCall(
+            name=str(call.get("name", "?")),
+            arguments=args if isinstance(args, dict) else None,
+            id=call.get("id") if isinstance(call.get("id"), str) else None,
+            raw_arguments=raw if isinstance(raw, str) else None,
+            parse_ok=bool(call.get("parse_ok", isinstance(args, dict))),
+        ),
+        message=h.message,
+        line=h.line,
+    )
+
+
+def _metric_json(s: m.MetricStats) -> MetricStat:
+    return MetricStat(mean=s.mean, std=s.std, n=s.n, ci_low=s.ci_low, ci_high=s.ci_high)
+
+
+def _metric_of(s: MetricStat) -> m.MetricStats:
+    return m.MetricStats(mean=s.mean, std=s.std, n=s.n, ci_low=s.ci_low, ci_high=s.ci_high)
+
+
+def verdict_json(v: m.Verdict) -> Verdict:
+    var = v.variance
+    return Verdict(
+        passed=v.passed,
+        summary=v.summary,
+        reasons=list(v.reasons),
+        gates=[
+            GateResult(
+                metric=g.metric,
+                slice=g.slice,
+                op=g.op.value,
+                threshold=g.threshold,
+                value=g.value,
+                passed=g.passed,
+                reason=g.reason,
+                failing_cases=list(g.failing_cases),
+                no_data=g.no_data,
             )
-        )
-    try:
-        return Results.model_validate(data)
-    except ValidationError as exc:
-        problems = [
-            Problem(name, None, ".".join(str(p) for p in e["loc"]) or None, e["msg"])
-            for e in exc.errors(include_url=False)[:20]
-        ]
-        raise ResultsFileError(problems) from None
+            for g in v.gates
+        ],
+        variance=VarianceResult(
+            max_std=var.max_std,
+            observed_max_std=var.observed_max_std,
+            worst_metric=var.worst_metric,
+            stds=dict(var.stds),
+            max_flaky_share=var.max_flaky_share,
+            flaky_share=var.flaky_share,
+            flaky_cases=list(var.flaky_cases),
+            passed=var.passed,
+            reasons=list(var.reasons),
+        ),
+        hard_failures=v.hard_failures,
+        regressions=v.regressions,
+    )
 
 
-def write_results(path: Path, results: Results | dict[str, Any]) -> None:
-    """Write results.json canonically (sorted keys, 2-space indent), byte for byte what
-    :func:`dumps_results` gives — but case by case, so the file's text is never in memory
-    whole (614 MB for 100,000 case-samples)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("wb") as fh:
-        for chunk in _results_chunks(results):
-            fh.write(chunk)
-    tmp.replace(path)
+def _delta_json(d: m.MetricDelta) -> MetricDelta:
+    return MetricDelta(base=d.base, head=d.head, delta=d.delta)
 
 
-_CASES_PLACEHOLDER = "\x00toolgate-cases\x00"
-"""Stands in for the cases array in the document's outline (which is written whole
-instead, should any string of the outline hold it too)."""
+def comparison_json(c: m.Comparison) -> Comparison:
+    """The comparison as results.json holds it (``toolgate diff --format json`` too)."""
+    return Comparison(
+        source=c.source,
+        comparable=c.comparable,
+        note=c.note,
+        rule=c.rule,
+        base_dataset_sha256=c.base_dataset_sha256,
+        base_samples=c.base_samples,
+        regressions=c.regressions,
+        fixes=c.fixes,
+        noise=c.noise,
+        metrics={k: _delta_json(d) for k, d in c.metrics.items()},
+        slice_metrics={
+            s: {k: _delta_json(d) for k, d in ds.items()} for s, ds in c.slice_metrics.items()
+        },
+        flips=[
+            Flip(
+                case_id=f.case_id,
+                kind=f.kind.value,
+                base_pass_rate=f.base_pass_rate,
+                head_pass_rate=f.head_pass_rate,
+                base_samples=f.base_samples,
+                head_samples=f.head_samples,
+                head_extra_samples=f.head_extra_samples,
+                failed_checks=list(f.failed_checks),
+                tools=list(f.tools),
+                drifted_tools=list(f.drifted_tools),
+                line=f.line,
+                reason=f.reason,
+            )
+            for f in c.flips
+        ],
+        tool_drift=[
+            ToolDrift(
+                tool=d.tool,
+                change=d.change.value,
+                diff=list(d.diff),
+                flipped_cases=list(d.flipped_cases),
+            )
+            for d in c.tool_drift
+        ],
+        base_usage=dict(c.base_usage),
+    )
 
 
-def _results_chunks(results: Results | dict[str, Any]) -> Iterator[bytes]:
-    """The bytes of :func:`dumps_results` in pieces: the outline with the cases array
-    left out, then each case (indented to its depth), then the rest of the outline."""
-    fields = dict(results.__dict__ if isinstance(results, BaseModel) else results)
-    cases = fields.get("cases")
-    if not isinstance(cases, list) or not cases:
-        yield dumps_results(results)
-        return
-    fields["cases"] = [_CASES_PLACEHOLDER]
-    outline = dumps_results(fields)
-    marker = orjson.dumps(_CASES_PLACEHOLDER)
-    if outline.count(marker) != 1:  # a string that holds the marker: do it whole
-        yield dumps_results(results)
-        return
-    head, _, tail = outline.partition(marker)
-    yield head  # ends with '"cases": [' and the newline and indent of its first element
-    option = _DUMP_OPTIONS | orjson.OPT_INDENT_2
-    for i, case in enumerate(cases):
-        text = orjson.dumps(case, default=_default, option=option)
-        yield (b",\n    " if i else b"") + text.replace(b"\n", b"\n    ")
-    yield tail
+def _advisor_json(a: m.Advice | None) -> Advisor | None:
+    if a is None:
+        return None
+    return Advisor(
+        samples=a.samples,
+        cases=a.cases,
+        per_case_min_detectable_drop=a.per_case_min_detectable_drop,
+        per_case_samples_for_total_drop=a.per_case_samples_for_total_drop,
+        dataset_min_detectable_drop=a.dataset_min_detectable_drop,
+        within_case_std=a.within_case_std,
+        rule=a.rule,
+        summary=a.summary,
+    )
+
+
+def _header_fields(h: m.RunHeader) -> dict[str, Any]:
+    d = h.dataset
+    return {
+        "toolgate_version": h.toolgate_version,
+        "gate_name": h.gate_name,
+        "dataset": DatasetInfo(
+            path=d.path,
+            version=d.version,
+            sha256=d.sha256,
+            cases=d.cases,
+            total_cases=d.total_cases,
+            cases_sha256=d.cases_sha256,
+        ),
+        "agent": dict(h.agent),
+        "seed": h.seed,
+        "shard": None if h.shard is None else ShardInfo(index=h.shard.index, count=h.shard.count),
+        "tools": {
+            name: ToolInfo(hash=t.hash, description=t.description, parameters=dict(t.parameters))
+            for name, t in h.tools.items()
+        },
+    }
+
+
+def _outline(
+    stats: m.SuiteStats,
+    *,
+    verdict: m.Verdict | None,
+    comparison: m.Comparison | None,
+    judge: Mapping[str, Any] | None,
+    notices: Sequence[str],
+    timing: Mapping[str, Any],
+) -> dict[str, Any]:
+    """Every field of the results but the cases."""
+    confirm = stats.confirm
+    return {
+        "schema_version": SCHEMA_VERSION,
+        **_header_fields(stats.header),
+        "samples": stats.samples,
+        "metric_names": list(stats.metric_names),
+        "metrics": {k: _metric_json(s) for k, s in stats.metrics.items()},
+        "slices": {
+            name: SliceResult(
+                cases=sl.cases,
+                pass_rate=sl.pass_rate,
+                metrics={k: _metric_json(s) for k, s in sl.metrics.items()},
+            )
+            for name, sl in stats.slices.items()
+        },
+        "per_tool": {
+            n: ToolRollup(expected=t.expected, matched=t.matched, recall=t.recall, called=t.called)
+            for n, t in stats.per_tool.items()
+        },
+        "confusion": {k: dict(v) for k, v in stats.confusion.items()},
+        "malformed": dict(stats.malformed),
+        "hard_failures": [_hard_json(h) for h in stats.hard_failures],
+        "usage": dict(stats.usage),
+        "verdict": None if verdict is None else verdict_json(verdict),
+        "comparison": None if comparison is None else comparison_json(comparison),
+        "advisor": _advisor_json(stats.advisor),
+        "confirm": None
+        if confirm is None
+        else ConfirmInfo(
+            max_extra_samples=confirm.max_extra_samples,
+            extra_samples=confirm.extra_samples,
+            cases=dict(confirm.cases),
+        ),
+        "judge": None if judge is None else dict(judge),
+        "notices": [*stats.notices, *(verdict.notices if verdict else ()), *notices],
+        "timing": {**stats.timing, **timing},
+    }
+
+
+def _case_fields(c: m.CaseStats, names: Sequence[str]) -> dict[str, Any]:
+    """A case's fields but its samples, as results.json holds them."""
+    return {
+        "id": c.id,
+        "line": c.line,
+        "difficulty": c.difficulty,
+        "tags": list(c.tags),
+        "expected_no_tool": c.expected_no_tool,
+        "must_not_call": list(c.must_not_call),
+        "tools": list(c.tools),
+        "passed": c.passed,
+        "pass_rate": c.pass_rate,
+        "flaky": c.flaky,
+        "scores": [c.scores.get(n) for n in names],
+        "std": [c.std.get(n) for n in names],
+        "extra_samples": c.extra_samples,
+    }
+
+
+def assemble(
+    stats: m.SuiteStats,
+    records: SampleRecords,
+    *,
+    verdict: m.Verdict | None = None,
+    comparison: m.Comparison | None = None,
+    judge: Mapping[str, Any] | None = None,
+    notices: Sequence[str] = (),
+    timing: Mapping[str, Any] | None = None,
+) -> Results:
+    """The :class:`Results` of a run: its statistics, its sample records (read back from
+    the bytes results.json gets), and what was decided about it."""
+    fields = _outline(
+        stats,
+        verdict=verdict,
+        comparison=comparison,
+        judge=judge,
+        notices=notices,
+        timing=timing or {},
+    )
+    names = stats.metric_names
+    cases = []
+    for i, c in enumerate(stats.cases):
+        samples = [SampleResult.model_validate_json(r) for r in records.of_case(i)]
+        cases.append(CaseResult(**_case_fields(c, names), samples=samples))
+    fields["cases"] = cases
+    return Results(**fields)
+
+
+# ─── writing ──────────────────────────────────────────────────────────────────
+
+_DUMP_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+_CASE_KEYS = tuple(sorted((*CaseResult.model_fields,)))
+_SCALARS = (str, int, float, bool, type(None))
 
 
 def _default(obj: Any) -> Any:
@@ -389,62 +871,443 @@ def _default(obj: Any) -> Any:
         return sorted(obj, key=repr)
     if isinstance(obj, enum.Enum):
         return obj.value
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return dataclasses.asdict(obj)
     raise TypeError(f"not JSON-serialisable: {type(obj).__name__}")
 
 
-_DUMP_OPTIONS = orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+def _compact(value: Any) -> str:
+    return orjson.dumps(value, default=_default, option=_DUMP_OPTIONS).decode()
 
 
-def dumps_results(results: BaseModel | dict[str, Any], *, indent: bool = True) -> bytes:
-    """Canonical bytes of a results file — or of any of its parts — the same as
-    ``model_dump(mode="json")`` would give, sorted, fast."""
-    option = _DUMP_OPTIONS | (orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE if indent else 0)
-    return orjson.dumps(results, default=_default, option=option)
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.__dict__
+    if isinstance(value, Mapping):
+        return value
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, set | frozenset | enum.Enum):
+        return _default(value)
+    return value
+
+
+def _layout(value: Any, depth: int, pad: str) -> str:
+    """The layout of the module docstring for one value at ``depth`` (the root is 0): an
+    object or array of scalars nested two or more levels deep on one line, everything
+    else indented by two spaces, keys sorted."""
+    value = _plain(value)
+    if isinstance(value, Mapping):
+        if not value:
+            return "{}"
+        if depth >= 2 and all(isinstance(_plain(v), _SCALARS) for v in value.values()):
+            return _compact(value)
+        inner = pad + "  "
+        items = sorted(value.items(), key=_key_of)
+        body = ",\n".join(
+            f"{inner}{_compact(str(k))}: {_layout(v, depth + 1, inner)}" for k, v in items
+        )
+        return "{\n" + body + "\n" + pad + "}"
+    if isinstance(value, list):
+        if not value:
+            return "[]"
+        if depth >= 2 and all(isinstance(_plain(v), _SCALARS) for v in value):
+            return _compact(value)
+        inner = pad + "  "
+        body = ",\n".join(f"{inner}{_layout(v, depth + 1, inner)}" for v in value)
+        return "[\n" + body + "\n" + pad + "]"
+    return _compact(value)
+
+
+def _key_of(item: tuple[Any, Any]) -> str:
+    return str(item[0])
+
+
+def dumps_results(results: BaseModel | Mapping[str, Any], *, indent: bool = True) -> bytes:
+    """Canonical bytes of any part of a results file (the layout of the module docstring;
+    compact with ``indent=False``); a whole :class:`Results` is :func:`results_bytes`."""
+    if not indent:
+        return orjson.dumps(results, default=_default, option=_DUMP_OPTIONS)
+    return (_layout(results, 0, "") + "\n").encode()
+
+
+def _case_bytes(fields: Mapping[str, Any], samples: Sequence[bytes]) -> bytes:
+    """One case: a field a line (its samples a record a line), at the case's depth."""
+    lines = []
+    for key in _CASE_KEYS:
+        if key == "samples":
+            if samples:
+                body = b",\n        ".join(samples).decode()
+                value = f"[\n        {body}\n      ]"
+            else:
+                value = "[]"
+        else:
+            value = _layout(fields[key], 3, "      ")
+        lines.append(f'      "{key}": {value}')
+    return ("{\n" + ",\n".join(lines) + "\n    }").encode()
+
+
+def _document(
+    outline: Mapping[str, Any], cases: Iterable[tuple[Mapping[str, Any], Sequence[bytes]]]
+) -> Iterator[bytes]:
+    """The bytes of a results file in pieces, a case at a time (the text is never whole)."""
+    keys = sorted([*outline, "cases"])
+    parts = ["{\n"]
+    for i, key in enumerate(keys):
+        end = ",\n" if i < len(keys) - 1 else "\n"
+        if key != "cases":
+            parts.append(f"  {_compact(key)}: {_layout(outline[key], 1, '  ')}{end}")
+            continue
+        yield "".join(parts).encode()
+        parts = []
+        first = True
+        for case_fields, samples in cases:
+            head = b'  "cases": [\n    ' if first else b",\n    "
+            yield head + _case_bytes(case_fields, samples)
+            first = False
+        yield (b'  "cases": []' if first else b"\n  ]") + end.encode()
+    yield ("".join(parts) + "}\n").encode()
+
+
+def results_bytes(results: Results) -> bytes:
+    """The whole file :func:`write_results` writes."""
+    return b"".join(_results_chunks(results))
+
+
+def _results_chunks(results: Results) -> Iterator[bytes]:
+    names = results.metric_names
+    outline = dict(results.__dict__)
+    cases = outline.pop("cases")
+    return _document(
+        outline,
+        ((c.__dict__, [result_record(s, names=names) for s in c.samples]) for c in cases),
+    )
+
+
+def write_results(path: Path, results: Results) -> None:
+    """Write results.json (module docstring's layout), case by case, so the file's text
+    is never in memory whole."""
+    _write(path, _results_chunks(results))
+
+
+def write_scored(
+    path: Path,
+    stats: m.SuiteStats,
+    records: SampleRecords,
+    *,
+    verdict: m.Verdict | None = None,
+    comparison: m.Comparison | None = None,
+    judge: Mapping[str, Any] | None = None,
+    notices: Sequence[str] = (),
+    timing: Mapping[str, Any] | None = None,
+) -> None:
+    """Write the results.json of a run from its statistics and its sample records, without
+    building a :class:`Results` (the same bytes as ``write_results(path, assemble(…))``)."""
+    outline = _outline(
+        stats,
+        verdict=verdict,
+        comparison=comparison,
+        judge=judge,
+        notices=notices,
+        timing=timing or {},
+    )
+    names = stats.metric_names
+    cases = ((_case_fields(c, names), records.of_case(i)) for i, c in enumerate(stats.cases))
+    _write(path, _document(outline, cases))
+
+
+def _write(path: Path, chunks: Iterable[bytes]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with tmp.open("wb") as fh:
+        for chunk in chunks:
+            fh.write(chunk)
+    tmp.replace(path)
 
 
 def to_jsonable(results: Results) -> dict[str, Any]:
     """A plain-dict copy of ``results`` (what results.json holds)."""
-    data: dict[str, Any] = orjson.loads(dumps_results(results, indent=False))
+    data: dict[str, Any] = orjson.loads(results_bytes(results))
     return data
 
 
-_T = TypeVar("_T", bound=BaseModel)
+def decided(
+    results: Results, verdict: m.Verdict, comparison: m.Comparison | None = None
+) -> Results:
+    """``results`` with a verdict (and the comparison it was decided on), the verdict's
+    notices added to its own."""
+    return results.model_copy(
+        update={
+            "verdict": verdict_json(verdict),
+            "comparison": None if comparison is None else comparison_json(comparison),
+            "notices": [*results.notices, *verdict.notices],
+        }
+    )
 
 
-def construct(cls: type[_T], fields: dict[str, Any]) -> _T:
-    """Build a model from ``fields`` without validation (trusted, internally built data).
+def with_comparison(results: Results, comparison: m.Comparison) -> Results:
+    """``results`` with ``comparison`` in place of the one it had (``toolgate report
+    --baseline``)."""
+    return results.model_copy(update={"comparison": comparison_json(comparison)})
 
-    ``fields`` should hold every field of ``cls`` (missing ones are filled from their
-    defaults); nested models must already be model instances. About 10× cheaper than
-    ``model_construct``, which matters for the hundreds of thousands of sample records
-    of a large run. ``fields`` becomes the model's ``__dict__`` (not copied).
-    """
-    spec = _SPECS.get(cls)
-    if spec is None:
-        spec = _SPECS[cls] = (
-            frozenset(cls.model_fields),
-            {n: i for n, i in cls.model_fields.items() if not i.is_required()},
+
+# ─── reading ──────────────────────────────────────────────────────────────────
+
+
+def read_results(path: Path, *, display: str | None = None) -> Results:
+    """Read and validate a results.json (ours, a baseline, a shard's; schema 1 or 2)."""
+    name = display or str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ResultsFileError(
+            Problem(name, None, None, f"cannot read: {exc.strerror or exc}")
+        ) from None
+    try:
+        data = jsonio.loads_strict(raw, max_depth=128)
+    except jsonio.JsonInputError as exc:
+        raise ResultsFileError(Problem(name, None, None, str(exc))) from None
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if isinstance(data, dict) and version not in (None, *READS):
+        raise ResultsFileError(
+            Problem(
+                name,
+                None,
+                "schema_version",
+                f"{version!r} is not supported (this ToolGate reads "
+                f"{' and '.join(map(str, READS))})",
+            )
         )
-    names, defaults = spec
-    if len(fields) != len(names) or fields.keys() != names:
-        for name, info in defaults.items():
-            if name not in fields:
-                fields[name] = info.get_default(call_default_factory=True)
-    obj = cls.__new__(cls)
-    _set_attr(obj, "__dict__", fields)
-    _SET_FIELDS(obj, set(names))
-    _SET_EXTRA(obj, None)
-    _SET_PRIVATE(obj, None)
-    return obj
+    if isinstance(data, dict) and (version == 1 or "schema_version" not in data):
+        data = _from_schema1(data)
+    try:
+        return Results.model_validate(data)
+    except ValidationError as exc:
+        problems = [
+            Problem(name, None, ".".join(str(p) for p in e["loc"]) or None, e["msg"])
+            for e in exc.errors(include_url=False)[:20]
+        ]
+        raise ResultsFileError(problems) from None
 
 
-_set_attr = object.__setattr__
-_SET_FIELDS = BaseModel.__dict__["__pydantic_fields_set__"].__set__
-_SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
-_SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
-_SPECS: dict[type[BaseModel], tuple[frozenset[str], dict[str, Any]]] = {}
+def _from_schema1(data: dict[str, Any]) -> dict[str, Any]:
+    """A schema-1 document (the previous release's) in schema 2's shape: scores by name
+    become arrays over ``metric_names`` (the registry's order, then any other name, sorted).
+    Nothing else changes: reasons and evidence stay as the file has them."""
+    out = dict(data)
+    out["schema_version"] = SCHEMA_VERSION
+    cases = data.get("cases")
+    if not isinstance(cases, list):
+        return out
+    seen: set[str] = set()
+    for c in cases:
+        if isinstance(c, dict):
+            for key in ("scores", "std"):
+                if isinstance(c.get(key), dict):
+                    seen.update(c[key])
+            for s in c.get("samples") or []:
+                if isinstance(s, dict) and isinstance(s.get("scores"), dict):
+                    seen.update(s["scores"])
+    names = [n for n in METRICS if n in seen] + sorted(seen.difference(METRICS))
+    out["metric_names"] = names
+    new_cases = []
+    for c in cases:
+        if not isinstance(c, dict):
+            new_cases.append(c)
+            continue
+        c = dict(c)
+        for key in ("scores", "std"):
+            if isinstance(c.get(key), dict):
+                c[key] = [c[key].get(n) for n in names]
+        samples = []
+        for s in c.get("samples") or []:
+            if isinstance(s, dict) and isinstance(s.get("scores"), dict):
+                s = {**s, "scores": [s["scores"].get(n) for n in names]}
+            samples.append(s)
+        if "samples" in c:
+            c["samples"] = samples
+        new_cases.append(c)
+    out["cases"] = new_cases
+    return out
+
+
+def stats_of(results: Results) -> m.SuiteStats:
+    """The typed statistics of a results file (a baseline to compare with, results to
+    report on): what :func:`gate.baseline.diff.compare` and the confirmation stage read."""
+    return m.SuiteStats(
+        header=header_of(results),
+        samples=results.samples,
+        metric_names=tuple(results.metric_names),
+        metrics={k: _metric_of(s) for k, s in results.metrics.items()},
+        slices={
+            name: m.SliceStats(
+                cases=sl.cases,
+                pass_rate=sl.pass_rate,
+                metrics={k: _metric_of(s) for k, s in sl.metrics.items()},
+            )
+            for name, sl in results.slices.items()
+        },
+        cases=tuple(_case_of(results, c) for c in results.cases),
+        per_tool={
+            n: m.ToolRecall(
+                expected=t.expected, matched=t.matched, recall=t.recall, called=t.called
+            )
+            for n, t in results.per_tool.items()
+        },
+        confusion=results.confusion,
+        malformed=results.malformed,
+        hard_failures=tuple(_hard_of(h) for h in results.hard_failures),
+        usage=dict(results.usage),
+        advisor=None,
+        confirm=None
+        if results.confirm is None
+        else m.ConfirmStats(
+            max_extra_samples=results.confirm.max_extra_samples,
+            extra_samples=results.confirm.extra_samples,
+            cases=dict(results.confirm.cases),
+        ),
+        notices=tuple(results.notices),
+        timing=dict(results.timing),
+    )
+
+
+def header_of(results: Results) -> m.RunHeader:
+    d = results.dataset
+    return m.RunHeader(
+        toolgate_version=results.toolgate_version,
+        gate_name=results.gate_name,
+        dataset=m.DatasetRef(
+            path=d.path,
+            version=d.version,
+            sha256=d.sha256,
+            cases=d.cases,
+            total_cases=d.total_cases,
+            cases_sha256=d.cases_sha256,
+        ),
+        agent=dict(results.agent),
+        seed=results.seed,
+        shard=None if results.shard is None else m.Shard(results.shard.index, results.shard.count),
+        tools={
+            n: m.ToolRef(hash=t.hash, description=t.description, parameters=t.parameters)
+            for n, t in results.tools.items()
+        },
+    )
+
+
+def _case_of(results: Results, c: CaseResult) -> m.CaseStats:
+    tally: dict[str, int] = {}
+    for s in c.samples:
+        for check in s.failed_checks:
+            tally[check] = tally.get(check, 0) + 1
+    names = results.metric_names
+    return m.CaseStats(
+        id=c.id,
+        line=c.line,
+        difficulty=c.difficulty,
+        tags=tuple(c.tags),
+        expected_no_tool=c.expected_no_tool,
+        must_not_call=tuple(c.must_not_call),
+        tools=tuple(c.tools),
+        passed=c.passed,
+        pass_rate=c.pass_rate,
+        flaky=c.flaky,
+        samples=len(c.samples),
+        extra_samples=c.extra_samples,
+        scores=dict(zip(names, c.scores, strict=True)),
+        std={n: v for n, v in zip(names, c.std, strict=False) if v is not None},
+        failed_checks=tuple(n for n, _ in sorted(tally.items(), key=lambda kv: (-kv[1], kv[0]))),
+    )
+
+
+# ─── merging shard results ────────────────────────────────────────────────────
+
+
+def merge_part(name: str, results: Results, names: Sequence[str]) -> MergePart:
+    """One shard's results, typed for :func:`gate.policy.merge.merge`; its sample records
+    are written over ``names`` (every part's metric names, together)."""
+    metas = tuple(
+        CaseMeta(
+            id=c.id,
+            line=c.line,
+            difficulty=c.difficulty,
+            tags=tuple(c.tags),
+            expected_no_tool=c.expected_no_tool,
+            must_not_call=tuple(c.must_not_call),
+            expect_tools=tuple(c.tools),
+        )
+        for c in results.cases
+    )
+    hard: dict[tuple[str, int], list[m.HardFailure]] = {}
+    for h in results.hard_failures:
+        hard.setdefault((h.case_id, h.sample), []).append(_hard_of(h))
+    builder = RowsBuilder(names, metas)
+    records: list[list[bytes]] = []
+    own = results.metric_names
+    for i, c in enumerate(results.cases):
+        for s in c.samples:
+            builder.add(
+                i,
+                s.sample,
+                passed=s.passed,
+                scores=dict(zip(own, s.scores, strict=True)),
+                failed_checks=s.failed_checks,
+                tallies=tallies_of(s.tallies),
+                usage=s.usage,
+                hard=hard.get((c.id, s.sample), ()),
+                extra=s.extra,
+            )
+        ordered = sorted(c.samples, key=lambda s: (s.extra, s.sample))
+        records.append([result_record(s, names=own, write=names) for s in ordered])
+    flags = [[s.extra for s in c.samples] for c in results.cases]
+    return MergePart(
+        name=name,
+        header=header_of(results),
+        samples=results.samples,
+        metas=metas,
+        regular=tuple(len(f) - sum(f) for f in flags),
+        extras_last=tuple(f == sorted(f) for f in flags),
+        rows=builder.build(),
+        records=records,
+        max_extra=results.confirm.max_extra_samples if results.confirm else 0,
+        judge=results.judge,
+        notices=tuple(results.notices),
+        timing=results.timing,
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MergedRun:
+    """Shard parts joined and reduced: the whole dataset's statistics and records, and
+    the judge block and timing the parts bring (:func:`merge_run`)."""
+
+    stats: m.SuiteStats
+    records: SampleRecords
+    judge: Mapping[str, Any] | None
+    timing: Mapping[str, Any]
+
+
+def merge_run(parts: Sequence[tuple[str, Results]]) -> MergedRun:
+    """Merge ``(display name, results)`` shard parts (:mod:`gate.policy.merge` says what
+    is refused) and reduce them as one run."""
+    names = sample_metric_names({n for _, r in parts for n in r.metric_names})
+    merged = merge([merge_part(name, r, names) for name, r in parts])
+    stats = reduce(merged.table, merged.header, seed=merged.seed, max_extra=merged.max_extra)
+    stats = dataclasses.replace(stats, notices=(*merged.notices, *stats.notices))
+    return MergedRun(stats, ListRecords(merged.records), merged.judge, merged.timing)
+
+
+def merge_results(parts: Sequence[tuple[str, Results]]) -> Results:
+    """The merged results of shard parts, without a verdict."""
+    run = merge_run(parts)
+    return assemble(run.stats, run.records, judge=run.judge, timing=run.timing)
+
+
+class ListRecords:
+    """:class:`SampleRecords` already in the reduction's order, per case."""
+
+    def __init__(self, by_case: Sequence[Sequence[bytes]]) -> None:
+        self._by_case = by_case
+
+    def of_case(self, case: int) -> Sequence[bytes]:
+        return self._by_case[case]
 
 
 def json_schema() -> dict[str, Any]:

@@ -11,7 +11,10 @@ A line::
                 "content": null}],
      "final": "…", "error": null, "latency_ms": 812.5, "usage": {"prompt_tokens": 310}}
 
-A plain ``{"name": …, "arguments": {…}}`` call is accepted as is (``parse_ok`` true). A call
+A tool result with ``"unrecorded": true`` is the runner's "no frozen response" error
+(results of older files, without the field, are recognised by the key their content
+carried, ``toolgate_unrecorded``). A plain ``{"name": …, "arguments": {…}}`` call is
+accepted as is (``parse_ok`` true). A call
 whose ``arguments`` is a string is decoded here (``raw_arguments`` keeps the string); if it
 is not a JSON object, the call keeps ``parse_ok: false`` and ``arguments: null`` — a parse
 failure is data to score, never an input error. Anything else that does not fit is an
@@ -23,26 +26,27 @@ nothing already recorded (``--resume`` reads it back).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+import os
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from gate import jsonio
-from gate.errors import Problem, RunsFileError
-from gate.model import Run, ToolCall, ToolResult, Turn
+from gate.errors import FieldError, Problem, RunsFileError
+from gate.model import Case, Run, Shard, ToolCall, ToolResult, Turn
 
 _RUN_KEYS = frozenset(
     {"case_id", "sample", "turns", "final", "error", "latency_ms", "usage", "meta"}
 )
 _TURN_KEYS = frozenset({"calls", "tool_results", "content"})
 _CALL_KEYS = frozenset({"id", "name", "arguments", "raw_arguments", "parse_ok", "type", "index"})
-_RESULT_KEYS = frozenset({"id", "content", "is_error", "name"})
+_RESULT_KEYS = frozenset({"id", "content", "is_error", "name", "unrecorded"})
 
-
-class _Bad(Exception):
-    def __init__(self, field: str, message: str):
-        self.field = field
-        self.message = message
+LEGACY_UNRECORDED_KEY = "toolgate_unrecorded"
+"""Before tool results had an ``unrecorded`` field, the runner marked its "no frozen
+response" error by this key in the result's content; such files still read (here, once)."""
 
 
 def decode_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None, bool]:
@@ -66,22 +70,22 @@ def decode_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None, bool]
 
 def call_from_json(obj: Any, field: str = "call") -> ToolCall:
     if not isinstance(obj, dict):
-        raise _Bad(field, "must be an object")
+        raise FieldError(field, "must be an object")
     unknown = obj.keys() - _CALL_KEYS
     if unknown:
-        raise _Bad(f"{field}.{sorted(unknown)[0]}", "unknown key")
+        raise FieldError(f"{field}.{sorted(unknown)[0]}", "unknown key")
     name = obj.get("name")
     if not isinstance(name, str):
-        raise _Bad(f"{field}.name", "must be a string")
+        raise FieldError(f"{field}.name", "must be a string")
     cid = obj.get("id")
     if cid is not None and not isinstance(cid, str):
-        raise _Bad(f"{field}.id", "must be a string or null")
+        raise FieldError(f"{field}.id", "must be a string or null")
     raw_field = obj.get("raw_arguments")
     if raw_field is not None and not isinstance(raw_field, str):
-        raise _Bad(f"{field}.raw_arguments", "must be a string or null")
+        raise FieldError(f"{field}.raw_arguments", "must be a string or null")
     parse_ok = obj.get("parse_ok", True)
     if not isinstance(parse_ok, bool):
-        raise _Bad(f"{field}.parse_ok", "must be true or false")
+        raise FieldError(f"{field}.parse_ok", "must be true or false")
     args = obj.get("arguments")
     if parse_ok is False:
         return ToolCall(name=name, arguments=None, id=cid, raw_arguments=raw_field, parse_ok=False)
@@ -97,34 +101,42 @@ def call_from_json(obj: Any, field: str = "call") -> ToolCall:
 
 def _result_from_json(obj: Any, field: str) -> ToolResult:
     if not isinstance(obj, dict):
-        raise _Bad(field, "must be an object")
+        raise FieldError(field, "must be an object")
     unknown = obj.keys() - _RESULT_KEYS
     if unknown:
-        raise _Bad(f"{field}.{sorted(unknown)[0]}", "unknown key")
+        raise FieldError(f"{field}.{sorted(unknown)[0]}", "unknown key")
     is_error = obj.get("is_error", False)
     if not isinstance(is_error, bool):
-        raise _Bad(f"{field}.is_error", "must be true or false")
+        raise FieldError(f"{field}.is_error", "must be true or false")
     cid = obj.get("id")
     if cid is not None and not isinstance(cid, str):
-        raise _Bad(f"{field}.id", "must be a string or null")
-    return ToolResult(id=cid, content=obj.get("content"), is_error=is_error)
+        raise FieldError(f"{field}.id", "must be a string or null")
+    content = obj.get("content")
+    unrecorded = obj.get("unrecorded")
+    if unrecorded is None:
+        unrecorded = (
+            is_error and isinstance(content, dict) and content.get(LEGACY_UNRECORDED_KEY) is True
+        )
+    elif not isinstance(unrecorded, bool):
+        raise FieldError(f"{field}.unrecorded", "must be true or false")
+    return ToolResult(id=cid, content=content, is_error=is_error, unrecorded=unrecorded)
 
 
 def _turn_from_json(obj: Any, field: str) -> Turn:
     if not isinstance(obj, dict):
-        raise _Bad(field, "must be an object")
+        raise FieldError(field, "must be an object")
     unknown = obj.keys() - _TURN_KEYS
     if unknown:
-        raise _Bad(f"{field}.{sorted(unknown)[0]}", "unknown key")
+        raise FieldError(f"{field}.{sorted(unknown)[0]}", "unknown key")
     calls = obj.get("calls") or []
     results = obj.get("tool_results") or []
     if not isinstance(calls, list):
-        raise _Bad(f"{field}.calls", "must be an array")
+        raise FieldError(f"{field}.calls", "must be an array")
     if not isinstance(results, list):
-        raise _Bad(f"{field}.tool_results", "must be an array")
+        raise FieldError(f"{field}.tool_results", "must be an array")
     content = obj.get("content")
     if content is not None and not isinstance(content, str):
-        raise _Bad(f"{field}.content", "must be a string or null")
+        raise FieldError(f"{field}.content", "must be a string or null")
     return Turn(
         calls=tuple(call_from_json(c, f"{field}.calls[{i}]") for i, c in enumerate(calls)),
         tool_results=tuple(
@@ -135,43 +147,44 @@ def _turn_from_json(obj: Any, field: str) -> Turn:
 
 
 def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
-    """One decoded runs.jsonl record → :class:`Run`; raises ``_Bad`` with the field.
+    """One decoded runs.jsonl record → :class:`Run`; raises
+    :class:`~gate.errors.FieldError` with the field.
 
     ``turns``, when given, are the converted turns of a record whose ``turns`` value is
     equal to this one's (so they convert without error to the same): every other field
     is still checked, in the same order, and the turns are not converted again."""
     if not isinstance(obj, dict):
-        raise _Bad("", "each line must be a JSON object")
+        raise FieldError("", "each line must be a JSON object")
     unknown = obj.keys() - _RUN_KEYS
     if unknown:
-        raise _Bad(sorted(unknown)[0], "unknown key")
+        raise FieldError(sorted(unknown)[0], "unknown key")
     case_id = obj.get("case_id")
     if not isinstance(case_id, str) or not case_id:
-        raise _Bad("case_id", "must be a non-empty string")
+        raise FieldError("case_id", "must be a non-empty string")
     sample = obj.get("sample", 0)
     if not isinstance(sample, int) or isinstance(sample, bool) or sample < 0:
-        raise _Bad("sample", "must be an integer >= 0")
+        raise FieldError("sample", "must be an integer >= 0")
     raw_turns = obj.get("turns", [])
     if not isinstance(raw_turns, list):
-        raise _Bad("turns", "must be an array")
+        raise FieldError("turns", "must be an array")
     error = obj.get("error")
     if error is not None and not isinstance(error, str):
-        raise _Bad("error", "must be a string or null")
+        raise FieldError("error", "must be a string or null")
     final = obj.get("final")
     if final is not None and not isinstance(final, str):
-        raise _Bad("final", "must be a string or null")
+        raise FieldError("final", "must be a string or null")
     latency = obj.get("latency_ms")
     if latency is not None and (not isinstance(latency, int | float) or isinstance(latency, bool)):
-        raise _Bad("latency_ms", "must be a number or null")
+        raise FieldError("latency_ms", "must be a number or null")
     usage = obj.get("usage")
     if usage is not None and (
         not isinstance(usage, dict)
         or not all(isinstance(v, int) and not isinstance(v, bool) for v in usage.values())
     ):
-        raise _Bad("usage", "must be an object of integer token counts")
+        raise FieldError("usage", "must be an object of integer token counts")
     meta = obj.get("meta")
     if meta is not None and not isinstance(meta, dict):
-        raise _Bad("meta", "must be an object or null")
+        raise FieldError("meta", "must be an object or null")
     return Run(
         case_id=case_id,
         sample=sample,
@@ -203,7 +216,7 @@ def convert_run(obj: Any, *, file: str, lineno: int, turns: tuple[Turn, ...] | N
     """The second half of :func:`parse_run_line` (``turns``: see :func:`run_from_json`)."""
     try:
         return run_from_json(obj, turns)
-    except _Bad as bad:
+    except FieldError as bad:
         raise RunsFileError(Problem(file, lineno, bad.field or None, bad.message)) from None
 
 
@@ -235,10 +248,7 @@ def run_to_json(run: Run) -> dict[str, Any]:
         "turns": [
             {
                 "calls": [c.to_json() for c in t.calls],
-                "tool_results": [
-                    {"id": r.id, "content": r.content, "is_error": r.is_error}
-                    for r in t.tool_results
-                ],
+                "tool_results": [_result_to_json(r) for r in t.tool_results],
                 "content": t.content,
             }
             for t in run.turns
@@ -250,6 +260,13 @@ def run_to_json(run: Run) -> dict[str, Any]:
     }
     if run.meta is not None:
         out["meta"] = dict(run.meta)
+    return out
+
+
+def _result_to_json(r: ToolResult) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": r.id, "content": r.content, "is_error": r.is_error}
+    if r.unrecorded:
+        out["unrecorded"] = True
     return out
 
 
@@ -312,3 +329,256 @@ def _redact_strings(value: Any, redact: Callable[[str], str]) -> Any:
     if isinstance(value, list | tuple):
         return [_redact_strings(v, redact) for v in value]
     return value
+
+
+# ─── coverage: the runs against the dataset (checked here, and only here) ──────
+
+MAX_PROBLEMS = 50
+"""Coverage problems listed before giving up (one pass reports many, not all)."""
+_BITS = 4096
+"""Sample numbers below this are tracked in a per-case bit set; larger ones in a dict."""
+
+
+class Coverage:
+    """Checks that the runs of a file cover exactly the dataset's cases (of the shard),
+    each (case, sample) once and every case with the same number of samples — each problem
+    naming the runs file's line (a case without runs names its dataset line). A case that
+    silently vanished would raise the pass rate; a duplicated sample would count twice.
+
+    Feed it every line in file order with :meth:`add`; :meth:`finish` raises every problem
+    found (a :class:`~gate.errors.RunsFileError`). The score stage's readers, serial and
+    parallel, both report their lines here."""
+
+    def __init__(
+        self,
+        cases: Sequence[Case],
+        *,
+        runs_display: str,
+        dataset_display: str,
+        shard: Shard | None = None,
+        equal_samples: bool = True,
+    ) -> None:
+        self.display = runs_display
+        self.dataset_display = dataset_display
+        self.shard = shard
+        self.equal_samples = equal_samples
+        self.index: dict[str, int] = {c.id: i for i, c in enumerate(cases)}
+        self.ids = [c.id for c in cases]
+        self.lines = [c.source.line for c in cases]
+        self.wanted = [shard is None or shard.holds(c.id) for c in cases]
+        self._bits = [0] * len(cases)
+        self._big: dict[tuple[int, int], int] = {}
+        self._rows_line: list[int] = []
+        self._rows_case: list[int] = []
+        self._rows_sample: list[int] = []
+        self.problems: list[Problem] = []
+
+    @property
+    def full(self) -> bool:
+        return len(self.problems) >= MAX_PROBLEMS
+
+    def case_index(self, case_id: str) -> int:
+        """The dataset index of a case id of the shard (``-1``: unknown or another shard)."""
+        i = self.index.get(case_id, -1)
+        return i if i >= 0 and self.wanted[i] else -1
+
+    def add(self, lineno: int, case_id: str, sample: int) -> int:
+        """Record one run; its case's dataset index when it is to be scored (a known case
+        of the shard, this sample seen for the first time), else ``-1``."""
+        i = self.index.get(case_id, -1)
+        if i < 0:
+            self._problem(lineno, "case_id", f"{case_id!r} is not a case of {self.dataset_display}")
+            return -1
+        if not self.wanted[i]:
+            self._problem(
+                lineno,
+                "case_id",
+                f"case {case_id!r} is not in shard {self.shard} "
+                "(score each shard's runs with its own --shard)",
+            )
+            return -1
+        if sample < _BITS:
+            bit = 1 << sample
+            seen = self._bits[i]
+            if seen & bit:
+                self._duplicate(lineno, i, sample)
+                return -1
+            self._bits[i] = seen | bit
+        else:
+            first = self._big.get((i, sample))
+            if first is not None:
+                self._problem(
+                    lineno,
+                    "sample",
+                    f"case {case_id!r} sample {sample} is recorded twice (first on line {first})",
+                )
+                return -1
+            self._big[(i, sample)] = lineno
+        self._rows_line.append(lineno)
+        self._rows_case.append(i)
+        self._rows_sample.append(sample)
+        return i
+
+    def _duplicate(self, lineno: int, i: int, sample: int) -> None:
+        first = next(
+            line
+            for line, c, s in zip(self._rows_line, self._rows_case, self._rows_sample, strict=True)
+            if c == i and s == sample
+        )
+        self._problem(
+            lineno,
+            "sample",
+            f"case {self.ids[i]!r} sample {sample} is recorded twice (first on line {first})",
+        )
+
+    def _problem(self, lineno: int | None, field: str, message: str) -> None:
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(Problem(self.display, lineno, field, message))
+
+    def samples_of(self, i: int) -> int:
+        """How many distinct samples case ``i`` has so far."""
+        n = self._bits[i].bit_count()
+        if self._big:
+            n += sum(1 for c, _ in self._big if c == i)
+        return n
+
+    def finish(self) -> None:
+        """Raise every problem found: the lines already reported, then the cases of the
+        dataset (of the shard) without any run, then cases with another number of samples
+        than the others."""
+        counts: dict[int, list[str]] = {}
+        for i, cid in enumerate(self.ids):
+            if not self.wanted[i]:
+                continue
+            n = self.samples_of(i)
+            if n == 0:
+                if len(self.problems) < MAX_PROBLEMS:
+                    where = f" (line {self.lines[i]} of {self.dataset_display})"
+                    self.problems.append(
+                        Problem(
+                            self.display,
+                            None,
+                            "case_id",
+                            f"case {cid!r}{where} has no run in this file",
+                        )
+                    )
+            else:
+                counts.setdefault(n, []).append(cid)
+        if self.equal_samples and len(counts) > 1:
+            usual = max(counts, key=lambda k: (len(counts[k]), k))
+            for n, ids in sorted(counts.items()):
+                if n != usual:
+                    shown = ", ".join(ids[:5]) + (
+                        f" and {len(ids) - 5} more" if len(ids) > 5 else ""
+                    )
+                    self._problem(
+                        None,
+                        "sample",
+                        f"{len(ids)} case(s) have {n} samples, the others {usual}: {shown}",
+                    )
+        if self.problems:
+            raise RunsFileError(
+                self.problems,
+                hint="Every case of the dataset must have its runs, each (case, sample) once: "
+                "re-run `toolgate run` (with --resume to fill the gaps).",
+            )
+
+
+# ─── the runs file, opened once ───────────────────────────────────────────────
+
+
+class RunsIndex:
+    """A runs file opened once and shared by every stage that reads it: the score stage
+    (which records where each run's line is), the confirmation stage, the judge and the
+    notice of calls without a frozen response. Each reads the lines it needs through this
+    object (from memory for a file read whole, else by offset), never by opening the file
+    again. Use it as a context manager (the file is closed on exit)."""
+
+    def __init__(self, path: Path, *, display: str | None = None) -> None:
+        self.path = path
+        self.display = display or str(path)
+        try:
+            self._fh: IO[bytes] = path.open("rb")
+            self.size = os.fstat(self._fh.fileno()).st_size
+        except OSError as exc:
+            raise RunsFileError(
+                Problem(self.display, None, None, f"cannot read: {exc.strerror or exc}")
+            ) from None
+        self._data: bytes | None = None
+        self.rows: RunRows | None = None
+        """Where each scored run is (set by the score stage)."""
+
+    @property
+    def fileno(self) -> int:
+        return self._fh.fileno()
+
+    def data(self) -> bytes:
+        """The whole file (read on first use, then kept)."""
+        if self._data is None:
+            self._data = self.pread(0, self.size)
+        return self._data
+
+    def pread(self, start: int, length: int) -> bytes:
+        """``length`` bytes from ``start`` (from memory when the file was read whole)."""
+        if self._data is not None:
+            return self._data[start : start + length]
+        return read_at(self.fileno, start, length, display=self.display)
+
+    def runs(self, rows: Iterable[int] | None = None) -> Iterator[tuple[int, Run]]:
+        """(line number, run) of the scored runs ``rows`` (all, in file order, by default);
+        each line is parsed again from the bytes the index holds or reads by offset."""
+        if self.rows is None:
+            raise RuntimeError("the runs were not scored yet")  # a pipeline bug
+        r = self.rows
+        for k in range(len(r.line)) if rows is None else rows:
+            line = self.pread(r.start[k], r.length[k])
+            yield r.line[k], parse_run_line(line, file=self.display, lineno=r.line[k])
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def __enter__(self) -> RunsIndex:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_at(fd: int, start: int, length: int, *, display: str) -> bytes:
+    """``length`` bytes at ``start`` of an open file (a short read means it shrank)."""
+    parts: list[bytes] = []
+    while length > 0:
+        try:
+            chunk = os.pread(fd, min(length, 1 << 26), start)
+        except OSError as exc:
+            raise RunsFileError(
+                Problem(display, None, None, f"cannot read: {exc.strerror or exc}")
+            ) from None
+        if not chunk:
+            raise RunsFileError(Problem(display, None, None, "the file shrank while it was read"))
+        parts.append(chunk)
+        start += len(chunk)
+        length -= len(chunk)
+    return b"".join(parts)
+
+
+@dataclass(slots=True)
+class RunRows:
+    """Where the scored runs of a file are, in file order: line number, byte offset and
+    length of each line, its case's dataset index and its sample."""
+
+    line: array[int] = field(default_factory=lambda: array("q"))
+    start: array[int] = field(default_factory=lambda: array("q"))
+    length: array[int] = field(default_factory=lambda: array("q"))
+    case: array[int] = field(default_factory=lambda: array("q"))
+    sample: array[int] = field(default_factory=lambda: array("q"))
+
+    def extend(self, other: RunRows) -> None:
+        self.line.extend(other.line)
+        self.start.extend(other.start)
+        self.length.extend(other.length)
+        self.case.extend(other.case)
+        self.sample.extend(other.sample)
+
+    def __len__(self) -> int:
+        return len(self.line)

@@ -14,7 +14,7 @@ The rules:
 * **cycle** — no import cycle between units: every edge between two units of one strongly
   connected component of the unit graph is a violation.
 
-Today's violations are listed in :data:`KNOWN`, one module-to-module edge each with the
+Known violations are listed in :data:`KNOWN` (none today), one module-to-module edge each with the
 reason it exists. The test fails on a violation not in the list and on an entry of the
 list that no longer occurs, so the list can only shrink.
 """
@@ -48,19 +48,7 @@ BANNED: Mapping[tuple[str, str], str] = {
 }
 
 #: Today's violations: (importing module, imported module) → why it exists. Only shrinks.
-KNOWN: Mapping[tuple[str, str], str] = {
-    # banned: the policy layer reads and builds the results format itself.
-    ("gate.policy.advisor", "gate.results"): "the advisor's report is the format's Advisor",
-    ("gate.policy.confirm", "gate.results"): "picks the cases to confirm from a Results",
-    ("gate.policy.decide", "gate.results"): "the verdict is written into the Results",
-    ("gate.policy.guards", "gate.results"): "the variance guard reads case rates from a Results",
-    ("gate.policy.merge", "gate.results"): "merging shards builds a Results (its header again)",
-    ("gate.policy.reduce", "gate.results"): "the reduction assembles the Results (construct())",
-    # cycle: decide calls baseline.diff, which imports policy back.
-    ("gate.policy.decide", "gate.baseline.diff"): "decide() compares with the baseline itself",
-    ("gate.baseline.diff", "gate.policy.flips"): "flip classification of pass rates",
-    ("gate.baseline.diff", "gate.policy.reduce"): "the shard rule (in_shard) lives in reduce",
-}
+KNOWN: Mapping[tuple[str, str], str] = {}
 
 
 def _tiers() -> dict[str, int]:

@@ -1,6 +1,6 @@
 """Compare a baseline run with a head run: per-case flips, metric deltas, tool drift.
 
-The flip rule (exact; vectorised in :mod:`gate.policy.flips`). Each case has a pass rate
+The flip rule (:func:`flip_kind`, exact). Each case has a pass rate
 on each side: passed samples ÷ samples run (confirmation samples included). A case is
 **stable** on a side when its pass rate is 1 (stable pass: every sample passed) or 0
 (stable fail: every sample failed), and **flaky** when 0 < rate < 1. Then, for a case
@@ -24,6 +24,10 @@ tool files the dataset references differ (equal ``cases_sha256``): then the case
 same and comparing is exactly how a tool-definition change shows its effect. Tool drift
 (tools whose definition hash changed, were added or removed) is listed in both cases,
 with a compact diff of description and schema and the flipped cases that involve them.
+
+Both sides are :class:`~gate.model.SuiteStats` (this run's from the reduction, a
+baseline's read back by ``gate.results``); the comparison runs before the verdict is
+decided and is handed to it (:func:`gate.policy.decide.decide`).
 """
 
 from __future__ import annotations
@@ -31,27 +35,37 @@ from __future__ import annotations
 import difflib
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Literal
 
 from gate import jsonio
-from gate.policy.flips import FIX, NOISE, REGRESSION, SAME, classify_rates
-from gate.policy.reduce import in_shard
-from gate.results import (
-    CaseResult,
+from gate.model import (
+    CaseStats,
     Comparison,
+    DriftChange,
     Flip,
+    FlipKind,
     MetricDelta,
-    MetricStat,
-    Results,
+    MetricStats,
+    SuiteStats,
     ToolDrift,
-    ToolInfo,
+    ToolRef,
 )
 
-__all__ = ["comparable", "compare", "stable_rule"]
+__all__ = ["comparable", "compare", "flip_kind", "stable_rule"]
 
-_KIND_NAMES = {REGRESSION: "regression", FIX: "fix", NOISE: "noise"}
 MAX_DIFF_LINES = 40
 """Longest tool-definition diff kept in results (the report shows it whole)."""
+_COUNTED = (FlipKind.REGRESSION, FlipKind.FIX, FlipKind.NOISE)
+
+
+def flip_kind(base_rate: float, head_rate: float) -> FlipKind | None:
+    """The flip rule on one case's pass rates (module docstring); ``None``: no flip."""
+    if base_rate == head_rate:
+        return None
+    if base_rate == 1.0 and head_rate == 0.0:
+        return FlipKind.REGRESSION
+    if base_rate == 0.0 and head_rate == 1.0:
+        return FlipKind.FIX
+    return FlipKind.NOISE
 
 
 def stable_rule(base_samples: int, head_samples: int) -> str:
@@ -71,19 +85,19 @@ def stable_rule(base_samples: int, head_samples: int) -> str:
     )
 
 
-def comparable(base: Results, head: Results) -> bool:
+def comparable(base: SuiteStats, head: SuiteStats) -> bool:
     """Same dataset, or datasets that differ only in the tool files they reference."""
-    if base.dataset.sha256 == head.dataset.sha256:
+    b, h = base.header.dataset, head.header.dataset
+    if b.sha256 == h.sha256:
         return True
-    return base.dataset.cases_sha256 is not None and (
-        base.dataset.cases_sha256 == head.dataset.cases_sha256
-    )
+    return b.cases_sha256 is not None and b.cases_sha256 == h.cases_sha256
 
 
-def compare(base: Results, head: Results, *, source: str = "baseline") -> Comparison:
+def compare(base: SuiteStats, head: SuiteStats, *, source: str = "baseline") -> Comparison:
     """Compare ``base`` (the baseline) with ``head`` (this run). See the module docstring."""
-    drift = _tool_drift(base.tools, head.tools)
-    same_data = base.dataset.sha256 == head.dataset.sha256
+    drift = _tool_drift(base.header.tools, head.header.tools)
+    bd, hd = base.header.dataset, head.header.dataset
+    same_data = bd.sha256 == hd.sha256
     tools_only = not same_data and comparable(base, head)
     rule = stable_rule(base.samples, head.samples)
     if not same_data and not tools_only:
@@ -92,13 +106,19 @@ def compare(base: Results, head: Results, *, source: str = "baseline") -> Compar
             comparable=False,
             note=(
                 f"the baseline was made from another dataset (sha256 "
-                f"{base.dataset.sha256[:12]}…, this run {head.dataset.sha256[:12]}…): "
+                f"{bd.sha256[:12]}…, this run {hd.sha256[:12]}…): "
                 "nothing was compared; refresh the baseline on this dataset"
             ),
             rule=rule,
-            base_dataset_sha256=base.dataset.sha256,
+            base_dataset_sha256=bd.sha256,
             base_samples=base.samples,
-            tool_drift=drift,
+            regressions=0,
+            fixes=0,
+            noise=0,
+            metrics={},
+            slice_metrics={},
+            flips=(),
+            tool_drift=tuple(drift),
             base_usage=dict(base.usage),
         )
     note = None
@@ -111,112 +131,114 @@ def compare(base: Results, head: Results, *, source: str = "baseline") -> Compar
         _in_scope(base.cases, head), _in_scope(head.cases, base), {d.tool for d in drift}
     )
     counts = Counter(f.kind for f in flips)
-    for d in drift:
-        d.flipped_cases = [
-            f.case_id for f in flips if f.kind in _KIND_NAMES.values() and d.tool in f.tools
-        ]
+    drift = [
+        ToolDrift(
+            tool=d.tool,
+            change=d.change,
+            diff=d.diff,
+            flipped_cases=tuple(
+                f.case_id for f in flips if f.kind in _COUNTED and d.tool in f.tools
+            ),
+        )
+        for d in drift
+    ]
     return Comparison(
         source=source,
         comparable=True,
         note=note,
         rule=rule,
-        base_dataset_sha256=base.dataset.sha256,
+        base_dataset_sha256=bd.sha256,
         base_samples=base.samples,
-        regressions=counts["regression"],
-        fixes=counts["fix"],
-        noise=counts["noise"],
-        metrics=_metric_deltas(base, head),
+        regressions=counts[FlipKind.REGRESSION],
+        fixes=counts[FlipKind.FIX],
+        noise=counts[FlipKind.NOISE],
+        metrics=_deltas(base.metrics, head.metrics),
         slice_metrics=_slice_deltas(base, head),
-        flips=flips,
-        tool_drift=drift,
+        flips=tuple(flips),
+        tool_drift=tuple(drift),
         base_usage=dict(base.usage),
     )
 
 
-def _in_scope(cases: Sequence[CaseResult], other: Results) -> Sequence[CaseResult]:
+def _in_scope(cases: Sequence[CaseStats], other: SuiteStats) -> Sequence[CaseStats]:
     """The cases of one side that the other side's shard could hold (a shard compared
     with a whole run must not list the other shards' cases as new or removed)."""
-    if other.shard is None:
-        return cases
-    shard = (other.shard.index, other.shard.count)
-    return [c for c in cases if in_shard(c.id, shard)]
+    shard = other.header.shard
+    if shard is None:
+        return list(cases)
+    return [c for c in cases if shard.holds(c.id)]
 
 
 def _flips(
-    base_cases: Sequence[CaseResult], head_cases: Sequence[CaseResult], drifted: set[str]
+    base_cases: Sequence[CaseStats], head_cases: Sequence[CaseStats], drifted: set[str]
 ) -> list[Flip]:
-    base_index = {c.id: i for i, c in enumerate(base_cases)}
+    base_by_id = {c.id: c for c in base_cases}
     head_ids = {c.id for c in head_cases}
-    pairs = [(base_cases[base_index[c.id]], c) for c in head_cases if c.id in base_index]
-    kinds = classify_rates([b.pass_rate for b, _ in pairs], [h.pass_rate for _, h in pairs])
-    out: dict[int, list[Flip]] = {REGRESSION: [], FIX: [], NOISE: []}
-    for (b, h), kind in zip(pairs, kinds, strict=True):
-        if kind != SAME:
-            out[kind].append(_flip(_KIND_NAMES[kind], b, h, drifted))
-    new = [_flip("new", None, c, drifted) for c in head_cases if c.id not in base_index]
-    removed = [_flip("removed", c, None, drifted) for c in base_cases if c.id not in head_ids]
-    return [*out[REGRESSION], *out[FIX], *out[NOISE], *new, *removed]
+    out: dict[FlipKind, list[Flip]] = {k: [] for k in _COUNTED}
+    new: list[Flip] = []
+    for h in head_cases:
+        b = base_by_id.get(h.id)
+        if b is None:
+            new.append(_flip(FlipKind.NEW, None, h, drifted))
+            continue
+        kind = flip_kind(b.pass_rate, h.pass_rate)
+        if kind is not None:
+            out[kind].append(_flip(kind, b, h, drifted))
+    removed = [
+        _flip(FlipKind.REMOVED, c, None, drifted) for c in base_cases if c.id not in head_ids
+    ]
+    return [*out[FlipKind.REGRESSION], *out[FlipKind.FIX], *out[FlipKind.NOISE], *new, *removed]
 
 
-def _counts(c: CaseResult | None) -> str:
+def _counts(c: CaseStats | None) -> str:
     if c is None:
         return "—"
-    n = len(c.samples)
-    return f"{round(c.pass_rate * n)}/{n}"
+    return f"{round(c.pass_rate * c.samples)}/{c.samples}"
 
 
-def _failed_checks(c: CaseResult | None) -> list[str]:
-    if c is None:
-        return []
-    tally: Counter[str] = Counter()
-    for s in c.samples:
-        tally.update(s.failed_checks)
-    return [name for name, _ in sorted(tally.items(), key=lambda kv: (-kv[1], kv[0]))]
-
-
-def _flip(kind: str, b: CaseResult | None, h: CaseResult | None, drifted: set[str]) -> Flip:
-    tools = list(dict.fromkeys([*(h.tools if h else []), *(b.tools if b else [])]))
-    checks = _failed_checks(b if kind == "fix" else h)
+def _flip(kind: FlipKind, b: CaseStats | None, h: CaseStats | None, drifted: set[str]) -> Flip:
+    tools = tuple(dict.fromkeys([*(h.tools if h else []), *(b.tools if b else [])]))
+    side = b if kind is FlipKind.FIX else h
+    checks = side.failed_checks if side is not None else ()
     extra = h.extra_samples if h else 0
-    confirmed = f" (confirmed with {extra} extra sample(s))" if extra and kind != "noise" else ""
-    if kind == "regression":
-        reason = f"passed {_counts(b)} on base, fails {_counts(h)} on head{confirmed}"
-    elif kind == "fix":
-        reason = f"failed {_counts(b)} on base, passes {_counts(h)} on head{confirmed}"
-    elif kind == "noise":
-        reason = (
-            f"base {_counts(b)} passed → head {_counts(h)}: a flaky case, not counted as a "
-            "regression or a fix"
-        )
-    elif kind == "new":
-        reason = f"new case: {_counts(h)} passed"
-    else:
-        reason = f"removed case: {_counts(b)} passed on base"
-    if checks and kind in {"regression", "noise", "fix"}:
+    confirmed = (
+        f" (confirmed with {extra} extra sample(s))" if extra and kind is not FlipKind.NOISE else ""
+    )
+    match kind:
+        case FlipKind.REGRESSION:
+            reason = f"passed {_counts(b)} on base, fails {_counts(h)} on head{confirmed}"
+        case FlipKind.FIX:
+            reason = f"failed {_counts(b)} on base, passes {_counts(h)} on head{confirmed}"
+        case FlipKind.NOISE:
+            reason = (
+                f"base {_counts(b)} passed → head {_counts(h)}: a flaky case, not counted as a "
+                "regression or a fix"
+            )
+        case FlipKind.NEW:
+            reason = f"new case: {_counts(h)} passed"
+        case FlipKind.REMOVED:
+            reason = f"removed case: {_counts(b)} passed on base"
+    if checks and kind in _COUNTED:
         reason += f"; failed checks: {', '.join(checks[:4])}"
     ref = h or b
     assert ref is not None
     return Flip(
         case_id=ref.id,
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,
         base_pass_rate=None if b is None else b.pass_rate,
         head_pass_rate=None if h is None else h.pass_rate,
-        base_samples=0 if b is None else len(b.samples),
-        head_samples=0 if h is None else len(h.samples),
+        base_samples=0 if b is None else b.samples,
+        head_samples=0 if h is None else h.samples,
         head_extra_samples=extra,
-        failed_checks=checks,
+        failed_checks=tuple(checks),
         tools=tools,
-        drifted_tools=[t for t in tools if t in drifted],
+        drifted_tools=tuple(t for t in tools if t in drifted),
         line=ref.line,
         reason=reason,
     )
 
 
-def _metric_deltas(base: Results, head: Results) -> dict[str, MetricDelta]:
-    return _deltas(base.metrics, head.metrics)
-
-
-def _slice_deltas(base: Results, head: Results) -> dict[str, dict[str, MetricDelta]]:
+def _slice_deltas(base: SuiteStats, head: SuiteStats) -> dict[str, dict[str, MetricDelta]]:
     out: dict[str, dict[str, MetricDelta]] = {}
     for name in sorted(set(base.slices) | set(head.slices)):
         b = base.slices.get(name)
@@ -226,7 +248,7 @@ def _slice_deltas(base: Results, head: Results) -> dict[str, dict[str, MetricDel
 
 
 def _deltas(
-    base: Mapping[str, MetricStat], head: Mapping[str, MetricStat]
+    base: Mapping[str, MetricStats], head: Mapping[str, MetricStats]
 ) -> dict[str, MetricDelta]:
     out: dict[str, MetricDelta] = {}
     for name in sorted(set(base) | set(head)):
@@ -239,28 +261,36 @@ def _deltas(
     return out
 
 
-def _tool_drift(base: dict[str, ToolInfo], head: dict[str, ToolInfo]) -> list[ToolDrift]:
+def _tool_drift(base: Mapping[str, ToolRef], head: Mapping[str, ToolRef]) -> list[ToolDrift]:
     out: list[ToolDrift] = []
     for name in sorted(set(base) | set(head)):
         b = base.get(name)
         h = head.get(name)
         if b is not None and h is not None and b.hash == h.hash:
             continue
-        change: Literal["added", "removed", "changed"] = (
-            "added" if b is None else "removed" if h is None else "changed"
+        change = (
+            DriftChange.ADDED
+            if b is None
+            else DriftChange.REMOVED
+            if h is None
+            else DriftChange.CHANGED
         )
-        out.append(ToolDrift(tool=name, change=change, diff=_definition_diff(b, h)))
+        out.append(
+            ToolDrift(
+                tool=name, change=change, diff=tuple(_definition_diff(b, h)), flipped_cases=()
+            )
+        )
     return out
 
 
-def _definition_lines(t: ToolInfo | None) -> list[str]:
+def _definition_lines(t: ToolRef | None) -> list[str]:
     if t is None:
         return []
     text = jsonio.dumps({"description": t.description, "parameters": t.parameters}, indent=True)
     return text.decode().splitlines()
 
 
-def _definition_diff(b: ToolInfo | None, h: ToolInfo | None) -> list[str]:
+def _definition_diff(b: ToolRef | None, h: ToolRef | None) -> list[str]:
     """A unified diff (1 line of context) of description and schema, at most 40 lines."""
     lines = list(
         difflib.unified_diff(

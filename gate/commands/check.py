@@ -16,8 +16,8 @@ import os
 import sys
 from pathlib import Path
 
+from gate.model import Shard
 from gate.pipeline import CheckOptions, check
-from gate.replay.runner import parse_shard
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         baseline=args.baseline,
         baseline_source=args.baseline_source,
         samples=args.samples,
-        shard=parse_shard(args.shard) if args.shard else None,
+        shard=Shard.parse(args.shard) if args.shard else None,
         resume=args.resume,
         comment=not args.no_comment,
         progress=not args.no_progress,

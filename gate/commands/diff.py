@@ -23,7 +23,7 @@ from pathlib import Path
 
 from gate.baseline.diff import compare
 from gate.errors import ExitCode
-from gate.results import Comparison, Flip, dumps_results, read_results
+from gate.results import Comparison, Flip, comparison_json, dumps_results, read_results, stats_of
 
 MAX_CELL = 120
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     base = read_results(Path(args.base), display=args.base)
     head = read_results(Path(args.head), display=args.head)
-    comparison = compare(base, head, source=args.base)
+    comparison = comparison_json(compare(stats_of(base), stats_of(head), source=args.base))
     if args.format == "json":
         sys.stdout.write(dumps_results(comparison).decode())
     else:

@@ -17,10 +17,10 @@ import argparse
 from importlib import resources
 from pathlib import Path
 
-from gate.config import load_config
-from gate.dataset import default_display, load_dataset
+from gate.dataset import default_display
 from gate.dataset.pin import check_pin
 from gate.errors import ExitCode, UsageError
+from gate.pipeline.inputs import read_config, read_dataset
 
 FILES: tuple[tuple[str, str], ...] = (
     # (template name, path under DIR); the config last, since it embeds the pin.
@@ -56,12 +56,12 @@ def run(args: argparse.Namespace) -> int:
     for (name, _), target in zip(FILES[:-1], targets[:-1], strict=True):
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(template(name))
-    dataset = load_dataset(targets[0])
+    dataset = read_dataset(targets[0])
     config_text = template("toolgate.yml").decode("utf-8").replace(_PLACEHOLDER, dataset.sha256)
     targets[-1].write_text(config_text, encoding="utf-8", newline="\n")
-    # Self-check: what we wrote must validate, pin included.
-    config = load_config(targets[-1])
-    check_pin(config, load_dataset(config.resolve(config.dataset.path)))
+    # Self-check: what we wrote must validate, pin included (the dataset just read is the
+    # file written, and the one the config names).
+    check_pin(read_config(targets[-1]), dataset)
     shown = default_display(targets[-1])
     print(f"Created {', '.join(default_display(p) for p in targets)}")
     print(f"Next: `toolgate validate --config {shown}`, then `toolgate check --config {shown}`.")

@@ -3,7 +3,8 @@
 Joins the results of the shards of one run (each ``PART_DIR`` holds a ``results.json``
 written by ``toolgate run``/``check`` with ``--shard i/n``; a results.json file may be
 given instead of its folder), then gates once: every statistic is recomputed from the
-shards' sample records (:mod:`gate.policy.merge`), the policy of ``--config`` is applied
+shards' sample records (:mod:`gate.policy.merge`; schema-1 results of the previous
+release too), the policy of ``--config`` is applied
 (without a config only hard failures and regressions against ``--baseline`` count), and
 ``DIR/results.json`` is written, with the reports when the reporting module is present.
 
@@ -15,14 +16,15 @@ Exit code 0 when the gate passes, 1 when it fails.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
-from gate.config import Config, load_config
-from gate.errors import ExitCode, UsageError
-from gate.policy.decide import decide
-from gate.policy.merge import merge_results
-from gate.results import Results, read_results, write_results
+from gate.config import Config
+from gate.errors import UsageError
+from gate.pipeline.inputs import load_baseline, read_config
+from gate.pipeline.merge import merge_and_decide
+from gate.report.redact import redactor_for
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,34 +66,18 @@ def _results_path(part: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    paths = [(part, _results_path(part)) for part in args.parts]
-    parts = [(str(p), read_results(p, display=str(p))) for _, p in paths]
+    parts = [(part, _results_path(part)) for part in args.parts]
     config: Config | None = None
     if args.config is not None:
-        config = load_config(Path(args.config), display=args.config)
-    baseline: Results | None = None
-    if args.baseline is not None:
-        baseline = read_results(Path(args.baseline), display=args.baseline)
-    merged = merge_results(parts)
-    decided = decide(merged, config, baseline, args.baseline_source or args.baseline)
-    out = Path(args.out)
-    write_results(out / "results.json", decided)
-    _write_reports(decided, out)
-    verdict = decided.verdict
-    assert verdict is not None
-    from gate.report import render_console
-
-    sys.stdout.write(render_console(decided))
-    print(f"merged {len(parts)} part(s), {len(decided.cases)} cases → {out / 'results.json'}")
-    return ExitCode.PASS if verdict.passed else ExitCode.GATE_FAILED
-
-
-def _write_reports(results: Results, out: Path) -> None:
-    try:
-        from gate.report import write_reports
-    except ImportError:  # the reporting module is optional for this command
-        return
-    try:
-        write_reports(results, out)
-    except Exception as exc:  # a report that fails to render never loses the verdict
-        sys.stderr.write(f"toolgate merge: warning: reports not written: {exc}\n")
+        config = read_config(Path(args.config), display=args.config)
+    baseline = load_baseline(args.baseline, None) if args.baseline is not None else None
+    done = merge_and_decide(
+        [(str(path), path) for _, path in parts],
+        config=config,
+        baseline=baseline.results if baseline is not None else None,
+        baseline_source=args.baseline_source or args.baseline,
+        out=Path(args.out),
+        redactor=redactor_for(config, os.environ),
+        stream=sys.stdout,
+    )
+    return done.exit_code

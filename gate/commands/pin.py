@@ -13,9 +13,11 @@ import argparse
 from pathlib import Path
 
 from gate.config import config_from_doc
-from gate.dataset import default_display, load_dataset
+from gate.dataset import default_display
 from gate.dataset.pin import pin_config
 from gate.errors import ConfigError, ExitCode, Problem, UsageError
+from gate.pipeline.inputs import read_dataset
+from gate.scorers.registry import GATEABLE
 from gate.yamlio import load_yaml
 
 DEFAULT_CONFIG = "toolgate.yml"
@@ -51,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--version must be a non-empty, single-line string")
     doc = load_yaml(config_path, display=shown)
     try:
-        config_from_doc(doc, config_path)
+        config_from_doc(doc, config_path, metrics=GATEABLE)
     except ConfigError as exc:
         others = [p for p in exc.problems if p.field not in _PIN_FIELDS]
         if others:
@@ -71,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
                 f"no such file {default_display(dataset_path)}",
             )
         )
-    dataset = load_dataset(dataset_path)
+    dataset = read_dataset(dataset_path, display=default_display(dataset_path))
     result = pin_config(config_path, dataset.sha256, version, display=shown)
     if not result.changed:
         print(f"{shown}: already pins {dataset.display} sha256 {dataset.sha256} (nothing written)")

@@ -17,9 +17,9 @@ import os
 import sys
 from pathlib import Path
 
-from gate.config import load_config
-from gate.dataset import default_display, load_dataset
+from gate.dataset import default_display
 from gate.errors import ExitCode, UsageError
+from gate.pipeline.inputs import load_inputs
 from gate.replay.record import load_registry, record, refuse_in_ci
 from gate.replay.runner import select_cases
 
@@ -46,9 +46,10 @@ def run(args: argparse.Namespace) -> int:
     config_path = Path(args.config)
     if not config_path.exists():
         raise UsageError(f"no config file {default_display(config_path)}")
-    config = load_config(config_path, display=default_display(config_path))
-    dataset_path = config.resolve(config.dataset.path)
-    dataset = load_dataset(dataset_path)
+    # The pin is not checked: recording writes a new dataset to pin afterwards.
+    inputs = load_inputs(config_path, default_display(config_path), pin=False)
+    config, dataset = inputs.config, inputs.dataset
+    dataset_path = dataset.path
     registry = load_registry(args.tools, [str(config.root), os.getcwd()])
     cases = select_cases(dataset.cases, case_ids=args.cases)
     out = Path(args.out)

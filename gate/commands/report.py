@@ -20,11 +20,12 @@ import argparse
 import enum
 import os
 import sys
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import assert_never
 
 from gate.errors import ExitCode, UsageError
+from gate.pipeline.inputs import build_redactor as build_redactor
+from gate.pipeline.inputs import load_baseline
 from gate.report import (
     render_comment,
     render_console,
@@ -33,7 +34,7 @@ from gate.report import (
 )
 from gate.report.comment import DEFAULT_MAX_CHARS
 from gate.report.redact import Redactor
-from gate.results import Results, read_results
+from gate.results import Results, read_results, stats_of, with_comparison
 
 
 class ReportFormat(enum.StrEnum):
@@ -119,31 +120,15 @@ def load_with_baseline(path: Path, baseline: str | None) -> Results:
     results = read_results(path)
     if baseline is None:
         return results
-    base = read_results(Path(baseline))
+    base = load_baseline(baseline, None)
+    assert base is not None
     if results.comparison is not None:
         sys.stderr.write(
             f"toolgate: note: {path} already carries a comparison "
             f"({results.comparison.source}); --baseline is not used\n"
         )
         return results
-    try:
-        from gate.baseline.diff import compare
-    except ImportError:
-        raise UsageError(
-            "--baseline needs gate.baseline.diff, which this build does not have"
-        ) from None
-    comparison = compare(base, results)
-    return results.model_copy(update={"comparison": comparison})
+    from gate.baseline.diff import compare
 
-
-def build_redactor(
-    config: str | None, names: Sequence[str], environ: Mapping[str, str]
-) -> Redactor:
-    """Secrets to redact: ``names``, the config's ``reporting.secrets`` and its OpenAI
-    adapter's key variable, plus ``gate.report.redact.ALWAYS_SECRET_ENV``."""
-    all_names = list(names)
-    if config:
-        from gate.config import load_config
-
-        all_names += load_config(Path(config)).secret_env_names()
-    return Redactor.from_environ(all_names, environ)
+    comparison = compare(base.stats, stats_of(results))
+    return with_comparison(results, comparison)

@@ -18,11 +18,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from gate.config import load_config
-from gate.dataset import default_display, load_dataset
-from gate.dataset.pin import check_pin
+from gate.dataset import default_display
 from gate.errors import ExitCode, UsageError
-from gate.replay.runner import RunSummary, parse_shard, run_all
+from gate.model import Shard
+from gate.pipeline.inputs import load_inputs
+from gate.replay.runner import RunSummary, run_all
 
 DEFAULT_CONFIG = "toolgate.yml"
 
@@ -71,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
             f"no config file {default_display(config_path)}",
             hint="Pass --config FILE, or create one with `toolgate init`.",
         )
-    shown = default_display(config_path)
-    config = load_config(config_path, display=shown)
+    inputs = load_inputs(config_path, default_display(config_path))
+    config, dataset = inputs.config, inputs.dataset
     updates: dict[str, object] = {}
     if args.concurrency is not None:
         if not 1 <= args.concurrency <= 512:
@@ -83,9 +83,7 @@ def run(args: argparse.Namespace) -> int:
     samples = config.samples if args.samples is None else args.samples
     if not 1 <= samples <= 100:
         raise UsageError("--samples must be between 1 and 100")
-    shard = parse_shard(args.shard) if args.shard else None
-    dataset = load_dataset(config.resolve(config.dataset.path))
-    check_pin(config, dataset, config_display=shown)
+    shard = Shard.parse(args.shard) if args.shard else None
     out = Path(args.out) if args.out else config.resolve(config.reporting.out)
     summary = run_all(
         config,

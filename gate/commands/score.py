@@ -20,13 +20,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from gate.config import Config, load_config
-from gate.dataset import default_display, load_dataset
-from gate.dataset.pin import check_pin
+from gate.config import Config
+from gate.dataset import default_display
 from gate.errors import ExitCode, UsageError
+from gate.model import Shard
 from gate.pipeline import score_stage
-from gate.replay.runner import parse_shard
-from gate.results import write_results
+from gate.pipeline.inputs import load_inputs, read_dataset
+from gate.policy.reduce import passed_cases
+from gate.results import write_scored
+from gate.runsfile import RunsIndex
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,13 +48,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    shard = parse_shard(args.shard) if args.shard else None
+    shard = Shard.parse(args.shard) if args.shard else None
     config: Config | None = None
     if args.dataset:
         dataset_path = Path(args.dataset)
         if not dataset_path.exists():
             raise UsageError(f"no dataset file {default_display(dataset_path)}")
-        dataset = load_dataset(dataset_path, display=default_display(dataset_path))
+        dataset = read_dataset(dataset_path, display=default_display(dataset_path))
     else:
         config_path = Path(args.config or "toolgate.yml")
         if not config_path.exists():
@@ -60,10 +62,8 @@ def run(args: argparse.Namespace) -> int:
                 f"no config file {default_display(config_path)}",
                 hint="Pass --config FILE or --dataset FILE.",
             )
-        shown = default_display(config_path)
-        config = load_config(config_path, display=shown)
-        dataset = load_dataset(config.resolve(config.dataset.path))
-        check_pin(config, dataset, config_display=shown)
+        inputs = load_inputs(config_path, default_display(config_path))
+        config, dataset = inputs.config, inputs.dataset
     runs_path = Path(args.runs)
     if not runs_path.exists():
         raise UsageError(f"no runs file {default_display(runs_path)}")
@@ -73,20 +73,16 @@ def run(args: argparse.Namespace) -> int:
         out = config.resolve(config.reporting.out)
     else:
         out = Path("toolgate-out")
-    results = score_stage(
-        dataset=dataset,
-        runs_path=runs_path,
-        config=config,
-        runs_display=default_display(runs_path),
-        shard=shard,
-    )
+    with RunsIndex(runs_path, display=default_display(runs_path)) as runs:
+        scored = score_stage(dataset=dataset, runs=runs, config=config, shard=shard)
     path = out / "results.json"
-    write_results(path, results)
-    n = sum(len(c.samples) for c in results.cases)
-    passed = sum(1 for c in results.cases if c.passed)
+    # Written from the statistics and the sample records as they are (no Results object:
+    # a large run would build hundreds of thousands of sample models for nothing).
+    write_scored(path, scored.stats, scored.records, timing=scored.timing)
+    cases = scored.stats.cases
     print(
-        f"scored {n} case-sample(s) of {len(results.cases)} case(s): "
-        f"{passed} case(s) passed every sample; wrote {default_display(path)}"
+        f"scored {len(scored.table.rows)} case-sample(s) of {len(cases)} case(s): "
+        f"{passed_cases(cases)} case(s) passed every sample; wrote {default_display(path)}"
     )
     sys.stdout.flush()
     return ExitCode.PASS

@@ -20,13 +20,14 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from gate.config import Config, config_from_doc
-from gate.dataset import Dataset, default_display, load_dataset
+from gate.config import Config
+from gate.dataset import Dataset, default_display
 from gate.dataset.matchers import did_you_mean
 from gate.dataset.pin import check_pin
 from gate.errors import ConfigError, ExitCode, PinMismatchError, Problem, UsageError
 from gate.model import Difficulty
-from gate.yamlio import YamlDoc, load_yaml
+from gate.pipeline.inputs import read_config_doc, read_dataset
+from gate.yamlio import YamlDoc
 
 DEFAULT_CONFIG = "toolgate.yml"
 
@@ -49,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     config_path = Path(args.config or DEFAULT_CONFIG)
     if args.dataset and args.config is None and not config_path.exists():
-        dataset = load_dataset(Path(args.dataset))
+        dataset = read_dataset(Path(args.dataset), display=default_display(Path(args.dataset)))
         print(f"OK: {summary(dataset)}")
         return ExitCode.PASS
     if not config_path.exists():
@@ -58,8 +59,7 @@ def run(args: argparse.Namespace) -> int:
             hint="Pass --config FILE, or create one with `toolgate init`.",
         )
     shown = default_display(config_path)
-    doc = load_yaml(config_path, display=shown)
-    config = config_from_doc(doc, config_path)
+    config, doc = read_config_doc(config_path, display=shown)
     configured = config.resolve(config.dataset.path)
     path = Path(args.dataset) if args.dataset else configured
     if not path.exists():
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(
             Problem(shown, line, "dataset.path", f"no such file {default_display(path)}")
         )
-    dataset = load_dataset(path)
+    dataset = read_dataset(path, display=default_display(path))
     problems = cross_check(config, doc, dataset)
     pinned = path.resolve() == configured
     if pinned:

@@ -32,6 +32,7 @@ from gate.github.context import (
     GitHubContext,
     Mode,
 )
+from gate.model import Shard
 
 COMMENT_INPUT_OFF = "the `comment` input is false"
 DEFAULT_OUT = "toolgate-out"
@@ -156,7 +157,7 @@ class Check:
     out: str | None
     """Relative to the working directory; ``None``: the config's ``reporting.out``."""
     samples: int | None
-    shard: tuple[int, int] | None
+    shard: Shard | None
     baseline: BaselinePlan
     comment: CommentPlan
 
@@ -168,7 +169,7 @@ class RunShard:
     config: str
     out: str | None
     samples: int | None
-    shard: tuple[int, int] | None
+    shard: Shard | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,7 +67,7 @@ from pathlib import Path
 from typing import Any
 
 from gate.errors import InputError, Problem, UsageError
-from gate.replay.runner import parse_shard
+from gate.model import Shard
 
 PR_EVENTS = frozenset({"pull_request", "pull_request_target"})
 DEFAULT_API_URL = "https://api.github.com"
@@ -150,7 +150,7 @@ class ActionInputs:
     comment: bool = True
     baseline: BaselineInput = BaselineInput()
     samples: int | None = None
-    shard: tuple[int, int] | None = None
+    shard: Shard | None = None
     """``(i, n)``, 1 <= i <= n."""
     merge: str | None = None
     fail_on: FailOn = FailOn.GATE
@@ -345,10 +345,10 @@ def _read_inputs(environ: Mapping[str, str], problems: list[Problem]) -> ActionI
             samples = int(s)
         else:
             bad("samples", f"must be a whole number from 1 to 100, not {s!r}")
-    shard: tuple[int, int] | None = None
+    shard: Shard | None = None
     if text := get("shard"):
         try:
-            shard = parse_shard(text)
+            shard = Shard.parse(text)
         except UsageError:
             bad("shard", f"must be `i/n` with 1 <= i <= n (e.g. `2/4`), not {text!r}")
     merge = get("merge") or None

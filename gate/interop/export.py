@@ -5,7 +5,8 @@ tabs of seed 003.
   failed_checks`` (every check that failed in any sample), the case's mean of each key
   metric (:data:`CASE_METRICS`; empty when not applicable), then ``expected`` and
   ``actual`` calls in the one-line ``name(arg=value)`` form of the PR comment, and ``why``
-  (the scorer's summary) — taken from the first failing sample, else the first sample;
+  (the scorer's summary) — taken from the first failing sample (results keep the evidence
+  of failing samples only: empty for a case whose every sample passed);
 * **tools** — one row per tool, sorted by name: ``tool, expected, matched, recall, called``
   (recall = matched ÷ expected; empty when the tool was never expected).
 
@@ -22,6 +23,7 @@ from typing import Any, assert_never
 
 from gate.report.escape import calls_repr
 from gate.results import CaseResult, Results, SampleResult
+from gate.scorers.registry import EXPORT_METRICS
 
 
 class ExportFormat(enum.StrEnum):
@@ -29,19 +31,8 @@ class ExportFormat(enum.StrEnum):
     TOOLS_CSV = "tools-csv"
 
 
-CASE_METRICS: tuple[str, ...] = (
-    "tool_selection_precision",
-    "tool_selection_recall",
-    "tool_selection_f1",
-    "call_accuracy",
-    "required_args_match",
-    "schema_validity",
-    "parse_failure_rate",
-    "order_score",
-    "no_tool_respected",
-    "tool_error_rate",
-)
-"""The per-case metric columns, in order."""
+CASE_METRICS: tuple[str, ...] = EXPORT_METRICS
+"""The per-case metric columns, in order (declared in :mod:`gate.scorers.registry`)."""
 
 
 def _num(value: float | None) -> str:
@@ -83,7 +74,8 @@ def cases_csv(results: Results) -> str:
         failed = sorted({c for s in case.samples for c in s.failed_checks})
         sample = _sample_for_evidence(case)
         ev: dict[str, Any] = sample.evidence if sample is not None else {}
-        metrics = [_num(case.scores.get(m)) for m in CASE_METRICS]
+        scores = results.case_scores(case)
+        metrics = [_num(scores.get(m)) for m in CASE_METRICS]
         rows.append(
             [
                 case.id,

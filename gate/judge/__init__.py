@@ -38,7 +38,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from gate.config import Config
 from gate.judge.agreement import HumanLabel, agreement, load_calibration
@@ -46,17 +46,10 @@ from gate.judge.cache import CACHE_DIR, JudgeCache, cache_key
 from gate.judge.client import ChatClient, JudgeCallError, parse_answer
 from gate.judge.rubrics import ExtractContext, JudgeItem, Rubric, describe, load_rubrics
 from gate.judge.sample import Selection, select
-from gate.model import Case, Run
-from gate.results import MetricStat, Results
+from gate.model import DatasetLike, Run
+from gate.results import MetricStat
 
 __all__ = ["check_judge_inputs", "disabled_block", "judge_metrics", "run_judge"]
-
-
-class DatasetLike(Protocol):
-    """What the judge needs of a dataset: its cases."""
-
-    @property
-    def cases(self) -> Sequence[Case]: ...
 
 
 def disabled_block() -> dict[str, Any]:
@@ -136,13 +129,13 @@ def run_judge(
     runs: Sequence[Run],
     out: Path,
     *,
-    results: Results,
+    timing: dict[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
     sleep: Callable[[float], None] = time.sleep,
 ) -> dict[str, Any]:
     """Judge the runs and return the ``judge`` block of results.json (module docstring).
 
-    ``results`` receives the run-dependent figures under ``results.timing["judge"]``.
+    ``timing`` (the run's timing) receives the run-dependent figures under ``"judge"``.
     ``environ`` (default ``os.environ``) is where the API key is looked up; ``sleep`` is
     the wait between retries (tests pass a no-op).
     """
@@ -326,7 +319,7 @@ def run_judge(
 
     fresh = [o for o in outcomes if o["status"] in ("ok", "unparsable") and not o.get("cached")]
     spent = sum(o["usage"]["total_tokens"] for o in fresh)
-    results.timing["judge"] = {
+    (timing if timing is not None else {})["judge"] = {
         "wall_s": round(time.monotonic() - started, 3),
         "calls": len(fresh) + ev["errors"],
         "cache_hits": sum(1 for o in outcomes if o.get("cached")),

@@ -11,19 +11,21 @@ from gate.pipeline.check import CheckOptions, CheckOutcome, check, unrecorded_ca
 from gate.pipeline.confirm import confirm_stage
 from gate.pipeline.inputs import load_baseline, load_inputs, redactor_for, scoring_context
 from gate.pipeline.judge import judge_stage
-from gate.pipeline.score import score_stage, score_with_scores
+from gate.pipeline.score import Scored, score_file, score_runs, score_stage
 
 __all__ = [
     "CheckOptions",
     "CheckOutcome",
+    "Scored",
     "check",
     "confirm_stage",
     "judge_stage",
     "load_baseline",
     "load_inputs",
     "redactor_for",
+    "score_file",
+    "score_runs",
     "score_stage",
-    "score_with_scores",
     "scoring_context",
     "unrecorded_calls",
 ]

@@ -1,26 +1,22 @@
-"""The score stage's reading and scoring: runs file → checked coverage → sample scores.
+"""The score stage's executors: read the runs of a file and score them, serially or in a
+pool of forked worker processes — the same scores either way.
 
-Used by :func:`gate.pipeline.score_stage`. Two paths, one result:
+:func:`gate.pipeline.score.score_stage` takes an executor the way an HTTP client takes a
+transport: :class:`SerialExecutor` reads the file whole and scores each run in this
+process; :class:`ForkExecutor` cuts the file at line boundaries into chunks that forked
+workers read (by offset, through the descriptor the runs index opened: the file is opened
+once) and score. Scoring is a pure function of (case, scoring view, context), so the
+scores are identical whatever the chunking (a test compares the two). Both report every
+line to the one :class:`~gate.runsfile.Coverage` check, in file order, and stop at the
+first malformed line (a :class:`~gate.errors.RunsFileError` naming it).
 
-* **serial** — read the runs file line by line (:func:`gate.runsfile.iter_runs`) and score
-  each run (:func:`gate.scorers.score_sample`);
-* **parallel** — for large files on a machine with several cores, the file is cut at line
-  boundaries into chunks that forked worker processes read and score; each worker sends its
-  records back as one orjson blob, and the parent rebuilds the
-  :class:`~gate.model.SampleScore` objects in file order. Scoring is a pure function of
-  (case, run, context), so the scores are identical to the serial path's whatever the
-  chunking (a test compares the two).
+Runs identical to an earlier one of the same case — the same scoring view — are scored
+once and copied (:class:`Memo`).
 
-Coverage is checked the same way on both paths, each problem naming the runs file's line:
-a run of a case the dataset does not have, of a case of another shard, a (case, sample)
-recorded twice, and — naming the case's dataset line — a case with no run at all. A
-malformed line is a :class:`~gate.errors.RunsFileError` naming it (the first bad line of
-the file, as the serial reader would stop there).
-
-``TOOLGATE_SCORE_WORKERS`` sets the number of worker processes (``1`` forces the serial
-path); by default every available core is used for files of at least
-:data:`PARALLEL_MIN_LINES` lines, where ``fork`` is available and the process runs no
-other thread (forking beside live threads risks copying a held lock).
+``TOOLGATE_SCORE_WORKERS`` sets the number of worker processes of the default executor
+(``1`` forces the serial one); by default every available core is used for files of at
+least :data:`PARALLEL_MIN_LINES` lines, where ``fork`` is available and the process runs
+no other thread (forking beside live threads risks copying a held lock).
 """
 
 from __future__ import annotations
@@ -29,239 +25,115 @@ import gc
 import itertools
 import multiprocessing
 import os
+import pickle
 import signal
 import threading
-from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import orjson
 
 from gate.errors import Problem, RunsFileError
-from gate.model import Case, HardFailure, HardFailureKind, Run, SampleScore, Turn
-from gate.policy.reduce import DatasetLike, in_shard
-from gate.runsfile import convert_run, decode_run_line, iter_runs, run_to_json
-from gate.scorers import SCORERS, ScoringContext, score_sample
+from gate.model import Case, HardFailure, SampleScore, Turn
+from gate.policy.table import CaseMeta, RowsBuilder, SampleRows
+from gate.results import MemoryRecords, sample_record
+from gate.runsfile import Coverage, RunRows, RunsIndex, convert_run, decode_run_line, read_at
+from gate.scorers import ScoringContext, score_sample
+from gate.scorers.registry import METRICS, VIEW_FIELDS
 
-MAX_PROBLEMS = 50
-"""Coverage problems listed before giving up (one pass reports many, not all)."""
 PARALLEL_MIN_LINES = 4000
 """Below this many lines forking workers costs more than it saves."""
 CHUNKS_PER_WORKER = 4
 """Chunks per worker: small enough to balance uneven lines, large enough to amortise."""
+_WINDOW = 1 << 16
+"""Bytes read at a time around a cut point to find the next line boundary."""
 
 
-class Coverage:
-    """Checks that the runs cover exactly the dataset's cases (of the shard), once each."""
+@dataclass(frozen=True, slots=True)
+class ScoreJob:
+    """What to score: every line of ``index``, checked by ``coverage``; runs of a sample
+    number below ``min_sample`` are checked but not scored (the confirmation stage's file
+    holds the regular samples it was seeded with). ``metas`` are the cases of the table
+    the scores go to (in its order); ``extra`` marks the samples as confirmation ones."""
 
-    def __init__(self, dataset: DatasetLike, display: str, shard: tuple[int, int] | None):
-        self.dataset = dataset
-        self.display = display
-        self.shard = shard
-        self.cases: dict[str, Case] = {c.id: c for c in dataset.cases}
-        self.wanted = (
-            {cid for cid in self.cases if in_shard(cid, shard)} if shard else set(self.cases)
-        )
-        self.seen: dict[tuple[str, int], int] = {}
-        self.problems: list[Problem] = []
+    index: RunsIndex
+    coverage: Coverage
+    cases: Sequence[Case]
+    ctx: ScoringContext
+    metas: Sequence[CaseMeta]
+    min_sample: int = 0
+    extra: bool = False
+
+
+@dataclass(slots=True)
+class ScoredRuns:
+    """What an executor read and scored: the samples as rows for the reduction (one batch
+    per chunk), their results.json records, where each scored run's line is, and which of
+    them had a call without a frozen response (indices into ``rows``)."""
+
+    metas: Sequence[CaseMeta]
+    batches: list[SampleRows] = field(default_factory=list)
+    records: MemoryRecords = field(default_factory=MemoryRecords)
+    rows: RunRows = field(default_factory=RunRows)
+    unrecorded: list[int] = field(default_factory=list)
+    workers: int = 1
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+class ScoreExecutor(Protocol):
+    """Reads and scores a :class:`ScoreJob` (the seam of the score stage)."""
 
     @property
-    def full(self) -> bool:
-        return len(self.problems) >= MAX_PROBLEMS
+    def workers(self) -> int: ...
 
-    def add(self, lineno: int, cid: str, sample: int) -> bool:
-        """Record one run; True when it is to be scored (a known case of the shard, seen
-        for the first time)."""
-        display = self.display
-        if cid not in self.cases:
-            self.problems.append(
-                Problem(
-                    display, lineno, "case_id", f"{cid!r} is not a case of {self.dataset.display}"
-                )
-            )
-            return False
-        if cid not in self.wanted:
-            assert self.shard is not None
-            self.problems.append(
-                Problem(
-                    display,
-                    lineno,
-                    "case_id",
-                    f"case {cid!r} is not in shard {self.shard[0]}/{self.shard[1]} "
-                    "(score each shard's runs with its own --shard)",
-                )
-            )
-            return False
-        key = (cid, sample)
-        first = self.seen.get(key)
-        if first is not None:
-            self.problems.append(
-                Problem(
-                    display,
-                    lineno,
-                    "sample",
-                    f"case {cid!r} sample {sample} is recorded twice (first on line {first})",
-                )
-            )
-            return False
-        self.seen[key] = lineno
-        return True
-
-    def finish(self) -> None:
-        """Raise every problem found, after listing the cases without any run."""
-        covered = {cid for cid, _ in self.seen}
-        for cid in self.cases:
-            if cid in self.wanted and cid not in covered and len(self.problems) < MAX_PROBLEMS:
-                c = self.cases[cid]
-                where = f" (line {c.source.line} of {self.dataset.display})"
-                self.problems.append(
-                    Problem(
-                        self.display,
-                        None,
-                        "case_id",
-                        f"case {cid!r}{where} has no run in this file",
-                    )
-                )
-        if self.problems:
-            raise RunsFileError(
-                self.problems,
-                hint="Every case of the dataset must have its runs, each (case, sample) once: "
-                "re-run `toolgate run` (with --resume to fill the gaps).",
-            )
-
-
-def read_covering(
-    dataset: DatasetLike, runs_path: Path, display: str, shard: tuple[int, int] | None
-) -> list[Run]:
-    """Every run of the file, checked to cover exactly the dataset's cases (of the shard)."""
-    cov = Coverage(dataset, display, shard)
-    runs: list[Run] = []
-    for lineno, run in iter_runs(runs_path, display=display):
-        if cov.add(lineno, run.case_id, run.sample):
-            runs.append(run)
-        if cov.full:
-            break
-    cov.finish()
-    return runs
-
-
-def worker_count(lines: int) -> int:
-    """Worker processes for a file of ``lines`` lines (1 = serial)."""
-    env = os.environ.get("TOOLGATE_SCORE_WORKERS")
-    if env:
-        try:
-            return max(1, int(env))
-        except ValueError:
-            return 1
-    if lines < PARALLEL_MIN_LINES or "fork" not in multiprocessing.get_all_start_methods():
-        return 1
-    if threading.active_count() > 1:
-        # Forking a process with other threads alive can copy a lock they hold (a
-        # deadlock in the child): stay serial (e.g. after a runner left threads behind).
-        return 1
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, 8))
-
-
-def read_and_score(
-    dataset: DatasetLike,
-    runs_path: Path,
-    display: str,
-    shard: tuple[int, int] | None,
-    ctx: ScoringContext,
-) -> tuple[list[SampleScore], dict[str, Any]]:
-    """The sample scores of every run of the file, in file order, and timing notes."""
-    try:
-        data = runs_path.read_bytes()
-    except OSError as exc:
-        raise RunsFileError(
-            Problem(display, None, None, f"cannot read: {exc.strerror or exc}")
-        ) from None
-    lines = data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
-    workers = worker_count(lines)
-    if workers <= 1:
-        return _serial(dataset, runs_path, display, shard, ctx), {"workers": 1}
-    return _parallel(dataset, data, display, shard, ctx, workers), {"workers": workers}
-
-
-def _serial(
-    dataset: DatasetLike,
-    runs_path: Path,
-    display: str,
-    shard: tuple[int, int] | None,
-    ctx: ScoringContext,
-) -> list[SampleScore]:
-    runs = read_covering(dataset, runs_path, display, shard)
-    cases = {c.id: c for c in dataset.cases}
-    memo = Memo()
-    out = []
-    for run in runs:
-        key = memo.key_of_run(run)
-        hit = memo.get(key)
-        if hit is not None:
-            out.append(derive(hit[1], run.sample, run.latency_ms, run.usage))
-        else:
-            score = score_sample(cases[run.case_id], run, ctx)
-            memo.put(key, 0, score, run.turns)
-            out.append(score)
-    return out
+    def score(self, job: ScoreJob) -> ScoredRuns: ...
 
 
 # ─── identical runs are scored once ───────────────────────────────────────────
 
 
+MEMO_SIZE = 20_000
+
+
 class Memo:
-    """Scores of runs already seen, keyed by what scoring reads of a run: the case, the
-    turns (calls, arguments, ids, results), the agent error and whether a final answer
-    came. At temperature 0 most samples of a case are the same run; each is scored once
-    and the others get a copy with their own sample number, latency and usage (scoring
-    is a pure function of the key). Bounded: cleared when it holds
+    """Scores of runs already seen, keyed by the run's scoring view: every field of
+    :class:`gate.scorers.registry.ScoringView` (:data:`~gate.scorers.registry.VIEW_FIELDS`),
+    in canonical JSON. At temperature 0 most samples of a case are the same run; each is
+    scored once and the others get a copy with their own sample number, latency and usage
+    (scoring reads nothing but the view). Bounded: cleared when it holds
     :data:`MEMO_SIZE` runs."""
 
     def __init__(self) -> None:
-        self._d: dict[Any, tuple[int, SampleScore, tuple[Turn, ...]]] = {}
+        self._d: dict[Any, tuple[SampleScore, tuple[Turn, ...]]] = {}
 
     @staticmethod
-    def key_of_json(obj: dict[str, Any], cid: str) -> Any:
-        """The key of a decoded line that is not converted yet (so nothing in it is
-        checked: a field of the wrong type gives no key, and the line its error)."""
-        error = obj.get("error")
-        if error is not None and not isinstance(error, str):
-            return None
+    def key_of_json(obj: Mapping[str, Any]) -> Any:
+        """The key of a decoded line that is not converted yet. Nothing in it is checked
+        here: a line whose key equals an earlier, valid line's holds the same view fields,
+        and its other fields are still checked when it is converted."""
         try:
-            return (cid, orjson.dumps(obj.get("turns")), error, obj.get("final") is None)
+            return tuple(orjson.dumps(obj.get(name)) for name in VIEW_FIELDS)
         except TypeError:
             return None
 
-    @staticmethod
-    def key_of_run(run: Run) -> Any:
-        try:
-            turns = orjson.dumps(run_to_json(run)["turns"])
-        except TypeError:
-            return None
-        return (run.case_id, turns, run.error, run.final is None)
-
-    def get(self, key: Any) -> tuple[int, SampleScore, tuple[Turn, ...]] | None:
-        """(line number, score, converted turns) of the run first seen with ``key``."""
+    def get(self, key: Any) -> tuple[SampleScore, tuple[Turn, ...]] | None:
+        """(score, converted turns) of the run first seen with ``key``."""
         return self._d.get(key) if key is not None else None
 
-    def put(self, key: Any, lineno: int, score: SampleScore, turns: tuple[Turn, ...]) -> None:
+    def put(self, key: Any, score: SampleScore, turns: tuple[Turn, ...]) -> None:
         if key is None:
             return
         if len(self._d) >= MEMO_SIZE:
             self._d.clear()
-        self._d[key] = (lineno, score, turns)
-
-
-MEMO_SIZE = 20_000
+        self._d[key] = (score, turns)
 
 
 def derive(score: SampleScore, sample: int, latency: float | None, usage: Any) -> SampleScore:
     """A memoised score for another sample of the same run (built directly: a third of
-    the parent's time on memo hits went to ``dataclasses.replace``)."""
+    the time on memo hits went to ``dataclasses.replace``)."""
     hard = (
         tuple(
             HardFailure(h.kind, h.case_id, sample, h.call, h.message) for h in score.hard_failures
@@ -285,180 +157,230 @@ def derive(score: SampleScore, sample: int, latency: float | None, usage: Any) -
     )
 
 
-# ─── the parallel path ────────────────────────────────────────────────────────
+# ─── reading and scoring lines (both executors) ──────────────────────────────
+
+
+@dataclass(slots=True)
+class _Line:
+    lineno: int
+    """1-based, relative to the chunk's first line."""
+    start: int
+    length: int
+    case_id: str | None
+    sample: int
+    score: SampleScore | None
+
+
+@dataclass(slots=True)
+class _ChunkOut:
+    lines: list[_Line]
+    newlines: int
+    error: tuple[int, list[tuple[str, int | None, str | None, str]]] | None = None
+
+
+def _score_lines(
+    data: bytes,
+    base: int,
+    display: str,
+    wanted: Mapping[str, Case],
+    ctx: ScoringContext,
+    min_sample: int,
+    memo: Memo,
+) -> _ChunkOut:
+    """Read and score every line of ``data`` (which starts at byte ``base`` of the file);
+    stops at the first bad line, as a reader reading the whole file would."""
+    out: list[_Line] = []
+    pos = 0
+    lineno = 0
+    size = len(data)
+    error = None
+    while pos < size:
+        end = data.find(b"\n", pos)
+        end = size if end < 0 else end + 1
+        lineno += 1
+        raw = data[pos:end]
+        start = pos
+        pos = end
+        if not raw.strip():
+            continue
+        try:
+            obj = decode_run_line(raw, file=display, lineno=lineno)
+            raw_id = obj.get("case_id") if isinstance(obj, dict) else None  # unchecked
+            key = memo.key_of_json(obj) if isinstance(raw_id, str) and raw_id in wanted else None
+            hit = memo.get(key)
+            # A line with the view of an earlier one: its other fields are checked, its
+            # turns (already converted, so valid) are not converted again.
+            run = convert_run(
+                obj, file=display, lineno=lineno, turns=hit[1] if hit is not None else None
+            )
+        except RunsFileError as exc:
+            problems = [(p.file, p.line, p.field, p.message) for p in exc.problems]
+            error = (lineno, problems)
+            break
+        score = None
+        case = wanted.get(run.case_id)
+        if case is not None and run.sample >= min_sample:
+            if hit is not None:
+                score = derive(hit[0], run.sample, run.latency_ms, run.usage)
+            else:
+                score = score_sample(case, run, ctx)
+                memo.put(key, score, run.turns)
+        out.append(_Line(lineno, base + start, end - start, run.case_id, run.sample, score))
+    newlines = data.count(b"\n")
+    return _ChunkOut(out, newlines, error)
+
+
+def _collect(chunks: Iterable[_ChunkOut], job: ScoreJob, result: ScoredRuns) -> None:
+    """Report the lines of each chunk (in file order) to the coverage check and keep the
+    scores of the runs it accepts, as rows and records; raise at the first bad line."""
+    cov = job.coverage
+    rows = result.rows
+    table_index = {m.id: i for i, m in enumerate(job.metas)}
+    builder = RowsBuilder(METRICS, job.metas)
+    first_line = 0
+    for chunk in chunks:
+        for ln in chunk.lines:
+            if cov.full:
+                break
+            lineno = first_line + ln.lineno
+            assert ln.case_id is not None
+            i = cov.add(lineno, ln.case_id, ln.sample)
+            score = ln.score
+            if i < 0 or score is None:
+                continue
+            t = table_index[ln.case_id]
+            if score.tallies.unrecorded:
+                result.unrecorded.append(len(rows))
+            rows.line.append(lineno)
+            rows.start.append(ln.start)
+            rows.length.append(ln.length)
+            rows.case.append(i)
+            rows.sample.append(ln.sample)
+            builder.add(
+                t,
+                score.sample,
+                passed=score.passed,
+                scores=score.scores,
+                failed_checks=score.failed_checks,
+                tallies=score.tallies,
+                usage=score.usage,
+                latency_ms=score.latency_ms,
+                hard=score.hard_failures,
+                extra=job.extra,
+            )
+            result.records.add(
+                t, score.sample, job.extra, sample_record(score, names=METRICS, extra=job.extra)
+            )
+        if chunk.error is not None and not cov.full:
+            _, problems = chunk.error
+            raise RunsFileError(
+                [
+                    Problem(f, None if line is None else first_line + line, fld, msg)
+                    for f, line, fld, msg in problems
+                ]
+            )
+        if cov.full:
+            break
+        first_line += chunk.newlines
+    cov.finish()
+    result.batches.append(builder.build())
+
+
+# ─── the serial executor ──────────────────────────────────────────────────────
+
+
+class SerialExecutor:
+    """Reads the file whole and scores every run in this process."""
+
+    workers = 1
+
+    def score(self, job: ScoreJob) -> ScoredRuns:
+        result = ScoredRuns(job.metas, workers=1)
+        wanted = _wanted(job)
+        chunk = _score_lines(
+            job.index.data(), 0, job.index.display, wanted, job.ctx, job.min_sample, Memo()
+        )
+        _collect([chunk], job, result)
+        return result
+
+
+def _wanted(job: ScoreJob) -> dict[str, Case]:
+    cov = job.coverage
+    return {c.id: c for c in job.cases if cov.case_index(c.id) >= 0}
+
+
+# ─── the fork-pool executor ───────────────────────────────────────────────────
 
 # Set in the parent just before forking; the workers inherit it (nothing is pickled).
-_JOB: tuple[bytes, str, Mapping[str, Case], frozenset[str], ScoringContext] | None = None
+_JOB: tuple[int, str, Mapping[str, Case], ScoringContext, int] | None = None
+_MEMO = Memo()
+"""Each worker's memo (a forked copy per worker, kept across its chunks)."""
 
 
-def _chunks(data: bytes, n: int) -> list[tuple[int, int, int]]:
-    """(start, end, first line number) of ``n`` pieces cut at line boundaries."""
-    size = len(data)
+class ForkExecutor:
+    """Scores the file in ``workers`` forked processes, each reading its chunks by offset
+    through the runs index's open descriptor."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+
+    def score(self, job: ScoreJob) -> ScoredRuns:
+        global _JOB
+        result = ScoredRuns(job.metas, workers=self.workers)
+        index = job.index
+        # Cases are compiled in the workers as their runs come (in parallel), not up front.
+        _JOB = (index.fileno, index.display, _wanted(job), job.ctx, job.min_sample)
+        chunks = chunk_bounds(index, self.workers * CHUNKS_PER_WORKER)
+        try:
+            ctx = multiprocessing.get_context("fork")
+            with ctx.Pool(self.workers, initializer=_worker_init) as pool:
+                _collect(_unpickled(pool.imap(_work, chunks)), job, result)
+        finally:
+            _JOB = None
+        return result
+
+
+def _unpickled(blobs: Iterable[bytes]) -> Iterator[_ChunkOut]:
+    for blob in blobs:
+        chunk: _ChunkOut = pickle.loads(blob)
+        yield chunk
+
+
+def _work(chunk: tuple[int, int]) -> bytes:
+    """Read and score one chunk ``(start, end)`` of the file; the pickled :class:`_ChunkOut`."""
+    assert _JOB is not None
+    fd, display, wanted, ctx, min_sample = _JOB
+    gc.disable()  # acyclic records only: collections would rescan them for nothing
+    start, end = chunk
+    data = read_at(fd, start, end - start, display=display)
+    out = _score_lines(data, start, display, wanted, ctx, min_sample, _MEMO)
+    return pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def chunk_bounds(index: RunsIndex, n: int) -> list[tuple[int, int]]:
+    """``n`` byte ranges of the file cut at line boundaries (found by reading a little
+    around each cut, never the whole file)."""
+    size = index.size
     bounds = [0]
     for k in range(1, n):
-        cut = data.find(b"\n", size * k // n)
-        cut = size if cut < 0 else cut + 1
+        cut = _next_line(index, size * k // n)
         if cut > bounds[-1]:
             bounds.append(cut)
     if bounds[-1] != size:
         bounds.append(size)
-    out = []
-    line = 1
-    for a, b in itertools.pairwise(bounds):
-        out.append((a, b, line))
-        line += data.count(b"\n", a, b)
-    return out
+    return list(itertools.pairwise(bounds))
 
 
-_MEMO = Memo()
-"""Each worker's memo (a forked copy per worker, kept across its chunks: chunks reach a
-worker in file order, so a reference always points to a line the parent already has)."""
-
-
-def _work(chunk: tuple[int, int, int]) -> bytes:
-    """Read and score one chunk; returns an orjson array of entries
-    ``[lineno, case_id, sample, record | null]`` or ``["error", lineno, problems]``."""
-    assert _JOB is not None
-    data, display, cases, wanted, ctx = _JOB
-    gc.disable()  # acyclic records only: collections would rescan them for nothing
-    memo = _MEMO
-    start, end, lineno = chunk
-    out: list[Any] = []
-    for raw in data[start:end].split(b"\n"):
-        if raw.strip():
-            try:
-                obj = decode_run_line(raw, file=display, lineno=lineno)
-                raw_id = obj.get("case_id") if isinstance(obj, dict) else None  # unchecked
-                key = (
-                    memo.key_of_json(obj, raw_id)
-                    if isinstance(raw_id, str) and raw_id in wanted
-                    else None
-                )
-                hit = memo.get(key)
-                # A line with the turns of an earlier one: its other fields are checked,
-                # its turns (already converted, so valid) are not converted again.
-                run = convert_run(
-                    obj, file=display, lineno=lineno, turns=hit[2] if hit is not None else None
-                )
-            except RunsFileError as exc:
-                problems = [[p.file, p.line, p.field, p.message] for p in exc.problems]
-                out.append(["error", lineno, problems])
-                break  # the serial reader stops at the first bad line too
-            cid = run.case_id
-            if hit is not None:
-                # The same run as an earlier line: the parent copies that line's score.
-                ref = ["=", hit[0], run.latency_ms, run.usage]
-                out.append([lineno, cid, run.sample, ref])
-            elif cid in wanted:
-                score = score_sample(cases[cid], run, ctx)
-                memo.put(key, lineno, score, run.turns)
-                out.append([lineno, cid, run.sample, _record(score)])
-            else:
-                out.append([lineno, cid, run.sample, None])
-        lineno += 1
-    try:
-        return orjson.dumps(out)
-    except TypeError:  # a value orjson cannot write (guarded by the reader): go slow
-        import pickle
-
-        return b"P" + pickle.dumps(out)
-
-
-_NAMES: tuple[str, ...] = (*SCORERS, "composite_clean_rate", "case_passed")
-"""The order of ``SampleScore.scores`` and ``.reasons`` (``score_sample`` fills them in it):
-records send the values only, a third less to decode in the parent."""
-
-
-def _record(s: SampleScore) -> list[Any]:
-    scores: Any = s.scores
-    reasons: Any = s.reasons
-    if tuple(scores) == _NAMES and tuple(reasons) == _NAMES:
-        scores = list(scores.values())
-        reasons = list(reasons.values())
-    return [
-        s.passed,
-        scores,
-        list(s.failed_checks),
-        reasons,
-        s.evidence,
-        s.tallies,
-        [[h.kind.value, h.call, h.message] for h in s.hard_failures],
-        s.error,
-        s.latency_ms,
-        s.usage,
-    ]
-
-
-def _from_record(cid: str, sample: int, r: Sequence[Any]) -> SampleScore:
-    scores = r[1] if type(r[1]) is dict else dict(zip(_NAMES, r[1], strict=True))
-    reasons = r[3] if type(r[3]) is dict else dict(zip(_NAMES, r[3], strict=True))
-    return SampleScore(
-        case_id=cid,
-        sample=sample,
-        passed=r[0],
-        scores=scores,
-        failed_checks=tuple(r[2]),
-        reasons=reasons,
-        evidence=r[4],
-        tallies=r[5],
-        hard_failures=tuple(
-            HardFailure(HardFailureKind(k), cid, sample, call, msg) for k, call, msg in r[6]
-        ),
-        error=r[7],
-        latency_ms=r[8],
-        usage=r[9],
-    )
-
-
-def _parallel(
-    dataset: DatasetLike,
-    data: bytes,
-    display: str,
-    shard: tuple[int, int] | None,
-    ctx: ScoringContext,
-    workers: int,
-) -> list[SampleScore]:
-    global _JOB
-    cov = Coverage(dataset, display, shard)
-    # Cases are compiled in the workers as their runs come (in parallel), not up front.
-    _JOB = (data, display, cov.cases, frozenset(cov.wanted), ctx)
-    chunks = _chunks(data, workers * CHUNKS_PER_WORKER)
-    scores: list[SampleScore] = []
-    by_line: dict[int, SampleScore] = {}
-    first_error: tuple[int, list[Problem]] | None = None
-    try:
-        with multiprocessing.get_context("fork").Pool(workers, initializer=_worker_init) as pool:
-            for blob in pool.imap(_work, chunks):
-                entries: Iterable[Any] = (
-                    orjson.loads(blob) if not blob.startswith(b"P") else _unpickle(blob)
-                )
-                for e in entries:
-                    if e[0] == "error":
-                        # Chunks arrive in file order: the first error seen is the first
-                        # bad line (unless the problem list filled up before it, when the
-                        # serial reader would have stopped earlier too).
-                        if first_error is None and not cov.full:
-                            first_error = (e[1], [Problem(*p) for p in e[2]])
-                        break
-                    if first_error is not None or cov.full:
-                        continue
-                    lineno, cid, sample, rec = e
-                    if rec is None:
-                        cov.add(lineno, cid, sample)
-                        continue
-                    if rec[0] == "=":
-                        score = derive(by_line[rec[1]], sample, rec[2], rec[3])
-                    else:
-                        score = _from_record(cid, sample, rec)
-                    by_line[lineno] = score
-                    if cov.add(lineno, cid, sample):
-                        scores.append(score)
-    finally:
-        _JOB = None
-    if first_error is not None:
-        raise RunsFileError(first_error[1])
-    cov.finish()
-    return scores
+def _next_line(index: RunsIndex, pos: int) -> int:
+    """The offset just after the first newline at or after ``pos`` (the size if none)."""
+    size = index.size
+    while pos < size:
+        window = index.pread(pos, min(_WINDOW, size - pos))
+        nl = window.find(b"\n")
+        if nl >= 0:
+            return pos + nl + 1
+        pos += len(window)
+    return size
 
 
 def _worker_init() -> None:
@@ -469,7 +391,33 @@ def _worker_init() -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _unpickle(blob: bytes) -> Any:
-    import pickle
+def default_executor(index: RunsIndex) -> ScoreExecutor:
+    """The executor for a file of this size on this machine (module docstring)."""
+    env = os.environ.get("TOOLGATE_SCORE_WORKERS")
+    if env:
+        try:
+            workers = max(1, int(env))
+        except ValueError:
+            workers = 1
+        return SerialExecutor() if workers == 1 else ForkExecutor(workers)
+    if "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
+        # Forking a process with other threads alive can copy a lock they hold (a
+        # deadlock in the child): stay serial (e.g. after a runner left threads behind).
+        return SerialExecutor()
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cores = os.cpu_count() or 1
+    if cores < 2 or _lines_at_least(index, PARALLEL_MIN_LINES) is False:
+        return SerialExecutor()
+    return ForkExecutor(min(cores, 8))
 
-    return pickle.loads(blob[1:])
+
+def _lines_at_least(index: RunsIndex, n: int) -> bool:
+    """Whether the file has at least ``n`` lines, judged from its first megabyte (a file
+    smaller than that is read whole by the serial executor anyway)."""
+    head = index.pread(0, min(index.size, 1 << 20))
+    lines = head.count(b"\n")
+    if len(head) == index.size:
+        return lines >= n
+    return lines * index.size / max(len(head), 1) >= n

@@ -11,16 +11,16 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from gate.dataset import Dataset
+from gate.model import Shard
 from gate.pipeline.confirm import confirm_stage
-from gate.pipeline.inputs import load_baseline, load_inputs
+from gate.pipeline.inputs import load_baseline, load_inputs, normalizers
 from gate.pipeline.judge import judge_stage
 from gate.pipeline.publish import report_and_publish
-from gate.pipeline.score import score_with_scores
-from gate.results import Results
-from gate.runsfile import iter_runs
+from gate.pipeline.score import Scored, score_stage
+from gate.results import Results, assemble
+from gate.runsfile import RunsIndex
 
 if TYPE_CHECKING:
     from gate.github.context import GitHubContext
@@ -37,7 +37,7 @@ class CheckOptions:
     """A baseline results.json, ``none``, or None for the config's ``baseline.path``."""
     baseline_source: str | None = None
     samples: int | None = None
-    shard: tuple[int, int] | None = None
+    shard: Shard | None = None
     resume: bool = False
     comment: bool = True
     progress: bool = True
@@ -56,22 +56,27 @@ class CheckOutcome:
 
 
 def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> CheckOutcome:
-    """Run, score, confirm, judge, decide, report and publish: the CI job.
+    """Run, score, confirm, judge, compare, decide, report and publish: the CI job.
 
     Everything is written (results, reports, outputs, step summary, annotations, the
     comment) before the caller exits with the gate's code: a failing gate never loses its
-    report, and a GitHub failure never changes the verdict.
+    report, and a GitHub failure never changes the verdict. The runs file is opened once,
+    after the runner wrote it, and shared by every stage that reads it.
     """
+    from gate.baseline.diff import compare
     from gate.policy.decide import decide
     from gate.replay.runner import run_all
 
     t0 = time.perf_counter()
-    config, dataset = load_inputs(opts.config_path, opts.config_display)
-    base, source = load_baseline(opts.baseline, config)
+    inputs = load_inputs(opts.config_path, opts.config_display)
+    config, dataset = inputs.config, inputs.dataset
+    base = load_baseline(opts.baseline, config)
+    source = base.source if base is not None else None
     if opts.baseline_source and base is not None:
         source = opts.baseline_source
     out = opts.out if opts.out is not None else config.resolve(config.reporting.out)
     samples = opts.samples if opts.samples is not None else config.samples
+    norms = normalizers(config)
 
     summary = run_all(
         config,
@@ -81,52 +86,75 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
         shard=opts.shard,
         resume=opts.resume,
         progress=opts.progress,
+        norms=norms,
     )
     t_run = time.perf_counter()
-    head, scores = score_with_scores(dataset, summary.runs_path, config, opts.shard, summary.agent)
-    if base is not None:
-        head = confirm_stage(
-            head,
-            base=base,
-            config=config,
+    judge_timing: dict[str, Any] = {}
+    with RunsIndex(summary.runs_path) as runs:
+        head = score_stage(
             dataset=dataset,
-            out=out,
-            samples=samples,
+            runs=runs,
+            config=config,
             shard=opts.shard,
-            scores=scores,
+            agent=summary.agent,
+            norms=norms,
         )
-    head = judge_stage(head, config=config, dataset=dataset, runs_path=summary.runs_path, out=out)
-    decided = decide(head, config, base, source)
-    decided.timing.update(
-        {
+        if base is not None:
+            head = confirm_stage(
+                head,
+                base=base.stats,
+                config=config,
+                dataset=dataset,
+                runs=runs,
+                out=out,
+                samples=samples,
+                shard=opts.shard,
+                norms=norms,
+            )
+        judge = judge_stage(config=config, dataset=dataset, runs=runs, out=out, timing=judge_timing)
+        misses = unrecorded_calls(head, runs)
+    comparison = (
+        compare(base.stats, head.stats, source=source or "baseline") if base is not None else None
+    )
+    verdict = decide(head.stats, comparison, config)
+    notices = []
+    if misses:
+        distinct = list(dict.fromkeys(misses))  # samples repeat the same call
+        notices.append(
+            f"{len(misses)} tool call(s) had no frozen response (first: {'; '.join(distinct[:3])})"
+        )
+    results = assemble(
+        head.stats,
+        head.records,
+        verdict=verdict,
+        comparison=comparison,
+        judge=judge,
+        notices=notices,
+        timing={
+            **head.timing,
+            **judge_timing,
             "run_wall_s": round(t_run - t0, 3),
             "total_wall_s": round(time.perf_counter() - t0, 3),
             "run_errors": summary.errors,
-        }
+        },
     )
-    # The runner counts the misses of what it ran; read the file for them (in dataset
-    # order) only when there are some, or when resumed runs it did not see may hold some.
-    reread = summary.unrecorded_calls or summary.skipped
-    misses = unrecorded_calls(dataset, summary.runs_path) if reread else []
-    if misses:
-        distinct = list(dict.fromkeys(misses))  # samples repeat the same call
-        decided.notices.append(
-            f"{len(misses)} tool call(s) had no frozen response (first: {'; '.join(distinct[:3])})"
-        )
-    outcome = report_and_publish(decided, config, out, opts, environ, stream)
-    return outcome
+    return report_and_publish(results, config, out, opts, environ, stream)
 
 
-def unrecorded_calls(dataset: Dataset, runs_path: Path) -> list[str]:
+def unrecorded_calls(scored: Scored, runs: RunsIndex) -> list[str]:
     """Every call the frozen responses could not answer, in dataset order then sample
-    order (never in the order concurrent workers happened to finish)."""
-    order = {c.id: i for i, c in enumerate(dataset.cases)}
+    order (never in the order concurrent workers happened to finish) — from the scored
+    runs that had one, whatever ran them (this run, an earlier resumed one, a replay)."""
+    rows = runs.rows
+    assert rows is not None
+    flagged = scored.runs.unrecorded
     found: list[tuple[int, int, str]] = []
-    for _, run in iter_runs(runs_path):
+    for k, (_, run) in zip(flagged, runs.runs(flagged), strict=True):
         for turn in run.turns:
             for result in turn.tool_results:
-                content = result.content
-                if isinstance(content, dict) and content.get("toolgate_unrecorded") is True:
-                    text = f"case {run.case_id}: {content.get('error', 'no frozen response')}"
-                    found.append((order.get(run.case_id, len(order)), run.sample, text))
+                if result.unrecorded:
+                    content = result.content
+                    why = content.get("error") if isinstance(content, dict) else None
+                    text = f"case {run.case_id}: {why or 'no frozen response'}"
+                    found.append((rows.case[k], rows.sample[k], text))
     return [text for *_, text in sorted(found)]

@@ -1,68 +1,146 @@
-"""The inputs stage, shared by every command: config, dataset and pin, the baseline, the
-scoring context and the redactor — each input read once, at the edge."""
+"""The inputs stage, shared by every command: the config, the dataset and its pin, the
+judge's inputs, the baseline, the scoring context and the redactor — each input read once,
+at the edge, every problem naming its file, line and field.
+
+======================  =======================================================
+function                used by
+======================  =======================================================
+:func:`load_inputs`     ``run``, ``score --config``, ``check``, ``record``, ``init``
+:func:`read_config`     ``merge --config``, ``report``/``comment --config``
+:func:`read_config_doc` ``validate`` (which reports the config's and the dataset's
+                        problems together), ``pin`` (which may fix a bad pin)
+:func:`read_dataset`    ``score --dataset``, ``validate``, ``pin``
+:func:`load_baseline`   ``check``, ``merge``, ``report``/``comment --baseline``
+======================  =======================================================
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
-from gate.config import Config, NormalizeConfig, ScoringConfig
-from gate.dataset import Dataset
-from gate.policy.reduce import DatasetLike
+from gate.config import Config, NormalizeConfig, ScoringConfig, config_from_doc
+from gate.dataset import Dataset, load_dataset
+from gate.model import DatasetLike, SuiteStats
 from gate.report.redact import Redactor
-from gate.results import Results, read_results
+from gate.report.redact import redactor_for as redactor_for
+from gate.results import Results, read_results, stats_of
 from gate.scorers import ScoringContext
+from gate.scorers.context import NormalizerTable
+from gate.scorers.registry import GATEABLE
+from gate.yamlio import YamlDoc, load_yaml
+
+__all__ = [
+    "Baseline",
+    "Inputs",
+    "build_redactor",
+    "load_baseline",
+    "load_inputs",
+    "read_config",
+    "read_config_doc",
+    "read_dataset",
+    "redactor_for",
+    "scoring_context",
+]
 
 
-def load_inputs(config_path: Path, display: str | None = None) -> tuple[Config, Dataset]:
-    """Config, dataset and their cross-checks: the pin, the judge's inputs. Raises
+@dataclass(frozen=True, slots=True)
+class Inputs:
+    """A config and its dataset, checked against each other."""
+
+    config: Config
+    dataset: Dataset
+    config_display: str
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """The baseline's results, their statistics (what the comparison reads) and where
+    they came from, in words."""
+
+    results: Results
+    stats: SuiteStats
+    source: str
+
+
+def read_config(config_path: Path, display: str | None = None) -> Config:
+    """toolgate.yml, validated; gates may name the metrics of the registry
+    (:data:`gate.scorers.registry.GATEABLE`). Every problem names file, line and field."""
+    return read_config_doc(config_path, display)[0]
+
+
+def read_config_doc(config_path: Path, display: str | None = None) -> tuple[Config, YamlDoc]:
+    """The config and its YAML document (for the lines of later cross-checks)."""
+    doc = load_yaml(config_path, display=display)
+    return config_from_doc(doc, config_path, metrics=GATEABLE), doc
+
+
+def read_dataset(path: Path, display: str | None = None) -> Dataset:
+    """A dataset file, validated, shown as :func:`rel` names it unless told."""
+    return load_dataset(path, display=display or rel(path))
+
+
+def load_inputs(config_path: Path, display: str | None = None, *, pin: bool = True) -> Inputs:
+    """Config, dataset and their cross-checks: the pin (unless ``pin`` is false: ``record``
+    writes a new dataset), the judge's rubrics and calibration file. Raises
     :class:`~gate.errors.InputError` naming file, line and field."""
-    from gate.config import load_config
-    from gate.dataset import load_dataset
     from gate.dataset.pin import check_pin
 
-    config = load_config(config_path, display=display)
-    ds_path = config.resolve(config.dataset.path)
-    dataset = load_dataset(ds_path, display=_rel(ds_path))
-    check_pin(config, dataset, config_display=display)
+    config = read_config(config_path, display=display)
+    dataset = read_dataset(config.resolve(config.dataset.path))
+    if pin:
+        check_pin(config, dataset, config_display=display)
     if config.judge is not None:
         from gate.judge import check_judge_inputs
 
         check_judge_inputs(config)
-    return config, dataset
+    return Inputs(config=config, dataset=dataset, config_display=display or rel(config_path))
 
 
-def load_baseline(choice: str | None, config: Config) -> tuple[Results | None, str | None]:
-    """The baseline results and where they came from: ``choice`` is a path, ``none``, or
-    None for the config's committed ``baseline.path`` (if any)."""
+def load_baseline(choice: str | None, config: Config | None) -> Baseline | None:
+    """The baseline: ``choice`` is a path, ``none``, or None for the config's committed
+    ``baseline.path`` (if any). Results of the previous release read too."""
     if choice is not None and choice.lower() == "none":
-        return None, None
+        return None
     if choice is not None:
-        return read_results(Path(choice), display=choice), f"file {choice}"
-    if config.baseline.path:
+        results = read_results(Path(choice), display=choice)
+        return Baseline(results, stats_of(results), f"file {choice}")
+    if config is not None and config.baseline.path:
         path = config.resolve(config.baseline.path)
-        return read_results(path, display=config.baseline.path), (
-            f"committed file {config.baseline.path}"
-        )
-    return None, None
+        results = read_results(path, display=config.baseline.path)
+        return Baseline(results, stats_of(results), f"committed file {config.baseline.path}")
+    return None
 
 
-def scoring_context(config: Config | None, dataset: DatasetLike) -> ScoringContext:
-    """The scorers' context for a config (defaults without one): validators compiled once."""
+def scoring_context(
+    config: Config | None, dataset: DatasetLike, *, norms: NormalizerTable | None = None
+) -> ScoringContext:
+    """The scorers' context for a config (defaults without one): validators compiled once;
+    ``norms``, the run's normaliser cache when the runner already built it."""
     scoring = config.scoring if config is not None else ScoringConfig()
     normalize = config.dataset.normalize if config is not None else NormalizeConfig()
     budget = config.agent.step_budget if config is not None else None
-    return ScoringContext.build(scoring, normalize, dataset.tools, step_budget=budget)
+    return ScoringContext.build(scoring, normalize, dataset.tools, step_budget=budget, norms=norms)
 
 
-def redactor_for(config: Config | None, environ: Mapping[str, str]) -> Redactor:
-    """Secrets never to print (:meth:`Config.secret_env_names`)."""
-    names = config.secret_env_names() if config is not None else []
-    return Redactor.from_environ(names, environ)
+def normalizers(config: Config) -> NormalizerTable:
+    """The one per-tool normaliser cache of a run (the runner's frozen responses and the
+    scorers share the same rules)."""
+    return NormalizerTable.from_config(config)
 
 
-def _rel(path: Path) -> str:
+def build_redactor(
+    config_path: str | None, names: Iterable[str], environ: Mapping[str, str]
+) -> Redactor:
+    """The redactor of a command given a config file (or none) and ``--secret-env``
+    names: :func:`redactor_for` of that config."""
+    config = read_config(Path(config_path)) if config_path else None
+    return redactor_for(config, environ, names)
+
+
+def rel(path: Path) -> str:
     """How reports name a file: relative to the repository in GitHub Actions
     (``GITHUB_WORKSPACE``, so annotations point at the right file whatever the working
     directory), else to the working directory; absolute when under neither."""
@@ -71,3 +149,6 @@ def _rel(path: Path) -> str:
         return str(path.resolve().relative_to(Path(base).resolve()))
     except ValueError:
         return str(path)
+
+
+_rel = rel  # the name gate.pipeline.publish imports

@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from gate.config import Config
 from gate.dataset import Dataset
-from gate.results import Results
-from gate.runsfile import iter_runs
+from gate.runsfile import RunsIndex
 
 
 def judge_stage(
-    head: Results, *, config: Config, dataset: Dataset, runs_path: Path, out: Path
-) -> Results:
-    """The LLM judge's block under ``judge`` (reported, never gating; never raises for an
-    outage)."""
+    *, config: Config, dataset: Dataset, runs: RunsIndex, out: Path, timing: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The LLM judge's block (reported, never gating; never raises for an outage), or
+    ``None`` without a judge. The runs come from the index the score stage filled (not
+    read again); ``timing`` receives the judge's run-dependent figures."""
     if config.judge is None:
-        return head
+        return None
     from gate.judge import run_judge
 
-    runs = [run for _, run in iter_runs(runs_path)]
-    head.judge = run_judge(config, dataset, runs, out, results=head)
-    return head
+    judged = [run for _, run in runs.runs()]
+    return run_judge(config, dataset, judged, out, timing=timing)

@@ -2,7 +2,7 @@
 the whole dataset, compare with the baseline, and write results.json and the reports.
 
 Every statistic is recomputed from the shards' sample records
-(:func:`gate.policy.merge.merge_results`, which refuses parts of different datasets,
+(:func:`gate.results.merge_run`, which refuses parts of different datasets,
 overlapping cases, shards of different splits and missing shards); the verdict is
 :func:`gate.policy.decide.decide` with the config's policy. Publishing is the caller's.
 """
@@ -17,10 +17,8 @@ from typing import TextIO
 from gate.config import Config
 from gate.errors import ExitCode
 from gate.pipeline.publish import write_run_files
-from gate.policy.decide import decide
-from gate.policy.merge import merge_results
 from gate.report.redact import Redactor
-from gate.results import Results, read_results
+from gate.results import Results, assemble, merge_run, read_results, stats_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,18 +41,34 @@ def merge_and_decide(
     report_url: str | None = None,
     stream: TextIO,
 ) -> MergeOutcome:
-    """``parts`` are ``(display name, results.json path)``; each file is read once."""
+    """``parts`` are ``(display name, results.json path)``; each file is read once. The
+    merged run is compared with ``baseline`` (when given) before the verdict is decided."""
+    from gate.baseline.diff import compare
+    from gate.policy.decide import decide
+
     read = [(name, read_results(path, display=name)) for name, path in parts]
-    decided = decide(merge_results(read), config, baseline, baseline_source)
+    merged = merge_run(read)
+    comparison = (
+        compare(stats_of(baseline), merged.stats, source=baseline_source or "baseline")
+        if baseline is not None
+        else None
+    )
+    verdict = decide(merged.stats, comparison, config)
+    decided = assemble(
+        merged.stats,
+        merged.records,
+        verdict=verdict,
+        comparison=comparison,
+        judge=merged.judge,
+        timing=merged.timing,
+    )
     results_path = write_run_files(
         decided, out, redactor=redactor, report_url=report_url, stream=stream
     )
     stream.write(f"merged {len(read)} part(s), {len(decided.cases)} cases → {results_path}\n")
     stream.flush()
-    verdict = decided.verdict
-    passed = verdict is not None and verdict.passed
     return MergeOutcome(
         results=decided,
         results_path=results_path,
-        exit_code=ExitCode.PASS if passed else ExitCode.GATE_FAILED,
+        exit_code=ExitCode.PASS if verdict.passed else ExitCode.GATE_FAILED,
     )

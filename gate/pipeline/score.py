@@ -1,99 +1,250 @@
-"""The score stage: runs file → :class:`~gate.results.Results` without a verdict.
+"""The score stage: a runs file → the scores of its runs → their reduction.
 
-Read the runs file, check that it covers exactly the dataset's cases (of the shard), score
-every case-sample with the deterministic scorers, and reduce the scores
-(:func:`gate.policy.reduce.build_results`).
+The runs file is read through its :class:`~gate.runsfile.RunsIndex` (opened once, shared
+with the later stages); an executor — serial, or a pool of forked workers — reads and
+scores the lines, passed in the way a transport is passed to an HTTP client
+(:mod:`gate.pipeline._scorepool`, private, holds both; :func:`default_executor` picks one
+for the file's size). Coverage is checked once, as the lines are read
+(:class:`~gate.runsfile.Coverage`): a run of a case the dataset does not have, of a case
+of another shard, a (case, sample) recorded twice, a case with no run, cases with unequal
+sample counts — each problem naming the runs file's line. A malformed line stops the read
+at that line.
+
+The stage returns a :class:`Scored`: the samples as a table for the reduction, their
+results.json records, and the :class:`~gate.model.SuiteStats` the reduction made of them —
+the value the comparison and the decision take next.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gate import __version__
 from gate.config import Config
 from gate.gcpause import no_gc
-from gate.model import SampleScore
-from gate.pipeline._scorepool import read_and_score
+from gate.model import DatasetLike, DatasetRef, RunHeader, SampleScore, Shard, SuiteStats, ToolRef
+from gate.pipeline._scorepool import ScoredRuns, ScoreExecutor, ScoreJob, default_executor
 from gate.pipeline.inputs import scoring_context
-from gate.policy.reduce import DatasetLike, build_results
-from gate.results import Results
+from gate.policy.reduce import reduce, sample_metric_names
+from gate.policy.table import CaseMeta, RowsBuilder, SampleRows, SampleTable, assemble
+from gate.results import MemoryRecords, Results, sample_record
+from gate.results import assemble as assemble_results
+from gate.runsfile import Coverage, RunsIndex
+from gate.scorers.context import NormalizerTable
+
+__all__ = [
+    "ScoreExecutor",
+    "Scored",
+    "default_executor",
+    "run_header",
+    "score_file",
+    "score_runs",
+    "score_stage",
+    "scores_to_scored",
+]
+
+
+@dataclass(slots=True)
+class Scored:
+    """What the score stage hands on (module docstring). ``batches`` are the rows the
+    table was assembled from (the confirmation stage adds its own and reduces again);
+    ``runs`` says where each scored run is in the runs file."""
+
+    stats: SuiteStats
+    table: SampleTable
+    batches: list[SampleRows]
+    records: Any
+    """The sample records (:class:`gate.results.SampleRecords`)."""
+    runs: ScoredRuns
+    seed: int
+    max_extra: int
+    timing: dict[str, Any] = field(default_factory=dict)
+    _results: Results | None = None
+
+    @property
+    def results(self) -> Results:
+        """The results of the run without a verdict (assembled on first use)."""
+        if self._results is None:
+            self._results = assemble_results(self.stats, self.records, timing=self.timing)
+        return self._results
+
+
+def run_header(
+    dataset: DatasetLike,
+    config: Config | None,
+    agent: Mapping[str, Any],
+    shard: Shard | None,
+) -> RunHeader:
+    """The header of a run on ``dataset`` (the one place it is built for a scored run)."""
+    scope = sum(1 for c in dataset.cases if shard is None or shard.holds(c.id))
+    return RunHeader(
+        toolgate_version=__version__,
+        gate_name=config.name if config is not None else "toolgate",
+        dataset=DatasetRef(
+            path=dataset.display,
+            version=config.dataset.version if config is not None else None,
+            sha256=dataset.sha256,
+            cases=scope,
+            total_cases=len(dataset.cases),
+            cases_sha256=dataset.cases_sha256,
+        ),
+        agent=dict(agent),
+        seed=config.seed if config is not None else 0,
+        shard=shard,
+        tools={
+            name: ToolRef(
+                hash=spec.definition_hash(),
+                description=spec.description,
+                parameters=dict(spec.parameters),
+            )
+            for name, spec in sorted(dataset.tools.items())
+        },
+    )
+
+
+def score_runs(
+    *,
+    dataset: DatasetLike,
+    runs: RunsIndex,
+    config: Config | None,
+    shard: Shard | None,
+    executor: ScoreExecutor | None = None,
+    norms: NormalizerTable | None = None,
+) -> ScoredRuns:
+    """Read and score every run of ``runs``, checking that they cover exactly the dataset's
+    cases (of the shard); the index learns where each scored run is."""
+    coverage = Coverage(
+        dataset.cases, runs_display=runs.display, dataset_display=dataset.display, shard=shard
+    )
+    metas = [CaseMeta.of(c) for c in dataset.cases if shard is None or shard.holds(c.id)]
+    # The cyclic collector finds nothing in these acyclic records but rescans the growing
+    # heap again and again (a fifth of the time): pause it while reading and scoring.
+    with no_gc():
+        ctx = scoring_context(config, dataset, norms=norms)
+        job = ScoreJob(index=runs, coverage=coverage, cases=dataset.cases, ctx=ctx, metas=metas)
+        scored = (executor or default_executor(runs)).score(job)
+    runs.rows = scored.rows
+    return scored
 
 
 def score_stage(
     *,
     dataset: DatasetLike,
+    runs: RunsIndex,
+    config: Config | None = None,
+    shard: Shard | None = None,
+    agent: Mapping[str, Any] | None = None,
+    executor: ScoreExecutor | None = None,
+    norms: NormalizerTable | None = None,
+) -> Scored:
+    """Score a runs file against the dataset and reduce the scores; no verdict yet."""
+    t0 = time.perf_counter()
+    scored = score_runs(
+        dataset=dataset, runs=runs, config=config, shard=shard, executor=executor, norms=norms
+    )
+    t1 = time.perf_counter()
+    agent_info = dict(agent) if agent is not None else _agent_info(config, runs.display)
+    header = run_header(dataset, config, agent_info, shard)
+    seed = config.seed if config is not None else 0
+    max_extra = config.confirm.max_extra_samples if config is not None else 0
+    with no_gc():  # the heap holds every record: a collection would scan it all
+        table = assemble(scored.metas, scored.batches)
+        stats = reduce(table, header, seed=seed, max_extra=max_extra)
+    timing = {
+        "read_score_s": round(t1 - t0, 3),
+        "score_workers": scored.workers,
+        "case_samples": len(table.rows),
+        "reduce_s": round(time.perf_counter() - t1, 3),
+    }
+    return Scored(
+        stats=stats,
+        table=table,
+        batches=list(scored.batches),
+        records=scored.records,
+        runs=scored,
+        seed=seed,
+        max_extra=max_extra,
+        timing=timing,
+    )
+
+
+def scores_to_scored(
+    *,
+    dataset: DatasetLike,
+    scores: Sequence[SampleScore],
+    config: Config | None = None,
+    agent: Mapping[str, Any] | None = None,
+    shard: Shard | None = None,
+    extra_scores: Sequence[SampleScore] = (),
+    timing: Mapping[str, Any] | None = None,
+) -> Scored:
+    """The score stage's reduction of sample scores already in memory (``extra_scores``:
+    confirmation samples); every case of the dataset (of the shard) must have its scores,
+    each (case, sample) once. The metric columns are the metrics the scores carry
+    (:func:`gate.policy.reduce.sample_metric_names`)."""
+    metas = [CaseMeta.of(c) for c in dataset.cases if shard is None or shard.holds(c.id)]
+    index = {m.id: i for i, m in enumerate(metas)}
+    seen: set[str] = set()
+    for s in (*scores, *extra_scores):
+        seen.update(s.scores)
+    names = sample_metric_names(seen)
+    builder = RowsBuilder(names, metas)
+    records = MemoryRecords()
+    for extra, group in ((False, scores), (True, extra_scores)):
+        for s in group:
+            i = index[s.case_id]
+            builder.add(
+                i,
+                s.sample,
+                passed=s.passed,
+                scores=s.scores,
+                failed_checks=s.failed_checks,
+                tallies=s.tallies,
+                usage=s.usage,
+                latency_ms=s.latency_ms,
+                hard=s.hard_failures,
+                extra=extra,
+            )
+            records.add(i, s.sample, extra, sample_record(s, names=names, extra=extra))
+    batches = [builder.build()]
+    header = run_header(dataset, config, agent or {}, shard)
+    seed = config.seed if config is not None else 0
+    max_extra = config.confirm.max_extra_samples if config is not None else 0
+    table = assemble(metas, batches)
+    stats = reduce(table, header, seed=seed, max_extra=max_extra)
+    return Scored(
+        stats=stats,
+        table=table,
+        batches=batches,
+        records=records,
+        runs=ScoredRuns(metas),
+        seed=seed,
+        max_extra=max_extra,
+        timing=dict(timing or {}),
+    )
+
+
+def score_file(
+    *,
+    dataset: DatasetLike,
     runs_path: Path,
     config: Config | None = None,
+    shard: Shard | None = None,
     runs_display: str | None = None,
-    shard: tuple[int, int] | None = None,
-    agent: Mapping[str, Any] | None = None,
-    keep_scores: list[SampleScore] | None = None,
-) -> Results:
-    """Score a runs file against the dataset; the results carry no verdict yet.
-
-    ``keep_scores``, when given, receives the sample scores (the confirmation stage
-    rebuilds the results with extra samples from them).
-
-    Coverage is checked before anything is scored, each problem naming the runs file's
-    line: a run of a case the dataset does not have, of a case of another shard, a
-    (case, sample) recorded twice, and — naming the case's dataset line — a case of the
-    dataset (of the shard) with no run at all: a case that silently vanished would raise
-    the pass rate. A malformed line stops the read at that line
-    (:class:`~gate.errors.RunsFileError`).
-    """
-    t0 = time.perf_counter()
-    display = runs_display or str(runs_path)
-    # The cyclic collector finds nothing in these acyclic records but rescans the growing
-    # heap again and again (a fifth of the time): pause it while reading and scoring.
-    with no_gc():
-        ctx = scoring_context(config, dataset)
-        # Reading and scoring, in parallel worker processes for large files (same scores).
-        scores, notes = read_and_score(dataset, runs_path, display, shard, ctx)
-    if keep_scores is not None:
-        keep_scores.extend(scores)
-    t2 = time.perf_counter()
-
-    agent_info = dict(agent) if agent is not None else _agent_info(config, display)
-    with no_gc():  # the heap now holds every sample score: a collection would scan it all
-        results = build_results(
-            dataset=dataset,
-            scores=scores,
-            config=config,
-            agent=agent_info,
-            shard=shard,
-            timing={
-                "read_score_s": round(t2 - t0, 3),
-                "score_workers": notes["workers"],
-                "case_samples": len(scores),
-            },
+    executor: ScoreExecutor | None = None,
+) -> Scored:
+    """:func:`score_stage` on a runs file this call opens (and closes)."""
+    with RunsIndex(runs_path, display=runs_display) as runs:
+        return score_stage(
+            dataset=dataset, runs=runs, config=config, shard=shard, executor=executor
         )
-    t3 = time.perf_counter()
-    results.timing["reduce_s"] = round(t3 - t2, 3)
-    return results
 
 
 def _agent_info(config: Config | None, runs_display: str) -> dict[str, Any]:
     info: dict[str, Any] = {"kind": config.agent.kind if config is not None else "replay"}
     info["runs"] = runs_display
     return info
-
-
-def score_with_scores(
-    dataset: DatasetLike,
-    runs_path: Path,
-    config: Config,
-    shard: tuple[int, int] | None,
-    agent: Mapping[str, Any],
-) -> tuple[Results, list[SampleScore]]:
-    captured: list[SampleScore] = []
-    results = score_stage(
-        dataset=dataset,
-        runs_path=runs_path,
-        config=config,
-        shard=shard,
-        agent=agent,
-        keep_scores=captured,
-    )
-    return results, captured

@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import TextIO
 
 from gate.config import Config
-from gate.pipeline.inputs import load_inputs
+from gate.model import Shard
+from gate.pipeline.inputs import load_inputs, normalizers
 from gate.pipeline.publish import RESULTS_FILE
 from gate.pipeline.score import score_stage
 from gate.replay.runner import run_all
 from gate.results import Results, write_results
+from gate.runsfile import RunsIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,14 +38,16 @@ def run_shard(
     config_display: str | None = None,
     out: Path | None = None,
     samples: int | None = None,
-    shard: tuple[int, int] | None = None,
+    shard: Shard | None = None,
     progress: bool = True,
     stream: TextIO,
 ) -> ShardOutcome:
     """Run and score ``shard`` (every case when ``None``); write ``out/results.json``
     (``out`` defaults to the config's ``reporting.out``). Bad input raises
     :class:`~gate.errors.InputError` naming file, line and field."""
-    config, dataset = load_inputs(config_path, config_display)
+    inputs = load_inputs(config_path, config_display)
+    config, dataset = inputs.config, inputs.dataset
+    norms = normalizers(config)
     folder = out if out is not None else config.resolve(config.reporting.out)
     summary = run_all(
         config,
@@ -53,17 +57,21 @@ def run_shard(
         shard=shard,
         resume=False,
         progress=progress,
+        norms=norms,
     )
-    results = score_stage(
-        dataset=dataset,
-        runs_path=summary.runs_path,
-        config=config,
-        shard=shard,
-        agent=summary.agent,
-    )
+    with RunsIndex(summary.runs_path) as runs:
+        scored = score_stage(
+            dataset=dataset,
+            runs=runs,
+            config=config,
+            shard=shard,
+            agent=summary.agent,
+            norms=norms,
+        )
+    results = scored.results
     results_path = folder / RESULTS_FILE
     write_results(results_path, results)
-    part = f"shard {shard[0]}/{shard[1]}" if shard is not None else "every case"
+    part = f"shard {shard}" if shard is not None else "every case"
     stream.write(
         f"ran and scored {part}: {summary.written} case-sample(s) of {len(results.cases)} "
         f"case(s), {summary.errors} failed; wrote {results_path}\n"

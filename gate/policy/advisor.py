@@ -27,8 +27,8 @@ import math
 
 import numpy as np
 
+from gate.model import Advice
 from gate.policy import stats
-from gate.results import Advisor
 
 ALPHA = 0.05
 POWER = 0.8
@@ -66,7 +66,7 @@ def dataset_min_drop(
     return max(mdd, 1.0 / (c * samples)), math.sqrt(var_w)
 
 
-def advise(*, samples: int, case_pass_rates: stats.Floats) -> Advisor:
+def advise(*, samples: int, case_pass_rates: stats.Floats) -> Advice:
     """The advisor figures and a one-paragraph summary for the report."""
     cases = int(case_pass_rates.shape[0])
     per_case = per_case_min_drop(samples) if samples else None
@@ -97,7 +97,7 @@ def advise(*, samples: int, case_pass_rates: stats.Floats) -> Advisor:
             f"(two-sided z-test, α={ALPHA}, power {POWER}, at the observed within-case std "
             f"{within:.3f})."
         )
-    return Advisor(
+    return Advice(
         samples=samples,
         cases=cases,
         per_case_min_detectable_drop=per_case,

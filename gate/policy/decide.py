@@ -18,6 +18,10 @@ The gate fails when any of these holds, and each gives a reason a reviewer under
 4. **variance guards** — see :mod:`gate.policy.guards`.
 
 Judge metrics never gate (the config refuses them in ``gates:``).
+
+:func:`decide` takes the run's :class:`~gate.model.SuiteStats` and the baseline
+comparison made before it (``gate.baseline.diff.compare``; ``None`` without a baseline)
+and returns a :class:`~gate.model.Verdict`; it reads no file and builds no results.
 """
 
 from __future__ import annotations
@@ -27,18 +31,20 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gate.baseline.diff import compare
 from gate.config import Config, GateConfig, RegressionsConfig
-from gate.policy.guards import EPS, check_variance
-from gate.results import (
-    CaseResult,
+from gate.model import (
+    CaseStats,
     Comparison,
-    GateResult,
-    HardFailureResult,
-    Results,
-    VarianceResult,
+    FlipKind,
+    GateOp,
+    GateOutcome,
+    HardFailure,
+    SuiteStats,
+    VarianceOutcome,
     Verdict,
 )
+from gate.policy.guards import EPS, check_variance
+from gate.policy.reduce import case_ids, case_values
 
 SHOW_CASES = 3
 """Case ids named in one gate reason (the rest are counted)."""
@@ -46,21 +52,13 @@ SHOW_HARD = 10
 """Hard failures spelled out one per reason line (the rest are counted)."""
 
 
-def decide(
-    results: Results,
-    config: Config | None,
-    baseline: Results | None,
-    baseline_source: str | None,
-) -> Results:
-    """A copy of ``results`` with ``verdict`` and ``comparison`` filled in."""
-    notices = list(results.notices)
-    comparison: Comparison | None = None
-    if baseline is not None:
-        comparison = compare(baseline, results, source=baseline_source or "baseline")
+def decide(stats: SuiteStats, comparison: Comparison | None, config: Config | None) -> Verdict:
+    """The verdict on a run (module docstring), with the notices it adds."""
+    notices: list[str] = []
     regressions_cfg = config.regressions if config is not None else RegressionsConfig()
 
     reasons: list[str] = []
-    reasons.extend(_hard_reasons(results.hard_failures, results.dataset.path))
+    reasons.extend(_hard_reasons(stats.hard_failures, stats.header.dataset.path))
 
     regressions_ok = True
     if comparison is None:
@@ -69,7 +67,7 @@ def decide(
         notices.append(f"baseline not comparable: {comparison.note}; regressions were not checked")
     elif regressions_cfg.max_new_failures is not None:
         allowed = regressions_cfg.max_new_failures
-        regs = [f for f in comparison.flips if f.kind == "regression"]
+        regs = [f for f in comparison.flips if f.kind is FlipKind.REGRESSION]
         if len(regs) > allowed:
             regressions_ok = False
             shown = ", ".join(
@@ -83,27 +81,23 @@ def decide(
                 f"{shown}{more}"
             )
 
-    gates = [g for gate in (config.gates if config else []) for g in evaluate_gate(results, gate)]
+    gates = [g for gate in (config.gates if config else []) for g in evaluate_gate(stats, gate)]
     reasons.extend(g.reason for g in gates if not g.passed)
-    variance = check_variance(results, config)
+    variance = check_variance(stats, config)
     reasons.extend(variance.reasons)
 
-    hard = len(results.hard_failures)
+    hard = len(stats.hard_failures)
     passed = hard == 0 and regressions_ok and all(g.passed for g in gates) and variance.passed
     n_regs = comparison.regressions if comparison is not None and comparison.comparable else 0
-    verdict = Verdict(
+    return Verdict(
         passed=passed,
-        summary=_summary(
-            passed, reasons, gates, results.hard_failures, n_regs, comparison, variance
-        ),
-        reasons=reasons,
-        gates=gates,
+        summary=_summary(passed, reasons, gates, stats.hard_failures, n_regs, comparison, variance),
+        reasons=tuple(reasons),
+        gates=tuple(gates),
         variance=variance,
         hard_failures=hard,
         regressions=n_regs,
-    )
-    return results.model_copy(
-        update={"verdict": verdict, "comparison": comparison, "notices": notices}
+        notices=tuple(notices),
     )
 
 
@@ -111,11 +105,11 @@ def _frac(rate: float | None, n: int) -> str:
     return "—" if rate is None else f"{round(rate * n)}/{n}"
 
 
-def _hard_reasons(hard: Sequence[HardFailureResult], path: str) -> list[str]:
+def _hard_reasons(hard: Sequence[HardFailure], path: str) -> list[str]:
     out = []
     for h in hard[:SHOW_HARD]:
         where = f"{path}:{h.line}" if h.line is not None else path
-        name = h.call.get("name", "?") if isinstance(h.call, dict) else "?"
+        name = h.call.name
         called = "" if name in h.message else f" called {name}"
         out.append(
             f"{h.kind.replace('_', '-')}: case {h.case_id} sample {h.sample}{called} — "
@@ -126,7 +120,7 @@ def _hard_reasons(hard: Sequence[HardFailureResult], path: str) -> list[str]:
     return out
 
 
-def case_in_slice(case: CaseResult, slice_: str | None) -> bool:
+def case_in_slice(case: CaseStats, slice_: str | None) -> bool:
     """Whether ``case`` belongs to slice ``key=value`` (the slices of ``reduce``)."""
     if slice_ is None:
         return True
@@ -142,7 +136,7 @@ def case_in_slice(case: CaseResult, slice_: str | None) -> bool:
     return False
 
 
-def evaluate_gate(results: Results, gate: GateConfig) -> list[GateResult]:
+def evaluate_gate(results: SuiteStats, gate: GateConfig) -> list[GateOutcome]:
     """One GateResult per bound (``min`` and/or ``max``) of ``gate``."""
     label = gate.metric if gate.slice is None else f"{gate.metric} [{gate.slice}]"
     if gate.slice is None:
@@ -153,12 +147,12 @@ def evaluate_gate(results: Results, gate: GateConfig) -> list[GateResult]:
         stat = None if sl is None else sl.metrics.get(gate.metric)
         missing = None if sl is not None else f"the slice {gate.slice} has no cases"
     value = None if stat is None else stat.mean
-    bounds: list[tuple[str, float]] = []
+    bounds: list[tuple[GateOp, float]] = []
     if gate.min is not None:
-        bounds.append(("min", gate.min))
+        bounds.append((GateOp.MIN, gate.min))
     if gate.max is not None:
-        bounds.append(("max", gate.max))
-    out: list[GateResult] = []
+        bounds.append((GateOp.MAX, gate.max))
+    out: list[GateOutcome] = []
     for op, threshold in bounds:
         if value is None:
             why = missing or (
@@ -167,10 +161,10 @@ def evaluate_gate(results: Results, gate: GateConfig) -> list[GateResult]:
                 else f"{gate.metric} is n/a in every case"
             )
             out.append(
-                GateResult(
+                GateOutcome(
                     metric=gate.metric,
                     slice=gate.slice,
-                    op=op,  # type: ignore[arg-type]
+                    op=op,
                     threshold=threshold,
                     value=None,
                     passed=False,
@@ -182,41 +176,45 @@ def evaluate_gate(results: Results, gate: GateConfig) -> list[GateResult]:
                 )
             )
             continue
-        ok = value >= threshold - EPS if op == "min" else value <= threshold + EPS
+        ok = value >= threshold - EPS if op is GateOp.MIN else value <= threshold + EPS
         failing = _cases_beyond(results.cases, gate.metric, gate.slice, op, threshold)
         if ok:
-            sign = "≥" if op == "min" else "≤"
+            sign = "≥" if op is GateOp.MIN else "≤"
             reason = f"{label} {value:.3f} {sign} {threshold:.3f} ({op})"
         else:
-            sign = "<" if op == "min" else ">"
-            side = "below" if op == "min" else "above"
+            sign = "<" if op is GateOp.MIN else ">"
+            side = "below" if op is GateOp.MIN else "above"
             reason = f"{label} {value:.3f} {sign} {threshold:.3f} ({op})"
             if failing:
                 shown = ", ".join(failing[:SHOW_CASES])
                 more = ", …" if len(failing) > SHOW_CASES else ""
                 reason += f" — {len(failing)} case(s) {side}: {shown}{more}"
         out.append(
-            GateResult(
+            GateOutcome(
                 metric=gate.metric,
                 slice=gate.slice,
-                op=op,  # type: ignore[arg-type]
+                op=op,
                 threshold=threshold,
                 value=value,
                 passed=ok,
                 reason=reason,
-                failing_cases=failing,
+                failing_cases=tuple(failing),
             )
         )
     return out
 
 
 def _cases_beyond(
-    cases: Sequence[CaseResult], metric: str, slice_: str | None, op: str, threshold: float
+    cases: Sequence[CaseStats], metric: str, slice_: str | None, op: str, threshold: float
 ) -> list[str]:
     """Ids of the cases (in the slice) whose own mean is beyond the bound, worst first."""
-    scope = [c for c in cases if case_in_slice(c, slice_)]
-    vals = np.array([c.scores.get(metric) for c in scope], dtype=np.float64)
-    return [scope[int(i)].id for i in beyond_threshold(vals, op, threshold)]
+    vals = case_values(cases, metric)
+    if slice_ is None:
+        ids = case_ids(cases)
+        return [ids[int(i)] for i in beyond_threshold(vals, op, threshold)]
+    scope = [i for i, c in enumerate(cases) if case_in_slice(c, slice_)]
+    picked = beyond_threshold(vals[scope], op, threshold)
+    return [cases[scope[int(i)]].id for i in picked]
 
 
 def beyond_threshold(values: np.ndarray, op: str, threshold: float) -> np.ndarray:
@@ -234,11 +232,11 @@ def beyond_threshold(values: np.ndarray, op: str, threshold: float) -> np.ndarra
 def _summary(
     passed: bool,
     reasons: Sequence[str],
-    gates: Sequence[GateResult],
-    hard_failures: Sequence[HardFailureResult],
+    gates: Sequence[GateOutcome],
+    hard_failures: Sequence[HardFailure],
     regressions: int,
     comparison: Comparison | None,
-    variance: VarianceResult,
+    variance: VarianceOutcome,
 ) -> str:
     """Why, in one line (renderers put the verdict word, from ``passed``, before it).
 

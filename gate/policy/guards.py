@@ -18,7 +18,7 @@ allow 1e-9 for floating-point rounding.
 from __future__ import annotations
 
 from gate.config import Config
-from gate.results import Results, VarianceResult
+from gate.model import SuiteStats, VarianceOutcome
 
 EPS = 1e-9
 CASE_PASSED = "case_passed"
@@ -28,7 +28,7 @@ def _label(metric: str, slice_: str | None) -> str:
     return metric if slice_ is None else f"{metric} [{slice_}]"
 
 
-def watched_stds(results: Results, config: Config | None) -> dict[str, float | None]:
+def watched_stds(results: SuiteStats, config: Config | None) -> dict[str, float | None]:
     """label → std over samples, for ``case_passed`` and every gated (metric, slice)."""
     pairs: list[tuple[str, str | None]] = [(CASE_PASSED, None)]
     if config is not None:
@@ -46,7 +46,7 @@ def watched_stds(results: Results, config: Config | None) -> dict[str, float | N
     return out
 
 
-def check_variance(results: Results, config: Config | None) -> VarianceResult:
+def check_variance(results: SuiteStats, config: Config | None) -> VarianceOutcome:
     """Apply both guards; every failure gets a reason with the figures."""
     max_std = config.variance.max_std if config is not None else None
     max_flaky = config.variance.max_flaky_share if config is not None else None
@@ -89,8 +89,7 @@ def check_variance(results: Results, config: Config | None) -> VarianceResult:
         elif share > max_flaky + EPS:
             passed = False
             shown = ", ".join(
-                f"{c.id} ({round(c.pass_rate * len(c.samples))}/{len(c.samples)})"
-                for c in flaky[:5]
+                f"{c.id} ({round(c.pass_rate * c.samples)}/{c.samples})" for c in flaky[:5]
             )
             more = f", … (+{len(flaky) - 5} more)" if len(flaky) > 5 else ""
             reasons.append(
@@ -98,14 +97,14 @@ def check_variance(results: Results, config: Config | None) -> VarianceResult:
                 f"{len(flaky)} of {cases} cases flaky: {shown}{more}"
             )
 
-    return VarianceResult(
+    return VarianceOutcome(
         max_std=max_std,
         observed_max_std=None if worst is None else known[worst],
         worst_metric=worst,
         stds=stds,
         max_flaky_share=max_flaky,
         flaky_share=round(share, 12),
-        flaky_cases=[c.id for c in flaky],
+        flaky_cases=tuple(c.id for c in flaky),
         passed=passed,
-        reasons=reasons,
+        reasons=tuple(reasons),
     )

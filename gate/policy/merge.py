@@ -1,72 +1,130 @@
-"""Join shard results into the results of the whole dataset (``toolgate merge``).
+"""Join shard runs into the run of the whole dataset (``toolgate merge``).
 
-Each shard's results.json carries every sample record with its scores and tallies, so
-the merge recomputes every statistic from them exactly as ``build_results`` would have
-on an unsharded run (same case order — dataset line order — and same seed, hence the
-same bootstrap interval): merging is a reduction, never an average of shard averages.
+Each shard's results carry every sample record with its scores and tallies, so the merge
+recomputes every statistic from them exactly as the reduction would have on an unsharded
+run (same case order — dataset line order — and same seed, hence the same bootstrap
+interval): merging is a reduction, never an average of shard averages.
 
 Refused, as input errors naming the files: parts made from different datasets (sha256)
 or with different sample counts or seeds, overlapping cases, shards of different splits,
 a missing shard, and parts that together do not cover every case of the dataset.
+
+The parts come typed (``gate.results.merge_part`` reads them from results files); this
+module checks them and joins their rows (:func:`merge`); ``gate.results.merge_results``
+reduces and assembles the merged results.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from gate import __version__
 from gate.errors import Problem, ResultsFileError
-from gate.gcpause import no_gc
-from gate.policy.reduce import CaseMeta, assemble
-from gate.results import DatasetInfo, HardFailureResult, Results
+from gate.model import RunHeader
+from gate.policy import stats
+from gate.policy.table import CaseMeta, SampleRows, SampleTable, assemble
 
 
-def merge_results(parts: Sequence[tuple[str, Results]]) -> Results:
-    """Merge ``(display name, results)`` parts; see the module docstring."""
+@dataclass(frozen=True, slots=True)
+class MergePart:
+    """One shard's run, typed: its header and sample counts, its cases (with how many
+    regular samples each holds and whether its confirmation samples come after them), its
+    rows (case indices into ``metas``) and its sample records, per case."""
+
+    name: str
+    header: RunHeader
+    samples: int
+    metas: tuple[CaseMeta, ...]
+    regular: tuple[int, ...]
+    extras_last: tuple[bool, ...]
+    rows: SampleRows
+    records: Sequence[Sequence[bytes]]
+    max_extra: int = 0
+    judge: Mapping[str, Any] | None = None
+    notices: tuple[str, ...] = ()
+    timing: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Merged:
+    """The joined run: one header (built here, once), the table of every case's rows in
+    dataset order, the records in the same order, and what the parts add."""
+
+    header: RunHeader
+    seed: int
+    max_extra: int
+    table: SampleTable
+    records: Sequence[Sequence[bytes]]
+    judge: Mapping[str, Any] | None
+    notices: tuple[str, ...]
+    timing: Mapping[str, Any]
+
+
+def merge(parts: Sequence[MergePart]) -> Merged:
+    """Check and join the parts (module docstring)."""
     if not parts:
         raise ResultsFileError(Problem("toolgate merge", None, None, "no results to merge"))
     problems: list[Problem] = []
-    name0, first = parts[0]
-    for name, r in parts[1:]:
-        if r.dataset.sha256 != first.dataset.sha256:
+    first = parts[0]
+    fd = first.header.dataset
+    for p in parts[1:]:
+        d = p.header.dataset
+        if d.sha256 != fd.sha256:
             problems.append(
                 Problem(
-                    name,
+                    p.name,
                     None,
                     "dataset.sha256",
-                    f"made from dataset {r.dataset.sha256[:12]}…, but {name0} from "
-                    f"{first.dataset.sha256[:12]}…: shards must come from one dataset",
+                    f"made from dataset {d.sha256[:12]}…, but {first.name} from "
+                    f"{fd.sha256[:12]}…: shards must come from one dataset",
                 )
             )
-        if r.samples != first.samples:
+        if p.samples != first.samples:
             problems.append(
-                Problem(name, None, "samples", f"{r.samples} samples, {name0} has {first.samples}")
+                Problem(
+                    p.name,
+                    None,
+                    "samples",
+                    f"{p.samples} samples, {first.name} has {first.samples}",
+                )
             )
-        if r.seed != first.seed:
-            problems.append(Problem(name, None, "seed", f"seed {r.seed}, {name0} has {first.seed}"))
+        if p.header.seed != first.header.seed:
+            problems.append(
+                Problem(
+                    p.name,
+                    None,
+                    "seed",
+                    f"seed {p.header.seed}, {first.name} has {first.header.seed}",
+                )
+            )
     problems.extend(_shard_problems(parts))
     owner: dict[str, str] = {}
-    for name, r in parts:
-        for c in r.cases:
-            flags = [s.extra for s in c.samples]
-            if len(flags) - sum(flags) != r.samples or flags != sorted(flags):
+    for p in parts:
+        for meta, regular, ordered in zip(p.metas, p.regular, p.extras_last, strict=True):
+            if regular != p.samples or not ordered:
                 problems.append(
                     Problem(
-                        name,
-                        c.line,
+                        p.name,
+                        meta.line,
                         "cases",
-                        f"case {c.id!r} holds {len(flags) - sum(flags)} regular samples "
-                        f"(the file says {r.samples}), or confirmation samples before them",
+                        f"case {meta.id!r} holds {regular} regular samples "
+                        f"(the file says {p.samples}), or confirmation samples before them",
                     )
                 )
-            if c.id in owner:
+            if meta.id in owner:
                 problems.append(
-                    Problem(name, c.line, "cases", f"case {c.id!r} is also in {owner[c.id]}")
+                    Problem(
+                        p.name, meta.line, "cases", f"case {meta.id!r} is also in {owner[meta.id]}"
+                    )
                 )
             else:
-                owner[c.id] = name
-    total = first.dataset.total_cases
+                owner[meta.id] = p.name
+    total = fd.total_cases
     if total is not None and not problems and len(owner) != total:
         problems.append(
             Problem(
@@ -80,71 +138,55 @@ def merge_results(parts: Sequence[tuple[str, Results]]) -> Results:
     if problems:
         raise ResultsFileError(problems[:50])
 
-    cases = sorted(
-        (c for _, r in parts for c in r.cases),
-        key=lambda c: (c.line if c.line is not None else 1 << 62, c.id),
+    # Cases in dataset line order; each part's rows renumbered to the merged case index.
+    located = sorted(
+        ((meta, k, i) for k, p in enumerate(parts) for i, meta in enumerate(p.metas)),
+        key=lambda t: (t[0].line if t[0].line is not None else 1 << 62, t[0].id),
     )
-    position = {c.id: i for i, c in enumerate(cases)}
-    hard: list[HardFailureResult] = sorted(
-        (h for _, r in parts for h in r.hard_failures),
-        key=lambda h: (position.get(h.case_id, 1 << 62), h.sample),
-    )
-    metas = [
-        CaseMeta(
-            id=c.id,
-            line=c.line,
-            difficulty=c.difficulty,
-            tags=tuple(c.tags),
-            expected_no_tool=c.expected_no_tool,
-            must_not_call=tuple(c.must_not_call),
-            expect_tools=tuple(c.tools),
-        )
-        for c in cases
-    ]
-    judges = [r.judge for _, r in parts if r.judge is not None]
+    position = {(k, i): j for j, (_, k, i) in enumerate(located)}
+    metas = [meta for meta, _, _ in located]
+    batches: list[SampleRows] = []
+    for k, p in enumerate(parts):
+        renumber = [position[(k, i)] for i in range(len(p.metas))]
+        rows = p.rows
+        batches.append(dataclasses.replace(rows, case=_renumbered(rows.case, renumber)))
+    records = [parts[k].records[i] for _, k, i in located]
+    judges = [p.judge for p in parts if p.judge is not None]
     notices = list(
-        dict.fromkeys(n for _, r in parts for n in r.notices if not n.startswith("samples: 1"))
+        dict.fromkeys(n for p in parts for n in p.notices if not n.startswith("samples: 1"))
     )
-    judge: dict[str, Any] | None = None
+    judge: Mapping[str, Any] | None = None
     if len(judges) == 1:
         judge = judges[0]
     elif judges:
-        judge = {"shards": judges}
+        judge = {"shards": list(judges)}
         notices.append(f"judge scores of {len(judges)} shards are listed per shard, not merged")
-    header: dict[str, Any] = {
-        "toolgate_version": __version__,
-        "gate_name": first.gate_name,
-        "dataset": DatasetInfo(
-            path=first.dataset.path,
-            version=first.dataset.version,
-            sha256=first.dataset.sha256,
-            cases=len(cases),
-            total_cases=total,
-            cases_sha256=first.dataset.cases_sha256,
-        ),
-        "agent": dict(first.agent),
-        "seed": first.seed,
-        "shard": None,
-        "tools": dict(first.tools),
-        "judge": judge,
-        "timing": {"shards": {name: r.timing for name, r in parts}},
-    }
-    max_extra = max((r.confirm.max_extra_samples for _, r in parts if r.confirm), default=0)
-    with no_gc():
-        merged = assemble(
-            metas,
-            [c.samples for c in cases],
-            hard,
-            header=header,
-            seed=first.seed,
-            max_extra=max_extra,
-        )
-    merged.notices[:0] = notices
-    return merged
+    header = dataclasses.replace(
+        first.header,
+        toolgate_version=__version__,
+        dataset=dataclasses.replace(fd, cases=len(metas), total_cases=total),
+        shard=None,
+    )
+    return Merged(
+        header=header,
+        seed=first.header.seed,
+        max_extra=max((p.max_extra for p in parts), default=0),
+        table=assemble(metas, batches),
+        records=records,
+        judge=judge,
+        notices=tuple(notices),
+        timing={"shards": {p.name: dict(p.timing) for p in parts}},
+    )
 
 
-def _shard_problems(parts: Sequence[tuple[str, Results]]) -> list[Problem]:
-    shards = [(name, r.shard) for name, r in parts]
+def _renumbered(case: stats.Ints, renumber: Sequence[int]) -> stats.Ints:
+    if not len(case):
+        return case
+    return np.asarray(renumber, dtype=np.int64)[case]
+
+
+def _shard_problems(parts: Sequence[MergePart]) -> list[Problem]:
+    shards = [(p.name, p.header.shard) for p in parts]
     if len(parts) == 1 and shards[0][1] is None:
         return []
     problems: list[Problem] = []

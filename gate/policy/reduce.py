@@ -21,172 +21,163 @@ Layer 2 of 3 (score one sample → **reduce over samples** → decide). Definiti
 * ``case_passed`` is always taken from each sample's ``passed`` flag (1.0 / 0.0).
 * **slices**: ``difficulty=<d>``, ``tag=<t>``, ``no_tool=true|false`` (``expected_no_tool``),
   ``must_not_call=true|false`` (the case lists must-not-call tools); empty slices are left out.
-* **per tool** (tallies ``per_tool``: ``{name: [expected, matched, called]}``), summed over
-  every sample: recall = matched ÷ expected (``None`` when never expected).
-* **confusion** (tallies ``confusion``: ``[[expected_name, actual_name], …]``) counted over
+* **per tool** (tallies ``per_tool``: expected, matched, called), summed over every
+  sample: recall = matched ÷ expected (``None`` when never expected).
+* **confusion** (tallies ``confusion``: ``(expected_name, actual_name)``) counted over
   every sample; a missing actual name (``None``) is counted under ``"(none)"``.
-* **malformed** (tallies ``malformed``: ``{class: count}`` or a list of classes) summed.
+* **malformed** (tallies ``malformed``: ``{class: count}``) summed.
 
-All statistics are numpy over a rows × metrics array (one row per case-sample): no Python
-loop runs per sample in the statistics. The Python work left is reading each sample's
-scores into that array and building the per-sample records of results.json.
+The input is a :class:`~gate.policy.table.SampleTable` (one numpy row per case-sample, in
+dataset order); the output a :class:`~gate.model.SuiteStats`. Every statistic is numpy
+over the rows × metrics array: no Python loop runs per sample. No file is read or
+written here, and nothing here knows the results.json format (``gate.results`` does).
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, overload
 
 import numpy as np
 
-from gate import __version__
-from gate.config import Config
-from gate.errors import Problem, RunsFileError
-from gate.gcpause import no_gc
-from gate.model import METRICS, POOLED_METRICS, Case, HardFailure, SampleScore, ToolSpec
+from gate.model import (
+    CaseStats,
+    ConfirmStats,
+    MetricStats,
+    RunHeader,
+    SliceStats,
+    SuiteStats,
+    ToolRecall,
+)
 from gate.policy import stats
 from gate.policy.advisor import advise
-from gate.results import (
-    CaseResult,
-    ConfirmInfo,
-    DatasetInfo,
-    HardFailureResult,
-    MetricStat,
-    Results,
-    SampleResult,
-    ShardInfo,
-    SliceResult,
-    ToolInfo,
-    ToolRollup,
-    construct,
-)
+from gate.policy.table import CaseMeta, SampleTable
+from gate.scorers.registry import METRICS, POOLED_METRICS
 
 POOLED = "unnecessary_call_rate"
 CASE_PASSED = "case_passed"
-NO_ACTUAL = "(none)"
 _ROUND = 12
 """Dataset- and slice-level figures are rounded to 12 decimals: they come from matrix
 products whose last bits depend on the BLAS summation order."""
 
 
-class DatasetLike(Protocol):
-    """What ``build_results`` needs of a dataset (``gate.dataset.Dataset`` has it)."""
-
-    @property
-    def display(self) -> str: ...
-    @property
-    def path(self) -> Path: ...
-    @property
-    def sha256(self) -> str: ...
-    @property
-    def cases(self) -> Sequence[Case]: ...
-    @property
-    def tools(self) -> Mapping[str, ToolSpec]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class CaseMeta:
-    """What the reduction needs to know of a case besides its samples."""
-
-    id: str
-    line: int | None
-    difficulty: str | None
-    tags: tuple[str, ...]
-    expected_no_tool: bool
-    must_not_call: tuple[str, ...]
-    expect_tools: tuple[str, ...]
-    """Tools named by the expectations, the alternatives and must-not-call."""
-
-    @classmethod
-    def of(cls, case: Case) -> CaseMeta:
-        names: dict[str, None] = {}
-        for calls in case.expectation_lists():
-            for call in calls:
-                names[call.name] = None
-        for name in case.must_not_call:
-            names[name] = None
-        return cls(
-            id=case.id,
-            line=case.source.line,
-            difficulty=None if case.difficulty is None else str(case.difficulty),
-            tags=tuple(case.tags),
-            expected_no_tool=case.expected_no_tool,
-            must_not_call=tuple(case.must_not_call),
-            expect_tools=tuple(names),
-        )
-
-
-def in_shard(case_id: str, shard: tuple[int, int] | None) -> bool:
-    """Shard ``i/n`` (1-based ``i``) holds the cases with sha256(id) mod n = i − 1."""
-    if shard is None:
-        return True
-    i, n = shard
-    return int(hashlib.sha256(case_id.encode()).hexdigest(), 16) % n == i - 1
-
-
-def build_results(
-    *,
-    dataset: DatasetLike,
-    scores: Sequence[SampleScore],
-    config: Config | None,
-    agent: Mapping[str, Any],
-    shard: tuple[int, int] | None,
-    timing: Mapping[str, Any],
-    extra_scores: Sequence[SampleScore] = (),
-) -> Results:
-    """Reduce every sample score of a run into a :class:`Results` (no verdict yet).
-
-    ``scores`` must hold the same number of samples N for every case of the dataset (of
-    the shard, with ``shard``); ``extra_scores`` are confirmation samples
-    (``confirm:``), recorded with ``extra: true``, counted in their case's pass rate and
-    means but not in the dataset-level std over samples. A score for an unknown case, a
-    duplicated (case, sample), a case without scores or with a different number of
-    samples is a :class:`RunsFileError` naming the case — a case that silently vanished
-    would raise the pass rate.
-    """
-    in_scope = [c for c in dataset.cases if in_shard(c.id, shard)]
-    metas = [CaseMeta.of(c) for c in in_scope]
-    with no_gc():
-        samples, hard = _sample_records(dataset.display, metas, scores, extra_scores)
-    seed = config.seed if config is not None else 0
-    cases_sha = getattr(dataset, "cases_sha256", None)
-    header: dict[str, Any] = {
-        "toolgate_version": __version__,
-        "gate_name": config.name if config is not None else "toolgate",
-        "dataset": DatasetInfo(
-            path=dataset.display,
-            version=config.dataset.version if config is not None else None,
-            sha256=dataset.sha256,
-            cases=len(in_scope),
-            total_cases=len(dataset.cases),
-            cases_sha256=cases_sha,
-        ),
-        "agent": dict(agent),
-        "seed": seed,
-        "shard": ShardInfo(index=shard[0], count=shard[1]) if shard else None,
-        "tools": {
-            name: ToolInfo(
-                hash=spec.definition_hash(),
-                description=spec.description,
-                parameters=dict(spec.parameters),
-            )
-            for name, spec in sorted(dataset.tools.items())
-        },
-        "timing": {**_latency(scores, extra_scores), **timing},
-    }
-    max_extra = config.confirm.max_extra_samples if config is not None else 0
-    with no_gc():
-        return assemble(metas, samples, hard, header=header, seed=seed, max_extra=max_extra)
-
-
-def _latency(*groups: Sequence[SampleScore]) -> dict[str, Any]:
-    """Agent latency over every case-sample (timing: it differs between identical runs)."""
-    ms = np.fromiter(
-        (s.latency_ms for g in groups for s in g if s.latency_ms is not None), dtype=np.float64
+def reduce(table: SampleTable, header: RunHeader, *, seed: int, max_extra: int) -> SuiteStats:
+    """Every statistic of a run from its sample table (module docstring). Each case's
+    regular samples come first in its rows, then its confirmation samples (``extra``):
+    those count in the case's pass rate and means, not in the std over samples."""
+    metas = table.metas
+    rows = table.rows
+    names = _metric_names(rows.names)
+    col = {n: j for j, n in enumerate(rows.names)}
+    values = rows.values[:, [col[n] for n in names]] if names else np.zeros((len(rows), 0))
+    values[:, names.index(CASE_PASSED)] = rows.passed
+    sizes = table.sizes
+    n_extra = table.extras
+    reg_n = int((sizes - n_extra)[0]) if len(metas) else 0
+    reduced = reduce_arrays(
+        values=values,
+        passed=rows.passed,
+        calls=rows.calls,
+        calls_no_tool=rows.calls_no_tool,
+        sizes=sizes,
+        regular=reg_n,
+        slices=_slices(metas),
+        seed=seed,
     )
+    del values
+    notices: list[str] = []
+    if reg_n == 1:
+        notices.append(
+            "samples: 1 — the std over samples and the flaky share need at least 2 samples "
+            "per case (shown as n/a), and every case counts as stable: one failing run flips it"
+        )
+    extra_total = int(n_extra.sum())
+    confirm = None
+    if max_extra or extra_total:
+        confirm = ConfirmStats(
+            max_extra_samples=max_extra,
+            extra_samples=extra_total,
+            cases={metas[i].id: int(k) for i, k in enumerate(n_extra) if k},
+        )
+    advisor = advise(samples=reg_n, case_pass_rates=reduced.regular_pass_rate)
+    case_names = (*names, POOLED)
+    return SuiteStats(
+        header=header,
+        samples=reg_n,
+        metric_names=sample_metric_names(rows.names),
+        metrics=_metric_stats(names, reduced, 0, with_ci=True),
+        slices={
+            name: SliceStats(
+                cases=int(reduced.slice_cases[li]),
+                pass_rate=stats.clean(round(float(reduced.slice_pass_rate[li]), _ROUND)),
+                metrics=_metric_stats(names, reduced, li, with_ci=False),
+            )
+            for li, name in enumerate(reduced.slice_names)
+            if li > 0
+        },
+        cases=CaseTable(
+            metas=metas,
+            names=case_names,
+            mean=np.concatenate([reduced.case.mean, reduced.case_pooled[:, None]], axis=1),
+            std=reduced.case.std,
+            pass_rate=reduced.case_pass_rate,
+            sizes=sizes,
+            extras=n_extra,
+            tools=table.called_by_case(),
+            failed_checks=table.failed_checks_by_case(),
+        ),
+        per_tool={
+            name: ToolRecall(
+                expected=e, matched=m, recall=round(m / e, _ROUND) if e else None, called=c
+            )
+            for name, (e, m, c) in sorted(rows.per_tool.items())
+        },
+        confusion=rows.confusion,
+        malformed=rows.malformed,
+        hard_failures=tuple(table.hard),
+        usage=_usage(table, len(metas)),
+        advisor=advisor,
+        confirm=confirm,
+        notices=tuple(notices),
+        timing=_latency(rows.latency),
+    )
+
+
+def _metric_names(present: Sequence[str]) -> list[str]:
+    """The metrics the reduction averages: the registry's first, then any other that
+    the samples carry; ``case_passed`` always; the pooled one apart."""
+    seen = set(present) | {CASE_PASSED}
+    seen -= POOLED_METRICS
+    known = [m for m in METRICS if m in seen]
+    return known + sorted(seen.difference(METRICS))
+
+
+def sample_metric_names(present: Iterable[str]) -> tuple[str, ...]:
+    """The order of the per-sample and per-case scores of results.json: the registry's
+    metrics among ``present`` (``case_passed`` and the pooled metric always), then the
+    others, sorted. Sample records are written over these names, and the table's columns
+    are these names, so the two always agree."""
+    seen = set(present) | {CASE_PASSED, POOLED}
+    return tuple([m for m in METRICS if m in seen] + sorted(seen.difference(METRICS)))
+
+
+def _usage(table: SampleTable, cases: int) -> dict[str, float]:
+    """Totals over every sample, and per-case means (``<key>_per_case``)."""
+    out: dict[str, float] = {}
+    for key, col in sorted(table.rows.usage.items()):
+        total: float = float(np.nansum(col))
+        if key not in table.rows.usage_floats:
+            total = int(total)
+        out[key] = total
+        if cases:
+            out[f"{key}_per_case"] = round(total / cases, 6)
+    return out
+
+
+def _latency(ms: stats.Floats) -> dict[str, Any]:
+    """Agent latency over every case-sample (timing: it differs between identical runs)."""
+    ms = ms[~np.isnan(ms)]
     if ms.size == 0:
         return {}
     p50, p95 = np.percentile(ms, [50, 95])
@@ -201,253 +192,68 @@ def _latency(*groups: Sequence[SampleScore]) -> dict[str, Any]:
     }
 
 
-# ─── per-sample records ──────────────────────────────────────────────────────
+class CaseTable(Sequence[CaseStats]):
+    """The per-case statistics as arrays, read as :class:`~gate.model.CaseStats` one case
+    at a time (a large run has hundreds of thousands of cases: they are not all built)."""
 
+    def __init__(
+        self,
+        *,
+        metas: Sequence[CaseMeta],
+        names: Sequence[str],
+        mean: stats.Floats,
+        std: stats.Floats,
+        pass_rate: stats.Floats,
+        sizes: stats.Ints,
+        extras: stats.Ints,
+        tools: Sequence[Sequence[str]],
+        failed_checks: Sequence[tuple[str, ...]],
+    ) -> None:
+        self.metas = metas
+        self.names = tuple(names)
+        self._mean = mean
+        self._std = std
+        self._rate = pass_rate
+        self._sizes = sizes
+        self._extras = extras
+        self._tools = tools
+        self._failed = failed_checks
 
-def _sample_records(
-    display: str,
-    metas: Sequence[CaseMeta],
-    scores: Sequence[SampleScore],
-    extra_scores: Sequence[SampleScore],
-) -> tuple[list[list[SampleResult]], list[HardFailureResult]]:
-    index = {m.id: i for i, m in enumerate(metas)}
-    regular: list[list[SampleScore]] = [[] for _ in metas]
-    extra: list[list[SampleScore]] = [[] for _ in metas]
-    problems: list[Problem] = []
-    for group, bucket in ((scores, regular), (extra_scores, extra)):
-        for s in group:
-            i = index.get(s.case_id)
-            if i is None:
-                problems.append(
-                    Problem(
-                        "runs",
-                        None,
-                        "case_id",
-                        f"{s.case_id!r} (sample {s.sample}) is not a case of {display}"
-                        + (" in this shard" if metas else ""),
-                    )
-                )
-                continue
-            bucket[i].append(s)
-        if len(problems) > 20:
-            break
-    counts: dict[int, list[str]] = {}
-    for i, meta in enumerate(metas):
-        got = regular[i]
-        seen: set[int] = set()
-        for s in (*got, *extra[i]):
-            if s.sample in seen:
-                problems.append(
-                    Problem(
-                        display,
-                        meta.line,
-                        "sample",
-                        f"case {meta.id!r}: sample {s.sample} is scored twice",
-                    )
-                )
-            seen.add(s.sample)
-        if not got:
-            problems.append(
-                Problem(
-                    display,
-                    meta.line,
-                    "id",
-                    f"case {meta.id!r} has no runs (every case must be run)",
-                )
-            )
-        else:
-            counts.setdefault(len(got), []).append(meta.id)
-    if len(counts) > 1:
-        usual = max(counts, key=lambda k: (len(counts[k]), k))
-        for n, ids in sorted(counts.items()):
-            if n != usual:
-                shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
-                problems.append(
-                    Problem(
-                        "runs",
-                        None,
-                        "sample",
-                        f"{len(ids)} case(s) have {n} samples, the others {usual}: {shown}",
-                    )
-                )
-    if problems:
-        raise RunsFileError(problems[:50])
+    def __len__(self) -> int:
+        return len(self.metas)
 
-    records: list[list[SampleResult]] = []
-    hard: list[HardFailureResult] = []
-    for i, meta in enumerate(metas):
-        got = regular[i]
-        got.sort(key=_by_sample)
-        rows = [_record(x, False) for x in got]
-        if extra[i]:
-            extra[i].sort(key=_by_sample)
-            rows.extend(_record(x, True) for x in extra[i])
-            got = sorted((*got, *extra[i]), key=_by_sample)
-        records.append(rows)
-        for x in got:
-            if x.hard_failures:
-                hard.extend(_hard(meta, x.sample, h) for h in x.hard_failures)
-    return records, hard
-
-
-def _hard(meta: CaseMeta, sample: int, h: HardFailure) -> HardFailureResult:
-    return construct(
-        HardFailureResult,
-        {
-            "kind": str(h.kind),
-            "case_id": meta.id,
-            "sample": sample,
-            "call": dict(h.call),
-            "message": h.message,
-            "line": meta.line,
-        },
-    )
-
-
-def _by_sample(s: SampleScore) -> int:
-    return s.sample
-
-
-_PASS = {True: 1.0, False: 0.0}
-
-
-def _record(s: SampleScore, extra: bool) -> SampleResult:
-    scores = s.scores if type(s.scores) is dict else dict(s.scores)
-    passed = bool(s.passed)
-    if scores.get(CASE_PASSED) != _PASS[passed]:
-        scores = {**scores, CASE_PASSED: _PASS[passed]}
-    usage = s.usage
-    return construct(
-        SampleResult,
-        {
-            "sample": s.sample,
-            "passed": passed,
-            "scores": scores,
-            "failed_checks": list(s.failed_checks),
-            "reasons": s.reasons if type(s.reasons) is dict else dict(s.reasons),
-            "evidence": s.evidence if type(s.evidence) is dict else dict(s.evidence),
-            "tallies": s.tallies if type(s.tallies) is dict else dict(s.tallies),
-            "error": s.error,
-            "usage": usage if usage is None or type(usage) is dict else dict(usage),
-            "extra": extra,
-        },
-    )
-
-
-# ─── the reduction ───────────────────────────────────────────────────────────
-
-
-def assemble(
-    metas: Sequence[CaseMeta],
-    samples: Sequence[Sequence[SampleResult]],
-    hard_failures: Sequence[HardFailureResult],
-    *,
-    header: Mapping[str, Any],
-    seed: int,
-    max_extra: int,
-) -> Results:
-    """Compute every statistic from per-case sample records and build the Results.
-
-    Shared by ``build_results`` and ``toolgate merge`` (which passes the records of the
-    shards), so a merged run equals the unsharded one. Each case's regular samples come
-    first in its list, then its confirmation samples (``extra``).
-    """
-    flat = [s for case in samples for s in case]
-    names = _metric_names(flat)
-    arrays = _arrays(flat, names)
-    sizes = np.fromiter((len(c) for c in samples), dtype=np.int64, count=len(samples))
-    n_extra = np.fromiter(
-        (sum(s.extra for s in c) for c in samples), dtype=np.int64, count=len(samples)
-    )
-    reg_n = int((sizes - n_extra)[0]) if len(samples) else 0
-    reduced = reduce_arrays(
-        values=arrays.values,
-        passed=arrays.passed,
-        calls=arrays.calls,
-        calls_no_tool=arrays.calls_no_tool,
-        sizes=sizes,
-        regular=reg_n,
-        slices=_slices(metas),
-        seed=seed,
-    )
-    tallies = _pool_tallies(samples)
-    cases = _case_results(metas, samples, names, reduced, tallies.called_by_case, n_extra)
-    notices: list[str] = []
-    if reg_n == 1:
-        notices.append(
-            "samples: 1 — the std over samples and the flaky share need at least 2 samples "
-            "per case (shown as n/a), and every case counts as stable: one failing run flips it"
+    @overload
+    def __getitem__(self, i: int) -> CaseStats: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[CaseStats]: ...
+    def __getitem__(self, i: int | slice) -> CaseStats | Sequence[CaseStats]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        m = self.metas[i]
+        rate = float(self._rate[i])
+        means = self._mean[i].tolist()
+        stds = self._std[i].tolist()
+        return CaseStats(
+            id=m.id,
+            line=m.line,
+            difficulty=m.difficulty,
+            tags=m.tags,
+            expected_no_tool=m.expected_no_tool,
+            must_not_call=m.must_not_call,
+            tools=tuple(self._tools[i]),
+            passed=rate == 1.0,
+            pass_rate=rate,
+            flaky=0.0 < rate < 1.0,
+            samples=int(self._sizes[i]),
+            extra_samples=int(self._extras[i]),
+            scores={n: None if v != v else v for n, v in zip(self.names, means, strict=True)},
+            std={n: v for n, v in zip(self.names, stds, strict=False) if v == v},
+            failed_checks=self._failed[i],
         )
-    extra_total = int(n_extra.sum())
-    confirm = None
-    if max_extra or extra_total:
-        confirm = ConfirmInfo(
-            max_extra_samples=max_extra,
-            extra_samples=extra_total,
-            cases={metas[i].id: int(k) for i, k in enumerate(n_extra) if k},
-        )
-    regular_pass = reduced.regular_pass_rate
-    advisor = advise(samples=reg_n, case_pass_rates=regular_pass)
-    return Results(
-        **header,
-        samples=reg_n,
-        metrics=_metric_stats(names, reduced, 0, with_ci=True),
-        slices={
-            name: SliceResult(
-                cases=int(reduced.slice_cases[li]),
-                pass_rate=stats.clean(round(float(reduced.slice_pass_rate[li]), _ROUND)),
-                metrics=_metric_stats(names, reduced, li, with_ci=False),
-            )
-            for li, name in enumerate(reduced.slice_names)
-            if li > 0
-        },
-        per_tool=tallies.per_tool,
-        confusion=tallies.confusion,
-        malformed=tallies.malformed,
-        hard_failures=list(hard_failures),
-        cases=cases,
-        usage=tallies.usage(len(metas)),
-        advisor=advisor,
-        confirm=confirm,
-        notices=notices,
-    )
 
-
-def _metric_names(flat: Sequence[SampleResult]) -> list[str]:
-    seen: set[str] = set()
-    for s in flat:
-        seen.update(s.scores)
-    seen.add(CASE_PASSED)
-    seen -= POOLED_METRICS
-    known = [m for m in METRICS if m in seen]
-    return known + sorted(seen.difference(METRICS))
-
-
-@dataclass(frozen=True, slots=True)
-class _Arrays:
-    values: stats.Floats
-    passed: stats.Bools
-    calls: stats.Floats
-    calls_no_tool: stats.Floats
-
-
-def _arrays(flat: Sequence[SampleResult], names: Sequence[str]) -> _Arrays:
-    r = len(flat)
-    if r == 0:
-        return _Arrays(np.zeros((0, len(names))), np.zeros(0, bool), np.zeros(0), np.zeros(0))
-    # The one Python pass over samples: read each sample's scores into a row.
-    values = np.array([list(map(s.scores.get, names)) for s in flat], dtype=np.float64)
-    if np.isinf(values).any():
-        bad = np.argwhere(np.isinf(values))[0]
-        s = flat[int(bad[0])]
-        raise ValueError(f"scorer bug: {names[int(bad[1])]} is infinite in sample {s.sample}")
-    passed = np.fromiter((s.passed for s in flat), dtype=np.bool_, count=r)
-    values[:, names.index(CASE_PASSED)] = passed
-    calls = np.fromiter((s.tallies.get("calls", 0) for s in flat), dtype=np.float64, count=r)
-    calls_nt = np.fromiter(
-        (s.tallies.get("calls_on_no_tool", 0) for s in flat), dtype=np.float64, count=r
-    )
-    return _Arrays(values, passed, calls, calls_nt)
+    def __iter__(self) -> Iterator[CaseStats]:
+        for i in range(len(self)):
+            yield self[i]
 
 
 def _slices(metas: Sequence[CaseMeta]) -> dict[str, stats.Bools]:
@@ -648,10 +454,10 @@ def _r(x: float) -> float | None:
 
 def _metric_stats(
     names: Sequence[str], red: Reduced, li: int, *, with_ci: bool
-) -> dict[str, MetricStat]:
-    out: dict[str, MetricStat] = {}
+) -> dict[str, MetricStats]:
+    out: dict[str, MetricStats] = {}
     for j, name in enumerate(names):
-        out[name] = MetricStat(
+        out[name] = MetricStats(
             mean=_r(red.slice_mean[li, j]),
             std=_r(red.slice_std[li, j]),
             n=int(red.slice_n[li, j]),
@@ -659,7 +465,7 @@ def _metric_stats(
             ci_high=_r(red.ci_high[j]) if with_ci else None,
         )
     k = len(names)
-    out[POOLED] = MetricStat(
+    out[POOLED] = MetricStats(
         mean=_r(red.pooled_mean[li]),
         std=_r(red.pooled_std[li]),
         n=int(red.pooled_n[li]),
@@ -669,125 +475,22 @@ def _metric_stats(
     return out
 
 
-def _none_grid(a: stats.Floats) -> list[list[float | None]]:
-    obj = a.astype(object)
-    obj[np.isnan(a)] = None
-    rows: list[list[float | None]] = obj.tolist()
-    return rows
+def passed_cases(cases: Sequence[CaseStats]) -> int:
+    """How many cases passed every sample."""
+    if isinstance(cases, CaseTable):
+        return int((cases._rate == 1.0).sum())
+    return sum(1 for c in cases if c.passed)
 
 
-def _case_results(
-    metas: Sequence[CaseMeta],
-    samples: Sequence[Sequence[SampleResult]],
-    names: Sequence[str],
-    red: Reduced,
-    called_by_case: Sequence[Iterable[str]],
-    n_extra: stats.Ints,
-) -> list[CaseResult]:
-    means = _none_grid(red.case.mean)
-    stds = _none_grid(red.case.std)
-    pass_rates = red.case_pass_rate.tolist()
-    pooled = red.case_pooled.tolist()
-    extras = n_extra.tolist()
-    out: list[CaseResult] = []
-    for i, meta in enumerate(metas):
-        scores = dict(zip(names, means[i], strict=True))
-        scores[POOLED] = pooled[i]
-        rate = pass_rates[i]
-        tools = dict.fromkeys(meta.expect_tools)
-        for name in called_by_case[i]:
-            tools.setdefault(name)
-        out.append(
-            construct(
-                CaseResult,
-                {
-                    "id": meta.id,
-                    "line": meta.line,
-                    "difficulty": meta.difficulty,
-                    "tags": list(meta.tags),
-                    "expected_no_tool": meta.expected_no_tool,
-                    "must_not_call": list(meta.must_not_call),
-                    "tools": list(tools),
-                    "passed": rate == 1.0,
-                    "pass_rate": rate,
-                    "flaky": 0.0 < rate < 1.0,
-                    "scores": scores,
-                    "std": {n: v for n, v in zip(names, stds[i], strict=True) if v is not None},
-                    "extra_samples": extras[i],
-                    "samples": list(samples[i]),
-                },
-            )
-        )
-    return out
+def case_ids(cases: Sequence[CaseStats]) -> list[str]:
+    """The case ids, in order."""
+    if isinstance(cases, CaseTable):
+        return [m.id for m in cases.metas]
+    return [c.id for c in cases]
 
 
-# ─── tallies pooled over every sample ────────────────────────────────────────
-
-
-@dataclass(slots=True)
-class _Tallies:
-    per_tool: dict[str, ToolRollup]
-    confusion: dict[str, dict[str, int]]
-    malformed: dict[str, int]
-    usage_totals: dict[str, float]
-    called_by_case: list[list[str]]
-
-    def usage(self, cases: int) -> dict[str, float]:
-        """Totals, and per-case means (``<key>_per_case``)."""
-        out: dict[str, float] = {}
-        for key, total in sorted(self.usage_totals.items()):
-            out[key] = total
-            if cases:
-                out[f"{key}_per_case"] = round(total / cases, 6)
-        return out
-
-
-def _pool_tallies(samples: Sequence[Sequence[SampleResult]]) -> _Tallies:
-    per_tool: dict[str, list[int]] = {}
-    confusion: dict[str, dict[str, int]] = {}
-    malformed: dict[str, int] = {}
-    usage: dict[str, float] = {}
-    called_by_case: list[list[str]] = []
-    for case in samples:
-        called: dict[str, None] = {}
-        for s in case:
-            t = s.tallies
-            if t:
-                pt = t.get("per_tool")
-                if pt:
-                    for name, triple in pt.items():
-                        acc = per_tool.get(name)
-                        if acc is None:
-                            acc = per_tool[name] = [0, 0, 0]
-                        e, m, c = triple
-                        acc[0] += e
-                        acc[1] += m
-                        acc[2] += c
-                        if c:
-                            called[name] = None
-                cf = t.get("confusion")
-                if cf:
-                    for expected, actual in cf:
-                        row = confusion.setdefault(str(expected), {})
-                        key = NO_ACTUAL if actual is None else str(actual)
-                        row[key] = row.get(key, 0) + 1
-                mf = t.get("malformed")
-                if mf:
-                    items = mf.items() if isinstance(mf, Mapping) else ((kind, 1) for kind in mf)
-                    for kind, count in items:
-                        malformed[str(kind)] = malformed.get(str(kind), 0) + int(count)
-            if s.usage:
-                for key, val in s.usage.items():
-                    if isinstance(val, int | float) and not isinstance(val, bool):
-                        usage[key] = usage.get(key, 0) + val
-        called_by_case.append(list(called))
-    rollup = {
-        name: ToolRollup(
-            expected=e,
-            matched=m,
-            recall=round(m / e, _ROUND) if e else None,
-            called=c,
-        )
-        for name, (e, m, c) in sorted(per_tool.items())
-    }
-    return _Tallies(rollup, confusion, malformed, usage, called_by_case)
+def case_values(cases: Sequence[CaseStats], metric: str) -> stats.Floats:
+    """One metric's per-case means as an array (NaN = n/a)."""
+    if isinstance(cases, CaseTable) and metric in cases.names:
+        return cases._mean[:, cases.names.index(metric)].copy()
+    return np.array([c.scores.get(metric) for c in cases], dtype=np.float64)

@@ -11,6 +11,6 @@
 * :mod:`gate.replay.record` — ``toolgate record``: freeze real tool responses.
 """
 
-from gate.replay.runner import RunSummary, parse_shard, run_all, select_cases, shard_index
+from gate.replay.runner import RunSummary, run_all, select_cases
 
-__all__ = ["RunSummary", "parse_shard", "run_all", "select_cases", "shard_index"]
+__all__ = ["RunSummary", "run_all", "select_cases"]

@@ -39,10 +39,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from gate.config import Config, NormalizeConfig, ScoringConfig
-from gate.model import Case, FrozenResponse, JsonValue, ToolSpec
+from gate.model import Case, FrozenResponse, JsonValue
 from gate.scorers.arguments import args_match
-from gate.scorers.normalize import Normalizer
+from gate.scorers.context import NormalizerTable
 
 __all__ = [
     "UNRECORDED_KEY",
@@ -87,46 +86,6 @@ def _render_response(resp: FrozenResponse) -> str:
     if resp.args is None:
         return f"{resp.name}(<any arguments>)"
     return render_call(resp.name, {k: m.to_json() for k, m in resp.args.items()})
-
-
-class NormalizerTable:
-    """One :class:`Normalizer` per tool, built once per run and shared by every case:
-    the dataset's rules, specialised by the tool's schema and the config's per-tool and
-    per-argument overrides (the same normalisation the scorers use)."""
-
-    def __init__(
-        self,
-        normalize: NormalizeConfig | None = None,
-        scoring: ScoringConfig | None = None,
-    ) -> None:
-        scoring = scoring or ScoringConfig()
-        self._scoring = scoring
-        self._base = Normalizer.from_config(normalize, free_text_min=scoring.free_text_min)
-        # (tool, id(parameters)) → (parameters, normaliser); the parameters object is kept
-        # so that its id cannot be reused by another schema while cached.
-        self._cache: dict[tuple[str, int], tuple[object, Normalizer]] = {}
-        self._lock = threading.Lock()
-
-    @classmethod
-    def from_config(cls, config: Config) -> NormalizerTable:
-        return cls(config.dataset.normalize, config.scoring)
-
-    def get(self, name: str, spec: ToolSpec | None) -> Normalizer:
-        params = spec.parameters if spec is not None else None
-        key = (name, id(params))
-        hit = self._cache.get(key)
-        if hit is not None:
-            return hit[1]
-        tool_cfg = self._scoring.tools.get(name)
-        norm = self._base.for_tool(
-            params,
-            override=tool_cfg.normalize if tool_cfg else None,
-            args=tool_cfg.args if tool_cfg else None,
-            free_text=tuple(self._scoring.free_text.get(name, ())),
-        )
-        with self._lock:
-            self._cache[key] = (params, norm)
-        return norm
 
 
 class ReplayBackend:

@@ -213,7 +213,7 @@ class _Deadlines:
 
     It runs while some :class:`HttpClient` is open (:meth:`retain` / :meth:`release`):
     once the last one closes, the thread ends — a process with a live thread does not
-    fork its scoring workers (:func:`gate.pipeline._scorepool.worker_count`)."""
+    fork its scoring workers (:func:`gate.pipeline._scorepool.default_executor`)."""
 
     def __init__(self) -> None:
         self._heap: list[list[Any]] = []  # [deadline, seq, fn | None]

@@ -9,9 +9,7 @@ interrupted run loses nothing already recorded).
   ``0..samples-1`` of each (the replay adapter adds samples its file holds). The plan is
   run sample-major (every case's sample 0 first), so a global deadline leaves whole
   samples rather than whole cases undone.
-* **Shard** ``i/n`` (1-based): case ``c`` belongs to shard ``i`` when
-  ``int(sha256(c.id).hexdigest(), 16) % n == i - 1`` — deterministic, independent of
-  order and of the other cases.
+* **Shard** ``i/n``: the cases :meth:`gate.model.Shard.holds` (sha256 of the id mod n).
 * **Concurrency.** ``concurrency`` threads take case-samples from the plan; an adapter
   may allow fewer (``command``: ``agent.workers`` processes). Threads, not asyncio: the
   adapters block on pipes, sockets and user code (a sync Python agent cannot be awaited),
@@ -31,32 +29,27 @@ interrupted run loses nothing already recorded).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 import threading
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any
 
 from gate.config import Config
 from gate.errors import UsageError
-from gate.model import Case, Run
+from gate.model import Case, DatasetLike, Run, Shard
 from gate.replay.frozen import NormalizerTable, ReplayBackend
 from gate.replay.interface import Agent, build_agent
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session, job_seed
+from gate.report.redact import redactor_for
 from gate.runsfile import RunsWriter, iter_runs
 
 RUNS_FILE = "runs.jsonl"
-
-
-class DatasetLike(Protocol):
-    @property
-    def cases(self) -> tuple[Case, ...]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,27 +75,10 @@ class RunSummary:
 # ─── plan ─────────────────────────────────────────────────────────────────────
 
 
-def shard_index(case_id: str, n: int) -> int:
-    """The 1-based shard a case id belongs to among ``n``."""
-    return int(hashlib.sha256(case_id.encode()).hexdigest(), 16) % n + 1
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    """``"i/n"`` → ``(i, n)`` with ``1 <= i <= n``; a UsageError otherwise."""
-    left, sep, right = text.partition("/")
-    try:
-        i, n = int(left), int(right)
-    except ValueError:
-        i = n = 0
-    if not sep or n < 1 or not 1 <= i <= n:
-        raise UsageError(f"--shard must be i/n with 1 <= i <= n (e.g. 2/4), not {text!r}")
-    return i, n
-
-
 def select_cases(
     cases: Sequence[Case],
     *,
-    shard: tuple[int, int] | None = None,
+    shard: Shard | None = None,
     case_ids: Collection[str] | None = None,
 ) -> list[Case]:
     """The cases to run, in dataset order. Unknown ``case_ids`` are a UsageError."""
@@ -114,8 +90,7 @@ def select_cases(
         wanted = set(case_ids)
         cases = [c for c in cases if c.id in wanted]
     if shard is not None:
-        i, n = shard
-        cases = [c for c in cases if shard_index(c.id, n) == i]
+        cases = [c for c in cases if shard.holds(c.id)]
     return list(cases)
 
 
@@ -191,33 +166,29 @@ def _clock(seconds: float) -> str:
 # ─── run ──────────────────────────────────────────────────────────────────────
 
 
-def runs_redactor(config: Config) -> Callable[[str], str]:
-    """What runs.jsonl is written through: the values of ``reporting.secrets`` and of the
-    key variables the config names (and the usual token variables), and token shapes
-    (``gate.report.redact``). An agent that prints its keys leaks them nowhere."""
-    from gate.report.redact import Redactor
-
-    return Redactor.from_environ(config.secret_env_names(), os.environ)
-
-
 def run_all(
     config: Config,
     dataset: DatasetLike,
     out: Path,
     *,
     samples: int,
-    shard: tuple[int, int] | None,
+    shard: Shard | None,
     resume: bool,
     case_ids: Collection[str] | None = None,
     progress: bool = True,
     agent: Agent | None = None,
     stderr: IO[str] | None = None,
     progress_interval_s: float = 30.0,
+    recorded: Collection[tuple[str, int]] | None = None,
+    norms: NormalizerTable | None = None,
 ) -> RunSummary:
     """Run every planned case-sample and write ``out/runs.jsonl`` (module docstring).
 
     ``agent`` replaces the adapter the config describes (tests); it is closed at the end
-    either way.
+    either way. ``recorded``, with ``resume``, is what the runs file already holds, as
+    (case id, sample) — given by a caller that wrote it (the confirmation stage), so the
+    file is not read to find out. ``norms`` is the run's normaliser cache (the scorers
+    use the same one afterwards).
     """
     t0 = time.monotonic()
     deadline = t0 + config.deadline_s if config.deadline_s is not None else None
@@ -228,7 +199,12 @@ def run_all(
         if callable(check):
             check({c.id for c in dataset.cases})
         runs_path = out / RUNS_FILE
-        done_before = _recorded(runs_path) if resume else set()
+        if not resume:
+            done_before: Collection[tuple[str, int]] = set()
+        elif recorded is not None:
+            done_before = set(recorded)
+        else:
+            done_before = _recorded(runs_path)
         plan: list[tuple[Case, int]] = []
         per_case = [(c, agent.samples_for(c.id, samples)) for c in cases]
         depth = max((max(s, default=-1) + 1 for _, s in per_case), default=0)
@@ -236,8 +212,13 @@ def run_all(
             plan.extend((c, s) for c, ss in per_case if s in ss)
         todo = [(c, s) for c, s in plan if (c.id, s) not in done_before]
         skipped = len(plan) - len(todo)
-        norms = NormalizerTable.from_config(config)
-        writer = RunsWriter(runs_path, append=resume, redact=runs_redactor(config))
+        if norms is None:
+            norms = NormalizerTable.from_config(config)
+        # runs.jsonl is uploaded as an artifact: the secrets the config names (and the
+        # usual token variables, and token shapes) never reach it.
+        writer = RunsWriter(
+            runs_path, append=resume, redact=redactor_for(config, os.environ).redact
+        )
         state = _State(
             progress=Progress(
                 len(todo),
@@ -453,8 +434,6 @@ __all__ = [
     "RUNS_FILE",
     "Progress",
     "RunSummary",
-    "parse_shard",
     "run_all",
     "select_cases",
-    "shard_index",
 ]

@@ -155,7 +155,9 @@ class Session:
                     continue
                 outcome = self.backend.call(call.name, call.arguments)
                 self.unrecorded += outcome.unrecorded
-                results.append(ToolResult(call.id, outcome.content, outcome.is_error))
+                results.append(
+                    ToolResult(call.id, outcome.content, outcome.is_error, outcome.unrecorded)
+                )
             self.turns.append(Turn(calls=tuple(ided), tool_results=tuple(results), content=content))
             return results
 

@@ -2,7 +2,8 @@
 
 * values: 3 decimals (``0.912``), ``n/a`` for a metric that did not apply;
 * deltas: signed, with an arrow for the direction and a colour for the meaning —
-  ``🟢`` better, ``🔴`` worse, by the metric's direction (``gate.model.LOWER_IS_BETTER``);
+  ``🟢`` better, ``🔴`` worse, by the metric's direction
+  (``gate.scorers.registry.LOWER_IS_BETTER``);
   a change smaller than :data:`EPS` is "no change" (``·``);
 * pass rates over samples: ``k/n`` with ``k = round(rate × n)``;
 * bars: ``round(10 × r)`` full blocks of 10 (``███████░░░``).
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from gate.model import LOWER_IS_BETTER
+from gate.scorers.registry import LOWER_IS_BETTER
 
 EPS = 5e-4
 """Deltas smaller than this print as no change (below the 3rd decimal)."""

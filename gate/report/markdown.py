@@ -29,24 +29,14 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from gate.model import JUDGE_METRIC_PREFIX, METRICS
+from gate.model import JUDGE_METRIC_PREFIX
 from gate.report import evidence, fmt
 from gate.report.escape import Escaper, calls_repr, json_compact
 from gate.report.fit import Block, LazyRows
 from gate.results import CaseResult, Flip, HardFailureResult, MetricDelta, Results, SampleResult
+from gate.scorers.registry import HEADLINE_METRICS, METRICS
 
-HEADLINE_METRICS: tuple[str, ...] = (
-    "case_passed",
-    "tool_selection_f1",
-    "call_accuracy",
-    "schema_validity",
-    "order_score",
-    "no_tool_respected",
-    "unnecessary_call_rate",
-    "malformed_call_rate",
-    "must_not_call_violations",
-)
-"""Shown in the comment besides the gated metrics and any metric that moved."""
+__all__ = ["HEADLINE_METRICS", "Style", "build", "status"]
 
 MOVED = 0.01
 """A metric whose value moved at least this much is shown in the comment's table."""

@@ -24,6 +24,10 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gate.config import Config
 
 MIN_SECRET_LEN = 4
 """Shortest environment value that is treated as a secret to search for."""
@@ -157,3 +161,14 @@ def _sub(m: re.Match[str]) -> str:
 def _looks_like_credential(s: str) -> bool:
     """After the word "token", only something long with both letters and digits counts."""
     return len(s) >= 20 and any(c.isdigit() for c in s) and any(c.isalpha() for c in s)
+
+
+def redactor_for(
+    config: Config | None, environ: Mapping[str, str], names: Iterable[str] = ()
+) -> Redactor:
+    """The one way a redactor is built: the values in ``environ`` of ``names``, of the
+    variables the config names (``reporting.secrets``, the OpenAI agent's and the judge's
+    key variables: :meth:`Config.secret_env_names`) and of :data:`ALWAYS_SECRET_ENV` —
+    for runs.jsonl as it is written and for every report."""
+    all_names = [*names, *(config.secret_env_names() if config is not None else [])]
+    return Redactor.from_environ(all_names, environ)

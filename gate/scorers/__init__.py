@@ -1,30 +1,33 @@
 """Deterministic scorers: pure functions of (case, run) → named scores (DESIGN §6).
 
-One score per failure class, never one blended number. Each metric is registered by its
-results.json name in :data:`SCORERS` (a plain dict: name → function of the per-sample
-:class:`~gate.scorers.sample.Analysis` returning ``(value, reason)``); its formula is in
-its docstring and in the family module that holds the maths:
+One score per failure class, never one blended number. Every metric is one line of
+:data:`gate.scorers.registry.REGISTRY` (name, function, direction, pooled or not,
+gateable or not); its function lives in its family module with the maths, reads the
+sample's :class:`~gate.scorers.analysis.Analysis` and returns ``(value, reason)``:
 
 =========================  ==========================================================
 family                     metrics
 =========================  ==========================================================
 ``selection``              tool_selection_precision / recall / f1, tool_set_iou,
-                           partial_credit_accuracy, risk_weighted_precision, the
-                           per-tool rollup and the confusion pairs
+                           partial_credit_accuracy, risk_weighted_precision,
+                           no_tool_respected, unnecessary_call_rate, the per-tool
+                           rollup and the confusion pairs
 ``arguments``              call_accuracy, required_args_match (with ``matching`` and
-                           ``normalize``), free_text_similarity (``lexical``)
-``schema`` / ``errors``    schema_validity, parse_failure_rate, malformed_call_rate,
-                           execution_failure_rate, tool_error_rate, recovery_rate
+                           ``normalize``)
+``lexical``                free_text_similarity
+``errors``                 schema_validity (with ``schema``), parse_failure_rate,
+                           malformed_call_rate, execution_failure_rate, tool_error_rate,
+                           recovery_rate
 ``trajectory``             order_score, trajectory_match, name_sequence_similarity,
                            step_budget_exceeded
 ``hygiene``                duplicate_calls, repeated_failing_calls, required_step_missing
 ``safety``                 must_not_call_violations (+ argument-scope and required-before
                            rules, all hard failures), tool-name skeletons, risk weights
-(pass rule)                no_tool_respected, unnecessary_call_rate, composite_clean_rate,
-                           case_passed
+``outcome``                the case-pass rule: case_passed, composite_clean_rate
 =========================  ==========================================================
 
-Use::
+The analysis (:mod:`gate.scorers.analysis`) reads only the run's
+:class:`~gate.scorers.registry.ScoringView`. Use::
 
     ctx = ScoringContext.build(config.scoring, config.dataset.normalize, dataset.tools)
     score = score_sample(case, run, ctx)   # → gate.model.SampleScore
@@ -34,16 +37,20 @@ Use::
 
 from __future__ import annotations
 
+from gate.scorers.analysis import Analysis, analyse
 from gate.scorers.arguments import args_match, match_value
 from gate.scorers.context import ScoringContext, enabled_checks
 from gate.scorers.normalize import Normalizer
-from gate.scorers.sample import SCORERS, Analysis, analyse, score_sample
+from gate.scorers.registry import REGISTRY, Metric, ScoringView
+from gate.scorers.sample import score_sample
 
 __all__ = [
-    "SCORERS",
+    "REGISTRY",
     "Analysis",
+    "Metric",
     "Normalizer",
     "ScoringContext",
+    "ScoringView",
     "analyse",
     "args_match",
     "enabled_checks",

@@ -40,13 +40,17 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import regex
 
-from gate.model import ArgMatcher, MatcherKind
+from gate.model import ArgMatcher, ArgProblem, MatcherKind
 from gate.scorers.lexical import token_set_ratio
 from gate.scorers.normalize import MISSING, Normalizer, canon_text, parse_number, schema_hint
+from gate.scorers.prose import Scored, plural
+
+if TYPE_CHECKING:
+    from gate.scorers.analysis import Analysis
 
 __all__ = [
     "REGEX_MAX_INPUT",
@@ -60,6 +64,8 @@ __all__ = [
     "explain_value",
     "match_value",
     "regex_fullmatch",
+    "score_call_accuracy",
+    "score_required_args_match",
 ]
 
 REGEX_MAX_PATTERN = 512
@@ -240,12 +246,12 @@ def arg_diffs(
     *,
     exact: bool,
     norm: Normalizer,
-) -> list[dict[str, Any]]:
-    """Every argument that keeps ``actual`` from matching, as JSON-able evidence:
-    ``{"argument", "expected", "actual", "why"}`` (``actual`` omitted when absent)."""
+) -> tuple[ArgProblem, ...]:
+    """Every argument that keeps ``actual`` from matching, as evidence (``actual`` only
+    meaningful when ``present``)."""
     if actual is None:
-        return [{"argument": None, "expected": None, "why": "arguments did not parse"}]
-    out: list[dict[str, Any]] = []
+        return (ArgProblem(argument=None, expected=None, why="arguments did not parse"),)
+    out: list[ArgProblem] = []
     for k in sorted(expected):
         m = expected[k]
         present = k in actual
@@ -265,29 +271,29 @@ def arg_diffs(
             if nested:
                 out.extend(nested)
                 continue
-        entry: dict[str, Any] = {"argument": k, "expected": m.to_json(), "why": why}
-        if present:
-            entry["actual"] = value
-        out.append(entry)
+        out.append(
+            ArgProblem(argument=k, expected=m.to_json(), why=why, actual=value, present=present)
+        )
     if exact or norm.bfcl:
         for k in _extra_keys(expected, actual, norm):
             out.append(
-                {
-                    "argument": k,
-                    "expected": {"$absent": True},
-                    "actual": actual[k],
-                    "why": "not expected (the expectation lists its arguments exactly)",
-                }
+                ArgProblem(
+                    argument=k,
+                    expected={"$absent": True},
+                    why="not expected (the expectation lists its arguments exactly)",
+                    actual=actual[k],
+                    present=True,
+                )
             )
-    return out
+    return tuple(out)
 
 
 def _object_diffs(
     path: str, expected: Mapping[str, Any], actual: Mapping[str, Any], n: Normalizer, schema: Any
-) -> list[dict[str, Any]]:
+) -> list[ArgProblem]:
     """The members of two objects that differ after normalisation, by dotted path."""
     props = schema.get("properties") if isinstance(schema, Mapping) else None
-    out: list[dict[str, Any]] = []
+    out: list[ArgProblem] = []
     for key in sorted(set(expected) | set(actual)):
         sub = props.get(key) if isinstance(props, Mapping) else None
         e = expected.get(key)
@@ -298,15 +304,9 @@ def _object_diffs(
         if isinstance(e, dict) and isinstance(a, dict):
             out.extend(_object_diffs(where, e, a, n, sub))
             continue
-        entry: dict[str, Any] = {"argument": where, "expected": e}
-        if key in actual:
-            entry["actual"] = a
-        entry["why"] = (
-            "missing"
-            if key not in actual
-            else ("not expected" if key not in expected else "differs")
-        )
-        out.append(entry)
+        present = key in actual
+        why = "missing" if not present else ("not expected" if key not in expected else "differs")
+        out.append(ArgProblem(argument=where, expected=e, why=why, actual=a, present=present))
     return out
 
 
@@ -396,3 +396,29 @@ def compile_args(
         checks.append((name, mode, target, m, n, schema, absent_ok, hint))
     allowed = frozenset(k for k, m in expected.items() if m.kind is not MatcherKind.ABSENT)
     return CompiledArgs(tuple(checks), exact or norm.bfcl, allowed, norm)
+
+
+# ─── the metrics (registered in gate.scorers.registry) ────────────────────────
+
+
+def score_call_accuracy(an: Analysis) -> Scored:
+    """``M / |E|``, M the maximum matching (name equal, expected args ⊆ actual args after
+    normalisation); n/a when E is empty."""
+    if an.n_e == 0:
+        return None, "n/a: no call expected"
+    return (
+        an.m / an.n_e,
+        f"{an.m} of {plural(an.n_e, 'expected call')} matched by name and arguments",
+    )
+
+
+def score_required_args_match(an: Analysis) -> Scored:
+    """Matched ÷ name-paired expected calls with parsed arguments, i.e. ``M / Σ_n
+    min(e_n, parsed_n)``: argument correctness where the right tool was called; n/a when
+    E is empty or no expected tool was called with parsed arguments."""
+    if an.n_e == 0:
+        return None, "n/a: no call expected"
+    if an.parsed_pairs == 0:
+        return None, "n/a: no expected tool was called with parsed arguments"
+    v = an.m / an.parsed_pairs
+    return v, f"{an.m} of {an.parsed_pairs} calls of an expected tool had the expected arguments"

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gate.config import NormalizeConfig, PassCheck, ScoringConfig
+from gate.config import Config, NormalizeConfig, PassCheck, ScoringConfig
 from gate.model import Case, ExpectedCall, Risk, ToolSpec
 from gate.scorers.arguments import CompiledArgs, compile_args
 from gate.scorers.normalize import Normalizer
@@ -75,6 +75,51 @@ class CompiledCase:
     step_budget: int | None
 
 
+class NormalizerTable:
+    """One :class:`Normalizer` per tool, built once per run and shared by every case:
+    the dataset's rules, specialised by the tool's schema and the config's per-tool and
+    per-argument overrides (the same normalisation the scorers use)."""
+
+    def __init__(
+        self,
+        normalize: NormalizeConfig | None = None,
+        scoring: ScoringConfig | None = None,
+    ) -> None:
+        scoring = scoring or ScoringConfig()
+        self._scoring = scoring
+        self._base = Normalizer.from_config(normalize, free_text_min=scoring.free_text_min)
+        # (tool, id(parameters)) → (parameters, normaliser); the parameters object is kept
+        # so that its id cannot be reused by another schema while cached.
+        self._cache: dict[tuple[str, int], tuple[object, Normalizer]] = {}
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_config(cls, config: Config) -> NormalizerTable:
+        return cls(config.dataset.normalize, config.scoring)
+
+    @property
+    def base(self) -> Normalizer:
+        """The dataset's rules, before any tool's schema or override."""
+        return self._base
+
+    def get(self, name: str, spec: ToolSpec | None) -> Normalizer:
+        params = spec.parameters if spec is not None else None
+        key = (name, id(params))
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit[1]
+        tool_cfg = self._scoring.tools.get(name)
+        norm = self._base.for_tool(
+            params,
+            override=tool_cfg.normalize if tool_cfg else None,
+            args=tool_cfg.args if tool_cfg else None,
+            free_text=tuple(self._scoring.free_text.get(name, ())),
+        )
+        with self._lock:
+            self._cache[key] = (params, norm)
+        return norm
+
+
 @dataclass(slots=True)
 class ScoringContext:
     """Everything :func:`gate.scorers.score_sample` needs besides the case and the run."""
@@ -82,14 +127,13 @@ class ScoringContext:
     config: ScoringConfig
     normalize: NormalizeConfig
     tools: Mapping[str, ToolSpec]
-    base: Normalizer
+    norms: NormalizerTable
     schemas: SchemaCache
     checks: frozenset[PassCheck]
     scope_rules: tuple[ScopeRule, ...]
     before_rules: tuple[BeforeRule, ...]
     step_budget: int | None = None
     has_free_text: bool = False
-    _norms: dict[tuple[str, int], tuple[Any, Normalizer]] = field(default_factory=dict)
     _cases: dict[str, tuple[Case, CompiledCase]] = field(default_factory=dict)
     _entries: dict[tuple[str, int], tuple[ToolSpec | None, ToolEntry]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -102,6 +146,7 @@ class ScoringContext:
         tools: Mapping[str, ToolSpec] | None = None,
         *,
         step_budget: int | None = None,
+        norms: NormalizerTable | None = None,
     ) -> ScoringContext:
         """A context for one scoring run; compiles a JSON-Schema validator per distinct
         tool schema up front (more are compiled on demand for cases with their own)."""
@@ -112,7 +157,7 @@ class ScoringContext:
             config=config,
             normalize=normalize,
             tools=tools,
-            base=Normalizer.from_config(normalize, free_text_min=config.free_text_min),
+            norms=norms if norms is not None else NormalizerTable(normalize, config),
             schemas=SchemaCache(),
             checks=enabled_checks(config),
             scope_rules=tuple(
@@ -144,22 +189,15 @@ class ScoringContext:
                 return c.risk
         return Risk.READ
 
+    @property
+    def base(self) -> Normalizer:
+        """The dataset's normalisation rules, before any tool's schema or override."""
+        return self.norms.base
+
     def normalizer(self, name: str, spec: ToolSpec | None) -> Normalizer:
-        """The tool's normaliser: dataset rules, its schema, per-tool/argument overrides."""
-        params = spec.parameters if spec is not None else None
-        key = (name, id(params))
-        hit = self._norms.get(key)
-        if hit is not None and hit[0] is params:
-            return hit[1]
-        tool_cfg = self.config.tools.get(name)
-        norm = self.base.for_tool(
-            params,
-            override=tool_cfg.normalize if tool_cfg else None,
-            args=tool_cfg.args if tool_cfg else None,
-            free_text=tuple(self.config.free_text.get(name, ())),
-        )
-        self._norms[key] = (params, norm)
-        return norm
+        """The tool's normaliser: dataset rules, its schema, per-tool/argument overrides
+        (one cache, :class:`NormalizerTable`, shared with the runner's frozen responses)."""
+        return self.norms.get(name, spec)
 
     def entry(self, name: str, spec: ToolSpec | None) -> ToolEntry:
         """The tool's scoring entry, built once per (name, spec) — cases that share a tools

@@ -10,9 +10,9 @@ A call is **malformed** in one of the classes seed 004 names, checked in this or
 * ``SchemaMismatch`` — its arguments break the tool's JSON Schema.
 
 A well-formed call **failed in execution** when its tool result is an error
-(``is_error: true``) — except the runner's "no frozen response" error (content
-``{"toolgate_unrecorded": true, …}``), which is a gap in the dataset, not a tool failure:
-it is reported apart (``unrecorded`` evidence, the ``unrecorded_call`` check).
+(``is_error: true``) — except the runner's "no frozen response" error (a result with
+``unrecorded: true``), which is a gap in the dataset, not a tool failure: it is reported
+apart (``unrecorded`` evidence, the ``unrecorded_call`` check).
 
 With |A| the number of calls (all rates n/a when the run made no call):
 
@@ -35,18 +35,91 @@ rubric.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-UNRECORDED_KEY = "toolgate_unrecorded"
-"""The runner's marker on the content of a "no frozen response" error result
-(``gate.replay.frozen.UNRECORDED_KEY``; repeated here so scorers do not import the I/O
-layer)."""
+from gate.model import MalformedKind
+from gate.scorers.prose import Scored, plural
 
-
-def is_unrecorded(content: Any) -> bool:
-    return isinstance(content, dict) and content.get(UNRECORDED_KEY) is True
+if TYPE_CHECKING:
+    from gate.scorers.analysis import Analysis, Call
 
 
 def rate(count: int, total: int) -> float | None:
     """``count / total``; n/a (None) when there were no calls."""
     return count / total if total else None
+
+
+# ─── the metrics (registered in gate.scorers.registry) ────────────────────────
+
+
+def malformed_detail(c: Call) -> str:
+    """Why a malformed call is malformed, in one line."""
+    if c.malformed is MalformedKind.INVALID_JSON:
+        raw = c.call.raw_arguments
+        return "arguments are not a JSON object" + (f": {raw[:120]!r}" if raw else "")
+    if c.malformed is MalformedKind.UNKNOWN_NAME:
+        return f"{c.name!r} is not a tool this case offers"
+    return c.schema_error or ""
+
+
+def score_schema_validity(an: Analysis) -> Scored:
+    """Valid parsed calls ÷ parsed calls (unknown tool = invalid); n/a without one."""
+    if an.parsed == 0:
+        return None, "n/a: no call with parsed arguments"
+    bad = an.parsed - an.schema_valid
+    tail = ""
+    if bad:
+        first = next(c for c in an.calls if c.parse_ok and c.malformed is not None)
+        tail = f"; e.g. {first.name}: {malformed_detail(first)}"
+    return an.schema_valid / an.parsed, f"{an.schema_valid} of {an.parsed} parsed calls valid{tail}"
+
+
+def score_parse_failure_rate(an: Analysis) -> Scored:
+    """Calls whose arguments did not parse ÷ calls (n/a without calls)."""
+    v = rate(an.parse_failures, an.n_a)
+    if v is None:
+        return None, "n/a: no call made"
+    return (
+        v,
+        f"{an.parse_failures} of {plural(an.n_a, 'call')} sent arguments that are not JSON",
+    )
+
+
+def score_tool_error_rate(an: Analysis) -> Scored:
+    """(malformed + failed executions) ÷ calls (n/a without calls)."""
+    v = rate(an.malformed + an.exec_failed, an.n_a)
+    if v is None:
+        return None, "n/a: no call made"
+    return (
+        v,
+        f"{an.malformed} malformed, {an.exec_failed} failed to execute of {plural(an.n_a, 'call')}",
+    )
+
+
+def score_malformed_call_rate(an: Analysis) -> Scored:
+    """Malformed calls (InvalidJson, UnknownName, SchemaMismatch) ÷ calls."""
+    v = rate(an.malformed, an.n_a)
+    if v is None:
+        return None, "n/a: no call made"
+    if not an.malformed:
+        return v, "no malformed call"
+    kinds = ", ".join(f"{k} {n}" for k, n in sorted(an.malformed_counts.items()))
+    return v, f"{an.malformed} of {plural(an.n_a, 'call')} malformed ({kinds})"
+
+
+def score_execution_failure_rate(an: Analysis) -> Scored:
+    """Well-formed calls whose result was an error ÷ calls."""
+    v = rate(an.exec_failed, an.n_a)
+    if v is None:
+        return None, "n/a: no call made"
+    return v, f"{an.exec_failed} of {plural(an.n_a, 'call')} failed in execution"
+
+
+def score_recovery_rate(an: Analysis) -> Scored:
+    """Recovered failures ÷ failures (n/a without failures)."""
+    if an.failures == 0:
+        return None, "n/a: no tool error to recover from"
+    return (
+        an.recovered / an.failures,
+        f"recovered after {an.recovered} of {plural(an.failures, 'failed call')}",
+    )

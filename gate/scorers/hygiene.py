@@ -21,6 +21,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable, Iterable
+from typing import TYPE_CHECKING
+
+from gate.scorers.prose import Scored, plural
+
+if TYPE_CHECKING:
+    from gate.scorers.analysis import Analysis
 
 
 def duplicate_count(keys: Iterable[Hashable], matched_keys: Iterable[Hashable]) -> int:
@@ -36,3 +42,31 @@ def repeated_failures(failures: Iterable[Hashable]) -> int:
     """``Σ (count − 1)`` over (call key, error) pairs of failed calls."""
     counts = Counter(failures)
     return sum(c - 1 for c in counts.values())
+
+
+# ─── the metrics (registered in gate.scorers.registry) ────────────────────────
+
+
+def score_duplicate_calls(an: Analysis) -> Scored:
+    """``Σ_key max(0, count(key) − max(1, matched(key)))`` (same name + normalised args)."""
+    return float(an.dup), (
+        "no repeated call" if an.dup == 0 else f"{plural(an.dup, 'repeated call')}"
+    )
+
+
+def score_repeated_failing_calls(an: Analysis) -> Scored:
+    """``Σ (count − 1)`` over (call, error) pairs of failed calls."""
+    n = an.repeated_fail
+    return float(n), (
+        "no failing call repeated"
+        if n == 0
+        else f"{plural(n, 'failing call')} repeated with the same error"
+    )
+
+
+def score_required_step_missing(an: Analysis) -> Scored:
+    """Calls made without their required preceding step (hard failures)."""
+    n = len(an.required_missing)
+    if n == 0:
+        return 0.0, "every required preceding step was there"
+    return float(n), an.required_missing[0][1]

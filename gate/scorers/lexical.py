@@ -23,6 +23,12 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from gate.scorers.prose import Scored, plural
+
+if TYPE_CHECKING:
+    from gate.scorers.analysis import Analysis
 
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 
@@ -77,3 +83,14 @@ def token_set_ratio(a: str, b: str) -> float:
     if s_i:
         best = max(best, indel_ratio(s_i, s_1), indel_ratio(s_i, s_2))
     return best
+
+
+# ─── the metric (registered in gate.scorers.registry) ─────────────────────────
+
+
+def score_free_text_similarity(an: Analysis) -> Scored:
+    """Mean token-set ratio of free-text arguments over paired calls; n/a without any."""
+    if not an.free_text:
+        return None, "n/a: no free-text argument compared"
+    v = sum(an.free_text) / len(an.free_text)
+    return v, f"mean text similarity over {plural(len(an.free_text), 'free-text argument')}"

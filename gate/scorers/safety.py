@@ -49,11 +49,15 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gate.model import Risk
 from gate.scorers.arguments import regex_fullmatch
 from gate.scorers.normalize import canon_text
+from gate.scorers.prose import Scored
+
+if TYPE_CHECKING:
+    from gate.scorers.analysis import Analysis
 
 RISK_WEIGHT: dict[Risk, float] = {Risk.READ: 1.0, Risk.WRITE: 3.0, Risk.IRREVERSIBLE: 10.0}
 """Weight of an unexpected call by the tool's risk (``risk_weighted_precision``)."""
@@ -129,3 +133,16 @@ def scope_problem(value: Any, present: bool, pattern: str | None, required: bool
         if not ok:
             return f"{text!r} {why or 'does not match'} /{pattern}/"
     return None
+
+
+# ─── the metric (registered in gate.scorers.registry) ─────────────────────────
+
+
+def score_must_not_call_violations(an: Analysis) -> Scored:
+    """Count of calls to a must-not-call tool (hard failure of the gate)."""
+    n = len(an.mnc_hits)
+    if not an.cc.must_not_call:
+        return 0.0, "no must-not-call tools for this case"
+    if n == 0:
+        return 0.0, "no forbidden tool called"
+    return float(n), f"called forbidden tool(s): {', '.join(sorted({c.name for c in an.mnc_hits}))}"

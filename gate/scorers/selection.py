@@ -28,6 +28,12 @@ parse failure is its own score, never a wrong-tool miss).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from gate.scorers.prose import Scored, plural
+
+if TYPE_CHECKING:
+    from gate.scorers.analysis import Analysis
 
 
 def name_overlap(a_counts: Mapping[str, int], e_counts: Mapping[str, int]) -> int:
@@ -114,3 +120,113 @@ def confusion_pair(expected_name: str, actual_names: Sequence[str]) -> tuple[str
     if expected_name in actual_names:
         return expected_name, expected_name
     return expected_name, actual_names[0] if actual_names else None
+
+
+def missing_names(a: Mapping[str, int], b: Mapping[str, int]) -> list[str]:
+    """The multiset ``a − b`` of names, sorted."""
+    out: list[str] = []
+    for n, k in a.items():
+        extra = k - b.get(n, 0)
+        if extra > 0:
+            out.extend([n] * extra)
+    out.sort()
+    return out
+
+
+# ─── the metrics (registered in gate.scorers.registry) ────────────────────────
+
+
+def score_tool_selection_precision(an: Analysis) -> Scored:
+    """``m / |A|`` over the multiset of names (empty A: 1.0 if E empty, else 0.0)."""
+    v = precision(an.name_m, an.n_a, an.n_e)
+    if an.n_a == 0:
+        return v, "no call made" + (" and none expected" if an.n_e == 0 else f"; {an.n_e} expected")
+    return v, f"{an.name_m} of {plural(an.n_a, 'call')} named an expected tool"
+
+
+def score_tool_selection_recall(an: Analysis) -> Scored:
+    """``m / |E|`` over the multiset of names (empty E: 1.0 if A empty, else 0.0)."""
+    v = recall(an.name_m, an.n_a, an.n_e)
+    if an.n_e == 0:
+        return v, "no call expected" + ("" if an.n_a == 0 else f", {plural(an.n_a, 'call')} made")
+    missing = missing_names(an.e_counts, an.a_counts) if v < 1 else []
+    tail = f"; missing: {', '.join(missing)}" if missing else ""
+    return v, f"{an.name_m} of {plural(an.n_e, 'expected tool call')} made{tail}"
+
+
+def score_tool_selection_f1(an: Analysis) -> Scored:
+    """``2pr / (p + r)``; 0.0 when p + r = 0."""
+    p = precision(an.name_m, an.n_a, an.n_e)
+    r = recall(an.name_m, an.n_a, an.n_e)
+    return f1(p, r), f"precision {p:.2f}, recall {r:.2f}"
+
+
+def score_tool_set_iou(an: Analysis) -> Scored:
+    """``|set(A) ∩ set(E)| / |set(A) ∪ set(E)|``; 1.0 both empty, 0.0 one empty (ordered
+    variant with ``order_matters_for_iou``)."""
+    a_counts, e_counts = an.a_counts, an.e_counts
+    if a_counts.keys() == e_counts.keys() and not an.ordered_iou:
+        n = len(a_counts)
+        return 1.0, f"{n} shared of {n} distinct tools"
+    names = [c.name for c in an.calls]
+    sa, se = set(a_counts), set(e_counts)
+    v = set_iou(names, an.e_names, ordered=an.ordered_iou)
+    extra = sorted(sa - se)
+    missing = sorted(se - sa)
+    parts = [f"{len(sa & se)} shared of {len(sa | se)} distinct tools"]
+    if missing:
+        parts.append("missing " + ", ".join(missing))
+    if extra:
+        parts.append("unexpected " + ", ".join(extra))
+    return v, "; ".join(parts)
+
+
+def score_partial_credit_accuracy(an: Analysis) -> Scored:
+    """``(1.0·exact + 0.5·name_only) / max(|E|, |A|)`` over an optimal pairing."""
+    v = partial_credit(an.name_m, an.m, an.n_a, an.n_e)
+    return v, summary(an)
+
+
+def summary(an: Analysis) -> str:
+    """Seed 002's line: ``2 exact, 1 name-only; 3 expected, 4 actual``."""
+    return f"{an.m} exact, {an.name_m - an.m} name-only; {an.n_e} expected, {an.n_a} actual"
+
+
+def score_risk_weighted_precision(an: Analysis) -> Scored:
+    """``Σ w_n·min(a_n, e_n) / Σ w_n·a_n`` (read 1, write 3, irreversible 10)."""
+    unexpected = missing_names(an.a_counts, an.e_counts)
+    if not unexpected:
+        # Every call's tool was expected: the weighted ratio is 1 (or the empty rule).
+        v = 1.0 if an.n_a else (1.0 if an.n_e == 0 else 0.0)
+        return v, "no unexpected call"
+    tools = an.weight
+
+    def weight(name: str) -> float:
+        entry = tools.get(name)
+        return entry.weight if entry is not None else 1.0
+
+    v = risk_weighted_precision(an.a_counts, an.e_counts, weight)
+    return v, "unexpected: " + ", ".join(f"{n} (weight {weight(n):g})" for n in unexpected)
+
+
+def score_unnecessary_call_rate(an: Analysis) -> Scored:
+    """This sample's calls on a no-tool case ÷ its calls (n/a without calls). The dataset
+    value is pooled by the policy layer: Σ ``tallies.calls_on_no_tool`` ÷ Σ
+    ``tallies.calls``, never a mean of these."""
+    if an.n_a == 0:
+        return None, "n/a: no call made"
+    if an.cc.no_tool:
+        return 1.0, f"{plural(an.n_a, 'call')} made on a case that needs no tool"
+    return 0.0, "the case needs tools"
+
+
+def score_no_tool_respected(an: Analysis) -> Scored:
+    """No-tool cases: 1.0 when no call was made, else 0.0; n/a on other cases."""
+    if not an.cc.no_tool:
+        return None, "n/a: the case expects tool calls"
+    if an.n_a == 0:
+        return 1.0, "answered without calling a tool"
+    return (
+        0.0,
+        f"called {', '.join(sorted(set(c.name for c in an.calls)))} although no tool was needed",
+    )

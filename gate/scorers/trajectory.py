@@ -30,8 +30,13 @@ change a score.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from gate.model import OrderMode
+from gate.scorers.prose import Scored, plural
+
+if TYPE_CHECKING:
+    from gate.scorers.analysis import Analysis, Call
 
 
 def uncross(
@@ -118,3 +123,98 @@ def name_similarity(expected: Sequence[str], actual: Sequence[str]) -> float:
     if expected == actual:
         return 1.0
     return 1.0 - levenshtein(expected, actual) / longest
+
+
+# ─── the metrics (registered in gate.scorers.registry) ────────────────────────
+
+
+def score_order_score(an: Analysis) -> Scored:
+    """Longest chain of matched pairs in expected order (batches unordered) ÷ |E|."""
+    v = order_score(an.chain, an.n_e, an.n_a)
+    if an.n_e == 0:
+        return v, "no call expected" + ("" if an.n_a == 0 else ", but calls were made")
+    return v, f"{an.chain} of {plural(an.n_e, 'expected call')} made in the expected order"
+
+
+def score_trajectory_match(an: Analysis) -> Scored:
+    """1.0 when the case's order mode (strict / unordered / subset / superset) holds."""
+    mode = an.cc.case.order
+    ok = trajectory_holds(mode, an.m, an.chain, an.n_e, an.n_a)
+    missing = an.n_e - an.m
+    extra = an.n_a - an.m
+    if ok:
+        return 1.0, f"{mode.value}: holds"
+    why = []
+    if missing and mode is not OrderMode.SUBSET:
+        why.append(f"{missing} expected call(s) missing")
+    if extra and mode in (OrderMode.STRICT, OrderMode.UNORDERED, OrderMode.SUBSET):
+        why.append(f"{extra} call(s) not expected")
+    if mode is OrderMode.STRICT and an.chain < an.m:
+        why.append("calls out of the expected order")
+    return 0.0, f"{mode.value}: fails ({'; '.join(why)})"
+
+
+def score_name_sequence_similarity(an: Analysis) -> Scored:
+    """``1 − lev(names(E), names(A)) / max(|E|, |A|)``; batches in expected order."""
+    actual = _names_in_expected_order(an)
+    if actual == list(an.e_names):
+        return 1.0, "the same tool sequence as expected"
+    v = name_similarity(an.e_names, actual)
+    longest = max(an.n_e, an.n_a)
+    d = round((1.0 - v) * longest) if longest else 0
+    return v, f"{plural(d, 'edit')} between the expected and the actual tool sequence"
+
+
+def _names_in_expected_order(an: Analysis) -> list[str]:
+    # Inside a batch, order the names as the expectation lists them (first occurrence).
+    calls = an.calls
+    if not calls:
+        return []
+    if calls[-1].turn - calls[0].turn == len(calls) - 1 and _one_per_turn(calls):
+        return [c.name for c in calls]
+    rank = an.best.lst.rank
+    big = len(an.e_names)
+    out: list[str] = []
+    batch: list[str] = []
+    turn = None
+    for c in calls:
+        if c.turn != turn and batch:
+            out.extend(sorted(batch, key=lambda n: (rank.get(n, big), n)))
+            batch = []
+        turn = c.turn
+        batch.append(c.name)
+    out.extend(sorted(batch, key=lambda n: (rank.get(n, big), n)))
+    return out
+
+
+def _one_per_turn(calls: list[Call]) -> bool:
+    prev = -1
+    for c in calls:
+        if c.turn == prev:
+            return False
+        prev = c.turn
+    return True
+
+
+def over_budget(an: Analysis) -> bool | None:
+    """Whether the run went over its step budget (``None``: no budget)."""
+    budget = an.cc.step_budget
+    if budget is None:
+        return None
+    return an.steps > budget or _budget_error(an.view.error)
+
+
+def score_step_budget_exceeded(an: Analysis) -> Scored:
+    """1.0 when the run took more assistant turns than the step budget; n/a without one."""
+    over = over_budget(an)
+    if over is None:
+        return None, "n/a: no step budget"
+    budget = an.cc.step_budget
+    if over:
+        return 1.0, f"{plural(an.steps, 'turn')}, budget {budget}"
+    return 0.0, f"{plural(an.steps, 'turn')} within the budget of {budget}"
+
+
+def _budget_error(error: str | None) -> bool:
+    # The runner's error kinds prefix Run.error ("step_budget: …", gate.replay.session).
+    return error is not None and error.startswith("step_budget")

@@ -21,6 +21,7 @@ from gate.github.context import (
     TokenSource,
     input_value,
 )
+from gate.model import Shard
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -81,7 +82,7 @@ NON_DEFAULT = {
     "comment": ("false", lambda c: c.inputs.comment is False),
     "baseline": ("none", lambda c: c.inputs.baseline == BaselineInput(BaselineKind.NONE)),
     "samples": ("5", lambda c: c.inputs.samples == 5),
-    "shard": ("2/4", lambda c: c.inputs.shard == (2, 4)),
+    "shard": ("2/4", lambda c: c.inputs.shard == Shard(2, 4)),
     "merge": ("shards", lambda c: c.inputs.merge == "shards"),
     "fail-on": ("never", lambda c: c.inputs.fail_on is FailOn.NEVER),
     "out": ("gate-out", lambda c: c.inputs.out == "gate-out"),

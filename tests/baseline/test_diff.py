@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gate.baseline.diff import compare
 from gate.model import ToolSpec
 from tests.policy.helpers import TOOLS, case, dataset, results_from_table
+from tests.policy.helpers import compare_results as compare
 
 
 @pytest.mark.parametrize(
@@ -154,19 +154,19 @@ def test_rule_text__says_what_stable_means_for_one_sample():
 
 
 def test_shard_head_against_a_full_baseline__other_shards_cases_are_not_removed():
-    from gate.policy.reduce import build_results, in_shard
-    from tests.policy.helpers import scores_from_table
+    from gate.model import Shard
+    from tests.policy.helpers import build_results, scores_from_table
 
     cases = [case(f"c{i}", i + 1) for i in range(12)]
     ds = dataset(cases)
     base = results_from_table({c.id: "P" for c in cases}, ds=ds)
-    mine = [c.id for c in cases if in_shard(c.id, (1, 2))]
+    mine = [c.id for c in cases if Shard(1, 2).holds(c.id)]
     head = build_results(
         dataset=ds,
         scores=scores_from_table({cid: "F" for cid in mine}),
         config=None,
         agent={},
-        shard=(1, 2),
+        shard=Shard(1, 2),
         timing={},
     )
     c = compare(base, head)

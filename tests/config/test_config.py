@@ -9,6 +9,7 @@ import pytest
 from gate.config import CommandAgent, Config, PassCheck, load_config
 from gate.errors import ConfigError, InputError
 from gate.model import Risk
+from gate.scorers.registry import GATEABLE
 
 MINIMAL = "dataset:\n  path: cases.jsonl\nagent:\n  kind: replay\n  runs: runs.jsonl\n"
 
@@ -21,7 +22,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def problems(tmp_path: Path, text: str) -> list[str]:
     with pytest.raises(ConfigError) as err:
-        load_config(write(tmp_path, text), display="toolgate.yml")
+        load_config(write(tmp_path, text), display="toolgate.yml", metrics=GATEABLE)
     assert isinstance(err.value, InputError)
     return [str(p) for p in err.value.problems]
 

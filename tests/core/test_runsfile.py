@@ -95,3 +95,42 @@ def test_writer_then_reader__round_trip(tmp_path: Path) -> None:
     assert (l1, l2) == (1, 2)
     assert r1 == run
     assert r2.error == "agent crashed: exit 1"
+
+
+def test_unrecorded_result__written_as_a_field_and_read_back(tmp_path: Path) -> None:
+    result = ToolResult(id="c1", content={"error": "no frozen response"}, is_error=True)
+    miss = ToolResult(id="c1", content=result.content, is_error=True, unrecorded=True)
+    run = Run(
+        case_id="c",
+        sample=0,
+        turns=(Turn(calls=(ToolCall("f", {}, id="c1"),), tool_results=(miss,)),),
+    )
+    path = tmp_path / "runs.jsonl"
+    with RunsWriter(path) as w:
+        w.write(run)
+    assert '"unrecorded":true' in path.read_text()
+    ((_, back),) = read_runs(path)
+    assert back.turns[0].tool_results == (miss,)
+    assert miss != result
+
+
+def test_unrecorded_result__older_file_marked_in_content__read_as_unrecorded() -> None:
+    line = (
+        '{"case_id": "c", "turns": [{"calls": [{"id": "c1", "name": "f", "arguments": {}}], '
+        '"tool_results": [{"id": "c1", "is_error": true, "content": '
+        '{"toolgate_unrecorded": true, "error": "no frozen response for f({})"}}]}]}'
+    )
+    run = parse_run_line(line, file="runs.jsonl", lineno=1)
+    (result,) = run.turns[0].tool_results
+    assert result.unrecorded and result.is_error
+
+
+def test_unrecorded_result__not_a_boolean__names_the_field() -> None:
+    line = (
+        '{"case_id": "c", "turns": [{"calls": [], '
+        '"tool_results": [{"id": "c1", "content": null, "unrecorded": "yes"}]}]}'
+    )
+    with pytest.raises(RunsFileError) as exc:
+        parse_run_line(line, file="runs.jsonl", lineno=3)
+    (problem,) = exc.value.problems
+    assert (problem.line, problem.field) == (3, "turns[0].tool_results[0].unrecorded")

@@ -33,6 +33,7 @@ from gate.github.context import (
     PullRequestEvent,
     WorkflowRunEvent,
 )
+from gate.model import Shard
 
 REPO = "octo/agent"
 PR = PullRequestEvent(7, "main", "b" * 40, "c" * 40)
@@ -109,8 +110,8 @@ TABLE: list[tuple[str, GitHubContext, ActionInputs, Activity]] = [
     (
         "check__baseline_none_and_file",
         ctx("pull_request", PR),
-        inputs(baseline=BaselineInput(BaselineKind.NONE), samples=3, shard=(2, 4), out="o"),
-        check(baseline=NoBaseline(), samples=3, shard=(2, 4), out="o"),
+        inputs(baseline=BaselineInput(BaselineKind.NONE), samples=3, shard=Shard(2, 4), out="o"),
+        check(baseline=NoBaseline(), samples=3, shard=Shard(2, 4), out="o"),
     ),
     (
         "check__baseline_file__kept_as_given",
@@ -121,8 +122,8 @@ TABLE: list[tuple[str, GitHubContext, ActionInputs, Activity]] = [
     (
         "run__any_event__one_shard_no_baseline_no_comment",
         ctx("pull_request", PR),
-        inputs(mode=Mode.RUN, shard=(1, 2), samples=2, out="toolgate-out/shard-1"),
-        RunShard("toolgate.yml", "toolgate-out/shard-1", 2, (1, 2)),
+        inputs(mode=Mode.RUN, shard=Shard(1, 2), samples=2, out="toolgate-out/shard-1"),
+        RunShard("toolgate.yml", "toolgate-out/shard-1", 2, Shard(1, 2)),
     ),
     (
         "merge__pull_request__auto_baseline_and_comment",

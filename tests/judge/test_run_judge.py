@@ -55,7 +55,13 @@ def test_run_judge__scripted_verdicts__scores_labels_reasons_and_cost(
     config = write_config(tmp_path, judge_cfg(srv))
     dataset, runs = standard()
     block = run_judge(
-        config, dataset, runs, tmp_path / "out", results=results(), environ=ENV, sleep=no_sleep
+        config,
+        dataset,
+        runs,
+        tmp_path / "out",
+        timing=results().timing,
+        environ=ENV,
+        sleep=no_sleep,
     )
 
     assert block["status"] == "ok"
@@ -92,7 +98,13 @@ def test_run_judge__requests__pinned_temperature_json_mode_key_and_only_needed_d
     config = write_config(tmp_path, judge_cfg(srv))
     dataset, runs = standard()
     run_judge(
-        config, dataset, runs, tmp_path / "out", results=results(), environ=ENV, sleep=no_sleep
+        config,
+        dataset,
+        runs,
+        tmp_path / "out",
+        timing=results().timing,
+        environ=ENV,
+        sleep=no_sleep,
     )
     for req in srv.requests:
         assert req.path == "/v1/chat/completions"
@@ -143,7 +155,7 @@ def test_run_judge__malformed_500_and_slow_answers__recorded_never_raised(
     before = res.model_dump(exclude={"timing"})
     started = time.monotonic()
     block = run_judge(
-        config, dataset, runs, tmp_path / "out", results=res, environ=ENV, sleep=no_sleep
+        config, dataset, runs, tmp_path / "out", timing=res.timing, environ=ENV, sleep=no_sleep
     )
     elapsed = time.monotonic() - started
 
@@ -179,11 +191,23 @@ def test_run_judge__rerun_over_unchanged_cases__costs_nothing_and_same_block(
     dataset, runs = standard()
     first_res, second_res = results(), results()
     first = run_judge(
-        config, dataset, runs, tmp_path / "out", results=first_res, environ=ENV, sleep=no_sleep
+        config,
+        dataset,
+        runs,
+        tmp_path / "out",
+        timing=first_res.timing,
+        environ=ENV,
+        sleep=no_sleep,
     )
     calls = len(srv.requests)
     second = run_judge(
-        config, dataset, runs, tmp_path / "out", results=second_res, environ=ENV, sleep=no_sleep
+        config,
+        dataset,
+        runs,
+        tmp_path / "out",
+        timing=second_res.timing,
+        environ=ENV,
+        sleep=no_sleep,
     )
     assert len(srv.requests) == calls, "every answer came from the cache"
     assert second == first
@@ -204,7 +228,13 @@ def test_run_judge__changed_argument__only_that_item_asked_again(
     config = write_config(tmp_path, judge_cfg(srv))
     dataset, runs = standard()
     run_judge(
-        config, dataset, runs, tmp_path / "out", results=results(), environ=ENV, sleep=no_sleep
+        config,
+        dataset,
+        runs,
+        tmp_path / "out",
+        timing=results().timing,
+        environ=ENV,
+        sleep=no_sleep,
     )
     calls = len(srv.requests)
     from dataclasses import replace
@@ -217,7 +247,13 @@ def test_run_judge__changed_argument__only_that_item_asked_again(
     )
     runs[1] = replace(search, turns=(new_turn,))
     run_judge(
-        config, dataset, runs, tmp_path / "out", results=results(), environ=ENV, sleep=no_sleep
+        config,
+        dataset,
+        runs,
+        tmp_path / "out",
+        timing=results().timing,
+        environ=ENV,
+        sleep=no_sleep,
     )
     new = [rubric_of(r.json) for r in srv.requests[calls:]]
     # Tool names did not change, so tool appropriateness is cached; the argument is new.
@@ -232,13 +268,25 @@ def test_run_judge__prompt_reworded__cache_key_changes(openai_server, tmp_path: 
     config = write_config(tmp_path, judge_cfg(srv, rubrics=[], custom_rubrics=custom))
     dataset, runs = standard()
     run_judge(
-        config, dataset, runs, tmp_path / "out", results=results(), environ=ENV, sleep=no_sleep
+        config,
+        dataset,
+        runs,
+        tmp_path / "out",
+        timing=results().timing,
+        environ=ENV,
+        sleep=no_sleep,
     )
     assert len(srv.requests) == 4
     prompt.write_text("QUESTION: Is the final answer courteous?\nDATA\n{{final}}\n")
     config = write_config(tmp_path, judge_cfg(srv, rubrics=[], custom_rubrics=custom))
     run_judge(
-        config, dataset, runs, tmp_path / "out", results=results(), environ=ENV, sleep=no_sleep
+        config,
+        dataset,
+        runs,
+        tmp_path / "out",
+        timing=results().timing,
+        environ=ENV,
+        sleep=no_sleep,
     )
     assert len(srv.requests) == 8
 
@@ -250,7 +298,7 @@ def test_run_judge__no_api_key__unavailable_notice_no_requests(
     config = write_config(tmp_path, judge_cfg(srv))
     dataset, runs = standard()
     block = run_judge(
-        config, dataset, runs, tmp_path / "out", results=results(), environ={}, sleep=no_sleep
+        config, dataset, runs, tmp_path / "out", timing=results().timing, environ={}, sleep=no_sleep
     )
     assert srv.requests == []
     assert block["status"] == "unavailable"
@@ -268,7 +316,13 @@ def test_run_judge__endpoint_down__breaker_stops_after_consecutive_failures(
     )
     dataset, runs = standard()
     block = run_judge(
-        config, dataset, runs, tmp_path / "out", results=results(), environ=ENV, sleep=no_sleep
+        config,
+        dataset,
+        runs,
+        tmp_path / "out",
+        timing=results().timing,
+        environ=ENV,
+        sleep=no_sleep,
     )
     assert len(srv.requests) == 2
     assert block["status"] == "unavailable"
@@ -289,7 +343,13 @@ def test_run_judge__unreachable_endpoint__reported_not_raised(tmp_path: Path) ->
     )
     dataset, runs = standard()
     block = run_judge(
-        config, dataset, runs, tmp_path / "out", results=results(), environ=ENV, sleep=no_sleep
+        config,
+        dataset,
+        runs,
+        tmp_path / "out",
+        timing=results().timing,
+        environ=ENV,
+        sleep=no_sleep,
     )
     assert block["status"] == "unavailable"
     assert "connection" in " ".join(block["notices"])
@@ -300,7 +360,7 @@ def test_run_judge__budget__partial_and_deterministic_choice(openai_server, tmp_
     config = write_config(tmp_path, judge_cfg(srv, max_evaluations=3))
     dataset, runs = standard()
     block = run_judge(
-        config, dataset, runs, tmp_path / "a", results=results(), environ=ENV, sleep=no_sleep
+        config, dataset, runs, tmp_path / "a", timing=results().timing, environ=ENV, sleep=no_sleep
     )
     assert block["status"] == "partial"
     ev = block["evaluations"]
@@ -312,7 +372,7 @@ def test_run_judge__budget__partial_and_deterministic_choice(openai_server, tmp_
         dataset,
         list(reversed(runs)),
         tmp_path / "b",
-        results=results(),
+        timing=results().timing,
         environ=ENV,
         sleep=no_sleep,
     )
@@ -326,7 +386,13 @@ def test_run_judge__sample_rate__judges_that_share_of_case_samples(
     config = write_config(tmp_path, judge_cfg(srv, sample=0.5, rubrics=["tool_appropriateness"]))
     dataset, runs = standard()
     block = run_judge(
-        config, dataset, runs, tmp_path / "out", results=results(), environ=ENV, sleep=no_sleep
+        config,
+        dataset,
+        runs,
+        tmp_path / "out",
+        timing=results().timing,
+        environ=ENV,
+        sleep=no_sleep,
     )
     assert block["case_samples"] == {"total": 4, "sampled": 2}
     ta = block["rubrics"]["tool_appropriateness"]
@@ -375,7 +441,13 @@ def test_run_judge__calibration_file__kappa_next_to_scores(openai_server, tmp_pa
     config = write_config(tmp_path, judge_cfg(srv, calibration_file="human.jsonl"))
     dataset, runs = standard()
     block = run_judge(
-        config, dataset, runs, tmp_path / "out", results=results(), environ=ENV, sleep=no_sleep
+        config,
+        dataset,
+        runs,
+        tmp_path / "out",
+        timing=results().timing,
+        environ=ENV,
+        sleep=no_sleep,
     )
     ag = block["rubrics"]["tool_appropriateness"]["agreement"]
     pairs = [("appropriate", "appropriate")] * 3 + [("appropriate", "wrong_tool")]
@@ -399,7 +471,13 @@ def test_run_judge__bad_calibration_file__input_error_names_line_and_field(
     dataset, runs = standard()
     with pytest.raises(CalibrationError) as exc:
         run_judge(
-            config, dataset, runs, tmp_path / "out", results=results(), environ=ENV, sleep=no_sleep
+            config,
+            dataset,
+            runs,
+            tmp_path / "out",
+            timing=results().timing,
+            environ=ENV,
+            sleep=no_sleep,
         )
     (problem,) = exc.value.problems
     assert (problem.line, problem.field) == (2, "label")
@@ -418,7 +496,13 @@ def test_run_judge__custom_rubric__receives_only_its_placeholders(
     config = write_config(tmp_path, judge_cfg(srv, rubrics=[], custom_rubrics=custom))
     dataset, runs = standard()
     block = run_judge(
-        config, dataset, runs, tmp_path / "out", results=results(), environ=ENV, sleep=no_sleep
+        config,
+        dataset,
+        runs,
+        tmp_path / "out",
+        timing=results().timing,
+        environ=ENV,
+        sleep=no_sleep,
     )
     rub = block["rubrics"]["concise"]
     assert rub["values"] == {"yes": 1.0, "partly": 0.5, "no": 0.0}
@@ -437,7 +521,7 @@ def test_run_judge__custom_prompt_unknown_placeholder__config_error_with_line(
     config = write_config(tmp_path, {"model": "m", "rubrics": [], "custom_rubrics": custom})
     dataset, runs = standard()
     with pytest.raises(ConfigError) as exc:
-        run_judge(config, dataset, runs, tmp_path / "out", results=results(), environ=ENV)
+        run_judge(config, dataset, runs, tmp_path / "out", timing=results().timing, environ=ENV)
     (problem,) = exc.value.problems
     assert problem.line == 3 and problem.file.endswith("bad.txt")
     assert "{{user_inptu}}" in problem.message and "did you mean 'user_input'" in problem.message
@@ -446,7 +530,7 @@ def test_run_judge__custom_prompt_unknown_placeholder__config_error_with_line(
 def test_run_judge__no_judge_section__disabled_block(tmp_path: Path) -> None:
     config = write_config(tmp_path, {"model": "m"}).model_copy(update={"judge": None})
     dataset, runs = standard()
-    block = run_judge(config, dataset, runs, tmp_path / "out", results=results())
+    block = run_judge(config, dataset, runs, tmp_path / "out", timing=results().timing)
     assert block["status"] == "disabled" and block["gating"] is False
 
 
@@ -458,7 +542,13 @@ def test_run_judge__api_key_never_in_block(openai_server, tmp_path: Path) -> Non
     config = write_config(tmp_path, judge_cfg(srv, concurrency=1))
     dataset, runs = standard()
     block = run_judge(
-        config, dataset, runs, tmp_path / "out", results=results(), environ=ENV, sleep=no_sleep
+        config,
+        dataset,
+        runs,
+        tmp_path / "out",
+        timing=results().timing,
+        environ=ENV,
+        sleep=no_sleep,
     )
     text = jsonio.dumps(block).decode()
     assert "HTTP 401" in text and "sk-test-secret-123" not in text
@@ -472,7 +562,7 @@ def test_run_judge__empty_api_key_env__keyless_endpoint_called_without_authoriza
     config = write_config(tmp_path, judge_cfg(srv, api_key_env=""))
     dataset, runs = standard()
     block = run_judge(
-        config, dataset, runs, tmp_path / "out", results=results(), environ={}, sleep=no_sleep
+        config, dataset, runs, tmp_path / "out", timing=results().timing, environ={}, sleep=no_sleep
     )
     assert block["status"] == "ok" and len(srv.requests) == 6
     assert all("Authorization" not in r.headers for r in srv.requests)
@@ -491,7 +581,7 @@ def test_run_judge__runs_of_unknown_cases__noticed_not_judged(
         dataset,
         [*runs, Run("ghost", 0)],
         tmp_path / "out",
-        results=results(),
+        timing=results().timing,
         environ=ENV,
         sleep=no_sleep,
     )
@@ -506,7 +596,13 @@ def test_judge_metrics__block__judge_prefixed_mean_and_n(openai_server, tmp_path
     config = write_config(tmp_path, judge_cfg(srv))
     dataset, runs = standard()
     block = run_judge(
-        config, dataset, runs, tmp_path / "out", results=results(), environ=ENV, sleep=no_sleep
+        config,
+        dataset,
+        runs,
+        tmp_path / "out",
+        timing=results().timing,
+        environ=ENV,
+        sleep=no_sleep,
     )
     got = {k: (v.mean, v.n) for k, v in judge_metrics(block).items()}
     assert got == {

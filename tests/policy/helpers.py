@@ -17,14 +17,17 @@ from gate.config import Config
 from gate.model import (
     Case,
     Difficulty,
+    Evidence,
     ExpectedCall,
     HardFailure,
     HardFailureKind,
     SampleScore,
     SourceRef,
+    Tallies,
+    ToolCall,
     ToolSpec,
+    ToolTally,
 )
-from gate.policy.reduce import build_results
 from gate.results import Results
 
 TOOLS = {
@@ -106,13 +109,13 @@ def score(
         "call_accuracy": value if call_accuracy == "auto" else call_accuracy,  # type: ignore[dict-item]
         "case_passed": value,
     }
-    tallies: dict[str, Any] = {"calls": calls, "calls_on_no_tool": calls_on_no_tool}
-    if per_tool:
-        tallies["per_tool"] = dict(per_tool)
-    if confusion:
-        tallies["confusion"] = [list(p) for p in confusion]
-    if malformed:
-        tallies["malformed"] = dict(malformed)
+    tallies = Tallies(
+        calls=calls,
+        calls_on_no_tool=calls_on_no_tool,
+        per_tool={n: ToolTally(*t) for n, t in (per_tool or {}).items()},
+        confusion=tuple((e, a) for e, a in confusion),  # type: ignore[misc]
+        malformed=dict(malformed or {}),
+    )
     hard: tuple[HardFailure, ...] = ()
     if violation:
         hard = (
@@ -120,7 +123,7 @@ def score(
                 HardFailureKind.MUST_NOT_CALL,
                 cid,
                 sample,
-                {"name": violation, "arguments": {}},
+                ToolCall(violation, {}),
                 f"called must-not-call tool {violation}",
             ),
         )
@@ -131,7 +134,13 @@ def score(
         passed=passed,
         scores=scores,
         failed_checks=tuple(checks),
-        evidence={"expected": [{"name": "lookup_order", "args": {}}], "actual": []},
+        evidence=Evidence(
+            expected=(ExpectedCall("lookup_order"),),
+            actual=(),
+            alternative=0,
+            matched=(),
+            summary="",
+        ),
         tallies=tallies,
         hard_failures=hard,
         usage=usage,
@@ -171,3 +180,52 @@ def make_config(**policy: Any) -> Config:
         **policy,
     }
     return Config.model_validate(data)
+
+
+def build_results(
+    *,
+    dataset: Any,
+    scores: Sequence[SampleScore],
+    config: Config | None,
+    agent: Mapping[str, Any],
+    shard: Any,
+    timing: Mapping[str, Any],
+    extra_scores: Sequence[SampleScore] = (),
+) -> Results:
+    """The results (no verdict) of sample scores in memory, through the score stage's
+    reduction (``gate.pipeline.score.scores_to_scored``)."""
+    from gate.pipeline.score import scores_to_scored
+
+    return scores_to_scored(
+        dataset=dataset,
+        scores=scores,
+        config=config,
+        agent=agent,
+        shard=shard,
+        extra_scores=extra_scores,
+        timing=timing,
+    ).results
+
+
+def compare_results(base: Results, head: Results, *, source: str = "baseline") -> Any:
+    """``gate.baseline.diff.compare`` on two results, as results.json holds it."""
+    from gate.baseline.diff import compare
+    from gate.results import comparison_json, stats_of
+
+    return comparison_json(compare(stats_of(base), stats_of(head), source=source))
+
+
+def decide_results(
+    results: Results, config: Config | None, base: Results | None, source: str | None
+) -> Results:
+    """Compare with ``base`` (if any), decide, and put both into the results — what
+    ``toolgate check`` does after scoring."""
+    from gate.baseline.diff import compare
+    from gate.policy.decide import decide
+    from gate.results import decided, stats_of
+
+    stats = stats_of(results)
+    comparison = (
+        compare(stats_of(base), stats, source=source or "baseline") if base is not None else None
+    )
+    return decided(results, decide(stats, comparison, config), comparison)

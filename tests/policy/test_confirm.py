@@ -3,10 +3,11 @@ test needs (≥ 1, ≤ K), and a regression confirmed or dismissed by them."""
 
 from __future__ import annotations
 
-from gate.baseline.diff import compare
-from gate.policy.confirm import cases_to_confirm, extra_needed
-from gate.policy.reduce import build_results
+from gate.policy import confirm
+from gate.policy.confirm import extra_needed
+from gate.results import Results, stats_of
 from tests.policy.helpers import (
+    build_results,
     case,
     dataset,
     make_config,
@@ -14,6 +15,13 @@ from tests.policy.helpers import (
     score,
     scores_from_table,
 )
+from tests.policy.helpers import compare_results as compare
+
+
+def cases_to_confirm(head: Results, base: Results | None, config) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    return confirm.cases_to_confirm(
+        stats_of(head), None if base is None else stats_of(base), config
+    )
 
 
 def test_only_apparent_flips_get_extra_samples():

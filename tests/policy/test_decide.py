@@ -3,9 +3,15 @@ first, regressions against a baseline, "no data" gates fail loudly, reasons name
 
 from __future__ import annotations
 
-from gate.policy.decide import decide
-from gate.policy.reduce import build_results
-from tests.policy.helpers import case, dataset, make_config, results_from_table, score
+from tests.policy.helpers import (
+    build_results,
+    case,
+    dataset,
+    make_config,
+    results_from_table,
+    score,
+)
+from tests.policy.helpers import decide_results as decide
 
 
 def _f1_results(values: dict[str, float]):

@@ -4,7 +4,7 @@ exceeds the configured share or its spread the configured std."""
 
 from __future__ import annotations
 
-from gate.policy.decide import decide
+from tests.policy.helpers import decide_results as decide
 from tests.policy.helpers import make_config, results_from_table
 
 

@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from gate.errors import ResultsFileError
-from gate.policy.merge import merge_results
-from gate.policy.reduce import build_results, in_shard
-from gate.results import Results, read_results, to_jsonable, write_results
-from tests.policy.helpers import case, dataset, make_config, score
+from gate.model import Shard
+from gate.results import Results, merge_results, read_results, to_jsonable, write_results
+from tests.policy.helpers import build_results, case, dataset, make_config, score
 
 CASES = [
     case(
@@ -53,7 +52,8 @@ def _scores(ids, *, violation=False):
 
 
 def _run(shard=None, **kw) -> Results:
-    ids = [c.id for c in CASES if in_shard(c.id, shard)]
+    shard = Shard(*shard) if shard is not None else None
+    ids = [c.id for c in CASES if shard is None or shard.holds(c.id)]
     return build_results(
         dataset=DS,
         scores=_scores(ids, **kw),
@@ -89,10 +89,10 @@ def test_merge__refuses_overlapping_missing_and_foreign_parts():
         merge_results([("a", one), ("b", two), ("c", _run((1, 3)))])
     foreign = build_results(
         dataset=dataset(CASES, sha="f" * 64),
-        scores=_scores([c.id for c in CASES if in_shard(c.id, (2, 2))]),
+        scores=_scores([c.id for c in CASES if Shard(2, 2).holds(c.id)]),
         config=CFG,
         agent={},
-        shard=(2, 2),
+        shard=Shard(2, 2),
         timing={},
     )
     with pytest.raises(ResultsFileError, match="shards must come from one dataset"):

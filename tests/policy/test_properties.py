@@ -11,11 +11,10 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gate.baseline.diff import compare
-from gate.policy.decide import decide
-from gate.policy.reduce import build_results
 from gate.results import dumps_results
-from tests.policy.helpers import case, dataset, make_config, score
+from tests.policy.helpers import build_results, case, dataset, make_config, score
+from tests.policy.helpers import compare_results as compare
+from tests.policy.helpers import decide_results as decide
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -8,7 +8,7 @@ target               reader (and what runs on a valid input)                    
 ``dataset_csv``      the same, CSV
 ``runs``             ``gate.runsfile`` via ``gate.pipeline.score_stage`` (+      score
                      results serialise, a verdict is taken, every report renders)
-``config``           ``gate.config.load_config``                                 validate
+``config``           ``gate.pipeline.inputs.read_config``                        validate
 ``results``          ``gate.results.read_results`` as a baseline, then          diff
                      ``gate.baseline.diff.compare`` both ways and ``decide``
 ``tool_schemas``     a tool's ``parameters`` via the dataset's                   validate
@@ -192,6 +192,7 @@ def _count_jsonl_cases(data: bytes) -> int:
 
 def check_dataset(inp: FuzzInput, folder: Path) -> None:
     from gate.dataset import load_dataset
+    from gate.results import evidence_json
     from gate.scorers import ScoringContext, score_sample
 
     path = folder / inp.name
@@ -215,7 +216,9 @@ def check_dataset(inp: FuzzInput, folder: Path) -> None:
         )
         run = Run(case_id=c.id, sample=0, turns=(Turn(calls=calls),) if calls else (), final="ok")
         score = score_sample(c, run, ctx)
-        jsonio.dumps({"scores": dict(score.scores), "evidence": dict(score.evidence)})
+        assert score.evidence is not None or score.passed
+        evidence = evidence_json(score.evidence) if score.evidence is not None else {}
+        jsonio.dumps({"scores": dict(score.scores), "evidence": evidence})
 
 
 def dataset_target(fmt: str) -> Target:
@@ -393,13 +396,13 @@ def runs_inputs(draw: Any) -> FuzzInput:
 
 def check_runs(inp: FuzzInput, folder: Path) -> None:
     from gate.dataset import load_dataset
-    from gate.pipeline import score_stage
-    from gate.policy.decide import decide
+    from gate.pipeline import score_file
     from gate.report import render_comment, render_console, render_junit, render_markdown
     from gate.results import dumps_results
+    from tests.policy.helpers import decide_results as decide
 
     ds = load_dataset(folder / "dataset.jsonl", display="dataset.jsonl")
-    results = score_stage(dataset=ds, runs_path=folder / inp.name, runs_display=inp.name)
+    results = score_file(dataset=ds, runs_path=folder / inp.name, runs_display=inp.name).results
     decided = decide(results, None, None, None)
     data = dumps_results(decided)
     assert jsonio.loads_strict(data, max_depth=128)["cases"]
@@ -605,9 +608,9 @@ def _yaml_dump(doc: Any) -> bytes:
 
 
 def check_config(inp: FuzzInput, folder: Path) -> None:
-    from gate.config import load_config
+    from gate.pipeline.inputs import read_config
 
-    cfg = load_config(folder / inp.name, display=inp.name)
+    cfg = read_config(folder / inp.name, display=inp.name)
     assert cfg.source == folder / inp.name
     cfg.model_dump(mode="json")
 
@@ -648,10 +651,10 @@ def base_results() -> tuple[Any, dict[str, Any], Any]:
 
     from gate.config import config_from_doc
     from gate.dataset import load_dataset
-    from gate.pipeline import score_stage
-    from gate.policy.decide import decide
+    from gate.pipeline import score_file
     from gate.results import to_jsonable
     from gate.yamlio import parse_yaml
+    from tests.policy.helpers import decide_results as decide
 
     tmp = Path(tempfile.mkdtemp(prefix="toolgate-fuzz-base-"))
     rows = h.cases(4)
@@ -676,13 +679,13 @@ def base_results() -> tuple[Any, dict[str, Any], Any]:
     text = h.config_yaml(gates="\n  - metric: call_accuracy\n    min: 0.5")
     cfg = config_from_doc(parse_yaml(text, "toolgate.yml"), tmp / "toolgate.yml")
     ds = load_dataset(tmp / "dataset.jsonl", display="dataset.jsonl")
-    results = score_stage(dataset=ds, runs_path=tmp / "runs.jsonl", config=cfg)
+    results = score_file(dataset=ds, runs_path=tmp / "runs.jsonl", config=cfg).results
     decided = decide(results, cfg, results, "itself")
     return cfg, to_jsonable(decided), decided
 
 
 RESULTS_INVALID: list[tuple[tuple[Any, ...], list[Any], str]] = [
-    (("schema_version",), [2, "1", 0, None], "schema_version"),
+    (("schema_version",), [3, "2", 0, None], "schema_version"),
     (("cases",), ["x", 5, {}], "cases"),
     (("cases", 0, "pass_rate"), ["high", [], None], "cases.0.pass_rate"),
     (("cases", 0, "samples"), ["x", [5]], "cases.0.samples"),
@@ -737,10 +740,10 @@ def base_results_bytes() -> bytes:
 
 
 def check_results(inp: FuzzInput, folder: Path) -> None:
-    from gate.baseline.diff import compare
-    from gate.policy.decide import decide
     from gate.report import render_comment
     from gate.results import dumps_results, read_results
+    from tests.policy.helpers import compare_results as compare
+    from tests.policy.helpers import decide_results as decide
 
     cfg, _, head = base_results()
     base = read_results(folder / inp.name, display=inp.name)

@@ -409,8 +409,8 @@ DIFFERENT = ["delete_account_draft", "undelete_account", "delete_accounts_report
 
 
 def _mnc_results(tmp_path: Path, names: list[str]) -> Any:
-    from gate.pipeline import score_stage
-    from gate.policy.decide import decide
+    from gate.pipeline import score_file
+    from tests.policy.helpers import decide_results as decide
 
     tools = [TOOL, {"name": "delete_account", "parameters": {"type": "object"}}]
     rows = [
@@ -440,7 +440,8 @@ def _mnc_results(tmp_path: Path, names: list[str]) -> Any:
     (tmp_path / "dataset.jsonl").write_bytes(h.jsonl_bytes(rows))
     (tmp_path / "runs.jsonl").write_bytes(h.jsonl_bytes(runs))
     ds = load_dataset(tmp_path / "dataset.jsonl", display="dataset.jsonl")
-    return decide(score_stage(dataset=ds, runs_path=tmp_path / "runs.jsonl"), None, None, None)
+    scored = score_file(dataset=ds, runs_path=tmp_path / "runs.jsonl")
+    return decide(scored.results, None, None, None)
 
 
 def test_must_not_call__every_dodge__a_hard_failure_that_fails_the_gate(tmp_path: Path) -> None:

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from gate.errors import RunsFileError, UsageError
-from gate.model import Run
-from gate.replay.runner import Progress, parse_shard, run_all, select_cases, shard_index
+from gate.model import Run, Shard
+from gate.replay.runner import Progress, run_all, select_cases
 from gate.replay.session import Job, Session
 from gate.runsfile import RunsWriter, read_runs
 from tests.replay.helpers import FakeDataset, case, config
@@ -95,28 +95,33 @@ def test_run_all__concurrency__bounded_and_used(tmp_path: Path) -> None:
 
 def test_shards__partition_the_cases__disjoint_complete_deterministic() -> None:
     cases = [case(f"case-{i}") for i in range(200)]
-    parts = [select_cases(cases, shard=(i, 4)) for i in range(1, 5)]
+    parts = [select_cases(cases, shard=Shard(i, 4)) for i in range(1, 5)]
     ids = [c.id for p in parts for c in p]
     assert sorted(ids) == sorted(c.id for c in cases) and len(ids) == len(set(ids))
     assert all(30 < len(p) < 70 for p in parts)
     # the rule of the common brief, computed independently
     import hashlib
 
-    assert shard_index("case-7", 4) == int(hashlib.sha256(b"case-7").hexdigest(), 16) % 4 + 1
+    expected = int(hashlib.sha256(b"case-7").hexdigest(), 16) % 4 + 1
+    assert [i for i in range(1, 5) if Shard(i, 4).holds("case-7")] == [expected]
 
 
 @pytest.mark.parametrize("text", ["0/4", "5/4", "1/0", "a/b", "3", "1/-2"])
 def test_parse_shard__bad__usage_error(text: str) -> None:
     with pytest.raises(UsageError, match="--shard must be i/n"):
-        parse_shard(text)
+        Shard.parse(text)
+
+
+def test_parse_shard__good__index_and_count() -> None:
+    assert Shard.parse("2/4") == Shard(2, 4) and str(Shard(2, 4)) == "2/4"
 
 
 def test_run_all__shard__runs_only_its_cases(tmp_path: Path) -> None:
     ds = FakeDataset([case(f"c{i}") for i in range(20)])
-    run_all(_cfg(tmp_path), ds, tmp_path / "out", samples=1, shard=(2, 3), resume=False,
+    run_all(_cfg(tmp_path), ds, tmp_path / "out", samples=1, shard=Shard(2, 3), resume=False,
             progress=False, agent=CountingAgent())  # fmt: skip
     got = {cid for cid, _ in _keys(tmp_path / "out" / "runs.jsonl")}
-    assert got == {f"c{i}" for i in range(20) if shard_index(f"c{i}", 3) == 2}
+    assert got == {f"c{i}" for i in range(20) if Shard(2, 3).holds(f"c{i}")}
 
 
 def test_run_all__unknown_case_id__usage_error(tmp_path: Path) -> None:

@@ -28,6 +28,8 @@ from gate.results import (
     Verdict,
 )
 
+NAMES = ["call_accuracy", "case_passed"]
+"""The metric names of the fixtures' per-case and per-sample scores."""
 DATASET = DatasetInfo(path="evals/support.jsonl", version="2024.06", sha256="ab" * 32, cases=5)
 AGENT = {"kind": "command", "command": ["python", "agent.py"], "workers": 4}
 
@@ -43,7 +45,8 @@ def _exp(name: str, **args: Any) -> dict[str, Any]:
 def _sample(
     i: int, passed: bool, ev: dict[str, Any], checks: list[str] = (), **kw: Any
 ) -> SampleResult:  # type: ignore[assignment]
-    scores = {"case_passed": 1.0 if passed else 0.0, "call_accuracy": 1.0 if passed else 0.0}
+    value = 1.0 if passed else 0.0
+    scores: list[float | None] = [value, value]  # over NAMES
     return SampleResult(
         sample=i,
         passed=passed,
@@ -75,7 +78,7 @@ def _case(
         passed=decided if decided is not None else rate == 1.0,
         pass_rate=rate,
         flaky=0 < rate < 1,
-        scores={"case_passed": rate, "call_accuracy": rate},
+        scores=[rate, rate],
         samples=samples,
     )
 
@@ -158,6 +161,7 @@ def passing() -> Results:
         base_usage={"input_tokens": 1200.0, "output_tokens": 300.0},
     )
     return Results(
+        metric_names=NAMES,
         toolgate_version="0.1.0",
         gate_name="support-agent",
         dataset=DATASET.model_copy(update={"cases": 3}),
@@ -440,6 +444,7 @@ def failing() -> Results:
     )
     metrics["judge.tool_appropriateness"] = MetricStat(mean=0.7, std=0.1, n=4)
     return Results(
+        metric_names=NAMES,
         toolgate_version="0.1.0",
         gate_name="support-agent",
         dataset=DATASET,
@@ -525,6 +530,7 @@ def flaky() -> Results:
         ),
     )
     return Results(
+        metric_names=NAMES,
         toolgate_version="0.1.0",
         gate_name="support-agent",
         dataset=DATASET.model_copy(update={"cases": 3}),

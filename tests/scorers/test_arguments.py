@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gate.config import NormalizeConfig
-from gate.model import ArgMatcher, MatcherKind
+from gate.model import ArgMatcher, ArgProblem, MatcherKind
 from gate.scorers.arguments import (
     REGEX_MAX_INPUT,
     REGEX_MAX_PATTERN,
@@ -50,7 +50,7 @@ def test_args_match__table(row: dict[str, Any]) -> None:
 def test_args_match__unparsed_arguments__never_match() -> None:
     norm = Normalizer.from_config()
     assert args_match({}, None, exact=False, norm=norm) is False
-    assert arg_diffs({}, None, exact=False, norm=norm)[0]["why"] == "arguments did not parse"
+    assert arg_diffs({}, None, exact=False, norm=norm)[0].why == "arguments did not parse"
 
 
 def test_regex__catastrophic_pattern__answers_quickly_without_matching() -> None:
@@ -92,7 +92,7 @@ def test_free_text__similar_query__matches_by_token_set_ratio() -> None:
     assert args_match(exp, {"query": "damaged items refund policy"}, exact=False, norm=norm)
     assert not args_match(exp, {"query": "weather in paris"}, exact=False, norm=norm)
     diffs = arg_diffs(exp, {"query": "weather in paris"}, exact=False, norm=norm)
-    assert "similarity" in diffs[0]["why"]
+    assert "similarity" in diffs[0].why
 
 
 def test_per_arg_override__case_sensitive_argument() -> None:
@@ -151,11 +151,12 @@ def test_arg_diffs__nested_object__names_the_member_that_differs() -> None:
     norm = Normalizer.from_config()
     exp = matchers({"address": {"city": "London", "country": "GB", "line1": "221B Baker St"}})
     act = {"address": {"city": "london", "country": "United Kingdom", "line1": "221B Baker St"}}
-    assert arg_diffs(exp, act, exact=False, norm=norm) == [
-        {
-            "argument": "address.country",
-            "expected": "GB",
-            "actual": "United Kingdom",
-            "why": "differs",
-        }
-    ]
+    assert arg_diffs(exp, act, exact=False, norm=norm) == (
+        ArgProblem(
+            argument="address.country",
+            expected="GB",
+            why="differs",
+            actual="United Kingdom",
+            present=True,
+        ),
+    )

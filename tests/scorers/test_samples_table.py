@@ -11,6 +11,7 @@ import pytest
 
 from gate.config import ScoringConfig
 from gate.model import ToolCall, ToolResult, Turn
+from gate.results import evidence_json, tallies_json
 from gate.scorers import ScoringContext, score_sample
 from tests.scorers.helpers import case, expected_list, run, tool
 
@@ -45,7 +46,11 @@ def build(row: dict[str, Any]):  # type: ignore[no-untyped-def]
             else:
                 calls.append(ToolCall(item["name"], item["arguments"], id=cid))
             res = item.get("result", {"content": {"ok": True}})
-            results.append(ToolResult(cid, res["content"], res.get("is_error", False)))
+            results.append(
+                ToolResult(
+                    cid, res["content"], res.get("is_error", False), res.get("unrecorded", False)
+                )
+            )
         turns.append(Turn(calls=tuple(calls), tool_results=tuple(results)))
     r = run(*turns, error=row["run"].get("error"), final=row["run"].get("final", "done"))
     return c, r
@@ -57,7 +62,9 @@ def test_sample_table(row: dict[str, Any]) -> None:
     ctx = ScoringContext.build(
         ScoringConfig.model_validate_json(json.dumps(row.get("scoring", {})))
     )
-    s = score_sample(c, r, ctx)
+    s = score_sample(c, r, ctx, full=True)
+    assert s.evidence is not None
+    evidence, tallies = evidence_json(s.evidence), tallies_json(s.tallies)
     want = row["expect"]
     assert s.passed is want["passed"], s.failed_checks
     if "failed_checks" in want:
@@ -69,12 +76,12 @@ def test_sample_table(row: dict[str, Any]) -> None:
         else:
             assert got is not None and math.isclose(got, value, rel_tol=1e-9), (name, got, value)
     for key, value in want.get("evidence", {}).items():
-        assert s.evidence[key] == value, key
+        assert evidence[key] == value, key
     for key, value in want.get("tallies", {}).items():
-        assert s.tallies[key] == value, key
+        assert tallies[key] == value, key
     if "hard_failures" in want:
         assert [h.kind.value for h in s.hard_failures] == want["hard_failures"]
     # Every score has a reason; the evidence is JSON as it stands.
     assert set(s.reasons) == set(s.scores)
-    json.dumps(s.evidence)
-    json.dumps(s.tallies)
+    json.dumps(evidence)
+    json.dumps(tallies)

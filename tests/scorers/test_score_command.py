@@ -121,7 +121,8 @@ def test_score__dataset_and_runs__writes_results_with_every_sample(tmp_path: Pat
     assert [s["sample"] for s in by_id["known-order"]["samples"]] == [0, 1]
     s1 = by_id["known-order"]["samples"][1]
     assert s1["passed"] is False
-    assert s1["scores"]["call_accuracy"] == 0.0
+    assert s1["scores"][res["metric_names"].index("call_accuracy")] == 0.0
+    assert "evidence" not in by_id["known-order"]["samples"][0], "a passing sample has none"
     assert s1["evidence"]["arg_diffs"][0]["diffs"][0]["argument"] == "order_id"
     assert by_id["known-order"]["pass_rate"] == 0.5
     # The namespaced, re-cased forbidden call on a no-tool case is a hard failure.

@@ -10,17 +10,26 @@ import pytest
 
 from gate.dataset import load_dataset
 from gate.errors import RunsFileError
-from gate.pipeline._scorepool import read_and_score
-from gate.runsfile import read_runs
+from gate.pipeline._scorepool import ForkExecutor, ScoreExecutor, SerialExecutor
+from gate.pipeline.score import score_runs
+from gate.results import sample_record
+from gate.runsfile import RunsIndex, read_runs
 from gate.scorers import ScoringContext, score_sample
+from gate.scorers.registry import METRICS
 from tests.scorers.test_score_command import CASES, _many_runs
 
+EXECUTORS: dict[str, ScoreExecutor] = {"serial": SerialExecutor(), "fork": ForkExecutor(2)}
 
-@pytest.mark.parametrize("workers", ["1", "2"])
+
+def _score(ds, runs_path: Path, executor: ScoreExecutor):  # type: ignore[no-untyped-def]
+    with RunsIndex(runs_path, display="runs.jsonl") as runs:
+        return score_runs(dataset=ds, runs=runs, config=None, shard=None, executor=executor)
+
+
+@pytest.mark.parametrize("workers", ["serial", "fork"])
 def test_read_and_score__identical_runs_memoised__same_scores_as_fresh(
-    tmp_path: Path, workers: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, workers: str
 ) -> None:
-    monkeypatch.setenv("TOOLGATE_SCORE_WORKERS", workers)
     ds_path = tmp_path / "dataset.jsonl"
     ds_path.write_text("".join(json.dumps(c) + "\n" for c in CASES))
     runs = _many_runs(30)
@@ -28,41 +37,49 @@ def test_read_and_score__identical_runs_memoised__same_scores_as_fresh(
         r["latency_ms"] = float(i)  # differs between otherwise identical runs
         r["usage"] = {"prompt_tokens": i}
     # A must-not-call hit repeated in several samples: hard failures carry their sample.
+    # (Every case gets the three samples, as coverage wants the same count for each.)
     for s in range(3):
-        runs.append(
-            {
-                "case_id": "known-order",
-                "sample": 100 + s,
-                "turns": [
-                    {"calls": [{"name": "delete_account", "arguments": {}}], "tool_results": []}
-                ],
-                "final": "done",
-                "error": None,
-            }
-        )
+        for c in CASES:
+            runs.append(
+                {
+                    "case_id": c["id"],
+                    "sample": 100 + s,
+                    "turns": [
+                        {
+                            "calls": [{"name": "delete_account", "arguments": {}}],
+                            "tool_results": [],
+                        }
+                    ],
+                    "final": "done",
+                    "error": None,
+                }
+            )
     runs_path = tmp_path / "runs.jsonl"
     runs_path.write_text("".join(json.dumps(r) + "\n" for r in runs))
     ds = load_dataset(ds_path)
-    got, notes = read_and_score(
-        ds, runs_path, "runs.jsonl", None, ScoringContext.build(None, None, ds.tools)
-    )
-    assert notes["workers"] == int(workers)
+    scored = _score(ds, runs_path, EXECUTORS[workers])
+    assert scored.workers == (1 if workers == "serial" else 2)
     fresh_ctx = ScoringContext.build(None, None, ds.tools)
     cases = {c.id: c for c in ds.cases}
+    index = {c.id: i for i, c in enumerate(ds.cases)}
     expected = [score_sample(cases[r.case_id], r, fresh_ctx) for _, r in read_runs(runs_path)]
-    assert len(got) == len(expected)
-    for a, b in zip(got, expected, strict=True):
-        assert a == b, (a.case_id, a.sample)
-    assert {h.sample for s in got for h in s.hard_failures} == {100, 101, 102}
+    # Every record (and so every score, reason, evidence and tally) is the fresh one's.
+    for want in expected:
+        record = sample_record(want, names=METRICS)
+        assert record in scored.records.of_case(index[want.case_id]), (want.case_id, want.sample)
+    assert len(scored.rows) == len(expected)
+    hard = [h for batch in scored.batches for _, h in batch.hard]
+    assert {h.sample for h in hard if h.case_id == "known-order"} == {100, 101, 102}
+    assert len(hard) == sum(len(w.hard_failures) for w in expected)
 
 
 def test_derive__copies_every_field_but_the_sample_its_timing_and_usage() -> None:
     import dataclasses
 
-    from gate.model import HardFailure, HardFailureKind, SampleScore
+    from gate.model import Evidence, HardFailure, HardFailureKind, SampleScore, Tallies, ToolCall
     from gate.pipeline._scorepool import derive
 
-    hard = HardFailure(HardFailureKind.MUST_NOT_CALL, "c", 0, {"name": "x"}, "bad")
+    hard = HardFailure(HardFailureKind.MUST_NOT_CALL, "c", 0, ToolCall("x", {}), "bad")
     score = SampleScore(
         case_id="c",
         sample=0,
@@ -70,8 +87,8 @@ def test_derive__copies_every_field_but_the_sample_its_timing_and_usage() -> Non
         scores={"call_accuracy": 0.5},
         failed_checks=("call_accuracy",),
         reasons={"call_accuracy": "1 of 2"},
-        evidence={"summary": "s"},
-        tallies={"calls": 2},
+        evidence=Evidence((), (), 0, (), "s"),
+        tallies=Tallies(calls=2),
         hard_failures=(hard,),
         error="agent_error: x",
         latency_ms=1.0,
@@ -104,7 +121,7 @@ def test_derive__copies_every_field_but_the_sample_its_timing_and_usage() -> Non
     ],
 )
 def test_read_and_score__repeat_of_an_earlier_run_with_a_bad_field__same_error_both_paths(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, field: str, value: object
+    tmp_path: Path, field: str, value: object
 ) -> None:
     """A line whose turns repeat an earlier line's skips converting them again in the
     parallel reader: every other field must still be checked, with the serial reader's
@@ -119,12 +136,9 @@ def test_read_and_score__repeat_of_an_earlier_run_with_a_bad_field__same_error_b
     runs_path.write_text("".join(json.dumps(r) + "\n" for r in runs))
     ds = load_dataset(ds_path)
     problems = []
-    for workers in ("1", "2"):
-        monkeypatch.setenv("TOOLGATE_SCORE_WORKERS", workers)
+    for executor in EXECUTORS.values():
         with pytest.raises(RunsFileError) as exc:
-            read_and_score(
-                ds, runs_path, "runs.jsonl", None, ScoringContext.build(None, None, ds.tools)
-            )
+            _score(ds, runs_path, executor)
         problems.append(exc.value.problems)
     assert problems[0] == problems[1]
     (problem,) = problems[0]

@@ -6,6 +6,7 @@ import pytest
 
 from gate.config import ScoringConfig
 from gate.model import SampleScore
+from gate.results import evidence_json, tallies_json
 from gate.scorers import ScoringContext, score_sample
 from gate.scorers.matching import greedy_matching
 from tests.scorers.helpers import call, case, expected, run, tool
@@ -22,7 +23,7 @@ WEATHER_TOOLS = [tool("getWeather"), tool("getTime")]
 
 
 def _score(c, r, **scoring) -> SampleScore:  # type: ignore[no-untyped-def]
-    return score_sample(c, r, ScoringContext.build(ScoringConfig(**scoring)))
+    return score_sample(c, r, ScoringContext.build(ScoringConfig(**scoring)), full=True)
 
 
 def test_seed000__argless_expectation_does_not_steal_the_specific_call() -> None:
@@ -57,7 +58,7 @@ def test_seed000__extra_calls_fail_with_extra_calls_fail() -> None:
     s = _score(c, r, extra_calls="fail")
     assert not s.passed
     assert s.failed_checks == ("no_extra_calls",)
-    assert s.evidence["extra"] == [{"index": 1, "name": "getTime"}]
+    assert evidence_json(s.evidence)["extra"] == [{"index": 1, "name": "getTime"}]
 
 
 def _refund_calls(*names: str):  # type: ignore[no-untyped-def]
@@ -94,7 +95,7 @@ def test_seed002__name_only_match__partial_credit_half_with_reason() -> None:
     s = _score(c, run([call("get_weather", {"city": "Paris"})]))
     assert s.scores["partial_credit_accuracy"] == 0.5
     assert s.reasons["partial_credit_accuracy"] == "0 exact, 1 name-only; 1 expected, 1 actual"
-    diffs = s.evidence["arg_diffs"][0]["diffs"]
+    diffs = evidence_json(s.evidence)["arg_diffs"][0]["diffs"]
     assert diffs == [{"argument": "units", "expected": "celsius", "why": "missing"}]
 
 
@@ -108,7 +109,7 @@ def test_seed002__reason_counts_exact_name_only_and_lengths() -> None:
     )
     r = run([call("a", {"x": 1}), call("b", {"x": 1}), call("c", {"x": 2}), call("d", {})])
     s = _score(c, r)
-    assert s.evidence["summary"] == "2 exact, 1 name-only; 3 expected, 4 actual"
+    assert evidence_json(s.evidence)["summary"] == "2 exact, 1 name-only; 3 expected, 4 actual"
     assert s.scores["partial_credit_accuracy"] == pytest.approx(2.5 / 4)
 
 
@@ -143,7 +144,9 @@ def test_seed003__no_tool_case__unnecessary_call_tallied_for_pooling() -> None:
     assert s.scores["no_tool_respected"] == 0.0
     assert s.scores["call_accuracy"] is None
     assert s.scores["required_args_match"] is None
-    assert s.tallies["calls_on_no_tool"] == 2 and s.tallies["calls"] == 2
+    assert (
+        tallies_json(s.tallies)["calls_on_no_tool"] == 2 and tallies_json(s.tallies)["calls"] == 2
+    )
     assert s.failed_checks == ("no_tool",)
 
 
@@ -155,7 +158,7 @@ def test_seed004__wrong_id_is_schema_valid_but_fails_required_args() -> None:
     s = _score(c, run([call("lookup_order", {"order_id": "ord_7282"})]))
     assert s.scores["schema_validity"] == 1.0
     assert s.scores["required_args_match"] == 0.0
-    assert s.evidence["arg_diffs"][0]["diffs"][0]["argument"] == "order_id"
+    assert evidence_json(s.evidence)["arg_diffs"][0]["diffs"][0]["argument"] == "order_id"
 
 
 def test_seed004__undeclared_field_fails_schema_validity() -> None:
@@ -165,8 +168,8 @@ def test_seed004__undeclared_field_fails_schema_validity() -> None:
     )
     s = _score(c, run([call("lookup_order", {"order_id": "ord_7281", "customer_email": "a@b.c"})]))
     assert s.scores["schema_validity"] == 0.0
-    assert s.evidence["malformed"][0]["kind"] == "SchemaMismatch"
-    assert "customer_email" in s.evidence["malformed"][0]["detail"]
+    assert evidence_json(s.evidence)["malformed"][0]["kind"] == "SchemaMismatch"
+    assert "customer_email" in evidence_json(s.evidence)["malformed"][0]["detail"]
     assert s.failed_checks == ("schema_valid",)
 
 
@@ -177,7 +180,7 @@ def test_seed004__string_for_boolean_fails_schema_validity() -> None:
     )
     s = _score(c, run([call("lookup_order", {"order_id": "ord_7281", "include_items": "yes"})]))
     assert s.scores["schema_validity"] == 0.0
-    assert "boolean" in s.evidence["malformed"][0]["detail"]
+    assert "boolean" in evidence_json(s.evidence)["malformed"][0]["detail"]
 
 
 def test_seed004__malformed_classes_are_counted() -> None:
@@ -193,7 +196,11 @@ def test_seed004__malformed_classes_are_counted() -> None:
         ]
     )
     s = _score(c, r)
-    assert s.tallies["malformed"] == {"InvalidJson": 1, "UnknownName": 1, "SchemaMismatch": 1}
+    assert tallies_json(s.tallies)["malformed"] == {
+        "InvalidJson": 1,
+        "UnknownName": 1,
+        "SchemaMismatch": 1,
+    }
     assert s.scores["malformed_call_rate"] == 1.0
     assert s.scores["parse_failure_rate"] == pytest.approx(1 / 3)
     # The parse failure still named the right tool: it is not a wrong-tool miss.

@@ -1,0 +1,415 @@
+"""The sample scores of a run as columns: what the reduction reads.
+
+A :class:`RowsBuilder` takes scored samples one by one — from the scorers, or from the
+sample records of a results file (``toolgate merge``) — and :meth:`RowsBuilder.build`
+gives a :class:`SampleRows`: one numpy row per sample (its case, sample number, whether it
+is a confirmation sample, whether it passed, every metric value with NaN for n/a, the
+calls it made) plus what is pooled over samples (per-tool counts, confusion pairs,
+malformed classes, usage, hard failures). Rows can come in any order and in several
+batches (one per worker chunk); :func:`assemble` puts them in the one order the
+reduction and results.json use — dataset order of cases, then regular samples by sample
+number, then confirmation samples — so the statistics never depend on how the runs were
+read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gate.config import PassCheck
+from gate.model import Case, HardFailure, Tallies
+from gate.policy import stats
+
+NO_ACTUAL = "(none)"
+"""How a confusion pair with no actual tool is counted (``Tallies.confusion``)."""
+CHECK_NAMES: tuple[str, ...] = tuple(c.value for c in PassCheck)
+_NO_TALLIES = Tallies()
+
+
+@dataclass(frozen=True, slots=True)
+class CaseMeta:
+    """What the reduction needs to know of a case besides its samples."""
+
+    id: str
+    line: int | None
+    difficulty: str | None
+    tags: tuple[str, ...]
+    expected_no_tool: bool
+    must_not_call: tuple[str, ...]
+    expect_tools: tuple[str, ...]
+    """Tools named by the expectations, the alternatives and must-not-call."""
+
+    @classmethod
+    def of(cls, case: Case) -> CaseMeta:
+        names: dict[str, None] = {}
+        for calls in case.expectation_lists():
+            for call in calls:
+                names[call.name] = None
+        for name in case.must_not_call:
+            names[name] = None
+        return cls(
+            id=case.id,
+            line=case.source.line,
+            difficulty=None if case.difficulty is None else str(case.difficulty),
+            tags=tuple(case.tags),
+            expected_no_tool=case.expected_no_tool,
+            must_not_call=tuple(case.must_not_call),
+            expect_tools=tuple(names),
+        )
+
+
+@dataclass(slots=True)
+class SampleRows:
+    """A batch of scored samples as columns (see the module docstring). ``values`` has one
+    column per name of ``names``; ``checks`` is a bit set over ``check_names`` of the
+    pass checks each sample failed."""
+
+    names: tuple[str, ...]
+    check_names: tuple[str, ...]
+    case: stats.Ints
+    sample: stats.Ints
+    extra: stats.Bools
+    passed: stats.Bools
+    values: stats.Floats
+    calls: stats.Floats
+    calls_no_tool: stats.Floats
+    checks: stats.Ints
+    latency: stats.Floats
+    usage: dict[str, stats.Floats]
+    usage_floats: frozenset[str]
+    """Usage keys with a value that is not an integer (their totals stay floats)."""
+    called: dict[int, tuple[str, ...]]
+    """Row → tools it called beyond its case's expected tools, in the order they came."""
+    per_tool: dict[str, list[int]]
+    confusion: dict[str, dict[str, int]]
+    malformed: dict[str, int]
+    hard: list[tuple[int, HardFailure]]
+    """(row, hard failure) in the order the rows were added."""
+
+    def __len__(self) -> int:
+        return int(self.case.shape[0])
+
+
+class RowsBuilder:
+    """Collects scored samples into :class:`SampleRows`."""
+
+    def __init__(self, names: Sequence[str], metas: Sequence[CaseMeta]) -> None:
+        self.names = tuple(names)
+        self._col = {n: j for j, n in enumerate(self.names)}
+        self._expect = [frozenset(m.expect_tools) for m in metas]
+        self.check_names: list[str] = list(CHECK_NAMES)
+        self._check_bit = {n: j for j, n in enumerate(self.check_names)}
+        self._case: list[int] = []
+        self._sample: list[int] = []
+        self._extra: list[bool] = []
+        self._passed: list[bool] = []
+        self._values: list[float] = []
+        self._calls: list[float] = []
+        self._calls_nt: list[float] = []
+        self._checks: list[int] = []
+        self._latency: list[float] = []
+        self._usage: dict[str, list[float]] = {}
+        self._usage_floats: set[str] = set()
+        self._called: dict[int, tuple[str, ...]] = {}
+        self._per_tool: dict[str, list[int]] = {}
+        self._confusion: dict[str, dict[str, int]] = {}
+        self._malformed: dict[str, int] = {}
+        self._hard: list[tuple[int, HardFailure]] = []
+        self._na = [float("nan")] * len(self.names)
+
+    def add(
+        self,
+        case: int,
+        sample: int,
+        *,
+        passed: bool,
+        scores: Mapping[str, float | None],
+        failed_checks: Iterable[str] = (),
+        tallies: Tallies = _NO_TALLIES,
+        usage: Mapping[str, int | float] | None = None,
+        latency_ms: float | None = None,
+        hard: Iterable[HardFailure] = (),
+        extra: bool = False,
+    ) -> None:
+        """One scored sample of the case with dataset index ``case``."""
+        row = len(self._case)
+        self._case.append(case)
+        self._sample.append(sample)
+        self._extra.append(extra)
+        self._passed.append(passed)
+        values = list(self._na)
+        col = self._col
+        for name, v in scores.items():
+            j = col.get(name)
+            if j is not None and v is not None:
+                values[j] = v
+        self._values.extend(values)
+        self._calls.append(tallies.calls)
+        self._calls_nt.append(tallies.calls_on_no_tool)
+        bits = 0
+        for check in failed_checks:
+            b = self._check_bit.get(check)
+            if b is None:
+                b = self._check_bit[check] = len(self.check_names)
+                self.check_names.append(check)
+            bits |= 1 << b
+        self._checks.append(bits)
+        self._latency.append(float("nan") if latency_ms is None else latency_ms)
+        if usage:
+            for key, val in usage.items():
+                if isinstance(val, int | float) and not isinstance(val, bool):
+                    column = self._usage.get(key)
+                    if column is None:
+                        column = self._usage[key] = [float("nan")] * row
+                    column.append(val)
+                    if not isinstance(val, int):
+                        self._usage_floats.add(key)
+        for column in self._usage.values():
+            if len(column) == row:
+                column.append(float("nan"))
+        expect = self._expect[case]
+        called: list[str] = []
+        for name, t in tallies.per_tool.items():
+            acc = self._per_tool.get(name)
+            if acc is None:
+                acc = self._per_tool[name] = [0, 0, 0]
+            acc[0] += t.expected
+            acc[1] += t.matched
+            acc[2] += t.called
+            if t.called and name not in expect:
+                called.append(name)
+        if called:
+            self._called[row] = tuple(called)
+        for expected, actual in tallies.confusion:
+            cells = self._confusion.setdefault(str(expected), {})
+            key = NO_ACTUAL if actual is None else str(actual)
+            cells[key] = cells.get(key, 0) + 1
+        for kind, count in tallies.malformed.items():
+            self._malformed[str(kind)] = self._malformed.get(str(kind), 0) + int(count)
+        for h in hard:
+            self._hard.append((row, h))
+
+    def build(self) -> SampleRows:
+        r = len(self._case)
+        k = len(self.names)
+        values = np.array(self._values, dtype=np.float64).reshape(r, k)
+        if np.isinf(values).any():
+            bad = np.argwhere(np.isinf(values))[0]
+            raise ValueError(
+                f"scorer bug: {self.names[int(bad[1])]} is infinite in sample "
+                f"{self._sample[int(bad[0])]}"
+            )
+        return SampleRows(
+            names=self.names,
+            check_names=tuple(self.check_names),
+            case=np.array(self._case, dtype=np.int64),
+            sample=np.array(self._sample, dtype=np.int64),
+            extra=np.array(self._extra, dtype=np.bool_),
+            passed=np.array(self._passed, dtype=np.bool_),
+            values=values,
+            calls=np.array(self._calls, dtype=np.float64),
+            calls_no_tool=np.array(self._calls_nt, dtype=np.float64),
+            checks=np.array(self._checks, dtype=np.int64),
+            latency=np.array(self._latency, dtype=np.float64),
+            usage={key: np.array(col, dtype=np.float64) for key, col in self._usage.items()},
+            usage_floats=frozenset(self._usage_floats),
+            called=dict(self._called),
+            per_tool=self._per_tool,
+            confusion=self._confusion,
+            malformed=self._malformed,
+            hard=self._hard,
+        )
+
+
+@dataclass(slots=True)
+class SampleTable:
+    """Every scored sample of a run in the reduction's order (module docstring): the rows
+    of case ``c`` are ``starts[c] : starts[c] + sizes[c]``, regular samples first."""
+
+    metas: tuple[CaseMeta, ...]
+    rows: SampleRows
+    sizes: stats.Ints
+    extras: stats.Ints
+    order: stats.Ints
+    """For each row here, its position in the concatenated input batches."""
+    hard: list[HardFailure] = field(default_factory=list)
+    """Hard failures in row order, each with its case's dataset line."""
+
+    @property
+    def starts(self) -> stats.Ints:
+        return np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
+
+    def called_by_case(self) -> list[list[str]]:
+        """Per case: its expected tools, then the other tools its samples called, in the
+        order they first came (row order)."""
+        out = [list(m.expect_tools) for m in self.metas]
+        for row, names in sorted(self.rows.called.items()):
+            seen = out[int(self.rows.case[row])]
+            for name in names:
+                if name not in seen:
+                    seen.append(name)
+        return out
+
+    def failed_checks_by_case(self) -> list[tuple[str, ...]]:
+        """Per case, the checks that failed in any of its samples, most frequent first
+        (ties by name)."""
+        names = self.rows.check_names
+        if not len(self.rows):
+            return [() for _ in self.metas]
+        bits = (self.rows.checks[:, None] >> np.arange(len(names))) & 1
+        counts = np.zeros((len(self.metas), len(names)), dtype=np.int64)
+        np.add.at(counts, self.rows.case, bits)
+        out: list[tuple[str, ...]] = []
+        for row in counts.tolist():
+            tally = [(n, k) for n, k in zip(names, row, strict=True) if k]
+            tally.sort(key=lambda nk: (-nk[1], nk[0]))
+            out.append(tuple(n for n, _ in tally))
+        return out
+
+
+def assemble(metas: Sequence[CaseMeta], batches: Sequence[SampleRows]) -> SampleTable:
+    """One :class:`SampleTable` from batches of rows (the module docstring's order)."""
+    metas = tuple(metas)
+    names = _union([b.names for b in batches])
+    checks = _union([b.check_names for b in batches], first=CHECK_NAMES)
+    parts = [_widen(b, names, checks) for b in batches]
+    rows = _concat(parts) if parts else _empty(names, checks)
+    order = np.lexsort((rows.sample, rows.extra, rows.case))
+    sorted_rows = _take(rows, order)
+    sizes = np.bincount(sorted_rows.case, minlength=len(metas)).astype(np.int64)
+    extras = np.bincount(
+        sorted_rows.case, weights=sorted_rows.extra.astype(np.float64), minlength=len(metas)
+    ).astype(np.int64)
+    # Hard failures follow their samples: case order, then sample number (regular and
+    # confirmation samples together), then the order the scorer found them in.
+    where = np.empty_like(order)
+    where[order] = np.arange(order.shape[0])
+    hard = sorted(
+        rows.hard,
+        key=lambda rh: (int(rows.case[rh[0]]), int(rows.sample[rh[0]]), int(where[rh[0]])),
+    )
+    located = [_located(h, metas[int(rows.case[row])]) for row, h in hard]
+    sorted_rows.hard = [(int(where[row]), h) for row, h in hard]
+    return SampleTable(metas, sorted_rows, sizes, extras, order, located)
+
+
+def _located(h: HardFailure, meta: CaseMeta) -> HardFailure:
+    return HardFailure(h.kind, h.case_id, h.sample, h.call, h.message, meta.line)
+
+
+def _union(lists: Sequence[Sequence[str]], first: Sequence[str] = ()) -> tuple[str, ...]:
+    out = dict.fromkeys(first)
+    for names in lists:
+        out.update(dict.fromkeys(names))
+    return tuple(out)
+
+
+def _widen(b: SampleRows, names: tuple[str, ...], checks: tuple[str, ...]) -> SampleRows:
+    """``b`` with its value columns laid out as ``names`` and check bits as ``checks``."""
+    values = b.values
+    if b.names != names:
+        values = np.full((len(b), len(names)), np.nan)
+        for j, n in enumerate(b.names):
+            values[:, names.index(n)] = b.values[:, j]
+    bits = b.checks
+    if b.check_names != checks[: len(b.check_names)]:
+        bits = np.zeros_like(b.checks)
+        for j, n in enumerate(b.check_names):
+            bits |= ((b.checks >> j) & 1) << checks.index(n)
+    if values is b.values and bits is b.checks:
+        return b
+    return SampleRows(
+        names, checks, b.case, b.sample, b.extra, b.passed, values, b.calls, b.calls_no_tool,
+        bits, b.latency, b.usage, b.usage_floats, b.called, b.per_tool, b.confusion,
+        b.malformed, b.hard,
+    )  # fmt: skip
+
+
+def _concat(parts: Sequence[SampleRows]) -> SampleRows:
+    if len(parts) == 1:
+        return parts[0]
+    offsets = np.cumsum([0, *(len(p) for p in parts)])
+    total = int(offsets[-1])
+    usage: dict[str, stats.Floats] = {}
+    for p, off in zip(parts, offsets, strict=False):
+        for key, col in p.usage.items():
+            acc = usage.get(key)
+            if acc is None:
+                acc = usage[key] = np.full(total, np.nan)
+            acc[int(off) : int(off) + len(p)] = col
+    per_tool: dict[str, list[int]] = {}
+    confusion: dict[str, dict[str, int]] = {}
+    malformed: dict[str, int] = {}
+    called: dict[int, tuple[str, ...]] = {}
+    hard: list[tuple[int, HardFailure]] = []
+    for p, off in zip(parts, offsets, strict=False):
+        for name, (e, m, c) in p.per_tool.items():
+            acc3 = per_tool.setdefault(name, [0, 0, 0])
+            acc3[0] += e
+            acc3[1] += m
+            acc3[2] += c
+        for exp, cells in p.confusion.items():
+            row = confusion.setdefault(exp, {})
+            for act, n in cells.items():
+                row[act] = row.get(act, 0) + n
+        for kind, n in p.malformed.items():
+            malformed[kind] = malformed.get(kind, 0) + n
+        called.update({int(off) + r: names for r, names in p.called.items()})
+        hard.extend((int(off) + r, h) for r, h in p.hard)
+    return SampleRows(
+        names=parts[0].names,
+        check_names=parts[0].check_names,
+        case=np.concatenate([p.case for p in parts]),
+        sample=np.concatenate([p.sample for p in parts]),
+        extra=np.concatenate([p.extra for p in parts]),
+        passed=np.concatenate([p.passed for p in parts]),
+        values=np.concatenate([p.values for p in parts]),
+        calls=np.concatenate([p.calls for p in parts]),
+        calls_no_tool=np.concatenate([p.calls_no_tool for p in parts]),
+        checks=np.concatenate([p.checks for p in parts]),
+        latency=np.concatenate([p.latency for p in parts]),
+        usage=usage,
+        usage_floats=frozenset().union(*(p.usage_floats for p in parts)),
+        called=called,
+        per_tool=per_tool,
+        confusion=confusion,
+        malformed=malformed,
+        hard=hard,
+    )
+
+
+def _take(rows: SampleRows, order: stats.Ints) -> SampleRows:
+    where = np.empty_like(order)
+    where[order] = np.arange(order.shape[0])
+    return SampleRows(
+        names=rows.names,
+        check_names=rows.check_names,
+        case=rows.case[order],
+        sample=rows.sample[order],
+        extra=rows.extra[order],
+        passed=rows.passed[order],
+        values=rows.values[order],
+        calls=rows.calls[order],
+        calls_no_tool=rows.calls_no_tool[order],
+        checks=rows.checks[order],
+        latency=rows.latency[order],
+        usage={k: v[order] for k, v in rows.usage.items()},
+        usage_floats=rows.usage_floats,
+        called={int(where[r]): names for r, names in rows.called.items()},
+        per_tool=rows.per_tool,
+        confusion=rows.confusion,
+        malformed=rows.malformed,
+        hard=rows.hard,
+    )
+
+
+def _empty(names: tuple[str, ...], checks: tuple[str, ...]) -> SampleRows:
+    z = np.zeros(0, dtype=np.int64)
+    return SampleRows(
+        names, checks, z, z, np.zeros(0, bool), np.zeros(0, bool),
+        np.zeros((0, len(names))), np.zeros(0), np.zeros(0), z, np.zeros(0),
+        {}, frozenset(), {}, {}, {}, {}, [],
+    )  # fmt: skip

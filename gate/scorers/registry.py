@@ -1,0 +1,145 @@
+"""The one list of metrics, and the one view of a run that scoring reads.
+
+Every deterministic metric is one line of :data:`REGISTRY`: its results.json name, the
+function that scores it (in its family module, returning ``(value, reason)`` from the
+sample's :class:`~gate.scorers.analysis.Analysis`), its direction (``lower_is_better``),
+whether the dataset level pools it (a ratio of sums, never a mean of cases), whether a
+gate may use it, and where the PR comment's metric table and the per-case CSV show it.
+Everything else derives from this table: the metric names of results.json
+(:data:`METRICS`), the arrows of the reports (:data:`LOWER_IS_BETTER`), the config's
+gateable names (:data:`GATEABLE`), the pooled ones (:data:`POOLED_METRICS`), the comment's
+headline rows (:data:`HEADLINE_METRICS`) and the CSV columns (:data:`EXPORT_METRICS`).
+
+Adding a metric is one function in a family module and one line here (``docs/scoring.md``
+shows a worked example).
+
+:class:`ScoringView` is the one declaration of what scoring may read of a run: the
+analysis receives the view, never the :class:`~gate.model.Run`, so a metric cannot read a
+field that is not declared here — and the score stage's memo of identical runs is keyed by
+exactly these fields (:data:`VIEW_FIELDS`), so it can never go stale when scoring starts
+reading something new: add the field here and the key follows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from gate.model import Run, Turn
+from gate.scorers import arguments, errors, hygiene, lexical, outcome, safety, selection, trajectory
+from gate.scorers.prose import Scored
+
+if TYPE_CHECKING:
+    from gate.scorers.analysis import Analysis
+
+MetricFn = Callable[["Analysis"], Scored]
+
+
+@dataclass(frozen=True, slots=True)
+class Metric:
+    """One deterministic metric (see the module docstring).
+
+    * ``lower_is_better``: a rise is a regression (counts and failure rates);
+    * ``pooled``: the dataset-level value is a ratio of sums over every sample (the
+      policy layer computes it from the tallies), never a mean of per-case means;
+    * ``gateable``: a ``gates:`` entry may name it;
+    * ``headline``: its rank in the PR comment's metric table (``None``: shown there
+      only when gated or when it moved);
+    * ``export``: its rank among the per-case metric columns of ``toolgate export``.
+    """
+
+    name: str
+    score: MetricFn
+    lower_is_better: bool = False
+    pooled: bool = False
+    gateable: bool = True
+    headline: int | None = None
+    export: int | None = None
+
+    @property
+    def ideal(self) -> float:
+        """The best value: 0 for a count or a failure rate, 1 for everything else."""
+        return 0.0 if self.lower_is_better else 1.0
+
+
+# fmt: off
+REGISTRY: tuple[Metric, ...] = (
+    Metric("tool_selection_precision", selection.score_tool_selection_precision, export=1),
+    Metric("tool_selection_recall", selection.score_tool_selection_recall, export=2),
+    Metric("tool_selection_f1", selection.score_tool_selection_f1, headline=2, export=3),
+    Metric("tool_set_iou", selection.score_tool_set_iou),
+    Metric("call_accuracy", arguments.score_call_accuracy, headline=3, export=4),
+    Metric("partial_credit_accuracy", selection.score_partial_credit_accuracy),
+    Metric("schema_validity", errors.score_schema_validity, headline=4, export=6),
+    Metric("parse_failure_rate", errors.score_parse_failure_rate, lower_is_better=True, export=7),
+    Metric("required_args_match", arguments.score_required_args_match, export=5),
+    Metric("order_score", trajectory.score_order_score, headline=5, export=8),
+    Metric("trajectory_match", trajectory.score_trajectory_match),
+    Metric("name_sequence_similarity", trajectory.score_name_sequence_similarity),
+    Metric("unnecessary_call_rate", selection.score_unnecessary_call_rate, lower_is_better=True, pooled=True, headline=7),  # noqa: E501
+    Metric("no_tool_respected", selection.score_no_tool_respected, headline=6, export=9),
+    Metric("must_not_call_violations", safety.score_must_not_call_violations, lower_is_better=True, headline=9),  # noqa: E501
+    Metric("step_budget_exceeded", trajectory.score_step_budget_exceeded, lower_is_better=True),
+    Metric("duplicate_calls", hygiene.score_duplicate_calls, lower_is_better=True),
+    Metric("repeated_failing_calls", hygiene.score_repeated_failing_calls, lower_is_better=True),
+    Metric("required_step_missing", hygiene.score_required_step_missing, lower_is_better=True),
+    Metric("tool_error_rate", errors.score_tool_error_rate, lower_is_better=True, export=10),
+    Metric("malformed_call_rate", errors.score_malformed_call_rate, lower_is_better=True, headline=8),  # noqa: E501
+    Metric("execution_failure_rate", errors.score_execution_failure_rate, lower_is_better=True),
+    Metric("recovery_rate", errors.score_recovery_rate),
+    Metric("composite_clean_rate", outcome.score_composite_clean_rate),
+    Metric("risk_weighted_precision", selection.score_risk_weighted_precision),
+    Metric("free_text_similarity", lexical.score_free_text_similarity),
+    Metric("case_passed", outcome.score_case_passed, headline=1),
+)
+"""Every deterministic metric, in the order the full report lists them."""
+# fmt: on
+
+BY_NAME: dict[str, Metric] = {m.name: m for m in REGISTRY}
+METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY)
+"""Every deterministic metric by its name in results.json."""
+POOLED_METRICS: frozenset[str] = frozenset(m.name for m in REGISTRY if m.pooled)
+"""Metrics computed over the whole dataset (a ratio of sums), never as a mean of cases."""
+LOWER_IS_BETTER: frozenset[str] = frozenset(m.name for m in REGISTRY if m.lower_is_better)
+"""Metrics where a rise is a regression (arrows and deltas in reports use this)."""
+GATEABLE: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.gateable)
+"""The metrics a ``gates:`` entry may name (the config checks gate names against it)."""
+HEADLINE_METRICS: tuple[str, ...] = tuple(
+    m.name for m in sorted(REGISTRY, key=lambda m: m.headline or 0) if m.headline is not None
+)
+"""Shown in the PR comment besides the gated metrics and any metric that moved."""
+EXPORT_METRICS: tuple[str, ...] = tuple(
+    m.name for m in sorted(REGISTRY, key=lambda m: m.export or 0) if m.export is not None
+)
+"""The per-case metric columns of ``toolgate export --format cases-csv``, in order."""
+
+
+# ─── the scoring view ─────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringView:
+    """The fields of a run that scoring reads — declared once, here.
+
+    The sample number, latency, usage and ``meta`` are not in it: they are copied onto the
+    :class:`~gate.model.SampleScore` and never change a score, so two runs with equal
+    views have equal scores (the memo of identical runs relies on it).
+    """
+
+    case_id: str
+    turns: tuple[Turn, ...]
+    error: str | None
+    final: str | None
+
+    @classmethod
+    def of(cls, run: Run) -> ScoringView:
+        """The view of ``run``: its declared fields, nothing else."""
+        return cls(*_view_values(run))
+
+
+VIEW_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ScoringView))
+"""The view's fields, by their runs.jsonl names (the memo key is made of exactly these)."""
+_view_values = operator.attrgetter(*VIEW_FIELDS)

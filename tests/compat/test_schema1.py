@@ -1,0 +1,183 @@
+"""Results written by the previous release (schema 1: scores by name, every sample's reasons
+and evidence) still read: ``report``, ``diff``, ``merge`` and a baseline give what that
+release gave from the same files (``tests/compat/schema1/README.md`` says how they were
+made), and this release writes them back in schema 2."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from gate.baseline.diff import compare
+from gate.pipeline import CheckOptions, check
+from gate.pipeline.inputs import read_config
+from gate.policy.decide import decide
+from gate.report import render_comment, render_markdown
+from gate.results import (
+    SCHEMA_VERSION,
+    Results,
+    assemble,
+    merge_run,
+    read_results,
+    stats_of,
+    write_results,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent / "schema1"
+EXAMPLE = ROOT / "examples" / "support-agent"
+GOLDEN = ROOT / "tests" / "golden" / "example"
+
+
+def _unpack(name: str, folder: Path) -> Path:
+    path = folder / f"{name}.results.json"
+    path.write_bytes(gzip.decompress((HERE / f"{name}.results.json.gz").read_bytes()))
+    assert json.loads(path.read_bytes())["schema_version"] == 1
+    return path
+
+
+def _toolgate(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    return subprocess.run(
+        [sys.executable, "-m", "gate", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _without_timing(comment: str, timing: Mapping[str, object]) -> str:
+    """The previous release's comment without its timing lines: this release keeps the
+    figures that differ on every run in the full report only, so that a re-run leaves the
+    comment as it is. Everything else must be as that release rendered it."""
+    lines = comment.splitlines(keepends=True)
+    kept = [ln for ln in lines if not any(ln.startswith(f"- `{k}`: ") for k in timing)]
+    assert len(lines) - len(kept) == len(timing), "a timing line was not where expected"
+    return "".join(kept)
+
+
+def test_schema1__read__every_score_kept_by_name(tmp_path: Path) -> None:
+    path = _unpack("good", tmp_path)
+    old = json.loads(path.read_bytes())
+    r = read_results(path)
+    assert r.schema_version == SCHEMA_VERSION
+    for c_old, c in zip(old["cases"], r.cases, strict=True):
+        assert r.case_scores(c) == {n: c_old["scores"].get(n) for n in r.metric_names}
+        for s_old, s in zip(c_old["samples"], c.samples, strict=True):
+            assert r.sample_scores(s) == {n: s_old["scores"].get(n) for n in r.metric_names}
+            assert s.evidence == s_old["evidence"]
+    # Written back in schema 2: lean, and read back to the same statistics.
+    write_results(tmp_path / "v2.json", r)
+    v2 = read_results(tmp_path / "v2.json")
+    assert json.loads((tmp_path / "v2.json").read_bytes())["schema_version"] == 2
+    assert (tmp_path / "v2.json").stat().st_size < path.stat().st_size / 4
+    assert v2.metrics == r.metrics and [c.pass_rate for c in v2.cases] == [
+        c.pass_rate for c in r.cases
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt", "expected"),
+    [
+        ("regressed", "md", "regressed.report.md"),
+        ("regressed", "comment", "regressed.comment.md"),
+        ("good", "md", "good.report.md"),
+    ],
+)
+def test_schema1__report__as_the_previous_release_rendered_it(
+    tmp_path: Path, name: str, fmt: str, expected: str
+) -> None:
+    path = _unpack(name, tmp_path)
+    proc = _toolgate("report", f"{name}.results.json", "--format", fmt, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    want = (HERE / expected).read_text(encoding="utf-8")
+    if fmt == "comment":
+        want = _without_timing(want, json.loads(path.read_bytes())["timing"])
+    assert proc.stdout == want
+
+
+def test_schema1__diff__the_previous_release_flip_table(tmp_path: Path) -> None:
+    _unpack("good", tmp_path)
+    _unpack("regressed", tmp_path)
+    proc = _toolgate("diff", "good.results.json", "regressed.results.json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == (HERE / "good-regressed.diff.md").read_text(encoding="utf-8")
+
+
+def test_schema1__merge__shards_join_into_the_previous_release_reports(tmp_path: Path) -> None:
+    # The part names are the paths the previous release was given (its reports show them).
+    parts = [
+        (f"/tmp/compat/{n}.results.json", read_results(_unpack(n, tmp_path)))
+        for n in ("shard1", "shard2")
+    ]
+    config = read_config(EXAMPLE / "toolgate.yml", display="examples/support-agent/toolgate.yml")
+    merged = merge_run(parts)
+    decided = assemble(
+        merged.stats,
+        merged.records,
+        verdict=decide(merged.stats, None, config),
+        judge=merged.judge,
+        timing=merged.timing,
+    )
+    assert render_markdown(decided) == (HERE / "merged.report.md").read_text(encoding="utf-8")
+    comment = (HERE / "merged.comment.md").read_text(encoding="utf-8")
+    assert render_comment(decided) == _without_timing(comment, decided.timing)
+
+
+def test_schema1__merge_cli__reads_schema1_shards(tmp_path: Path) -> None:
+    a, b = _unpack("shard1", tmp_path), _unpack("shard2", tmp_path)
+    shutil.copytree(EXAMPLE, tmp_path / "example")
+    proc = _toolgate(
+        "merge", str(a), str(b), "--out", "merged", "--config", "example/toolgate.yml",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    merged = read_results(tmp_path / "merged" / "results.json")
+    assert merged.verdict is not None and merged.verdict.passed
+    assert len(merged.cases) == 71
+
+
+def test_schema1__as_baseline__same_verdict_flips_and_comment(tmp_path: Path) -> None:
+    good = _unpack("good", tmp_path)
+    old = read_results(_unpack("regressed", tmp_path))
+    cwd = Path.cwd()
+    os.chdir(ROOT)  # reports name files relative to the working directory
+    try:
+        outcome = check(
+            CheckOptions(
+                config_path=EXAMPLE / "toolgate.regressed.yml",
+                config_display="examples/support-agent/toolgate.regressed.yml",
+                out=tmp_path / "out",
+                baseline=str(good),
+                baseline_source="the good agent's run",
+                progress=False,
+            ),
+            {"PATH": os.environ.get("PATH", "")},
+            io.StringIO(),
+        )
+    finally:
+        os.chdir(cwd)
+    new = outcome.results
+    assert new.verdict is not None and old.verdict is not None
+    assert new.verdict.summary == old.verdict.summary
+    assert new.verdict.reasons == old.verdict.reasons
+    assert new.comparison is not None and old.comparison is not None
+    assert new.comparison.flips == old.comparison.flips
+    assert new.comparison.metrics == old.comparison.metrics
+    # The comment is the one the example's golden file has (made with a fresh baseline).
+    untimed: Results = new.model_copy(update={"timing": {}})
+    assert render_comment(untimed) == (GOLDEN / "regressed.comment.md").read_text("utf-8")
+    # And the same comparison as compare() gives with the head as a schema-2 file.
+    again = compare(stats_of(read_results(good)), stats_of(new), source="the good agent's run")
+    assert len(again.flips) == len(old.comparison.flips)
