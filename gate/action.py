@@ -191,7 +191,8 @@ def do_check(
     from gate.pipeline import CheckOptions, check
 
     config = _load_config(activity.config)
-    out = _out_folder(workdir, activity.out, config)
+    out = _out_folder(ctx, workdir, activity.out, config)
+    assert out is not None
     baseline = resolve_baseline(activity.baseline, ctx, deps, config)
     opts = CheckOptions(
         config_path=Path(activity.config),
@@ -230,7 +231,7 @@ def do_run_shard(
         done = run_shard(
             Path(activity.config),
             config_display=activity.config,
-            out=(workdir / activity.out).resolve() if activity.out else None,
+            out=_out_folder(ctx, workdir, activity.out, None),
             samples=activity.samples,
             shard=activity.shard,
             stream=deps.out,
@@ -253,7 +254,8 @@ def do_merge(
     from gate.results import read_results
 
     config = _load_config(activity.config)
-    out = _out_folder(workdir, activity.out, config)
+    out = _out_folder(ctx, workdir, activity.out, config)
+    assert out is not None
     parts = [
         (_display(folder, workdir), folder / RESULTS_FILE)
         for folder in shard_folders(workdir / activity.folder)
@@ -301,6 +303,9 @@ def do_relay_comment(
         client_factory=deps.client,
         stream=deps.out,
     )
+    if done.error is not None:  # the notice is posted; the bad results.json is bad input
+        report_input_error(done.error, deps)
+        return Outcome(ExitCode.BAD_INPUT, gated=False, summary_notes=done.summary_notes)
     return Outcome(ExitCode.PASS, gated=False, summary_notes=done.summary_notes)
 
 
@@ -398,8 +403,35 @@ def _load_config(path: str) -> Config:
     return load_config(Path(path), display=path)
 
 
-def _out_folder(workdir: Path, out: str | None, config: Config) -> Path:
-    return (workdir / out).resolve() if out else config.resolve(config.reporting.out)
+def _out_folder(
+    ctx: GitHubContext, workdir: Path, out: str | None, config: Config | None
+) -> Path | None:
+    """The results folder: the ``out`` input, else the config's ``reporting.out``; refused
+    outside the workspace. The runner mounts only the workspace (and the temp folders
+    under other paths) into the container, so a folder elsewhere — ``${{ runner.temp }}``
+    becomes ``/github/runner_temp`` in here — would give ``results-path`` and
+    ``report-path`` that do not exist for the next step."""
+    workspace = (ctx.workspace or Path.cwd()).resolve()
+    if out:
+        path = (workdir / out).resolve()
+        where, name = INPUTS_FILE, "out"
+    elif config is not None:
+        path = config.resolve(config.reporting.out).resolve()
+        where, name = str(config.source or "toolgate.yml"), "reporting.out"
+    else:
+        return None
+    if path != workspace and workspace not in path.parents:
+        raise InputError(
+            Problem(
+                where,
+                None,
+                name,
+                f"{path} is outside the workspace ({workspace}): the next step could not "
+                "find results-path there. Use a folder of the repository (e.g. "
+                "`toolgate-out`) and upload it from there.",
+            )
+        )
+    return path
 
 
 # ─── the baseline ─────────────────────────────────────────────────────────────

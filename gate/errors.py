@@ -20,6 +20,9 @@ The tree of the errors a user can meet::
     │   │                          the ``Run.error`` text the runner records
     │   └── PayloadError           a provider payload not shaped as its API says
     ├── GitHubError                the GitHub API failed; reported, never changes the verdict
+    │   ├── GitHubApiError         one GitHub operation failed for good (after any retries)
+    │   └── TransientGitHubError   one request may succeed when repeated (a 5xx or a dropped
+    │                              connection of the artifact download): retried in budget
     └── JudgeError                 the LLM judge failed; reported, never changes the verdict
         └── JudgeCallError         one judge call failed after its retries
 
@@ -193,6 +196,42 @@ class PayloadError(AgentError):
 
 class GitHubError(ToolGateError):
     """A GitHub API call failed. Reported as a warning; never changes the verdict."""
+
+
+class GitHubApiError(GitHubError):
+    """One GitHub operation failed for good (after any retries)."""
+
+    def __init__(
+        self,
+        what: str,
+        message: str,
+        *,
+        status: int | None = None,
+        attempts: int = 1,
+        rate_limited: bool = False,
+    ) -> None:
+        self.what = what
+        self.status = status
+        self.attempts = attempts
+        self.rate_limited = rate_limited
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        code = f"HTTP {status}: " if status else ""
+        super().__init__(f"{what} failed{tries}: {code}{message}")
+
+    @property
+    def forbidden(self) -> bool:
+        """A plain 403: the token lacks the permission (e.g. a fork PR's read-only token)."""
+        return self.status == 403 and not self.rate_limited
+
+
+class TransientGitHubError(GitHubError):
+    """A request outside PyGithub (the artifact zip from its storage host) failed in a way
+    that repeating it may cure: a 5xx, a dropped connection, a timeout. The client retries
+    it like PyGithub's own 5xx, within the same time budget."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        self.status = status
+        super().__init__(message)
 
 
 class JudgeError(ToolGateError):

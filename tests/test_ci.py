@@ -27,3 +27,66 @@ def test_readme_test_command__measures_coverage_with_a_floor() -> None:
     assert floor and 0 < int(floor.group(1)) <= 100
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert readme.count(f"--cov-fail-under={floor.group(1)}") >= 2  # the start and Development
+
+
+def _lowest_pins() -> dict[str, str]:
+    from packaging.utils import canonicalize_name
+
+    pins: dict[str, str] = {}
+    for raw in (ROOT / ".ci" / "lowest.txt").read_text(encoding="utf-8").splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            assert version, f".ci/lowest.txt: {line!r} is not an exact pin"
+            pins[canonicalize_name(name)] = version
+    return pins
+
+
+def test_lowest_pins__every_dependency__at_the_lowest_version_pyproject_allows() -> None:
+    """Each direct dependency (runtime and test) is pinned in .ci/lowest.txt at a version
+    its pyproject range allows and whose release is the range's lower bound (same
+    major.minor, or exactly the bound)."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+    from packaging.version import Version
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    pins = _lowest_pins()
+    specs = [*project["dependencies"], *project["optional-dependencies"]["test"]]
+    seen = set()
+    for spec in specs:
+        req = Requirement(spec)
+        name = canonicalize_name(req.name)
+        seen.add(name)
+        assert name in pins, f"{req.name} is not pinned in .ci/lowest.txt"
+        pinned = Version(pins[name])
+        assert req.specifier.contains(pinned), f"{name}=={pinned} is outside {req.specifier}"
+        floors = [Version(s.version) for s in req.specifier if s.operator == ">="]
+        assert floors, f"{req.name} has no lower bound: the lowest version is undefined"
+        floor = floors[0]
+        assert pinned.release[: len(floor.release)] == floor.release, (
+            f"{name}: pinned {pinned}, but the lower bound is {floor}"
+        )
+    assert set(pins) == seen, f"pinned but not a dependency: {set(pins) - seen}"
+
+
+def test_ci_workflow__lowest_versions_job__installs_the_pins_and_runs_the_suite() -> None:
+    from ruamel.yaml import YAML
+
+    wf = YAML(typ="safe").load((ROOT / ".github" / "workflows" / "ci.yml").read_text("utf-8"))
+    job = wf["jobs"]["lowest"]
+    runs = "\n".join(str(s.get("run", "")) for s in job["steps"])
+    assert "pip install -r .ci/lowest.txt" in runs
+    assert "--no-deps -e ." in runs
+    assert "pytest" in runs
+    setup = next(s for s in job["steps"] if "setup-python" in str(s.get("uses", "")))
+    assert setup["with"]["python-version"] == "3.11", "the lowest Python ToolGate supports"
+
+
+def test_ci_run__runs_the_suite_on_the_lowest_pins_too() -> None:
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "pip install --quiet -r .ci/lowest.txt" in ci
+    assert "--no-deps -e ." in ci
+    assert "TOOLGATE_LOWEST_VERSIONS=1" in ci

@@ -9,7 +9,9 @@ removed cases). ``--format json`` prints the :class:`gate.results.Comparison`. E
 The Markdown is rendered here, small and self-contained: every string from a dataset or a
 model (case ids, check and tool names) is escaped for a Markdown table cell — control
 characters and newlines made visible, ``&``, ``<``, ``>`` as entities, ``|`` and backticks
-backslash-escaped, and a zero-width space after ``@`` so that nobody is mentioned.
+backslash-escaped, and a zero-width space after ``@`` (nobody is mentioned), after ``#``
+and ``GH-`` before a digit (no issue references) and inside ``://`` and ``www.`` (no
+autolinks).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from gate.results import Comparison, Flip, comparison_json, dumps_results, read_
 MAX_CELL = 120
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
 _MD_PUNCT = re.compile(r"([\\`*_{}\[\]()#+!|~])")
+_REFERENCE = re.compile(r"#(?=\d)|(?i:\bGH-)(?=\d)|:(?=//)|(?i:\bwww)(?=\.)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,6 +62,9 @@ def cell(value: object, limit: int | None = MAX_CELL) -> str:
         text = text[: limit - 1] + "…"
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_PUNCT.sub(r"\\\1", text)
+    # GitHub links #12, owner/repo#12 and GH-12 after Markdown (a backslash does not stop
+    # it), and bare URLs: a zero-width space breaks each, as in every other report.
+    text = _REFERENCE.sub("\\g<0>\u200b", text)
     return text.replace("@", "@\u200b")
 
 

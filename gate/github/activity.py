@@ -105,7 +105,8 @@ class AutoBaseline:
     (:func:`gate.github.artifacts.find_baseline`)."""
 
     pr: PullRequestRef | None
-    """The PR to find the base branch of; ``None`` when this run is not for one."""
+    """The change to find the base branch of (a PR, or a merge queue's group); ``None``
+    when this run is for neither."""
     searchable: bool
     """A token and a repository to look for the artifact with."""
 
@@ -132,10 +133,14 @@ def plan_baseline(ctx: GitHubContext, inputs: ActionInputs) -> BaselinePlan:
             assert inputs.baseline.path is not None
             return FileBaseline(inputs.baseline.path)
         case BaselineKind.AUTO:
-            pr = ctx.pull_request
+            pr, group = ctx.pull_request, ctx.merge_group
             ref = None
             if pr is not None and pr.base_ref and pr.base_sha and pr.head_sha:
                 ref = PullRequestRef(pr.number, pr.base_ref, pr.base_sha, pr.head_sha)
+            elif group is not None:
+                # A merge queue gates the group's commit: compare it with the base branch
+                # at the commit the queue built the group on, as a PR with its base.
+                ref = PullRequestRef(None, group.base_ref, group.base_sha, group.head_sha)
             return AutoBaseline(ref, searchable=bool(ctx.token and ctx.repository))
         case _:
             assert_never(inputs.baseline.kind)

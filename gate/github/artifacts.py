@@ -24,7 +24,9 @@ shard); otherwise the notice says so and nothing is compared.
 An artifact is untrusted input (anything with write access to the base branch, or a bug,
 can put anything in it): the download is size-capped (the declared size first, then the
 bytes actually received), the zip is never extracted to disk as such — only its one
-``results.json`` member is copied out, under a size cap that also stops zip bombs — and
+``results.json`` member is copied out, in chunks (memory stays flat), refused when its
+declared or inflated size passes the cap or it inflates more than :data:`MAX_RATIO` times
+its compressed size (a zip bomb) — and
 an archive holding an absolute path, a ``..`` segment or a backslash in any member name is
 refused whole. The results are validated by :func:`gate.results.read_results` like any
 other baseline file.
@@ -51,17 +53,28 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from github import GithubException
+
 from gate.config import Config
-from gate.errors import GitHubError, Problem, ResultsFileError
+from gate.errors import GitHubError, Problem, ResultsFileError, TransientGitHubError
 from gate.github.client import ClientFactory
-from gate.github.context import GitHubContext
+from gate.github.context import DEFAULT_ARTIFACT_MAX_MB, GitHubContext
 from gate.results import Results, read_results
 
-MAX_ZIP_BYTES = 512 * 1024 * 1024
-"""Largest artifact zip downloaded (declared and received size)."""
+MAX_ZIP_BYTES = DEFAULT_ARTIFACT_MAX_MB * 1024 * 1024
+"""Largest artifact zip downloaded (declared and received size); the Action takes it from
+``TOOLGATE_ARTIFACT_MAX_MB`` (:mod:`gate.github.context`)."""
 
-MAX_RESULTS_BYTES = 2 * 1024 * 1024 * 1024
-"""Largest ``results.json`` taken out of the zip (uncompressed): stops zip bombs."""
+MAX_RESULTS_BYTES = DEFAULT_ARTIFACT_MAX_MB * 1024 * 1024
+"""Largest ``results.json`` taken out of the zip (declared and inflated size)."""
+
+MAX_RATIO = 200
+"""Largest compression ratio (inflated ÷ compressed) accepted for a member larger than
+:data:`RATIO_FLOOR`: results.json deflates about 35:1 (the shipped example), deflate
+itself cannot pass about 1,030:1, a zip bomb sits near that."""
+
+RATIO_FLOOR = 1024 * 1024
+"""Members up to this size are not ratio-checked (a tiny file may compress very well)."""
 
 MAX_RUNS_SCANNED = 20
 """Successful base-branch runs looked at for the newest artifact (each costs a request)."""
@@ -80,9 +93,10 @@ RESULTS_MEMBER = "results.json"
 
 @dataclass(frozen=True, slots=True)
 class PullRequestRef:
-    """What the baseline search needs to know about the PR (from the event, trusted)."""
+    """What the baseline search needs to know about the change under test (from the
+    event, trusted): a pull request, or a merge queue's group (``number`` ``None``)."""
 
-    number: int
+    number: int | None
     base_ref: str
     """The base branch name, e.g. ``main``."""
     base_sha: str
@@ -156,7 +170,15 @@ class ArtifactSearch:
     def find(self) -> tuple[_Candidate | None, list[str]]:
         """The artifact to use, and notes on what was looked at (for the notice)."""
         notes: list[str] = []
-        workflow = self._this_workflow(notes)
+        try:
+            workflow = self._this_workflow(notes)
+        except GithubException as exc:
+            if exc.status != 404:
+                raise
+            # Renamed, deleted, or not visible to this token: the other workflows' artifacts
+            # are still searched, as documented.
+            notes.append(f"the running workflow was not found ({self._workflow_key()}: 404)")
+            workflow = None
         if workflow is not None:
             found = self._from_workflow(workflow)
             if found is not None:
@@ -181,6 +203,9 @@ class ArtifactSearch:
             return self.repo.get_workflow(run.workflow_id)
         notes.append("the running workflow is unknown (no GITHUB_WORKFLOW_REF or GITHUB_RUN_ID)")
         return None
+
+    def _workflow_key(self) -> str:
+        return self.workflow_file or f"run {self.run_id}"
 
     def _from_workflow(self, workflow: Any) -> _Candidate | None:
         # First the base SHA itself: that is exactly what the PR branched from.
@@ -291,7 +316,7 @@ class ArtifactSearch:
         try:
             with opener.open(req, timeout=DOWNLOAD_TIMEOUT_S) as resp:
                 if resp.status != 200:
-                    raise GitHubError(f"artifact download answered HTTP {resp.status}")
+                    raise _status_error(resp.status)
                 while chunk := resp.read(1 << 16):
                     received += len(chunk)
                     if received > self.max_zip_bytes:
@@ -305,9 +330,11 @@ class ArtifactSearch:
                         )
                     sink.write(chunk)
         except urllib.error.HTTPError as exc:
-            raise GitHubError(f"artifact download answered HTTP {exc.code}") from exc
+            exc.close()  # it holds the connection
+            raise _status_error(exc.code) from exc
         except (TimeoutError, urllib.error.URLError, OSError) as exc:
-            raise GitHubError(f"artifact download failed: {exc}") from exc
+            # A dropped connection or a stalled read: the next attempt may well succeed.
+            raise TransientGitHubError(f"artifact download failed: {exc}") from exc
 
 
 def search_for(
@@ -330,10 +357,20 @@ def search_for(
             run_id=ctx.run_id,
             now=now,
             token=ctx.token,
+            max_zip_bytes=ctx.artifact_max_bytes,
+            max_results_bytes=ctx.artifact_max_bytes,
             call=client.call,
         )
 
     return search
+
+
+def _status_error(status: int) -> GitHubError:
+    """A storage 5xx (or 429) is worth another attempt; anything else is final."""
+    message = f"artifact download answered HTTP {status}"
+    if status >= 500 or status == 429:
+        return TransientGitHubError(message, status=status)
+    return GitHubError(message)
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -399,17 +436,32 @@ def extract_results(zipped: IO[bytes], dest: Path, *, max_bytes: int = MAX_RESUL
                 f"{member.filename} in the artifact is {_mib(member.file_size)}, "
                 f"over the {_mib(max_bytes)} limit"
             )
+        if _absurd_ratio(member.file_size, member.compress_size):
+            raise GitHubError(
+                f"{member.filename} in the artifact would inflate "
+                f"{member.file_size / max(1, member.compress_size):,.0f} times "
+                f"({_mib(member.compress_size)} → {_mib(member.file_size)}), beyond the "
+                f"{MAX_RATIO}:1 a results file reaches; refused as a zip bomb"
+            )
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmp = dest.with_name(dest.name + ".part")
         copied = 0
         try:
             with archive.open(member) as src, tmp.open("wb") as out:
+                # In chunks, so memory stays flat whatever the member inflates to; the
+                # actual size is checked as it grows (zipfile itself stops at the
+                # declared size, and refuses a member that ends before it).
                 while chunk := src.read(1 << 16):
                     copied += len(chunk)
-                    if copied > max_bytes:
+                    if copied > max_bytes or copied > member.file_size:
                         raise GitHubError(
-                            f"{member.filename} in the artifact inflates past the "
-                            f"{_mib(max_bytes)} limit; refused"
+                            f"{member.filename} in the artifact inflates past "
+                            f"{_mib(min(max_bytes, member.file_size))}; refused"
+                        )
+                    if _absurd_ratio(copied, member.compress_size):
+                        raise GitHubError(
+                            f"{member.filename} in the artifact inflates over {MAX_RATIO} "
+                            "times its compressed size; refused as a zip bomb"
                         )
                     out.write(chunk)
         except (zipfile.BadZipFile, OSError, EOFError) as exc:
@@ -419,6 +471,10 @@ def extract_results(zipped: IO[bytes], dest: Path, *, max_bytes: int = MAX_RESUL
             tmp.unlink(missing_ok=True)
             raise
         tmp.replace(dest)
+
+
+def _absurd_ratio(inflated: int, compressed: int) -> bool:
+    return inflated > RATIO_FLOOR and inflated > MAX_RATIO * max(1, compressed)
 
 
 # ─── the whole search ─────────────────────────────────────────────────────────
@@ -447,7 +503,10 @@ def find_baseline(
             None,
             None,
             "none (not a pull request)",
-            notices=("No baseline: this run is not for a pull request, so nothing is compared.",),
+            notices=(
+                "No baseline: this run is not for a pull request or a merge queue's group, "
+                "so nothing is compared.",
+            ),
         )
     if search is None:
         return BaselineChoice(
@@ -485,7 +544,7 @@ def find_baseline(
     warnings: list[str] = []
     if not at_base:
         notices = (
-            f"The baseline is {source}: no successful run at the PR's base "
+            f"The baseline is {source}: no successful run at the base "
             f"{pr.base_sha[:7]} kept one, so the newest was used.",
         )
         if age_days > config.baseline.max_age_days:

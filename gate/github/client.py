@@ -4,8 +4,9 @@ PyGithub's default ``GithubRetry`` waits out rate limits for as long as GitHub a
 step could hang for an hour on a secondary rate limit. ToolGate builds ``Github`` with
 ``retry=None`` (no retry below us) and retries here instead, around whole operations:
 
-* what is retried: HTTP 5xx, connection errors and timeouts, and rate limits — a 403 or
-  429 carrying ``Retry-After``, or a "secondary rate limit" message, or
+* what is retried: HTTP 5xx, connection errors and timeouts (also of the artifact
+  download from its storage host: :class:`~gate.errors.TransientGitHubError`), and rate
+  limits — a 403 or 429 carrying ``Retry-After``, or a "secondary rate limit" message, or
   ``X-RateLimit-Remaining: 0``;
 * how long it waits: ``Retry-After`` (seconds or an HTTP date) when given; else the
   primary limit's ``X-RateLimit-Reset``; else 60 s for a secondary limit (GitHub's advice);
@@ -35,7 +36,8 @@ from typing import Any, TypeVar
 import requests
 from github import Auth, Github, GithubException
 
-from gate.errors import GitHubError
+from gate.errors import GitHubApiError as GitHubApiError  # re-exported: callers catch it here
+from gate.errors import TransientGitHubError
 from gate.github.context import GitHubContext
 
 T = TypeVar("T")
@@ -43,30 +45,22 @@ T = TypeVar("T")
 SECONDARY_DEFAULT_WAIT_S = 60.0
 
 
-class GitHubApiError(GitHubError):
-    """One GitHub operation failed for good (after any retries)."""
+API_VERSION = "2022-11-28"
+"""The REST API version ToolGate is written against (``X-GitHub-Api-Version``)."""
+API_ACCEPT = "application/vnd.github+json"
 
-    def __init__(
-        self,
-        what: str,
-        message: str,
-        *,
-        status: int | None = None,
-        attempts: int = 1,
-        rate_limited: bool = False,
-    ) -> None:
-        self.what = what
-        self.status = status
-        self.attempts = attempts
-        self.rate_limited = rate_limited
-        tries = f" after {attempts} attempts" if attempts > 1 else ""
-        code = f"HTTP {status}: " if status else ""
-        super().__init__(f"{what} failed{tries}: {code}{message}")
 
-    @property
-    def forbidden(self) -> bool:
-        """A plain 403: the token lacks the permission (e.g. a fork PR's read-only token)."""
-        return self.status == 403 and not self.rate_limited
+class ApiToken(Auth.Token):
+    """The token, plus the two headers GitHub asks every REST request to send: ``Accept:
+    application/vnd.github+json`` and ``X-GitHub-Api-Version``. PyGithub calls
+    :meth:`authentication` for every request it makes, so this is the one place they are
+    added (PyGithub's own defaults differ across its versions; some endpoints of it send
+    an old preview media type)."""
+
+    def authentication(self, headers: dict[str, str]) -> None:
+        super().authentication(headers)
+        headers["Accept"] = API_ACCEPT
+        headers["X-GitHub-Api-Version"] = API_VERSION
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +102,7 @@ class GitHubClient:
         self.deadline = clock() + self.policy.budget_s
         self.timeout_s = max(1, min(self.policy.request_timeout_s, int(self.policy.budget_s)))
         self.gh = Github(
-            auth=Auth.Token(token),
+            auth=ApiToken(token),
             base_url=api_url,
             timeout=self.timeout_s,
             retry=None,
@@ -147,6 +141,8 @@ class GitHubClient:
                 return self._within_budget(what, fn, attempt)
             except GithubException as exc:
                 failure = self._classify(exc)
+            except TransientGitHubError as exc:
+                failure = _Failure(True, None, exc.status, str(exc))
             except requests.exceptions.Timeout:
                 failure = _Failure(True, None, None, f"no answer within {self.timeout_s} s")
             except requests.exceptions.RequestException as exc:

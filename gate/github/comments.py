@@ -7,8 +7,12 @@ hijack the report by pasting the marker.
 
 The token's login: ``GET /user``; an installation token (``GITHUB_TOKEN``, a GitHub App)
 gets 403 there, and then the login is ``TOOLGATE_COMMENT_LOGIN`` or ``github-actions[bot]``
-(the login ``GITHUB_TOKEN`` comments as). After creating a comment the author GitHub
-reports for it is taken as the truth for the clean-up that follows.
+(the login ``GITHUB_TOKEN`` comments as). When that guess finds nothing and
+``TOOLGATE_COMMENT_LOGIN`` is not set, the oldest marked comment written by a bot account
+is taken as ours if GitHub accepts our edit of it — so a GitHub App (``<slug>[bot]``) finds
+its own comment again without configuration, instead of creating and deleting one per run.
+After creating a comment the author GitHub reports for it is taken as the truth for the
+clean-up that follows.
 
 :func:`upsert_comment`:
 
@@ -46,13 +50,19 @@ class UpsertResult:
 
 def whoami(client: GitHubClient, fallback: str | None = None) -> str:
     """The login the token comments as (see the module docstring)."""
+    return _whoami(client, fallback)[0]
+
+
+def _whoami(client: GitHubClient, fallback: str | None) -> tuple[str, bool]:
+    """The login, and whether GitHub said so (``False``: a guess for an installation
+    token, ``TOOLGATE_COMMENT_LOGIN`` or ``github-actions[bot]``)."""
     try:
         login = client.call("GET /user", lambda: str(client.gh.get_user().login))
     except GitHubApiError as exc:
         if exc.status in (401, 403, 404) and not exc.rate_limited:
-            return fallback or ACTIONS_BOT_LOGIN
+            return fallback or ACTIONS_BOT_LOGIN, fallback is not None
         raise
-    return login
+    return login, True
 
 
 def _normalise(body: str | None) -> str:
@@ -65,12 +75,56 @@ def is_ours(comment: Any, marker: str, login: str) -> bool:
     return body.startswith(marker) and (author or "").lower() == login.lower()
 
 
-def _ours(client: GitHubClient, issue: Any, marker: str, login: str) -> list[Any]:
+def _marked(client: GitHubClient, issue: Any, marker: str) -> list[Any]:
+    """Every comment starting with ``marker``, oldest first."""
     comments: Sequence[Any] = client.call(
         f"GET comments of #{issue.number}", lambda: list(issue.get_comments())
     )
-    mine = [c for c in comments if is_ours(c, marker, login)]
-    return sorted(mine, key=lambda c: (c.created_at, c.id))
+    marked = [c for c in comments if _starts_with(c, marker)]
+    return sorted(marked, key=lambda c: (c.created_at, c.id))
+
+
+def _starts_with(comment: Any, marker: str) -> bool:
+    return (comment.body or "").lstrip("\ufeff \t\r\n").startswith(marker)
+
+
+def _author(comment: Any) -> str:
+    return str(comment.user.login) if comment.user is not None else ""
+
+
+def _by(comments: Sequence[Any], login: str) -> list[Any]:
+    return [c for c in comments if _author(c).lower() == login.lower()]
+
+
+def _ours(client: GitHubClient, issue: Any, marker: str, login: str) -> list[Any]:
+    return _by(_marked(client, issue, marker), login)
+
+
+def _adopt(
+    client: GitHubClient, comments: Sequence[Any], body: str
+) -> tuple[Any, Literal["updated", "unchanged"], str] | None:
+    bots = [c for c in comments if c.user is not None and c.user.type == "Bot"]
+    if not bots:
+        return None
+    first = bots[0]
+    try:
+        keep, action = _settle(client, first, body)
+    except GitHubApiError as exc:
+        if exc.forbidden or exc.status == 404:
+            return None  # not ours after all
+        raise
+    if action == "unchanged":
+        # Unchanged needs no edit, so GitHub has not confirmed it is ours: ask it with an
+        # edit to the same body only if another bot could have written it.
+        others = {_author(c).lower() for c in bots}
+        if len(others) > 1:
+            try:
+                client.call(f"PATCH comment {first.id}", lambda: first.edit(first.body))
+            except GitHubApiError as exc:
+                if exc.forbidden or exc.status == 404:
+                    return None
+                raise
+    return keep, action, _author(first)
 
 
 def upsert_comment(
@@ -85,7 +139,10 @@ def upsert_comment(
     expected_head_sha: str | None = None,
 ) -> UpsertResult:
     """Create or update this gate's comment on PR ``number`` (see the module docstring)."""
-    me = login or whoami(client, login_fallback)
+    if login:
+        me, known = login, True
+    else:
+        me, known = _whoami(client, login_fallback)
     repo = client.call(f"GET repository {repository}", lambda: client.gh.get_repo(repository))
     if expected_head_sha:
         pull = client.call(f"GET pull request #{number}", lambda: repo.get_pull(number))
@@ -97,7 +154,18 @@ def upsert_comment(
             )
     issue = client.call(f"GET issue #{number}", lambda: repo.get_issue(number))
     warnings: list[str] = []
-    mine = _ours(client, issue, marker, me)
+    comments = _marked(client, issue, marker)
+    mine = _by(comments, me)
+    if not mine and not known:
+        # A GitHub App's installation token cannot read its own login (GET /user is 403),
+        # and its login is `<app-slug>[bot]`, not the default guess. Its earlier comment is
+        # the oldest marked one by a bot account: taken when GitHub lets us edit it (a
+        # human pasting the marker is never a bot; another app's comment refuses the edit).
+        adopted = _adopt(client, comments, body)
+        if adopted is not None:
+            keep, action, me = adopted
+            removed = _delete(client, _by(comments, me)[1:], warnings)
+            return UpsertResult(action, keep.id, keep.html_url, me, removed, tuple(warnings))
     if mine:
         keep, action = _settle(client, mine[0], body)
         removed = _delete(client, mine[1:], warnings)

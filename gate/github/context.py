@@ -19,8 +19,14 @@ the token                      the ``github-token`` input when it is not empty, 
 ``TOOLGATE_GITHUB_BUDGET_S``   the most seconds all GitHub calls of one operation may take
                                together: a finite number above 0 (default 60); anything
                                else (``inf``, ``nan``, ``0``, ``soon``) is an input error
+``TOOLGATE_ARTIFACT_MAX_MB``   the largest artifact ToolGate takes in, in MiB: the
+                               baseline zip (declared and received), the results.json
+                               inside it (declared and inflated) and the results.json
+                               ``mode: comment`` reads; a whole number from 1 to 4096
+                               (default 256); anything else is an input error
 ``TOOLGATE_COMMENT_LOGIN``     the login the token comments as when ``GET /user`` is
-                               refused (GitHub App tokens); default ``github-actions[bot]``
+                               refused (installation tokens); default ``github-actions[bot]``
+                               (a GitHub App needs none: :mod:`gate.github.comments`)
 ``GITHUB_ACTIONS``             ``true`` when running in Actions
 ``GITHUB_REPOSITORY``          ``owner/name``
 ``GITHUB_API_URL``             default ``https://api.github.com``; GitHub Enterprise
@@ -29,8 +35,10 @@ the token                      the ``github-token`` input when it is not empty, 
 ``GITHUB_EVENT_NAME``,         the event payload, read once: for ``pull_request`` and
 ``GITHUB_EVENT_PATH``          ``pull_request_target`` the PR (number, base branch, base
                                and head SHAs); for ``workflow_run`` the triggering run
-                               (head SHA, number, page, conclusion). An unreadable
-                               payload is a warning (no PR), not an error
+                               (head SHA, number, page, conclusion); for
+                               ``merge_group`` the queue's base branch, base commit
+                               and group commit. An unreadable payload is a warning
+                               (no PR), not an error
 ``GITHUB_RUN_ID``,             whole numbers; anything else counts as unknown
 ``GITHUB_RUN_ATTEMPT``
 ``GITHUB_SHA``,                as given
@@ -66,6 +74,10 @@ DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_SERVER_URL = "https://github.com"
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
 DEFAULT_BUDGET_S = 60.0
+DEFAULT_ARTIFACT_MAX_MB = 256
+"""A results.json of 100,000 case-samples is about 600 MB; a PR gate's is far smaller
+(71 cases × 3 samples: 1.4 MB)."""
+MAX_ARTIFACT_MAX_MB = 4096
 INPUTS_FILE = "action inputs"
 """How a problem with an input names where it is (the ``with:`` of the step)."""
 ENVIRONMENT = "environment"
@@ -166,7 +178,18 @@ class WorkflowRunEvent:
     conclusion: str | None = None
 
 
-Event = PullRequestEvent | WorkflowRunEvent | None
+@dataclass(frozen=True, slots=True)
+class MergeGroupEvent:
+    """A ``merge_group`` payload (a merge queue's ``checks_requested``): the group's
+    commit and the commit the queue built it on."""
+
+    base_ref: str
+    """The target branch, e.g. ``main`` (the payload's ``refs/heads/main``)."""
+    base_sha: str
+    head_sha: str
+
+
+Event = PullRequestEvent | WorkflowRunEvent | MergeGroupEvent | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +215,7 @@ class GitHubContext:
     step_summary_path: Path | None = None
     comment_login: str | None = None
     budget_s: float = DEFAULT_BUDGET_S
+    artifact_max_bytes: int = DEFAULT_ARTIFACT_MAX_MB * 1024 * 1024
     problems: tuple[Problem, ...] = ()
     """What is wrong with the inputs and the ``TOOLGATE_*`` variables (see
     :meth:`require_valid`)."""
@@ -227,6 +251,7 @@ class GitHubContext:
             step_summary_path=_path(environ.get("GITHUB_STEP_SUMMARY")),
             comment_login=environ.get("TOOLGATE_COMMENT_LOGIN") or None,
             budget_s=_budget(environ.get("TOOLGATE_GITHUB_BUDGET_S"), problems),
+            artifact_max_bytes=_artifact_max(environ.get("TOOLGATE_ARTIFACT_MAX_MB"), problems),
             problems=tuple(problems),
             warnings=tuple(warnings),
         )
@@ -248,6 +273,10 @@ class GitHubContext:
     @property
     def pull_request(self) -> PullRequestEvent | None:
         return self.event if isinstance(self.event, PullRequestEvent) else None
+
+    @property
+    def merge_group(self) -> MergeGroupEvent | None:
+        return self.event if isinstance(self.event, MergeGroupEvent) else None
 
     @property
     def workflow_run(self) -> WorkflowRunEvent | None:
@@ -394,6 +423,24 @@ def _budget(raw: str | None, problems: list[Problem]) -> float:
     return value
 
 
+def _artifact_max(raw: str | None, problems: list[Problem]) -> int:
+    if raw is None or not raw.strip():
+        return DEFAULT_ARTIFACT_MAX_MB * 1024 * 1024
+    text = raw.strip()
+    if re.fullmatch(r"[0-9]{1,4}", text) and 1 <= int(text) <= MAX_ARTIFACT_MAX_MB:
+        return int(text) * 1024 * 1024
+    problems.append(
+        Problem(
+            ENVIRONMENT,
+            None,
+            "TOOLGATE_ARTIFACT_MAX_MB",
+            f"must be a whole number of MiB from 1 to {MAX_ARTIFACT_MAX_MB} "
+            f"(default {DEFAULT_ARTIFACT_MAX_MB}), not {raw!r}",
+        )
+    )
+    return DEFAULT_ARTIFACT_MAX_MB * 1024 * 1024
+
+
 def _read_event(event_name: str | None, event_path: str | None, warnings: list[str]) -> Event:
     if not event_path:
         return None
@@ -415,6 +462,18 @@ def _read_event(event_name: str | None, event_path: str | None, warnings: list[s
             base_ref=_str(base.get("ref")),
             base_sha=_str(base.get("sha")),
             head_sha=_str(head.get("sha")),
+        )
+    if event_name == "merge_group":
+        group = _mapping(payload.get("merge_group"))
+        ref, base_sha, head_sha = (_str(group.get(k)) for k in ("base_ref", "base_sha", "head_sha"))
+        if not (ref and base_sha and head_sha):
+            warnings.append(
+                "the merge_group event payload lacks base_ref, base_sha or head_sha: "
+                "no baseline can be looked for"
+            )
+            return None
+        return MergeGroupEvent(
+            base_ref=ref.removeprefix("refs/heads/"), base_sha=base_sha, head_sha=head_sha
         )
     if event_name == "workflow_run":
         run = payload.get("workflow_run")

@@ -35,15 +35,17 @@ from gate.github.workflow import (
     write_outputs,
 )
 from gate.report import marker, render_comment, render_markdown
+from gate.report.comment import RelayedRun, render_relayed_comment
 from gate.report.redact import Redactor
 from gate.results import Results
 
 FORK_HINT = (
     "Pull requests from forks get a read-only GITHUB_TOKEN, so the report is in this run's "
     "step summary instead. To comment on fork pull requests use the workflow_run pattern: "
-    "this workflow uploads the toolgate output folder and the PR number as an artifact, and "
-    "a second workflow (on: workflow_run, with pull-requests: write) downloads it and runs "
-    "`toolgate comment --results results.json --pr <number>` (see docs/reports.md)."
+    "this workflow uploads its toolgate output folder as an artifact, and a second workflow "
+    "(on: workflow_run, with pull-requests: write and actions: read, never checking out the "
+    "PR) downloads it and runs the ToolGate action with `mode: comment`, which finds the PR "
+    "by the run's head commit (see docs/action.md, fork-safe.yml and fork-safe-comment.yml)."
 )
 
 
@@ -76,7 +78,14 @@ def post_comment(
     """Carry out ``plan``: upsert the sticky comment for ``results``."""
     if isinstance(plan, SkipComment):
         return CommentOutcome("skipped", plan.reason, plan.level)
-    body = render_comment(results, redactor=redactor, report_url=ctx.run_url)
+    run = ctx.workflow_run
+    if plan.expected_head_sha is not None and run is not None:
+        # Another run's results (`toolgate comment --pr` on workflow_run): the verdict
+        # shown is that run's conclusion, the results' own claim only a claim.
+        relayed = RelayedRun(run.head_sha, run.conclusion, run.run_number, run.html_url)
+        body = render_relayed_comment(results, relayed, redactor=redactor)
+    else:
+        body = render_comment(results, redactor=redactor, report_url=ctx.run_url)
     try:
         client = client_factory(ctx)
         result = upsert_comment(

@@ -2,57 +2,105 @@
 
 A PR from a fork runs with a read-only token, so its workflow uploads its output folder as
 an artifact; a second workflow, on ``workflow_run`` (trusted code, a write token),
-downloads it and runs this mode. The folder came from code the PR controls, so it is
-untrusted:
+downloads it and runs this mode. The folder came from code the PR controls, so nothing in
+it is posted as it is:
 
-* the PR number is looked up from the API by the head SHA GitHub put in the
-  ``workflow_run`` event (:func:`find_pr_by_head_sha`) — never read from the artifact —
-  and the PR's head must still be that commit when the comment is posted;
-* ``results.json`` (preferred) is size-capped, validated, and the comment rendered from it
-  by this (trusted) code, so every string in it is escaped; without it, ``comment.md`` is
-  size-capped, must be UTF-8, any sticky marker in it is dropped and @-mentions are
-  neutralised (:func:`untrusted_body`);
+* the PR is looked up from the API by the head SHA GitHub put in the ``workflow_run``
+  event (:func:`find_pr_by_head_sha`) — never read from the artifact — and the PR's head
+  must still be that commit when the comment is posted;
+* the comment is what ToolGate renders itself from the folder's ``results.json``
+  (size-capped by ``TOOLGATE_ARTIFACT_MAX_MB``, validated against the results schema;
+  every string in it escaped like in every report), under a heading whose verdict is the
+  triggering run's **conclusion** from the event — a results file that claims another
+  verdict is shown as a claim, with a warning
+  (:func:`gate.report.comment.render_relayed_comment`);
+* without a valid ``results.json`` a fixed notice naming the run is posted
+  (:func:`gate.report.comment.render_relay_notice`): no text of the artifact — a
+  ``comment.md`` in it is never read — reaches the comment;
 * a note in the step summary says which PR and which run the comment came from.
 
 Posting goes through the one upsert (:func:`gate.github.comments.upsert_comment`) with one
 client for the lookup and the post (one time budget). A GitHub failure is a warning and
-changes nothing else.
+changes nothing else; an oversized or invalid ``results.json`` is bad input (exit 2),
+reported after the notice is posted.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TextIO
-from urllib.parse import unquote
+
+from github.PaginatedList import PaginatedList
+from github.PullRequest import PullRequest
 
 from gate.errors import GitHubError, InputError, Problem
 from gate.github.activity import PostComment, RelayComment, RelayTarget, SkipComment
 from gate.github.client import ClientFactory, GitHubApiError, GitHubClient
 from gate.github.comments import upsert_comment
-from gate.github.context import INPUTS_FILE, GitHubContext
-from gate.github.publish import emit, post_comment
+from gate.github.context import GitHubContext
+from gate.github.publish import emit
 from gate.report import marker
+from gate.report.comment import (
+    RELAY_NOTICE_GATE,
+    RelayedRun,
+    RelayProblem,
+    render_relay_notice,
+    render_relayed_comment,
+)
 from gate.report.redact import Redactor
-from gate.results import read_results
+from gate.results import Results, read_results
 
 RESULTS_FILE = "results.json"
-COMMENT_FILE = "comment.md"
-MAX_COMMENT_BYTES = 256 * 1024
-"""Largest comment.md taken from an earlier run's artifact."""
-MAX_ARTIFACT_RESULTS_BYTES = 256 * 1024 * 1024
-"""Largest results.json taken from an earlier run's artifact."""
-GITHUB_COMMENT_LIMIT = 65_536
+MAX_PULLS_BY_COMMIT = 50
+MAX_OPEN_PULLS = 300
 
 
 @dataclass(frozen=True, slots=True)
 class RelayOutcome:
-    """What ``mode: comment`` did, for the step summary."""
+    """What ``mode: comment`` did, for the step summary and the exit code."""
 
     status: Literal["posted", "skipped", "failed"]
     summary_notes: tuple[str, ...] = field(default=())
+    error: InputError | None = None
+    """The artifact's results.json was bad input (exit 2), found after posting the notice."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutput:
+    """What the triggering run left in the folder: its results, or why there are none."""
+
+    results: Results | None
+    problem: RelayProblem | None = None
+    error: InputError | None = None
+
+
+def read_run_output(folder: Path, *, max_bytes: int) -> RunOutput:
+    """The folder's results.json — a regular file, not a link — size-capped
+    (``TOOLGATE_ARTIFACT_MAX_MB``) and validated; never raises."""
+    if not folder.is_dir():
+        return RunOutput(None, RelayProblem.NOT_DOWNLOADED)
+    path = folder / RESULTS_FILE
+    if path.is_symlink():
+        # The PR's code wrote the folder: a link could point at any file on the runner.
+        error = InputError(
+            Problem(str(path), None, None, "is a symbolic link; only a regular file is read")
+        )
+        return RunOutput(None, RelayProblem.INVALID, error)
+    if not path.is_file():
+        return RunOutput(None, RelayProblem.MISSING)
+    size = path.stat().st_size
+    if size > max_bytes:
+        limit = max_bytes // (1024 * 1024)
+        error = InputError(
+            Problem(str(path), None, None, f"is {size:,} bytes, over the {limit} MiB limit")
+        )
+        return RunOutput(None, RelayProblem.TOO_LARGE, error)
+    try:
+        return RunOutput(read_results(path))
+    except InputError as exc:
+        return RunOutput(None, RelayProblem.INVALID, exc)
 
 
 def relay_comment(
@@ -64,153 +112,118 @@ def relay_comment(
     client_factory: ClientFactory,
     stream: TextIO,
 ) -> RelayOutcome:
-    """Carry out ``activity`` (the module docstring). Bad input (no output folder, an
-    oversized or invalid file) raises :class:`~gate.errors.InputError`."""
-    folder = (workdir / activity.folder).resolve()
-    results_file, body_file = folder / RESULTS_FILE, folder / COMMENT_FILE
-    if not results_file.is_file() and not body_file.is_file():
-        raise InputError(
-            Problem(
-                INPUTS_FILE,
-                None,
-                "out",
-                f"neither {RESULTS_FILE} nor {COMMENT_FILE} in {folder}: download the "
-                "earlier run's artifact there",
-            )
-        )
+    """Carry out ``activity`` (the module docstring)."""
     target = activity.target
     if isinstance(target, SkipComment):
         emit(stream, ctx, target.reason, target.level)
         return RelayOutcome("skipped")
+    folder = (workdir / activity.folder).resolve()
+    output = read_run_output(folder, max_bytes=ctx.artifact_max_bytes)
+    run = RelayedRun(
+        head_sha=target.head_sha,
+        conclusion=target.conclusion,
+        run_number=target.run_number,
+        run_url=target.run_url,
+    )
+    if output.results is not None:
+        body = render_relayed_comment(output.results, run, redactor=redactor)
+        mark = marker(output.results.gate_name)
+        source = f"rendered from its {RESULTS_FILE}"
+    else:
+        assert output.problem is not None
+        body = redactor.redact(render_relay_notice(run, output.problem))
+        mark = marker(RELAY_NOTICE_GATE)
+        source = f"a notice: the output {output.problem.value}"
+        level = "notice" if output.problem is RelayProblem.MISSING else "warning"
+        emit(
+            stream,
+            ctx,
+            f"{folder} {output.problem.value}: posting a notice instead of a report.",
+            level,
+        )
+    status, number = _post(ctx, target, body, mark, client_factory, stream)
+    notes: tuple[str, ...] = ()
+    if status == "posted":
+        origin = f"run {target.run_number}" if target.run_number else "the run"
+        notes = (
+            f"**Comment:** for PR #{number} (found by its head {target.head_sha[:7]}), "
+            f"from the output of {origin} (concluded `{target.conclusion or 'nothing yet'}`), "
+            f"{source}.",
+        )
+    return RelayOutcome(status, notes, output.error)
+
+
+def _post(
+    ctx: GitHubContext,
+    target: RelayTarget,
+    body: str,
+    mark: str,
+    client_factory: ClientFactory,
+    stream: TextIO,
+) -> tuple[Literal["posted", "skipped", "failed"], int | None]:
     short = target.head_sha[:7]
     try:
         client = client_factory(ctx)
         number = find_pr_by_head_sha(client, target.repository, target.head_sha)
     except GitHubError as exc:
         emit(stream, ctx, f"Looking up the PR of {short} failed: {exc}", "warning")
-        return RelayOutcome("failed")
+        return "failed", None
     if number is None:
         emit(stream, ctx, f"No open PR has head {short}; nothing posted.", "notice")
-        return RelayOutcome("skipped")
-
+        return "skipped", None
     plan = PostComment(target.repository, number, expected_head_sha=target.head_sha)
-    if results_file.is_file():
-        if results_file.stat().st_size > MAX_ARTIFACT_RESULTS_BYTES:
-            limit = MAX_ARTIFACT_RESULTS_BYTES // (1024 * 1024)
-            raise InputError(Problem(str(results_file), None, None, f"over {limit} MiB; refused"))
-        results = read_results(results_file)
-        done = post_comment(
-            results, ctx, plan, redactor=redactor, client_factory=lambda _ctx: client
-        )
-        emit(stream, ctx, done.message, done.level)
-        posted = done.status in ("created", "updated", "unchanged")
-    else:
-        text = _read_capped_text(body_file)
-        posted = _post_body(
-            ctx, client, plan, _gate_name(text), untrusted_body(text, target), stream
-        )
-    origin = f"run #{target.run_number}" if target.run_number else "the run"
-    source = RESULTS_FILE if results_file.is_file() else COMMENT_FILE
-    note = (
-        f"**Comment:** for PR #{number} (found by its head {short}), from the output of "
-        f"{origin}, rendered from its {source}."
-    )
-    return RelayOutcome("posted" if posted else "failed", (note,))
-
-
-def find_pr_by_head_sha(client: GitHubClient, repository: str, head_sha: str) -> int | None:
-    """The open PR whose head is ``head_sha``: the commit's pulls first, then the open
-    PRs themselves (the first list can be empty for a fork's commit)."""
-    repo = client.call("GET repository", lambda: client.gh.get_repo(repository))
-
-    def by_commit() -> int | None:
-        for pr in _take(repo.get_commit(head_sha).get_pulls(), 50):
-            if pr.state == "open" and pr.head.sha == head_sha:
-                return int(pr.number)
-        return None
-
-    def by_listing() -> int | None:
-        for pr in _take(repo.get_pulls(state="open", sort="updated", direction="desc"), 300):
-            if pr.head.sha == head_sha:
-                return int(pr.number)
-        return None
-
-    found: int | None = client.call(f"GET pulls of commit {head_sha[:7]}", by_commit)
-    if found is None:
-        found = client.call("GET open pull requests", by_listing)
-    return found
-
-
-# ─── comment.md, the fallback ─────────────────────────────────────────────────
-
-_MARKER = re.compile(r"<!--\s*toolgate:comment\b.*?-->\n?", re.DOTALL)
-_NAME_IN_MARKER = re.compile(r"\A\s*<!--\s*toolgate:comment name=([A-Za-z0-9._%-]{1,200})\s*-->")
-_MENTION = re.compile(r"(?<![\w`/@])@(?=[A-Za-z0-9])")
-
-
-def untrusted_body(text: str, target: RelayTarget) -> str:
-    """An artifact's ``comment.md`` made safe to post: no sticky marker of its own (ours
-    is added), no @-mentions that ping (a zero-width space follows the ``@``), within
-    GitHub's size limit, and a footer saying where it came from."""
-    body = _MENTION.sub("@\u200b", _MARKER.sub("", text))
-    origin = (
-        f"run [#{target.run_number}]({target.run_url})"
-        if target.run_number and target.run_url
-        else "an earlier run"
-    )
-    footer = (
-        f"\n\n<sub>Posted by the `workflow_run` job from the output of {origin}; the verdict "
-        "of record is that run's check.</sub>\n"
-    )
-    room = GITHUB_COMMENT_LIMIT - 512 - len(footer)
-    if len(body) > room:
-        body = body[:room] + "\n\n… (shortened to fit GitHub's comment limit)"
-    return body.rstrip("\n") + footer
-
-
-def _gate_name(text: str) -> str:
-    m = _NAME_IN_MARKER.match(text)
-    name = unquote(m.group(1)) if m else "toolgate"
-    return name if re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", name) else "toolgate"
-
-
-def _post_body(
-    ctx: GitHubContext,
-    client: GitHubClient,
-    plan: PostComment,
-    gate_name: str,
-    body: str,
-    stream: TextIO,
-) -> bool:
-    mark = marker(gate_name)
     try:
         result = upsert_comment(
             client,
             plan.repository,
             plan.pr_number,
-            f"{mark}\n{body}",
+            body,
             marker=mark,
             login_fallback=ctx.comment_login,
             expected_head_sha=plan.expected_head_sha,
         )
     except GitHubApiError as exc:
         emit(stream, ctx, f"Posting the PR comment failed: {exc}. Nothing else changes.", "warning")
-        return False
-    emit(stream, ctx, f"PR comment {result.action} on #{plan.pr_number} ({result.url})", None)
-    return True
+        return "failed", number
+    emit(stream, ctx, f"PR comment {result.action} on #{number} ({result.url})", None)
+    return "posted", number
 
 
-def _read_capped_text(path: Path) -> str:
-    with path.open("rb") as fh:
-        raw = fh.read(MAX_COMMENT_BYTES + 1)
-    if len(raw) > MAX_COMMENT_BYTES:
-        raise InputError(
-            Problem(str(path), None, None, f"over {MAX_COMMENT_BYTES // 1024} KiB; refused")
-        )
+def find_pr_by_head_sha(client: GitHubClient, repository: str, head_sha: str) -> int | None:
+    """The open PR whose head is ``head_sha``: the commit's pull requests first, then the
+    open PRs themselves (the first list can be empty for a fork's commit).
+
+    Only the two pull-request lists are requested — not the repository, not the commit
+    (which needs ``contents: read``, a permission the comment job does not have) — and a
+    403 or 404 on the commit's list falls back to the open PRs."""
+    requester = client.gh.requester
+    base = f"/repos/{repository}"
+
+    def pulls(path: str, params: dict[str, Any] | None) -> PaginatedList[PullRequest]:
+        return PaginatedList(PullRequest, requester, base + path, params)
+
+    def by_commit() -> int | None:
+        for pr in _take(pulls(f"/commits/{head_sha}/pulls", None), MAX_PULLS_BY_COMMIT):
+            if pr.state == "open" and pr.head.sha == head_sha:
+                return int(pr.number)
+        return None
+
+    def by_listing() -> int | None:
+        params = {"state": "open", "sort": "updated", "direction": "desc"}
+        for pr in _take(pulls("/pulls", params), MAX_OPEN_PULLS):
+            if pr.head.sha == head_sha:
+                return int(pr.number)
+        return None
+
     try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(Problem(str(path), None, None, f"not UTF-8 ({exc.reason})")) from None
+        found: int | None = client.call(f"GET pulls of commit {head_sha[:7]}", by_commit)
+    except GitHubApiError as exc:
+        if exc.status not in (403, 404) or exc.rate_limited:
+            raise
+        found = None  # not allowed to see the commit (or it is a fork's): list the PRs
+    if found is None:
+        found = client.call("GET open pull requests", by_listing)
+    return found
 
 
 def _take(items: Any, limit: int) -> Iterator[Any]:

@@ -236,9 +236,12 @@ class Worker:
 
 
 # The gate's own credentials: the agent under test (code from the pull request) never sees
-# them. Its own keys (e.g. OPENAI_API_KEY) pass through; `agent.env` can add more.
+# them — every variable ToolGate reads a GitHub token from (gate.github.context: the
+# github-token input, TOOLGATE_GITHUB_TOKEN, GITHUB_TOKEN), GH_TOKEN, and the runner's own.
+# Its own keys (e.g. OPENAI_API_KEY) pass through; `agent.env` can add more.
 _GATE_CREDENTIALS = frozenset(
     {
+        "TOOLGATE_GITHUB_TOKEN",
         "GITHUB_TOKEN",
         "GH_TOKEN",
         "INPUT_GITHUB-TOKEN",

@@ -20,8 +20,9 @@ like our own "✅ passed". The rules, applied in this order:
    * :func:`text` — prose: ``& < >`` become entities (no HTML, no marker forging), Markdown
      punctuation is backslash-escaped (no links, images, emphasis, headings, tables, math),
      and a zero-width space is inserted after ``@`` (no mentions, no e-mail autolinks), after
-     ``#`` before a digit (no issue cross-references), inside ``://`` and ``www.`` (no
-     autolinks) and after ``:`` before a word character (no emoji shortcodes);
+     ``#`` before a digit and after ``GH-`` before a digit (no issue cross-references:
+     GitHub links ``#12``, ``owner/repo#12`` and ``GH-12`` alike), inside ``://`` and
+     ``www.`` (no autolinks) and after ``:`` before a word character (no emoji shortcodes);
    * :func:`console_text` — terminals: step 2 is all it takes (no ANSI sequences survive);
    * :func:`xml_text` — characters XML 1.0 forbids are made visible (ElementTree does the
      entity escaping).
@@ -50,6 +51,7 @@ _KEEP_FORMAT = {"\u200d"}  # ZWJ joins emoji sequences; harmless on its own
 _MD_PUNCT = re.compile(r"([\\`*_{}\[\]()#|~$!^])")
 _MENTION = re.compile(r"@(?=[\w-])")
 _ISSUE_REF = re.compile(r"#(?=\d)")
+_GH_REF = re.compile(r"(?i)\bGH-(?=\d)")
 _SCHEME = re.compile(r":(?=//)")
 _WWW = re.compile(r"(?i)\bwww(?=\.)")
 _SHORTCODE = re.compile(r":(?=[\w+-])")
@@ -101,6 +103,7 @@ def text(value: str, *, limit: int = DEFAULT_LIMIT, redactor: Redactor | None = 
     s = _MD_PUNCT.sub(r"\\\1", s)
     s = _MENTION.sub("@" + ZWSP, s)
     s = _ISSUE_REF.sub("#" + ZWSP, s)
+    s = _GH_REF.sub(lambda m: m.group(0) + ZWSP, s)
     s = _SCHEME.sub(":" + ZWSP, s)
     s = _WWW.sub("www" + ZWSP, s)
     s = _SHORTCODE.sub(":" + ZWSP, s)

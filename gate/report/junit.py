@@ -164,7 +164,7 @@ def _sample_detail(s: SampleResult, esc: Escaper) -> list[str]:
             lines.append(f"  {label}: {esc.console(text, 1000)}")
     for label, value, prose in evidence.items(ev, s.error):
         body = " — ".join(esc.console(x, 1000) for x in (value, prose) if x)
-        lines.append(f"  {label or 'summary'}: {body}")
+        lines.append(f"  {esc.console(label, 60) if label else 'summary'}: {body}")
     for check in s.failed_checks:
         reason = s.reasons.get(check)
         if reason:

@@ -12,7 +12,8 @@ by the same section builders, in the order issue 6 sets for the comment:
 7. per-tool recall with a bar chart;
 8. judge scores, "reported, not gating";
 9. a collapsible table of every case;
-10. run information: dataset version and hash, agent, samples, usage base → head, timing.
+10. run information: dataset version and hash, agent, samples, usage base → head, and (in
+    the full report only: it differs on every run) timing.
 
 The full report adds every metric, the gates with their reasons, slices, the confusion
 pairs, malformed-call classes, per-sample evidence of every failing case and the notices.
@@ -55,10 +56,16 @@ def status(results: Results) -> tuple[str, str]:
     return ("✅", "passed") if results.verdict.passed else ("❌", "failed")
 
 
-def build(results: Results, style: Style, esc: Escaper) -> list[Block]:
-    """Every block of the report, in order (the caller fits them into a size)."""
+def build(
+    results: Results, style: Style, esc: Escaper, *, heading: Sequence[str] | None = None
+) -> list[Block]:
+    """Every block of the report, in order (the caller fits them into a size).
+
+    ``heading`` replaces the verdict line (already Markdown, written by trusted code): the
+    ``workflow_run`` comment takes its verdict from the triggering run's conclusion, not
+    from the results file (:func:`gate.report.comment.render_relayed_comment`)."""
     full = style is Style.FULL
-    blocks: list[Block] = [_verdict(results, style, esc)]
+    blocks: list[Block] = [_verdict(results, style, esc, heading)]
     blocks += _hard_failures(results, esc, full)
     blocks += _metrics(results, esc, full)
     if full:
@@ -84,15 +91,16 @@ def build(results: Results, style: Style, esc: Escaper) -> list[Block]:
 # ─── 1. verdict ───────────────────────────────────────────────────────────────
 
 
-def _verdict(results: Results, style: Style, esc: Escaper) -> Block:
-    emoji, word = status(results)
-    name = esc.code(results.gate_name, 64, table=False)
-    if results.verdict is None:
-        why = "scored only; no thresholds were evaluated"
+def _verdict(
+    results: Results, style: Style, esc: Escaper, heading: Sequence[str] | None = None
+) -> Block:
+    if heading is not None:
+        lines = [*heading, ""]
     else:
-        why = esc.text(_strip_word(results.verdict.summary), 400) or word
-    level = "##" if style is Style.COMMENT else "#"
-    lines = [f"{level} {emoji} ToolGate {name} {word} — {why}", ""]
+        emoji, word = status(results)
+        name = esc.code(results.gate_name, 64, table=False)
+        level = "##" if style is Style.COMMENT else "#"
+        lines = [f"{level} {emoji} ToolGate {name} {word} — {verdict_why(results, esc)}", ""]
     cmp = results.comparison
     if cmp is None:
         lines += ["_No baseline: showing this run only._", ""]
@@ -104,6 +112,13 @@ def _verdict(results: Results, style: Style, esc: Escaper) -> Block:
         else:
             lines += [f"_Compared with {src}._", ""]
     return Block(head=lines)
+
+
+def verdict_why(results: Results, esc: Escaper) -> str:
+    """The verdict's reason as inert prose (the results' own summary, escaped)."""
+    if results.verdict is None:
+        return "scored only; no thresholds were evaluated"
+    return esc.text(_strip_word(results.verdict.summary), 400) or status(results)[1]
 
 
 _VERDICT_WORD = re.compile(r"^\s*(?:pass(?:ed)?|fail(?:ed)?)\s*(?:—|-|:)\s*", re.IGNORECASE)
@@ -426,7 +441,8 @@ def _why(
     """Short rendered reasons from a sample's evidence (``gate.report.evidence``)."""
     out: list[str] = []
     for label, value, prose in evidence.items(ev, sample.error if sample else None):
-        parts = [label] if label else []
+        # A label is ours, except a violation's unknown rule name: escaped like data.
+        parts = [esc.text(label, 60)] if label else []
         if value is not None:
             parts.append(esc.code(value, lim))
         if prose:
@@ -807,7 +823,8 @@ def _run_info(results: Results, esc: Escaper, full: bool) -> list[Block]:
             )
         else:
             lines.append(f"- {label}: {fmt.count(head)}")
-    for key in sorted(results.timing):
+    # Timing differs on every run: in the comment it would make every re-run edit it.
+    for key in sorted(results.timing) if full else ():
         lines.append(
             f"- {esc.code(key, 60, table=False)}: {_timing_value(key, results.timing[key], esc)}"
         )

@@ -397,3 +397,20 @@ def full_results(ws: Path, config: str = "toolgate.yml") -> bytes:
         == 0
     )
     return (out / "results.json").read_bytes()
+
+
+def merge_group_event(base_sha: str = BASE_SHA, head_sha: str = HEAD_SHA) -> dict[str, Any]:
+    """A ``merge_group`` (``checks_requested``) payload: the queue built the group's commit
+    ``head_sha`` on ``base_sha`` of main."""
+    return {
+        "action": "checks_requested",
+        "merge_group": {
+            "head_sha": head_sha,
+            "head_ref": f"refs/heads/gh-readonly-queue/main/pr-7-{base_sha}",
+            "base_sha": base_sha,
+            "base_ref": "refs/heads/main",
+            "head_commit": {"id": head_sha, "tree_id": "t" * 40, "message": "Tweak (#7)"},
+        },
+        "repository": {"id": 1, "full_name": REPOSITORY},
+        "sender": {"login": "octocat", "type": "User"},
+    }

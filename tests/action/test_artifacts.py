@@ -7,6 +7,7 @@ import io
 import random
 import threading
 import zipfile
+import zlib
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,6 +27,7 @@ from gate.github.artifacts import (
     find_baseline,
     unsafe_member,
 )
+from gate.github.client import GitHubClient, RetryPolicy
 from gate.results import DatasetInfo, Results, ShardInfo
 from tests.servers import github_actions_routes as routes
 from tests.servers.github_server import Fault, GitHubServer
@@ -497,3 +499,74 @@ def test_extract_results__header_lies_about_size__stopped_while_copying(tmp_path
     with pytest.raises(GitHubError):
         extract_results(io.BytesIO(bytes(data)), tmp_path / "r", max_bytes=100)
     assert not (tmp_path / "r").exists()
+
+
+# ─── zip bombs by ratio, retries, the fallback after a 404 ────────────────────
+
+
+def test_auto__member_inflating_1000_times_under_the_cap__refused_as_a_zip_bomb(gh, tmp_path):
+    st = routes.state(gh)
+    wf = st.add_workflow("toolgate.yml", "ToolGate")
+    bomb = b"{" + b" " * (8 * 1024 * 1024) + b"}"  # ~1000:1, far beyond any results file
+    st.add_artifact(st.add_run(wf, head_sha=BASE_SHA), "toolgate-results", {"results.json": bomb})
+
+    choice = auto(gh, tmp_path, max_results_bytes=64 * 1024 * 1024)
+
+    assert choice.results is None
+    assert "beyond the 200:1 a results file reaches; refused as a zip bomb" in choice.warnings[0]
+
+
+def test_extract_results__real_results_ratio__accepted(tmp_path):
+    # A real results file (1.4 MB, 35:1 for the shipped example) is far from the limit.
+    big = b"[" + b",".join([results_bytes()] * 1500) + b"]"
+    ratio = len(big) / len(zlib.compress(big))
+    assert 10 < ratio < 200, ratio
+    extract_results(io.BytesIO(routes.make_zip({"results.json": big})), tmp_path / "r.json")
+    assert (tmp_path / "r.json").read_bytes() == big
+
+
+def _client(gh: GitHubServer) -> GitHubClient:
+    policy = RetryPolicy(budget_s=20.0, request_timeout_s=5, backoff_s=0.05, backoff_max_s=0.1)
+    return GitHubClient(token=TOKEN, api_url=gh.api_url, policy=policy, write_interval_s=0)
+
+
+def test_auto__storage_503_then_ok__download_retried_within_the_budget(gh, tmp_path):
+    st = routes.state(gh)
+    wf = st.add_workflow("toolgate.yml", "ToolGate")
+    st.add_artifact(
+        st.add_run(wf, head_sha=BASE_SHA), "toolgate-results", {"results.json": results_bytes()}
+    )
+    gh.inject("blob", Fault(status=503), calls=[1])
+    client = _client(gh)
+
+    choice = auto(gh, tmp_path, call=client.call)
+
+    assert choice.results is not None, choice.warnings
+    assert gh.calls["blob"] == 2 and gh.calls["download_artifact"] == 2
+
+
+def test_auto__storage_always_503__gives_up_with_a_warning(gh, tmp_path):
+    st = routes.state(gh)
+    wf = st.add_workflow("toolgate.yml", "ToolGate")
+    st.add_artifact(
+        st.add_run(wf, head_sha=BASE_SHA), "toolgate-results", {"results.json": results_bytes()}
+    )
+    gh.inject("blob", Fault(status=503))
+
+    choice = auto(gh, tmp_path, call=_client(gh).call)
+
+    assert choice.results is None and "answered HTTP 503" in choice.warnings[0]
+    assert gh.calls["blob"] == RetryPolicy().max_attempts
+
+
+def test_auto__own_workflow_404__falls_back_to_other_workflows_artifacts(gh, tmp_path):
+    st = routes.state(gh)
+    other = st.add_workflow("baseline-refresh.yml", "ToolGate baseline")
+    st.add_artifact(
+        st.add_run(other, head_sha=BASE_SHA), "toolgate-results", {"results.json": results_bytes()}
+    )
+
+    choice = auto(gh, tmp_path, workflow_file="renamed.yml")
+
+    assert choice.results is not None, choice.warnings + choice.notices
+    assert "of workflow ToolGate baseline" in choice.source

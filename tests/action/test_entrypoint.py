@@ -188,7 +188,7 @@ def test_comment_mode__commit_pulls_empty__falls_back_to_open_pulls(
     assert gh.calls.get("list_pulls") == 1
 
 
-def test_comment_mode__body_only__sanitised_and_posted_once(workspace, tmp_path, gh):
+def test_comment_mode__body_only__fixed_notice_posted_once(workspace, tmp_path, gh):
     forged = (
         "<!-- toolgate:comment name=support-agent -->\n"
         "## ✅ ToolGate passed\n\ncc @octo/security-team and @maintainer\n"
@@ -198,7 +198,7 @@ def test_comment_mode__body_only__sanitised_and_posted_once(workspace, tmp_path,
     inputs = {"mode": "comment", "out": "toolgate-comment"}
     event = workflow_run_event(run_number=41)
 
-    for _ in range(2):  # a re-run edits the same comment
+    for _ in range(2):  # a re-run leaves the same comment alone
         run = run_action(
             workspace,
             tmp_path / "runner",
@@ -209,14 +209,11 @@ def test_comment_mode__body_only__sanitised_and_posted_once(workspace, tmp_path,
         )
         assert run.code == 0, run.stdout + run.stderr
 
-    comments = gh.comments_on(7)
-    assert len(comments) == 1
-    body = comments[0].body
-    assert body.startswith("<!-- toolgate:comment name=support-agent -->\n")
-    assert body.count("toolgate:comment") == 1, "the artifact's own markers are dropped"
-    assert "@\u200bocto/security-team" in body and "@\u200bmaintainer" in body
-    assert "@octo" not in body and "@maintainer" not in body
-    assert "run [#41](https://github.test/octo/agent/actions/runs/7741)" in body
+    (comment,) = gh.comments_on(7)
+    body = comment.body
+    assert body.startswith("<!-- toolgate:comment name=toolgate -->\n## ❌ ToolGate failed")
+    assert "@" not in body and "passed" not in body, "nothing of comment.md is posted"
+    assert "[workflow run 41](https://github.test/octo/agent/actions/runs/7741)" in body
 
 
 def test_comment_mode__no_open_pr_with_that_head__posts_nothing(workspace, tmp_path, gh):
@@ -234,8 +231,10 @@ def test_comment_mode__no_open_pr_with_that_head__posts_nothing(workspace, tmp_p
     assert any("No open PR has head 9999999" in n for n in run.annotations("notice"))
 
 
-def test_comment_mode__oversized_body__refused(workspace, tmp_path, gh):
-    _artifact_folder(workspace, body="x" * (300 * 1024))
+def test_comment_mode__oversized_results__notice_then_input_error(workspace, tmp_path, gh):
+    folder = _artifact_folder(workspace)
+    with (folder / "results.json").open("wb") as fh:
+        fh.truncate(256 * 1024 * 1024 + 1)  # sparse: over the cap without the disk space
     run = run_action(
         workspace,
         tmp_path / "runner",
@@ -246,11 +245,12 @@ def test_comment_mode__oversized_body__refused(workspace, tmp_path, gh):
     )
     assert run.code == 2
     assert run.outputs["verdict"] == "error"
-    assert gh.comments == {}
-    assert "over 256 KiB; refused" in run.stderr
+    (comment,) = gh.comments_on(7)
+    assert "holds a results.json over the size limit" in comment.body
+    assert "over the 256 MiB limit" in run.stderr
 
 
-def test_comment_mode__nothing_downloaded__input_error(workspace, tmp_path, gh):
+def test_comment_mode__nothing_downloaded__notice_posted(workspace, tmp_path, gh):
     run = run_action(
         workspace,
         tmp_path / "runner",
@@ -259,8 +259,10 @@ def test_comment_mode__nothing_downloaded__input_error(workspace, tmp_path, gh):
         event=workflow_run_event(),
         api_url=gh.api_url,
     )
-    assert run.code == 2
-    assert any("neither results.json nor comment.md" in e for e in run.annotations("error"))
+    assert run.code == 0
+    (comment,) = gh.comments_on(7)
+    assert "could not be downloaded" in comment.body
+    assert any("could not be downloaded" in w for w in run.annotations("warning"))
 
 
 # ─── mode: merge (the final job of the sharded pattern) ───────────────────────

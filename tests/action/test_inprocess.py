@@ -462,8 +462,9 @@ def test_comment__results_artifact__posted_on_pr_found_by_head_sha(
     (comment,) = gh.comments_on(7)
     assert comment.body.startswith("<!-- toolgate:comment name=mini -->")
     assert "delete_account" in comment.body
-    assert "**Comment:** for PR #7 (found by its head ccccccc), from the output of run #41" in (
-        step.summary
+    assert (
+        "**Comment:** for PR #7 (found by its head ccccccc), from the output of run 41 "
+        "(concluded `failure`), rendered from its results.json." in step.summary
     )
     # The lookup and the post carry the one token of the context.
     assert {token for _, token in gh.tokens_seen} == {TOKEN}
@@ -483,3 +484,67 @@ def test_comment__not_a_workflow_run__notice_nothing_posted(
     assert gh.log == [] and gh.comments == {}
     assert any("runs on workflow_run events" in n for n in step.annotations("notice"))
     assert step.outputs["verdict"] == "not-gated"
+
+
+@pytest.mark.usefixtures("isolated")
+@pytest.mark.parametrize("mode", ["check", "run"])
+def test_out__outside_the_workspace__input_error_naming_out_nothing_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gh: GitHubServer, mode: str
+) -> None:
+    """``out: ${{ runner.temp }}/x`` reaches the container as /github/runner_temp/x: a
+    results-path there would not exist for the next step."""
+    ws = mini_repo(tmp_path / "ws")
+    elsewhere = tmp_path / "runner_temp" / "toolgate"
+    step = act(ws, tmp_path, monkeypatch, inputs={"mode": mode, "out": str(elsewhere)}, gh=gh)
+
+    assert step.code == 2, step.out + step.err
+    assert step.outputs["verdict"] == "error"
+    (error,) = step.annotations("error")
+    assert "out: " in error and "is outside the workspace" in error
+    assert not elsewhere.exists()
+
+
+@pytest.mark.usefixtures("isolated")
+def test_out__config_reporting_out_outside_the_workspace__input_error_naming_the_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gh: GitHubServer
+) -> None:
+    ws = mini_repo(tmp_path / "ws")
+    cfg = ws / "toolgate.yml"
+    cfg.write_text(cfg.read_text("utf-8") + "reporting:\n  out: ../../elsewhere\n", "utf-8")
+    step = act(ws, tmp_path, monkeypatch, inputs={"baseline": "none"}, gh=gh)
+
+    assert step.code == 2, step.out + step.err
+    assert any(
+        "reporting.out" in e and "outside the workspace" in e for e in step.annotations("error")
+    )
+
+
+# ─── merge queues ─────────────────────────────────────────────────────────────
+
+
+@pytest.mark.usefixtures("isolated")
+def test_merge_group__baseline_auto__queue_base_commit_compared_and_gated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gh: GitHubServer
+) -> None:
+    """In a merge queue the group's commit is gated against the base branch's results at
+    the commit the queue built it on: a regression fails the queue's check."""
+    from tests.action.harness import merge_group_event
+
+    ws = mini_repo(tmp_path / "ws")
+    run_number = base_artifact(gh, ws)
+    step = act(
+        ws,
+        tmp_path,
+        monkeypatch,
+        inputs={"config": "toolgate.bad.yml"},
+        gh=gh,
+        event_name="merge_group",
+        event=merge_group_event(),
+    )
+
+    assert step.code == 1, step.out + step.err
+    assert step.outputs["regressions"] == "1", "compared with the queue's base commit"
+    assert f"artifact toolgate-results of run #{run_number} on main at bbbbbbb" in step.summary
+    assert gh.comments == {}, "a merge group has no PR to comment on"
+    assert any("merge_group event is not a pull request" in n for n in step.annotations("notice"))
+    assert not step.annotations("warning"), step.annotations("warning")

@@ -287,3 +287,16 @@ def test_github_budget__not_finite_or_not_positive__a_located_input_error(tmp_pa
     assert f"not {raw!r}" in c.problems[0].message
     with pytest.raises(InputError, match="Fix the `env:` of the ToolGate step"):
         c.require_valid()
+
+
+def test_artifact_cap__mib_from_environment__default_256():
+    assert GitHubContext.from_environ({}).artifact_max_bytes == 256 * 1024 * 1024
+    env = {"TOOLGATE_ARTIFACT_MAX_MB": "32"}
+    assert GitHubContext.from_environ(env).artifact_max_bytes == 32 * 1024 * 1024
+
+
+@pytest.mark.parametrize("raw", ["0", "-1", "4097", "1.5", "inf", "lots"])
+def test_artifact_cap__not_a_whole_number_in_range__a_located_input_error(raw):
+    c = GitHubContext.from_environ({"TOOLGATE_ARTIFACT_MAX_MB": raw})
+    assert [(p.file, p.field) for p in c.problems] == [("environment", "TOOLGATE_ARTIFACT_MAX_MB")]
+    assert f"not {raw!r}" in c.problems[0].message

@@ -51,6 +51,7 @@ def test_examples__all_present():
         "fork-safe.yml",
         "fork-safe-comment.yml",
         "baseline-refresh.yml",
+        "paths-filtered.yml",
     }
 
 
@@ -74,16 +75,28 @@ def test_workflow__declares_least_privilege_permissions(path):
     wf = load(path)
     perms = wf.get("permissions")
     assert isinstance(perms, dict), f"{path.name}: set permissions explicitly"
-    assert "write-all" not in str(perms)
-    allowed = {"contents", "pull-requests", "actions", "packages"}
-    assert set(perms) <= allowed
-    if perms.get("contents") == "write":
-        pytest.fail(f"{path.name}: no workflow here needs contents: write")
+    levels = [perms, *(j["permissions"] for j in wf["jobs"].values() if "permissions" in j)]
+    for p in levels:
+        assert "write-all" not in str(p)
+        assert set(p) <= {"contents", "pull-requests", "actions", "packages"}
+        if p.get("contents") == "write" and path.name != "release.yml":
+            pytest.fail(f"{path.name}: no workflow here but the release needs contents: write")
+    for job_name, job in wf["jobs"].items():
+        granted = job.get("permissions", perms)
+        steps = job.get("steps", [])
+        comments = any(
+            ACTION_REFS.match(str(s.get("uses", "")))
+            and s.get("with", {}).get("mode", "check") in ("check", "merge", "comment")
+            and s.get("with", {}).get("comment", "true") != "false"
+            for s in steps
+        )
+        if granted.get("pull-requests") == "write":
+            assert comments, f"{path.name}: job {job_name} may comment but never does"
 
 
 def test_basic__gates_prs_and_uploads_the_baseline_on_push():
     wf = load(EXAMPLES / "basic.yml")
-    assert set(wf["on"]) == {"pull_request", "push"}
+    assert set(wf["on"]) == {"pull_request", "merge_group", "push"}
     assert wf["permissions"] == {"contents": "read", "pull-requests": "write", "actions": "read"}
     steps = wf["jobs"]["toolgate"]["steps"]
     upload = next(s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact"))
@@ -94,6 +107,13 @@ def test_basic__gates_prs_and_uploads_the_baseline_on_push():
 def test_sharded__four_shards_then_one_merge_that_comments():
     wf = load(EXAMPLES / "sharded.yml")
     shard, gate = wf["jobs"]["shard"], wf["jobs"]["gate"]
+    assert wf["permissions"] == {"contents": "read"}
+    assert shard["permissions"] == {"contents": "read"}, "a shard never comments"
+    assert gate["permissions"] == {
+        "contents": "read",
+        "pull-requests": "write",
+        "actions": "read",
+    }
     assert shard["strategy"]["matrix"]["shard"] == [1, 2, 3, 4]
     assert shard["strategy"]["fail-fast"] is False
     ((_, run_step),) = [s for s in toolgate_steps({"jobs": {"shard": shard}})]
@@ -110,8 +130,8 @@ def test_sharded__four_shards_then_one_merge_that_comments():
 def test_fork_safe__gate_cannot_comment_and_companion_never_checks_out():
     gate_wf = load(EXAMPLES / "fork-safe.yml")
     comment_wf = load(EXAMPLES / "fork-safe-comment.yml")
-    assert gate_wf["permissions"] == {"contents": "read"}
-    assert list(gate_wf["on"]) == ["pull_request"]
+    assert gate_wf["permissions"] == {"contents": "read", "actions": "read"}
+    assert set(gate_wf["on"]) == {"pull_request", "merge_group"}
     ((_, gate_step),) = toolgate_steps(gate_wf)
     assert gate_step["with"]["comment"] == "false"
 
@@ -160,3 +180,58 @@ def test_ci__tests_on_python_311_to_313_and_runs_the_linters():
     runs = " ".join(str(s.get("run", "")) for j in wf["jobs"].values() for s in j["steps"])
     for tool in ("ruff check", "mypy", "pytest", ".ci/lint"):
         assert tool in runs
+
+
+def required_checks_table() -> list[tuple[str, tuple[str, ...], str]]:
+    """docs/action.md, "Blocking merges": (workflow file, triggers, check to require)."""
+    doc = (ROOT / "docs" / "action.md").read_text("utf-8")
+    section = doc[doc.index("## Blocking merges") :]
+    rows = re.findall(
+        r"^\| `examples/workflows/([\w.-]+)` \| ([^|]+) \| `([^`]+)` \|$", section, re.M
+    )
+    return [
+        (f, tuple(sorted(t.strip(" `") for t in triggers.split(","))), check)
+        for f, triggers, check in rows
+    ]
+
+
+def check_names(wf: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The check each job reports: its ``name:``, else its id."""
+    return {str(job.get("name", job_id)): job for job_id, job in wf["jobs"].items()}
+
+
+def test_blocking_merges__docs_table__names_every_gating_example():
+    table = required_checks_table()
+    gating = {
+        p.name
+        for p in EXAMPLES.glob("*.yml")
+        if "pull_request" in load(p)["on"] and p.name != "baseline-refresh.yml"
+    }
+    assert {f for f, _, _ in table} == gating
+
+
+@pytest.mark.parametrize(
+    ("name", "triggers", "check"), required_checks_table(), ids=lambda v: str(v)
+)
+def test_blocking_merges__example__has_the_triggers_and_the_check_the_docs_require(
+    name, triggers, check
+):
+    wf = load(EXAMPLES / name)
+    assert set(triggers) <= set(wf["on"]), f"{name}: lacks {set(triggers) - set(wf['on'])}"
+    jobs = check_names(wf)
+    assert check in jobs, f"{name}: no job reports a check named {check!r}: {sorted(jobs)}"
+    job = jobs[check]
+    if "needs" in job:
+        # A job skipped because a job it needs failed would report success.
+        assert "!cancelled()" in str(job.get("if", "")), f"{name}: {check} may be skipped"
+    steps = [s for s in job["steps"] if ACTION_REFS.match(str(s.get("uses", "")))]
+    assert steps, f"{name}: the required job {check!r} does not run ToolGate"
+    assert all(s.get("with", {}).get("mode", "check") in ("check", "merge") for s in steps)
+    assert "paths" not in (wf["on"].get("pull_request") or {}), "a paths: filter never reports"
+
+
+def test_paths_filtered__gate_skipped_only_on_a_definite_no():
+    wf = load(EXAMPLES / "paths-filtered.yml")
+    assert not any(isinstance(v, dict) and "paths" in v for v in wf["on"].values())
+    cond = wf["jobs"]["toolgate"]["if"]
+    assert "needs.changes.outputs.relevant != 'false'" in cond and "!cancelled()" in cond

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+
+import pytest
 
 from gate.commands.diff import cell
 from gate.results import write_results
 from tests.policy.helpers import case, dataset, results_from_table
+from tests.report.test_injection import parse
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -73,3 +77,20 @@ def test_diff_md__untrusted_case_ids_are_escaped(tmp_path):
 
 def test_cell__truncates_long_values():
     assert len(cell("a" * 500)) == 120
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "fixes #12, octo/agent#12, GH-12 and gh-7",
+        "https://evil.example/phish and www.evil.example",
+        "[click](https://evil.example/phish) ![i](https://evil.example/p.png)",
+        "<img src=x onerror=alert(1)> <b>bold</b> @octocat",
+    ],
+)
+def test_cell__references_links_and_mentions__render_inert_on_github(value: str) -> None:
+    p = parse(f"| h |\n|---|\n| {cell(value)} |")
+    assert set(p.tags) <= {"table", "thead", "tbody", "tr", "th", "td"}, set(p.tags)
+    prose = "".join(p.text_outside_code)
+    assert not re.search(r"#\d|(?i:\bGH-\d)|@[\w-]", prose), prose
+    assert "://" not in prose and "www." not in prose.lower(), prose

@@ -244,3 +244,39 @@ def test_client__404__not_retried(gh: GitHubServer, client_for: ClientFor) -> No
 
 def test_client__repr__hides_token(client_for: ClientFor) -> None:
     assert "tok-" not in repr(client_for())
+
+
+def test_upsert__github_app_token_without_login_setting__finds_its_comment_no_churn(
+    gh: GitHubServer, client_for: ClientFor
+) -> None:
+    gh.add_token("tok-my-app", "my-app[bot]", kind="app")
+    for n in (1, 2, 3):
+        upsert_comment(client_for("tok-my-app"), "octo/agent", PR, body(str(n)), marker=MARK)
+    assert [(c.login, c.body) for c in gh.comments_on(PR)] == [("my-app[bot]", body("3"))]
+    assert gh.calls["create_comment"] == 1, "one comment, created once"
+    assert gh.calls.get("delete_comment", 0) == 0, "never a create-then-delete"
+
+
+def test_upsert__app_token__another_apps_marked_comment__left_alone(
+    gh: GitHubServer, client_for: ClientFor
+) -> None:
+    gh.add_token("tok-my-app", "my-app[bot]", kind="app")
+    theirs = gh.add_comment(PR, body("other app"), "other-app[bot]")
+    result = upsert_comment(client_for("tok-my-app"), "octo/agent", PR, body("1"), marker=MARK)
+    assert result.action == "created"
+    assert [(c.login, c.body) for c in gh.comments_on(PR)] == [
+        ("other-app[bot]", body("other app")),
+        ("my-app[bot]", body("1")),
+    ]
+    assert gh.comments[theirs.id].body == body("other app")
+
+
+def test_client__every_request__sends_accept_and_api_version(
+    gh: GitHubServer, client_for: ClientFor
+) -> None:
+    upsert_comment(client_for(), "octo/agent", PR, body("1"), marker=MARK)
+    upsert_comment(client_for(APP_TOKEN), "octo/agent", PR, body("2"), marker=MARK)
+    assert gh.headers_seen
+    for route, headers in gh.headers_seen:
+        assert headers.get("Accept") == "application/vnd.github+json", route
+        assert headers.get("X-GitHub-Api-Version") == "2022-11-28", route

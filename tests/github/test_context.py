@@ -125,3 +125,26 @@ def test_context__disabled__skipped_naming_the_setting() -> None:
 def test_context__run_ids__whole_numbers_else_unknown() -> None:
     ctx = GitHubContext.from_environ({"GITHUB_RUN_ID": "991", "GITHUB_RUN_ATTEMPT": "x"})
     assert (ctx.run_id, ctx.run_attempt) == (991, None)
+
+
+def test_context__merge_group__queue_base_and_group_commit(tmp_path: Path) -> None:
+    import json
+
+    from gate.github.activity import AutoBaseline, plan_baseline
+    from gate.github.artifacts import PullRequestRef
+    from gate.github.context import MergeGroupEvent
+    from tests.action.harness import merge_group_event
+
+    ev = tmp_path / "event.json"
+    ev.write_text(json.dumps(merge_group_event("b" * 40, "c" * 40)))
+    env = {
+        "GITHUB_EVENT_NAME": "merge_group",
+        "GITHUB_EVENT_PATH": str(ev),
+        "GITHUB_REPOSITORY": "octo/agent",
+        "GITHUB_TOKEN": "t",
+    }
+    ctx = GitHubContext.from_environ(env)
+    assert ctx.merge_group == MergeGroupEvent("main", "b" * 40, "c" * 40)
+    assert ctx.warnings == ()
+    plan = plan_baseline(ctx, ctx.inputs)
+    assert plan == AutoBaseline(PullRequestRef(None, "main", "b" * 40, "c" * 40), True)

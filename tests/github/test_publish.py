@@ -181,3 +181,47 @@ def test_post_comment__garbage_from_a_proxy__warning_not_a_crash(
     assert outcome.status == "failed" and outcome.level == "warning"
     assert "unexpected" in outcome.message
     assert "verdict and the exit code are unaffected" in outcome.message
+
+
+def test_post_comment__rerun_with_other_timing__comment_not_edited(
+    gh: GitHubServer, tmp_path: Path
+) -> None:
+    ctx = GitHubContext.from_environ(actions_env(gh, tmp_path))
+    slow = failing().model_copy(update={"timing": {"wall_s": 812.5, "latency_ms": {"p95": 9.0}}})
+    first = post_comment(
+        failing(), ctx, plan_comment(ctx), redactor=Redactor(), client_factory=fast
+    )
+    second = post_comment(slow, ctx, plan_comment(ctx), redactor=Redactor(), client_factory=fast)
+    assert (first.status, second.status) == ("created", "unchanged")
+    assert gh.calls.get("edit_comment", 0) == 0
+    assert "wall_s" not in gh.comments_on(PR)[0].body
+
+
+def test_post_comment__workflow_run_with_pr__heading_from_the_runs_conclusion(
+    gh: GitHubServer, tmp_path: Path
+) -> None:
+    """``toolgate comment --pr N`` on a workflow_run event posts another run's results:
+    the heading says what that run's check concluded, the results' claim only a claim."""
+    env = actions_env(gh, tmp_path)
+    ev = tmp_path / "wr.json"
+    ev.write_text(
+        json.dumps(
+            {
+                "workflow_run": {
+                    "head_sha": "h" * 40,
+                    "run_number": 41,
+                    "conclusion": "success",
+                    "html_url": "https://github.test/octo/agent/actions/runs/77",
+                }
+            }
+        )
+    )
+    env |= {"GITHUB_EVENT_NAME": "workflow_run", "GITHUB_EVENT_PATH": str(ev)}
+    ctx = GitHubContext.from_environ(env)
+    done = post_comment(
+        failing(), ctx, plan_comment(ctx, pr_override=PR), redactor=Redactor(), client_factory=fast
+    )
+    assert done.status == "created", done.message
+    body = gh.comments_on(PR)[0].body
+    assert body.splitlines()[1].startswith("## ✅ ToolGate `support-agent` passed — the check of")
+    assert "says **failed**, but its check concluded `success`" in body

@@ -56,3 +56,39 @@ def test_command_worker__gate_token_in_environment__not_visible_to_agent(
     run_all(config, _Dataset(), tmp_path, samples=1, shard=None, resume=False, progress=False)
     ((_, run),) = read_runs(tmp_path / "runs.jsonl")
     assert run.final == "MY_AGENT_KEY"
+
+
+def test_agent_environ__every_token_variable_the_gate_reads__dropped() -> None:
+    from gate.github.context import GitHubContext, TokenSource
+
+    names = [s.value for s in TokenSource if s is not TokenSource.INPUT]
+    names += ["INPUT_GITHUB-TOKEN", "INPUT_GITHUB_TOKEN"]
+    for name in names:  # each one on its own is what the gate would use
+        assert GitHubContext.from_environ({name: "ghs_x"}).token == "ghs_x", name
+    env = agent_environ({**{n: "ghs_x" for n in names}, "PATH": "/bin"})
+    assert env == {"PATH": "/bin"}
+
+
+def test_command_worker__toolgate_github_token__not_visible_to_agent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TOOLGATE_GITHUB_TOKEN", "ghs_preferred_secret")
+    (tmp_path / "agent.py").write_text(
+        "import json, os, sys\n"
+        "for line in sys.stdin:\n"
+        "    seen = os.environ.get('TOOLGATE_GITHUB_TOKEN', 'absent')\n"
+        "    print(json.dumps({'type': 'final', 'content': seen}), flush=True)\n"
+    )
+    config = Config.model_validate(
+        {
+            "dataset": {"path": "d.jsonl"},
+            "agent": {"kind": "command", "command": [sys.executable, "agent.py"], "workers": 1},
+        }
+    ).model_copy(update={"source": tmp_path / "toolgate.yml"})
+
+    class _Dataset:
+        cases = (Case(id="c1", user_input="hi", source=SourceRef("d.jsonl", 1)),)
+
+    run_all(config, _Dataset(), tmp_path, samples=1, shard=None, resume=False, progress=False)
+    ((_, run),) = read_runs(tmp_path / "runs.jsonl")
+    assert run.final == "absent"

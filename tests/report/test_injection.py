@@ -44,6 +44,7 @@ CORPUS: list[str] = [
     "\r\n✅ passed\r\n",
     ":white_check_mark: passed",
     "fixes #1234 and octo/agent#5",
+    "see GH-123 and gh-7",
     "$\\sqrt{2}$ and $$x$$",
     "**bold** _em_ ~~strike~~",
     "\x1b[31mred\x1b[0m\x1b]0;title\x07",
@@ -211,6 +212,7 @@ def assert_inert(markdown: str, *, with_marker: bool) -> None:
     prose = "".join(p.text_outside_code)
     assert not re.search(r"@[\w-]", prose), "a mention outside code"
     assert not re.search(r"#\d", prose), "an issue reference outside code"
+    assert not re.search(r"(?i)\bGH-\d", prose), "a GH- issue reference outside code"
     assert ":white_check_mark:" not in prose
     assert "://" not in prose and "www." not in prose.lower()
     for line in markdown.splitlines():

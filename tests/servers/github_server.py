@@ -168,6 +168,8 @@ class GitHubServer:
         self.extra: dict[str, Any] = {}
         self.calls: dict[str, int] = {}
         self.log: list[tuple[str, str, int, float]] = []
+        self.headers_seen: list[tuple[str, dict[str, str]]] = []
+        """``(route name, request headers)`` of every request that reached a route."""
         self.tokens_seen: list[tuple[str, str | None]] = []
         """``(route name, token)`` of every request that reached a route, in order: which
         token each call carried (the ``Authorization`` header), known to the server or not."""
@@ -374,6 +376,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         route, groups = found
         with gh.lock:
             gh.tokens_seen.append((route.name, token))
+            gh.headers_seen.append((route.name, dict(self.headers.items())))
             gh.calls[route.name] = call = gh.calls.get(route.name, 0) + 1
             faults = list(gh._faults_for(route.name, call))
         for f in faults:

@@ -1,0 +1,427 @@
+"""How the Actions runner starts a Docker container action, emulated — and the runner's
+own parsers of what the step leaves behind, ported.
+
+Read from the runner's source (repository ``actions/runner``):
+
+* ``src/Runner.Worker/Handlers/ContainerActionHandler.cs`` — the mounts
+  (``RUNNER_TEMP`` → ``/github/runner_temp``, ``_github_home`` → ``/github/home``,
+  ``_github_workflow`` → ``/github/workflow``, ``_runner_file_commands`` →
+  ``/github/file_commands``, the workspace → ``/github/workspace``), the working directory
+  ``/github/workspace``, ``HOME``, the ``ACTIONS_*`` variables, and every variable's value
+  passed through ``TranslateToContainerPath``;
+* ``src/Runner.Worker/Container/ContainerInfo.cs`` — ``TranslateToContainerPath`` /
+  ``TranslateToHostPath``: the most recently added mapping first, an exact match or a
+  prefix followed by ``/``;
+* ``src/Runner.Worker/Handlers/Handler.cs`` — ``AddInputsToEnvironment``:
+  ``INPUT_`` + the input's name with spaces as ``_``, upper-cased (hyphens kept);
+* ``src/Runner.Worker/GitHubContext.cs`` — the allow-list of ``github`` context keys
+  exported as ``GITHUB_<KEY>``;
+* ``src/Runner.Worker/FileCommandManager.cs`` — the file commands (``set_output_``,
+  ``step_summary_``, ``set_env_``, ``add_path_``, ``save_state_`` + a GUID in
+  ``_runner_file_commands``), ``EnvFileKeyValuePairs`` (``NAME=VALUE`` and the heredoc form
+  ``NAME<<DELIM``), and the step summary's 1 MiB limit (``AttachmentSizeLimit``);
+* ``src/Runner.Common/ActionCommand.cs`` — ``TryParseV2``, the ``::name k=v,…::data``
+  workflow-command parser and its unescaping;
+* ``src/Runner.Worker/ActionCommandManager.cs`` — ``IssueCommandExtension``: an
+  annotation's ``file`` is translated back to the host and made relative to the workspace.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+ROOT = Path(__file__).resolve().parents[2]
+ACTION = YAML(typ="safe").load((ROOT / "action.yml").read_text("utf-8"))
+CONTAINER_ROOT = "/github"
+
+#: GitHubContext.cs, ``_contextEnvAllowlist``: the context keys exported as GITHUB_<KEY>.
+GITHUB_ENV_ALLOWLIST = (
+    "action_path", "action_ref", "action_repository", "action", "actor", "actor_id",
+    "api_url", "artifacts", "artifacts_list", "base_ref", "env", "event_name",
+    "event_path", "graphql_url", "head_ref", "job", "output", "path", "ref_name",
+    "ref_protected", "ref_type", "ref", "repository", "repository_id", "repository_owner",
+    "repository_owner_id", "retention_days", "run_attempt", "run_id", "run_number",
+    "server_url", "sha", "state", "step_summary", "triggering_actor", "workflow",
+    "workflow_ref", "workflow_sha", "workspace",
+)  # fmt: skip
+
+#: FileCommandManager.cs: each file command's context key and file prefix.
+FILE_COMMANDS = {
+    "output": "set_output_",
+    "step_summary": "step_summary_",
+    "env": "set_env_",
+    "path": "add_path_",
+    "state": "save_state_",
+}
+STEP_SUMMARY_LIMIT = 1024 * 1024  # CreateStepSummaryCommand.AttachmentSizeLimit
+ISSUE_COMMANDS = ("error", "warning", "notice")
+REGISTERED_COMMANDS = {
+    *ISSUE_COMMANDS, "debug", "group", "endgroup", "add-mask", "echo", "add-matcher",
+    "remove-matcher", "stop-commands",
+}  # fmt: skip
+
+
+# ─── path translation (ContainerInfo.cs) ──────────────────────────────────────
+
+
+@dataclass
+class PathMap:
+    """``AddPathTranslateMapping`` inserts at the front: the last added is tried first."""
+
+    mappings: list[tuple[str, str]] = field(default_factory=list)
+
+    def add(self, host: str, container: str) -> None:
+        self.mappings.insert(0, (host.rstrip("/"), container.rstrip("/")))
+
+    def to_container(self, path: str) -> str:
+        for host, cont in self.mappings:
+            if path == host:
+                return cont
+            if path.startswith(host + "/"):
+                return cont + path[len(host) :]
+        return path
+
+    def to_host(self, path: str) -> str:
+        for host, cont in self.mappings:
+            if path == cont:
+                return host
+            if path.startswith(cont + "/"):
+                return host + path[len(cont) :]
+        return path
+
+
+# ─── the file commands' parser (EnvFileKeyValuePairs) ────────────────────────
+
+
+def _read_line(text: str, index: int) -> tuple[str | None, int, str | None]:
+    """``ReadLine``: the line at ``index`` without its newline, the next index, and the
+    newline that ended it (``None`` at the end of the text)."""
+    if index >= len(text):
+        return None, index, None
+    lf = text.find("\n", index)
+    if lf < 0:
+        return text[index:], len(text), None
+    return text[index:lf], lf + 1, "\n"
+
+
+def parse_key_values(text: str) -> list[tuple[str, str]]:
+    """The runner's ``EnvFileKeyValuePairs`` (Linux): every ``(name, value)`` in order;
+    raises ``ValueError`` with the runner's message where the runner fails the step."""
+    pairs: list[tuple[str, str]] = []
+    line, index, _ = _read_line(text, 0)
+    while line is not None:
+        if line:
+            eq, hd = line.find("="), line.find("<<")
+            if eq >= 0 and (hd < 0 or eq < hd):
+                key, value = line.split("=", 1)
+            elif hd >= 0 and (eq < 0 or hd < eq):
+                key, delimiter = line.split("<<", 1)
+                if not key or not delimiter:
+                    raise ValueError(
+                        f"Invalid format '{line}'. Name must not be empty and delimiter "
+                        "must not be empty"
+                    )
+                start = end = index
+                temp, index, newline = _read_line(text, index)
+                while temp != delimiter:
+                    if temp is None:
+                        raise ValueError(
+                            f"Invalid value. Matching delimiter not found '{delimiter}'"
+                        )
+                    if newline is None:
+                        raise ValueError("Invalid value. EOF marker missing new line.")
+                    end = index - len(newline)
+                    temp, index, newline = _read_line(text, index)
+                value = text[start:end] if end > start else ""
+            else:
+                raise ValueError(f"Invalid format '{line}'")
+            pairs.append((key, value))
+        line, index, _ = _read_line(text, index)
+    return pairs
+
+
+# ─── the workflow-command parser (ActionCommand.TryParseV2) ──────────────────
+
+
+def _unescape(value: str, mappings: tuple[tuple[str, str], ...]) -> str:
+    for token, replacement in mappings:
+        value = value.replace(replacement, token)
+    return value
+
+
+_DATA = (("\r", "%0D"), ("\n", "%0A"), ("%", "%25"))
+_PROPERTY = (("\r", "%0D"), ("\n", "%0A"), (":", "%3A"), (",", "%2C"), ("%", "%25"))
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    properties: dict[str, str]
+    data: str
+
+
+def parse_command(line: str) -> Command | None:
+    """``TryParseV2``: ``::name key=value,key=value::data``, or ``None`` for a line the
+    runner does not take as a command."""
+    message = line.lstrip()
+    if not message.startswith("::"):
+        return None
+    end = message.find("::", 2)
+    if end < 0:
+        return None
+    info = message[2:end]
+    space = info.find(" ")
+    name = info if space < 0 else info[:space]
+    if name not in REGISTERED_COMMANDS:
+        return None
+    props: dict[str, str] = {}
+    if space > 0:
+        for prop in (p for p in info[space + 1 :].strip().split(",") if p):
+            pair = [x for x in prop.split("=", 1) if x]
+            if len(pair) == 2:
+                props[pair[0]] = _unescape(pair[1], _PROPERTY)
+    return Command(name, props, _unescape(message[end + 2 :], _DATA))
+
+
+@dataclass(frozen=True)
+class Annotation:
+    level: str
+    file: str | None
+    """As the runner records it: translated back to the host, relative to the workspace
+    when it is inside it (``IssueCommandExtension``)."""
+    line: str | None
+    title: str | None
+    message: str
+
+
+# ─── the step: mounts, environment, run ───────────────────────────────────────
+
+
+@dataclass
+class StepResult:
+    code: int
+    stdout: str
+    stderr: str
+    outputs: dict[str, str]
+    output_names: list[str]
+    summary: bytes
+    annotations: list[Annotation]
+    workspace: Path
+
+
+@dataclass
+class RunnerHost:
+    """The runner machine's folders for one job (``_work/<repo>/<repo>`` and ``_temp``)."""
+
+    root: Path
+    workspace: Path = field(init=False)
+    temp: Path = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.workspace = self.root / "_work" / "agent" / "agent"
+        self.temp = self.root / "_work" / "_temp"
+        for d in (
+            self.workspace,
+            self.temp / "_github_home",
+            self.temp / "_github_workflow",
+            self.temp / "_runner_file_commands",
+        ):
+            d.mkdir(parents=True, exist_ok=True)
+
+    def path_map(self) -> PathMap:
+        m = PathMap()
+        m.add(str(self.temp), f"{CONTAINER_ROOT}/runner_temp")
+        m.add(str(self.temp / "_github_home"), f"{CONTAINER_ROOT}/home")
+        m.add(str(self.temp / "_github_workflow"), f"{CONTAINER_ROOT}/workflow")
+        m.add(str(self.temp / "_runner_file_commands"), f"{CONTAINER_ROOT}/file_commands")
+        m.add(str(self.workspace), f"{CONTAINER_ROOT}/workspace")
+        return m
+
+
+def action_inputs(with_: dict[str, str], token: str) -> dict[str, str]:
+    """Every input of action.yml, the step's ``with:`` over the defaults (the runner
+    evaluates ``${{ github.token }}``), as ``INPUT_<NAME>`` variables."""
+    env: dict[str, str] = {}
+    for name, spec in ACTION["inputs"].items():
+        default = str(spec.get("default", ""))
+        value = with_.get(name, default.replace("${{ github.token }}", token))
+        env[f"INPUT_{name.replace(' ', '_').upper()}"] = value
+    unknown = set(with_) - set(ACTION["inputs"])
+    assert not unknown, f"not inputs of the action: {unknown}"
+    return env
+
+
+def run_container_action(
+    host: RunnerHost,
+    *,
+    with_: dict[str, str],
+    event_name: str,
+    event: dict[str, Any],
+    api_url: str,
+    token: str,
+    repository: str,
+    sha: str,
+    timeout: float = 180,
+) -> StepResult:
+    """Start ``python -P -m gate.action`` as ``docker run`` would start the image's
+    entrypoint: in a private mount namespace with the runner's five mounts under
+    ``/github``, working directory ``/github/workspace``, only the variables the runner
+    passes (paths translated), then read the step's files back as the runner does."""
+    paths = host.path_map()
+    (host.temp / "_github_workflow" / "event.json").write_text(json.dumps(event), "utf-8")
+    suffix = str(uuid.uuid4())
+    context: dict[str, str] = {}
+    for key, prefix in FILE_COMMANDS.items():
+        f = host.temp / "_runner_file_commands" / f"{prefix}{suffix}"
+        f.write_text("", "utf-8")
+        context[key] = paths.to_container(str(f))
+    owner = repository.split("/")[0]
+    is_pr = event_name.startswith("pull_request")
+    context |= {
+        "action": "__toolgate_toolgate",
+        "action_ref": "v0",
+        "action_repository": "toolgate/toolgate",
+        "actor": "octocat",
+        "actor_id": "583231",
+        "api_url": api_url,
+        "base_ref": "main" if is_pr else "",
+        "event_name": event_name,
+        "event_path": str(host.temp / "_github_workflow" / "event.json"),
+        "graphql_url": api_url + "/graphql",
+        "head_ref": "feature" if is_pr else "",
+        "job": "toolgate",
+        "ref": "refs/pull/7/merge" if is_pr else "refs/heads/main",
+        "ref_name": "7/merge" if is_pr else "main",
+        "ref_protected": "false",
+        "ref_type": "branch",
+        "repository": repository,
+        "repository_id": "1",
+        "repository_owner": owner,
+        "repository_owner_id": "2",
+        "retention_days": "90",
+        "run_attempt": "1",
+        "run_id": "9001",
+        "run_number": "12",
+        "server_url": "https://github.test",
+        "sha": sha,
+        "triggering_actor": "octocat",
+        "workflow": "ToolGate",
+        "workflow_ref": f"{repository}/.github/workflows/toolgate.yml@refs/heads/main",
+        "workflow_sha": sha,
+        "workspace": str(host.workspace),
+    }
+    assert set(context) <= set(GITHUB_ENV_ALLOWLIST)
+    env = {f"GITHUB_{k.upper()}": v for k, v in context.items()}
+    env |= action_inputs(with_, token)
+    env |= {
+        "HOME": str(host.temp / "_github_home"),
+        "GITHUB_ACTIONS": "true",
+        "CI": "true",
+        "RUNNER_OS": "Linux",
+        "RUNNER_ARCH": "X64",
+        "RUNNER_NAME": "GitHub Actions 2",
+        "RUNNER_ENVIRONMENT": "github-hosted",
+        "RUNNER_TEMP": str(host.temp),
+        "ACTIONS_RUNTIME_URL": "https://runtime.github.test/",
+        "ACTIONS_RUNTIME_TOKEN": "runtime-token-not-for-toolgate",
+        "ACTIONS_RESULTS_URL": "https://results.github.test/",
+        "TOOLGATE_GITHUB_BUDGET_S": "20",
+    }
+    env = {k: paths.to_container(v) for k, v in env.items()}  # as docker run -e gets them
+    # What the image provides itself (ENV in the Dockerfile): the interpreter is this
+    # venv's, so its PATH; LANG as python images set it.
+    env |= {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+
+    mounts = " && ".join(
+        f"mkdir -p {cont} && mount --bind {host_path} {cont}"
+        for host_path, cont in sorted(
+            ((h, c) for h, c in paths.mappings if c != f"{CONTAINER_ROOT}"),
+            key=lambda hc: hc[1].count("/"),
+        )
+    )
+    script = (
+        f"mount --make-rprivate / && mkdir -p {CONTAINER_ROOT} && "
+        f"mount -t tmpfs toolgate-github {CONTAINER_ROOT} && {mounts} && "
+        f'cd {CONTAINER_ROOT}/workspace && exec env -i "$@"'
+    )
+    argv = [
+        shutil.which("unshare") or "unshare",
+        "--mount",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        script,
+        "sh",
+        *(f"{k}={v}" for k, v in env.items()),
+        sys.executable,
+        "-P",
+        "-m",
+        "gate.action",
+    ]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
+    files = {
+        key: host.temp / "_runner_file_commands" / f"{prefix}{suffix}"
+        for key, prefix in FILE_COMMANDS.items()
+    }
+    pairs = parse_key_values(files["output"].read_text("utf-8"))
+    return StepResult(
+        code=proc.returncode,
+        stdout=proc.stdout,
+        stderr=proc.stderr,
+        outputs=dict(pairs),
+        output_names=[k for k, _ in pairs],
+        summary=files["step_summary"].read_bytes(),
+        annotations=_annotations(proc.stdout, paths, host.workspace),
+        workspace=host.workspace,
+    )
+
+
+def _annotations(stdout: str, paths: PathMap, workspace: Path) -> list[Annotation]:
+    found = []
+    for line in stdout.splitlines():
+        cmd = parse_command(line)
+        if cmd is None or cmd.name not in ISSUE_COMMANDS:
+            continue
+        file = cmd.properties.get("file")
+        if file:
+            file = paths.to_host(file)
+            # IOUtil.MakeRelative: outside the workspace (or relative already) it stays.
+            if Path(file).is_relative_to(workspace):
+                file = Path(file).relative_to(workspace).as_posix()
+        found.append(
+            Annotation(
+                cmd.name, file, cmd.properties.get("line"), cmd.properties.get("title"), cmd.data
+            )
+        )
+    return found
+
+
+def namespaces_available() -> str | None:
+    """Why the mount-namespace emulation cannot run here, or ``None`` when it can."""
+    if sys.platform != "linux":
+        return "mount namespaces are Linux-only"
+    if os.geteuid() != 0:
+        return "needs root for unshare --mount and bind mounts (CI runs as root)"
+    if shutil.which("unshare") is None:
+        return "unshare (util-linux) is not installed"
+    probe = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+         "mount -t tmpfs probe /mnt && umount /mnt"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )  # fmt: skip
+    if probe.returncode != 0:
+        return f"this machine refuses private mounts: {probe.stderr.strip()[:200]}"
+    return None
