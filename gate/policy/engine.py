@@ -29,7 +29,9 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import assert_never
 
+from gate.model import DecidedCase, FlipKind
 from gate.policy.casetest import (
     MIN_EFFECT,
     CaseInput,
@@ -316,5 +318,26 @@ def case_runs(head: Sequence[HeadCase], evaluation: Evaluation) -> list[CaseRun]
                 len(got),
                 {n: MetricSums.of(s.metrics.get(n) for s in got) for n in names},
             )
+        )
+    return out
+
+
+def decided_cases(evaluation: Evaluation) -> dict[str, DecidedCase]:
+    """The cases the tests found regressed or improved, as the comparison lists them
+    (:func:`gate.baseline.diff.compare`'s ``decided``): the flips, and only they."""
+    out: dict[str, DecidedCase] = {}
+    for v in evaluation.cases:
+        match v.outcome:
+            case CaseOutcome.REGRESSED:
+                kind, p = FlipKind.REGRESSION, v.p_worse
+            case CaseOutcome.IMPROVED:
+                kind, p = FlipKind.FIX, v.p_better
+            case CaseOutcome.UNCHANGED | CaseOutcome.UNDECIDED | CaseOutcome.NOT_COMPARABLE:
+                continue
+            case _ as unreachable:
+                assert_never(unreachable)
+        assert v.base is not None
+        out[v.case_id] = DecidedCase(
+            kind, v.base.passes, v.base.samples, v.head.passes, v.head.samples, p
         )
     return out
