@@ -30,7 +30,7 @@ def problems(tmp_path: Path, text: str) -> list[str]:
 def test_config__minimal__defaults(tmp_path: Path) -> None:
     cfg = load_config(write(tmp_path, MINIMAL))
     assert isinstance(cfg, Config)
-    assert cfg.samples == 1 and cfg.gates == [] and cfg.dataset.sha256 is None
+    assert cfg.samples == 2 and cfg.gates == [] and cfg.dataset.sha256 is None
     assert cfg.resolve(cfg.dataset.path) == (tmp_path / "cases.jsonl").resolve()
 
 

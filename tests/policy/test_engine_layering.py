@@ -21,6 +21,7 @@ ALLOWED = {
     "typing",
     "numpy",
     "gate.jsonio",
+    "gate.model",
     "gate.policy",
 }
 IO_NAMES = {"open", "Path", "pathlib", "os", "io", "sys", "subprocess", "print"}
