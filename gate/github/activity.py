@@ -136,6 +136,10 @@ def plan_baseline(ctx: GitHubContext, inputs: ActionInputs) -> BaselinePlan:
             ref = None
             if pr is not None and pr.base_ref and pr.base_sha and pr.head_sha:
                 ref = PullRequestRef(pr.number, pr.base_ref, pr.base_sha, pr.head_sha)
+            elif ctx.base_run_branch is not None and ctx.sha:
+                # A run of the base branch itself (the baseline refresh): its baseline is
+                # the branch's newest results, so the base history grows by every run.
+                ref = PullRequestRef(0, ctx.base_run_branch, ctx.sha, ctx.sha)
             return AutoBaseline(ref, searchable=bool(ctx.token and ctx.repository))
         case _:
             assert_never(inputs.baseline.kind)
