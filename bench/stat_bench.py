@@ -520,6 +520,126 @@ def fast_chain_record(
     return runs, prs
 
 
+# ------------------------------------------- the real `toolgate check` on the same stream
+
+_AGENT = """\
+# The simulated agent of bench/stat_bench.py: case i passes sample k of run r when the
+# bench's counter-based uniform for (seed, project, r, i, k) is below p[i] (plan.json).
+import json
+import pathlib
+
+import stat_bench
+
+PLAN = pathlib.Path(__file__).with_name("plan.json")
+
+
+def run(messages, tools, call_tool, case_id, sample):
+    plan = json.loads(PLAN.read_text())
+    i = int(case_id.split("-")[1])
+    u = stat_bench.uniforms(plan["seed"], plan["world"], plan["run"], i, [sample])[0]
+    if u < plan["p"][i]:
+        call_tool("ping", {"n": i})
+        return "done"
+    return "I cannot help with that."
+"""
+
+
+def real_project(root: Any) -> Any:
+    """A folder with a 60-case dataset (case i expects ``ping(n=i)``), the simulated agent
+    (a ``python`` agent) and a toolgate.yml that sets none of the policy keys."""
+    import json
+    import pathlib
+
+    from gate.dataset import load_dataset
+
+    root = pathlib.Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    tool = {
+        "name": "ping",
+        "description": "Ping case n.",
+        "parameters": {
+            "type": "object",
+            "properties": {"n": {"type": "integer"}},
+            "required": ["n"],
+        },
+    }
+    lines = [
+        json.dumps(
+            {
+                "id": f"case-{i:02d}",
+                "user_input": f"ping {i}",
+                "available_tools": [tool],
+                "expected_tool_calls": [{"name": "ping", "args": {"n": i}}],
+                "expected_no_tool": False,
+                "tool_responses": [{"name": "ping", "response": {"ok": True}}],
+            }
+        )
+        for i in range(CASES)
+    ]
+    (root / "dataset.jsonl").write_text("\n".join(lines) + "\n")
+    (root / "simagent.py").write_text(_AGENT)
+    sha = load_dataset(root / "dataset.jsonl").sha256
+    bench_dir = pathlib.Path(__file__).resolve().parent
+    (root / "toolgate.yml").write_text(
+        "name: stat-bench\n"
+        f"dataset: {{path: dataset.jsonl, sha256: {sha}}}\n"
+        "agent:\n  kind: python\n  callable: simagent:run\n"
+        f"  path: [{json.dumps('.')}, {json.dumps(str(bench_dir))}]\n"
+        "  timeout_s: 30\n"
+        "concurrency: 4\n"
+    )
+    return root
+
+
+def real_check(
+    root: Any, out: Any, baseline: Any, *, seed: int, world: int, run: int, p: Floats
+) -> tuple[bool, int, frozenset[str]]:
+    """One `toolgate check` in a subprocess: (blocked, samples spent, regressed case ids)
+    from the results.json it wrote."""
+    import json
+    import subprocess
+    import sys
+
+    (root / "plan.json").write_text(
+        json.dumps({"seed": seed, "world": world, "run": run, "p": [float(x) for x in p]})
+    )
+    cmd = [sys.executable, "-m", "gate", "check", "--config", str(root / "toolgate.yml")]
+    cmd += ["--out", str(out), "--baseline", str(baseline) if baseline else "none"]
+    got = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    if got.returncode not in (0, 1):
+        raise RuntimeError(f"toolgate check exited {got.returncode}: {got.stderr[-2000:]}")
+    res = json.loads((out / "results.json").read_text())
+    spend = res["policy"]["spend"]
+    regressed = frozenset(
+        c["id"] for c in res["cases"] if (c.get("test") or {}).get("outcome") == "regressed"
+    )
+    blocked = not res["verdict"]["passed"]
+    if blocked != (got.returncode == 1):
+        raise RuntimeError("the exit code and the verdict disagree")
+    return blocked, spend["initial"] + spend["extra"], regressed
+
+
+def real_chain(
+    root: Any, seed: int, world: int, base: Floats, heads: dict[str, Floats], chain: int
+) -> tuple[list[tuple[bool, int, frozenset[str]]], dict[str, tuple[bool, int, frozenset[str]]]]:
+    """:func:`engine_chain` through the real gate: each base run a `toolgate check` with
+    the previous one's results.json as its baseline, then each PR against the last."""
+    project = real_project(root / f"p{seed}-{world}")
+    prev = None
+    runs = []
+    for r in range(chain):
+        out = project / f"base-{r}"
+        runs.append(real_check(project, out, prev, seed=seed, world=world, run=r, p=base))
+        prev = out / "results.json"
+    prs = {
+        name: real_check(
+            project, project / f"pr-{name}", prev, seed=seed, world=world, run=chain, p=ph
+        )
+        for name, ph in heads.items()
+    }
+    return runs, prs
+
+
 # ------------------------------------------------------------------- today's policies
 
 
@@ -663,6 +783,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[5, 10, 20],
         help="shorter chains for the table by history length (none: skip it)",
     )
+    ap.add_argument(
+        "--real", type=int, default=2, help="projects also run through the real toolgate check"
+    )
+    ap.add_argument(
+        "--real-chain", type=int, default=8, help="base runs chained for the real checks"
+    )
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="--prs 300 --chain 20 --check 8")
     args = ap.parse_args(argv)
@@ -774,8 +900,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"({args.chain} chained base runs + the PRs)), {mismatches} disagreement(s) "
         f"[{time.perf_counter() - t1:.1f} s]"
     )
+
+    # the real gate (`toolgate check` in a subprocess, a python agent drawing from the same
+    # stream) against the engine and the fast rules, on a shorter chain
+    import tempfile
+    from pathlib import Path
+
+    t2 = time.perf_counter()
+    real_bad = real_compared = 0
+    with tempfile.TemporaryDirectory(prefix="stat-bench-") as tmp:
+        for wi in range(min(args.real, args.prs)):
+            base, heads = base_shared[wi], {s: h[wi] for s, h in heads_shared.items()}
+            r_runs, r_prs = real_chain(Path(tmp), args.seed, wi, base, heads, args.real_chain)
+            e_runs, e_prs = engine_chain(args.seed, wi, base, heads, args.real_chain)
+            f_runs, f_prs = fast_chain_record(
+                rules, tables, args.seed, wi, base, heads, args.real_chain
+            )
+            for a, b, c in zip(
+                r_runs + list(r_prs.values()),
+                e_runs + list(e_prs.values()),
+                f_runs + list(f_prs.values()),
+                strict=True,
+            ):
+                real_compared += 1
+                if not a == b == c:
+                    real_bad += 1
+                    print(f"  disagreement: real {a[:2]} engine {b[:2]} fast {c[:2]}")
+    print(
+        f"real `toolgate check` vs the engine vs the fast rules: {real_compared} checks "
+        f"({min(args.real, args.prs)} projects × ({args.real_chain} chained base runs + "
+        f"{len(heads_shared)} PRs)), {real_bad} disagreement(s) "
+        f"[{time.perf_counter() - t2:.1f} s]"
+    )
     print(f"total {time.perf_counter() - t0:.1f} s")
-    return 1 if mismatches else 0
+    return 1 if mismatches or real_bad else 0
 
 
 if __name__ == "__main__":
