@@ -47,6 +47,7 @@ from gate.policy.reduce import reduce
 from gate.policy.sequential import SequentialParams
 from gate.policy.suite import Better
 from gate.policy.table import SampleRows, assemble
+from gate.results import Results
 from gate.runsfile import Coverage, RunsIndex, RunsWriter
 from gate.scorers.context import NormalizerTable
 
@@ -338,3 +339,85 @@ def detect_sentences(tested: Tested) -> list[str]:
     bases = [v.base for v in tested.evaluation.cases if v.base is not None]
     detect = detectability(bases, params=tested.params, gated_metrics=len(tested.gated))
     return sentences(tested.evaluation, detect)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RecordedTests:
+    """The tests against the base history on samples already taken (results merged from
+    shards): what :func:`gate.results.policy_fields` and the decision need."""
+
+    evaluation: Evaluation
+    params: EngineParams
+    gated: tuple[GatedMetric, ...]
+    hashes: Mapping[str, str]
+    history: BaseHistory
+    detect: list[str]
+
+
+def recorded_tests(
+    parts: Sequence[Results], baseline: Results | None, config: Config | None
+) -> RecordedTests | None:
+    """The tests on the shards' samples, initial and extra, as one family over every case
+    (no more samples are taken: a merge runs no agent). ``None`` when a part was written
+    without case hashes (an earlier release): nothing to test against then."""
+    from gate.policy.history import CaseHistory, HistoryEntry, MetricSums
+    from gate.policy.power import detectability, sentences
+    from gate.results import history_of
+
+    cases = [c for part in parts for c in part.cases]
+    if not cases or any(c.hash is None for c in cases):
+        return None
+    gated = gated_metrics(config) if config is not None else ()
+    names = [g.name for g in gated]
+    samples = parts[0].samples
+    params = EngineParams(
+        alpha=config.policy.alpha if config is not None else EngineParams().alpha,
+        sequential=SequentialParams(initial=samples, max_per_case=max(samples, 40), max_extra=0),
+    )
+    hashes = {c.id: c.hash or "" for c in cases}
+    head: list[HeadCase] = []
+    for part in parts:
+        for c in part.cases:
+
+            def sample(s: Any, part: Results = part) -> Sample:
+                sc = part.sample_scores(s)
+                return Sample(s.passed, {n: sc.get(n) for n in names})
+
+            ordered = sorted(c.samples, key=lambda s: s.sample)
+            head.append(
+                HeadCase(
+                    c.id,
+                    hashes[c.id],
+                    tuple(sample(s) for s in ordered if not s.extra),
+                    tuple(sample(s) for s in ordered if s.extra),
+                )
+            )
+    by_id = {h.case_id: i for i, h in enumerate(head)}
+    order = [c.id for c in cases]
+    head = [head[by_id[i]] for i in order]
+    history = (
+        history_of(baseline, hashes, dataset_sha256=parts[0].dataset.sha256)
+        if baseline is not None
+        else None
+    )
+    evaluation = evaluate(history, head, _no_sampler, params=params, gated=gated)
+    carried = BaseHistory(
+        {
+            c.id: CaseHistory(
+                c.hash or "",
+                tuple(
+                    HistoryEntry(
+                        e.passes,
+                        e.samples,
+                        {k: MetricSums(int(v[0]), v[1], v[2]) for k, v in e.metrics.items()},
+                    )
+                    for e in c.history
+                ),
+            )
+            for c in cases
+            if c.history
+        }
+    )
+    bases = [v.base for v in evaluation.cases if v.base is not None]
+    detect = sentences(evaluation, detectability(bases, params=params, gated_metrics=len(gated)))
+    return RecordedTests(evaluation, params, gated, hashes, carried, detect)

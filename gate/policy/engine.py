@@ -105,11 +105,14 @@ class Sample:
 
 @dataclass(frozen=True, slots=True)
 class HeadCase:
-    """A head case with its hash and its initial samples."""
+    """A head case with its hash and its initial samples (and, for results merged from
+    shards, the extra samples each shard's sequential sampling already took: they count
+    in the per-case test, valid at any stopping point, not in the suite tests)."""
 
     case_id: str
     case_hash: str
     samples: tuple[Sample, ...]
+    extra: tuple[Sample, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +191,7 @@ def evaluate(
     found: dict[str, tuple[Comparability, CaseHistory | None]] = {
         c.case_id: lookup(history, c.case_id, c.case_hash) for c in head
     }
-    samples: dict[str, list[Sample]] = {c.case_id: list(c.samples) for c in head}
+    samples: dict[str, list[Sample]] = {c.case_id: [*c.samples, *c.extra] for c in head}
     comparable = [c.case_id for c in head if found[c.case_id][0] is Comparability.COMPARABLE]
     base: dict[str, Counts] = {}
     for i in comparable:
@@ -199,7 +202,7 @@ def evaluate(
     log_bound = single_bound(m, p.alpha_case) if m else 0.0
     cap = seq.cap(m)
 
-    extra: dict[str, int] = {}
+    extra: dict[str, int] = {c.case_id: len(c.extra) for c in head if c.extra}
     spent = 0
     rounds = 0
     while m:
@@ -293,7 +296,7 @@ def evaluate(
         flakiness=flaky,
         spend=Spend(
             initial=sum(len(c.samples) for c in head),
-            extra=spent,
+            extra=spent + sum(len(c.extra) for c in head),
             cap=cap,
             rounds=rounds,
             per_case=dict(extra),

@@ -255,3 +255,54 @@ def test_check__edited_case__not_comparable_listed_apart_history_restarts(
     c1 = next(c for c in got.cases if c.id == "c1")
     assert [e.samples for e in c1.history] == [c1.test.head_samples if c1.test else -1]
     assert got.verdict is not None and not got.verdict.passed
+
+
+def test_merge__shards__tested_as_one_family_with_their_extra_samples(
+    agent: tuple[Path, ModuleType],
+) -> None:
+    from gate.model import Shard
+    from gate.pipeline.merge import merge_and_decide
+    from gate.report.redact import Redactor
+
+    root, mod = agent
+    passing = {f"c{i}": [True] * 40 for i in range(CASES)}
+    failing = {**passing, "c3": [False] * 40}
+    _, prev = _check(agent, passing, None, max_extra=None)
+    for _ in range(4):
+        _, prev = _check(agent, passing, prev, max_extra=None)
+    config = _config(root, max_extra=None)
+    mod.PLAN = failing
+    parts = []
+    for i in (1, 2):
+        out = root / f"shard-{i}"
+        check(
+            CheckOptions(
+                config_path=config,
+                out=out,
+                baseline=str(prev),
+                shard=Shard(i, 2),
+                progress=False,
+                comment=False,
+            ),
+            {"PATH": ""},
+            io.StringIO(),
+        )
+        parts.append((f"shard {i}", out / "results.json"))
+    from gate.pipeline.inputs import read_config
+
+    merged = merge_and_decide(
+        parts,
+        config=read_config(config),
+        baseline=read_results(prev),
+        baseline_source="base",
+        out=root / "merged",
+        redactor=Redactor(),
+        stream=io.StringIO(),
+    ).results
+    assert merged.policy is not None and merged.comparison is not None
+    assert [(f.case_id, f.kind) for f in merged.comparison.flips] == [("c3", "regression")]
+    c3 = next(c for c in merged.cases if c.id == "c3")
+    assert c3.test is not None and c3.test.outcome == "regressed" and c3.extra_samples > 0
+    assert c3.test.head_samples == len(c3.samples)
+    assert all(c.hash is not None and c.history for c in merged.cases)
+    assert merged.verdict is not None and not merged.verdict.passed
