@@ -403,6 +403,15 @@ class Config(_Strict):
         return self
 
     @property
+    def initial_samples(self) -> int:
+        """Initial head samples per case: ``samples`` when the file sets it; else 2, or 1
+        for a ``replay`` agent — a runs file produced elsewhere is scored with the samples
+        it holds (the runner adds every sample number the file has)."""
+        if "samples" in self.model_fields_set or self.agent.kind != "replay":
+            return self.samples
+        return 1
+
+    @property
     def root(self) -> Path:
         """Folder that relative paths in the config are relative to."""
         return self.source.parent if self.source else Path.cwd()

@@ -77,7 +77,7 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
     if opts.baseline_source and base is not None:
         source = opts.baseline_source
     out = opts.out if opts.out is not None else config.resolve(config.reporting.out)
-    samples = opts.samples if opts.samples is not None else config.samples
+    samples = opts.samples if opts.samples is not None else config.initial_samples
     norms = normalizers(config)
 
     summary = run_all(
