@@ -227,9 +227,9 @@ def test_check__extra_samples__only_for_undecided_cases_and_replayable(
             taken[cid] += k
         return out
 
-    heads = [
-        engine.HeadCase(k, hashes[k], tuple(engine.Sample(x) for x in v[:2]))
-        for k, v in head.items()
+    heads = [  # in dataset order, as the gate has them (ties are served in that order)
+        engine.HeadCase(c.id, hashes[c.id], tuple(engine.Sample(x) for x in head[c.id][:2]))
+        for c in got.cases
     ]
     ev = engine.evaluate(hist, heads, sampler, params=params)
     assert dict(ev.spend.per_case) == dict(spent)
