@@ -10,7 +10,7 @@ relative to the config file's folder. Sections:
 * ``agent`` — how the agent under test runs (replay / command / python / openai / mcp);
 * ``samples``, ``concurrency``, ``seed``, ``timeout_s``, ``deadline_s``;
 * ``scoring`` — which checks make a case pass, extra calls, tool risk, safety rules;
-* ``gates``, ``variance``, ``regressions``, ``confirm`` — the policy (DESIGN §8);
+* ``gates``, ``variance``, ``regressions``, ``policy`` — the policy (``docs/policy.md``);
 * ``baseline`` — where the base results come from;
 * ``judge`` — the optional LLM judge (reported, never gating);
 * ``reporting`` — output folder, comment, secrets to redact.
@@ -270,6 +270,10 @@ class GateConfig(_Strict):
 
 
 class VarianceConfig(_Strict):
+    """Optional absolute ceilings on the head's spread. Without them a flakiness level
+    the base history already had is a warning; the test "head flakier than its base
+    history" (``docs/policy.md``) runs whatever is set here."""
+
     max_std: Annotated[float, Field(ge=0)] | None = None
     max_flaky_share: Annotated[float, Field(ge=0, le=1)] | None = None
 
@@ -278,8 +282,24 @@ class RegressionsConfig(_Strict):
     max_new_failures: Annotated[int, Field(ge=0)] | None = 0
 
 
-class ConfirmConfig(_Strict):
-    max_extra_samples: Annotated[int, Field(ge=0, le=50)] = 0
+class PolicyConfig(_Strict):
+    """The tests against the base history (``docs/policy.md``). Every key is optional: a
+    config without a ``policy:`` section gets the defaults below."""
+
+    alpha: Annotated[float, Field(gt=0, le=0.2)] = 0.05
+    """Upper bound of the share of pull requests that changed nothing but are blocked."""
+    max_extra_samples: Annotated[int, Field(ge=0, le=100_000)] | None = None
+    """Extra head samples one run may spend on undecided cases; ``null``: one per
+    comparable case (so a run spends at most ``samples + 1`` per case on average)."""
+    max_samples_per_case: Annotated[int, Field(ge=1, le=1000)] = 40
+    """Most head samples of one case, initial ones included."""
+
+
+CONFIRM_REPLACED = (
+    "`confirm` was replaced by sequential sampling: extra samples now go to the cases whose "
+    "test against the base history is undecided; remove `confirm` and set "
+    "`policy.max_extra_samples` to cap them"
+)
 
 
 class BaselineConfig(_Strict):
@@ -406,7 +426,8 @@ class Config(_Strict):
     name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")] = "toolgate"
     dataset: DatasetConfig
     agent: AgentConfig
-    samples: Annotated[int, Field(ge=1, le=100)] = 1
+    samples: Annotated[int, Field(ge=1, le=100)] = 2
+    """Initial head samples per case (extra ones go to undecided cases, ``policy``)."""
     concurrency: Annotated[int, Field(ge=1, le=512)] = 4
     seed: int = 0
     deadline_s: Annotated[float, Field(gt=0)] | None = None
@@ -414,13 +435,38 @@ class Config(_Strict):
     gates: list[GateConfig] = Field(default_factory=list)
     variance: VarianceConfig = VarianceConfig()
     regressions: RegressionsConfig = RegressionsConfig()
-    confirm: ConfirmConfig = ConfirmConfig()
+    policy: PolicyConfig = PolicyConfig()
+    confirm: Any = Field(default=None, exclude=True)
+    """Refused with :data:`CONFIRM_REPLACED` (a key of the previous release)."""
     baseline: BaselineConfig = BaselineConfig()
     judge: JudgeConfig | None = None
     reporting: ReportingConfig = ReportingConfig()
 
     # Set by load_config, not by the file.
     source: Path | None = Field(default=None, exclude=True)
+
+    @field_validator("confirm", mode="before")
+    @classmethod
+    def _confirm_replaced(cls, v: Any) -> None:
+        raise ValueError(CONFIRM_REPLACED)
+
+    @model_validator(mode="after")
+    def _samples_within_cap(self) -> Config:
+        if self.samples > self.policy.max_samples_per_case:
+            raise ValueError(
+                f"samples ({self.samples}) is above policy.max_samples_per_case "
+                f"({self.policy.max_samples_per_case})"
+            )
+        return self
+
+    @property
+    def initial_samples(self) -> int:
+        """Initial head samples per case: ``samples`` when the file sets it; else 2, or 1
+        for a ``replay`` agent — a runs file produced elsewhere is scored with the samples
+        it holds (the runner adds every sample number the file has)."""
+        if "samples" in self.model_fields_set or self.agent.kind != "replay":
+            return self.samples
+        return 1
 
     @property
     def root(self) -> Path:

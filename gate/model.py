@@ -725,6 +725,22 @@ class Flip:
     drifted_tools: tuple[str, ...]
     line: int | None
     reason: str
+    p_value: float | None = None
+    """For a case the test against the base history decided: the anytime-valid p-value
+    of that test (regression or improvement)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DecidedCase:
+    """A case the test against the base history found regressed (``REGRESSION``) or
+    improved (``FIX``), with the counts it was decided on: the history's and the head's."""
+
+    kind: FlipKind
+    base_passes: int
+    base_samples: int
+    head_passes: int
+    head_samples: int
+    p_value: float | None
 
 
 @dataclass(frozen=True, slots=True)

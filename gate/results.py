@@ -52,6 +52,15 @@ from gate.model import (
     ToolCall,
     ToolTally,
 )
+from gate.policy.casetest import CaseVerdict
+from gate.policy.engine import EngineParams, Evaluation
+from gate.policy.history import (
+    HISTORY_WINDOW,
+    BaseHistory,
+    CaseHistory,
+    HistoryEntry,
+    MetricSums,
+)
 from gate.policy.merge import MergePart, merge
 from gate.policy.reduce import reduce, sample_metric_names
 from gate.policy.table import CaseMeta, RowsBuilder
@@ -108,6 +117,44 @@ class SampleResult(_M):
     """True for a sample added by adaptive confirmation (``confirm:``)."""
 
 
+class HistoryRun(_M):
+    """One run's contribution to a case's base history: its passes of its samples and,
+    per gated metric, ``[n, sum, sum of squares]`` over the samples where it applied."""
+
+    passes: int = Field(ge=0)
+    samples: int = Field(ge=0)
+    metrics: dict[str, list[float]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> HistoryRun:
+        if self.passes > self.samples:
+            raise ValueError(f"passes ({self.passes}) > samples ({self.samples})")
+        for name, v in self.metrics.items():
+            if len(v) != 3 or v[0] < 0:
+                raise ValueError(f"metrics.{name} must be [n, sum, sum of squares]")
+        return self
+
+
+class CaseTestResult(_M):
+    """One case's test against the base history (``docs/policy.md``)."""
+
+    outcome: Literal["regressed", "improved", "unchanged", "undecided", "not_comparable"]
+    comparability: Literal["comparable", "new", "changed"]
+    base_passes: int | None = None
+    base_samples: int | None = None
+    head_passes: int
+    head_samples: int
+    extra_samples: int = 0
+    p_worse: float | None = None
+    """Anytime-valid p-value of the regression test, min(1, 1/E)."""
+    p_better: float | None = None
+    log_e_worse: float | None = None
+    log_e_better: float | None = None
+    change: float | None = None
+    """Head pass rate − base pass rate."""
+    below_min_effect: bool = False
+
+
 class CaseResult(_M):
     id: str
     line: int | None = None
@@ -130,7 +177,15 @@ class CaseResult(_M):
     """Per metric of ``metric_names``, the sample standard deviation over samples
     (ddof=1); ``None`` with fewer than 2 values."""
     extra_samples: int = 0
-    """How many of ``samples`` were added by adaptive confirmation."""
+    """How many of ``samples`` were extra ones (sequential sampling of an undecided case)."""
+    hash: str | None = None
+    """The case's hash: its content, its tools' definitions, the agent/model identity and
+    the scoring config (absent in files of earlier releases)."""
+    history: list[HistoryRun] = Field(default_factory=list)
+    """The base history this run carries forward for the case, oldest run first: the
+    baseline's history (when the hash matches) plus this run's counts."""
+    test: CaseTestResult | None = None
+    """The case's test against the base history (absent without one)."""
     samples: list[SampleResult]
 
 
@@ -244,6 +299,8 @@ class Flip(_M):
     """Those of ``tools`` whose definition changed between base and head."""
     line: int | None = None
     reason: str = ""
+    p_value: float | None = None
+    """For a case decided by the test against the base history: its p-value."""
 
 
 class MetricDelta(_M):
@@ -313,6 +370,83 @@ class ConfirmInfo(_M):
     cases: dict[str, int] = Field(default_factory=dict)
 
 
+class SuiteTestResult(_M):
+    """A suite-level test: the pass rate (``case_passed``) or a gated metric, base history
+    against head, clustered by case."""
+
+    name: str
+    method: str
+    better: Literal["higher", "lower"]
+    cases: int
+    base_mean: float | None
+    head_mean: float | None
+    change: float | None
+    se: float | None
+    p_value: float
+    alpha: float
+    blocked: bool
+
+
+class FlakinessInfo(_M):
+    """The variance guard: head significantly flakier than its base history blocks; a
+    flakiness level the base already had is a warning; the optional absolute ceiling."""
+
+    cases: int
+    base_spread: float | None
+    head_spread: float | None
+    p_value: float
+    alpha: float
+    flakier: bool
+    head_flaky: list[str] = Field(default_factory=list)
+    already_flaky: list[str] = Field(default_factory=list)
+    newly_flaky: list[str] = Field(default_factory=list)
+    head_share: float = 0.0
+    ceiling: float | None = None
+    over_ceiling: bool = False
+
+
+class SpendInfo(_M):
+    """Samples this run spent: ``initial`` on every case, ``extra`` on undecided ones
+    (``per_case``), under ``cap``; ``undecided``: cases still undecided at the cap."""
+
+    initial: int
+    extra: int
+    cap: int
+    rounds: int
+    per_case: dict[str, int] = Field(default_factory=dict)
+    undecided: int = 0
+
+
+class PolicyParams(_M):
+    alpha: float
+    alpha_case: float
+    alpha_suite: float
+    alpha_flaky: float
+    initial_samples: int
+    max_extra_samples: int | None
+    """``None``: one per comparable case."""
+    max_samples_per_case: int
+    min_effect: float
+    suite_min_effect: float
+    flaky_ceiling: float | None
+    history_window: int
+
+
+class PolicyInfo(_M):
+    """The tests against the base history (``docs/policy.md``)."""
+
+    params: PolicyParams
+    blocked: bool
+    reasons: list[str] = Field(default_factory=list)
+    outcomes: dict[str, int] = Field(default_factory=dict)
+    """Cases per outcome."""
+    suite: list[SuiteTestResult] = Field(default_factory=list)
+    flakiness: FlakinessInfo
+    spend: SpendInfo
+    detect: list[str] = Field(default_factory=list)
+    """What this run could detect and what it spent, in words."""
+
+
 class Results(_M):
     schema_version: Literal[2] = SCHEMA_VERSION
     toolgate_version: str
@@ -338,6 +472,7 @@ class Results(_M):
     comparison: Comparison | None = None
     advisor: Advisor | None = None
     confirm: ConfirmInfo | None = None
+    policy: PolicyInfo | None = None
     judge: dict[str, Any] | None = None
     mcp_tool_drift: list[ToolDrift] = Field(default_factory=list)
     """The pinned tool definitions against what ``agent.servers`` advertise now (pinned →
@@ -704,6 +839,7 @@ def comparison_json(c: m.Comparison) -> Comparison:
                 drifted_tools=list(f.drifted_tools),
                 line=f.line,
                 reason=f.reason,
+                p_value=f.p_value,
             )
             for f in c.flips
         ],
@@ -803,6 +939,7 @@ def _outline(
             extra_samples=confirm.extra_samples,
             cases=dict(confirm.cases),
         ),
+        "policy": None,
         "judge": None if judge is None else dict(judge),
         "notices": [*stats.notices, *(verdict.notices if verdict else ()), *notices],
         "timing": {**stats.timing, **timing},
@@ -840,7 +977,170 @@ def _fields(c: m.CaseStats, scores: list[float | None], std: list[float | None])
         "scores": scores,
         "std": std,
         "extra_samples": c.extra_samples,
+        "hash": None,
+        "history": [],
+        "test": None,
     }
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PolicyFields:
+    """What the tests against the base history add to results.json: the top-level
+    ``policy`` and, per case id, its ``hash``, ``history`` and ``test``."""
+
+    info: PolicyInfo
+    cases: Mapping[str, Mapping[str, Any]]
+
+
+def _history_json(h: CaseHistory | None) -> list[HistoryRun]:
+    if h is None:
+        return []
+    return [
+        HistoryRun(
+            passes=e.passes,
+            samples=e.samples,
+            metrics={k: [v.n, v.total, v.total_sq] for k, v in sorted(e.metrics.items())},
+        )
+        for e in h.entries
+    ]
+
+
+def _case_test_json(v: CaseVerdict) -> CaseTestResult:
+    return CaseTestResult(
+        outcome=v.outcome.value,
+        comparability=v.comparability.value,
+        base_passes=None if v.base is None else v.base.passes,
+        base_samples=None if v.base is None else v.base.samples,
+        head_passes=v.head.passes,
+        head_samples=v.head.samples,
+        extra_samples=v.extra_samples,
+        p_worse=v.p_worse,
+        p_better=v.p_better,
+        log_e_worse=v.log_e_worse,
+        log_e_better=v.log_e_better,
+        change=v.change,
+        below_min_effect=v.below_min_effect,
+    )
+
+
+def policy_fields(
+    evaluation: Evaluation,
+    params: EngineParams,
+    *,
+    hashes: Mapping[str, str],
+    history: BaseHistory,
+    detect: Sequence[str],
+) -> PolicyFields:
+    """The results.json fields of an engine evaluation (``history``: the one this run
+    carries forward)."""
+    seq = params.sequential
+    fl = evaluation.flakiness
+    sp = evaluation.spend
+    outcomes: dict[str, int] = {}
+    for v in evaluation.cases:
+        outcomes[v.outcome.value] = outcomes.get(v.outcome.value, 0) + 1
+    info = PolicyInfo(
+        params=PolicyParams(
+            alpha=params.alpha,
+            alpha_case=params.alpha_case,
+            alpha_suite=params.alpha_suite,
+            alpha_flaky=params.alpha_flaky,
+            initial_samples=seq.initial,
+            max_extra_samples=seq.max_extra,
+            max_samples_per_case=seq.max_per_case,
+            min_effect=params.min_effect,
+            suite_min_effect=params.suite_min_effect,
+            flaky_ceiling=params.flaky_ceiling,
+            history_window=history.window,
+        ),
+        blocked=evaluation.blocked,
+        reasons=[r.value for r in evaluation.reasons],
+        outcomes=dict(sorted(outcomes.items())),
+        suite=[
+            SuiteTestResult(
+                name=t.name,
+                method=t.method.value,
+                better=t.better.value,
+                cases=t.cases,
+                base_mean=t.base_mean,
+                head_mean=t.head_mean,
+                change=t.change,
+                se=t.se,
+                p_value=t.p_value,
+                alpha=t.alpha,
+                blocked=t.blocked,
+            )
+            for t in evaluation.suite
+        ],
+        flakiness=FlakinessInfo(
+            cases=fl.cases,
+            base_spread=fl.base_spread,
+            head_spread=fl.head_spread,
+            p_value=fl.p_value,
+            alpha=fl.alpha,
+            flakier=fl.flakier,
+            head_flaky=list(fl.head_flaky),
+            already_flaky=list(fl.already_flaky),
+            newly_flaky=list(fl.newly_flaky),
+            head_share=fl.head_share,
+            ceiling=fl.ceiling,
+            over_ceiling=fl.over_ceiling,
+        ),
+        spend=SpendInfo(
+            initial=sp.initial,
+            extra=sp.extra,
+            cap=sp.cap,
+            rounds=sp.rounds,
+            per_case=dict(sp.per_case),
+            undecided=sp.undecided,
+        ),
+        detect=list(detect),
+    )
+    cases = {
+        v.case_id: {
+            "hash": hashes.get(v.case_id),
+            "history": _history_json(history.cases.get(v.case_id)),
+            "test": _case_test_json(v),
+        }
+        for v in evaluation.cases
+    }
+    return PolicyFields(info, cases)
+
+
+def history_of(results: Results, hashes: Mapping[str, str], *, dataset_sha256: str) -> BaseHistory:
+    """The base history a results file carries. A case written with a hash and a history
+    keeps them; a case of an earlier release's file (no hash) starts its history from its
+    counts in that file, with the hash the case has now (``hashes``) when the file was made
+    from the same dataset (sha256) — and no hash, so not comparable, when not."""
+    same = results.dataset.sha256 == dataset_sha256
+    window = results.policy.params.history_window if results.policy else HISTORY_WINDOW
+    out: dict[str, CaseHistory] = {}
+    names = results.metric_names
+    for c in results.cases:
+        if c.hash is not None and c.history:
+            out[c.id] = CaseHistory(
+                c.hash,
+                tuple(
+                    HistoryEntry(
+                        e.passes,
+                        e.samples,
+                        {k: MetricSums(int(v[0]), v[1], v[2]) for k, v in e.metrics.items()},
+                    )
+                    for e in c.history
+                ),
+            )
+            continue
+        hash_ = c.hash if c.hash is not None else (hashes.get(c.id, "") if same else "")
+        passes = sum(1 for s in c.samples if s.passed)
+        per_metric: dict[str, list[float | None]] = {n: [] for n in names}
+        for s in c.samples:
+            for n, v in zip(names, s.scores, strict=True):
+                per_metric[n].append(v)
+        sums = {n: MetricSums.of(vals) for n, vals in per_metric.items()}
+        out[c.id] = CaseHistory(
+            hash_, (HistoryEntry(passes, len(c.samples), {k: v for k, v in sums.items() if v.n}),)
+        )
+    return BaseHistory(out, window)
 
 
 def assemble(
@@ -853,6 +1153,7 @@ def assemble(
     notices: Sequence[str] = (),
     timing: Mapping[str, Any] | None = None,
     mcp_tool_drift: Sequence[ToolDrift] = (),
+    policy: PolicyFields | None = None,
 ) -> Results:
     """The :class:`Results` of a run: its statistics, its sample records (read back from
     the bytes results.json gets), and what was decided about it."""
@@ -867,10 +1168,13 @@ def assemble(
     )
     names = stats.metric_names
     cases = []
-    for i, f in enumerate(_cases_fields(stats.cases, names)):
+    for i, (c, f) in enumerate(zip(stats.cases, _cases_fields(stats.cases, names), strict=True)):
         samples = [SampleResult.model_validate_json(r) for r in records.of_case(i)]
-        cases.append(CaseResult(**f, samples=samples))
+        extra = policy.cases.get(c.id, {}) if policy is not None else {}
+        cases.append(CaseResult(**{**f, **extra}, samples=samples))
     fields["cases"] = cases
+    if policy is not None:
+        fields["policy"] = policy.info
     return Results(**fields)
 
 

@@ -1,6 +1,10 @@
 """The shipped example, end to end through ``toolgate check``: the good agent passes, the
-regressed build fails against the good run with the flipped cases named, the flaky build
-is stopped by the variance guard — and report.md / comment.md of each are golden files.
+regressed build fails against the good run's base history with the regressed cases named,
+the flaky build fails on its suite-level drop and on the absolute ceilings the example's
+config sets (``variance:``), never with regressed cases — and report.md / comment.md of
+each are golden files. The good run is the third of a chain of base runs, each with the
+previous one's results as its baseline (as the baseline-refresh workflow does), so the
+base history holds 9 samples per case.
 
 Timing figures (the only part allowed to differ between identical runs) are cleared before
 rendering. Regenerate with ``TOOLGATE_UPDATE_GOLDEN=1`` and review the diff.
@@ -27,14 +31,22 @@ UPDATE = os.environ.get("TOOLGATE_UPDATE_GOLDEN") == "1"
 ENV = {"PATH": os.environ.get("PATH", "")}
 
 
-def _check(config: str, out: Path, baseline: Path | None = None) -> CheckOutcome:
+REFRESHES = 3
+"""Runs of the good agent chained as the baseline-refresh workflow chains them (each with
+the previous one's results.json as its baseline): 3 runs of 3 samples, a base history of
+9 samples per case."""
+
+
+def _check(
+    config: str, out: Path, baseline: Path | None = None, source: str = "the good agent's run"
+) -> CheckOutcome:
     return check(
         CheckOptions(
             config_path=EXAMPLE / config,
             config_display=f"examples/support-agent/{config}",
             out=out,
             baseline=str(baseline) if baseline else "none",
-            baseline_source="the good agent's run" if baseline else None,
+            baseline_source=source if baseline else None,
             progress=False,
         ),
         ENV,
@@ -48,10 +60,14 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, CheckOu
     old = Path.cwd()
     os.chdir(ROOT)  # reports name files relative to the working directory
     try:
-        good = _check("toolgate.yml", tmp / "good")
+        base: Path | None = None
+        for i in range(REFRESHES - 1):
+            _check("toolgate.yml", tmp / f"base-{i}", base, "the previous base run")
+            base = tmp / f"base-{i}" / "results.json"
+        good = _check("toolgate.yml", tmp / "good", base, "the previous base run")
         out = {
             "good": good,
-            "good-again": _check("toolgate.yml", tmp / "good-again"),
+            "good-again": _check("toolgate.yml", tmp / "good-again", base, "the previous base run"),
             "regressed": _check(
                 "toolgate.regressed.yml", tmp / "regressed", tmp / "good/results.json"
             ),
@@ -104,7 +120,34 @@ def test_example__flaky_agent__stopped_by_variance_guard_not_regressions(
     assert flaky.exit_code == 1
     verdict = flaky.results.verdict
     assert verdict is not None and not verdict.variance.passed
-    assert verdict.regressions == 0, "flaky cases are noise, never regressions"
+    assert verdict.regressions == 0, "flaky cases are never regressed cases"
+    policy = flaky.results.policy
+    assert policy is not None and "regressed" not in policy.outcomes
+    assert any(r.startswith("suite-level drop") for r in verdict.reasons)
+
+
+def test_example__good_agent__history_grows_by_each_base_run(
+    runs: dict[str, CheckOutcome],
+) -> None:
+    good = runs["good"].results
+    assert good.policy is not None and good.policy.outcomes == {"unchanged": len(good.cases)}
+    for case in good.cases:
+        assert case.hash is not None and case.test is not None
+        assert case.test.base_samples == 3 * (REFRESHES - 1)
+        assert sum(e.samples for e in case.history) == 3 * REFRESHES
+
+
+def test_example__regressed_agent__regressed_cases_carry_counts_and_p_values(
+    runs: dict[str, CheckOutcome],
+) -> None:
+    reg = runs["regressed"].results
+    assert reg.comparison is not None
+    flips = [f for f in reg.comparison.flips if f.kind == "regression"]
+    assert flips and all(f.p_value is not None and f.p_value < 0.05 for f in flips)
+    assert all(f.base_samples == 3 * REFRESHES for f in flips)
+    assert {f.case_id for f in flips} == {
+        c.id for c in reg.cases if c.test is not None and c.test.outcome == "regressed"
+    }
 
 
 def test_example__same_inputs__identical_results_and_report_apart_from_timing(

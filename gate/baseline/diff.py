@@ -14,8 +14,10 @@ present on both sides:
 
 So one unlucky run does not become a regression (3/3 → 2/3 is noise), a consistent drop
 does (3/3 → 0/3). What "stable" can mean depends on the samples: with 1 sample every
-case is stable and a single failing run is a regression — use ``confirm:`` (extra head
-samples for apparent flips, :mod:`gate.policy.confirm`) or more samples. Cases only in
+case is stable and a single failing run is a regression. ``toolgate check`` uses this rule
+only where no test against a base history ran (``toolgate diff`` on two files); the gate
+passes ``decided``, the cases the tests of :mod:`gate.policy.engine` found regressed or
+improved, and those are then the flips. Cases only in
 head are **new**, only in base **removed**.
 
 Comparability: results made from different datasets (sha256) are not compared
@@ -32,6 +34,7 @@ decided and is handed to it (:func:`gate.policy.decide.decide`).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -40,6 +43,7 @@ from gate import jsonio
 from gate.model import (
     CaseStats,
     Comparison,
+    DecidedCase,
     DriftChange,
     Flip,
     FlipKind,
@@ -73,7 +77,7 @@ def stable_rule(base_samples: int, head_samples: int) -> str:
     if base_samples <= 1 or head_samples <= 1:
         caveat = (
             " With 1 sample every case counts as stable, so a single failing run is a "
-            "regression: raise `samples` or set `confirm.max_extra_samples`."
+            "regression: raise `samples`."
         )
     else:
         caveat = ""
@@ -93,14 +97,33 @@ def comparable(base: SuiteStats, head: SuiteStats) -> bool:
     return b.cases_sha256 is not None and b.cases_sha256 == h.cases_sha256
 
 
-def compare(base: SuiteStats, head: SuiteStats, *, source: str = "baseline") -> Comparison:
-    """Compare ``base`` (the baseline) with ``head`` (this run). See the module docstring."""
+HISTORY_RULE = (
+    "A regression is a case whose head samples are significantly worse than its base "
+    "history (an anytime-valid test per case, the false-block rate controlled across the "
+    "cases of the run) by at least the minimum practical effect; a fix the reverse. Cases "
+    "still undecided, and cases changed since their history (not comparable), are listed "
+    "apart, never as flips."
+)
+
+
+def compare(
+    base: SuiteStats,
+    head: SuiteStats,
+    *,
+    source: str = "baseline",
+    decided: Mapping[str, DecidedCase] | None = None,
+) -> Comparison:
+    """Compare ``base`` (the baseline) with ``head`` (this run). See the module docstring.
+
+    ``decided``: the cases the test against the base history found regressed or improved
+    (``gate.policy.engine``); with it, those are the flips (and nothing else is), instead
+    of the stable-pass/stable-fail rule on the two runs' pass rates."""
     drift = _tool_drift(base.header.tools, head.header.tools)
     bd, hd = base.header.dataset, head.header.dataset
     same_data = bd.sha256 == hd.sha256
     tools_only = not same_data and comparable(base, head)
-    rule = stable_rule(base.samples, head.samples)
-    if not same_data and not tools_only:
+    rule = stable_rule(base.samples, head.samples) if decided is None else HISTORY_RULE
+    if not same_data and not tools_only and decided is None:
         return Comparison(
             source=source,
             comparable=False,
@@ -122,13 +145,18 @@ def compare(base: SuiteStats, head: SuiteStats, *, source: str = "baseline") -> 
             base_usage=dict(base.usage),
         )
     note = None
-    if tools_only:
+    if not same_data and not tools_only:
+        note = (
+            "the dataset differs from the baseline's: each case was compared by its hash "
+            "(content, tools, agent, scoring), so changed cases are not comparable"
+        )
+    elif tools_only:
         note = (
             "the dataset differs from the baseline's only in the tool files it references "
             "(tool definitions): cases compared; see the tool drift"
         )
     flips = _flips(
-        _in_scope(base.cases, head), _in_scope(head.cases, base), {d.tool for d in drift}
+        _in_scope(base.cases, head), _in_scope(head.cases, base), {d.tool for d in drift}, decided
     )
     counts = Counter(f.kind for f in flips)
     drift = [
@@ -170,7 +198,10 @@ def _in_scope(cases: Sequence[CaseStats], other: SuiteStats) -> Sequence[CaseSta
 
 
 def _flips(
-    base_cases: Sequence[CaseStats], head_cases: Sequence[CaseStats], drifted: set[str]
+    base_cases: Sequence[CaseStats],
+    head_cases: Sequence[CaseStats],
+    drifted: set[str],
+    decided: Mapping[str, DecidedCase] | None = None,
 ) -> list[Flip]:
     base_by_id = {c.id: c for c in base_cases}
     head_ids = {c.id for c in head_cases}
@@ -180,6 +211,11 @@ def _flips(
         b = base_by_id.get(h.id)
         if b is None:
             new.append(_flip(FlipKind.NEW, None, h, drifted))
+            continue
+        if decided is not None:
+            d = decided.get(h.id)
+            if d is not None:
+                out[d.kind].append(_decided_flip(d, b, h, drifted))
             continue
         kind = flip_kind(b.pass_rate, h.pass_rate)
         if kind is not None:
@@ -194,6 +230,30 @@ def _counts(c: CaseStats | None) -> str:
     if c is None:
         return "—"
     return f"{round(c.pass_rate * c.samples)}/{c.samples}"
+
+
+def _decided_flip(d: DecidedCase, b: CaseStats, h: CaseStats, drifted: set[str]) -> Flip:
+    """A flip the test against the base history decided: the history's counts and the
+    head's, with the test's p-value."""
+    flip = _flip(d.kind, b, h, drifted)
+    p = "" if d.p_value is None else f" (p = {d.p_value:.2g})"
+    base_c = f"{d.base_passes}/{d.base_samples}"
+    head_c = f"{d.head_passes}/{d.head_samples}"
+    if d.kind is FlipKind.REGRESSION:
+        reason = f"passed {base_c} in the base history, {head_c} on head{p}"
+    else:
+        reason = f"passed {base_c} in the base history, {head_c} on head: improved{p}"
+    if flip.failed_checks:
+        reason += f"; failed checks: {', '.join(flip.failed_checks[:4])}"
+    return dataclasses.replace(
+        flip,
+        base_pass_rate=d.base_passes / d.base_samples if d.base_samples else None,
+        head_pass_rate=d.head_passes / d.head_samples if d.head_samples else None,
+        base_samples=d.base_samples,
+        head_samples=d.head_samples,
+        reason=reason,
+        p_value=d.p_value,
+    )
 
 
 def _flip(kind: FlipKind, b: CaseStats | None, h: CaseStats | None, drifted: set[str]) -> Flip:

@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         updates["concurrency"] = args.concurrency
     if updates:
         config = config.model_copy(update=updates)
-    samples = config.samples if args.samples is None else args.samples
+    samples = config.initial_samples if args.samples is None else args.samples
     if not 1 <= samples <= 100:
         raise UsageError("--samples must be between 1 and 100")
     shard = Shard.parse(args.shard) if args.shard else None

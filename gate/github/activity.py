@@ -141,6 +141,10 @@ def plan_baseline(ctx: GitHubContext, inputs: ActionInputs) -> BaselinePlan:
                 # A merge queue gates the group's commit: compare it with the base branch
                 # at the commit the queue built the group on, as a PR with its base.
                 ref = PullRequestRef(None, group.base_ref, group.base_sha, group.head_sha)
+            elif ctx.base_run_branch is not None and ctx.sha:
+                # A run of the base branch itself (the baseline refresh): its baseline is
+                # the branch's newest results, so the base history grows by every run.
+                ref = PullRequestRef(0, ctx.base_run_branch, ctx.sha, ctx.sha)
             return AutoBaseline(ref, searchable=bool(ctx.token and ctx.repository))
         case _:
             assert_never(inputs.baseline.kind)

@@ -208,6 +208,8 @@ class GitHubContext:
     run_id: int | None = None
     run_attempt: int | None = None
     sha: str | None = None
+    ref: str | None = None
+    """``GITHUB_REF`` (``refs/heads/main`` on a push to main)."""
     workflow_ref: str | None = None
     workspace: Path | None = None
     runner_temp: Path | None = None
@@ -244,6 +246,7 @@ class GitHubContext:
             run_id=_whole(environ.get("GITHUB_RUN_ID")),
             run_attempt=_whole(environ.get("GITHUB_RUN_ATTEMPT")),
             sha=environ.get("GITHUB_SHA") or None,
+            ref=environ.get("GITHUB_REF") or None,
             workflow_ref=environ.get("GITHUB_WORKFLOW_REF") or None,
             workspace=_path(environ.get("GITHUB_WORKSPACE")),
             runner_temp=_path(environ.get("RUNNER_TEMP")),
@@ -281,6 +284,17 @@ class GitHubContext:
     @property
     def workflow_run(self) -> WorkflowRunEvent | None:
         return self.event if isinstance(self.event, WorkflowRunEvent) else None
+
+    @property
+    def base_run_branch(self) -> str | None:
+        """The branch this run records, when it is a run *of* a branch (a push, a
+        schedule, a manual dispatch) rather than of a pull request: such a run is a base
+        run, and ``baseline: auto`` extends the branch's own latest results."""
+        if self.event_name not in {"push", "schedule", "workflow_dispatch"}:
+            return None
+        if self.ref is None or not self.ref.startswith("refs/heads/"):
+            return None
+        return self.ref.removeprefix("refs/heads/") or None
 
     @property
     def pr_number(self) -> int | None:

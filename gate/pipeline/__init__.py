@@ -2,26 +2,28 @@
 
 ``check`` (``toolgate check``, the CI job) runs them in order, each in its own module:
 :mod:`~gate.pipeline.inputs` (config, dataset, pin, baseline) → the runner →
-:mod:`~gate.pipeline.score` → :mod:`~gate.pipeline.confirm` → :mod:`~gate.pipeline.judge`
+:mod:`~gate.pipeline.score` → :mod:`~gate.pipeline.sequential` (the tests against the base
+history, extra samples for undecided cases) → :mod:`~gate.pipeline.judge`
 → :func:`gate.policy.decide.decide` → :mod:`~gate.pipeline.publish` (results, reports and
 publishing). The score stage's parallel reader is private (``_scorepool``).
 """
 
 from gate.pipeline.check import CheckOptions, CheckOutcome, check, unrecorded_calls
-from gate.pipeline.confirm import confirm_stage
 from gate.pipeline.inputs import load_baseline, load_inputs, redactor_for, scoring_context
 from gate.pipeline.judge import judge_stage
 from gate.pipeline.score import Scored, score_file, score_runs, score_stage
+from gate.pipeline.sequential import Tested, policy_stage
 
 __all__ = [
     "CheckOptions",
     "CheckOutcome",
     "Scored",
+    "Tested",
     "check",
-    "confirm_stage",
     "judge_stage",
     "load_baseline",
     "load_inputs",
+    "policy_stage",
     "redactor_for",
     "score_file",
     "score_runs",

@@ -85,7 +85,7 @@ class RowRecords:
 
     def __init__(self) -> None:
         self._sources: list[_Source] = []
-        self._spool: _Spool | None = None
+        self._spools: list[_Spool] = []
         self._starts: list[int] = []
         self._order: np.ndarray | None = None
         self._case_starts: np.ndarray | None = None
@@ -98,7 +98,8 @@ class RowRecords:
     def add_spooled(
         self, spool: _Spool, fd_key: int, offsets: array[int], lengths: array[int]
     ) -> None:
-        self._spool = spool
+        if spool not in self._spools:
+            self._spools.append(spool)
         self._starts.append(self._total())
         self._sources.append(_Spooled(spool, fd_key, offsets, lengths))
 
@@ -108,7 +109,7 @@ class RowRecords:
     def joined(self, other: RowRecords) -> RowRecords:
         """These rows' records, then ``other``'s (for a table assembled from both)."""
         out = RowRecords()
-        out._spool = self._spool or other._spool
+        out._spools = [*self._spools, *(s for s in other._spools if s not in self._spools)]
         for src in (*self._sources, *other._sources):
             out._starts.append(out._total())
             out._sources.append(src)
@@ -143,8 +144,8 @@ class RowRecords:
 
     def close(self) -> None:
         """Drop the spool files (after results.json is written)."""
-        if self._spool is not None:
-            self._spool.close()
+        for spool in self._spools:
+            spool.close()
 
 
 def _bisect(starts: list[int], row: int) -> int:

@@ -1,7 +1,8 @@
 """The whole gate: ``toolgate check``, the CI job.
 
 toolgate.yml ─► config ─► dataset (pin) ─► runner ─► runs.jsonl
-runs.jsonl ─► score ─► (confirm) ─► (judge) ─► decide ─► results.json
+runs.jsonl ─► score ─► test against the base history (extra samples) ─► (judge) ─► decide
+         ─► results.json
 results.json ─► reports (report.md, junit.xml, comment.md) ─► publish (Actions only)
 """
 
@@ -14,12 +15,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from gate.model import Shard
-from gate.pipeline.confirm import confirm_stage
 from gate.pipeline.inputs import load_baseline, load_inputs, normalizers
 from gate.pipeline.judge import judge_stage
 from gate.pipeline.publish import report_and_publish
 from gate.pipeline.score import Scored, score_stage
-from gate.results import Results, assemble
+from gate.pipeline.sequential import detect_sentences, policy_stage
+from gate.results import Results, assemble, policy_fields
 from gate.runsfile import RunsIndex
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
     """
     from gate.baseline.diff import compare
     from gate.policy.decide import decide
+    from gate.policy.engine import decided_cases
     from gate.replay.runner import run_all
 
     t0 = time.perf_counter()
@@ -75,7 +77,7 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
     if opts.baseline_source and base is not None:
         source = opts.baseline_source
     out = opts.out if opts.out is not None else config.resolve(config.reporting.out)
-    samples = opts.samples if opts.samples is not None else config.samples
+    samples = opts.samples if opts.samples is not None else config.initial_samples
     norms = normalizers(config)
 
     summary = run_all(
@@ -99,24 +101,31 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
             agent=summary.agent,
             norms=norms,
         )
-        if base is not None:
-            head = confirm_stage(
-                head,
-                base=base.stats,
-                config=config,
-                dataset=dataset,
-                runs=runs,
-                out=out,
-                samples=samples,
-                shard=opts.shard,
-                norms=norms,
-            )
+        tested = policy_stage(
+            head,
+            base=base,
+            config=config,
+            dataset=dataset,
+            runs=runs,
+            out=out,
+            samples=samples,
+            shard=opts.shard,
+            norms=norms,
+        )
+        head = tested.scored
         judge = judge_stage(config=config, dataset=dataset, runs=runs, out=out, timing=judge_timing)
         misses = unrecorded_calls(head, runs)
     comparison = (
-        compare(base.stats, head.stats, source=source or "baseline") if base is not None else None
+        compare(
+            base.stats,
+            head.stats,
+            source=source or "baseline",
+            decided=decided_cases(tested.evaluation),
+        )
+        if base is not None
+        else None
     )
-    verdict = decide(head.stats, comparison, config)
+    verdict = decide(head.stats, comparison, config, tested.evaluation)
     notices: list[str] = []
     if misses:
         distinct = list(dict.fromkeys(misses))  # samples repeat the same call
@@ -137,6 +146,13 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
             judge=judge,
             notices=notices,
             mcp_tool_drift=mcp_drift,
+            policy=policy_fields(
+                tested.evaluation,
+                tested.params,
+                hashes=tested.hashes,
+                history=tested.history,
+                detect=detect_sentences(tested),
+            ),
             timing={
                 **head.timing,
                 **judge_timing,

@@ -1,6 +1,10 @@
 """Merge then decide (the Action's ``mode: merge``): join the shards' results, gate once on
 the whole dataset, compare with the baseline, and write results.json and the reports.
 
+The tests against the base history run once more over every case as one family, on the
+samples the shards took (their extra samples included: the per-case test is valid at any
+stopping point); no agent runs here, so no more samples are taken.
+
 Every statistic is recomputed from the shards' sample records
 (:func:`gate.results.merge_run`, which refuses parts of different datasets,
 overlapping cases, shards of different splits and missing shards); the verdict is
@@ -17,6 +21,7 @@ from typing import TextIO
 from gate.config import Config
 from gate.errors import ExitCode
 from gate.pipeline.publish import write_run_files
+from gate.pipeline.sequential import recorded_tests
 from gate.report.redact import Redactor
 from gate.results import Results, assemble, merge_run, read_results, stats_of
 
@@ -45,15 +50,23 @@ def merge_and_decide(
     merged run is compared with ``baseline`` (when given) before the verdict is decided."""
     from gate.baseline.diff import compare
     from gate.policy.decide import decide
+    from gate.policy.engine import decided_cases
+    from gate.results import policy_fields
 
     read = [(name, read_results(path, display=name)) for name, path in parts]
     merged = merge_run(read)
+    tests = recorded_tests([r for _, r in read], baseline, config)
     comparison = (
-        compare(stats_of(baseline), merged.stats, source=baseline_source or "baseline")
+        compare(
+            stats_of(baseline),
+            merged.stats,
+            source=baseline_source or "baseline",
+            decided=None if tests is None else decided_cases(tests.evaluation),
+        )
         if baseline is not None
         else None
     )
-    verdict = decide(merged.stats, comparison, config)
+    verdict = decide(merged.stats, comparison, config, None if tests is None else tests.evaluation)
     decided = assemble(
         merged.stats,
         merged.records,
@@ -61,6 +74,15 @@ def merge_and_decide(
         comparison=comparison,
         judge=merged.judge,
         timing=merged.timing,
+        policy=None
+        if tests is None
+        else policy_fields(
+            tests.evaluation,
+            tests.params,
+            hashes=tests.hashes,
+            history=tests.history,
+            detect=tests.detect,
+        ),
     )
     results_path = write_run_files(
         decided, out, redactor=redactor, report_url=report_url, stream=stream

@@ -156,7 +156,7 @@ def score_stage(
     agent_info = dict(agent) if agent is not None else _agent_info(config, runs.display)
     header = run_header(dataset, config, agent_info, shard)
     seed = config.seed if config is not None else 0
-    max_extra = config.confirm.max_extra_samples if config is not None else 0
+    max_extra = 0
     with no_gc():  # the heap holds every record: a collection would scan it all
         table = assemble(scored.metas, scored.batches)
         # The chunks' rows are in the table now: let them go (a large run's matrix is
@@ -222,7 +222,7 @@ def scores_to_scored(
     batches = [builder.build()]
     header = run_header(dataset, config, agent or {}, shard)
     seed = config.seed if config is not None else 0
-    max_extra = config.confirm.max_extra_samples if config is not None else 0
+    max_extra = 0
     table = assemble(metas, batches)
     stats = reduce(table, header, seed=seed, max_extra=max_extra)
     records = RowRecords()

@@ -53,7 +53,7 @@ def run_shard(
         config,
         dataset,
         folder,
-        samples=samples if samples is not None else config.samples,
+        samples=samples if samples is not None else config.initial_samples,
         shard=shard,
         resume=False,
         progress=progress,

@@ -79,7 +79,8 @@ def advise(*, samples: int, case_pass_rates: stats.Floats) -> Advice:
     if per_case is None:
         parts.append(
             f"One case's flip is not statistically significant with fewer than {need} samples "
-            f"per side (one-sided Fisher exact test, α={ALPHA}); use `confirm:` or more samples."
+            f"per side (one-sided Fisher exact test, α={ALPHA}); a longer base history "
+            "(each base run adds to it) or more samples."
         )
     else:
         parts.append(

@@ -5,10 +5,15 @@ The gate fails when any of these holds, and each gives a reason a reviewer under
 1. **hard failures** — a must-not-call violation, a broken argument-scope rule, a missing
    required step — in any sample of any case. Always, whatever the averages, and listed
    first with the case, the sample, the call and the dataset line.
-2. **regressions** — more stable-pass → stable-fail flips against the baseline than
-   ``regressions.max_new_failures`` (default 0; ``null`` turns the check off). Only with a
-   comparable baseline: without one, or with one made from another dataset, a notice says
-   that regressions were not checked.
+2. **regressions** — more regressed cases than ``regressions.max_new_failures`` (default
+   0; ``null`` turns the check off): a case is regressed when the test against the base
+   history finds its head samples significantly worse (:mod:`gate.policy.engine`). Only
+   with a comparable baseline: without one, or with one made from another dataset, a
+   notice says that regressions were not checked.
+2b. **suite-level drop** — the pass rate or a gated metric significantly worse than the
+   base history across the cases, though no case alone may be (the engine's suite tests);
+2c. **flakier than the base history** — the engine's flakiness test; flaky cases the base
+   history was already flaky on are a notice (a warning), not a block.
 3. **gates** — ``min``/``max`` on the dataset-level mean of a deterministic metric
    (``MetricStat.mean``: the mean over cases of per-case means; pooled for
    ``unnecessary_call_rate``), on a slice when the gate names one. A bound holds when
@@ -43,17 +48,26 @@ from gate.model import (
     VarianceOutcome,
     Verdict,
 )
+from gate.policy.engine import Evaluation
 from gate.policy.guards import EPS, check_variance
 from gate.policy.reduce import case_ids, case_values
 
 SHOW_CASES = 3
 """Case ids named in one gate reason (the rest are counted)."""
+SUITE = "suite-level drop"
 SHOW_HARD = 10
 """Hard failures spelled out one per reason line (the rest are counted)."""
 
 
-def decide(stats: SuiteStats, comparison: Comparison | None, config: Config | None) -> Verdict:
-    """The verdict on a run (module docstring), with the notices it adds."""
+def decide(
+    stats: SuiteStats,
+    comparison: Comparison | None,
+    config: Config | None,
+    evaluation: Evaluation | None = None,
+) -> Verdict:
+    """The verdict on a run (module docstring), with the notices it adds. ``evaluation``:
+    the tests against the base history (``None``: not run, e.g. results merged from
+    shards)."""
     notices: list[str] = []
     regressions_cfg = config.regressions if config is not None else RegressionsConfig()
 
@@ -81,17 +95,40 @@ def decide(stats: SuiteStats, comparison: Comparison | None, config: Config | No
                 f"{shown}{more}"
             )
 
+    policy_ok = True
+    policy_reasons: list[str] = []
+    if evaluation is not None and comparison is not None and comparison.comparable:
+        policy_reasons, policy_notices = history_reasons(evaluation)
+        policy_ok = not policy_reasons
+        reasons.extend(policy_reasons)
+        notices.extend(policy_notices)
+
     gates = [g for gate in (config.gates if config else []) for g in evaluate_gate(stats, gate)]
     reasons.extend(g.reason for g in gates if not g.passed)
     variance = check_variance(stats, config)
     reasons.extend(variance.reasons)
 
     hard = len(stats.hard_failures)
-    passed = hard == 0 and regressions_ok and all(g.passed for g in gates) and variance.passed
+    passed = (
+        hard == 0
+        and regressions_ok
+        and policy_ok
+        and all(g.passed for g in gates)
+        and variance.passed
+    )
     n_regs = comparison.regressions if comparison is not None and comparison.comparable else 0
     return Verdict(
         passed=passed,
-        summary=_summary(passed, reasons, gates, stats.hard_failures, n_regs, comparison, variance),
+        summary=_summary(
+            passed,
+            reasons,
+            gates,
+            stats.hard_failures,
+            n_regs,
+            comparison,
+            variance,
+            policy_reasons,
+        ),
         reasons=tuple(reasons),
         gates=tuple(gates),
         variance=variance,
@@ -99,6 +136,45 @@ def decide(stats: SuiteStats, comparison: Comparison | None, config: Config | No
         regressions=n_regs,
         notices=tuple(notices),
     )
+
+
+def history_reasons(evaluation: Evaluation) -> tuple[list[str], list[str]]:
+    """The reasons (suite-level drop, flakier than the base history) and the notices
+    (flakiness the base already had, undecided and not-comparable cases) of the tests
+    against the base history; regressed cases are counted by the regressions check."""
+    reasons: list[str] = []
+    notices: list[str] = []
+    for t in evaluation.suite:
+        if not t.blocked:
+            continue
+        label = "pass rate" if t.name == "case_passed" else t.name
+        change = "" if t.change is None else f" ({t.change * 100:+.1f} points)"
+        base = "—" if t.base_mean is None else f"{t.base_mean:.3f}"
+        head = "—" if t.head_mean is None else f"{t.head_mean:.3f}"
+        reasons.append(
+            f"{SUITE}: {label} {base} in the base history → {head} on head{change} "
+            f"over {t.cases} case(s), p = {t.p_value:.2g} ≤ {t.alpha:.3g}"
+        )
+    fl = evaluation.flakiness
+    if fl.flakier:
+        bs = "—" if fl.base_spread is None else f"{fl.base_spread:.3f}"
+        hs = "—" if fl.head_spread is None else f"{fl.head_spread:.3f}"
+        shown = ", ".join(fl.newly_flaky[:SHOW_CASES])
+        more = ", …" if len(fl.newly_flaky) > SHOW_CASES else ""
+        reasons.append(
+            f"flakier than the base history: mean spread {bs} → {hs} over {fl.cases} case(s), "
+            f"p = {fl.p_value:.2g} ≤ {fl.alpha:.3g}"
+            + (f"; newly flaky: {shown}{more}" if shown else "")
+        )
+    if fl.already_flaky:
+        shown = ", ".join(fl.already_flaky[:SHOW_CASES])
+        more = ", …" if len(fl.already_flaky) > SHOW_CASES else ""
+        notices.append(
+            f"{len(fl.already_flaky)} case(s) flaky on head were already flaky in the base "
+            f"history ({shown}{more}): a warning, not a block (variance.max_flaky_share sets "
+            "an absolute ceiling)"
+        )
+    return reasons, notices
 
 
 def _frac(rate: float | None, n: int) -> str:
@@ -237,6 +313,7 @@ def _summary(
     regressions: int,
     comparison: Comparison | None,
     variance: VarianceOutcome,
+    policy_reasons: Sequence[str] = (),
 ) -> str:
     """Why, in one line (renderers put the verdict word, from ``passed``, before it).
 
@@ -255,6 +332,15 @@ def _summary(
             parts.append(f"{len(hard_failures)} hard failure(s) in {cases} case(s) ({by_kind})")
         if comparison is not None and comparison.comparable and regressions:
             parts.append(f"{regressions} regression(s) against {comparison.source}")
+        drops = [
+            r.split(": ", 1)[1].split(" in the base history")[0]
+            for r in policy_reasons
+            if r.startswith(SUITE)
+        ]
+        drops = [d.rsplit(" ", 1)[0] for d in drops]
+        if drops:
+            parts.append(f"{SUITE} ({', '.join(drops)})")
+        parts.extend(r.split(":")[0] for r in policy_reasons if not r.startswith(SUITE))
         missed = [g for g in gates if not g.passed]
         if missed:
             parts.append(

@@ -89,7 +89,7 @@ def reduce(table: SampleTable, header: RunHeader, *, seed: int, max_extra: int) 
     if reg_n == 1:
         notices.append(
             "samples: 1 — the std over samples and the flaky share need at least 2 samples "
-            "per case (shown as n/a), and every case counts as stable: one failing run flips it"
+            "per case (shown as n/a)"
         )
     extra_total = int(n_extra.sum())
     confirm = None

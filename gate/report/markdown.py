@@ -77,6 +77,7 @@ def build(
     blocks += _fixed(results, esc)
     blocks += _flaky(results, esc)
     blocks += _new_removed(results, esc)
+    blocks += history_tests(results, esc)
     blocks += _per_tool(results, esc)
     if full:
         blocks += _slices(results, esc)
@@ -371,9 +372,17 @@ def _regressions(results: Results, esc: Escaper, full: bool) -> list[Block]:
 
     rows = LazyRows(flips, row)
     head = [
-        f"### 🔻 Regressions ({len(flips)}) — passed on base, fail on head",
+        f"### 🔻 Regressions ({len(flips)}) — "
+        + (
+            "significantly worse than the base history"
+            if results.policy is not None
+            else "passed on base, fail on head"
+        ),
         "",
-        "| Case | Passing samples (base → head) | Failing checks | Expected | Actual | Why |",
+        "| Case | Passing samples (base → head) | Failing checks | Expected | Actual | Why |"
+        if results.policy is None
+        else "| Case | Passing samples (base history → head) | Failing checks | Expected | Actual "
+        "| Why |",
         "|---|---|---|---|---|---|",
     ]
     return [Block(head, rows, [""], keep=10, cut=6, what="regressions")]
@@ -424,7 +433,8 @@ def _case_cell(case_id: str, line: int | None, esc: Escaper) -> str:
 def _rates(f: Flip) -> str:
     base = fmt.rate_fraction(f.base_pass_rate, f.base_samples)
     head = fmt.rate_fraction(f.head_pass_rate, f.head_samples)
-    return f"{base} → {head}"
+    p = "" if f.p_value is None else f" (p = {f.p_value:.2g})"
+    return f"{base} → {head}{p}"
 
 
 def _checks(checks: Iterable[str], esc: Escaper) -> str:
@@ -535,7 +545,12 @@ def _fixed(results: Results, esc: Escaper) -> list[Block]:
         return []
     rows = LazyRows(flips, lambda f: f"| {_case_cell(f.case_id, f.line, esc)} | {_rates(f)} |")
     head = [
-        f"### ✅ Fixed ({len(flips)}) — failed on base, pass on head",
+        f"### ✅ Fixed ({len(flips)}) — "
+        + (
+            "significantly better than the base history"
+            if results.policy is not None
+            else "failed on base, pass on head"
+        ),
         "",
         "| Case | Passing samples (base → head) |",
         "|---|---|",
@@ -595,6 +610,63 @@ def _new_removed(results: Results, esc: Escaper) -> list[Block]:
         "|---|---|---|",
     ]
     return [Block(head, rows, [""], keep=0, cut=3, what="new or removed cases")]
+
+
+def history_tests(results: Results, esc: Escaper) -> list[Block]:
+    """The tests against the base history: what this run could detect and spent, in
+    words, then the cases listed apart from the flips — undecided (the sampling cap
+    stopped them) and not comparable (changed since their history, or new)."""
+    pol = results.policy
+    if pol is None or results.comparison is None:
+        return []
+    undecided = [c for c in results.cases if c.test is not None and c.test.outcome == "undecided"]
+    changed = [
+        c
+        for c in results.cases
+        if c.test is not None
+        and c.test.outcome == "not_comparable"
+        and c.test.comparability == "changed"
+    ]
+    lines = ["### 🧪 Tests against the base history", ""]
+    lines += [esc.text(s, 400) for s in pol.detect]
+    lines.append("")
+
+    def counts(c: CaseResult) -> str:
+        t = c.test
+        assert t is not None
+        base = "—" if t.base_samples is None else f"{t.base_passes}/{t.base_samples}"
+        p = "" if t.p_worse is None else f" (p = {t.p_worse:.2g})"
+        return f"| {_case_cell(c.id, c.line, esc)} | {base} → {t.head_passes}/{t.head_samples}{p} |"
+
+    blocks = [Block(lines)]
+    if undecided:
+        head = [
+            f"**Undecided ({len(undecided)})** — the sampling cap stopped them before the "
+            "test could tell; not counted as flips",
+            "",
+            "| Case | Passing samples (base history → head) |",
+            "|---|---|",
+        ]
+        blocks.append(
+            Block(head, LazyRows(undecided, counts), [""], keep=0, cut=3, what="undecided cases")
+        )
+    if changed:
+        head = [
+            f"**Not comparable ({len(changed)})** — the case, its tools, the agent or the "
+            "scoring changed since its history, which starts again; never a flip",
+            "",
+            "| Case | Passing samples (head) |",
+            "|---|---|",
+        ]
+        rows = LazyRows(
+            changed,
+            lambda c: (
+                f"| {_case_cell(c.id, c.line, esc)} | "
+                f"{c.test.head_passes if c.test else 0}/{c.test.head_samples if c.test else 0} |"
+            ),
+        )
+        blocks.append(Block(head, rows, [""], keep=0, cut=3, what="not comparable cases"))
+    return blocks
 
 
 # ─── 7. per-tool recall ──────────────────────────────────────────────────────
@@ -801,13 +873,19 @@ def _run_info(results: Results, esc: Escaper, full: bool) -> list[Block]:
     ]
     if results.shard is not None:
         lines.append(f"- shard: {results.shard.index}/{results.shard.count}")
-    if results.confirm is not None and results.confirm.extra_samples:
+    if results.policy is not None:
+        sp = results.policy.spend
+        lines.append(
+            f"- extra samples: {sp.extra} on {len(sp.per_case)} undecided case(s), at most "
+            f"{sp.cap}, in {sp.rounds} round(s)"
+        )
+    elif results.confirm is not None and results.confirm.extra_samples:
         c = results.confirm
         lines.append(
             f"- confirmation: {c.extra_samples} extra samples on {len(c.cases)} apparent flips "
             f"(at most {c.max_extra_samples})"
         )
-    if results.advisor is not None:
+    if results.advisor is not None and results.policy is None:
         lines.append(f"- sensitivity: {esc.text(results.advisor.summary, 400)}")
     if results.agent:
         agent = json_compact(results.agent)

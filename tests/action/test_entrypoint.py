@@ -4,6 +4,7 @@ the outputs file, the step summary and the PR comment."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -387,7 +388,7 @@ def test_merge__baseline_auto__base_branch_artifact__flips_and_names_source(tmp_
         f"artifact toolgate-results of run #{main_run.run_number} on main at bbbbbbb, 2 days old"
     )
     assert f"**Baseline:** {source}." in run.summary
-    assert run.outputs["regressions"] == "1"
+    assert run.outputs["regressions"] == "1", "shards without case hashes: the stable rule"
     (comment,) = gh.comments_on(7)
     # the comment escapes `#101` (no link to issue 101)
     escaped = source.replace(f"#{main_run.run_number}", f"\\#\u200b{main_run.run_number}")
@@ -479,25 +480,32 @@ def test_check__baseline_auto__base_branch_artifact__names_source(tmp_path, gh):
     assert run.code == 1, run.stdout + run.stderr
     source = f"artifact toolgate-results of run #{main_run.run_number} on main at bbbbbbb"
     assert source in run.summary
-    assert run.outputs["regressions"] == "1"
+    assert run.outputs["regressions"] == "0", "one base sample: no case can be significant"
     (comment,) = gh.comments_on(7)
     escaped = source.replace(f"#{main_run.run_number}", f"\\#\u200b{main_run.run_number}")
     assert escaped in comment.body
 
 
-def test_check__push_to_main__no_pr_no_comment_no_baseline(tmp_path, gh):
+def test_check__push_to_main__no_comment_baseline_is_mains_own_latest_results(tmp_path, gh):
     ws = mini_repo(tmp_path / "ws")
+    st = routes.state(gh)
+    wf = st.add_workflow("toolgate.yml", "ToolGate")
+    main_run = st.add_run(wf, head_sha=BASE_SHA, age_days=1, now=int(time.time()))
+    st.add_artifact(main_run, "toolgate-results", {"results.json": full_results(ws)})
     run = run_action(
         ws,
         tmp_path / "runner",
         inputs={},
         event_name="push",
-        event=push_event(),
+        event=push_event("d" * 40),
         api_url=gh.api_url,
     )
     assert run.code == 0, run.stdout + run.stderr
     assert gh.comments == {}
-    assert "none (not a pull request)" in run.summary
+    assert f"artifact toolgate-results of run #{main_run.run_number} on main" in run.summary
+    # this base run carries main's history forward: the artifact's counts, then its own
+    results = json.loads((ws / run.outputs["results-path"]).read_text())
+    assert all([e["samples"] for e in c["history"]] == [1, 1] for c in results["cases"])
 
 
 # ─── the environment's rules ──────────────────────────────────────────────────
@@ -546,7 +554,9 @@ def test_token__input_wins_over_github_token__for_baseline_and_comment(
     )
 
     assert run.code == 1, run.stdout + run.stderr
-    assert run.outputs["regressions"] == "1", "the baseline was found"
+    # A one-sample replay history cannot make order-2 significant (the report says so):
+    # what shows that the baseline was found is the summary's line about it.
+    assert "**Baseline:** artifact toolgate-results" in run.summary, "the baseline was found"
     routes_called = {route for route, _ in gh.tokens_seen}
     assert {"list_workflow_runs", "download_artifact", "blob", "create_comment"} <= routes_called
     assert {token for _, token in gh.tokens_seen} == {TOKEN}

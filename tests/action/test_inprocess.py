@@ -245,7 +245,7 @@ def test_check__baseline_auto__artifact_at_base_sha__aged_by_the_clock(
     assert step.code == 1, step.out + step.err
     source = f"artifact toolgate-results of run #{number} on main at bbbbbbb, 3 days old"
     assert f"**Baseline:** {source}." in step.summary
-    assert step.outputs["regressions"] == "1"
+    assert step.outputs["regressions"] == "0", "one base sample: no case can be significant"
     (comment,) = gh.comments_on(7)
     assert "order-2" in comment.body
 
@@ -271,7 +271,9 @@ def test_token__input_wins_over_environment__for_baseline_and_comment_requests(
     )
 
     assert step.code == 1, step.out + step.err
-    assert step.outputs["regressions"] == "1", "the baseline was found"
+    # A one-sample replay history cannot make order-2 significant (the report says so):
+    # what shows that the baseline was found is the summary's line about it.
+    assert "**Baseline:** artifact toolgate-results" in step.summary, "the baseline was found"
     seen: dict[str, set[str | None]] = {}
     for route, token in gh.tokens_seen:
         seen.setdefault(route, set()).add(token)

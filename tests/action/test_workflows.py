@@ -153,11 +153,12 @@ def test_fork_safe__gate_cannot_comment_and_companion_never_checks_out():
     assert comment_step["with"] == {"mode": "comment", "out": download["with"]["path"]}
 
 
-def test_baseline_refresh__records_main_without_gating_or_commenting():
+def test_baseline_refresh__extends_mains_history_without_gating_or_commenting():
     wf = load(EXAMPLES / "baseline-refresh.yml")
     assert wf["on"]["push"]["branches"] == ["main"]
+    assert wf["permissions"]["actions"] == "read", "finding main's previous results"
     ((_, step),) = toolgate_steps(wf)
-    assert step["with"]["baseline"] == "none"
+    assert step["with"]["baseline"] == "auto"
     assert step["with"]["fail-on"] == "never"
     upload = next(
         s for s in wf["jobs"]["baseline"]["steps"] if "upload-artifact" in str(s.get("uses"))

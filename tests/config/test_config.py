@@ -30,7 +30,10 @@ def problems(tmp_path: Path, text: str) -> list[str]:
 def test_config__minimal__defaults(tmp_path: Path) -> None:
     cfg = load_config(write(tmp_path, MINIMAL))
     assert isinstance(cfg, Config)
-    assert cfg.samples == 1 and cfg.gates == [] and cfg.dataset.sha256 is None
+    assert cfg.samples == 2 and cfg.gates == [] and cfg.dataset.sha256 is None
+    # no policy key set: the tests against the base history with their defaults
+    assert (cfg.policy.alpha, cfg.policy.max_extra_samples) == (0.05, None)
+    assert cfg.policy.max_samples_per_case == 40
     assert cfg.resolve(cfg.dataset.path) == (tmp_path / "cases.jsonl").resolve()
 
 
@@ -121,6 +124,30 @@ def test_config__command_agent__parsed(tmp_path: Path) -> None:
             "dataset: {path: d.jsonl}\nagent: {kind: magic}\n",
             ["toolgate.yml:2: agent: `kind` must be one of replay, command, python, openai, mcp"],
         ),
+        (
+            MINIMAL + "confirm:\n  max_extra_samples: 5\n",
+            [
+                "toolgate.yml:6: confirm: `confirm` was replaced by sequential sampling: extra "
+                "samples now go to the cases whose test against the base history is undecided; "
+                "remove `confirm` and set `policy.max_extra_samples` to cap them"
+            ],
+        ),
+        (
+            MINIMAL + "policy:\n  alpha: 0.5\n",
+            ["toolgate.yml:7: policy.alpha: Input should be less than or equal to 0.2"],
+        ),
+        (
+            MINIMAL + "policy:\n  max_extra_samples: -1\n",
+            ["toolgate.yml:7: policy.max_extra_samples: Input should be greater than or equal"],
+        ),
+        (
+            MINIMAL + "policy:\n  max_samples_per_case: 0\n",
+            ["toolgate.yml:7: policy.max_samples_per_case: Input should be greater than or"],
+        ),
+        (
+            MINIMAL + "policy:\n  alpa: 0.1\n",
+            ["toolgate.yml:7: policy.alpa: unknown key (did you mean 'alpha'?)"],
+        ),
         ("agent: {kind: replay, runs: r}\n", ["toolgate.yml:1: dataset: required"]),
         ("- a\n- b\n", ["toolgate.yml:1: the config must be a mapping of settings"]),
     ],
@@ -136,6 +163,11 @@ def test_config__command_agent__parsed(tmp_path: Path) -> None:
         "gate without bound",
         "sha256 pattern",
         "agent kind",
+        "confirm replaced",
+        "policy alpha range",
+        "policy negative cap",
+        "policy per-case cap",
+        "policy typo",
         "missing dataset",
         "not a mapping",
     ],

@@ -84,6 +84,21 @@ TABLE: list[tuple[str, GitHubContext, ActionInputs, Activity]] = [
         check(baseline=AutoBaseline(None, searchable=True), comment=SkipComment(NOT_A_PR)),
     ),
     (
+        "check__push_to_a_branch__its_own_latest_results_extend_the_history",
+        replace(ctx("push", None), ref="refs/heads/main", sha="d" * 40),
+        inputs(),
+        check(
+            baseline=AutoBaseline(PullRequestRef(0, "main", "d" * 40, "d" * 40), searchable=True),
+            comment=SkipComment(NOT_A_PR),
+        ),
+    ),
+    (
+        "check__push_of_a_tag__no_branch_no_baseline",
+        replace(ctx("push", None), ref="refs/tags/v1", sha="d" * 40),
+        inputs(),
+        check(baseline=AutoBaseline(None, searchable=True), comment=SkipComment(NOT_A_PR)),
+    ),
+    (
         "check__no_token__no_search_and_a_warning",
         ctx("pull_request", PR, token=None),
         inputs(),

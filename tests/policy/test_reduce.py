@@ -217,7 +217,7 @@ def test_extra_samples__counted_in_pass_rate_marked_and_left_out_of_std():
     regular = scores_from_table({"a": "PP", "b": "FF"})
     extra = [score("b", 2, True), score("b", 3, False)]
     r = _build(
-        cases, regular, extra_scores=extra, config=make_config(confirm={"max_extra_samples": 2})
+        cases, regular, extra_scores=extra, config=make_config(policy={"max_extra_samples": 2})
     )
     b = next(c for c in r.cases if c.id == "b")
     assert b.pass_rate == 0.25 and b.flaky and b.extra_samples == 2

@@ -276,7 +276,11 @@ def test_injection__hostile_dataset_and_model__every_report_inert(tmp_path: Path
     results = read_results(out / "results.json")
     assert results.verdict is not None and not results.verdict.passed
     assert results.hard_failures, "the must-not-call calls are hard failures"
-    assert results.comparison is not None and results.comparison.flips
+    # case ids reach the reports as flips or, when the short replay history cannot decide
+    # (no extra samples from a runs file), in the undecided cases' table
+    assert results.comparison is not None
+    undecided = [c for c in results.cases if c.test is not None and c.test.outcome == "undecided"]
+    assert results.comparison.flips or undecided
 
     from gate.report import marker
 

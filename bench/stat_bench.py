@@ -1,0 +1,940 @@
+"""Benchmark: how often each policy fails the gate, by simulation of thousands of pull requests.
+
+A 60-case dataset and an agent whose per-case pass probability is known. Base
+probabilities are drawn per simulated project from a realistic mix: 70 % of the cases
+always pass, 15 % pass 90–99 % of the time, 10 % pass 50–90 %, 5 % always fail. Scenarios
+(what the PR changed):
+
+* ``null`` — nothing: head probabilities are the base's;
+* ``broken`` — one always-passing case now always fails;
+* ``three`` — three always-passing cases now pass half the time;
+* ``x085`` — every case's pass probability × 0.85;
+* ``flaky`` — one case that passed 90 % of the time now passes 30 %.
+
+**Today's policies** are re-implemented as the documentation of the current release
+states them: ``samples: N`` compares the head's N samples per case with the previous base
+run's N (a regression is stable pass → stable fail, ``regressions.max_new_failures: 0``);
+``confirm: {max_extra_samples: 5}`` re-runs apparent flips (1 extra sample at N = 3) and
+keeps a regression only when every extra sample fails; the variance guard
+``max_flaky_share: 0.1`` fails the gate when more than 10 % of the head's cases are flaky. The
+three peer rules: one run, any pass → fail is a regression; three runs, a case passes on ≥ 2 of
+3; five runs, a case regressed when the normal-approximation 95 % interval of the
+difference of its pass rates lies above 0. "Samples per PR" counts the head run and one
+base run of the same size; "the base branch failing its own check" is a base run checked
+against the previous base run with the same rules.
+
+**The new policy** (``gate.policy.engine`` with its defaults): the base history is built
+by chaining ``--chain`` base runs, each checked against the history so far and then
+appended to it (as the baseline-refresh workflow does); the PR is checked against the
+history at the end of the chain. "Samples per PR" counts the PR's run and one base
+refresh (the chain's last run); "the base branch failing its own check" counts every
+chained base run that failed. Thousands of PRs go through a vectorised re-implementation of the
+rules here; a sample of them (``--check``), chains included, also goes through the engine
+modules themselves, both fed the same sample outcomes (a counter-based random stream keyed
+by project, run, case and sample), and the two are compared verdict for verdict, case
+outcome for case outcome and sample count for sample count.
+
+Rates are given with Wilson 95 % intervals.
+
+    python bench/stat_bench.py [--prs 5000] [--chain 50] [--check 20] [--seed 7]
+                               [--young 5 10 20] [--quick]
+
+A second table repeats the new policy on the same PRs after only ``--young`` base runs:
+what a project gets while its history is still short. ``--quick`` runs 300 PRs per
+scenario on a 20-run chain (young: 5, 10) with 8 engine-checked projects.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from gate.policy import engine, history
+from gate.policy.casetest import SPIKE_FAIL, SPIKE_PASS, CaseOutcome
+from gate.policy.flakiness import LAMBDAS
+from gate.policy.suite import PSI_GRID
+
+CASES = 60
+SCENARIOS = ("null", "broken", "three", "x085", "flaky")
+TITLES = {
+    "null": "PRs that changed nothing but failed the gate",
+    "broken": "one always-passing case broken",
+    "three": "three cases 1.0 → 0.5",
+    "x085": "every case × 0.85",
+    "flaky": "one flaky case 0.9 → 0.3",
+}
+N_ALWAYS, N_HIGH, N_MID = 42, 9, 6  # and 3 that always fail
+FLAKY_CASE = N_ALWAYS  # the first of the 90–99 % cases, set to 0.9 in the flaky scenario
+
+Floats = np.ndarray
+Ints = np.ndarray
+Bools = np.ndarray
+
+
+# --------------------------------------------------------------------------- worlds
+
+
+def base_probabilities(rng: np.random.Generator, worlds: int) -> Floats:
+    return np.concatenate(
+        [
+            np.ones((worlds, N_ALWAYS)),
+            rng.uniform(0.90, 0.99, (worlds, N_HIGH)),
+            rng.uniform(0.50, 0.90, (worlds, N_MID)),
+            np.zeros((worlds, CASES - N_ALWAYS - N_HIGH - N_MID)),
+        ],
+        axis=1,
+    )
+
+
+def scenario(name: str, p: Floats) -> tuple[Floats, Floats]:
+    """(base, head) probabilities."""
+    base, head = p.copy(), p.copy()
+    if name == "broken":
+        head[:, 0] = 0.0
+    elif name == "three":
+        head[:, :3] = 0.5
+    elif name == "x085":
+        head = head * 0.85
+    elif name == "flaky":
+        base[:, FLAKY_CASE] = 0.9
+        head = base.copy()
+        head[:, FLAKY_CASE] = 0.3
+    return base, head
+
+
+def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float, float]:
+    """(rate, low, high) of the Wilson score interval."""
+    if n == 0:
+        return math.nan, math.nan, math.nan
+    p = k / n
+    den = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / den
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return p, max(0.0, mid - half), min(1.0, mid + half)
+
+
+# ------------------------------------------------------------ the shared sample stream
+
+_U64 = np.uint64
+
+
+def _mix(z: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser on uint64 arrays (wrapping arithmetic)."""
+    z = z + _U64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> _U64(30))) * _U64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> _U64(27))) * _U64(0x94D049BB133111EB)
+    return z ^ (z >> _U64(31))
+
+
+def uniforms(seed: int, world: Any, run: int, case: Any, k: Any) -> Floats:
+    """A uniform in [0, 1) per (project, run, case, sample index), the same wherever it is
+    asked for: the fast rules and the engine see the same outcomes."""
+    w = np.atleast_1d(np.asarray(world, dtype=np.uint64))
+    c = np.atleast_1d(np.asarray(case, dtype=np.uint64))
+    kk = np.atleast_1d(np.asarray(k, dtype=np.uint64))
+    h = _mix(np.atleast_1d(np.asarray(seed, dtype=np.uint64)) ^ _U64(0x5DEECE66D))
+    h = _mix(h ^ w)
+    h = _mix(h ^ np.atleast_1d(np.asarray(run, dtype=np.uint64)))
+    h = _mix(h ^ c)
+    h = _mix(h ^ kk)
+    return (h >> _U64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
+
+
+# ------------------------------------------------- the new rules, vectorised over PRs
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The engine's defaults, restated (checked against the engine at start-up)."""
+
+    alpha_case: float
+    alpha_suite: float
+    alpha_flaky: float
+    initial: int
+    batches: tuple[int, ...]
+    max_per_case: int
+    futility_effect: float
+    futility_ratio: float
+    min_effect: float
+    suite_min_effect: float
+    window: int
+
+    @classmethod
+    def defaults(cls) -> Rules:
+        p = engine.EngineParams()
+        s = p.sequential
+        return cls(
+            p.alpha_case,
+            p.alpha_suite,
+            p.alpha_flaky,
+            s.initial,
+            s.batches,
+            s.max_per_case,
+            s.futility_effect,
+            s.futility_ratio,
+            p.min_effect,
+            p.suite_min_effect,
+            history.HISTORY_WINDOW,
+        )
+
+
+class Tables:
+    def __init__(self, n: int) -> None:
+        self.lg_half = np.array([math.lgamma(k + 0.5) for k in range(n)])
+        self.lg_one = np.array([math.lgamma(k + 1) for k in range(n)])
+
+
+def _xlogy(c: Ints, p: Floats) -> Floats:
+    safe = np.where(c > 0, p, 1.0)
+    return np.where(c > 0, c * np.log(safe), 0.0)
+
+
+def _log_marg(t: Tables, s: Ints, f: Ints) -> Floats:
+    slab = math.log(1.0 - SPIKE_PASS - SPIKE_FAIL) + (
+        t.lg_half[s] + t.lg_half[f] - t.lg_one[s + f] - math.log(math.pi)
+    )
+    with np.errstate(divide="ignore"):
+        spikes = np.log(SPIKE_PASS * (f == 0) + SPIKE_FAIL * (s == 0))
+    return np.logaddexp(slab, spikes)
+
+
+def log_e(t: Tables, sb: Ints, nb: Ints, sh: Ints, nh: Ints, worse: bool = True) -> Floats:
+    fb, fh = nb - sb, nh - sh
+    num = _log_marg(t, sb, fb) + _log_marg(t, sh, fh)
+    h, b = sh * nb, sb * nh
+    toward = h < b if worse else h > b
+    free = (
+        _xlogy(sb, sb / np.maximum(nb, 1))
+        + _xlogy(fb, fb / np.maximum(nb, 1))
+        + _xlogy(sh, sh / np.maximum(nh, 1))
+        + _xlogy(fh, fh / np.maximum(nh, 1))
+    )
+    pooled_p = (sb + sh) / np.maximum(nb + nh, 1)
+    pooled = _xlogy(sb + sh, pooled_p) + _xlogy(fb + fh, 1.0 - pooled_p)
+    return num - np.where(toward, pooled, free)
+
+
+def log_futility(sb: Ints, nb: Ints, sh: Ints, nh: Ints, effect: float) -> Floats:
+    pb = (sb + 0.5) / (nb + 1)
+    q = pb - effect
+    ok = q > 0
+    q = np.where(ok, q, 0.5)
+    val = sh * np.log(pb / q) + (nh - sh) * np.log((1 - pb) / (1 - q))
+    return np.where(ok, val, np.inf)
+
+
+def ebh(le: Floats, valid: Bools, alpha: float) -> Bools:
+    m = valid.sum(axis=1)
+    x = np.where(valid, le, -np.inf)
+    order = np.argsort(-x, axis=1, kind="stable")
+    srt = np.take_along_axis(x, order, axis=1)
+    k = np.arange(1, x.shape[1] + 1)[None, :]
+    with np.errstate(divide="ignore"):
+        ok = srt >= np.log(np.maximum(m, 1)[:, None] / (alpha * k))
+    ok &= k <= m[:, None]
+    kstar = np.where(ok.any(axis=1), x.shape[1] - np.argmax(ok[:, ::-1], axis=1), 0)
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(x.shape[1])[None, :].repeat(x.shape[0], 0), axis=1)
+    return valid & (rank < kstar[:, None])
+
+
+def suite_log_e(t: Tables, sb: Ints, nb: Ints, sh: Ints, nh: Ints, valid: Bools) -> Floats:
+    fb, fh = nb - sb, nh - sh
+    total = fb + fh
+    # only tables with more than one possible split weigh in (a case that never failed,
+    # or never passed, on either side has LR = 1): compute those cells alone
+    lo = np.maximum(0, total - nb)
+    hi = np.minimum(nh, total)
+    wi, ci = np.nonzero(valid & (hi > lo))
+    lps = np.log(np.array(PSI_GRID))
+    llr = np.zeros((sb.shape[0], lps.size))
+    if wi.size:
+        nb_, nh_, tot, fh_ = nb[wi, ci], nh[wi, ci], total[wi, ci], fh[wi, ci]
+        xs = np.arange(int(nh_.max()) + 1)
+        k = tot[:, None] - xs
+        ok = (xs <= nh_[:, None]) & (k >= 0) & (k <= nb_[:, None])
+        kk = np.clip(k, 0, None)
+        nhx = np.maximum(nh_[:, None] - xs, 0)
+        lw = (t.lg_one[nh_][:, None] - t.lg_one[xs] - t.lg_one[nhx]) + (
+            t.lg_one[nb_][:, None] - t.lg_one[kk] - t.lg_one[np.clip(nb_[:, None] - kk, 0, None)]
+        )
+        lw = np.where(ok, lw, -np.inf)
+        top0 = lw.max(-1)
+        norm0 = top0 + np.log(np.exp(lw - top0[:, None]).sum(-1))
+        tt = lw[:, None, :] + xs * lps[:, None]
+        top = tt.max(-1)
+        norm = top + np.log(np.exp(tt - top[..., None]).sum(-1))
+        cell = fh_[:, None] * lps - norm + norm0[:, None]
+        np.add.at(llr, wi, cell)
+    mx = llr.max(-1)
+    return mx + np.log(np.exp(llr - mx[:, None]).mean(-1))
+
+
+def flaky_log_e(sb: Ints, nb: Ints, sh: Ints, nh: Ints, valid: Bools) -> Floats:
+    vb = sb * (nb - sb) / np.maximum(nb * (nb - 1), 1)
+    vh = sh * (nh - sh) / np.maximum(nh * (nh - 1), 1)
+    use = valid & (nb >= 2) & (nh >= 2)
+    d = np.where(use, vh - vb, 0.0)
+    lam = np.array(LAMBDAS)
+    lg = np.log1p(lam[None, None, :] * 2.0 * d[..., None]).sum(axis=1)
+    mx = lg.max(-1)
+    return mx + np.log(np.exp(lg - mx[:, None]).mean(-1))
+
+
+@dataclass
+class FastRun:
+    block: Bools
+    regressed: Bools
+    improved: Bools
+    suite: Bools
+    flaky: Bools
+    spent: Ints
+    passes: Ints
+    samples: Ints
+
+
+def fast_check(
+    rules: Rules, t: Tables, seed: int, worlds: Ints, run: int, p: Floats, hs: Ints, hn: Ints
+) -> FastRun:
+    """One check of every project at once: the engine's rules (gate.policy.engine)."""
+    wn, cn = p.shape
+    w = worlds[:, None, None]
+    c = np.arange(cn)[None, :, None]
+    valid = hn > 0
+    n0 = rules.initial
+    s = (uniforms(seed, w, run, c, np.arange(n0)[None, None, :]) < p[..., None]).sum(-1)
+    s0 = s.copy()
+    n = np.full(p.shape, n0)
+    m = valid.sum(axis=1)
+    with np.errstate(divide="ignore"):
+        bound = np.log(np.maximum(m, 1) / rules.alpha_case)
+    cap = m.copy()
+    le = log_e(t, hs, hn, s, n)
+    spent = np.zeros(wn, dtype=np.int64)
+    log_b = math.log(rules.futility_ratio)
+    for b in rules.batches:
+        fut = log_futility(hs, hn, s, n, rules.futility_effect)
+        samp = valid & (le < bound[:, None]) & (fut < log_b) & (n < rules.max_per_case)
+        if not samp.any():
+            break
+        key = np.where(samp, -le, np.inf)
+        order = np.argsort(key, axis=1, kind="stable")
+        want = np.where(samp, np.minimum(b, rules.max_per_case - n), 0)
+        want_sorted = np.take_along_axis(want, order, axis=1)
+        before = np.cumsum(want_sorted, axis=1) - want_sorted
+        room = (cap - spent)[:, None]
+        give_sorted = np.clip(np.minimum(want_sorted, room - before), 0, None)
+        give = np.zeros_like(want)
+        np.put_along_axis(give, order, give_sorted, axis=1)
+        if not give.any():
+            break
+        kmax = int(give.max())
+        ks = n[..., None] + np.arange(kmax)[None, None, :]
+        u = uniforms(seed, w, run, c, ks)
+        x = ((u < p[..., None]) & (np.arange(kmax)[None, None, :] < give[..., None])).sum(-1)
+        s, n = s + x, n + give
+        spent += give.sum(axis=1)
+        gi = np.nonzero(give)
+        le[gi] = log_e(t, hs[gi], hn[gi], s[gi], n[gi])
+    fut = log_futility(hs, hn, s, n, rules.futility_effect)
+    rej_w = ebh(le, valid, rules.alpha_case)
+    rej_b = ebh(log_e(t, hs, hn, s, n, worse=False), valid, rules.alpha_case)
+    change = s / n - hs / np.maximum(hn, 1)
+    regressed = rej_w & (-change >= rules.min_effect - 1e-12)
+    improved = rej_b & ~regressed & (change >= rules.min_effect - 1e-12)
+    m_suite = np.maximum(m, 1)
+    d = np.where(valid, s0 / n0 - hs / np.maximum(hn, 1), 0.0).sum(axis=1) / m_suite
+    suite = (
+        (suite_log_e(t, hs, hn, s0, np.full(p.shape, n0), valid) >= math.log(1 / rules.alpha_suite))
+        & (-d >= rules.suite_min_effect - 1e-12)
+        & (m > 0)
+    )
+    flaky = flaky_log_e(hs, hn, s0, np.full(p.shape, n0), valid) >= math.log(1 / rules.alpha_flaky)
+    del fut
+    return FastRun(
+        block=regressed.any(axis=1) | suite | flaky,
+        regressed=regressed,
+        improved=improved,
+        suite=suite,
+        flaky=flaky,
+        spent=spent + n0 * cn,
+        passes=s,
+        samples=n,
+    )
+
+
+class FastHistory:
+    """Per-project, per-case base history as a ring of per-run chunks with the engine's
+    window rule (drop the oldest runs while more than ``window`` samples)."""
+
+    def __init__(self, worlds: int, cases: int, slots: int, window: int) -> None:
+        self.s = np.zeros((worlds, cases, slots), dtype=np.int32)
+        self.n = np.zeros((worlds, cases, slots), dtype=np.int32)
+        self.start = np.zeros((worlds, cases), dtype=np.int64)
+        self.count = np.zeros((worlds, cases), dtype=np.int64)
+        self.hs = np.zeros((worlds, cases), dtype=np.int64)
+        self.hn = np.zeros((worlds, cases), dtype=np.int64)
+        self.slots, self.window = slots, window
+
+    def append(self, s: Ints, n: Ints) -> None:
+        if int(self.count.max()) >= self.slots:
+            raise RuntimeError("history ring too small")
+        pos = (self.start + self.count) % self.slots
+        i, j = np.indices(pos.shape)
+        self.s[i, j, pos], self.n[i, j, pos] = s, n
+        self.count += 1
+        self.hs += s
+        self.hn += n
+        while True:
+            over = (self.hn > self.window) & (self.count > 1)
+            if not over.any():
+                break
+            oi, oj = np.nonzero(over)
+            st = self.start[oi, oj]
+            self.hs[oi, oj] -= self.s[oi, oj, st]
+            self.hn[oi, oj] -= self.n[oi, oj, st]
+            self.s[oi, oj, st] = 0
+            self.n[oi, oj, st] = 0
+            self.start[oi, oj] = (st + 1) % self.slots
+            self.count[oi, oj] -= 1
+
+
+@dataclass
+class NewPolicyResult:
+    prs: FastRun
+    base_blocks: int
+    base_runs: int
+    refresh_spent: Ints
+    hs: Ints
+    hn: Ints
+
+
+def run_new_policy(
+    rules: Rules, t: Tables, seed: int, base: Floats, heads: dict[str, Floats], chain: int
+) -> tuple[dict[str, FastRun], int, int, Ints, Ints, Ints]:
+    """The chain of base runs, then one PR per project for each head."""
+    worlds = np.arange(base.shape[0])
+    slots = rules.window // rules.initial + 2
+    hist = FastHistory(base.shape[0], base.shape[1], slots, rules.window)
+    blocks = runs = 0
+    last = np.zeros(base.shape[0], dtype=np.int64)
+    for r in range(chain):
+        out = fast_check(rules, t, seed, worlds, r, base, hist.hs, hist.hn)
+        if r > 0:
+            blocks += int(out.block.sum())
+            runs += base.shape[0]
+        hist.append(out.passes, out.samples)
+        last = out.spent
+    prs = {
+        name: fast_check(rules, t, seed, worlds, chain, head, hist.hs, hist.hn)
+        for name, head in heads.items()
+    }
+    return prs, blocks, runs, last, hist.hs.copy(), hist.hn.copy()
+
+
+# ----------------------------------------------- the engine on the same sample stream
+
+
+def engine_chain(
+    seed: int, world: int, base: Floats, heads: dict[str, Floats], chain: int
+) -> tuple[list[tuple[bool, int, frozenset[str]]], dict[str, tuple[bool, int, frozenset[str]]]]:
+    """The engine modules on one project: every chained base run and every PR, with the
+    same outcomes as the fast rules. Returns (blocked, spent, regressed ids) per run."""
+    ids = [f"case-{i:02d}" for i in range(CASES)]
+
+    def check(
+        hist: history.BaseHistory | None, run: int, p: Floats
+    ) -> tuple[engine.Evaluation, list[engine.HeadCase]]:
+        def outcomes(case: int, start: int, k: int) -> list[engine.Sample]:
+            u = uniforms(seed, world, run, case, np.arange(start, start + k))
+            return [engine.Sample(bool(x < p[case])) for x in u]
+
+        head = [
+            engine.HeadCase(
+                ids[i], "h", tuple(outcomes(i, 0, engine.EngineParams().sequential.initial))
+            )
+            for i in range(CASES)
+        ]
+        taken = {h.case_id: len(h.samples) for h in head}
+
+        def sampler(plan: Any) -> dict[str, list[engine.Sample]]:
+            got = {}
+            for cid, k in plan.items():
+                got[cid] = outcomes(ids.index(cid), taken[cid], k)
+                taken[cid] += k
+            return got
+
+        return engine.evaluate(hist, head, sampler), head
+
+    def summary(ev: engine.Evaluation) -> tuple[bool, int, frozenset[str]]:
+        reg = frozenset(c.case_id for c in ev.cases if c.outcome is CaseOutcome.REGRESSED)
+        return ev.blocked, ev.spend.total, reg
+
+    hist: history.BaseHistory | None = None
+    runs = []
+    for r in range(chain):
+        ev, head = check(hist, r, base)
+        runs.append(summary(ev))
+        hist = history.extend(hist, engine.case_runs(head, ev))
+    prs = {name: summary(check(hist, chain, ph)[0]) for name, ph in heads.items()}
+    return runs, prs
+
+
+def fast_chain_record(
+    rules: Rules,
+    t: Tables,
+    seed: int,
+    world: int,
+    base: Floats,
+    heads: dict[str, Floats],
+    chain: int,
+) -> tuple[list[tuple[bool, int, frozenset[str]]], dict[str, tuple[bool, int, frozenset[str]]]]:
+    """The fast rules on the same single project, run by run, for the comparison."""
+    ids = [f"case-{i:02d}" for i in range(CASES)]
+    wv = np.array([world])
+    slots = rules.window // rules.initial + 2
+    hist = FastHistory(1, CASES, slots, rules.window)
+
+    def summary(out: FastRun) -> tuple[bool, int, frozenset[str]]:
+        return (
+            bool(out.block[0]),
+            int(out.spent[0]),
+            frozenset(ids[i] for i in np.flatnonzero(out.regressed[0])),
+        )
+
+    runs = []
+    for r in range(chain):
+        out = fast_check(rules, t, seed, wv, r, base[None, :], hist.hs, hist.hn)
+        runs.append(summary(out))
+        hist.append(out.passes, out.samples)
+    prs = {
+        name: summary(fast_check(rules, t, seed, wv, chain, ph[None, :], hist.hs, hist.hn))
+        for name, ph in heads.items()
+    }
+    return runs, prs
+
+
+# ------------------------------------------- the real `toolgate check` on the same stream
+
+_AGENT = """\
+# The simulated agent of bench/stat_bench.py: case i passes sample k of run r when the
+# bench's counter-based uniform for (seed, project, r, i, k) is below p[i] (plan.json).
+import json
+import pathlib
+
+import stat_bench
+
+PLAN = pathlib.Path(__file__).with_name("plan.json")
+
+
+def run(messages, tools, call_tool, case_id, sample):
+    plan = json.loads(PLAN.read_text())
+    i = int(case_id.split("-")[1])
+    u = stat_bench.uniforms(plan["seed"], plan["world"], plan["run"], i, [sample])[0]
+    if u < plan["p"][i]:
+        call_tool("ping", {"n": i})
+        return "done"
+    return "I cannot help with that."
+"""
+
+
+def real_project(root: Any) -> Any:
+    """A folder with a 60-case dataset (case i expects ``ping(n=i)``), the simulated agent
+    (a ``python`` agent) and a toolgate.yml that sets none of the policy keys."""
+    import json
+    import pathlib
+
+    from gate.dataset import load_dataset
+
+    root = pathlib.Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    tool = {
+        "name": "ping",
+        "description": "Ping case n.",
+        "parameters": {
+            "type": "object",
+            "properties": {"n": {"type": "integer"}},
+            "required": ["n"],
+        },
+    }
+    lines = [
+        json.dumps(
+            {
+                "id": f"case-{i:02d}",
+                "user_input": f"ping {i}",
+                "available_tools": [tool],
+                "expected_tool_calls": [{"name": "ping", "args": {"n": i}}],
+                "expected_no_tool": False,
+                "tool_responses": [{"name": "ping", "response": {"ok": True}}],
+            }
+        )
+        for i in range(CASES)
+    ]
+    (root / "dataset.jsonl").write_text("\n".join(lines) + "\n")
+    (root / "simagent.py").write_text(_AGENT)
+    sha = load_dataset(root / "dataset.jsonl").sha256
+    bench_dir = pathlib.Path(__file__).resolve().parent
+    (root / "toolgate.yml").write_text(
+        "name: stat-bench\n"
+        f"dataset: {{path: dataset.jsonl, sha256: {sha}}}\n"
+        "agent:\n  kind: python\n  callable: simagent:run\n"
+        f"  path: [{json.dumps('.')}, {json.dumps(str(bench_dir))}]\n"
+        "  timeout_s: 30\n"
+        "concurrency: 4\n"
+    )
+    return root
+
+
+def real_check(
+    root: Any, out: Any, baseline: Any, *, seed: int, world: int, run: int, p: Floats
+) -> tuple[bool, int, frozenset[str]]:
+    """One `toolgate check` in a subprocess: (blocked, samples spent, regressed case ids)
+    from the results.json it wrote."""
+    import json
+    import subprocess
+    import sys
+
+    (root / "plan.json").write_text(
+        json.dumps({"seed": seed, "world": world, "run": run, "p": [float(x) for x in p]})
+    )
+    cmd = [sys.executable, "-m", "gate", "check", "--config", str(root / "toolgate.yml")]
+    cmd += ["--out", str(out), "--baseline", str(baseline) if baseline else "none"]
+    got = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    if got.returncode not in (0, 1):
+        raise RuntimeError(f"toolgate check exited {got.returncode}: {got.stderr[-2000:]}")
+    res = json.loads((out / "results.json").read_text())
+    spend = res["policy"]["spend"]
+    regressed = frozenset(
+        c["id"] for c in res["cases"] if (c.get("test") or {}).get("outcome") == "regressed"
+    )
+    blocked = not res["verdict"]["passed"]
+    if blocked != (got.returncode == 1):
+        raise RuntimeError("the exit code and the verdict disagree")
+    return blocked, spend["initial"] + spend["extra"], regressed
+
+
+def real_chain(
+    root: Any, seed: int, world: int, base: Floats, heads: dict[str, Floats], chain: int
+) -> tuple[list[tuple[bool, int, frozenset[str]]], dict[str, tuple[bool, int, frozenset[str]]]]:
+    """:func:`engine_chain` through the real gate: each base run a `toolgate check` with
+    the previous one's results.json as its baseline, then each PR against the last."""
+    project = real_project(root / f"p{seed}-{world}")
+    prev = None
+    runs = []
+    for r in range(chain):
+        out = project / f"base-{r}"
+        runs.append(real_check(project, out, prev, seed=seed, world=world, run=r, p=base))
+        prev = out / "results.json"
+    prs = {
+        name: real_check(
+            project, project / f"pr-{name}", prev, seed=seed, world=world, run=chain, p=ph
+        )
+        for name, ph in heads.items()
+    }
+    return runs, prs
+
+
+# ------------------------------------------------------------------- today's policies
+
+
+def binom_rate(rng: np.random.Generator, n: int, p: Floats) -> Floats:
+    return rng.binomial(n, p) / n
+
+
+def flips(rb: Floats, rh: Floats) -> Bools:
+    return ((rb == 1.0) & (rh == 0.0)).any(axis=1)
+
+
+def flaky_share(rh: Floats) -> Floats:
+    return ((rh > 0) & (rh < 1)).mean(axis=1)
+
+
+def confirm_extra(n_base: int, n_head: int, cap: int, alpha: float = 0.05) -> int:
+    m = 1
+    while m < cap and 1 / math.comb(n_base + n_head + m, n_base) > alpha:
+        m += 1
+    return m
+
+
+def today_policy(
+    name: str,
+) -> Callable[[np.random.Generator, Floats, Floats], tuple[Bools, Floats]]:
+    """(block per PR, samples per PR) for one of today's policies."""
+
+    def samples_n(
+        n: int, guard: bool
+    ) -> Callable[[np.random.Generator, Floats, Floats], tuple[Bools, Floats]]:
+        def f(rng: np.random.Generator, pb: Floats, ph: Floats) -> tuple[Bools, Floats]:
+            rb, rh = binom_rate(rng, n, pb), binom_rate(rng, n, ph)
+            block = flips(rb, rh)
+            if guard:
+                block = block | (flaky_share(rh) > 0.1 + 1e-9)
+            return block, np.full(pb.shape[0], 2.0 * n * pb.shape[1])
+
+        return f
+
+    def confirm(rng: np.random.Generator, pb: Floats, ph: Floats) -> tuple[Bools, Floats]:
+        n, k = 3, confirm_extra(3, 3, 5)
+        rb, rh = binom_rate(rng, n, pb), binom_rate(rng, n, ph)
+        reg = (rb == 1.0) & (rh == 0.0)
+        fix = (rb == 0.0) & (rh == 1.0)
+        extra_fail = rng.binomial(k, 1.0 - ph) == k
+        confirmed = reg & extra_fail
+        # the base refresh confirms its own apparent flips against the previous base run
+        rb0 = binom_rate(rng, n, pb)
+        base_flips = ((rb0 == 1.0) & (rb == 0.0)) | ((rb0 == 0.0) & (rb == 1.0))
+        spent = 2.0 * n * pb.shape[1] + k * ((reg | fix).sum(axis=1) + base_flips.sum(axis=1))
+        return confirmed.any(axis=1), spent
+
+    def majority(rng: np.random.Generator, pb: Floats, ph: Floats) -> tuple[Bools, Floats]:
+        b, h = rng.binomial(3, pb) >= 2, rng.binomial(3, ph) >= 2
+        return (b & ~h).any(axis=1), np.full(pb.shape[0], 6.0 * pb.shape[1])
+
+    def normal_ci(rng: np.random.Generator, pb: Floats, ph: Floats) -> tuple[Bools, Floats]:
+        rb, rh = binom_rate(rng, 5, pb), binom_rate(rng, 5, ph)
+        se = np.sqrt(rb * (1 - rb) / 5 + rh * (1 - rh) / 5)
+        return ((rb - rh) - 1.959963984540054 * se > 0).any(axis=1), np.full(
+            pb.shape[0], 10.0 * pb.shape[1]
+        )
+
+    table: dict[str, Callable[[np.random.Generator, Floats, Floats], tuple[Bools, Floats]]] = {
+        "the defaults (`samples: 1`)": samples_n(1, False),
+        "`samples: 3`": samples_n(3, False),
+        "`samples: 5`": samples_n(5, False),
+        "`samples: 3` + `confirm: {max_extra_samples: 5}`": confirm,
+        "`samples: 3` + the variance guard (`max_flaky_share: 0.1`)": samples_n(3, True),
+        "`samples: 5` + the variance guard": samples_n(5, True),
+        "a single run, any pass → fail is a regression": samples_n(1, False),
+        "repeat 3, a case passes on ≥ 2 of 3": majority,
+        "5 runs, a normal-approximation 95 % interval per case": normal_ci,
+    }
+    return table[name]
+
+
+TODAY = (
+    "the defaults (`samples: 1`)",
+    "`samples: 3`",
+    "`samples: 5`",
+    "`samples: 3` + `confirm: {max_extra_samples: 5}`",
+    "`samples: 3` + the variance guard (`max_flaky_share: 0.1`)",
+    "`samples: 5` + the variance guard",
+    "a single run, any pass → fail is a regression",
+    "repeat 3, a case passes on ≥ 2 of 3",
+    "5 runs, a normal-approximation 95 % interval per case",
+)
+
+
+# ------------------------------------------------------------------------------ main
+
+
+def young_table(
+    rules: Rules, t: Tables, seed: int, pairs: dict[str, tuple[Floats, Floats]], chains: list[int]
+) -> None:
+    """The new policy when the base history is young: the same PRs after fewer base runs."""
+    if not chains:
+        return
+    print()
+    print("new policy by the length of the base history (same PRs, fewer chained base runs):")
+    print()
+    print(
+        "| base runs | samples per case | "
+        + " | ".join(TITLES[s] for s in SCENARIOS)
+        + " | the base branch failing its own check |"
+    )
+    print("|--:|--:|" + "--:|" * (len(SCENARIOS) + 1))
+    heads = {s: pairs[s][1] for s in SCENARIOS if s != "flaky"}
+    for chain in chains:
+        a, ba, ra, _, _, hn = run_new_policy(rules, t, seed, pairs["null"][0], heads, chain)
+        b, bb, rb, _, _, _ = run_new_policy(
+            rules, t, seed + 1, pairs["flaky"][0], {"flaky": pairs["flaky"][1]}, chain
+        )
+        prs = {**a, **b}
+        cells = [cell(int(prs[s].block.sum()), prs[s].block.size) for s in SCENARIOS]
+        print(
+            f"| {chain} | {hn.mean():.0f} | " + " | ".join(cells) + f" | {cell(ba + bb, ra + rb)} |"
+        )
+
+
+def spend_range(values: Sequence[float]) -> str:
+    lo, hi = min(values), max(values)
+    return f"{lo:.0f}" if round(lo) == round(hi) else f"{lo:.0f}–{hi:.0f}"
+
+
+def cell(k: int, n: int) -> str:
+    p, lo, hi = wilson(k, n)
+    return f"{p * 100:.1f} % ({lo * 100:.1f}–{hi * 100:.1f})"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--prs", type=int, default=5000, help="simulated PRs per scenario")
+    ap.add_argument("--chain", type=int, default=50, help="base runs chained before the PR")
+    ap.add_argument("--check", type=int, default=20, help="projects also run through the engine")
+    ap.add_argument(
+        "--young",
+        type=int,
+        nargs="*",
+        default=[5, 10, 20],
+        help="shorter chains for the table by history length (none: skip it)",
+    )
+    ap.add_argument(
+        "--real", type=int, default=2, help="projects also run through the real toolgate check"
+    )
+    ap.add_argument(
+        "--real-chain", type=int, default=8, help="base runs chained for the real checks"
+    )
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--quick", action="store_true", help="--prs 300 --chain 20 --check 8")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.prs, args.chain, args.check, args.young = 300, 20, 8, [5, 10]
+    t0 = time.perf_counter()
+    rules = Rules.defaults()
+    tables = Tables(rules.window + rules.max_per_case + 64)
+    rng = np.random.default_rng(args.seed)
+    p = base_probabilities(rng, args.prs)
+    pairs = {name: scenario(name, p) for name in SCENARIOS}
+
+    print(
+        f"{args.prs:,} simulated PRs per scenario, 60 cases; seed {args.seed}; "
+        f"new policy: history from {args.chain} chained base runs"
+    )
+    header = (
+        "| policy | "
+        + " | ".join(TITLES[s] for s in SCENARIOS)
+        + " | the base branch failing its own check | samples per PR |"
+    )
+    print()
+    print(header)
+    print("|---|" + "--:|" * (len(SCENARIOS) + 2))
+
+    for name in TODAY:
+        policy = today_policy(name)
+        cells, spent = [], []
+        for s in SCENARIOS:
+            pb, ph = pairs[s]
+            block, sp = policy(rng, pb, ph)
+            cells.append(cell(int(block.sum()), block.size))
+            spent.append(float(sp.mean()))
+        pb0 = pairs["null"][0]
+        base_block, _ = policy(rng, pb0, pb0)
+        print(
+            f"| {name} | "
+            + " | ".join(cells)
+            + f" | {cell(int(base_block.sum()), base_block.size)} | "
+            f"{spend_range(spent)} |"
+        )
+
+    # the new policy: one chain for the four scenarios with the same base, one for flaky
+    base_shared = pairs["null"][0]
+    heads_shared = {s: pairs[s][1] for s in SCENARIOS if s != "flaky"}
+    res_a, blocks_a, runs_a, refresh_a, _hs_a, hn_a = run_new_policy(
+        rules, tables, args.seed, base_shared, heads_shared, args.chain
+    )
+    res_b, blocks_b, runs_b, refresh_b, _, _ = run_new_policy(
+        rules, tables, args.seed + 1, pairs["flaky"][0], {"flaky": pairs["flaky"][1]}, args.chain
+    )
+    prs = {**res_a, **res_b}
+    cells = []
+    spent = {}
+    for s in SCENARIOS:
+        out = prs[s]
+        cells.append(cell(int(out.block.sum()), out.block.size))
+        refresh = refresh_b if s == "flaky" else refresh_a
+        spent[s] = float((out.spent + refresh).mean())
+    base_cell = cell(blocks_a + blocks_b, runs_a + runs_b)
+    print(
+        "| **new: base history, per-case e-values + e-BH, sequential, suite tests** | "
+        + " | ".join(cells)
+        + f" | {base_cell} | {spend_range(list(spent.values()))} |"
+    )
+    print()
+    print(
+        "samples per PR (new policy, PR run + one base refresh), by scenario: "
+        + ", ".join(f"{s} {v:.1f}" for s, v in spent.items())
+    )
+    for s in SCENARIOS:
+        out = prs[s]
+        reg = out.regressed.any(axis=1).mean() * 100
+        suite, flakier = out.suite.mean() * 100, out.flaky.mean() * 100
+        print(
+            f"  {s:7s} failed by: regressed case {reg:5.1f} %, "
+            f"suite pass rate {suite:5.1f} %, flakier {flakier:5.1f} %"
+        )
+    print(
+        f"base history at the PR: mean {hn_a.mean():.1f} samples per case (window {rules.window})"
+    )
+    young_table(rules, tables, args.seed, pairs, [c for c in args.young if c < args.chain])
+
+    # the engine on the same stream, chain included, verdict for verdict
+    t1 = time.perf_counter()
+    check_worlds = list(range(min(args.check, args.prs)))
+    mismatches = 0
+    compared = 0
+    for wi in check_worlds:
+        for seed, base, heads in (
+            (args.seed, base_shared[wi], {s: h[wi] for s, h in heads_shared.items()}),
+            (args.seed + 1, pairs["flaky"][0][wi], {"flaky": pairs["flaky"][1][wi]}),
+        ):
+            e_runs, e_prs = engine_chain(seed, wi, base, heads, args.chain)
+            f_runs, f_prs = fast_chain_record(rules, tables, seed, wi, base, heads, args.chain)
+            for a, b in zip(
+                e_runs + list(e_prs.values()), f_runs + list(f_prs.values()), strict=True
+            ):
+                compared += 1
+                if a != b:
+                    mismatches += 1
+            # the single-project fast run must also equal the vectorised one
+            for s, rec in f_prs.items():
+                out = prs[s]
+                if (bool(out.block[wi]), int(out.spent[wi])) != rec[:2]:
+                    mismatches += 1
+    print(
+        f"engine vs the fast rules: {compared:,} checks ({len(check_worlds)} projects × "
+        f"({args.chain} chained base runs + the PRs)), {mismatches} disagreement(s) "
+        f"[{time.perf_counter() - t1:.1f} s]"
+    )
+
+    # the real gate (`toolgate check` in a subprocess, a python agent drawing from the same
+    # stream) against the engine and the fast rules, on a shorter chain
+    import tempfile
+    from pathlib import Path
+
+    t2 = time.perf_counter()
+    real_bad = real_compared = 0
+    with tempfile.TemporaryDirectory(prefix="stat-bench-") as tmp:
+        for wi in range(min(args.real, args.prs)):
+            base, heads = base_shared[wi], {s: h[wi] for s, h in heads_shared.items()}
+            r_runs, r_prs = real_chain(Path(tmp), args.seed, wi, base, heads, args.real_chain)
+            e_runs, e_prs = engine_chain(args.seed, wi, base, heads, args.real_chain)
+            f_runs, f_prs = fast_chain_record(
+                rules, tables, args.seed, wi, base, heads, args.real_chain
+            )
+            for a, b, c in zip(
+                r_runs + list(r_prs.values()),
+                e_runs + list(e_prs.values()),
+                f_runs + list(f_prs.values()),
+                strict=True,
+            ):
+                real_compared += 1
+                if not a == b == c:
+                    real_bad += 1
+                    print(f"  disagreement: real {a[:2]} engine {b[:2]} fast {c[:2]}")
+    print(
+        f"real `toolgate check` vs the engine vs the fast rules: {real_compared} checks "
+        f"({min(args.real, args.prs)} projects × ({args.real_chain} chained base runs + "
+        f"{len(heads_shared)} PRs)), {real_bad} disagreement(s) "
+        f"[{time.perf_counter() - t2:.1f} s]"
+    )
+    print(f"total {time.perf_counter() - t0:.1f} s")
+    return 1 if mismatches or real_bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

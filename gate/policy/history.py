@@ -1,0 +1,214 @@
+"""The base history: per-case counts that accumulate across the base branch's runs.
+
+A case's history is the list of its base runs' contributions (:class:`HistoryEntry`:
+passes, samples, and per-metric sums), newest last, for as long as the case is
+unchanged. "Unchanged" is one hash per case (:func:`case_hash`) over everything that can
+change its behaviour or its score: the case's own content, the definitions of the tools
+it can call, the agent/model identity and the scoring config. A run whose hash for a
+case differs from the history's starts that case's history again (the old counts
+describe another case); a case the history does not know yet starts one.
+
+Each baseline refresh (a run on the base branch, checked against the previous history)
+appends its counts with :func:`extend`. The history is a sliding window: it keeps the
+newest runs whose samples add up to at most ``window`` (default
+:data:`HISTORY_WINDOW`), dropping the oldest runs whole, so a model that drifts slowly is
+compared against its recent behaviour, and a results file stays small. Results written
+before histories existed load with :func:`from_counts`: their per-case counts become a
+history of one entry.
+
+Pure: no file I/O; the results.json fields that carry a history are read and written by
+the results layer.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gate.jsonio import canonical
+
+HISTORY_WINDOW = 100
+"""Most base samples kept per case (the newest runs whose samples fit)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MetricSums:
+    """Sufficient statistics of one metric over samples: count, sum and sum of squares."""
+
+    n: int = 0
+    total: float = 0.0
+    total_sq: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.n < 0:
+            raise ValueError(f"MetricSums.n must be ≥ 0, got {self.n}")
+
+    @classmethod
+    def of(cls, values: Iterable[float | None]) -> MetricSums:
+        """The sums of the values that apply (``None``: n/a, left out)."""
+        vals = [float(v) for v in values if v is not None]
+        return cls(len(vals), math.fsum(vals), math.fsum(v * v for v in vals))
+
+    def __add__(self, other: MetricSums) -> MetricSums:
+        return MetricSums(
+            self.n + other.n, self.total + other.total, self.total_sq + other.total_sq
+        )
+
+    @property
+    def mean(self) -> float | None:
+        """Mean over the samples where the metric applied; ``None`` with none."""
+        return self.total / self.n if self.n else None
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryEntry:
+    """One base run's contribution to a case's history."""
+
+    passes: int
+    samples: int
+    metrics: Mapping[str, MetricSums] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.passes <= self.samples:
+            raise ValueError(
+                f"a history entry needs 0 ≤ passes ≤ samples, got {self.passes}/{self.samples}"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class CaseHistory:
+    """Everything the base branch has seen of one unchanged case, oldest run first."""
+
+    case_hash: str
+    entries: tuple[HistoryEntry, ...]
+
+    @property
+    def passes(self) -> int:
+        return sum(e.passes for e in self.entries)
+
+    @property
+    def samples(self) -> int:
+        return sum(e.samples for e in self.entries)
+
+    @property
+    def failures(self) -> int:
+        return self.samples - self.passes
+
+    def metric(self, name: str) -> MetricSums:
+        """The metric's sums over every entry (zero counts when it never applied)."""
+        out = MetricSums()
+        for e in self.entries:
+            got = e.metrics.get(name)
+            if got is not None:
+                out = out + got
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class CaseRun:
+    """One case's counts in one run, with the case's hash: what a refresh appends."""
+
+    case_id: str
+    case_hash: str
+    passes: int
+    samples: int
+    metrics: Mapping[str, MetricSums] = field(default_factory=dict)
+
+    def entry(self) -> HistoryEntry:
+        return HistoryEntry(self.passes, self.samples, self.metrics)
+
+
+@dataclass(frozen=True, slots=True)
+class BaseHistory:
+    """The base history of a dataset: case id → its history."""
+
+    cases: Mapping[str, CaseHistory]
+    window: int = HISTORY_WINDOW
+
+
+class Comparability(enum.StrEnum):
+    """Whether a head case can be tested against the base history."""
+
+    COMPARABLE = "comparable"
+    """Same hash, and the history has samples."""
+    NEW = "new"
+    """The history has no entry for this case id (a new case, or no history at all)."""
+    CHANGED = "changed"
+    """The case id is known but its hash differs: the case, its tools, the agent or the
+    scoring changed, so the old counts describe something else."""
+
+
+def case_hash(
+    *,
+    case: Mapping[str, Any],
+    tools: Mapping[str, Any],
+    agent: Mapping[str, Any],
+    scoring: Mapping[str, Any],
+) -> str:
+    """sha256 over the canonical JSON of the four things that define a case's behaviour:
+    the case's content, the definitions of the tools it can call, the agent/model
+    identity and the scoring config. Key order and whitespace do not matter; any change
+    of a value does."""
+    doc = {"agent": agent, "case": case, "scoring": scoring, "tools": tools}
+    return hashlib.sha256(canonical(doc).encode()).hexdigest()
+
+
+def lookup(
+    history: BaseHistory | None, case_id: str, hash_: str
+) -> tuple[Comparability, CaseHistory | None]:
+    """The case's history when it is comparable to a head case with this hash."""
+    if history is None or case_id not in history.cases:
+        return Comparability.NEW, None
+    got = history.cases[case_id]
+    if got.case_hash != hash_:
+        return Comparability.CHANGED, None
+    if got.samples == 0:
+        return Comparability.NEW, None
+    return Comparability.COMPARABLE, got
+
+
+def trim(entries: Sequence[HistoryEntry], window: int) -> tuple[HistoryEntry, ...]:
+    """The newest entries whose samples add up to at most ``window``; the newest entry is
+    always kept, even when it alone is larger."""
+    kept: list[HistoryEntry] = []
+    total = 0
+    for e in reversed(entries):
+        if kept and total + e.samples > window:
+            break
+        kept.append(e)
+        total += e.samples
+    return tuple(reversed(kept))
+
+
+def extend(
+    history: BaseHistory | None, run: Sequence[CaseRun], *, window: int | None = None
+) -> BaseHistory:
+    """The history after one more base run: each case of the run appends its counts when
+    its hash matches, and starts again otherwise; cases the run does not have are
+    dropped (they left the dataset). ``window`` defaults to the history's own."""
+    size = window if window is not None else (history.window if history else HISTORY_WINDOW)
+    if size < 1:
+        raise ValueError(f"the history window must be ≥ 1 sample, got {size}")
+    out: dict[str, CaseHistory] = {}
+    for r in run:
+        if r.case_id in out:
+            raise ValueError(f"case {r.case_id!r} appears twice in one run")
+        prior = history.cases.get(r.case_id) if history is not None else None
+        if prior is not None and prior.case_hash == r.case_hash:
+            entries = trim((*prior.entries, r.entry()), size)
+        else:
+            entries = (r.entry(),)
+        out[r.case_id] = CaseHistory(r.case_hash, entries)
+    return BaseHistory(out, size)
+
+
+def from_counts(run: Sequence[CaseRun], *, window: int = HISTORY_WINDOW) -> BaseHistory:
+    """A history from results that carry no history (an earlier release's results.json):
+    each case's counts in that file become its first entry. Such a file records no case
+    hashes; the caller passes the hashes the cases have now when the file was made from
+    the same dataset (and another hash, making the cases not comparable, when not)."""
+    return extend(None, run, window=window)

@@ -1,0 +1,144 @@
+"""Sequential sampling: extra head samples only where a case's test is undecided, under a
+per-case and a per-run cap.
+
+Every case starts with ``initial`` head samples. After each round, each comparable case
+is in one of these states (:func:`status`), from its base history (s_b of n_b) and its
+head samples so far (s_h of n_h), with m comparable cases and the per-case level α:
+
+* **regressed** — its e-value (:func:`gate.policy.casetest.log_evalue`) reached m/α, so
+  e-BH rejects it whatever the other cases show: no more samples can change that;
+* **settled** — the head's samples favour "no change" over "a drop of δ_f" by at least
+  B to 1 (the futility rule):
+
+      Λ = (p̃ / (p̃ − δ_f))^s_h · ((1 − p̃) / (1 − p̃ + δ_f))^f_h ≥ B,   p̃ = (s_b + ½)/(n_b + 1),
+
+  and a case whose base rate is below δ_f (p̃ ≤ δ_f: it cannot drop that far) is settled
+  from the start. δ_f = ``futility_effect`` (0.4), B = ``futility_ratio`` (1.5);
+* **at limit** — neither, with ``max_per_case`` head samples already;
+* **sampling** — neither: the case is undecided and gets the round's batch.
+
+Rounds give ``batches[r]`` samples (2, 2, 4, 4, 8, 8, 8, 8) to every sampling case, most
+suspicious first (largest e-value, then dataset order), until the run's extra samples
+reach ``max_extra`` (by default one per comparable case, so a run never spends more than
+``initial + 1`` samples per case on average: 3 with the defaults, the cost of
+``samples: 3``). The last case served may get fewer than the batch.
+
+Why this is valid however often it is checked: every case's e-value is an e-process
+(Ville's inequality holds at any stopping time), so looking after every round, stopping
+a case for futility, or being stopped by a cap can only make rejections rarer. The
+futility rule and the order of service use the data freely for the same reason; they
+decide cost and power, never the false-block rate. No case is ever sampled after it is
+decided, and there is no best-of-N: every sample counts in the case's counts.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gate.policy.casetest import Counts, Direction, log_evalue
+
+BATCHES = (2, 2, 4, 4, 8, 8, 8, 8)
+"""Extra samples per sampling case, round by round."""
+
+
+@dataclass(frozen=True, slots=True)
+class SequentialParams:
+    """The sampling plan (module doc)."""
+
+    initial: int = 2
+    batches: tuple[int, ...] = BATCHES
+    max_per_case: int = 40
+    max_extra: int | None = None
+    """Extra samples per run; ``None``: one per comparable case."""
+    futility_effect: float = 0.4
+    futility_ratio: float = 1.5
+
+    def __post_init__(self) -> None:
+        if self.initial < 1:
+            raise ValueError("initial samples must be ≥ 1")
+        if any(b < 1 for b in self.batches):
+            raise ValueError("every batch must be ≥ 1 sample")
+        if self.max_per_case < self.initial:
+            raise ValueError("max_per_case must be ≥ initial")
+        if self.max_extra is not None and self.max_extra < 0:
+            raise ValueError("max_extra must be ≥ 0")
+        if not 0 < self.futility_effect < 1 or self.futility_ratio < 1:
+            raise ValueError("futility_effect must be in (0, 1) and futility_ratio ≥ 1")
+
+    def cap(self, comparable: int) -> int:
+        """Extra samples this run may spend."""
+        return comparable if self.max_extra is None else self.max_extra
+
+
+class CaseStatus(enum.StrEnum):
+    REGRESSED = "regressed"
+    SETTLED = "settled"
+    AT_LIMIT = "at_limit"
+    SAMPLING = "sampling"
+
+    @property
+    def undecided(self) -> bool:
+        """The stopping rule would still sample the case."""
+        return self in (CaseStatus.SAMPLING, CaseStatus.AT_LIMIT)
+
+
+def log_futility(base: Counts, head: Counts, effect: float) -> float:
+    """log Λ of the futility rule (module doc); +inf when the base rate is below ``effect``."""
+    pb = (base.passes + 0.5) / (base.samples + 1)
+    q = pb - effect
+    if q <= 0:
+        return math.inf
+    return head.passes * math.log(pb / q) + head.failures * math.log((1 - pb) / (1 - q))
+
+
+def status(base: Counts, head: Counts, *, log_bound: float, params: SequentialParams) -> CaseStatus:
+    """The state of one comparable case; ``log_bound`` is log(m/α)."""
+    if log_evalue(base, head, Direction.WORSE) >= log_bound:
+        return CaseStatus.REGRESSED
+    if log_futility(base, head, params.futility_effect) >= math.log(params.futility_ratio):
+        return CaseStatus.SETTLED
+    if head.samples >= params.max_per_case:
+        return CaseStatus.AT_LIMIT
+    return CaseStatus.SAMPLING
+
+
+@dataclass(frozen=True, slots=True)
+class PlanCase:
+    """One comparable case as the planner sees it."""
+
+    case_id: str
+    base: Counts
+    head: Counts
+
+
+def plan_round(
+    round_: int,
+    cases: Sequence[PlanCase],
+    *,
+    log_bound: float,
+    extra_spent: int,
+    cap: int,
+    params: SequentialParams,
+) -> dict[str, int]:
+    """Case id → extra samples for this round (empty: sampling is over). Only cases in
+    the sampling state are planned, most suspicious first, within both caps."""
+    if round_ >= len(params.batches):
+        return {}
+    batch = params.batches[round_]
+    ranked: list[tuple[float, int, PlanCase]] = []
+    for i, c in enumerate(cases):
+        if status(c.base, c.head, log_bound=log_bound, params=params) is CaseStatus.SAMPLING:
+            ranked.append((-log_evalue(c.base, c.head, Direction.WORSE), i, c))
+    ranked.sort(key=lambda t: (t[0], t[1]))
+    left = cap - extra_spent
+    out: dict[str, int] = {}
+    for _, _, c in ranked:
+        if left <= 0:
+            break
+        k = min(batch, params.max_per_case - c.head.samples, left)
+        out[c.case_id] = k
+        left -= k
+    return out
