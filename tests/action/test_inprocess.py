@@ -545,7 +545,9 @@ def test_merge_group__baseline_auto__queue_base_commit_compared_and_gated(
     )
 
     assert step.code == 1, step.out + step.err
-    assert step.outputs["regressions"] == "1", "compared with the queue's base commit"
+    # A one-sample replay history cannot make a case significant: what shows that the
+    # group was compared with the queue's base commit is the summary's baseline line.
+    assert step.outputs["regressions"] == "0", "one base sample: no case can be significant"
     assert f"artifact toolgate-results of run #{run_number} on main at bbbbbbb" in step.summary
     assert gh.comments == {}, "a merge group has no PR to comment on"
     assert any("merge_group event is not a pull request" in n for n in step.annotations("notice"))
