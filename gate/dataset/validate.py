@@ -148,7 +148,7 @@ class CaseBuilder:
                     )
 
         difficulty = self._enum(get("difficulty"), "difficulty", Difficulty, report)
-        order = self._enum(get("order"), "order", OrderMode, report) or OrderMode.UNORDERED
+        order = self._enum(get("order"), "order", OrderMode, report)
         responses = self._responses(get("tool_responses"), by_name, report)
 
         step_budget = get("step_budget")

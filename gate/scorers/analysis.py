@@ -208,14 +208,9 @@ def _match_list(
 
 
 def _order_ok(mode: OrderMode, lm: _ListMatch, n_actual: int) -> bool:
-    n_exp = len(lm.lst.names)
-    match mode:
-        case OrderMode.STRICT:
-            return traj.trajectory_holds(mode, lm.m, lm.chain, n_exp, n_actual)
-        case OrderMode.SUBSET:
-            return lm.m == n_actual
-        case OrderMode.UNORDERED | OrderMode.SUPERSET:
-            return True
+    # The pass rule's `order` check is the order mode itself: `trajectory_match` is 1.0
+    # exactly when it holds, so the two can never disagree.
+    return traj.trajectory_holds(mode, lm.m, lm.chain, len(lm.lst.names), n_actual)
 
 
 # ─── the analysis ─────────────────────────────────────────────────────────────
@@ -334,7 +329,7 @@ def analyse(case: Case, view: ScoringView, ctx: ScoringContext) -> Analysis:
 
     # Best expectation list.
     lists = cc.lists
-    order = case.order
+    order = cc.order
     best = _match_list(0, lists[0], calls, by_name)
     if len(lists) > 1:
         best_key: tuple[Any, ...] = ()

@@ -138,7 +138,7 @@ def score_order_score(an: Analysis) -> Scored:
 
 def score_trajectory_match(an: Analysis) -> Scored:
     """1.0 when the case's order mode (strict / unordered / subset / superset) holds."""
-    mode = an.cc.case.order
+    mode = an.cc.order
     ok = trajectory_holds(mode, an.m, an.chain, an.n_e, an.n_a)
     missing = an.n_e - an.m
     extra = an.n_a - an.m
