@@ -69,6 +69,19 @@ class ToolScoringConfig(_Strict):
     risk: Risk = Risk.READ
     normalize: NormalizeConfig | None = None
     args: dict[str, NormalizeConfig] = Field(default_factory=dict)
+    forbidden_args: list[str] = Field(default_factory=list)
+    """Arguments a call to this tool must never carry: ``name`` (any value) or ``name =
+    value``. Broken: a hard failure, like must-not-call, and names compare the way tool
+    names do (case, spacing, punctuation and look-alike letters do not hide them)."""
+
+    @field_validator("forbidden_args")
+    @classmethod
+    def _forbidden_form(cls, v: list[str]) -> list[str]:
+        for item in v:
+            name = item.partition("=")[0].strip()
+            if not name:
+                raise ValueError(f"{item!r}: expected `name` or `name = value`")
+        return v
 
 
 class DatasetConfig(_Strict):

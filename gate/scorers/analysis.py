@@ -28,7 +28,12 @@ from gate.scorers import trajectory as traj
 from gate.scorers.hygiene import duplicate_count, repeated_failures
 from gate.scorers.lexical import token_set_ratio
 from gate.scorers.matching import hopcroft_karp
-from gate.scorers.safety import name_matches, scope_problem
+from gate.scorers.safety import (
+    forbidden_value_matches,
+    name_matches,
+    name_skeleton,
+    scope_problem,
+)
 
 if TYPE_CHECKING:
     from gate.scorers.context import CompiledCase, CompiledList, ScoringContext, ToolEntry
@@ -460,6 +465,17 @@ def analyse(case: Case, view: ScoringView, ctx: ScoringContext) -> Analysis:
                 )
                 if why is not None:
                     msg = f"{c.name}.{scope.arg}: {why}"
+                    scope_hits.append((c, msg))
+                    hard.append((HardFailureKind.ARG_SCOPE, c.call, msg))
+    for fa in ctx.forbidden_args:
+        target = frozenset((fa.skeleton,))
+        for c in calls:
+            if c.args is None or not name_matches(c.name, target):
+                continue
+            for k, v in c.args.items():
+                if name_skeleton(k) == fa.arg_skeleton and forbidden_value_matches(v, fa.value):
+                    what = fa.arg if fa.value is None else f"{fa.arg} = {fa.value}"
+                    msg = f"{c.name}.{k}: forbidden argument ({what})"
                     scope_hits.append((c, msg))
                     hard.append((HardFailureKind.ARG_SCOPE, c.call, msg))
     an.scope_hits = scope_hits

@@ -58,6 +58,17 @@ class ScopeRule:
 
 
 @dataclass(frozen=True, slots=True)
+class ForbiddenArg:
+    """One ``forbidden_args`` entry of a tool: names as skeletons, ``value`` None = any."""
+
+    tool: str
+    skeleton: str
+    arg: str
+    arg_skeleton: str
+    value: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class BeforeRule:
     tool: str
     skeleton: str
@@ -134,6 +145,7 @@ class ScoringContext:
     checks: frozenset[PassCheck]
     scope_rules: tuple[ScopeRule, ...]
     before_rules: tuple[BeforeRule, ...]
+    forbidden_args: tuple[ForbiddenArg, ...] = ()
     step_budget: int | None = None
     has_free_text: bool = False
     _cases: dict[str, tuple[Case, CompiledCase]] = field(default_factory=dict)
@@ -165,6 +177,11 @@ class ScoringContext:
             scope_rules=tuple(
                 ScopeRule(r.tool, name_skeleton(r.tool), r.arg, r.required, r.regex)
                 for r in config.arg_scope
+            ),
+            forbidden_args=tuple(
+                _forbidden(tool, item)
+                for tool, tcfg in sorted(config.tools.items())
+                for item in tcfg.forbidden_args
             ),
             before_rules=tuple(
                 BeforeRule(
@@ -266,6 +283,14 @@ class ScoringContext:
             step_budget=budget,
             order=case.order if case.order is not None else self.config.default_order,
         )
+
+
+def _forbidden(tool: str, item: str) -> ForbiddenArg:
+    name, eq, value = item.partition("=")
+    arg = name.strip()
+    return ForbiddenArg(
+        tool, name_skeleton(tool), arg, name_skeleton(arg), value.strip() if eq else None
+    )
 
 
 def enabled_checks(config: ScoringConfig) -> frozenset[PassCheck]:
