@@ -455,7 +455,7 @@ samples: 3
 concurrency: 4
 seed: 7
 scoring:
-  extra_calls: allow
+  default_order: superset
   tools:
     issue_refund: {{risk: irreversible}}
   arg_scope:
@@ -500,7 +500,7 @@ CONFIG_INVALID: list[tuple[str, list[str], str]] = [
     ("samples", ["0", "101", "1.5", "'3'", "yes", "[3]", ".nan", ".inf"], "samples"),
     ("concurrency", ["0", "10000", "four"], "concurrency"),
     ("seed", ["1.5", "abc", "[]", "no"], "seed"),
-    ("  extra_calls", ["maybe", "true", "5"], "scoring.extra_calls"),
+    ("  default_order", ["maybe", "true", "5", "Superset"], "scoring.default_order"),
     ("  - metric", ["call_acuracy", "judge.tool_appropriateness", "5", "''"], "gates[0].metric"),
     ("    min", ["high", "[]", "true", ".nan"], "gates[0].min"),
     ("    slice", ["tag", "colour=red", "tag= x"], "gates[1].slice"),
