@@ -111,7 +111,9 @@ def test_deep_nesting__every_reader__input_error_not_recursion_error(
         load_dataset(tmp_path / "d.jsonl", display="d.jsonl")
     assert info.value.problems[0].line == 1
     # runs.jsonl
-    (tmp_path / "runs.jsonl").write_text('{"case_id": "a", "sample": 0, "turns": [], "meta": ' + deep + "}\n")
+    (tmp_path / "runs.jsonl").write_text(
+        '{"case_id": "a", "sample": 0, "turns": [], "meta": ' + deep + "}\n"
+    )
     with pytest.raises(RunsFileError, match="nesting deeper"):
         read_runs(tmp_path / "runs.jsonl")
     # results.json (a baseline; it may nest up to 128 levels)
