@@ -94,7 +94,13 @@ DATASET_INVALID: dict[str, list[Any]] = {
     ],
     "expected_no_tool": ["no", 1, "true", [], {}],
     "acceptable_alternatives": ["x", [5], [[{"name": "nope"}]], [{"name": "lookup_order"}]],
-    "must_not_call": ["delete_account", [5], ["lookup_ordr"], ["delete_account", "delete_account"], {}],
+    "must_not_call": [
+        "delete_account",
+        [5],
+        ["lookup_ordr"],
+        ["delete_account", "delete_account"],
+        {},
+    ],
     "difficulty": ["extreme", 3, "Hard", []],
     "order": ["random", 1, "Strict", ["strict"]],
     "tool_responses": [
