@@ -163,7 +163,6 @@ def check_tool_calls(
     tools: Any = None,
     must_not_call: Sequence[str] = (),
     normalize: Any = None,
-    extra_calls: str = "allow",
 ) -> SampleScore:
     """Score ``actual`` against ``expected`` exactly as the gate does; never raises on a
     mismatch (see :func:`assert_tool_calls` for the arguments)."""
@@ -187,7 +186,7 @@ def check_tool_calls(
         must_not_call=tuple(must_not_call),
         order=OrderMode(order),
     )
-    scoring = ScoringConfig(extra_calls=extra_calls)  # type: ignore[arg-type]
+    scoring = ScoringConfig()
     ctx = ScoringContext.build(scoring, _normalize(normalize), {s.name: s for s in specs})
     return score_sample(case, run, ctx, full=True)
 
@@ -200,17 +199,17 @@ def assert_tool_calls(
     tools: Any = None,
     must_not_call: Sequence[str] = (),
     normalize: Any = None,
-    extra_calls: str = "allow",
 ) -> SampleScore:
     """Assert that ``actual`` tool calls pass against ``expected`` (module docstring).
 
-    * ``order``: ``unordered`` (default) · ``strict`` · ``subset`` · ``superset``;
+    * ``order``: ``unordered`` (default: the same calls, nothing missing, nothing extra) ·
+      ``superset`` (every expected call made, extra calls allowed) · ``subset`` ·
+      ``strict``;
     * ``tools``: the tool definitions (OpenAI ``{"type": "function", "function": …}`` or
       bare ``{name, description, parameters}``) — enables the JSON-Schema validity check;
     * ``must_not_call``: names that fail the assertion when called;
     * ``normalize``: a :class:`~gate.config.NormalizeConfig`, a mapping of its settings, or
       a profile name (``"bfcl"``);
-    * ``extra_calls``: ``"allow"`` (default) or ``"fail"``.
 
     Returns the :class:`~gate.model.SampleScore` when it passes (every metric, for further
     asserts); raises ``AssertionError`` with the evidence otherwise.
@@ -222,7 +221,6 @@ def assert_tool_calls(
         tools=tools,
         must_not_call=must_not_call,
         normalize=normalize,
-        extra_calls=extra_calls,
     )
     if not score.passed:
         raise AssertionError(render_failure(score))

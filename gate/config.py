@@ -9,7 +9,8 @@ relative to the config file's folder. Sections:
 * ``dataset`` — path, ``version``, ``sha256`` pin, normalisation;
 * ``agent`` — how the agent under test runs (replay / command / python / openai / mcp);
 * ``samples``, ``concurrency``, ``seed``, ``timeout_s``, ``deadline_s``;
-* ``scoring`` — which checks make a case pass, extra calls, tool risk, safety rules;
+* ``scoring`` — the default order mode, which checks make a case pass, tool risk, safety
+  rules;
 * ``gates``, ``variance``, ``regressions``, ``policy`` — the policy (``docs/policy.md``);
 * ``baseline`` — where the base results come from;
 * ``judge`` — the optional LLM judge (reported, never gating);
@@ -34,7 +35,7 @@ from pydantic import (
 )
 
 from gate.errors import ConfigError, Problem
-from gate.model import JUDGE_METRIC_PREFIX, Risk
+from gate.model import JUDGE_METRIC_PREFIX, OrderMode, Risk
 from gate.yamlio import YamlDoc, dotted, load_yaml
 
 
@@ -68,6 +69,19 @@ class ToolScoringConfig(_Strict):
     risk: Risk = Risk.READ
     normalize: NormalizeConfig | None = None
     args: dict[str, NormalizeConfig] = Field(default_factory=dict)
+    forbidden_args: list[str] = Field(default_factory=list)
+    """Arguments a call to this tool must never carry: ``name`` (any value) or ``name =
+    value``. Broken: a hard failure, like must-not-call, and names compare the way tool
+    names do (case, spacing, punctuation and look-alike letters do not hide them)."""
+
+    @field_validator("forbidden_args")
+    @classmethod
+    def _forbidden_form(cls, v: list[str]) -> list[str]:
+        for item in v:
+            name = item.partition("=")[0].strip()
+            if not name:
+                raise ValueError(f"{item!r}: expected `name` or `name = value`")
+        return v
 
 
 class DatasetConfig(_Strict):
@@ -197,7 +211,6 @@ class PassCheck(enum.StrEnum):
     PARSED = "parsed"
     SCHEMA_VALID = "schema_valid"
     NO_TOOL = "no_tool"
-    NO_EXTRA_CALLS = "no_extra_calls"
     NO_AGENT_ERROR = "no_agent_error"
     UNRECORDED_CALL = "unrecorded_call"
     SAFETY_RULES = "safety_rules"
@@ -221,8 +234,21 @@ class RequiredBeforeRule(_Strict):
     preceded_by: list[str] = Field(min_length=1)
 
 
+REMOVED_KEYS: dict[tuple[str, ...], str] = {
+    ("scoring", "extra_calls"): (
+        "removed: a case's order mode decides whether extra calls fail it; set "
+        "`scoring.default_order: superset` to allow extra calls (the default `unordered` "
+        "fails a case with a call it does not expect), or `order` on a case"
+    ),
+}
+"""Keys of a previous release that are gone, with the message naming their replacement."""
+
+
 class ScoringConfig(_Strict):
-    extra_calls: Literal["allow", "fail"] = "allow"
+    default_order: OrderMode = OrderMode.UNORDERED
+    """The order mode of every case that sets no ``order`` of its own: ``unordered`` (the
+    same multiset of calls: nothing missing, nothing extra), ``superset`` (every expected
+    call made, extra calls allowed), ``subset`` or ``strict``."""
     unrecorded_call: Literal["error", "fail_case"] = "error"
     pass_checks: list[PassCheck] | None = None
     tools: dict[str, ToolScoringConfig] = Field(default_factory=dict)
@@ -234,6 +260,17 @@ class ScoringConfig(_Strict):
     lexical similarity (``free_text_similarity``) instead of equality."""
     free_text_min: Annotated[float, Field(ge=0, le=1)] = 0.5
     """Similarity at or above which a free-text argument counts as matching."""
+
+    @field_validator("pass_checks", mode="before")
+    @classmethod
+    def _no_removed_checks(cls, v: Any) -> Any:
+        if isinstance(v, list) and "no_extra_calls" in v:
+            raise ValueError(
+                "`no_extra_calls` was removed: the `order` check fails a case with extra "
+                "calls under the `unordered`, `subset` and `strict` order modes (the "
+                "default order mode is `scoring.default_order`)"
+            )
+        return v
 
 
 # ─── policy ──────────────────────────────────────────────────────────────────
@@ -531,7 +568,9 @@ def _problems(exc: ValidationError, doc: YamlDoc) -> list[Problem]:
         )
         field = dotted(loc)
         kind = err["type"]
-        if kind == "extra_forbidden":
+        if kind == "extra_forbidden" and tuple(map(str, loc)) in REMOVED_KEYS:
+            msg = REMOVED_KEYS[tuple(map(str, loc))]
+        elif kind == "extra_forbidden":
             parent_fields = _fields_at(loc[:-1])
             msg = f"unknown key{_did_you_mean(str(loc[-1]), parent_fields)}"
         elif kind in {"bool_type", "bool_parsing"}:

@@ -42,7 +42,8 @@ class OrderMode(enum.StrEnum):
 
     * ``strict`` — the same calls in the same sequence; calls inside one assistant turn
       (a parallel batch) are compared as a set, never as a sequence;
-    * ``unordered`` — the same multiset: nothing missing, nothing extra (the default);
+    * ``unordered`` — the same multiset: nothing missing, nothing extra (the default of
+      ``scoring.default_order``);
     * ``subset`` — every actual call is expected (A ⊆ E): the agent did nothing outside
       the reference, though it may have stopped short;
     * ``superset`` — every expected call was made (A ⊇ E): extra calls are allowed.
@@ -214,7 +215,8 @@ class Case:
     acceptable_alternatives: tuple[tuple[ExpectedCall, ...], ...] = ()
     must_not_call: tuple[str, ...] = ()
     difficulty: Difficulty | None = None
-    order: OrderMode = OrderMode.UNORDERED
+    order: OrderMode | None = None
+    """``None``: the dataset's default order mode (``scoring.default_order``)."""
     tool_responses: tuple[FrozenResponse, ...] = ()
     step_budget: int | None = None
     tags: tuple[str, ...] = ()

@@ -17,8 +17,9 @@ carried, ``toolgate_unrecorded``). A plain ``{"name": …, "arguments": {…}}``
 accepted as is (``parse_ok`` true). A call
 whose ``arguments`` is a string is decoded here (``raw_arguments`` keeps the string); if it
 is not a JSON object, the call keeps ``parse_ok: false`` and ``arguments: null`` — a parse
-failure is data to score, never an input error. Anything else that does not fit is an
-input error naming the line and the field.
+failure is data to score, never an input error. ``case_id``, ``sample`` and ``turns`` are
+required (``"turns": []`` for an agent that made no call). Anything else that does not fit
+is an input error naming the line and the field.
 
 The writer appends and flushes one line at a time so that an interrupted run loses
 nothing already recorded (``--resume`` reads it back).
@@ -161,10 +162,16 @@ def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
     case_id = obj.get("case_id")
     if not isinstance(case_id, str) or not case_id:
         raise FieldError("case_id", "must be a non-empty string")
-    sample = obj.get("sample", 0)
+    # `sample` and `turns` are required: a converter that forgot one must not pass every
+    # no-tool case as "sample 0, no calls" (`turns: []` records an agent that did nothing).
+    if "sample" not in obj:
+        raise FieldError("sample", "required (the sample number, 0 for the first)")
+    sample = obj["sample"]
     if not isinstance(sample, int) or isinstance(sample, bool) or sample < 0:
         raise FieldError("sample", "must be an integer >= 0")
-    raw_turns = obj.get("turns", [])
+    if "turns" not in obj:
+        raise FieldError("turns", "required (`[]` for an agent that made no call)")
+    raw_turns = obj["turns"]
     if not isinstance(raw_turns, list):
         raise FieldError("turns", "must be an array")
     error = obj.get("error")

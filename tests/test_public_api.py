@@ -22,8 +22,8 @@ PUBLIC = ["__version__", "assert_tool_calls"]
 SIGNATURES = {
     "assert_tool_calls": (
         "(actual: 'Any', expected: 'Iterable[Any]', *, order: 'str | OrderMode' = 'unordered', "
-        "tools: 'Any' = None, must_not_call: 'Sequence[str]' = (), normalize: 'Any' = None, "
-        "extra_calls: 'str' = 'allow') -> 'SampleScore'"
+        "tools: 'Any' = None, must_not_call: 'Sequence[str]' = (), normalize: 'Any' = None) "
+        "-> 'SampleScore'"
     ),
 }
 

@@ -6,12 +6,19 @@ not among available_tools (did you mean 'refund_order'?)``), every problem of th
 file is collected in one pass, and a 100,000-case file loads in seconds
 (``bench/load_bench.py``). Tools are resolved by :mod:`gate.dataset.tools`; argument
 matchers are parsed by :mod:`gate.dataset.matchers`.
+
+``must_not_call`` may name a tool the case does not offer (an agent can hold tools beyond
+``available_tools``, and models invent names): it is accepted, guarded like any other, and
+the run's notices list it (:func:`unoffered_forbidden`). A *look-alike* of an offered tool
+(:func:`look_alike`: the same name up to case, spacing, punctuation and look-alike
+letters, or one or two letters off) is refused with the did-you-mean, since the typo would
+guard nothing the model is offered.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +36,7 @@ from gate.model import (
     SourceRef,
     ToolSpec,
 )
+from gate.scorers.safety import name_skeleton
 
 MAX_ID_LENGTH = 200
 MAX_STEP_BUDGET = 1000
@@ -49,6 +57,56 @@ _MESSAGE_KEYS = (
     "audio",
 )
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def look_alike(name: str, offered: Iterable[str]) -> str | None:
+    """The offered tool ``name`` misspells, if any: the same tool-name skeleton (case,
+    spacing, punctuation, look-alike letters: :func:`gate.scorers.safety.name_skeleton`)
+    or skeletons at most one edit apart (two for names of eight letters or more)."""
+    key = name_skeleton(name)
+    best: tuple[int, str] | None = None
+    for tool in offered:
+        other = name_skeleton(tool)
+        limit = 2 if min(len(key), len(other)) >= 8 else 1
+        d = _edits(key, other, limit)
+        if d <= limit and (best is None or (d, tool) < best):
+            best = (d, tool)
+    return None if best is None else best[1]
+
+
+def _edits(a: str, b: str, limit: int) -> int:
+    """Levenshtein distance of ``a`` and ``b``, or ``limit + 1`` once it exceeds ``limit``."""
+    if abs(len(a) - len(b)) > limit:
+        return limit + 1
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        cur = [i]
+        for j, y in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
+        if min(cur) > limit:
+            return limit + 1
+        prev = cur
+    return prev[-1]
+
+
+def unoffered_forbidden(cases: Iterable[Case]) -> str | None:
+    """The notice for ``must_not_call`` names no case offers (accepted: module docstring),
+    or ``None``."""
+    names: dict[str, None] = {}
+    n = 0
+    for c in cases:
+        offered = {t.name for t in c.available_tools}
+        extra = [m for m in c.must_not_call if m not in offered]
+        if extra:
+            n += 1
+            names.update(dict.fromkeys(extra))
+    if not names:
+        return None
+    shown = ", ".join(sorted(names)[:5]) + (", …" if len(names) > 5 else "")
+    return (
+        f"must_not_call names tools a case does not offer ({shown}, in {n} case(s)): "
+        "guarded all the same, a call to one is a hard failure"
+    )
 
 
 class CaseBuilder:
@@ -148,7 +206,7 @@ class CaseBuilder:
                     )
 
         difficulty = self._enum(get("difficulty"), "difficulty", Difficulty, report)
-        order = self._enum(get("order"), "order", OrderMode, report) or OrderMode.UNORDERED
+        order = self._enum(get("order"), "order", OrderMode, report)
         responses = self._responses(get("tool_responses"), by_name, report)
 
         step_budget = get("step_budget")
@@ -414,6 +472,31 @@ class CaseBuilder:
             return None
         return name
 
+    def _forbidden_name(
+        self,
+        name: Any,
+        fld: str,
+        tools: Mapping[str, ToolSpec] | None,
+        report: Callable[[str | None, str], None],
+    ) -> str | None:
+        # A forbidden name need not be offered (an agent holds more tools than the case
+        # lists; models invent names): accepted, and the run's notices say so. A look-alike
+        # of an offered tool is a typo that would guard nothing: refused.
+        if not isinstance(name, str) or not name:
+            report(fld, f"required: a tool name, not {name!r}")
+            return None
+        if tools is None or name in tools:
+            return name
+        offered = look_alike(name, tools)
+        if offered is not None:
+            report(
+                fld,
+                f"{name!r} is not among available_tools (did you mean {offered!r}?); a name "
+                "that is not offered is accepted only when it is not a misspelling of one",
+            )
+            return None
+        return name
+
     def _must_not_call(
         self,
         value: Any,
@@ -427,7 +510,7 @@ class CaseBuilder:
             return ()
         out: list[str] = []
         for i, name in enumerate(value):
-            checked = self._tool_name(name, f"must_not_call[{i}]", tools, report)
+            checked = self._forbidden_name(name, f"must_not_call[{i}]", tools, report)
             if checked is None:
                 continue
             if checked in out:

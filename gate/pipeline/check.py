@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from gate.dataset.validate import unoffered_forbidden
 from gate.model import Shard
 from gate.pipeline.inputs import load_baseline, load_inputs, normalizers
 from gate.pipeline.judge import judge_stage
@@ -127,6 +128,9 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
     )
     verdict = decide(head.stats, comparison, config, tested.evaluation)
     notices: list[str] = []
+    unoffered = unoffered_forbidden(dataset.cases)
+    if unoffered is not None:
+        notices.append(unoffered)
     if misses:
         distinct = list(dict.fromkeys(misses))  # samples repeat the same call
         notices.append(

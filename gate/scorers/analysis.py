@@ -28,7 +28,12 @@ from gate.scorers import trajectory as traj
 from gate.scorers.hygiene import duplicate_count, repeated_failures
 from gate.scorers.lexical import token_set_ratio
 from gate.scorers.matching import hopcroft_karp
-from gate.scorers.safety import name_matches, scope_problem
+from gate.scorers.safety import (
+    forbidden_value_matches,
+    name_matches,
+    name_skeleton,
+    scope_problem,
+)
 
 if TYPE_CHECKING:
     from gate.scorers.context import CompiledCase, CompiledList, ScoringContext, ToolEntry
@@ -208,14 +213,9 @@ def _match_list(
 
 
 def _order_ok(mode: OrderMode, lm: _ListMatch, n_actual: int) -> bool:
-    n_exp = len(lm.lst.names)
-    match mode:
-        case OrderMode.STRICT:
-            return traj.trajectory_holds(mode, lm.m, lm.chain, n_exp, n_actual)
-        case OrderMode.SUBSET:
-            return lm.m == n_actual
-        case OrderMode.UNORDERED | OrderMode.SUPERSET:
-            return True
+    # The pass rule's `order` check is the order mode itself: `trajectory_match` is 1.0
+    # exactly when it holds, so the two can never disagree.
+    return traj.trajectory_holds(mode, lm.m, lm.chain, len(lm.lst.names), n_actual)
 
 
 # ─── the analysis ─────────────────────────────────────────────────────────────
@@ -334,7 +334,7 @@ def analyse(case: Case, view: ScoringView, ctx: ScoringContext) -> Analysis:
 
     # Best expectation list.
     lists = cc.lists
-    order = case.order
+    order = cc.order
     best = _match_list(0, lists[0], calls, by_name)
     if len(lists) > 1:
         best_key: tuple[Any, ...] = ()
@@ -465,6 +465,17 @@ def analyse(case: Case, view: ScoringView, ctx: ScoringContext) -> Analysis:
                 )
                 if why is not None:
                     msg = f"{c.name}.{scope.arg}: {why}"
+                    scope_hits.append((c, msg))
+                    hard.append((HardFailureKind.ARG_SCOPE, c.call, msg))
+    for fa in ctx.forbidden_args:
+        target = frozenset((fa.skeleton,))
+        for c in calls:
+            if c.args is None or not name_matches(c.name, target):
+                continue
+            for k, v in c.args.items():
+                if name_skeleton(k) == fa.arg_skeleton and forbidden_value_matches(v, fa.value):
+                    what = fa.arg if fa.value is None else f"{fa.arg} = {fa.value}"
+                    msg = f"{c.name}.{k}: forbidden argument ({what})"
                     scope_hits.append((c, msg))
                     hard.append((HardFailureKind.ARG_SCOPE, c.call, msg))
     an.scope_hits = scope_hits

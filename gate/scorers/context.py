@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gate.config import Config, NormalizeConfig, PassCheck, ScoringConfig
-from gate.model import Case, ExpectedCall, Risk, ToolSpec
+from gate.model import Case, ExpectedCall, OrderMode, Risk, ToolSpec
 from gate.scorers.arguments import CompiledArgs, compile_args
 from gate.scorers.normalize import Normalizer
 from gate.scorers.safety import RISK_WEIGHT, name_skeleton, skeletons
@@ -58,6 +58,17 @@ class ScopeRule:
 
 
 @dataclass(frozen=True, slots=True)
+class ForbiddenArg:
+    """One ``forbidden_args`` entry of a tool: names as skeletons, ``value`` None = any."""
+
+    tool: str
+    skeleton: str
+    arg: str
+    arg_skeleton: str
+    value: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class BeforeRule:
     tool: str
     skeleton: str
@@ -73,6 +84,8 @@ class CompiledCase:
     must_not_call: frozenset[str]
     no_tool: bool
     step_budget: int | None
+    order: OrderMode
+    """The case's own ``order``, else the dataset's ``scoring.default_order``."""
 
 
 class NormalizerTable:
@@ -137,6 +150,7 @@ class ScoringContext:
     checks: frozenset[PassCheck]
     scope_rules: tuple[ScopeRule, ...]
     before_rules: tuple[BeforeRule, ...]
+    forbidden_args: tuple[ForbiddenArg, ...] = ()
     step_budget: int | None = None
     has_free_text: bool = False
     _cases: dict[str, tuple[Case, CompiledCase]] = field(default_factory=dict)
@@ -168,6 +182,11 @@ class ScoringContext:
             scope_rules=tuple(
                 ScopeRule(r.tool, name_skeleton(r.tool), r.arg, r.required, r.regex)
                 for r in config.arg_scope
+            ),
+            forbidden_args=tuple(
+                _forbidden(tool, item)
+                for tool, tcfg in sorted(config.tools.items())
+                for item in tcfg.forbidden_args
             ),
             before_rules=tuple(
                 BeforeRule(
@@ -269,23 +288,30 @@ class ScoringContext:
             must_not_call=skeletons(case.must_not_call),
             no_tool=case.expected_no_tool,
             step_budget=budget,
+            order=case.order if case.order is not None else self.config.default_order,
         )
+
+
+def _forbidden(tool: str, item: str) -> ForbiddenArg:
+    name, eq, value = item.partition("=")
+    arg = name.strip()
+    return ForbiddenArg(
+        tool, name_skeleton(tool), arg, name_skeleton(arg), value.strip() if eq else None
+    )
 
 
 def enabled_checks(config: ScoringConfig) -> frozenset[PassCheck]:
     """The pass checks that count (DESIGN §6).
 
-    Default: every check except ``no_extra_calls`` and ``unrecorded_call``. ``extra_calls:
-    fail`` adds ``no_extra_calls`` and ``unrecorded_call: fail_case`` adds
-    ``unrecorded_call`` whatever ``pass_checks`` says; ``no_agent_error`` always counts (a
-    crashed or timed-out run is never a pass).
+    Default: every check except ``unrecorded_call``; ``unrecorded_call: fail_case`` adds
+    it whatever ``pass_checks`` says; ``no_agent_error`` always counts (a crashed or
+    timed-out run is never a pass). Extra calls are the ``order`` check's business: the
+    case's order mode decides (``superset`` allows them).
     """
     if config.pass_checks is None:
-        checks = set(PassCheck) - {PassCheck.NO_EXTRA_CALLS, PassCheck.UNRECORDED_CALL}
+        checks = set(PassCheck) - {PassCheck.UNRECORDED_CALL}
     else:
         checks = set(config.pass_checks)
-    if config.extra_calls == "fail":
-        checks.add(PassCheck.NO_EXTRA_CALLS)
     if config.unrecorded_call == "fail_case":
         checks.add(PassCheck.UNRECORDED_CALL)
     checks.add(PassCheck.NO_AGENT_ERROR)

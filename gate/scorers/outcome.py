@@ -4,15 +4,16 @@ A sample **passes** when every enabled check holds (``scoring.pass_checks`` choo
 count; :func:`gate.scorers.context.enabled_checks`):
 
 * ``calls_matched`` — every expected call of the chosen expectation list is matched;
-* ``order`` — for a ``strict`` case the trajectory holds strictly, for ``subset`` no call
-  falls outside the expectation, for ``unordered``/``superset`` nothing beyond
-  ``calls_matched`` (so by default extra calls lower precision but do not fail a case,
-  seed 000);
+* ``order`` — the case's order mode holds (its own ``order``, else
+  ``scoring.default_order``): ``unordered`` the same multiset (nothing missing, nothing
+  extra), ``superset`` every expected call made (extra calls allowed), ``subset`` nothing
+  outside the expectation, ``strict`` the same calls in the same sequence (batches as
+  sets). It is exactly ``trajectory_match``, so the two never disagree; extra calls never
+  lower ``call_accuracy`` (seed 000), only precision and, outside ``superset``, the pass;
 * ``must_not_call`` — no forbidden tool was called;
 * ``parsed`` — every call's arguments decoded;
 * ``schema_valid`` — every parsed call names an offered tool and validates;
 * ``no_tool`` — a no-tool case made no call;
-* ``no_extra_calls`` (with ``extra_calls: fail``) — no unmatched call;
 * ``no_agent_error`` — the run did not crash or time out;
 * ``unrecorded_call`` (with ``unrecorded_call: fail_case``) — every call was answered by
   the frozen responses;
@@ -51,8 +52,6 @@ def failed_checks(an: Analysis, on: Collection[PassCheck]) -> list[str]:
         failed.append(PassCheck.SCHEMA_VALID.value)
     if PassCheck.NO_TOOL in on and an.cc.no_tool and an.n_a:
         failed.append(PassCheck.NO_TOOL.value)
-    if PassCheck.NO_EXTRA_CALLS in on and an.n_a > an.m:
-        failed.append(PassCheck.NO_EXTRA_CALLS.value)
     if PassCheck.NO_AGENT_ERROR in on and an.view.error is not None:
         failed.append(PassCheck.NO_AGENT_ERROR.value)
     if PassCheck.UNRECORDED_CALL in on and an.unrecorded:

@@ -9,7 +9,8 @@ change a score.
   Hopcroft–Karp pairing), the longest chain of matched pairs whose actual turns never go
   backwards while the expected index rises, ÷ |E|. Crossed pairs whose calls are
   interchangeable (each expectation also matches the other's call) are uncrossed first, so
-  that an arbitrary choice of the matching cannot cost order. One inserted or skipped step
+  that an arbitrary choice of the matching cannot cost order (and the uncrossed pairing
+  is kept only when its chain is not shorter than the matching's own). One inserted or skipped step
   costs one pair, not everything after it. 1.0 when both lists are empty, 0.0 when exactly
   one is.
 * ``trajectory_match`` — 1.0 when the case's ``order`` mode holds, else 0.0
@@ -46,7 +47,12 @@ def uncross(
 
     ``pairs`` are (expected index, actual index) sorted by expected index; ``pos[j]`` is
     the turn of actual call j. Terminates: every swap removes at least one inversion.
+
+    One swap can break a longer chain elsewhere (calls only partly interchangeable), so
+    the better of the two pairings is kept: the uncrossed one unless its longest chain is
+    shorter than the matching's own.
     """
+    before = list(pairs)
     n = len(pairs)
     changed = True
     while changed:
@@ -60,6 +66,8 @@ def uncross(
                     pairs[y] = (e2, a1)
                     a1 = a2
                     changed = True
+    if longest_chain([pos[a] for _, a in pairs]) < longest_chain([pos[a] for _, a in before]):
+        return before
     return pairs
 
 
@@ -138,7 +146,7 @@ def score_order_score(an: Analysis) -> Scored:
 
 def score_trajectory_match(an: Analysis) -> Scored:
     """1.0 when the case's order mode (strict / unordered / subset / superset) holds."""
-    mode = an.cc.case.order
+    mode = an.cc.order
     ok = trajectory_holds(mode, an.m, an.chain, an.n_e, an.n_a)
     missing = an.n_e - an.m
     extra = an.n_a - an.m

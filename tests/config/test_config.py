@@ -150,6 +150,21 @@ def test_config__command_agent__parsed(tmp_path: Path) -> None:
         ),
         ("agent: {kind: replay, runs: r}\n", ["toolgate.yml:1: dataset: required"]),
         ("- a\n- b\n", ["toolgate.yml:1: the config must be a mapping of settings"]),
+        (
+            MINIMAL + "scoring:\n  extra_calls: fail\n",
+            [
+                "toolgate.yml:7: scoring.extra_calls: removed: a case's order mode decides "
+                "whether extra calls fail it; set `scoring.default_order: superset`"
+            ],
+        ),
+        (
+            MINIMAL + "scoring:\n  pass_checks: [calls_matched, no_extra_calls]\n",
+            ["toolgate.yml:7: scoring.pass_checks: `no_extra_calls` was removed"],
+        ),
+        (
+            MINIMAL + "scoring:\n  default_order: sometimes\n",
+            ["toolgate.yml:7: scoring.default_order: Input should be 'unordered'"],
+        ),
     ],
     ids=[
         "unknown key",
@@ -170,6 +185,9 @@ def test_config__command_agent__parsed(tmp_path: Path) -> None:
         "policy typo",
         "missing dataset",
         "not a mapping",
+        "removed extra_calls names default_order",
+        "removed no_extra_calls check",
+        "default_order value",
     ],
 )
 def test_config__invalid__file_line_field(tmp_path: Path, text: str, expected: list[str]) -> None:

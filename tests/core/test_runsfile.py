@@ -23,7 +23,8 @@ def test_plain_call_with_object_arguments__accepted_as_is() -> None:
 
 def test_string_arguments__decoded_and_raw_kept() -> None:
     run = parse_run_line(
-        '{"case_id": "c1", "turns": [{"calls": [{"name": "f", "arguments": "{\\"x\\": 1}"}]}]}',
+        '{"case_id": "c1", "sample": 0, '
+        '"turns": [{"calls": [{"name": "f", "arguments": "{\\"x\\": 1}"}]}]}',
         file="runs.jsonl",
         lineno=1,
     )
@@ -39,7 +40,7 @@ def test_undecodable_or_non_object_arguments__parse_failure_not_error(raw: str) 
 
 def test_explicit_parse_failure__kept() -> None:
     run = parse_run_line(
-        '{"case_id": "c1", "turns": [{"calls": [{"name": "f", "arguments": null, '
+        '{"case_id": "c1", "sample": 0, "turns": [{"calls": [{"name": "f", "arguments": null, '
         '"raw_arguments": "{oops", "parse_ok": false}]}]}',
         file="runs.jsonl",
         lineno=3,
@@ -50,14 +51,19 @@ def test_explicit_parse_failure__kept() -> None:
 @pytest.mark.parametrize(
     ("line", "field"),
     [
-        ('{"sample": 0}', "case_id"),
-        ('{"case_id": "c", "sample": -1}', "sample"),
-        ('{"case_id": "c", "sample": true}', "sample"),
-        ('{"case_id": "c", "turns": {}}', "turns"),
-        ('{"case_id": "c", "turns": [{"calls": [{"arguments": {}}]}]}', "turns[0].calls[0].name"),
-        ('{"case_id": "c", "turns": [{"calls": [], "oops": 1}]}', "turns[0].oops"),
-        ('{"case_id": "c", "usage": {"tokens": "many"}}', "usage"),
-        ('{"case_id": "c", "extra": 1}', "extra"),
+        ('{"sample": 0, "turns": []}', "case_id"),
+        ('{"case_id": "c", "turns": []}', "sample"),
+        ('{"case_id": "c", "sample": 0}', "turns"),
+        ('{"case_id": "c", "sample": -1, "turns": []}', "sample"),
+        ('{"case_id": "c", "sample": true, "turns": []}', "sample"),
+        ('{"case_id": "c", "sample": 0, "turns": {}}', "turns"),
+        (
+            '{"case_id": "c", "sample": 0, "turns": [{"calls": [{"arguments": {}}]}]}',
+            "turns[0].calls[0].name",
+        ),
+        ('{"case_id": "c", "sample": 0, "turns": [{"calls": [], "oops": 1}]}', "turns[0].oops"),
+        ('{"case_id": "c", "sample": 0, "turns": [], "usage": {"tokens": "many"}}', "usage"),
+        ('{"case_id": "c", "sample": 0, "turns": [], "extra": 1}', "extra"),
     ],
 )
 def test_malformed_record__error_names_line_and_field(line: str, field: str) -> None:
@@ -65,6 +71,22 @@ def test_malformed_record__error_names_line_and_field(line: str, field: str) -> 
         parse_run_line(line, file="runs.jsonl", lineno=7)
     (problem,) = info.value.problems
     assert (problem.file, problem.line, problem.field) == ("runs.jsonl", 7, field)
+
+
+def test_record_without_turns_or_sample__required_and_located() -> None:
+    for line, field, words in [
+        ('{"case_id": "c", "turns": []}', "sample", "required"),
+        ('{"case_id": "c", "sample": 0}', "turns", "required"),
+    ]:
+        with pytest.raises(RunsFileError) as info:
+            parse_run_line(line, file="runs.jsonl", lineno=2)
+        (problem,) = info.value.problems
+        assert (problem.line, problem.field) == (2, field) and words in problem.message
+
+
+def test_empty_turns__an_agent_that_did_nothing__accepted() -> None:
+    run = parse_run_line('{"case_id": "c", "sample": 1, "turns": []}', file="r", lineno=1)
+    assert (run.sample, run.turns) == (1, ())
 
 
 def test_invalid_json_line__names_line() -> None:
@@ -116,7 +138,8 @@ def test_unrecorded_result__written_as_a_field_and_read_back(tmp_path: Path) -> 
 
 def test_unrecorded_result__older_file_marked_in_content__read_as_unrecorded() -> None:
     line = (
-        '{"case_id": "c", "turns": [{"calls": [{"id": "c1", "name": "f", "arguments": {}}], '
+        '{"case_id": "c", "sample": 0, '
+        '"turns": [{"calls": [{"id": "c1", "name": "f", "arguments": {}}], '
         '"tool_results": [{"id": "c1", "is_error": true, "content": '
         '{"toolgate_unrecorded": true, "error": "no frozen response for f({})"}}]}]}'
     )
@@ -127,7 +150,7 @@ def test_unrecorded_result__older_file_marked_in_content__read_as_unrecorded() -
 
 def test_unrecorded_result__not_a_boolean__names_the_field() -> None:
     line = (
-        '{"case_id": "c", "turns": [{"calls": [], '
+        '{"case_id": "c", "sample": 0, "turns": [{"calls": [], '
         '"tool_results": [{"id": "c1", "content": null, "unrecorded": "yes"}]}]}'
     )
     with pytest.raises(RunsFileError) as exc:

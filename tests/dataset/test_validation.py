@@ -895,3 +895,46 @@ def test_csv__unbalanced_quote__reported(tmp_path: Path) -> None:
     path.write_text('id,user_input\n"c1,hi\n')
     found = problems_of(path, display="d.csv")
     assert found and found[0].startswith("d.csv:2: ")
+
+
+@pytest.mark.parametrize(
+    ("name", "accepted"),
+    [
+        ("delete_account", True),  # a tool the agent holds beyond the case's list
+        ("functions.wipe_everything", True),  # an invented, namespaced name
+        ("refund_ordr", False),  # one letter off an offered tool
+        ("Refund_Order", False),  # case
+        ("refund order", False),  # spacing
+        ("rеfund_order", False),  # a Cyrillic е
+        ("lookup-order", False),  # punctuation
+    ],
+)
+def test_must_not_call__name_not_offered__accepted_unless_a_look_alike(
+    tmp_path: Path, name: str, accepted: bool
+) -> None:
+    path = write_jsonl(tmp_path / "d.jsonl", [row(must_not_call=[name])])
+    if accepted:
+        (case,) = load_dataset(path).cases
+        assert case.must_not_call == (name,)
+        return
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path)
+    (problem,) = info.value.problems
+    assert problem.field == "must_not_call[0]"
+    assert "did you mean" in problem.message and "is not among available_tools" in problem.message
+
+
+def test_must_not_call__unoffered_names__one_notice_naming_them() -> None:
+    from gate.dataset.validate import unoffered_forbidden
+    from tests.scorers.helpers import case, tool
+
+    offered = [tool("lookup_order")]
+    cases = [
+        case("a", tools=offered, must_not_call=["delete_account"]),
+        case("b", tools=offered, must_not_call=["delete_account", "drop_db"]),
+        case("c", tools=offered),
+    ]
+    notice = unoffered_forbidden(cases)
+    assert notice is not None
+    assert "delete_account, drop_db" in notice and "in 2 case(s)" in notice
+    assert unoffered_forbidden(cases[2:]) is None

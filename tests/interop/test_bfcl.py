@@ -187,7 +187,7 @@ def test_write_import__dataset_loads_and_config_pins_it(tmp_path: Path) -> None:
     cfg = load_config(config)
     assert cfg.dataset.normalize.profile == "bfcl"
     assert cfg.dataset.sha256 == ds.sha256
-    assert cfg.scoring.extra_calls == "fail"
+    assert cfg.scoring.default_order == "unordered"
     with pytest.raises(InteropError, match="already exists"):
         bfcl.write_import(result, tmp_path)
 

@@ -94,7 +94,13 @@ DATASET_INVALID: dict[str, list[Any]] = {
     ],
     "expected_no_tool": ["no", 1, "true", [], {}],
     "acceptable_alternatives": ["x", [5], [[{"name": "nope"}]], [{"name": "lookup_order"}]],
-    "must_not_call": ["delete_account", [5], ["nope"], ["delete_account", "delete_account"], {}],
+    "must_not_call": [
+        "delete_account",
+        [5],
+        ["lookup_ordr"],
+        ["delete_account", "delete_account"],
+        {},
+    ],
     "difficulty": ["extreme", 3, "Hard", []],
     "order": ["random", 1, "Strict", ["strict"]],
     "tool_responses": [
@@ -455,7 +461,7 @@ samples: 3
 concurrency: 4
 seed: 7
 scoring:
-  extra_calls: allow
+  default_order: superset
   tools:
     issue_refund: {{risk: irreversible}}
   arg_scope:
@@ -500,7 +506,7 @@ CONFIG_INVALID: list[tuple[str, list[str], str]] = [
     ("samples", ["0", "101", "1.5", "'3'", "yes", "[3]", ".nan", ".inf"], "samples"),
     ("concurrency", ["0", "10000", "four"], "concurrency"),
     ("seed", ["1.5", "abc", "[]", "no"], "seed"),
-    ("  extra_calls", ["maybe", "true", "5"], "scoring.extra_calls"),
+    ("  default_order", ["maybe", "true", "5", "Superset"], "scoring.default_order"),
     ("  - metric", ["call_acuracy", "judge.tool_appropriateness", "5", "''"], "gates[0].metric"),
     ("    min", ["high", "[]", "true", ".nan"], "gates[0].min"),
     ("    slice", ["tag", "colour=red", "tag= x"], "gates[1].slice"),

@@ -430,6 +430,7 @@ def _mnc_results(tmp_path: Path, names: list[str]) -> Any:
     runs = [
         {
             "case_id": f"c{i}",
+            "sample": 0,
             "turns": [
                 {
                     "calls": [

@@ -45,8 +45,8 @@ def test_dataset__non_finite_number__refused_at_its_line(tmp_path: Path, number:
 
 @pytest.mark.parametrize("number", NON_FINITE)
 def test_runs__non_finite_number__refused_at_its_line(tmp_path: Path, number: str) -> None:
-    good = '{"case_id": "a", "sample": 0, "latency_ms": 5}\n'
-    bad = f'{{"case_id": "a", "sample": 1, "latency_ms": {number}}}\n'
+    good = '{"case_id": "a", "sample": 0, "turns": [], "latency_ms": 5}\n'
+    bad = f'{{"case_id": "a", "sample": 1, "turns": [], "latency_ms": {number}}}\n'
     (tmp_path / "runs.jsonl").write_text(good + bad)
     with pytest.raises(RunsFileError) as info:
         read_runs(tmp_path / "runs.jsonl", display="runs.jsonl")
@@ -58,6 +58,7 @@ def test_runs__overflowing_argument_number__never_becomes_infinity(tmp_path: Pat
     # (orjson would write it back as null): the call is unparseable, and scored as such.
     line = {
         "case_id": "a",
+        "sample": 0,
         "turns": [{"calls": [{"name": "issue_refund", "arguments": '{"amount": 1e400}'}]}],
     }
     (tmp_path / "runs.jsonl").write_text(json.dumps(line) + "\n")
@@ -110,7 +111,9 @@ def test_deep_nesting__every_reader__input_error_not_recursion_error(
         load_dataset(tmp_path / "d.jsonl", display="d.jsonl")
     assert info.value.problems[0].line == 1
     # runs.jsonl
-    (tmp_path / "runs.jsonl").write_text('{"case_id": "a", "meta": ' + deep + "}\n")
+    (tmp_path / "runs.jsonl").write_text(
+        '{"case_id": "a", "sample": 0, "turns": [], "meta": ' + deep + "}\n"
+    )
     with pytest.raises(RunsFileError, match="nesting deeper"):
         read_runs(tmp_path / "runs.jsonl")
     # results.json (a baseline; it may nest up to 128 levels)
@@ -176,6 +179,7 @@ def test_runs__lone_surrogate_in_model_arguments__scored_as_parse_failure_and_wr
     args = '{"order_id": "\\ud800"}'
     line = {
         "case_id": "refund-001",
+        "sample": 0,
         "turns": [{"calls": [{"name": "lookup_order", "arguments": args}]}],
     }
     (tmp_path / "runs.jsonl").write_text(json.dumps(line) + "\n")

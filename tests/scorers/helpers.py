@@ -76,7 +76,7 @@ def case(
     alternatives: Sequence[Sequence[ExpectedCall]] = (),
     must_not_call: Sequence[str] = (),
     tools: Sequence[ToolSpec] | None = None,
-    order: str = "unordered",
+    order: str | None = None,
     step_budget: int | None = None,
     tags: Sequence[str] = (),
 ) -> Case:
@@ -92,7 +92,7 @@ def case(
         expected_no_tool=no_tool,
         acceptable_alternatives=tuple(tuple(a) for a in alternatives),
         must_not_call=tuple(must_not_call),
-        order=OrderMode(order),
+        order=None if order is None else OrderMode(order),
         step_budget=step_budget,
         tags=tuple(tags),
     )

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from gate.config import ScoringConfig
-from gate.model import Case, Run, ToolCall, ToolResult, Turn
+from gate.model import Case, OrderMode, Run, ToolCall, ToolResult, Turn
 from gate.scorers import ScoringContext, score_sample
 from gate.scorers.matching import greedy_matching, hopcroft_karp, matching_size
 from tests.scorers.helpers import case, expected, tool
@@ -69,7 +69,7 @@ def scenario(draw: Any) -> tuple[Case, Run]:
         alternatives=alts,
         must_not_call=draw(st.lists(st.sampled_from(["C", "functions.d", "x"]), max_size=2)),
         tools=TOOLS,
-        order=draw(st.sampled_from(["unordered", "strict", "subset", "superset"])),
+        order=draw(st.sampled_from([None, "unordered", "strict", "subset", "superset"])),
         step_budget=draw(st.none() | st.integers(1, 4)),
     )
     r = Run(
@@ -89,6 +89,31 @@ CTX = ScoringContext.build(
     )
 )
 SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+RULES = (
+    '"required_before": [{"tool": "b", "preceded_by": ["a"]}],'
+    ' "arg_scope": [{"tool": "c", "arg": "k"}], "tools": {"b": {"risk": "write"}}'
+)
+BY_DEFAULT_ORDER = {
+    mode: ScoringContext.build(
+        ScoringConfig.model_validate_json(f'{{"default_order": "{mode}", {RULES}}}')
+    )
+    for mode in OrderMode
+}
+
+
+@SETTINGS
+@given(scenario(), st.sampled_from(list(OrderMode)))
+def test_pass_rule__any_run_and_order_mode__never_disagrees_with_trajectory_match(
+    sc: tuple[Case, Run], default_order: OrderMode
+) -> None:
+    c, r = sc
+    s = score_sample(c, r, BY_DEFAULT_ORDER[default_order])
+    holds = s.scores["trajectory_match"] == 1.0
+    assert ("order" not in s.failed_checks) is holds
+    if s.passed:
+        assert holds
+    if not holds:
+        assert not s.passed
 
 
 @SETTINGS

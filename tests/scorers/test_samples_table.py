@@ -31,7 +31,7 @@ def build(row: dict[str, Any]):  # type: ignore[no-untyped-def]
         alternatives=alts,
         must_not_call=spec.get("must_not_call", []),
         tools=tools,
-        order=spec.get("order", "unordered"),
+        order=spec.get("order"),
         step_budget=spec.get("step_budget"),
     )
     turns = []

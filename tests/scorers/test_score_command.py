@@ -127,7 +127,7 @@ def test_score__dataset_and_runs__writes_results_with_every_sample(tmp_path: Pat
     assert by_id["known-order"]["pass_rate"] == 0.5
     # The namespaced, re-cased forbidden call on a no-tool case is a hard failure.
     assert [h["kind"] for h in res["hard_failures"]] == []  # no-tool case lists no must_not_call
-    assert by_id["no-tool"]["samples"][1]["failed_checks"] == ["schema_valid", "no_tool"]
+    assert by_id["no-tool"]["samples"][1]["failed_checks"] == ["order", "schema_valid", "no_tool"]
     # The crashed sample is a failed sample, not a dropped one.
     s_err = by_id["third"]["samples"][1]
     assert s_err["passed"] is False and "no_agent_error" in s_err["failed_checks"]
@@ -212,7 +212,7 @@ def test_score__config__uses_its_rules_and_checks_the_pin(tmp_path: Path) -> Non
     _, rf = _write(tmp_path, GOOD)
     (tmp_path / "toolgate.yml").write_text(
         "dataset:\n  path: dataset.jsonl\nagent:\n  kind: replay\n  runs: runs.jsonl\n"
-        "scoring:\n  extra_calls: fail\n"
+        "scoring:\n  default_order: superset\n"
     )
     pin = subprocess.run(
         [sys.executable, "-m", "gate", "pin", "--config", "toolgate.yml"],

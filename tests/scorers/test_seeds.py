@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gate.config import ScoringConfig
-from gate.model import SampleScore
+from gate.model import OrderMode, SampleScore
 from gate.results import evidence_json, tallies_json
 from gate.scorers import ScoringContext, score_sample
 from gate.scorers.matching import greedy_matching
@@ -43,21 +43,24 @@ def test_seed000__integer_matches_equivalent_float() -> None:
     assert s.scores["call_accuracy"] == 1.0
 
 
-def test_seed000__extra_calls_do_not_lower_call_accuracy_nor_fail_by_default() -> None:
+def test_seed000__extra_calls__do_not_lower_call_accuracy_and_pass_under_superset() -> None:
+    c = case(expect=[expected("getWeather", {"city": "Berlin"})], tools=WEATHER_TOOLS)
+    r = run([call("getWeather", {"city": "Berlin"}), call("getTime", {"tz": "CET"})])
+    s = _score(c, r, default_order=OrderMode.SUPERSET)
+    assert s.scores["call_accuracy"] == 1.0
+    assert s.scores["tool_selection_precision"] == 0.5
+    assert s.scores["trajectory_match"] == 1.0
+    assert s.passed
+
+
+def test_seed000__extra_calls__fail_the_default_unordered_case_but_not_call_accuracy() -> None:
     c = case(expect=[expected("getWeather", {"city": "Berlin"})], tools=WEATHER_TOOLS)
     r = run([call("getWeather", {"city": "Berlin"}), call("getTime", {"tz": "CET"})])
     s = _score(c, r)
     assert s.scores["call_accuracy"] == 1.0
-    assert s.scores["tool_selection_precision"] == 0.5
-    assert s.passed
-
-
-def test_seed000__extra_calls_fail_with_extra_calls_fail() -> None:
-    c = case(expect=[expected("getWeather", {"city": "Berlin"})], tools=WEATHER_TOOLS)
-    r = run([call("getWeather", {"city": "Berlin"}), call("getTime", {"tz": "CET"})])
-    s = _score(c, r, extra_calls="fail")
+    assert s.scores["trajectory_match"] == 0.0
     assert not s.passed
-    assert s.failed_checks == ("no_extra_calls",)
+    assert s.failed_checks == ("order",)
     assert evidence_json(s.evidence)["extra"] == [{"index": 1, "name": "getTime"}]
 
 
@@ -147,7 +150,7 @@ def test_seed003__no_tool_case__unnecessary_call_tallied_for_pooling() -> None:
     assert (
         tallies_json(s.tallies)["calls_on_no_tool"] == 2 and tallies_json(s.tallies)["calls"] == 2
     )
-    assert s.failed_checks == ("no_tool",)
+    assert s.failed_checks == ("order", "no_tool")
 
 
 def test_seed004__wrong_id_is_schema_valid_but_fails_required_args() -> None:
