@@ -143,7 +143,10 @@ class PassCheck(enum.StrEnum):
     NO_EXTRA_CALLS = "no_extra_calls"
     NO_AGENT_ERROR = "no_agent_error"
     UNRECORDED_CALL = "unrecorded_call"
+    ARG_SCOPE = "arg_scope"
+    REQUIRED_BEFORE = "required_before"
     SAFETY_RULES = "safety_rules"
+    """Both ``arg_scope`` and ``required_before`` (the name earlier configs used)."""
 
 
 class ArgScopeRule(_Strict):

@@ -123,3 +123,18 @@ def test_example__reports__match_golden(runs: dict[str, CheckOutcome], name: str
     results = _untimed(runs[name].results)
     _golden(f"{name}.report.md", render_markdown(results))
     _golden(f"{name}.comment.md", render_comment(results))
+
+
+@pytest.mark.parametrize("name", ["good", "regressed", "flaky"])
+def test_example__report_command__reproduces_checks_files_byte_for_byte(
+    runs: dict[str, CheckOutcome], name: str, tmp_path: Path
+) -> None:
+    from gate.cli import main
+
+    out = runs[name].out
+    for file, fmt in (("comment.md", "comment"), ("report.md", "md"), ("junit.xml", "junit")):
+        again = tmp_path / file
+        assert (
+            main(["report", str(out / "results.json"), "--format", fmt, "--out", str(again)]) == 0
+        )
+        assert again.read_bytes() == (out / file).read_bytes(), f"{file} of {name} differs"

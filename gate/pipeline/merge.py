@@ -62,7 +62,7 @@ def merge_and_decide(
         judge=merged.judge,
         timing=merged.timing,
     )
-    results_path = write_run_files(
+    results_path, decided = write_run_files(
         decided, out, redactor=redactor, report_url=report_url, stream=stream
     )
     stream.write(f"merged {len(read)} part(s), {len(decided.cases)} cases → {results_path}\n")

@@ -365,7 +365,8 @@ class CommandPoolAgent:
             tail = worker.stderr_tail()
             raise AgentFailure(
                 broken.kind,
-                broken.message + f" [pid {worker.pid}]",
+                # No pid: it differs between identical runs, and the reports must not.
+                broken.message,
                 detail=f"--- stderr (last lines) ---\n{tail}" if tail else None,
             ) from None
         except AgentFailure as failure:

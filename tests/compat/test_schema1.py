@@ -23,6 +23,7 @@ from gate.policy.decide import decide
 from gate.report import render_comment, render_markdown
 from gate.results import (
     SCHEMA_VERSION,
+    Flip,
     Results,
     assemble,
     merge_run,
@@ -35,6 +36,15 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent / "schema1"
 EXAMPLE = ROOT / "examples" / "support-agent"
 GOLDEN = ROOT / "tests" / "golden" / "example"
+UPDATE = os.environ.get("TOOLGATE_UPDATE_GOLDEN") == "1"
+
+
+def _expect(name: str, text: str) -> None:
+    """The report this release renders from a schema-1 file (regenerated deliberately, with
+    ``TOOLGATE_UPDATE_GOLDEN=1``, when the layout of the reports changes)."""
+    if UPDATE:
+        (HERE / name).write_text(text, encoding="utf-8", newline="\n")
+    assert text == (HERE / name).read_text(encoding="utf-8"), f"{name} differs"
 
 
 def _unpack(name: str, folder: Path) -> Path:
@@ -87,10 +97,14 @@ def test_schema1__read__every_score_kept_by_name(tmp_path: Path) -> None:
 def test_schema1__report__as_the_previous_release_rendered_it(
     tmp_path: Path, name: str, fmt: str, expected: str
 ) -> None:
-    _unpack(name, tmp_path)
+    path = _unpack(name, tmp_path)
     proc = _toolgate("report", f"{name}.results.json", "--format", fmt, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == (HERE / expected).read_text(encoding="utf-8")
+    _expect(expected, proc.stdout)
+    # The same file written back in schema 2 renders the same report.
+    write_results(tmp_path / "v2.json", read_results(path))
+    again = _toolgate("report", "v2.json", "--format", fmt, cwd=tmp_path)
+    assert again.stdout == proc.stdout
 
 
 def test_schema1__diff__the_previous_release_flip_table(tmp_path: Path) -> None:
@@ -116,8 +130,8 @@ def test_schema1__merge__shards_join_into_the_previous_release_reports(tmp_path:
         judge=merged.judge,
         timing=merged.timing,
     )
-    assert render_markdown(decided) == (HERE / "merged.report.md").read_text(encoding="utf-8")
-    assert render_comment(decided) == (HERE / "merged.comment.md").read_text(encoding="utf-8")
+    _expect("merged.report.md", render_markdown(decided))
+    _expect("merged.comment.md", render_comment(decided))
 
 
 def test_schema1__merge_cli__reads_schema1_shards(tmp_path: Path) -> None:
@@ -158,7 +172,20 @@ def test_schema1__as_baseline__same_verdict_flips_and_comment(tmp_path: Path) ->
     assert new.verdict.summary == old.verdict.summary
     assert new.verdict.reasons == old.verdict.reasons
     assert new.comparison is not None and old.comparison is not None
-    assert new.comparison.flips == old.comparison.flips
+
+    # The previous release named a broken required-before rule `safety_rules`; this one
+    # names it `required_before`, like its hard failure and its config section (the example
+    # has required-before rules only).
+    def renamed(f: Flip) -> Flip:
+        checks = ["required_before" if c == "safety_rules" else c for c in f.failed_checks]
+        return f.model_copy(
+            update={
+                "failed_checks": checks,
+                "reason": f.reason.replace("safety_rules", "required_before"),
+            }
+        )
+
+    assert new.comparison.flips == [renamed(f) for f in old.comparison.flips]
     assert new.comparison.metrics == old.comparison.metrics
     # The comment is the one the example's golden file has (made with a fresh baseline).
     untimed: Results = new.model_copy(update={"timing": {}})
