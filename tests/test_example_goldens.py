@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from gate.pipeline import CheckOptions, CheckOutcome, check
-from gate.report import render_comment, render_markdown
+from gate.report import render_comment, render_console, render_markdown
 from gate.results import Results
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,7 +27,18 @@ UPDATE = os.environ.get("TOOLGATE_UPDATE_GOLDEN") == "1"
 ENV = {"PATH": os.environ.get("PATH", "")}
 
 
+CONSOLE: dict[Path, str] = {}
+"""What each check printed, by its out folder."""
+
+
 def _check(config: str, out: Path, baseline: Path | None = None) -> CheckOutcome:
+    stream = io.StringIO()
+    outcome = _run_check(config, out, baseline, stream)
+    CONSOLE[out] = stream.getvalue()
+    return outcome
+
+
+def _run_check(config: str, out: Path, baseline: Path | None, stream: io.StringIO) -> CheckOutcome:
     return check(
         CheckOptions(
             config_path=EXAMPLE / config,
@@ -38,7 +49,7 @@ def _check(config: str, out: Path, baseline: Path | None = None) -> CheckOutcome
             progress=False,
         ),
         ENV,
-        io.StringIO(),
+        stream,
     )
 
 
@@ -123,6 +134,31 @@ def test_example__reports__match_golden(runs: dict[str, CheckOutcome], name: str
     results = _untimed(runs[name].results)
     _golden(f"{name}.report.md", render_markdown(results))
     _golden(f"{name}.comment.md", render_comment(results))
+    _golden(f"{name}.console.txt", render_console(results))
+
+
+@pytest.mark.parametrize("name", ["good", "regressed", "flaky"])
+def test_example__console__the_summary_then_where_the_files_are(
+    runs: dict[str, CheckOutcome], name: str
+) -> None:
+    out = runs[name].out
+    printed = CONSOLE[out]
+    assert printed.startswith(render_console(runs[name].results))
+    last = printed.rstrip("\n").splitlines()[-1]
+    assert last.startswith("wrote results.json, report.md, junit.xml, comment.md to ")
+    assert last.endswith(f"{out}/")
+
+
+def test_example__regressed_console__must_not_call_first_one_line_per_case(
+    runs: dict[str, CheckOutcome],
+) -> None:
+    lines = render_console(runs["regressed"].results).splitlines()
+    hard = [x.strip() for x in lines if x.strip().startswith("✗ ") and " samples " in x]
+    kinds = [x.split()[1] for x in hard]
+    assert kinds == sorted(kinds, key=lambda k: k != "must_not_call")
+    assert kinds.count("must_not_call") == 4, "every must-not-call case is shown"
+    cases = [(x.split()[1], x.split()[2]) for x in hard]
+    assert len(cases) == len(set(cases)), "one line per case and rule"
 
 
 @pytest.mark.parametrize("name", ["good", "regressed", "flaky"])
