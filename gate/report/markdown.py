@@ -248,7 +248,7 @@ def _hard_failures(results: Results, esc: Escaper, full: bool) -> list[Block]:
                 f"{esc.text(hs[0].message, lim)}"
             )
         if case_id in flips:
-            lead.append(f"regressed: {_rates(flips[case_id])} passing samples")
+            lead.append(f"regressed {_rates(flips[case_id])}")
         sample = _first_failing(cases.get(case_id))
         done = {kind, *(h.kind for h in items)}
         rest = [
@@ -258,7 +258,7 @@ def _hard_failures(results: Results, esc: Escaper, full: bool) -> list[Block]:
         ]
         return (
             f"| {_case_cell(case_id, first.line, esc)} | {esc.code(kind, 40)} "
-            f"| {_sample_list(samples)} | {esc.code(_call_of(first.call), lim)} "
+            f"| {', '.join(map(str, samples))} | {esc.code(_call_of(first.call), lim)} "
             f"| {_cell(lead, rest, full)} |"
         )
 
