@@ -28,7 +28,7 @@ from gate.dataset.matchers import did_you_mean
 from gate.dataset.pin import check_pin
 from gate.errors import ConfigError, ExitCode, PinMismatchError, Problem, UsageError
 from gate.model import Difficulty
-from gate.pipeline.inputs import read_config_doc, read_dataset
+from gate.pipeline.inputs import missing_dataset, read_config_doc, read_dataset
 from gate.yamlio import YamlDoc
 
 DEFAULT_CONFIG = "toolgate.yml"
@@ -64,10 +64,9 @@ def run(args: argparse.Namespace) -> int:
     config, doc = read_config_doc(config_path, display=shown)
     configured = config.resolve(config.dataset.path)
     path = Path(args.dataset) if args.dataset else configured
-    if not path.exists():
-        line = doc.line_of(("dataset", "path"))
+    if not path.is_file():
         raise ConfigError(
-            Problem(shown, line, "dataset.path", f"no such file {default_display(path)}")
+            missing_dataset(doc, path, "--dataset" if args.dataset else "dataset.path")
         )
     dataset = read_dataset(path, display=default_display(path))
     problems = cross_check(config, doc, dataset)

@@ -112,7 +112,7 @@ def test_validate__edited_dataset__pin_mismatch_names_both_hashes(
     code, _, err = cli(capsys, "validate")
     now = load_dataset(example / "dataset.jsonl").sha256
     assert code == 2
-    assert "toolgate.yml:11: dataset.sha256: the dataset changed" in err
+    assert "toolgate.yml:11: dataset.sha256: the pin and the dataset disagree" in err
     assert pinned in err and now in err and "`toolgate pin --config toolgate.yml`" in err
 
 
@@ -123,7 +123,7 @@ def test_validate__edited_tools_file__pin_mismatch(
     tools[0]["function"]["description"] += " Changed."
     (example / "tools.json").write_text(json.dumps(tools, indent=2))
     code, _, err = cli(capsys, "validate")
-    assert code == 2 and "dataset.sha256: the dataset changed" in err
+    assert code == 2 and "dataset.sha256: the pin and the dataset disagree" in err
 
 
 def test_validate__cross_checks__all_reported_with_config_lines(
