@@ -85,3 +85,25 @@ def test_score__given_results_json_as_runs__says_it_needs_a_runs_file(
     code, err = _err(capsys, *argv, "--out", str(example / "out"))
     assert code == 2
     assert "(a results.json?), not a runs file" in err and "one run per line" in err
+
+
+def test_dataset__case_wrapped_over_lines__says_one_case_per_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "cases.jsonl"
+    data.write_text('{"id": "a", "user_input": "x",\n "expected_tool_calls": []}\n')
+    code, err = _err(capsys, "validate", "--dataset", str(data))
+    assert code == 2
+    assert "cases.jsonl:1: " in err and "one case per line" in err
+
+
+def test_docs__minimal_case__is_one_valid_jsonl_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "dataset.md").read_text()
+    block = doc.split("A minimal case", 1)[1].split("```json\n", 1)[1].split("```", 1)[0]
+    assert block.count("\n") == 1, "one line"
+    (tmp_path / "tools.json").write_text((EXAMPLE / "tools.json").read_text())
+    (tmp_path / "cases.jsonl").write_text(block)
+    code, err = _err(capsys, "validate", "--dataset", str(tmp_path / "cases.jsonl"))
+    assert code == 0, err
