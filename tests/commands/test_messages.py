@@ -107,3 +107,16 @@ def test_docs__minimal_case__is_one_valid_jsonl_line(
     (tmp_path / "cases.jsonl").write_text(block)
     code, err = _err(capsys, "validate", "--dataset", str(tmp_path / "cases.jsonl"))
     assert code == 0, err
+
+
+def test_dataset__missing_tools_file__said_once_with_the_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.copy(EXAMPLE / "dataset.jsonl", tmp_path / "cases.jsonl")
+    code, err = _err(capsys, "validate", "--dataset", str(tmp_path / "cases.jsonl"))
+    assert code == 2
+    lines = [x for x in err.splitlines() if "'@tools.json': no such file" in x]
+    assert len(lines) == 1, err
+    assert re.search(
+        r"cases\.jsonl:1: .*\(and \d+ more cases reference it, lines 2–\d+\)", lines[0]
+    )
