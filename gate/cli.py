@@ -1,7 +1,9 @@
 """The ``toolgate`` command line: parse, dispatch, and the one top-level error handler.
 
 Each subcommand lives in ``gate/commands/<name>.py`` with ``add_arguments(parser)`` and
-``run(args) -> int``. Exit codes everywhere (``gate.errors.ExitCode``): 0 pass, 1 the gate
+``run(args) -> int``; only the module of the command given is imported (``toolgate
+--version`` and ``toolgate --help`` import none: ``bench/cli_startup.py`` measures it).
+Exit codes everywhere (``gate.errors.ExitCode``, listed in the help): 0 pass, 1 the gate
 failed, 2 usage or input error, 3 a bug in ToolGate.
 """
 
@@ -18,7 +20,6 @@ from collections.abc import Sequence
 
 from gate import __version__
 from gate.errors import ExitCode, InputError, Terminated
-from gate.github.workflow import annotation
 
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module, one-line help)
@@ -45,33 +46,52 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(ExitCode.BAD_INPUT)
 
 
+EPILOG = """\
+Start with `toolgate init` (a commented toolgate.yml, a dataset and a tools file), then
+`toolgate validate` and `toolgate check`. `toolgate COMMAND --help` describes a command.
+
+exit codes:
+  0  passed (or the command did what it was asked)
+  1  the gate failed
+  2  usage or input error (the message names the file, line and field)
+  3  a bug in ToolGate (please report it with the traceback)
+"""
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser of every command; with ``command``, only that command's module is
-    imported (the others are listed with their help, which is all a run of one command
-    needs of them: importing every command costs about 0.4 s of start-up)."""
+    """The parser; the arguments of ``command`` only (its module is imported then, the
+    others' never: every subcommand is listed with its one-line help either way)."""
     parser = _Parser(
         prog="toolgate",
         description="Block a pull request when an LLM agent's tool calling regresses.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"toolgate {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name, (module, help_text) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        if command is not None and name != command:
-            continue
-        mod = importlib.import_module(f"gate.commands.{module}")
-        mod.add_arguments(p)
-        p.set_defaults(_module=mod)
+        p = sub.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=EPILOG.split("\n\n", 1)[1],
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        if name == command:
+            mod = importlib.import_module(f"gate.commands.{module}")
+            mod.add_arguments(p)
+            p.set_defaults(_module=mod)
     return parser
 
 
 def _command_of(argv: Sequence[str]) -> str | None:
-    """The command ``argv`` names, when it names one (the top level takes no option with a
-    value, so the first word that is not an option is the command)."""
+    """The subcommand named in ``argv`` (the first word that is one)."""
     for word in argv:
+        if word in COMMANDS:
+            return word
         if not word.startswith("-"):
-            return word if word in COMMANDS else None
+            return None
     return None
 
 
@@ -82,6 +102,9 @@ def _on_sigterm(signum: int, frame: object) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(_command_of(words))
+    if not words:  # a bare `toolgate`: the help, not an error
+        parser.print_help()
+        return ExitCode.PASS
     args = parser.parse_args(words)
     previous = None
     if threading.current_thread() is threading.main_thread():
@@ -116,9 +139,24 @@ def _run(args: argparse.Namespace) -> int:
         return ExitCode.BUG
 
 
+def error_text(exc: InputError) -> str:
+    """One ``toolgate:`` prefix on every line: ``toolgate: error: FILE:LINE: FIELD: …``."""
+    lines = []
+    for p in exc.problems:
+        shown = p.message if p.file == "toolgate" and p.line is None and not p.field else str(p)
+        lines.append(f"toolgate: error: {shown}")
+    if len(exc.problems) > 1:
+        lines.append(f"toolgate: ({len(exc.problems)} problems)")
+    if exc.hint:
+        lines.append(f"toolgate: hint: {exc.hint}")
+    return "\n".join(lines) + "\n"
+
+
 def report_input_error(exc: InputError) -> None:
     """Print every problem; in GitHub Actions also as ``::error`` annotations."""
-    sys.stderr.write(f"toolgate: error:\n{exc.render()}\n")
+    from gate.github.workflow import annotation
+
+    sys.stderr.write(error_text(exc))
     if os.environ.get("GITHUB_ACTIONS") == "true":
         for p in exc.problems[:10]:
             msg = f"{p.field}: {p.message}" if p.field else p.message

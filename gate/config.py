@@ -213,7 +213,10 @@ class PassCheck(enum.StrEnum):
     NO_TOOL = "no_tool"
     NO_AGENT_ERROR = "no_agent_error"
     UNRECORDED_CALL = "unrecorded_call"
+    ARG_SCOPE = "arg_scope"
+    REQUIRED_BEFORE = "required_before"
     SAFETY_RULES = "safety_rules"
+    """Both ``arg_scope`` and ``required_before`` (the name earlier configs used)."""
 
 
 class ArgScopeRule(_Strict):
@@ -579,6 +582,14 @@ def _problems(exc: ValidationError, doc: YamlDoc) -> list[Problem]:
             msg = "required"
         elif kind == "union_tag_invalid":
             msg = "`kind` must be one of replay, command, python, openai, mcp"
+        elif loc == ("dataset", "sha256") and kind == "string_pattern_mismatch":
+            given = err.get("input")
+            short = isinstance(given, str) and 0 < len(given) < 64
+            msg = (
+                f"must be the dataset's full sha256 (64 lowercase hex digits), not {given!r}"
+                + (" (the short hash ToolGate prints is not enough)" if short else "")
+                + "; run `toolgate pin` to write it"
+            )
         else:
             msg = err["msg"].removeprefix("Value error, ")
         out.append(Problem(doc.file, doc.line_of(loc), field or None, msg))

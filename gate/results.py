@@ -1394,7 +1394,7 @@ def read_results(path: Path, *, display: str | None = None) -> Results:
     try:
         data = jsonio.loads_strict(raw, max_depth=128)
     except jsonio.JsonInputError as exc:
-        raise ResultsFileError(Problem(name, None, None, str(exc))) from None
+        raise ResultsFileError(Problem(name, None, None, _not_results(raw) or str(exc))) from None
     version = data.get("schema_version") if isinstance(data, dict) else None
     if isinstance(data, dict) and version not in (None, *READS):
         raise ResultsFileError(
@@ -1416,6 +1416,24 @@ def read_results(path: Path, *, display: str | None = None) -> Results:
             for e in exc.errors(include_url=False)[:20]
         ]
         raise ResultsFileError(problems) from None
+
+
+def _not_results(raw: bytes) -> str | None:
+    """What a file that is not a results.json is, when it is recognisably another kind."""
+    first = raw.split(b"\n", 1)[0]
+    try:
+        obj = jsonio.loads_strict(first)
+    except jsonio.JsonInputError:
+        return None
+    if isinstance(obj, dict) and "case_id" in obj and "turns" in obj:
+        return (
+            "this is a runs file (one run per line, as toolgate run writes runs.jsonl), not a "
+            "results.json: score it first (toolgate score --runs FILE), or give the "
+            "results.json that toolgate check or score wrote"
+        )
+    if isinstance(obj, dict) and ("messages" in obj or "expected_tool_calls" in obj):
+        return "this is a dataset (one case per line), not a results.json"
+    return None
 
 
 def _from_schema1(data: dict[str, Any]) -> dict[str, Any]:

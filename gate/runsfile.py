@@ -216,7 +216,19 @@ def decode_run_line(line: bytes | str, *, file: str, lineno: int) -> Any:
     try:
         return jsonio.loads_strict(line)
     except jsonio.JsonInputError as exc:
-        raise RunsFileError(Problem(file, lineno, None, str(exc))) from None
+        message = str(exc)
+        if lineno == 1 and bytes(line if isinstance(line, bytes) else line.encode()).strip() in (
+            b"{",
+            b"[",
+        ):
+            # A pretty-printed JSON document, not one run per line: most often a
+            # results.json given where runs.jsonl is expected.
+            message = (
+                "this looks like a JSON document spread over several lines (a results.json?), "
+                "not a runs file: a runs file (runs.jsonl, written by toolgate run or check) "
+                "has one run per line"
+            )
+        raise RunsFileError(Problem(file, lineno, None, message)) from None
 
 
 def convert_run(obj: Any, *, file: str, lineno: int, turns: tuple[Turn, ...] | None = None) -> Run:

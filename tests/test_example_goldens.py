@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from gate.pipeline import CheckOptions, CheckOutcome, check
-from gate.report import render_comment, render_markdown
+from gate.report import render_comment, render_console, render_markdown
 from gate.results import Results
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,9 +36,21 @@ REFRESHES = 3
 the previous one's results.json as its baseline): 3 runs of 3 samples, a base history of
 9 samples per case."""
 
+CONSOLE: dict[Path, str] = {}
+"""What each check printed, by its out folder."""
+
 
 def _check(
     config: str, out: Path, baseline: Path | None = None, source: str = "the good agent's run"
+) -> CheckOutcome:
+    stream = io.StringIO()
+    outcome = _run_check(config, out, baseline, source, stream)
+    CONSOLE[out] = stream.getvalue()
+    return outcome
+
+
+def _run_check(
+    config: str, out: Path, baseline: Path | None, source: str, stream: io.StringIO
 ) -> CheckOutcome:
     return check(
         CheckOptions(
@@ -50,7 +62,7 @@ def _check(
             progress=False,
         ),
         ENV,
-        io.StringIO(),
+        stream,
     )
 
 
@@ -166,3 +178,43 @@ def test_example__reports__match_golden(runs: dict[str, CheckOutcome], name: str
     results = _untimed(runs[name].results)
     _golden(f"{name}.report.md", render_markdown(results))
     _golden(f"{name}.comment.md", render_comment(results))
+    _golden(f"{name}.console.txt", render_console(results))
+
+
+@pytest.mark.parametrize("name", ["good", "regressed", "flaky"])
+def test_example__console__the_summary_then_where_the_files_are(
+    runs: dict[str, CheckOutcome], name: str
+) -> None:
+    out = runs[name].out
+    printed = CONSOLE[out]
+    assert printed.startswith(render_console(runs[name].results))
+    last = printed.rstrip("\n").splitlines()[-1]
+    assert last.startswith("wrote results.json, report.md, junit.xml, comment.md to ")
+    assert last.endswith(f"{out}/")
+
+
+def test_example__regressed_console__must_not_call_first_one_line_per_case(
+    runs: dict[str, CheckOutcome],
+) -> None:
+    lines = render_console(runs["regressed"].results).splitlines()
+    hard = [x.strip() for x in lines if x.strip().startswith("✗ ") and " samples " in x]
+    kinds = [x.split()[1] for x in hard]
+    assert kinds == sorted(kinds, key=lambda k: k != "must_not_call")
+    assert kinds.count("must_not_call") == 4, "every must-not-call case is shown"
+    cases = [(x.split()[1], x.split()[2]) for x in hard]
+    assert len(cases) == len(set(cases)), "one line per case and rule"
+
+
+@pytest.mark.parametrize("name", ["good", "regressed", "flaky"])
+def test_example__report_command__reproduces_checks_files_byte_for_byte(
+    runs: dict[str, CheckOutcome], name: str, tmp_path: Path
+) -> None:
+    from gate.cli import main
+
+    out = runs[name].out
+    for file, fmt in (("comment.md", "comment"), ("report.md", "md"), ("junit.xml", "junit")):
+        again = tmp_path / file
+        assert (
+            main(["report", str(out / "results.json"), "--format", fmt, "--out", str(again)]) == 0
+        )
+        assert again.read_bytes() == (out / file).read_bytes(), f"{file} of {name} differs"

@@ -38,7 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--out", required=True, metavar="DIR", help="where to write the merged results"
     )
     parser.add_argument(
-        "--config", default=None, metavar="FILE", help="toolgate.yml whose gates to apply"
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="the config file whose gates to apply (default: none)",
     )
     parser.add_argument(
         "--baseline",

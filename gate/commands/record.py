@@ -27,7 +27,12 @@ from gate.replay.runner import select_cases
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", default="toolgate.yml", metavar="FILE", help="the config file")
+    parser.add_argument(
+        "--config",
+        default="toolgate.yml",
+        metavar="FILE",
+        help="the config file (default: toolgate.yml)",
+    )
     parser.add_argument(
         "--tools",
         metavar="MODULE:ATTR",

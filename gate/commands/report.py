@@ -69,7 +69,7 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config",
         metavar="FILE",
-        help="a toolgate.yml whose reporting.secrets name variables to redact",
+        help="the config file whose reporting.secrets name variables to redact (default: none)",
     )
     parser.add_argument(
         "--secret-env",

@@ -28,7 +28,12 @@ DEFAULT_CONFIG = "toolgate.yml"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", default=DEFAULT_CONFIG, metavar="FILE", help="the config file")
+    parser.add_argument(
+        "--config",
+        default=DEFAULT_CONFIG,
+        metavar="FILE",
+        help="the config file (default: toolgate.yml)",
+    )
     parser.add_argument(
         "--out",
         default=None,

@@ -16,6 +16,8 @@ alone.
 from __future__ import annotations
 
 import argparse
+import shlex
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +28,7 @@ from gate.dataset.matchers import did_you_mean
 from gate.dataset.pin import check_pin
 from gate.errors import ConfigError, ExitCode, PinMismatchError, Problem, UsageError
 from gate.model import Difficulty
-from gate.pipeline.inputs import read_config_doc, read_dataset
+from gate.pipeline.inputs import missing_dataset, read_config_doc, read_dataset
 from gate.yamlio import YamlDoc
 
 DEFAULT_CONFIG = "toolgate.yml"
@@ -62,10 +64,9 @@ def run(args: argparse.Namespace) -> int:
     config, doc = read_config_doc(config_path, display=shown)
     configured = config.resolve(config.dataset.path)
     path = Path(args.dataset) if args.dataset else configured
-    if not path.exists():
-        line = doc.line_of(("dataset", "path"))
+    if not path.is_file():
         raise ConfigError(
-            Problem(shown, line, "dataset.path", f"no such file {default_display(path)}")
+            missing_dataset(doc, path, "--dataset" if args.dataset else "dataset.path")
         )
     dataset = read_dataset(path, display=default_display(path))
     problems = cross_check(config, doc, dataset)
@@ -88,6 +89,9 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"OK: {shown}: {summary(dataset)}, {pin}")
     sys.stdout.flush()
+    note = interpreter_note(config)
+    if note:
+        sys.stderr.write(f"toolgate: note: {note}\n")
     return ExitCode.PASS
 
 
@@ -225,6 +229,39 @@ def cross_check(config: Config, doc: YamlDoc, dataset: Dataset) -> list[Problem]
                         f"scoring.free_text.{name}[{j}]",
                         f"{name} has no parameter {arg!r}{did_you_mean(arg, props)}",
                     )
+    problems += agent_problems(config, doc)
+    return problems
+
+
+INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", "deno", "bun", "perl"})
+"""Programs whose first argument names the script they run (checked to exist)."""
+
+
+def interpreter_note(config: Config) -> str | None:
+    """A command starting with a bare ``python`` runs ToolGate's own interpreter: say so,
+    since an agent that needs packages from another environment then fails to import."""
+    agent = config.agent
+    if agent.kind != "command":
+        return None
+    argv = list(agent.command) if isinstance(agent.command, list) else shlex.split(agent.command)
+    if not argv or argv[0] not in ("python", "python3"):
+        return None
+    return (
+        f"agent.command starts with {argv[0]!r}: ToolGate runs it with its own interpreter "
+        f"({sys.executable}); to use your agent's environment, name its interpreter instead "
+        "(for example .venv/bin/python)"
+    )
+
+
+def agent_problems(config: Config, doc: YamlDoc) -> list[Problem]:
+    """What ``check`` would refuse before the first case: a program that is not there, a
+    script the command names that is missing, an unreadable ``system_prompt_file``, a
+    Python ``callable`` that cannot be imported, a replay ``runs`` file that is missing."""
+    problems: list[Problem] = []
+
+    def report(path: tuple[str | int, ...], field: str, message: str) -> None:
+        problems.append(Problem(doc.file, doc.line_of(path), field, message))
+
     agent = config.agent
     if agent.kind == "replay" and not config.resolve(agent.runs).exists():
         report(
@@ -232,6 +269,60 @@ def cross_check(config: Config, doc: YamlDoc, dataset: Dataset) -> list[Problem]
             "agent.runs",
             f"no such file {default_display(config.resolve(agent.runs))}",
         )
+    elif agent.kind == "command":
+        argv = (
+            list(agent.command) if isinstance(agent.command, list) else shlex.split(agent.command)
+        )
+        where: tuple[str | int, ...] = ("agent", "command")
+        cwd = config.resolve(agent.cwd) if agent.cwd else config.root
+        if not argv:
+            report(where, "agent.command", "is empty")
+            return problems
+        program = argv[0]
+        if program not in ("python", "python3"):
+            found = (
+                (cwd / program).exists() if "/" in program else shutil.which(program) is not None
+            )
+            if not found:
+                report(
+                    where,
+                    "agent.command",
+                    f"the program {program!r} is not there"
+                    + (
+                        f" (looked in {default_display(cwd)})"
+                        if "/" in program
+                        else " (not on PATH)"
+                    ),
+                )
+                return problems
+        if Path(program).name.rstrip("0123456789.") in INTERPRETERS:
+            script = next((a for a in argv[1:] if not a.startswith("-")), None)
+            if argv[1:2] == ["-m"] or argv[1:2] == ["-c"]:
+                script = None
+            if script is not None and not (cwd / script).exists():
+                report(
+                    where,
+                    "agent.command",
+                    f"{program} would run {script!r}, which is not in {default_display(cwd)}",
+                )
+    elif agent.kind == "openai" and agent.system_prompt_file:
+        path = config.resolve(agent.system_prompt_file)
+        if not path.is_file():
+            report(
+                ("agent", "system_prompt_file"),
+                "agent.system_prompt_file",
+                f"no such file {default_display(path)}",
+            )
+    elif agent.kind == "python":
+        from gate.replay.python_agent import load_callable
+
+        try:
+            load_callable(
+                agent.callable, [str(config.resolve(p)) for p in agent.path], file=doc.file
+            )
+        except ConfigError as exc:
+            for p in exc.problems:
+                report(("agent", "callable"), p.field or "agent.callable", p.message)
     return problems
 
 

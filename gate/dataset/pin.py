@@ -75,10 +75,11 @@ def check_pin(config: Config, dataset: Dataset, *, config_display: str | None = 
         )
     else:
         message = (
-            f"the dataset changed: {dataset.display} (with the files it references) has sha256 "
-            f"{dataset.sha256}, but the config pins {pinned}. If the change is intended, "
-            f"re-pin with `{command}` and commit the config (bump dataset.version when cases "
-            "changed meaning)"
+            f"the pin and the dataset disagree: {dataset.display} (with the files it "
+            f"references) has sha256 {dataset.sha256}, but the config pins {pinned} — the "
+            "dataset or the pin was changed. If the dataset's change is intended, re-pin with "
+            f"`{command}` and commit the config (bump dataset.version when cases changed "
+            "meaning); if the pin was edited, restore it"
         )
     raise PinMismatchError(Problem(shown, line, "dataset.sha256", message))
 

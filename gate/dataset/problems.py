@@ -15,21 +15,46 @@ class Problems:
         self.display = display
         self.kept: list[Problem] = []
         self.count = 0
+        self._once: dict[str, tuple[Problem, list[int]]] = {}
 
     def add(self, problem: Problem) -> None:
         self.count += 1
         if len(self.kept) < MAX_PROBLEMS:
             self.kept.append(problem)
 
+    def add_once(self, key: str, problem: Problem) -> None:
+        """A problem many cases share (a missing ``@tools.json``): said once, at its first
+        line, with how many other cases have it too."""
+        if key in self._once:
+            self.count += 1
+            if problem.line is not None:
+                self._once[key][1].append(problem.line)
+            return
+        self._once[key] = (problem, [])
+        self.add(problem)
+
     def error(self) -> DatasetError:
         problems = list(self.kept)
-        if self.count > len(self.kept):
+        for first, lines in self._once.values():
+            if lines and first in problems:
+                n = len(lines)
+                more = f"{n} more case" + ("s" if n > 1 else "")
+                span = f"line {lines[0]}" if n == 1 else f"lines {lines[0]}–{lines[-1]}"
+                problems[problems.index(first)] = Problem(
+                    first.file,
+                    first.line,
+                    first.field,
+                    f"{first.message} (and {more} {'reference' if n > 1 else 'references'} "
+                    f"it, {span})",
+                )
+        kept_count = len(self.kept) + sum(len(lines) for _, lines in self._once.values())
+        if self.count > kept_count:
             problems.append(
                 Problem(
                     self.display,
                     None,
                     None,
-                    f"... and {self.count - len(self.kept)} more problems (showing the first "
+                    f"... and {self.count - kept_count} more problems (showing the first "
                     f"{MAX_PROBLEMS})",
                 )
             )

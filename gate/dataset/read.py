@@ -87,7 +87,15 @@ def _jsonl_rows(
         try:
             obj = jsonio.loads_strict(raw)
         except jsonio.JsonInputError as exc:
-            problems.add(Problem(display, lineno, None, str(exc)))
+            text = raw.strip()
+            wrapped = not (text.startswith(b"{") and text.endswith(b"}"))
+            hint = (
+                " — each case must be one whole line (JSON Lines: one case per line); a case "
+                "wrapped over several lines cannot be read"
+                if wrapped
+                else ""
+            )
+            problems.add(Problem(display, lineno, None, f"{exc}{hint}"))
             continue
         yield lineno, obj
 

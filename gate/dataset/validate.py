@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from gate.dataset.columns import COLUMNS
 from gate.dataset.matchers import check_against_schema, did_you_mean, json_kind, parse_args
@@ -109,6 +109,10 @@ def unoffered_forbidden(cases: Iterable[Case]) -> str | None:
     )
 
 
+class _Report(Protocol):
+    def __call__(self, fld: str | None, message: str, once: str | None = None) -> None: ...
+
+
 class CaseBuilder:
     """Validates one row at a time into a :class:`Case`, reporting into ``problems``."""
 
@@ -123,8 +127,12 @@ class CaseBuilder:
     def build(self, line: int, row: Any) -> Case | None:
         before = self.problems.count
 
-        def report(fld: str | None, message: str) -> None:
-            self.problems.add(Problem(self.display, line, fld or None, message))
+        def report(fld: str | None, message: str, once: str | None = None) -> None:
+            problem = Problem(self.display, line, fld or None, message)
+            if once is None:
+                self.problems.add(problem)
+            else:
+                self.problems.add_once(once, problem)
 
         if not isinstance(row, dict):
             report(None, f"a case must be a JSON object, not {json_kind(row)}")
@@ -348,9 +356,7 @@ class CaseBuilder:
                     )
         return tuple(m for m in value if isinstance(m, dict))
 
-    def _tools(
-        self, value: Any, report: Callable[[str | None, str], None]
-    ) -> tuple[ToolSpec, ...] | None:
+    def _tools(self, value: Any, report: _Report) -> tuple[ToolSpec, ...] | None:
         if value is None:
             report(
                 "available_tools", 'required: the tools the model saw (an array, or "@tools.json")'
@@ -366,7 +372,7 @@ class CaseBuilder:
                 return None
             tf, why = self.resolver.reference(value)
             if tf is None:
-                report("available_tools", why or "cannot be read")
+                report("available_tools", why or "cannot be read", once=value)
                 return None
             self._report_file(tf)
             return tf.tools if not tf.problems else None

@@ -132,10 +132,7 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
     if unoffered is not None:
         notices.append(unoffered)
     if misses:
-        distinct = list(dict.fromkeys(misses))  # samples repeat the same call
-        notices.append(
-            f"{len(misses)} tool call(s) had no frozen response (first: {'; '.join(distinct[:3])})"
-        )
+        notices.append(unrecorded_notice(misses))
     # The pinned tools against what agent.servers advertise now (reported, never gating).
     from gate.interop.mcp_tools import server_drift
 
@@ -170,20 +167,46 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
     return report_and_publish(results, config, out, opts, environ, stream)
 
 
-def unrecorded_calls(scored: Scored, runs: RunsIndex) -> list[str]:
-    """Every call the frozen responses could not answer, in dataset order then sample
-    order (never in the order concurrent workers happened to finish) — from the scored
-    runs that had one, whatever ran them (this run, an earlier resumed one, a replay)."""
+def unrecorded_calls(scored: Scored, runs: RunsIndex) -> list[tuple[str, str]]:
+    """(case id, call) of every call the frozen responses could not answer, in dataset
+    order then sample order (never in the order concurrent workers happened to finish) —
+    from the scored runs that had one, whatever ran them (this run, an earlier resumed
+    one, a replay)."""
+    from gate.report.escape import call_repr
+
     rows = runs.rows
     assert rows is not None
     flagged = scored.runs.unrecorded
-    found: list[tuple[int, int, str]] = []
+    found: list[tuple[int, int, str, str]] = []
     for k, (_, run) in zip(flagged, runs.runs(flagged), strict=True):
         for turn in run.turns:
+            calls = {c.id: c for c in turn.calls}
             for result in turn.tool_results:
                 if result.unrecorded:
-                    content = result.content
-                    why = content.get("error") if isinstance(content, dict) else None
-                    text = f"case {run.case_id}: {why or 'no frozen response'}"
-                    found.append((rows.case[k], rows.sample[k], text))
-    return [text for *_, text in sorted(found)]
+                    call = calls.get(result.id)
+                    shown = (
+                        call_repr({"name": call.name, "arguments": call.arguments})
+                        if call is not None
+                        else "a call"
+                    )
+                    found.append((rows.case[k], rows.sample[k], run.case_id, shown))
+    return [(case, call) for *_, case, call in sorted(found)]
+
+
+def unrecorded_notice(misses: list[tuple[str, str]]) -> str:
+    """One sentence: how many calls had no recorded response, in how many cases, and the
+    first few (each case and call once)."""
+    distinct = list(dict.fromkeys(misses))  # samples repeat the same call
+    cases = len({case for case, _ in misses})
+    first = "; ".join(
+        f"case {case} called {call if len(call) <= 80 else call.split('(', 1)[0] + '(…)'}"
+        for case, call in distinct[:3]
+    )
+    n = len(misses)
+    calls = "1 tool call" if n == 1 else f"{n:,} tool calls"
+    where = "1 case" if cases == 1 else f"{cases:,} cases"
+    return (
+        f"{calls} in {where} had no recorded response, so the agent was answered with an "
+        f"error; add their responses to the dataset (toolgate record) to score these cases on "
+        f"real answers. First: {first}."
+    )

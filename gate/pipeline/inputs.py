@@ -23,6 +23,7 @@ from pathlib import Path
 
 from gate.config import Config, NormalizeConfig, ScoringConfig, config_from_doc
 from gate.dataset import Dataset, load_dataset
+from gate.errors import ConfigError, Problem
 from gate.model import DatasetLike, SuiteStats
 from gate.report.redact import Redactor
 from gate.report.redact import redactor_for as redactor_for
@@ -77,6 +78,21 @@ def read_config_doc(config_path: Path, display: str | None = None) -> tuple[Conf
     return config_from_doc(doc, config_path, metrics=GATEABLE), doc
 
 
+def missing_dataset(doc: YamlDoc, path: Path, field: str = "dataset.path") -> Problem:
+    """A dataset file that is not there: the config line, and the nearest file by name."""
+    from gate.dataset.matchers import did_you_mean
+
+    near = sorted(
+        p.name for p in path.parent.glob("*") if p.suffix in (".jsonl", ".csv") and p.is_file()
+    )
+    return Problem(
+        doc.file,
+        doc.line_of(("dataset", "path")),
+        field,
+        f"no such file {rel(path)}{did_you_mean(path.name, near)}",
+    )
+
+
 def read_dataset(path: Path, display: str | None = None) -> Dataset:
     """A dataset file, validated, shown as :func:`rel` names it unless told."""
     return load_dataset(path, display=display or rel(path))
@@ -88,8 +104,11 @@ def load_inputs(config_path: Path, display: str | None = None, *, pin: bool = Tr
     :class:`~gate.errors.InputError` naming file, line and field."""
     from gate.dataset.pin import check_pin
 
-    config = read_config(config_path, display=display)
-    dataset = read_dataset(config.resolve(config.dataset.path))
+    config, doc = read_config_doc(config_path, display=display)
+    path = config.resolve(config.dataset.path)
+    if not path.is_file():
+        raise ConfigError(missing_dataset(doc, path))
+    dataset = read_dataset(path)
     if pin:
         check_pin(config, dataset, config_display=display)
     if config.judge is not None:

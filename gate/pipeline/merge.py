@@ -84,7 +84,7 @@ def merge_and_decide(
             detect=tests.detect,
         ),
     )
-    results_path = write_run_files(
+    results_path, decided = write_run_files(
         decided, out, redactor=redactor, report_url=report_url, stream=stream
     )
     stream.write(f"merged {len(read)} part(s), {len(decided.cases)} cases → {results_path}\n")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from gate.config import Config
 from gate.errors import ExitCode
-from gate.pipeline.inputs import _rel, redactor_for
+from gate.pipeline.inputs import _rel, redactor_for, rel
 from gate.report.redact import Redactor
 from gate.results import Results
 
@@ -32,18 +32,31 @@ def write_run_files(
     redactor: Redactor,
     report_url: str | None,
     stream: TextIO,
-) -> Path:
+) -> tuple[Path, Results]:
     """``out/results.json``, the reports (report.md, junit.xml, comment.md) and the console
-    summary on ``stream``; returns the results file's path."""
+    summary on ``stream``; returns the results file's path and the results as written.
+
+    The reports are rendered from results.json as written (read back once), not from the
+    values in memory: ``toolgate report`` on that file then gives the same bytes (the file
+    keeps keys in its canonical order; the values in memory keep the dataset's)."""
     from gate.report import render_console, write_reports
-    from gate.results import write_results
+    from gate.results import read_results, write_results
 
     results_path = out / RESULTS_FILE
     write_results(results_path, results)
-    write_reports(results, out, redactor=redactor, report_url=report_url)
-    stream.write(render_console(results, redactor=redactor))
+    written = read_results(results_path)
+    write_reports(written, out, redactor=redactor, report_url=report_url)
+    stream.write(render_console(written, redactor=redactor))
+    stream.write(written_paths(out))
     stream.flush()
-    return results_path
+    return results_path, written
+
+
+def written_paths(out: Path) -> str:
+    """The closing lines of the console: where the files are."""
+    shown = rel(out)
+    names = ", ".join((RESULTS_FILE, "report.md", "junit.xml", "comment.md"))
+    return f"wrote {names} to {shown}/\n"
 
 
 def report_and_publish(
@@ -60,7 +73,7 @@ def report_and_publish(
 
     ctx = opts.github if opts.github is not None else GitHubContext.from_environ(environ)
     redactor = redactor_for(config, environ)
-    results_path = write_run_files(
+    results_path, results = write_run_files(
         results, out, redactor=redactor, report_url=ctx.run_url, stream=stream
     )
     warnings: list[str] = []

@@ -51,6 +51,9 @@ from gate.replay.session import AgentFailure, ErrorKind, Job, Session
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
 """Longest protocol line accepted from an agent."""
+
+STDOUT_HINT = " — stdout is for protocol messages only; write logs and prints to stderr"
+"""Said with every protocol error: a stray print() on stdout is the usual cause."""
 STDERR_TAIL_BYTES = 4096
 """How much of a worker's stderr is kept (the end of it) for error records."""
 
@@ -172,13 +175,14 @@ class Worker:
         except jsonio.JsonInputError as exc:
             raise WorkerBroken(
                 ErrorKind.PROTOCOL,
-                f"stdout line is not JSON ({exc}): {item[:200].decode('utf-8', 'replace')!r}",
+                f"stdout line is not JSON ({exc}): {item[:200].decode('utf-8', 'replace')!r}"
+                f"{STDOUT_HINT}",
             ) from None
         if not isinstance(message, dict) or not isinstance(message.get("type"), str):
             raise WorkerBroken(
                 ErrorKind.PROTOCOL,
                 f'stdout line is not a message object with a "type": '
-                f"{item[:200].decode('utf-8', 'replace')!r}",
+                f"{item[:200].decode('utf-8', 'replace')!r}{STDOUT_HINT}",
             )
         return message
 
@@ -368,7 +372,8 @@ class CommandPoolAgent:
             tail = worker.stderr_tail()
             raise AgentFailure(
                 broken.kind,
-                broken.message + f" [pid {worker.pid}]",
+                # No pid: it differs between identical runs, and the reports must not.
+                broken.message,
                 detail=f"--- stderr (last lines) ---\n{tail}" if tail else None,
             ) from None
         except AgentFailure as failure:

@@ -11,9 +11,19 @@ from __future__ import annotations
 from gate.model import JUDGE_METRIC_PREFIX
 from gate.report import fmt
 from gate.report.escape import Escaper, calls_repr
-from gate.report.markdown import HEADLINE_METRICS, _drop, _first_failing, _flips, status
+from gate.report.markdown import (
+    HEADLINE_METRICS,
+    _drop,
+    _first_failing,
+    _flips,
+    _hard_kinds,
+    headline,
+    samples_of,
+    status,
+)
 from gate.report.redact import Redactor
-from gate.results import Results
+from gate.report.sentences import Code, Sentence, check_sentences
+from gate.results import HardFailureResult, Results, SampleResult
 
 MAX_ROWS = 20
 
@@ -22,33 +32,30 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
     esc = Escaper(redactor or Redactor(), limit=100)
     _, word = status(results)
     out: list[str] = []
-    summary = results.verdict.summary if results.verdict else "scored only; no thresholds evaluated"
+    summary = "".join(str(p) for p in headline(results))
     out.append(
         f"ToolGate {esc.console(results.gate_name, 64)}: {word.upper()} — "
-        f"{esc.console(summary, 300)}"
+        f"{esc.console(summary, 400)}"
     )
     cmp = results.comparison
     if cmp is not None:
         note = "" if cmp.comparable else f" (NOT comparable: {esc.console(cmp.note or '', 200)})"
         out.append(f"baseline: {esc.console(cmp.source, 200)}{note}")
 
-    def section(title: str, rows: list[str]) -> None:
+    def section(title: str, rows: list[str], count: str | None = None) -> None:
         if not rows:
             return
         out.append("")
-        out.append(f"{title} ({len(rows)})")
+        out.append(f"{title} ({count or len(rows)})")
         out.extend(f"  {r}" for r in rows[:MAX_ROWS])
         if len(rows) > MAX_ROWS:
             out.append(f"  … {len(rows) - MAX_ROWS} more in report.md")
 
+    n_hard = len({h.case_id for h in results.hard_failures})
     section(
         "hard failures",
-        [
-            f"✗ {h.kind} {esc.console(h.case_id, 80)}"
-            f"{f' (line {h.line})' if h.line else ''} sample {h.sample}: "
-            f"{esc.console(calls_repr(h.call), 100)}"
-            for h in results.hard_failures
-        ],
+        _hard_rows(results, esc),
+        samples_of(n_hard, len(results.hard_failures)),
     )
     if results.verdict is not None:
         section(
@@ -78,24 +85,32 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
             rows.append(f"{m:<{width}}  {fmt.num(head)}{judge}")
     section("metrics" + (" (base → head)" if deltas else ""), rows)
     cases = {c.id: c for c in results.cases}
+    hard = {h.case_id for h in results.hard_failures}
     regressions = []
-    for f in sorted(_flips(results, "regression"), key=lambda f: (-_drop(f), f.case_id)):
+    flips = sorted(_flips(results, "regression"), key=lambda f: (-_drop(f), f.case_id))
+    for f in flips:
+        if f.case_id in hard:
+            continue
         sample = _first_failing(cases.get(f.case_id))
-        checks = f.failed_checks or (sample.failed_checks if sample else [])
-        ev = sample.evidence if sample else {}
-        detail = ""
-        if "expected" in ev or "actual" in ev:
-            detail = (
-                f" expected {esc.console(calls_repr(ev.get('expected')), 80)};"
-                f" actual {esc.console(calls_repr(ev.get('actual')), 80)}"
-            )
         regressions.append(
             f"{esc.console(f.case_id, 80)}  "
             f"{fmt.rate_fraction(f.base_pass_rate, f.base_samples)} → "
-            f"{fmt.rate_fraction(f.head_pass_rate, f.head_samples)}  "
-            f"[{', '.join(esc.console(c, 40) for c in checks)}]{detail}"
+            f"{fmt.rate_fraction(f.head_pass_rate, f.head_samples)}  {_why(sample, esc)}"
         )
-    section("regressions", regressions)
+    if len(regressions) < len(flips):
+        regressions.append(f"(+ {len(flips) - len(regressions)} listed under hard failures)")
+    section("regressions", regressions, f"{len(flips)}" if flips else None)
+    if cmp is None or not cmp.comparable:
+        section(
+            "failing cases",
+            [
+                f"{esc.console(c.id, 80)}{f' (line {c.line})' if c.line else ''}  "
+                f"{fmt.rate_fraction(c.pass_rate, len(c.samples))}  "
+                f"{_why(_first_failing(c), esc)}"
+                for c in results.cases
+                if not c.passed and not c.flaky and c.id not in hard
+            ],
+        )
     section(
         "fixed",
         [
@@ -138,3 +153,42 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
         f"{'@' + esc.console(ds.version, 40) if ds.version else ''} sha256 {ds.sha256[:12]}"
     )
     return (redactor or Redactor()).redact("\n".join(out)) + "\n"
+
+
+def _hard_rows(results: Results, esc: Escaper) -> list[str]:
+    """One line per case and rule, must-not-call first, with the samples it broke on."""
+    rows = []
+    for kind in _hard_kinds(results):
+        by_case: dict[str, list[int]] = {}
+        first: dict[str, HardFailureResult] = {}
+        for h in results.hard_failures:
+            if h.kind == kind:
+                by_case.setdefault(h.case_id, []).append(h.sample)
+                first.setdefault(h.case_id, h)
+        for case_id in sorted(by_case):
+            h = first[case_id]
+            nums = sorted(set(by_case[case_id]))
+            label = "sample" if len(nums) == 1 else "samples"
+            rows.append(
+                f"✗ {kind} {esc.console(case_id, 80)}{f' (line {h.line})' if h.line else ''} "
+                f"{label} {', '.join(map(str, nums))}: {esc.console(calls_repr(h.call), 120)}"
+            )
+    return rows
+
+
+def _why(sample: SampleResult | None, esc: Escaper) -> str:
+    """The strongest reason a sample failed, in one line (an agent error's first line)."""
+    if sample is None:
+        return ""
+    found = check_sentences(sample)
+    if not found:
+        return ""
+    check, sentence = found[0]
+    more = f" (+{len(found) - 1} more)" if len(found) > 1 else ""
+    return f"[{esc.console(check, 40)}] {_plain(sentence, esc)}{more}"
+
+
+def _plain(sentence: Sentence, esc: Escaper) -> str:
+    return "".join(
+        esc.console(p, 200) if isinstance(p, Code) else esc.console(p, 300) for p in sentence
+    )

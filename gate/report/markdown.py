@@ -33,15 +33,29 @@ from gate.model import JUDGE_METRIC_PREFIX
 from gate.report import evidence, fmt
 from gate.report.escape import Escaper, calls_repr, json_compact
 from gate.report.fit import Block, LazyRows
-from gate.results import CaseResult, Flip, HardFailureResult, MetricDelta, Results, SampleResult
+from gate.report.sentences import (
+    HARD_KINDS,
+    Code,
+    Sentence,
+    check_sentences,
+    elided_calls,
+    ordered_checks,
+)
+from gate.results import (
+    CaseResult,
+    Flip,
+    HardFailureResult,
+    MetricDelta,
+    MetricStat,
+    Results,
+    SampleResult,
+)
 from gate.scorers.registry import HEADLINE_METRICS, METRICS
 
 __all__ = ["HEADLINE_METRICS", "Style", "build", "status"]
 
 MOVED = 0.01
 """A metric whose value moved at least this much is shown in the comment's table."""
-
-HARD_KIND_ORDER = {"must_not_call": 0, "arg_scope": 1, "required_before": 2}
 
 
 class Style(enum.Enum):
@@ -71,6 +85,7 @@ def build(
     if full:
         blocks += _gates(results, esc)
     blocks += _regressions(results, esc, full)
+    blocks += _known_failures(results, esc)
     if not full:
         blocks += _failing_without_baseline(results, esc)
     blocks += _drift(results, esc, full)
@@ -116,10 +131,96 @@ def _verdict(
 
 
 def verdict_why(results: Results, esc: Escaper) -> str:
-    """The verdict's reason as inert prose (the results' own summary, escaped)."""
-    if results.verdict is None:
-        return "scored only; no thresholds were evaluated"
-    return esc.text(_strip_word(results.verdict.summary), 400) or status(results)[1]
+    """The verdict's reason as inert prose (:func:`headline`, escaped)."""
+    return render_sentence(headline(results), esc, 400, table=False) or status(results)[1]
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+
+
+def samples_of(n_cases: int, n_samples: int, word: str = "case") -> str:
+    """``4 cases [12 samples]``: cases counted, samples in brackets."""
+    return f"{plural(n_cases, word)} [{plural(n_samples, 'sample')}]"
+
+
+def headline(results: Results) -> Sentence:
+    """Why the gate passed or failed, in one line: cases counted (samples in brackets),
+    each failure kind by the one name it has in the config and ``failed_checks``."""
+    v = results.verdict
+    if v is None:
+        return ["scored only; no thresholds were evaluated"]
+    cmp = results.comparison
+    comparable = cmp is not None and cmp.comparable
+    parts: list[Sentence] = []
+    if v.passed:
+        parts.append([f"{plural(len(v.gates), 'gate')} met" if v.gates else "no gates configured"])
+        parts.append(["no hard failures"])
+        if comparable:
+            assert cmp is not None
+            parts.append(["no case regressed against ", cmp.source])
+        known = [c for c in results.cases if not c.passed]
+        if known:
+            parts.append(
+                [
+                    f"{plural(len(known), 'case')} fail as before"
+                    if comparable
+                    else f"{plural(len(known), 'known failing case')}"
+                ]
+            )
+        return _join(parts, ", ")
+    if results.hard_failures:
+        cases = {h.case_id for h in results.hard_failures}
+        by_kind = []
+        for kind in _hard_kinds(results):
+            items = [h for h in results.hard_failures if h.kind == kind]
+            by_kind.append(f"{kind}: {samples_of(len({h.case_id for h in items}), len(items))}")
+        parts.append([f"{plural(len(cases), 'case')} broke a hard rule ({'; '.join(by_kind)})"])
+    regressions = _flips(results, "regression")
+    if comparable and regressions:
+        assert cmp is not None
+        n = sum(f.head_samples for f in regressions)
+        parts.append([f"{samples_of(len(regressions), n)} regressed against ", cmp.source])
+    missed = [g for g in v.gates if not g.passed]
+    if missed:
+        g = missed[0]
+        where = f" on {g.slice}" if g.slice else ""
+        op = "<" if g.op == "min" else ">"
+        more = f" and {len(missed) - 1} more" if len(missed) > 1 else ""
+        parts.append(
+            [
+                f"{plural(len(missed), 'gate')} missed: ",
+                Code(g.metric),
+                f"{where} {fmt.num(g.value)} {op} {fmt.num(g.threshold)}{more}",
+            ]
+        )
+    if not v.variance.passed:
+        why = "; ".join(r.split(" — ")[0] for r in v.variance.reasons)
+        parts.append([f"variance guard: {why}"])
+    if not parts:
+        parts.append([_strip_word(v.summary)])
+    return _join(parts, "; ")
+
+
+def _join(parts: Sequence[Sentence], sep: str) -> Sentence:
+    out: Sentence = []
+    for i, p in enumerate(parts):
+        if i:
+            out.append(sep)
+        out += p
+    return out
+
+
+def render_sentence(parts: Sentence, esc: Escaper, lim: int, *, table: bool = True) -> str:
+    """A sentence in Markdown: words escaped as text, :class:`Code` parts as code spans."""
+    return "".join(
+        esc.code(p, lim, table=table) if isinstance(p, Code) else esc.text(p, lim) for p in parts
+    )
+
+
+def _hard_kinds(results: Results) -> list[str]:
+    kinds = {h.kind for h in results.hard_failures}
+    return sorted(kinds, key=lambda k: (HARD_KINDS.index(k) if k in HARD_KINDS else 9, k))
 
 
 _VERDICT_WORD = re.compile(r"^\s*(?:pass(?:ed)?|fail(?:ed)?)\s*(?:—|-|:)\s*", re.IGNORECASE)
@@ -134,40 +235,74 @@ def _strip_word(summary: str) -> str:
 
 
 def _hard_failures(results: Results, esc: Escaper, full: bool) -> list[Block]:
+    """One row per case, its strongest rule first; the case's other broken rules and
+    failing checks follow in the same row (collapsed in the comment)."""
     if not results.hard_failures:
         return []
-    groups: dict[tuple[str, str, str], list[HardFailureResult]] = defaultdict(list)
+    by_case: dict[str, list[HardFailureResult]] = defaultdict(list)
     for hf in results.hard_failures:
-        groups[(hf.kind, hf.case_id, str(hf.call.get("name", "?")))].append(hf)
-    ordered = sorted(groups.items(), key=lambda kv: (HARD_KIND_ORDER.get(kv[0][0], 9), kv[0]))
-    lim = 300 if full else 120
+        by_case[hf.case_id].append(hf)
+    rank = {k: i for i, k in enumerate(_hard_kinds(results))}
 
-    def row(group: tuple[tuple[str, str, str], list[HardFailureResult]]) -> str:
-        (kind, case_id, _), items = group
-        first = items[0]
-        samples = ", ".join(str(s) for s in sorted({h.sample for h in items}))
+    def strongest(items: list[HardFailureResult]) -> tuple[int, str]:
+        return min((rank[h.kind], h.kind) for h in items)
+
+    ordered = sorted(by_case.items(), key=lambda kv: (strongest(kv[1]), kv[0]))
+    lim = 300 if full else 160
+    cases = _case_index(results)
+    flips = {f.case_id: f for f in _flips(results, "regression")}
+
+    def row(group: tuple[str, list[HardFailureResult]]) -> str:
+        case_id, items = group
+        kind = strongest(items)[1]
+        first = min((h for h in items if h.kind == kind), key=lambda h: h.sample)
+        samples = sorted({h.sample for h in items if h.kind == kind})
+        lead = [esc.text(first.message, lim)]
+        for other in sorted({h.kind for h in items} - {kind}, key=lambda k: rank[k]):
+            hs = sorted((h for h in items if h.kind == other), key=lambda h: h.sample)
+            lead.append(
+                f"also {esc.code(other, 40)} on {_sample_list(h.sample for h in hs)}: "
+                f"{esc.text(hs[0].message, lim)}"
+            )
+        if case_id in flips:
+            lead.append(f"regressed {_rates(flips[case_id])}")
+        sample = _first_failing(cases.get(case_id))
+        done = {kind, *(h.kind for h in items)}
+        rest = [
+            render_sentence(sn, esc, lim)
+            for check, sn in (check_sentences(sample) if sample else [])
+            if check not in done and check != "safety_rules"
+        ]
         return (
-            f"| {_case_cell(case_id, first.line, esc)} | {_kind_label(kind)} | {samples} "
-            f"| {esc.code(_call_of(first.call), lim)} | {esc.text(first.message, lim)} |"
+            f"| {_case_cell(case_id, first.line, esc)} | {esc.code(kind, 40)} "
+            f"| {', '.join(map(str, samples))} | {esc.code(_call_of(first.call), lim)} "
+            f"| {_cell(lead, rest, full)} |"
         )
 
     rows = LazyRows(ordered, row)
-    n = len(results.hard_failures)
     head = [
-        f"### 🛑 Hard failures ({n}) — these fail the gate whatever the averages",
+        f"### 🛑 Hard failures ({samples_of(len(by_case), len(results.hard_failures))}) — "
+        "these fail the gate whatever the averages",
         "",
-        "| Case | Kind | Samples | Call | Why |",
+        "| Case | Rule | Samples | Call | Why |",
         "|---|---|---|---|---|",
     ]
     return [Block(head, rows, [""], keep=10, cut=7, what="hard failures")]
 
 
-def _kind_label(kind: str) -> str:
-    return {
-        "must_not_call": "must-not-call",
-        "arg_scope": "argument scope",
-        "required_before": "required step missing",
-    }.get(kind, kind)
+def _sample_list(samples: Iterable[int]) -> str:
+    nums = sorted(set(samples))
+    return ("sample " if len(nums) == 1 else "samples ") + ", ".join(map(str, nums))
+
+
+def _cell(lead: Sequence[str], rest: Sequence[str], full: bool) -> str:
+    """A table cell: the strongest reasons, then the rest (collapsed in the comment)."""
+    if not rest:
+        return "<br>".join(lead) or "—"
+    if full:
+        return "<br>".join([*lead, *rest])
+    more = plural(len(rest), "more reason")
+    return "<br>".join(lead) + f"<details><summary>{more}</summary>{'<br>'.join(rest)}</details>"
 
 
 def _call_of(call: Mapping[str, Any]) -> str:
@@ -177,7 +312,20 @@ def _call_of(call: Mapping[str, Any]) -> str:
 # ─── 3. metrics ──────────────────────────────────────────────────────────────
 
 
+def beyond_noise(stat: MetricStat | None, md: MetricDelta | None) -> bool:
+    """The base value lies outside the head's bootstrap interval (without an interval: the
+    value moved by :data:`MOVED` or more)."""
+    if md is None or md.base is None or md.delta is None or abs(md.delta) < fmt.EPS:
+        return False
+    if stat is not None and stat.ci_low is not None and stat.ci_high is not None:
+        return bool(md.base < stat.ci_low - fmt.EPS or md.base > stat.ci_high + fmt.EPS)
+    return abs(md.delta) >= MOVED
+
+
 def _metrics(results: Results, esc: Escaper, full: bool) -> list[Block]:
+    """The metric table. The comment shows the gated metrics and the changes beyond their
+    noise, the rest collapsed under it; the full report shows every metric with its
+    interval. A change within noise has no colour."""
     cmp = results.comparison
     deltas: Mapping[str, MetricDelta] = cmp.metrics if cmp is not None and cmp.comparable else {}
     gates = results.verdict.gates if results.verdict else []
@@ -194,27 +342,39 @@ def _metrics(results: Results, esc: Escaper, full: bool) -> list[Block]:
     for g in gates:
         if g.slice is None:
             add(g.metric)
-    if full:
-        for m in METRICS:
-            if m in results.metrics:
-                add(m)
-        for m in sorted(results.metrics):
+    shown_gated = list(names)
+    for m in METRICS:
+        if m in results.metrics:
             add(m)
+    for m in sorted(results.metrics):
+        add(m)
+    if full:
+        top, rest = names, []
     else:
-        for m in HEADLINE_METRICS:
-            if m in results.metrics:
-                add(m)
-        for m in sorted(deltas):
-            d = deltas[m].delta
-            if d is not None and abs(d) >= MOVED and m in results.metrics:
-                add(m)
+        moved = [
+            m
+            for m in names
+            if m not in shown_gated and beyond_noise(results.metrics.get(m), deltas.get(m))
+        ]
+        top = shown_gated + moved
+        if not deltas:
+            top += [m for m in HEADLINE_METRICS if m in results.metrics and m not in top]
+        rest = [m for m in names if m not in top and results.metrics[m].mean is not None]
     has_base = bool(deltas)
     if has_base:
         head = ["| Metric | Base | Head | Δ | Gate |", "|---|--:|--:|--:|---|"]
     else:
         head = ["| Metric | Value | Gate |", "|---|--:|---|"]
-    rows = []
-    for m in names:
+
+    def delta_cell(m: str, md: MetricDelta | None, stat: MetricStat | None) -> str:
+        if md is None:
+            return "—"
+        if beyond_noise(stat, md):
+            return fmt.delta(m, md.delta)
+        noise = " (within noise)" if md.delta is not None and abs(md.delta) >= fmt.EPS else ""
+        return fmt.delta(m, md.delta, plain=True) + noise
+
+    def metric_row(m: str) -> str:
         stat = results.metrics.get(m)
         value = stat.mean if stat else None
         gate_cell = " ".join(_gate_cell(g) for g in gate_of.get(m, [])) or ""
@@ -226,29 +386,50 @@ def _metrics(results: Results, esc: Escaper, full: bool) -> list[Block]:
         if has_base:
             md = deltas.get(m)
             base = fmt.num(md.base) if md else "—"
-            delta = fmt.delta(m, md.delta) if md else "—"
-            rows.append(f"| {label} | {base} | {value_cell} | {delta} | {gate_cell} |")
-        else:
-            rows.append(f"| {label} | {value_cell} | {gate_cell} |")
+            return f"| {label} | {base} | {value_cell} | {delta_cell(m, md, stat)} | {gate_cell} |"
+        return f"| {label} | {value_cell} | {gate_cell} |"
+
+    rows = [metric_row(m) for m in top]
     for g in gates:
         if g.slice is not None:
             label = f"{esc.code(g.metric, 80)} on {esc.code(g.slice, 60)}"
             if has_base:
                 assert cmp is not None
                 md = cmp.slice_metrics.get(g.slice, {}).get(g.metric)
+                stat = results.slices.get(g.slice)
+                sstat = stat.metrics.get(g.metric) if stat else None
                 base = fmt.num(md.base) if md else "—"
-                delta = fmt.delta(g.metric, md.delta) if md else "—"
                 rows.append(
-                    f"| {label} | {base} | {fmt.num(g.value)} | {delta} | {_gate_cell(g)} |"
+                    f"| {label} | {base} | {fmt.num(g.value)} | {delta_cell(g.metric, md, sstat)} "
+                    f"| {_gate_cell(g)} |"
                 )
             else:
                 rows.append(f"| {label} | {fmt.num(g.value)} | {_gate_cell(g)} |")
-    if not rows:
+    if not rows and not rest:
         return []
     title = "### Metrics" + (" (base → head)" if has_base else "")
     if full and has_base is False and cmp is not None and not cmp.comparable:
         title += " — baseline not comparable"
-    return [Block([title, "", *head], rows, [""])]
+    blocks = [Block([title, "", *head], rows, [""])]
+    if rest:
+        what = "unchanged beyond noise" if has_base else "not gated"
+        blocks.append(
+            Block(
+                [
+                    "<details>",
+                    f"<summary>{plural(len(rest), 'other metric')}, {what}</summary>",
+                    "",
+                    *head,
+                ],
+                [metric_row(m) for m in rest],
+                ["", "</details>", ""],
+                keep=0,
+                cut=1,
+                what="metrics",
+                drop_whole=True,
+            )
+        )
+    return blocks
 
 
 def _gate_cell(g: Any) -> str:
@@ -340,6 +521,23 @@ def _first_failing(case: CaseResult | None) -> SampleResult | None:
     return min(failing, key=lambda s: s.sample) if failing else None
 
 
+def _evidence_cells(
+    sample: SampleResult | None, checks: Sequence[str], esc: Escaper, lim: int, full: bool
+) -> str:
+    """``failing checks | expected | actual | why`` of one case's first failing sample:
+    matched calls elided on both sides, a sentence per failing check, strongest first."""
+    ev = sample.evidence if sample else {}
+    exp, act = elided_calls(ev)
+    found = check_sentences(sample) if sample else []
+    sentences = [render_sentence(sn, esc, lim) for _, sn in found]
+    return (
+        f"{_checks(ordered_checks(checks), esc)} "
+        f"| {esc.code(exp, 2 * lim) if exp is not None else '—'} "
+        f"| {esc.code(act, 2 * lim) if act is not None else '—'} "
+        f"| {_cell(sentences[:1], sentences[1:], full)}"
+    )
+
+
 def _regressions(results: Results, esc: Escaper, full: bool) -> list[Block]:
     flips = sorted(_flips(results, "regression"), key=lambda f: (-_drop(f), f.case_id))
     if not flips:
@@ -347,77 +545,123 @@ def _regressions(results: Results, esc: Escaper, full: bool) -> list[Block]:
         if cmp is not None and cmp.comparable and not _flips(results, "fix"):
             return [Block(["_No flips: no case changed outcome between base and head._", ""])]
         return []
+    hard = {h.case_id for h in results.hard_failures}
+    shown = [f for f in flips if f.case_id not in hard]
+    above = len(flips) - len(shown)
     cases = _case_index(results)
     drift = _drift_by_case(results)
-    lim = 240 if full else 100
+    lim = 240 if full else 160
 
     def row(f: Flip) -> str:
         case = cases.get(f.case_id)
         sample = _first_failing(case)
-        ev = sample.evidence if sample else {}
         checks = f.failed_checks or (list(sample.failed_checks) if sample else [])
-        why = _why(ev, sample, checks, esc, lim)
-        if f.reason and not why:
-            why = [esc.text(f.reason, lim)]
+        cells = _evidence_cells(sample, checks, esc, lim, full)
+        if sample is None and f.reason:
+            cells = f"{_checks(checks, esc)} | — | — | {esc.text(f.reason, lim)}"
         if drift.get(f.case_id):
             tools = ", ".join(esc.code(t, 60) for t in drift[f.case_id])
-            why.append(f"🔧 tool definition changed: {tools}")
+            cells += f"<br>🔧 tool definition changed: {tools}"
         return (
             f"| {_case_cell(f.case_id, f.line or (case.line if case else None), esc)} "
-            f"| {_rates(f)} | {_checks(checks, esc)} "
-            f"| {esc.code(calls_repr(ev.get('expected')), lim) if 'expected' in ev else '—'} "
-            f"| {esc.code(calls_repr(ev.get('actual')), lim) if 'actual' in ev else '—'} "
-            f"| {'<br>'.join(why) or '—'} |"
+            f"| {_rates(f)} | {cells} |"
         )
 
-    rows = LazyRows(flips, row)
+    n = sum(f.head_samples for f in flips)
+    note = (
+        [
+            f"{plural(above, 'regressed case')} broke a hard rule and "
+            f"{'is' if above == 1 else 'are'} listed under Hard failures above.",
+            "",
+        ]
+        if above
+        else []
+    )
     head = [
-        f"### 🔻 Regressions ({len(flips)}) — "
+        f"### 🔻 Regressions ({samples_of(len(flips), n)}) — "
         + (
             "significantly worse than the base history"
             if results.policy is not None
             else "passed on base, fail on head"
         ),
         "",
+        *note,
+    ]
+    if not shown:
+        return [Block(head)]
+    head += [
         "| Case | Passing samples (base → head) | Failing checks | Expected | Actual | Why |"
         if results.policy is None
         else "| Case | Passing samples (base history → head) | Failing checks | Expected | Actual "
         "| Why |",
         "|---|---|---|---|---|---|",
     ]
-    return [Block(head, rows, [""], keep=10, cut=6, what="regressions")]
+    return [Block(head, LazyRows(shown, row), [""], keep=10, cut=6, what="regressions")]
+
+
+def _known_failures(results: Results, esc: Escaper) -> list[Block]:
+    """Cases that fail on base and head alike: known, unchanged, not what this change did."""
+    cmp = results.comparison
+    if cmp is None or not cmp.comparable:
+        return []
+    changed = {f.case_id for f in cmp.flips if f.kind in ("regression", "fix", "noise", "new")}
+    hard = {h.case_id for h in results.hard_failures}
+    known = [
+        c
+        for c in results.cases
+        if not c.passed and not c.flaky and c.id not in changed and c.id not in hard
+    ]
+    if not known:
+        return []
+    ids = ", ".join(esc.code(c.id, 80, table=False) for c in known[:30])
+    more = f" and {len(known) - 30:,} more" if len(known) > 30 else ""
+    n = sum(len(c.samples) for c in known)
+    return [
+        Block(
+            [
+                f"_Known failures, unchanged: {samples_of(len(known), n)} fail on base and "
+                f"head alike: {ids}{more}._",
+                "",
+            ]
+        )
+    ]
 
 
 def _failing_without_baseline(results: Results, esc: Escaper) -> list[Block]:
     """With no comparable baseline there are no flips: list the cases that fail on every
-    sample instead (flaky ones are listed apart), with the same evidence as regressions."""
+    sample instead (flaky ones are listed apart), with the same evidence as regressions.
+    When the gate passed anyway they are framed as known failures."""
     cmp = results.comparison
     if cmp is not None and cmp.comparable:
         return []
+    hard = {h.case_id for h in results.hard_failures}
     # Flaky cases have their own section ("flaky cases apart").
     failing = sorted(
-        (c for c in results.cases if not c.passed and not c.flaky),
+        (c for c in results.cases if not c.passed and not c.flaky and c.id not in hard),
         key=lambda c: (c.pass_rate, c.id),
     )
     if not failing:
         return []
-    lim = 100
+    lim = 160
 
     def row(c: CaseResult) -> str:
         sample = _first_failing(c)
-        ev = sample.evidence if sample else {}
         checks = list(sample.failed_checks) if sample else []
-        why = _why(ev, sample, checks, esc, lim)
         return (
             f"| {_case_cell(c.id, c.line, esc)} | {fmt.rate_fraction(c.pass_rate, len(c.samples))} "
-            f"| {_checks(checks, esc)} "
-            f"| {esc.code(calls_repr(ev['expected']), lim) if 'expected' in ev else '—'} "
-            f"| {esc.code(calls_repr(ev['actual']), lim) if 'actual' in ev else '—'} "
-            f"| {'<br>'.join(why) or '—'} |"
+            f"| {_evidence_cells(sample, checks, esc, lim, False)} |"
         )
 
+    n = sum(len(c.samples) for c in failing)
+    passed = results.verdict is not None and results.verdict.passed
+    title = (
+        f"### Known failures ({samples_of(len(failing), n)}) — fail on every sample; "
+        "the gate passes with them"
+        if passed
+        else f"### ❌ Failing cases ({samples_of(len(failing), n)}) — fail on every sample"
+    )
     head = [
-        f"### ❌ Failing cases ({len(failing)}) — fail on every sample",
+        title,
         "",
         "| Case | Passing samples | Failing checks | Expected | Actual | Why |",
         "|---|---|---|---|---|---|",
@@ -885,8 +1129,9 @@ def _run_info(results: Results, esc: Escaper, full: bool) -> list[Block]:
             f"- confirmation: {c.extra_samples} extra samples on {len(c.cases)} apparent flips "
             f"(at most {c.max_extra_samples})"
         )
-    if results.advisor is not None and results.policy is None:
-        lines.append(f"- sensitivity: {esc.text(results.advisor.summary, 400)}")
+    detect = could_detect(results, full) if results.policy is None else None
+    if detect:
+        lines.append(f"- sensitivity: {esc.text(detect, 400)}")
     if results.agent:
         agent = json_compact(results.agent)
         lines.append(f"- agent: {esc.code(agent, 600 if full else 300, table=False)}")
@@ -901,8 +1146,9 @@ def _run_info(results: Results, esc: Escaper, full: bool) -> list[Block]:
             )
         else:
             lines.append(f"- {label}: {fmt.count(head)}")
-    # Timing differs on every run: in the comment it would make every re-run edit it.
-    for key in sorted(results.timing) if full else ():
+    # Wall-clock figures differ between identical runs: never in the comment, whose body
+    # would otherwise change (and be edited) on every push.
+    for key in sorted(results.timing) if full else []:
         lines.append(
             f"- {esc.code(key, 60, table=False)}: {_timing_value(key, results.timing[key], esc)}"
         )
@@ -921,18 +1167,30 @@ def _run_info(results: Results, esc: Escaper, full: bool) -> list[Block]:
     return [Block(lines)]
 
 
+def could_detect(results: Results, full: bool) -> str | None:
+    """What this run could and could not detect, in words — or None when the sensitivity
+    figures say nothing useful (the comment then leaves the line out)."""
+    adv = results.advisor
+    if adv is None:
+        return None
+    return adv.summary if full else None
+
+
 def _timing_value(key: str, value: Any, esc: Escaper) -> str:
     unit = " ms" if key.endswith("_ms") else " s" if key.endswith("_s") else ""
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, int | float):
-        return f"{value:,.1f}{unit}" if isinstance(value, float) else f"{value:,}{unit}"
+        if isinstance(value, float) and not value.is_integer():
+            return f"{value:,.1f}{unit}"
+        return f"{int(value):,}{unit}"
     if isinstance(value, Mapping):
         parts = []
         for k in sorted(value):
             v = value[k]
             if isinstance(v, int | float) and not isinstance(v, bool):
-                parts.append(f"{esc.text(str(k), 40)} {v:,.1f}{unit}")
+                shown = fmt.count(v) if isinstance(v, int) or float(v).is_integer() else f"{v:,.1f}"
+                parts.append(f"{esc.text(str(k), 40)} {shown}{unit}")
         if parts:
             return " · ".join(parts)
     return esc.code(json_compact(value) if not isinstance(value, str) else value, 120, table=False)

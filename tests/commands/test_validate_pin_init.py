@@ -56,7 +56,13 @@ def test_validate__example__one_line_ok_with_slice_counts(
     example: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = cli(capsys, "validate")
-    assert code == 0 and err == ""
+    assert code == 0
+    # The example's command is `python agent.py`: validate says which interpreter runs it.
+    assert err == (
+        "toolgate: note: agent.command starts with 'python': ToolGate runs it with its own "
+        f"interpreter ({sys.executable}); to use your agent's environment, name its "
+        "interpreter instead (for example .venv/bin/python)\n"
+    )
     assert out.count("\n") == 1
     ds = load_dataset(example / "dataset.jsonl")
     counts = ds.slice_counts()
@@ -106,7 +112,7 @@ def test_validate__edited_dataset__pin_mismatch_names_both_hashes(
     code, _, err = cli(capsys, "validate")
     now = load_dataset(example / "dataset.jsonl").sha256
     assert code == 2
-    assert "toolgate.yml:11: dataset.sha256: the dataset changed" in err
+    assert "toolgate.yml:11: dataset.sha256: the pin and the dataset disagree" in err
     assert pinned in err and now in err and "`toolgate pin --config toolgate.yml`" in err
 
 
@@ -117,7 +123,7 @@ def test_validate__edited_tools_file__pin_mismatch(
     tools[0]["function"]["description"] += " Changed."
     (example / "tools.json").write_text(json.dumps(tools, indent=2))
     code, _, err = cli(capsys, "validate")
-    assert code == 2 and "dataset.sha256: the dataset changed" in err
+    assert code == 2 and "dataset.sha256: the pin and the dataset disagree" in err
 
 
 def test_validate__cross_checks__all_reported_with_config_lines(
@@ -357,3 +363,57 @@ def test_cli_process__validate_exit_codes(tmp_path: Path) -> None:
     assert pin.returncode == 0
     ok = subprocess.run(run, capture_output=True, text=True, timeout=60, check=False)
     assert ok.returncode == 0 and ok.stdout.startswith("OK: ")
+
+
+AGENTS = {
+    "missing program": (
+        "{kind: command, command: [./no-such-agent]}",
+        "agent.command",
+        "not there",
+    ),
+    "program not on PATH": (
+        "{kind: command, command: [toolgate-no-such-program, x.py]}",
+        "agent.command",
+        "not on PATH",
+    ),
+    "missing script": (
+        "{kind: command, command: [python, agent_missing.py]}",
+        "agent.command",
+        "agent_missing.py",
+    ),
+    "missing system prompt": (
+        "{kind: openai, model: m, base_url: 'http://127.0.0.1:9', api_key_env: TG_TEST_KEY,"
+        " system_prompt_file: prompts/missing.txt}",
+        "agent.system_prompt_file",
+        "no such file",
+    ),
+    "callable that cannot be imported": (
+        "{kind: python, callable: 'no_such_module_tg:agent'}",
+        "agent.callable",
+        "cannot import",
+    ),
+}
+
+
+@pytest.mark.parametrize("situation", sorted(AGENTS))
+def test_validate__agent_check_would_refuse__exit_2_naming_the_field_like_check(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    situation: str,
+) -> None:
+    agent, field, words = AGENTS[situation]
+    monkeypatch.setenv("TG_TEST_KEY", "k")
+    config = project(tmp_path)
+    config.write_text(
+        config.read_text().replace("agent: {kind: replay, runs: runs.jsonl}", f"agent: {agent}")
+    )
+    assert cli(capsys, "pin", "--config", str(config))[0] == 0
+    code, _, err = cli(capsys, "validate", "--config", str(config))
+    assert code == 2, err
+    assert f"toolgate.yml:5: {field}" in err and words in err, err
+    if situation == "missing script":
+        return  # check starts the interpreter; every sample then fails with its error
+    # check refuses the same config for the same field: validate said so first.
+    code, _, err = cli(capsys, "check", "--config", str(config), "--out", str(tmp_path / "o"))
+    assert code == 2 and field in err, err

@@ -118,7 +118,7 @@ def test_config__command_agent__parsed(tmp_path: Path) -> None:
         ),
         (
             "dataset:\n  path: d.jsonl\n  sha256: abc\nagent: {kind: replay, runs: r}\n",
-            ["toolgate.yml:3: dataset.sha256: String should match pattern"],
+            ["toolgate.yml:3: dataset.sha256: must be the dataset's full sha256"],
         ),
         (
             "dataset: {path: d.jsonl}\nagent: {kind: magic}\n",

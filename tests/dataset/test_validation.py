@@ -780,9 +780,13 @@ def test_reference__missing__suggests_near_name(tmp_path: Path) -> None:
     assert_problems(
         problems_of(path, display="d.jsonl"),
         "d.jsonl",
-        [
-            (1, "available_tools", "no such file tool.json (did you mean 'tools.json'?)"),
-            (2, "available_tools", "no such file"),
+        [  # one problem for a file every case names: the first line, with the count
+            (
+                1,
+                "available_tools",
+                "no such file tool.json (did you mean 'tools.json'?) (and 1 more case "
+                "references it, line 2)",
+            ),
         ],
     )
 

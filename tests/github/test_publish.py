@@ -144,7 +144,7 @@ def test_post_comment__installation_token__comment_updated_in_place(
         failing(), ctx, plan_comment(ctx), redactor=Redactor(), client_factory=fast
     )
     data = failing().model_dump(mode="json")
-    data["verdict"]["summary"] = "second run"
+    data["hard_failures"][0]["message"] = "second run"  # shown in the comment's table
     from gate.results import Results
 
     second = post_comment(

@@ -132,7 +132,7 @@ def test_merge_cli__gates_once_and_writes_results(tmp_path):
     )
     p = _cli("merge", *dirs, "--out", str(tmp_path / "out"), "--config", str(cfg))
     assert p.returncode == 1, p.stderr
-    assert "FAILED — case_passed" in p.stdout
+    assert "FAILED — 1 gate missed: case_passed" in p.stdout
     merged = read_results(tmp_path / "out" / "results.json")
     assert merged.verdict is not None and not merged.verdict.passed
     assert len(merged.cases) == 24 and merged.shard is None
@@ -154,7 +154,7 @@ def test_merge_cli__hard_failure_in_one_shard_fails_the_merged_gate(tmp_path):
     dirs = _write_parts(tmp_path, violation=True)
     p = _cli("merge", *dirs, "--out", str(tmp_path / "out"))
     assert p.returncode == 1
-    assert "must-not-call: case case-05 sample 1" in p.stdout
+    assert "✗ must_not_call case-05" in p.stdout and "sample 1:" in p.stdout
 
 
 def test_merge__refuses_a_case_with_a_missing_sample():

@@ -116,6 +116,9 @@ def test_command__each_failure__costs_one_case_sample_and_the_run_goes_on(tmp_pa
         "protocol: stdout line is not JSON (invalid JSON: Expecting value (column 1)): "
         "'thinking about it...\\n'"
     )
+    assert "stdout is for protocol messages only; write logs" in (runs[("garbage", 0)].error or "")
+    # No pid: identical runs give identical errors, and so identical reports.
+    assert all("pid" not in (r.error or "") for r in runs.values())
     assert (runs[("flood", 0)].error or "").startswith(
         "protocol: a stdout line longer than 8388608 bytes"
     )

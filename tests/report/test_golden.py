@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from gate.cli import main
 from gate.report import render_comment, render_console, render_junit, render_markdown
-from gate.results import Results
+from gate.results import Results, read_results, write_results
 from tests.report.fixtures import ALL
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "report"
@@ -39,11 +40,38 @@ def check_golden(name: str, text: str) -> None:
     assert text == expected, f"{name} differs from its golden file (TOOLGATE_UPDATE_GOLDEN=1)"
 
 
+FORMATS = {
+    "comment.md": "comment",
+    "report.md": "md",
+    "junit.xml": "junit",
+    "console.txt": "console",
+}
+
+
+def _as_written(fixture: str, tmp: Path) -> tuple[Path, Results]:
+    """The fixture as results.json holds it: what ``check`` and ``report`` render."""
+    path = tmp / f"{fixture}.results.json"
+    write_results(path, ALL[fixture]())
+    return path, read_results(path)
+
+
 @pytest.mark.parametrize("fixture", sorted(ALL))
 @pytest.mark.parametrize("kind", sorted(RENDERERS))
-def test_render__fixture__matches_golden(fixture: str, kind: str) -> None:
-    results = ALL[fixture]()
+def test_render__fixture__matches_golden(fixture: str, kind: str, tmp_path: Path) -> None:
+    _, results = _as_written(fixture, tmp_path)
     check_golden(f"{fixture}.{kind}", RENDERERS[kind](results))
+
+
+@pytest.mark.parametrize("fixture", sorted(ALL))
+def test_report_command__every_format__byte_identical_to_golden(
+    fixture: str, tmp_path: Path
+) -> None:
+    path, _ = _as_written(fixture, tmp_path)
+    for name, fmt in FORMATS.items():
+        out = tmp_path / name
+        assert main(["report", str(path), "--format", fmt, "--out", str(out)]) == 0
+        golden = (GOLDEN / f"{fixture}.{name}").read_bytes()
+        assert out.read_bytes() == golden, f"toolgate report --format {fmt} differs from {name}"
 
 
 @pytest.mark.parametrize("fixture", sorted(ALL))

@@ -16,7 +16,7 @@ from tests.report.fixtures import failing
 
 def huge(n_cases: int = 3_000, n_hard: int = 40, emoji: bool = False) -> Results:
     """A failing run with thousands of regressions, long arguments and many hard failures.
-    Regression ``reg-0000`` drops most (3/3 → 0/3), later ones less."""
+    Regressions up to ``reg-0049`` drop most (3/3 → 0/3), later ones less."""
     data: dict[str, Any] = failing().model_dump(mode="json")
     filler = ("🙂" if emoji else "x") * 400
     template = data["cases"][1]  # refund-wrong-amount: failing with evidence
@@ -27,7 +27,8 @@ def huge(n_cases: int = 3_000, n_hard: int = 40, emoji: bool = False) -> Results
             {**s, "evidence": {**s["evidence"], "summary": f"wrong {filler}"}} for s in c["samples"]
         ]
         cases.append(c)
-        base = 1.0 if i < 10 else 0.6666666666666666
+        # The 40 with a hard failure are shown there; the next 10 drop most of the rest.
+        base = 1.0 if i < 50 else 0.6666666666666666
         flips.append(
             {
                 "case_id": c["id"],
@@ -57,8 +58,10 @@ def test_comment__huge_run__fits_and_keeps_what_matters(big: Results) -> None:
     body = render_comment(big)
     assert utf16_len(body) <= 65_000
     assert body.startswith("<!-- toolgate:comment name=support-agent -->\n## ❌ ToolGate")
-    assert "### 🛑 Hard failures (40)" in body
-    for i in range(10):  # the worst flips (3/3 → 0/3) come first and are kept
+    assert "### 🛑 Hard failures (40 cases [40 samples])" in body
+    for i in range(10):  # regressed cases with a hard failure are shown once, up there
+        assert f"`reg-{i:04d}` <sub>line 3</sub> | `must_not_call`" in body
+    for i in range(40, 50):  # the worst other flips (3/3 → 0/3) come first and are kept
         assert f"`reg-{i:04d}` <sub>line {i + 1}</sub> | 3/3 → 0/3" in body
     assert "Shortened to fit GitHub's comment size limit" in body
     assert "rows were left out" in body and "step summary" in body
@@ -68,10 +71,10 @@ def test_comment__huge_run__fits_and_keeps_what_matters(big: Results) -> None:
 def test_comment__small_limit__still_keeps_verdict_failures_and_worst_flips(big: Results) -> None:
     body = render_comment(big, max_chars=20_000)
     assert utf16_len(body) <= 20_000
-    assert "### 🛑 Hard failures (40)" in body
+    assert "### 🛑 Hard failures (40 cases [40 samples])" in body
     assert body.count("| 3/3 → 0/3 |") >= 10
     shown = body.count("| 3/3 → 0/3 |") + body.count("| 2/3 → 0/3 |")
-    assert f"_… and {3_000 - shown:,} more regressions left out;" in body
+    assert f"_… and {3_000 - 40 - shown:,} more regressions left out;" in body
 
 
 def test_comment__non_bmp_data__counted_in_utf16_units() -> None:
@@ -87,7 +90,7 @@ def test_comment__report_url__named_where_the_full_report_is(big: Results) -> No
 def test_markdown__huge_run__fits_step_summary(big: Results) -> None:
     text = render_markdown(big)
     assert utf8_len(text) <= 1_000_000
-    assert "### 🛑 Hard failures (40)" in text
+    assert "### 🛑 Hard failures (40 cases [40 samples])" in text
     assert "more failing cases left out" in text or "cases left out" in text
 
 

@@ -1,0 +1,77 @@
+"""The comment shown in README.md and docs/action.md is the golden file's, never a stale
+copy: each generated block is rebuilt from ``tests/golden/example/regressed.comment.md``
+and compared (``TOOLGATE_UPDATE_GOLDEN=1`` rewrites the blocks)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "golden" / "example" / "regressed.comment.md"
+START = "<!-- generated from tests/golden/example/regressed.comment.md: do not edit -->"
+END = "<!-- end of generated -->"
+UPDATE = os.environ.get("TOOLGATE_UPDATE_GOLDEN") == "1"
+ROWS = 4
+"""Table rows kept per table in the README's excerpt."""
+
+
+def excerpt(comment: str) -> str:
+    """The top of the comment (down to per-tool recall), each table of cases cut after
+    ROWS rows with a marked row, quoted."""
+    out: list[str] = []
+    rows = 0
+    cases = False
+    lines = comment.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("### Per-tool recall"):
+            break
+        header = i + 1 < len(lines) and lines[i + 1].startswith("|---")
+        if header:
+            cases = line.startswith("| Case |")  # case tables are cut; metric tables kept
+        if line.startswith("| ") and not header and cases:
+            rows += 1
+            if rows == ROWS + 1:
+                out.append("| … |")
+            if rows > ROWS:
+                continue
+        elif not line.startswith("|"):
+            rows = 0
+        out.append(line)
+    while out and not out[-1]:
+        out.pop()
+    return "\n".join(f"> {line}" if line else ">" for line in ["---", "", *out])
+
+
+def whole(comment: str) -> str:
+    return "---\n\n" + comment.rstrip("\n")
+
+
+def _block(text: str, doc: str) -> tuple[int, int]:
+    start, end = text.find(START), text.find(END)
+    assert 0 <= start < end, f"{doc} has no generated block"
+    return start + len(START) + 1, end
+
+
+@pytest.mark.parametrize(
+    ("doc", "make"), [("README.md", excerpt), ("docs/action.md", whole)], ids=["readme", "action"]
+)
+def test_docs__comment_shown__is_the_golden_comment(doc: str, make: object) -> None:
+    path = ROOT / doc
+    text = path.read_text(encoding="utf-8")
+    a, b = _block(text, doc)
+    assert callable(make)
+    want = make(GOLDEN.read_text(encoding="utf-8")) + "\n"
+    if UPDATE:
+        path.write_text(text[:a] + want + text[b:], encoding="utf-8", newline="\n")
+        return
+    assert text[a:b] == want, f"{doc}: the comment shown differs from the golden file"
+
+
+def test_readme__shows_the_picture_of_the_rendered_comment() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "](docs/comment.png)" in text
+    png = (ROOT / "docs" / "comment.png").read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10_000
