@@ -25,7 +25,9 @@ Ollama, LiteLLM…). Per case-sample::
 * **Timeouts.** ``agent.timeout_s`` bounds each request (connect and every read).
 * **Streaming.** With ``params.stream: true`` the server-sent chunks are accumulated
   (:class:`gate.adapters.openai_chat.StreamAccumulator`) before the calls are parsed; a
-  stream that ends before ``data: [DONE]`` counts as truncated and is retried.
+  stream that ends before ``data: [DONE]``, or in the middle of an event, counts as
+  truncated and is retried; so does a non-streamed body whose JSON ends before its last
+  bracket closes (a full-length but cut-short body).
 """
 
 from __future__ import annotations
@@ -254,6 +256,11 @@ class OpenAIChatAgent:
             try:
                 payload = jsonio.loads_strict(resp.body)
             except jsonio.JsonInputError as exc:
+                if _cut_short(resp.body):
+                    raise StreamTruncated(
+                        f"the response body ends in the middle of its JSON "
+                        f"({len(resp.body)} bytes): {_excerpt(resp.body, 80)}"
+                    ) from None
                 raise AgentFailure(
                     ErrorKind.PAYLOAD,
                     f"the response body is not JSON ({exc}): {_excerpt(resp.body)}",
@@ -261,6 +268,24 @@ class OpenAIChatAgent:
             return parse_completion(payload)
         except PayloadError as exc:
             raise AgentFailure(ErrorKind.PAYLOAD, str(exc)) from None
+
+
+def _cut_short(body: bytes) -> bool:
+    """Whether a body that is not JSON is a JSON object or array cut short: valid up to
+    its last byte (a body whose declared length was itself truncated by a proxy, or by a
+    server that gave up mid-reply). That is a transport failure, retried like a body the
+    connection lost, not an answer from the model."""
+    text = body.decode("utf-8", "replace").rstrip()
+    if not text.startswith(("{", "[")):
+        return False
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        # "Unterminated string" points at the string's start: it runs to the end
+        return exc.pos >= len(text) or exc.msg.startswith("Unterminated string")
+    except ValueError:
+        return False
+    return False
 
 
 def _excerpt(body: bytes, limit: int = 300) -> str:

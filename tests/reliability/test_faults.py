@@ -183,6 +183,8 @@ OPENAI_FAULTS: dict[str, str | None] = {
     "429_then_ok": None,
     "500_then_ok": None,
     "truncated_then_ok": None,
+    "cut_body_then_ok": None,
+    "sse_cut_then_ok": None,
     "drop_then_ok": None,
     "bad_args": None,
     "huge_args": None,
@@ -190,6 +192,8 @@ OPENAI_FAULTS: dict[str, str | None] = {
     "500_always": "http",
     "502_always": "http",
     "truncated_always": "http",
+    "cut_body_always": "http",
+    "sse_cut_always": "http",
     "drop_always": "http",
     "stall": "timeout",
     "malformed_json": "payload",
@@ -243,7 +247,15 @@ def _openai_script() -> Any:
         if kind == "stall":
             return Response(body=chat_completion(content="late"), delay_s=5.0)
         if kind == "malformed_json":
-            return Response(body=b'{"choices": [{"message": ')
+            return Response(body=b'{"choices": [}')
+        if kind == "cut_body":  # a full-length body whose JSON is cut short
+            return Response(body=json.dumps(ok.body).encode()[:30])
+        if kind == "sse_cut":  # a stream cut in the middle of its first event
+            event = {"choices": [{"index": 0, "delta": {"content": "done"}}]}
+            return Response(
+                body=f"data: {json.dumps(event)}"[:25].encode(),
+                headers={"Content-Type": "text/event-stream"},
+            )
         if kind == "no_choices":
             return Response(body={"id": "x", "object": "chat.completion"})
         if kind == "error_200":

@@ -256,6 +256,67 @@ def test_openai__streaming__deltas_accumulated(tmp_path: Path, serve: Serve) -> 
     assert srv.requests[0].json["stream"] is True
 
 
+def _sse_bytes(events: list[Any], *, done: bool = True) -> bytes:
+    body = b"".join(f"data: {json.dumps(ev)}\n\n".encode() for ev in events)
+    return body + (b"data: [DONE]\n\n" if done else b"")
+
+
+_STREAM_CALL = [
+    {"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
+        {"index": 0, "id": "call_s", "type": "function",
+         "function": {"name": "lookup_order", "arguments": '{"order_id": "ord_1"}'}}]}}]},
+    {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "cut",
+    [
+        pytest.param(lambda b: b[: b.index(b"\n\n") + 2 + 20], id="inside_the_json"),
+        pytest.param(lambda b: b[: b.index(b"\n", b.index(b"\n\n") + 2) + 1], id="no_blank_line"),
+    ],
+)
+def test_openai__stream_cut_mid_event__retried_like_a_truncated_stream(
+    tmp_path: Path, serve: Serve, cut: Callable[[bytes], bytes]
+) -> None:
+    whole = _sse_bytes(_STREAM_CALL)
+    cut_body = cut(whole)
+    assert not cut_body.endswith(b"\n\n")  # really mid-event
+    headers = {"Content-Type": "text/event-stream"}
+    seen: dict[int, int] = {}
+
+    def script(req: Any, i: int) -> Response:
+        n = len(req["messages"])
+        seen[n] = seen.get(n, 0) + 1
+        if not _tools_done(req):  # the first attempt of the first turn is cut
+            return Response(body=cut_body if seen[n] == 1 else whole, headers=headers)
+        done = [{"choices": [{"index": 0, "delta": {"content": "shipped"}}]}]
+        return Response(body=_sse_bytes(done), headers=headers)
+
+    srv = serve(script)
+    (run,) = _run(tmp_path, srv, params={"stream": True})
+    assert run.error is None and run.final == "shipped"
+    assert run.calls[0].arguments == {"order_id": "ord_1"}
+    assert len(srv.requests) == 3
+
+
+def test_openai__full_length_body_cut_short__retried(tmp_path: Path, serve: Serve) -> None:
+    whole = json.dumps(chat_completion(content="whole")).encode()
+    srv = serve([Response(body=whole[:60]), Response(body=whole)])
+    (run,) = _run(tmp_path, srv)
+    assert run.error is None and run.final == "whole"
+    assert len(srv.requests) == 2
+
+
+def test_openai__body_not_json_at_all__payload_error_not_retried(
+    tmp_path: Path, serve: Serve
+) -> None:
+    srv = serve([Response(body=b'{"choices": [}'), Response(body=chat_completion(content="x"))])
+    (run,) = _run(tmp_path, srv)
+    assert run.error is not None and run.error.startswith("payload: ")
+    assert len(srv.requests) == 1
+
+
 def test_openai__step_budget__stops_the_loop(tmp_path: Path, serve: Serve) -> None:
     srv = serve(
         [
