@@ -353,6 +353,9 @@ class Config(_Strict):
     concurrency: Annotated[int, Field(ge=1, le=512)] = 4
     seed: int = 0
     deadline_s: Annotated[float, Field(gt=0)] | None = None
+    max_missing: Annotated[float, Field(ge=0, le=1)] = 0.0
+    """The share of case-samples that may be missing (failed by the infrastructure after
+    their retries) before the verdict is "error" (``gate.policy.validity``)."""
     scoring: ScoringConfig = ScoringConfig()
     gates: list[GateConfig] = Field(default_factory=list)
     variance: VarianceConfig = VarianceConfig()

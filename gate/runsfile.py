@@ -11,6 +11,10 @@ A line::
                 "content": null}],
      "final": "…", "error": null, "latency_ms": 812.5, "usage": {"prompt_tokens": 310}}
 
+A failed run also records ``"error_class"``: ``"agent"`` or ``"infrastructure"``
+(:class:`gate.errors.ErrorClass`), decided by the kind its ``error`` starts with; a line
+without it reads the same (older files), one that contradicts its kind is refused.
+
 A tool result with ``"unrecorded": true`` is the runner's "no frozen response" error
 (results of older files, without the field, are recognised by the key their content
 carried, ``toolgate_unrecorded``). A plain ``{"name": …, "arguments": {…}}`` call is
@@ -34,11 +38,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from gate import jsonio
-from gate.errors import FieldError, Problem, RunsFileError
+from gate.errors import FieldError, Problem, RunsFileError, error_class_of
 from gate.model import Case, Run, Shard, ToolCall, ToolResult, Turn
 
 _RUN_KEYS = frozenset(
-    {"case_id", "sample", "turns", "final", "error", "latency_ms", "usage", "meta"}
+    {"case_id", "sample", "turns", "final", "error", "error_class", "latency_ms", "usage", "meta"}
 )
 _TURN_KEYS = frozenset({"calls", "tool_results", "content"})
 _CALL_KEYS = frozenset({"id", "name", "arguments", "raw_arguments", "parse_ok", "type", "index"})
@@ -170,6 +174,15 @@ def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
     error = obj.get("error")
     if error is not None and not isinstance(error, str):
         raise FieldError("error", "must be a string or null")
+    recorded_class = obj.get("error_class")
+    if recorded_class is not None and recorded_class != error_class_of(error):
+        expected = error_class_of(error)
+        raise FieldError(
+            "error_class",
+            f"must be {expected.value!r} for this error (its kind decides it)"
+            if expected is not None
+            else "must be null when there is no error",
+        )
     final = obj.get("final")
     if final is not None and not isinstance(final, str):
         raise FieldError("final", "must be a string or null")
@@ -258,6 +271,8 @@ def run_to_json(run: Run) -> dict[str, Any]:
         "latency_ms": run.latency_ms,
         "usage": dict(run.usage) if run.usage is not None else None,
     }
+    if run.error_class is not None:
+        out["error_class"] = run.error_class.value
     if run.meta is not None:
         out["meta"] = dict(run.meta)
     return out

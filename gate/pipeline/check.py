@@ -19,7 +19,7 @@ from gate.pipeline.inputs import load_baseline, load_inputs, normalizers
 from gate.pipeline.judge import judge_stage
 from gate.pipeline.publish import report_and_publish
 from gate.pipeline.score import Scored, score_stage
-from gate.results import Results, assemble
+from gate.results import Results, assemble, with_validity
 from gate.runsfile import RunsIndex
 
 if TYPE_CHECKING:
@@ -138,7 +138,29 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
             "run_errors": summary.errors,
         },
     )
+    results = validate_run(results, config.max_missing)
     return report_and_publish(results, config, out, opts, environ, stream)
+
+
+def validate_run(results: Results, max_missing: float) -> Results:
+    """The results with their missing samples counted and, when the run is not valid,
+    the verdict "error" (:mod:`gate.policy.validity`)."""
+    from gate.policy.validity import SampleOutcome, assess
+
+    hard = {(h.case_id, h.sample) for h in results.hard_failures}
+    outcomes = [
+        SampleOutcome(
+            case_id=c.id,
+            sample=s.sample,
+            error=s.error,
+            hard_failure=(c.id, s.sample) in hard,
+            calls=int(s.tallies.get("calls", 0)),
+        )
+        for c in results.cases
+        for s in c.samples
+    ]
+    missing, invalid = assess(outcomes, max_missing=max_missing)
+    return with_validity(results, missing, invalid)
 
 
 def unrecorded_calls(scored: Scored, runs: RunsIndex) -> list[str]:

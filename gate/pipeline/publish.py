@@ -46,6 +46,14 @@ def write_run_files(
     return results_path
 
 
+def exit_code(results: Results) -> ExitCode:
+    """The exit code of a decided run: 4 when it is not valid, else the verdict's."""
+    if results.run_error is not None:
+        return ExitCode.RUN_INVALID
+    verdict = results.verdict
+    return ExitCode.PASS if verdict is not None and verdict.passed else ExitCode.GATE_FAILED
+
+
 def report_and_publish(
     results: Results,
     config: Config,
@@ -87,13 +95,11 @@ def report_and_publish(
         )
         warnings = list(report.warnings)
     stream.flush()
-    verdict = results.verdict
-    passed = verdict is not None and verdict.passed
     from gate.pipeline.check import CheckOutcome
 
     return CheckOutcome(
         results=results,
         out=out,
-        exit_code=ExitCode.PASS if passed else ExitCode.GATE_FAILED,
+        exit_code=exit_code(results),
         publish_warnings=warnings,
     )

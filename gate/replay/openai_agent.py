@@ -225,8 +225,8 @@ class OpenAIChatAgent:
                 if resp.status not in RETRY_STATUSES:
                     raise AgentFailure(ErrorKind.HTTP, last)
                 wait = retry_after_s(resp.headers)
-            except TimeoutError:
-                last, last_kind = f"no answer within {timeout:.3g}s", ErrorKind.TIMEOUT
+            except TimeoutError:  # the endpoint's, not the agent's: infrastructure
+                last, last_kind = f"no answer within {timeout:.3g}s", ErrorKind.HTTP
             except _RETRYABLE as exc:
                 last, last_kind = f"{type(exc).__name__}: {exc}", ErrorKind.HTTP
             if attempt == tries - 1:

@@ -195,7 +195,7 @@ OPENAI_FAULTS: dict[str, str | None] = {
     "cut_body_always": "http",
     "sse_cut_always": "http",
     "drop_always": "http",
-    "stall": "timeout",
+    "stall": "http",
     "malformed_json": "payload",
     "no_choices": "payload",
     "error_200": "payload",
@@ -489,7 +489,8 @@ def test_faults__openai_endpoint_trickles_bytes__case_sample_times_out(tmp_path:
     assert elapsed < 20, elapsed
     runs = records(tmp_path / "out" / "runs.jsonl")
     assert sorted(r.case_id for r in runs) == ["ok-0", "ok-1"]
-    assert all(kind_of(r.error) == "timeout" for r in runs), [r.error for r in runs]
+    assert all(kind_of(r.error) == "http" for r in runs), [r.error for r in runs]
+    assert all("no answer within" in (r.error or "") for r in runs), [r.error for r in runs]
     FAULT_FIGURES["faults injected"] += 2
     FAULT_FIGURES["case-samples planned"] += 2
     FAULT_FIGURES["case-samples recorded"] += len(runs)

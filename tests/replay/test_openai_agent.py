@@ -228,10 +228,12 @@ def test_openai__truncated_body_then_ok__retried(tmp_path: Path, serve: Serve) -
     assert run.error is None and run.final == "whole"
 
 
-def test_openai__stall_past_timeout__timeout_error(tmp_path: Path, serve: Serve) -> None:
+def test_openai__stall_past_timeout__http_error_of_the_infrastructure(
+    tmp_path: Path, serve: Serve
+) -> None:
     srv = serve([Response(body=chat_completion(content="late"), delay_s=5)])
     (run,) = _run(tmp_path, srv, timeout_s=0.3, max_retries=1)
-    assert run.error == "timeout: gave up after 2 attempt(s); last: no answer within 0.3s"
+    assert run.error == "http: gave up after 2 attempt(s); last: no answer within 0.3s"
 
 
 def test_openai__streaming__deltas_accumulated(tmp_path: Path, serve: Serve) -> None:
