@@ -22,6 +22,10 @@ Ollama, LiteLLM…). Per case-sample::
   ``backoff_base_s · 2^attempt`` (capped at 30 s) times a jitter in [0.5, 1) drawn from the
   case-sample's seed — deterministic. A wait that would pass the global deadline ends the
   case-sample at once. Other 4xx answers are not retried.
+  A ``Retry-After`` over :data:`MAX_RETRY_AFTER_S` fails the case-sample at once; after
+  :data:`BREAKER_AFTER` case-samples in a row gave up the same way, a circuit breaker
+  records the rest ``not_attempted`` without sending them (both are infrastructure
+  errors: the samples are missing and the verdict is "error", never a pass).
 * **Timeouts.** ``agent.timeout_s`` bounds each request (connect and every read).
 * **Streaming.** With ``params.stream: true`` the server-sent chunks are accumulated
   (:class:`gate.adapters.openai_chat.StreamAccumulator`) before the calls are parsed; a
@@ -37,6 +41,8 @@ import ipaddress
 import json
 import os
 import random
+import re
+import threading
 import time
 import urllib.parse
 from collections.abc import Sequence
@@ -56,6 +62,15 @@ from gate.replay.session import AgentFailure, ErrorKind, Job, Session
 RETRY_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 MAX_BACKOFF_S = 30.0
 MAX_RETRY_AFTER_S = 120.0
+"""The longest ``Retry-After`` honoured: an endpoint asking for more (a quota exhausted
+until tomorrow) fails the case-sample at once, without waiting or retrying."""
+BREAKER_AFTER = 5
+"""Consecutive case-samples that gave up on the endpoint the same way (the same status or
+transport error) after which the circuit breaker opens: every case-sample not yet started
+is recorded ``not_attempted`` (missing, so the verdict is "error"), none is sent."""
+
+_DIGITS = re.compile(r"\d+")
+_STATUS = re.compile(r"HTTP \d{3}")
 
 
 _RETRYABLE: tuple[type[BaseException], ...] = (*TRANSPORT_ERRORS, StreamTruncated)
@@ -148,6 +163,10 @@ class OpenAIChatAgent:
         except ValueError as exc:
             raise ConfigError(Problem(file, None, "agent.base_url", str(exc))) from None
         self._stream = bool(cfg.params.get("stream"))
+        self._breaker_lock = threading.Lock()
+        self._streak = 0
+        self._streak_of: str | None = None
+        self._open_because: str | None = None
         self._request_meta: dict[str, Any] = {
             "model": cfg.model,
             "base_url": cfg.base_url,
@@ -171,6 +190,37 @@ class OpenAIChatAgent:
         self._client.close()
 
     def run(self, job: Job, session: Session) -> Run | None:
+        with self._breaker_lock:
+            if self._open_because is not None:
+                raise AgentFailure(ErrorKind.NOT_ATTEMPTED, self._open_because)
+        try:
+            self._converse(job, session)
+        except AgentFailure as failure:
+            self._count(failure)
+            raise
+        self._count(None)
+        return None
+
+    def _count(self, failure: AgentFailure | None) -> None:
+        """The circuit breaker (:data:`BREAKER_AFTER`): consecutive identical give-ups."""
+        with self._breaker_lock:
+            if failure is None or failure.kind is not ErrorKind.HTTP:
+                self._streak, self._streak_of = 0, None
+                return
+            last = failure.message.rsplit("last: ", 1)[-1]
+            status = _STATUS.match(last)  # the status itself tells failures apart
+            key = status.group(0) if status else _DIGITS.sub("#", last.split(":", 1)[0])
+            if key == self._streak_of:
+                self._streak += 1
+            else:
+                self._streak, self._streak_of = 1, key
+            if self._streak >= BREAKER_AFTER and self._open_because is None:
+                self._open_because = (
+                    f"the endpoint failed {self._streak} case-samples in a row the same way "
+                    f"({failure.message.splitlines()[0][:300]}); the rest are not sent"
+                )
+
+    def _converse(self, job: Job, session: Session) -> None:
         messages: list[dict[str, Any]] = job.messages
         if self._system is not None:
             messages = [{"role": "system", "content": self._system}, *messages]
@@ -193,7 +243,7 @@ class OpenAIChatAgent:
             session.add_usage(turn.usage)
             if not turn.calls:
                 session.final = turn.content
-                return None
+                return
             results = session.answer(turn.calls, turn.content)
             messages = [
                 *messages,
@@ -225,6 +275,12 @@ class OpenAIChatAgent:
                 if resp.status not in RETRY_STATUSES:
                     raise AgentFailure(ErrorKind.HTTP, last)
                 wait = retry_after_s(resp.headers)
+                if wait is not None and wait > MAX_RETRY_AFTER_S:
+                    raise AgentFailure(
+                        ErrorKind.HTTP,
+                        f"gave up at once: the endpoint asks to wait {wait:.0f}s, over the "
+                        f"{MAX_RETRY_AFTER_S:.0f}s cap; last: {last}",
+                    )
             except TimeoutError:  # the endpoint's, not the agent's: infrastructure
                 last, last_kind = f"no answer within {timeout:.3g}s", ErrorKind.HTTP
             except _RETRYABLE as exc:
@@ -235,7 +291,6 @@ class OpenAIChatAgent:
                 wait = min(MAX_BACKOFF_S, self.backoff_base_s * 2**attempt) * (
                     0.5 + rng.random() / 2
                 )
-            wait = min(wait, MAX_RETRY_AFTER_S)
             if job.deadline is not None and time.monotonic() + wait > job.deadline:
                 raise AgentFailure(
                     ErrorKind.DEADLINE,

@@ -319,6 +319,44 @@ def test_openai__body_not_json_at_all__payload_error_not_retried(
     assert len(srv.requests) == 1
 
 
+def test_openai__retry_after_over_the_cap__fails_at_once_without_waiting(
+    tmp_path: Path, serve: Serve
+) -> None:
+    srv = serve([Response(429, {"error": {"message": "quota"}}, {"Retry-After": "3600"})])
+    t0 = time.monotonic()
+    (run,) = _run(tmp_path, srv, max_retries=4)
+    assert time.monotonic() - t0 < 5
+    assert run.error is not None and run.error.startswith(
+        "http: gave up at once: the endpoint asks to wait 3600s, over the 120s cap"
+    )
+    assert len(srv.requests) == 1
+
+
+def test_openai__endpoint_fails_every_case_the_same_way__breaker_stops_sending(
+    tmp_path: Path, serve: Serve
+) -> None:
+    from gate.replay.openai_agent import BREAKER_AFTER
+
+    srv = serve([Response(500, {"error": {"message": "upstream down"}})])
+    ids = [f"c{i}" for i in range(BREAKER_AFTER + 3)]
+    runs = _run(tmp_path, srv, ids=ids, max_retries=1)
+    kinds = [r.error.split(":", 1)[0] for r in sorted(runs, key=lambda r: int(r.case_id[1:]))]
+    assert kinds == ["http"] * BREAKER_AFTER + ["not_attempted"] * 3
+    assert len(srv.requests) == BREAKER_AFTER * 2  # nothing sent once the breaker opened
+    assert all(r.error_class == "infrastructure" for r in runs)
+
+
+def test_openai__failures_that_differ__breaker_stays_closed(tmp_path: Path, serve: Serve) -> None:
+    from gate.replay.openai_agent import BREAKER_AFTER
+
+    def script(req: Any, i: int) -> Response:
+        return Response(500 + i % 2, {"error": {"message": "flaky"}})
+
+    ids = [f"c{i}" for i in range(BREAKER_AFTER + 2)]
+    runs = _run(tmp_path, serve(script), ids=ids, max_retries=0)
+    assert all(r.error is not None and r.error.startswith("http: ") for r in runs)
+
+
 def test_openai__step_budget__stops_the_loop(tmp_path: Path, serve: Serve) -> None:
     srv = serve(
         [
