@@ -116,6 +116,47 @@ def test_faults__command_agent__every_case_sample_recorded_with_its_outcome(
     FAULT_FIGURES["cases lost"] += len(planned - set(got))
 
 
+def _orphans_alive(pids: Path) -> list[int]:
+    alive = []
+    for entry in pids.iterdir():
+        try:
+            cmdline = Path(f"/proc/{entry.name}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if entry.read_text() == "orphan" and cmdline.startswith(b"sleep\0"):
+            alive.append(int(entry.name))
+    return alive
+
+
+def test_faults__worker_stops_reading_or_leaves_a_child__bounded_and_classified(
+    tmp_path: Path, pids_dir: Path
+) -> None:
+    """A worker that stops reading its stdin while a 1 MB tool result is written to it
+    (over the 64 KiB pipe buffer) blocked the runner forever; a worker that exits leaving a
+    child holding its stdout was recorded as a timeout and the child outlived ToolGate."""
+    no_read = fault_case("no_read")
+    no_read["tool_responses"] = [{"name": "lookup_order", "response": {"note": "n" * 1_000_000}}]
+    rows = [no_read, fault_case("orphan"), fault_case("ok")]
+    cfg = project(tmp_path, rows, command_agent(pids_dir, timeout_s=2), samples=1)
+    t0 = time.monotonic()
+    proc = h.toolgate(
+        "run", "--config", cfg, "--out", "out", "--no-progress", cwd=tmp_path, timeout=60
+    )
+    elapsed = time.monotonic() - t0
+    h.assert_clean_exit(proc, 0)
+    assert elapsed < 30, elapsed
+    by_id = {r.case_id: r for r in records(tmp_path / "out" / "runs.jsonl")}
+    assert kind_of(by_id["no_read-0"].error) == "timeout", by_id["no_read-0"].error
+    assert "did not read its input" in (by_id["no_read-0"].error or "")
+    assert kind_of(by_id["orphan-0"].error) == "crash", by_id["orphan-0"].error
+    assert by_id["ok-0"].error is None
+    assert any(e.read_text() == "orphan" for e in pids_dir.iterdir())
+    assert _orphans_alive(pids_dir) == [], "a child of an exited worker outlived the run"
+    FAULT_FIGURES["faults injected"] += 2
+    FAULT_FIGURES["case-samples planned"] += 3
+    FAULT_FIGURES["case-samples recorded"] += len(by_id)
+
+
 def test_faults__runner_killed_repeatedly__resume_completes_nothing_lost_nothing_twice(
     tmp_path: Path, pids_dir: Path
 ) -> None:
