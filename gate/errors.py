@@ -11,7 +11,9 @@ The tree of the errors a user can meet::
     │   ├── RunsFileError          runs.jsonl
     │   ├── ResultsFileError       results.json (own or baseline)
     │   ├── CalibrationError       the judge's calibration file of human labels
-    │   └── InteropError           a file given to ``toolgate import`` or ``export``
+    │   ├── InteropError           a file given to ``toolgate import`` or ``export``
+    │   └── OutputError            the output folder cannot be written (full, read-only,
+    │                              a file in its place), or another toolgate writes it
     ├── AgentError                 the agent under test failed one case-sample;
     │   │                          recorded in runs.jsonl, never fatal to the run
     │   ├── AgentFailure           one case-sample failed: its :class:`ErrorKind` and
@@ -142,6 +144,11 @@ class CalibrationError(InputError):
 
 class InteropError(InputError):
     """A file given to ``toolgate import`` / ``toolgate export`` is invalid."""
+
+
+class OutputError(InputError):
+    """An output cannot be written (``OUT/results.json: cannot write: No space left on
+    device``), or the output folder is locked by another toolgate. Exit code 2."""
 
 
 class AgentError(ToolGateError):

@@ -1078,12 +1078,9 @@ def write_scored(
 
 
 def _write(path: Path, chunks: Iterable[bytes]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("wb") as fh:
-        for chunk in chunks:
-            fh.write(chunk)
-    tmp.replace(path)
+    from gate.outdir import write_atomic
+
+    write_atomic(path, chunks)
 
 
 def to_jsonable(results: Results) -> dict[str, Any]:

@@ -30,6 +30,7 @@ nothing already recorded (``--resume`` reads it back).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -38,7 +39,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from gate import jsonio
-from gate.errors import FieldError, Problem, RunsFileError, error_class_of
+from gate.errors import FieldError, OutputError, Problem, RunsFileError, error_class_of
 from gate.model import Case, Run, Shard, ToolCall, ToolResult, Turn
 
 _RUN_KEYS = frozenset(
@@ -296,10 +297,21 @@ class RunsWriter:
     def __init__(
         self, path: Path, *, append: bool = False, redact: Callable[[str], str] | None = None
     ):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        from gate.outdir import ensure_dir
+
+        ensure_dir(path.parent)
         self.path = path
         self._redact = redact
-        self._fh: IO[bytes] = path.open("ab" if append else "wb")
+        try:
+            self._fh: IO[bytes] = path.open("ab" if append else "wb")
+        except IsADirectoryError:
+            raise OutputError(
+                Problem(str(path), None, None, "cannot write: a folder has its name")
+            ) from None
+        except OSError as exc:
+            raise OutputError(
+                Problem(str(path), None, None, f"cannot write: {exc.strerror or exc}")
+            ) from None
 
     def write(self, run: Run | Mapping[str, Any]) -> None:
         self.write_line(self.encode(run))
@@ -318,12 +330,19 @@ class RunsWriter:
         return line
 
     def write_line(self, line: bytes) -> None:
-        """Append one line from :meth:`encode`, flushed."""
-        self._fh.write(line)
-        self._fh.flush()
+        """Append one line from :meth:`encode`, flushed (a failure — a full disk — is a
+        located :class:`~gate.errors.OutputError`: it stops the run)."""
+        try:
+            self._fh.write(line)
+            self._fh.flush()
+        except OSError as exc:
+            raise OutputError(
+                Problem(str(self.path), None, None, f"cannot write: {exc.strerror or exc}")
+            ) from None
 
     def close(self) -> None:
-        self._fh.close()
+        with contextlib.suppress(OSError):  # a full disk was reported by write_line
+            self._fh.close()
 
     def __enter__(self) -> RunsWriter:
         return self

@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from gate.model import Shard
+from gate.outdir import locked, remove_stale
 from gate.pipeline.confirm import confirm_stage
 from gate.pipeline.inputs import load_baseline, load_inputs, normalizers
 from gate.pipeline.judge import judge_stage
-from gate.pipeline.publish import report_and_publish
+from gate.pipeline.publish import report_and_publish, validate_run
 from gate.pipeline.score import Scored, score_stage
-from gate.results import Results, assemble, with_validity
+from gate.results import Results, assemble
 from gate.runsfile import RunsIndex
 
 if TYPE_CHECKING:
@@ -78,89 +79,75 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
     samples = opts.samples if opts.samples is not None else config.samples
     norms = normalizers(config)
 
-    summary = run_all(
-        config,
-        dataset,
-        out,
-        samples=samples,
-        shard=opts.shard,
-        resume=opts.resume,
-        progress=opts.progress,
-        norms=norms,
-    )
-    t_run = time.perf_counter()
-    judge_timing: dict[str, Any] = {}
-    with RunsIndex(summary.runs_path) as runs:
-        head = score_stage(
-            dataset=dataset,
-            runs=runs,
-            config=config,
+    with locked(out):  # one writer per folder; no output of an earlier run survives
+        remove_stale(out)
+        summary = run_all(
+            config,
+            dataset,
+            out,
+            samples=samples,
             shard=opts.shard,
-            agent=summary.agent,
+            resume=opts.resume,
+            progress=opts.progress,
             norms=norms,
         )
-        if base is not None:
-            head = confirm_stage(
-                head,
-                base=base.stats,
-                config=config,
+        t_run = time.perf_counter()
+        judge_timing: dict[str, Any] = {}
+        with RunsIndex(summary.runs_path) as runs:
+            head = score_stage(
                 dataset=dataset,
                 runs=runs,
-                out=out,
-                samples=samples,
+                config=config,
                 shard=opts.shard,
+                agent=summary.agent,
                 norms=norms,
             )
-        judge = judge_stage(config=config, dataset=dataset, runs=runs, out=out, timing=judge_timing)
-        misses = unrecorded_calls(head, runs)
-    comparison = (
-        compare(base.stats, head.stats, source=source or "baseline") if base is not None else None
-    )
-    verdict = decide(head.stats, comparison, config)
-    notices = []
-    if misses:
-        distinct = list(dict.fromkeys(misses))  # samples repeat the same call
-        notices.append(
-            f"{len(misses)} tool call(s) had no frozen response (first: {'; '.join(distinct[:3])})"
+            if base is not None:
+                head = confirm_stage(
+                    head,
+                    base=base.stats,
+                    config=config,
+                    dataset=dataset,
+                    runs=runs,
+                    out=out,
+                    samples=samples,
+                    shard=opts.shard,
+                    norms=norms,
+                )
+            judge = judge_stage(
+                config=config, dataset=dataset, runs=runs, out=out, timing=judge_timing
+            )
+            misses = unrecorded_calls(head, runs)
+        comparison = (
+            compare(base.stats, head.stats, source=source or "baseline")
+            if base is not None
+            else None
         )
-    results = assemble(
-        head.stats,
-        head.records,
-        verdict=verdict,
-        comparison=comparison,
-        judge=judge,
-        notices=notices,
-        timing={
-            **head.timing,
-            **judge_timing,
-            "run_wall_s": round(t_run - t0, 3),
-            "total_wall_s": round(time.perf_counter() - t0, 3),
-            "run_errors": summary.errors,
-        },
-    )
-    results = validate_run(results, config.max_missing)
-    return report_and_publish(results, config, out, opts, environ, stream)
-
-
-def validate_run(results: Results, max_missing: float) -> Results:
-    """The results with their missing samples counted and, when the run is not valid,
-    the verdict "error" (:mod:`gate.policy.validity`)."""
-    from gate.policy.validity import SampleOutcome, assess
-
-    hard = {(h.case_id, h.sample) for h in results.hard_failures}
-    outcomes = [
-        SampleOutcome(
-            case_id=c.id,
-            sample=s.sample,
-            error=s.error,
-            hard_failure=(c.id, s.sample) in hard,
-            calls=int(s.tallies.get("calls", 0)),
+        verdict = decide(head.stats, comparison, config)
+        notices = []
+        if misses:
+            distinct = list(dict.fromkeys(misses))  # samples repeat the same call
+            notices.append(
+                f"{len(misses)} tool call(s) had no frozen response "
+                f"(first: {'; '.join(distinct[:3])})"
+            )
+        results = assemble(
+            head.stats,
+            head.records,
+            verdict=verdict,
+            comparison=comparison,
+            judge=judge,
+            notices=notices,
+            timing={
+                **head.timing,
+                **judge_timing,
+                "run_wall_s": round(t_run - t0, 3),
+                "total_wall_s": round(time.perf_counter() - t0, 3),
+                "run_errors": summary.errors,
+            },
         )
-        for c in results.cases
-        for s in c.samples
-    ]
-    missing, invalid = assess(outcomes, max_missing=max_missing)
-    return with_validity(results, missing, invalid)
+        results = validate_run(results, config.max_missing)
+        return report_and_publish(results, config, out, opts, environ, stream)
 
 
 def unrecorded_calls(scored: Scored, runs: RunsIndex) -> list[str]:

@@ -17,7 +17,7 @@ from gate.config import Config
 from gate.errors import ExitCode
 from gate.pipeline.inputs import _rel, redactor_for
 from gate.report.redact import Redactor
-from gate.results import Results
+from gate.results import Results, with_validity
 
 if TYPE_CHECKING:
     from gate.pipeline.check import CheckOptions, CheckOutcome
@@ -40,10 +40,58 @@ def write_run_files(
 
     results_path = out / RESULTS_FILE
     write_results(results_path, results)
+    # The verdict is out before the optional reports: a report that cannot be written
+    # (a full disk) is then a located error after it, never instead of it.
+    say(stream, render_console(results, redactor=redactor))
     write_reports(results, out, redactor=redactor, report_url=report_url)
-    stream.write(render_console(results, redactor=redactor))
-    stream.flush()
     return results_path
+
+
+def say(stream: TextIO, text: str) -> None:
+    """Write to the console; a closed one (``| head``, ``| true``) is not an error: the
+    files and the exit code say the same, and the exit code must stay the verdict's."""
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        quiet_stdout()
+    except ValueError:  # closed already
+        pass
+
+
+def quiet_stdout() -> None:
+    """Point the broken standard output at /dev/null, so that nothing later (the final
+    flush at exit) fails on it again."""
+    import os
+    import sys
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def validate_run(results: Results, max_missing: float) -> Results:
+    """The results with their missing samples counted and, when the run is not valid,
+    the verdict "error" (:mod:`gate.policy.validity`)."""
+    from gate.policy.validity import SampleOutcome, assess
+
+    hard = {(h.case_id, h.sample) for h in results.hard_failures}
+    outcomes = [
+        SampleOutcome(
+            case_id=c.id,
+            sample=s.sample,
+            error=s.error,
+            hard_failure=(c.id, s.sample) in hard,
+            calls=int(s.tallies.get("calls", 0)),
+        )
+        for c in results.cases
+        for s in c.samples
+    ]
+    missing, invalid = assess(outcomes, max_missing=max_missing)
+    return with_validity(results, missing, invalid)
 
 
 def exit_code(results: Results) -> ExitCode:
@@ -94,7 +142,7 @@ def report_and_publish(
             stream=stream,
         )
         warnings = list(report.warnings)
-    stream.flush()
+    say(stream, "")
     from gate.pipeline.check import CheckOutcome
 
     return CheckOutcome(
