@@ -376,6 +376,20 @@ class Config(_Strict):
     def resolve(self, relative: str) -> Path:
         return (self.root / relative).resolve()
 
+    def scoring_sha256(self) -> str:
+        """The hash of everything that decides how a run is scored (``scoring`` and
+        ``dataset.normalize``): recorded in results.json; parts scored differently are
+        not merged, a folder scored differently is not resumed."""
+        import hashlib
+
+        from gate.jsonio import canonical
+
+        basis = {
+            "scoring": self.scoring.model_dump(mode="json"),
+            "normalize": self.dataset.normalize.model_dump(mode="json"),
+        }
+        return hashlib.sha256(canonical(basis).encode()).hexdigest()
+
     def secret_env_names(self) -> list[str]:
         """Environment variables whose values must never appear in a report:
         ``reporting.secrets`` and the key variables of the OpenAI agent and the judge."""

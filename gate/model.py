@@ -635,6 +635,8 @@ class RunHeader:
     seed: int
     shard: Shard | None
     tools: Mapping[str, ToolRef]
+    scoring_sha256: str | None = None
+    """:meth:`gate.config.Config.scoring_sha256` (None: scored without a config)."""
 
 
 # ─── the suite's statistics (what the reduction returns) ──────────────────────

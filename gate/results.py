@@ -338,6 +338,9 @@ class Results(_M):
     agent: dict[str, Any]
     samples: int
     seed: int
+    scoring_sha256: str | None = None
+    """The hash of the scoring settings the run was scored with (``scoring``,
+    ``dataset.normalize``); None when scored without a config or by an older release."""
     shard: ShardInfo | None = None
     tools: dict[str, ToolInfo] = Field(default_factory=dict)
     metric_names: list[str] = Field(default_factory=list)
@@ -772,6 +775,7 @@ def _header_fields(h: m.RunHeader) -> dict[str, Any]:
             cases_sha256=d.cases_sha256,
         ),
         "agent": dict(h.agent),
+        "scoring_sha256": h.scoring_sha256,
         "seed": h.seed,
         "shard": None if h.shard is None else ShardInfo(index=h.shard.index, count=h.shard.count),
         "tools": {
@@ -1245,6 +1249,7 @@ def header_of(results: Results) -> m.RunHeader:
         agent=dict(results.agent),
         seed=results.seed,
         shard=None if results.shard is None else m.Shard(results.shard.index, results.shard.count),
+        scoring_sha256=results.scoring_sha256,
         tools={
             n: m.ToolRef(hash=t.hash, description=t.description, parameters=t.parameters)
             for n, t in results.tools.items()
