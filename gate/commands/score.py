@@ -26,6 +26,7 @@ from gate.errors import ExitCode, UsageError
 from gate.model import Shard
 from gate.outdir import locked, remove_stale
 from gate.pipeline import score_stage
+from gate.pipeline.check import unrecorded_calls, unrecorded_notices
 from gate.pipeline.inputs import load_inputs, read_dataset
 from gate.policy.reduce import passed_cases
 from gate.results import write_scored
@@ -79,10 +80,11 @@ def run(args: argparse.Namespace) -> int:
         remove_stale(out)  # the reports of earlier results would not be of these
         with RunsIndex(runs_path, display=default_display(runs_path)) as runs:
             scored = score_stage(dataset=dataset, runs=runs, config=config, shard=shard)
+            notices = unrecorded_notices(unrecorded_calls(scored, runs))
         # Written from the statistics and the sample records as they are (no Results
         # object: a large run would build hundreds of thousands of sample models for
         # nothing).
-        write_scored(path, scored.stats, scored.records, timing=scored.timing)
+        write_scored(path, scored.stats, scored.records, notices=notices, timing=scored.timing)
     cases = scored.stats.cases
     print(
         f"scored {len(scored.table.rows)} case-sample(s) of {len(cases)} case(s): "

@@ -124,13 +124,7 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
             else None
         )
         verdict = decide(head.stats, comparison, config)
-        notices = []
-        if misses:
-            distinct = list(dict.fromkeys(misses))  # samples repeat the same call
-            notices.append(
-                f"{len(misses)} tool call(s) had no frozen response "
-                f"(first: {'; '.join(distinct[:3])})"
-            )
+        notices = unrecorded_notices(misses)
         results = assemble(
             head.stats,
             head.records,
@@ -148,6 +142,15 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
         )
         results = validate_run(results, config.max_missing)
         return report_and_publish(results, config, out, opts, environ, stream)
+
+
+def unrecorded_notices(misses: list[str]) -> list[str]:
+    """The notice of the calls the frozen responses could not answer — from the runs file,
+    the same on every path that scores one (check, score, a resumed run, a replay)."""
+    if not misses:
+        return []
+    distinct = list(dict.fromkeys(misses))  # samples repeat the same call
+    return [f"{len(misses)} tool call(s) had no frozen response (first: {'; '.join(distinct[:3])})"]
 
 
 def unrecorded_calls(scored: Scored, runs: RunsIndex) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import shutil
 import subprocess
@@ -174,3 +175,55 @@ def test_outputs__disk_full_after_results__verdict_printed_then_located_error(
         assert "cannot write: No space left on device" in proc.stderr, proc.stderr
         _no_temp_files(disk / "out")
     FAULT_FIGURES["faults injected"] += 1
+
+
+def test_resume__folder_of_another_agent_or_config__refused(tmp_path: Path, pids_dir: Path) -> None:
+    rows = [fault_case("ok", n) for n in range(3)]
+    cfg = project(tmp_path, rows, command_agent(pids_dir), samples=1)
+    proc = h.toolgate("run", "--config", cfg, "--out", "out", "--no-progress", cwd=tmp_path)
+    h.assert_clean_exit(proc, 0)
+    before = (tmp_path / "out" / "runs.jsonl").read_bytes()
+    # the same folder resumed with a stricter scoring config, then with another agent
+    text = cfg.read_text()
+    cfg.write_text(text + "scoring:\n  extra_calls: fail\n")
+    proc = h.toolgate(
+        "run", "--config", cfg, "--out", "out", "--resume", "--no-progress", cwd=tmp_path
+    )
+    h.assert_clean_exit(proc, ExitCode.BAD_INPUT)
+    assert "cannot resume out: it was written by another scoring_sha256" in proc.stderr
+    cfg.write_text(text.replace("workers: 4", "workers: 3"))
+    proc = h.toolgate(
+        "run", "--config", cfg, "--out", "out", "--resume", "--no-progress", cwd=tmp_path
+    )
+    h.assert_clean_exit(proc, ExitCode.BAD_INPUT)
+    assert "written by another agent" in proc.stderr
+    assert (tmp_path / "out" / "runs.jsonl").read_bytes() == before  # nothing appended
+    # lines without a header (another tool, an older folder) are not taken as this run's
+    cfg.write_text(text)
+    (tmp_path / "out" / "run-header.json").unlink()
+    proc = h.toolgate(
+        "run", "--config", cfg, "--out", "out", "--resume", "--no-progress", cwd=tmp_path
+    )
+    h.assert_clean_exit(proc, ExitCode.BAD_INPUT)
+    assert "without a run header" in proc.stderr
+    FAULT_FIGURES["faults injected"] += 3
+
+
+def test_unrecorded_notice__score_and_check__the_same_from_the_file(tmp_path: Path) -> None:
+    cfg = _replay_project(tmp_path, passing=True)
+    lines = (tmp_path / "runs.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])
+    first["turns"][0]["tool_results"] = [
+        {"id": "c1", "content": {"error": "no frozen response for lookup_order"},
+         "is_error": True, "unrecorded": True}
+    ]  # fmt: skip
+    lines[0] = json.dumps(first)
+    (tmp_path / "runs.jsonl").write_text("\n".join(lines) + "\n")
+    proc = h.toolgate("check", "--config", cfg, "--out", "a", cwd=tmp_path)
+    assert proc.returncode in (0, 1), proc.stderr
+    proc = h.toolgate("score", "--config", cfg, "--runs", "runs.jsonl", "--out", "b", cwd=tmp_path)
+    h.assert_clean_exit(proc, 0)
+    checked = read_results(tmp_path / "a" / "results.json").notices
+    scored = read_results(tmp_path / "b" / "results.json").notices
+    wanted = [n for n in checked if "no frozen response" in n]
+    assert wanted and wanted == [n for n in scored if "no frozen response" in n]
