@@ -511,11 +511,17 @@ def test_faults__github_failures__verdict_exit_code_and_results_unchanged(
             assert (work / "gh_summary").read_text().strip()
 
 
-def test_faults__openai_endpoint_trickles_bytes__case_sample_times_out(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["length", "close", "headers"])
+def test_faults__openai_endpoint_trickles_bytes__case_sample_times_out(
+    tmp_path: Path, mode: str
+) -> None:
     """A server that sends one byte every 0.2 s never trips a per-read timeout of 1 s: the
-    run hung (found by this suite) until the whole exchange got a bound."""
+    run hung (found by this suite) until the whole exchange got a bound — on a kept-alive
+    connection, on a closing one (``Connection: close`` without a length: the watchdog
+    shut a socket the connection no longer held, 50-90 s), and while the headers trickle
+    (a cut-off 200 was returned as a non-JSON payload)."""
     rows = [fault_case("ok", n) for n in range(2)]
-    with TrickleServer() as srv:
+    with TrickleServer(mode=mode) as srv:
         agent = (
             f"  kind: openai\n  model: m\n  base_url: http://127.0.0.1:{srv.port}/v1\n"
             "  api_key_env: TOOLGATE_FAULTS_NO_KEY\n  timeout_s: 1\n  max_retries: 1\n"
