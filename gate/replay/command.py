@@ -297,6 +297,19 @@ def agent_environ(environ: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if k.upper() not in _GATE_CREDENTIALS}
 
 
+def _check_addressed(message: dict[str, Any], job: Job, step: int) -> None:
+    """A reply that names its case-sample (``case_id``, ``sample``, as the start message
+    gave them) must name this one: a late line of the previous case is a protocol error,
+    never this case's answer."""
+    for key, want in (("case_id", job.case.id), ("sample", job.sample)):
+        if key in message and message[key] != want:
+            raise WorkerBroken(
+                ErrorKind.PROTOCOL,
+                f"a reply for {key} {message[key]!r} while running {key} {want!r} "
+                f"(step {step}): a late line of an earlier case",
+            )
+
+
 class CommandPoolAgent:
     """The ``command`` adapter (module docstring)."""
 
@@ -428,6 +441,7 @@ class CommandPoolAgent:
         step = 1
         while True:
             message = worker.receive(job.step_timeout(), step)
+            _check_addressed(message, job, step)
             kind = message["type"]
             session.add_usage(message.get("usage"))
             if kind == "final":

@@ -157,6 +157,27 @@ def test_faults__worker_stops_reading_or_leaves_a_child__bounded_and_classified(
     FAULT_FIGURES["case-samples recorded"] += len(by_id)
 
 
+def test_faults__late_extra_line__never_the_next_cases_answer(
+    tmp_path: Path, pids_dir: Path
+) -> None:
+    """A worker that answers twice: the second, late line carries its case id, and the
+    next case on that worker refuses it (it was recorded as the next case's answer)."""
+    rows = [fault_case("late_line"), fault_case("ok")]
+    agent = command_agent(pids_dir).replace("workers: 4", "workers: 1")
+    cfg = project(tmp_path, rows, agent, samples=1, extra="")
+    cfg.write_text(cfg.read_text().replace("concurrency: 4", "concurrency: 1"))
+    proc = h.toolgate("run", "--config", cfg, "--out", "out", "--no-progress", cwd=tmp_path)
+    h.assert_clean_exit(proc, 0)
+    by_id = {r.case_id: r for r in records(tmp_path / "out" / "runs.jsonl")}
+    assert by_id["late_line-0"].final == "done"
+    nxt = by_id["ok-0"]
+    assert nxt.final != "stale", nxt
+    assert nxt.error is None or "a late line of an earlier case" in nxt.error, nxt.error
+    FAULT_FIGURES["faults injected"] += 1
+    FAULT_FIGURES["case-samples planned"] += 2
+    FAULT_FIGURES["case-samples recorded"] += len(by_id)
+
+
 def test_faults__runner_killed_repeatedly__resume_completes_nothing_lost_nothing_twice(
     tmp_path: Path, pids_dir: Path
 ) -> None:

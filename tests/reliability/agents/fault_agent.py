@@ -133,6 +133,12 @@ def answer(msg: dict) -> None:
     if fault == "no_read":  # a tool call, then never read stdin again (the result is huge)
         send({"type": "tool_calls", "calls": [CALL]})
         hang()
+    if fault == "late_line":  # answers, then a second, late answer for the same case
+        send({"type": "final", "content": "done", "case_id": msg["case_id"]})
+        time.sleep(0.3)
+        send({"type": "final", "content": "stale", "case_id": msg["case_id"],
+              "sample": msg["sample"]})  # fmt: skip
+        return
     if fault == "budget":
         while True:
             send({"type": "tool_calls", "calls": [CALL]})
