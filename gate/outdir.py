@@ -28,6 +28,16 @@ from gate.errors import OutputError, Problem
 
 LOCK_FILE = ".toolgate.lock"
 
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_FILE_MODE = 0o666 & ~_umask()
+"""What ``open()`` would have given the file (the process's umask at import)."""
+
 RUN_OUTPUTS = ("results.json", "report.md", "junit.xml", "comment.md")
 """What a scored run writes besides runs.jsonl (removed before a fresh run)."""
 
@@ -105,6 +115,7 @@ def write_atomic(path: Path, chunks: Iterable[bytes], *, display: str | None = N
     except OSError as exc:
         raise OutputError(Problem(name, None, None, f"cannot write: {_why(exc)}")) from None
     try:
+        os.fchmod(fd, _FILE_MODE)  # mkstemp's 0600 would hide the file from the artifact upload
         with os.fdopen(fd, "wb") as fh:
             for chunk in chunks:
                 fh.write(chunk)

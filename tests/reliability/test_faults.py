@@ -22,6 +22,7 @@ in :data:`FAULT_FIGURES` and printed at the end of the session.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -155,6 +156,39 @@ def test_faults__worker_stops_reading_or_leaves_a_child__bounded_and_classified(
     FAULT_FIGURES["faults injected"] += 2
     FAULT_FIGURES["case-samples planned"] += 3
     FAULT_FIGURES["case-samples recorded"] += len(by_id)
+
+
+def test_faults__sigterm_while_a_worker_does_not_read__exits_143_quickly(
+    tmp_path: Path, pids_dir: Path
+) -> None:
+    """The runner blocked in a write to a worker that stopped reading ignored SIGTERM
+    (only SIGKILL ended it, and its workers were orphaned)."""
+    no_read = fault_case("no_read")
+    no_read["tool_responses"] = [{"name": "lookup_order", "response": {"note": "n" * 1_000_000}}]
+    cfg = project(tmp_path, [no_read], command_agent(pids_dir, timeout_s=60), samples=1)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gate", "run", "--config", str(cfg), "--out", "out",
+         "--no-progress"],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(h.REPO)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not _alive(pids_dir):
+        time.sleep(0.05)
+    time.sleep(1.5)  # the worker sent its call; the runner is writing the 1 MB result
+    t_sig = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=30)
+    took_ms = round((time.monotonic() - t_sig) * 1000)
+    FAULT_FIGURES["worst ms to exit after a signal"] = max(
+        FAULT_FIGURES["worst ms to exit after a signal"], took_ms
+    )
+    assert proc.returncode == 143 and took_ms < 10_000, (proc.returncode, took_ms)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _alive(pids_dir):
+        time.sleep(0.1)
+    assert _alive(pids_dir) == []
+    FAULT_FIGURES["faults injected"] += 1
 
 
 def test_faults__late_extra_line__never_the_next_cases_answer(
@@ -604,8 +638,13 @@ def test_faults__runner_terminated__workers_stopped_and_resume_completes(
     while time.monotonic() < deadline and len(_alive(pids_dir)) < 4:
         time.sleep(0.05)
     time.sleep(0.5)  # the ok cases are recorded; the hanging ones wait for their answer
+    t_sig = time.monotonic()
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
+    took_ms = round((time.monotonic() - t_sig) * 1000)
+    FAULT_FIGURES["worst ms to exit after a signal"] = max(
+        FAULT_FIGURES["worst ms to exit after a signal"], took_ms
+    )
     assert proc.returncode == (143 if sig == signal.SIGTERM else 130), err
     assert "Traceback" not in err
     deadline = time.monotonic() + 10
