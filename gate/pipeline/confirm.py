@@ -37,9 +37,10 @@ def confirm_stage(
     the regular samples of those cases (taken from the runs index, not read again), so the
     runner adds only the new sample numbers; it is then read once to score them.
     """
+    from gate.outdir import write_atomic
     from gate.pipeline._scorepool import ScoreJob, SerialExecutor
     from gate.policy.confirm import cases_to_confirm
-    from gate.replay.runner import RUNS_FILE, run_all
+    from gate.replay.runner import HEADER_FILE, RUNS_FILE, run_all
 
     plan = cases_to_confirm(head.stats, base, config)
     if not plan or config.agent.kind == "replay":
@@ -51,6 +52,10 @@ def confirm_stage(
     ids = [c.id for c in dataset.cases]
     seed_rows = [k for k, i in enumerate(runs.rows.case) if ids[i] in plan]
     seeded: set[tuple[str, int]] = set()
+    # The seed lines are this run's: its header goes with them, so the resume accepts them.
+    header = out / HEADER_FILE
+    if header.is_file():
+        write_atomic(confirm_dir / HEADER_FILE, [header.read_bytes()])
     with RunsWriter(confirm_runs) as writer:
         for _, run in runs.runs(seed_rows):
             writer.write(run)
