@@ -32,6 +32,7 @@ Collaborators from outside — the GitHub client, the clock, the log streams
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -654,5 +655,62 @@ def _sigterm_unwinds() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+# ─── the supervisor: the step's exit comes from a run that finished ───────────
+
+CHILD_ENV = "TOOLGATE_ACTION_DONE_FILE"
+"""Set by :func:`supervise` for the process that does the work: where it writes its exit
+code once :func:`main` has returned."""
+
+
+def supervise() -> int:
+    """The container's entrypoint: run :func:`main` in a child process and exit with its
+    code only when it finished. Code from the pull request (a ``python`` agent calling
+    ``os._exit(0)``, a crashing C extension) runs in that process and can end it at any
+    moment; a child that ended without finishing — whatever its exit code — gives
+    ``verdict: error`` and exit code 4 here, never a green step without results."""
+    import subprocess
+
+    if os.environ.get(CHILD_ENV):
+        code = main()
+        Path(os.environ[CHILD_ENV]).write_text(str(code))
+        return code
+    fd, done = tempfile.mkstemp(prefix="toolgate-done-", dir=os.environ.get("RUNNER_TEMP"))
+    os.close(fd)
+    child = subprocess.Popen(
+        [sys.executable, "-P", "-m", "gate.action"], env={**os.environ, CHILD_ENV: done}
+    )
+
+    def forward(signum: int, frame: object) -> None:
+        child.send_signal(signum)
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, forward)
+    code = child.wait()
+    try:
+        finished = Path(done).read_text().strip() == str(code)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(done)
+    if finished:
+        return code
+    if code in (130, 128 + signal.SIGTERM):  # cancelled: the child said so itself
+        return code
+    ctx = GitHubContext.from_environ(os.environ)
+    text = (
+        f"ToolGate ended without finishing (exit code {code}): something in its process - "
+        "the agent under test, a native extension - ended it. The run is not valid."
+    )
+    print(annotation("error", text, title="ToolGate"), flush=True)
+    if ctx.output_path is not None:
+        from gate.github.workflow import write_outputs
+
+        with contextlib.suppress(OSError):
+            write_outputs(
+                ctx.output_path,
+                outputs_of(ctx, Outcome(ExitCode.RUN_INVALID, gated=True)),
+            )
+    return int(ExitCode.RUN_INVALID)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(supervise())

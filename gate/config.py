@@ -471,6 +471,9 @@ class Config(_Strict):
     concurrency: Annotated[int, Field(ge=1, le=512)] = 4
     seed: int = 0
     deadline_s: Annotated[float, Field(gt=0)] | None = None
+    max_missing: Annotated[float, Field(ge=0, le=1)] = 0.0
+    """The share of case-samples that may be missing (failed by the infrastructure after
+    their retries) before the verdict is "error" (``gate.policy.validity``)."""
     scoring: ScoringConfig = ScoringConfig()
     gates: list[GateConfig] = Field(default_factory=list)
     variance: VarianceConfig = VarianceConfig()
@@ -515,6 +518,20 @@ class Config(_Strict):
 
     def resolve(self, relative: str) -> Path:
         return (self.root / relative).resolve()
+
+    def scoring_sha256(self) -> str:
+        """The hash of everything that decides how a run is scored (``scoring`` and
+        ``dataset.normalize``): recorded in results.json; parts scored differently are
+        not merged, a folder scored differently is not resumed."""
+        import hashlib
+
+        from gate.jsonio import canonical
+
+        basis = {
+            "scoring": self.scoring.model_dump(mode="json"),
+            "normalize": self.dataset.normalize.model_dump(mode="json"),
+        }
+        return hashlib.sha256(canonical(basis).encode()).hexdigest()
 
     def secret_env_names(self) -> list[str]:
         """Environment variables whose values must never appear in a report:

@@ -12,8 +12,10 @@ The tree of the errors a user can meet::
     │   ├── ResultsFileError       results.json (own or baseline)
     │   ├── CalibrationError       the judge's calibration file of human labels
     │   ├── InteropError           a file given to ``toolgate import`` or ``export``
-    │   └── McpServerError         a team's MCP server (record, import, drift) cannot
+    │   ├── McpServerError         a team's MCP server (record, import, drift) cannot
     │                              be reached, listed or called
+    │   └── OutputError            the output folder cannot be written (full, read-only,
+    │                              a file in its place), or another toolgate writes it
     ├── AgentError                 the agent under test failed one case-sample;
     │   │                          recorded in runs.jsonl, never fatal to the run
     │   ├── AgentFailure           one case-sample failed: its :class:`ErrorKind` and
@@ -64,6 +66,10 @@ class ExitCode(enum.IntEnum):
     GATE_FAILED = 1
     BAD_INPUT = 2
     BUG = 3
+    RUN_INVALID = 4
+    """The verdict is "error": too many case-samples are missing (an infrastructure
+    failure that outlasted its retries) or every one failed the same way (the agent cannot
+    start). Nothing about the agent was decided; the run must be repeated."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +160,11 @@ class McpServerError(InputError):
         super().__init__([Problem("toolgate", None, None, message)], hint=hint)
 
 
+class OutputError(InputError):
+    """An output cannot be written (``OUT/results.json: cannot write: No space left on
+    device``), or the output folder is locked by another toolgate. Exit code 2."""
+
+
 class AgentError(ToolGateError):
     """The agent under test failed one case-sample (crash, timeout, bad output)."""
 
@@ -171,6 +182,59 @@ class ErrorKind(enum.StrEnum):
     DEADLINE = "deadline"
     EXCEPTION = "exception"
     NOT_IN_REPLAY = "not_in_replay"
+    NOT_ATTEMPTED = "not_attempted"
+    """Not tried: the circuit breaker had opened on the endpoint (it kept failing the
+    same way)."""
+
+    @property
+    def error_class(self) -> ErrorClass:
+        return ERROR_CLASSES[self]
+
+
+class ErrorClass(enum.StrEnum):
+    """Who failed a case-sample: the agent (the model or the agent's program misbehaved —
+    scored, as a failed sample) or the infrastructure around it (the endpoint, the network,
+    the global deadline, a missing recording — the sample is *missing*: never scored as a
+    failure nor as a pass)."""
+
+    AGENT = "agent"
+    INFRASTRUCTURE = "infrastructure"
+
+
+ERROR_CLASSES: dict[ErrorKind, ErrorClass] = {
+    ErrorKind.TIMEOUT: ErrorClass.AGENT,  # the agent's process did not answer in time
+    ErrorKind.CRASH: ErrorClass.AGENT,
+    ErrorKind.PROTOCOL: ErrorClass.AGENT,
+    ErrorKind.AGENT_ERROR: ErrorClass.AGENT,
+    ErrorKind.STEP_BUDGET: ErrorClass.AGENT,
+    ErrorKind.PAYLOAD: ErrorClass.AGENT,  # a malformed model output is data to score
+    ErrorKind.EXCEPTION: ErrorClass.AGENT,
+    ErrorKind.HTTP: ErrorClass.INFRASTRUCTURE,  # the endpoint, after its retries
+    ErrorKind.DEADLINE: ErrorClass.INFRASTRUCTURE,
+    ErrorKind.NOT_IN_REPLAY: ErrorClass.INFRASTRUCTURE,
+    ErrorKind.NOT_ATTEMPTED: ErrorClass.INFRASTRUCTURE,
+}
+"""The class of every kind (exhaustive: ``tests/test_errors.py`` checks it)."""
+
+
+def error_kind_of(error: str | None) -> ErrorKind | None:
+    """The kind named by a ``Run.error`` text (its first word), or None for a text that
+    names none (written by an older release or another tool: counted as the agent's)."""
+    if error is None:
+        return None
+    word = error.split(":", 1)[0].strip()
+    try:
+        return ErrorKind(word)
+    except ValueError:
+        return None
+
+
+def error_class_of(error: str | None) -> ErrorClass | None:
+    """The class of a ``Run.error`` text; None when there is no error."""
+    if error is None:
+        return None
+    kind = error_kind_of(error)
+    return kind.error_class if kind is not None else ErrorClass.AGENT
 
 
 class AgentFailure(AgentError):

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from gate.errors import UsageError
+from gate.errors import ErrorClass, UsageError, error_class_of
 from gate.jsonio import canonical
 
 JsonValue = Any
@@ -353,6 +353,12 @@ class Run:
         return tuple(c for t in self.turns for c in t.calls)
 
     @property
+    def error_class(self) -> ErrorClass | None:
+        """Who failed it (:class:`gate.errors.ErrorClass`, from the kind ``error`` starts
+        with); None when it did not fail. runs.jsonl records it next to ``error``."""
+        return error_class_of(self.error)
+
+    @property
     def batches(self) -> tuple[tuple[ToolCall, ...], ...]:
         """The calls grouped by turn (empty turns left out)."""
         return tuple(t.calls for t in self.turns if t.calls)
@@ -373,6 +379,48 @@ class HardFailure:
     message: str
     line: int | None = None
     """The case's line in the dataset (set by the reduction; reports point at it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MissingSamples:
+    """The case-samples of a run that are *missing*: the infrastructure failed them (the
+    endpoint, the network, the global deadline, a missing recording, a breaker that had
+    opened — :class:`gate.errors.ErrorClass`) and retries did not recover them. A missing
+    sample is not sampled: it counts neither as a failure nor as a pass (a hard failure it
+    recorded before it failed still counts). Built by :func:`gate.policy.validity.missing`.
+    """
+
+    planned: int
+    """Every case-sample of the run."""
+    per_case: Mapping[str, int] = field(default_factory=dict)
+    """Case id → its missing samples (cases with none left out), in dataset order."""
+    samples: frozenset[tuple[str, int]] = frozenset()
+    """The missing (case id, sample) pairs."""
+    by_reason: Mapping[str, int] = field(default_factory=dict)
+    """Error kind (``http``, ``deadline``…) → missing samples, sorted by kind."""
+    first_errors: tuple[str, ...] = ()
+    """The first line of the first few distinct errors, in dataset order."""
+
+    @property
+    def count(self) -> int:
+        return len(self.samples)
+
+    @property
+    def share(self) -> float:
+        return self.count / self.planned if self.planned else 0.0
+
+    def is_missing(self, case_id: str, sample: int) -> bool:
+        return (case_id, sample) in self.samples
+
+
+@dataclass(frozen=True, slots=True)
+class RunInvalid:
+    """Why the verdict is "error" (exit code 4): the run decided nothing about the agent."""
+
+    reason: str
+    missing: MissingSamples
+    first_errors: tuple[str, ...] = ()
+    """The first lines of the errors that made it so (printed, and in the comment)."""
 
 
 class MissingWhy(enum.StrEnum):
@@ -589,6 +637,8 @@ class RunHeader:
     seed: int
     shard: Shard | None
     tools: Mapping[str, ToolRef]
+    scoring_sha256: str | None = None
+    """:meth:`gate.config.Config.scoring_sha256` (None: scored without a config)."""
 
 
 # ─── the suite's statistics (what the reduction returns) ──────────────────────

@@ -280,6 +280,26 @@ class Verdict(_M):
     regressions: int = 0
 
 
+class MissingInfo(_M):
+    """The missing case-samples (:class:`gate.model.MissingSamples`): failed by the
+    infrastructure after their retries, counted neither as failures nor as passes."""
+
+    count: int
+    planned: int
+    per_case: dict[str, int] = Field(default_factory=dict)
+    """Case id → missing samples, for the cases that have any."""
+    by_reason: dict[str, int] = Field(default_factory=dict)
+    """Error kind → missing samples."""
+    first_errors: list[str] = Field(default_factory=list)
+
+
+class RunError(_M):
+    """Why the verdict is "error" (exit code 4): the run decided nothing about the agent."""
+
+    reason: str
+    first_errors: list[str] = Field(default_factory=list)
+
+
 class Flip(_M):
     """A case whose outcome changed between base and head (see ``gate.baseline.diff``)."""
 
@@ -455,6 +475,9 @@ class Results(_M):
     agent: dict[str, Any]
     samples: int
     seed: int
+    scoring_sha256: str | None = None
+    """The hash of the scoring settings the run was scored with (``scoring``,
+    ``dataset.normalize``); None when scored without a config or by an older release."""
     shard: ShardInfo | None = None
     tools: dict[str, ToolInfo] = Field(default_factory=dict)
     metric_names: list[str] = Field(default_factory=list)
@@ -478,6 +501,11 @@ class Results(_M):
     """The pinned tool definitions against what ``agent.servers`` advertise now (pinned →
     advertised; ``gate.interop.mcp_tools``): reported with the tool drift, never gating."""
     notices: list[str] = Field(default_factory=list)
+    missing: MissingInfo | None = None
+    """The missing case-samples; None when there are none."""
+    run_error: RunError | None = None
+    """Set when the verdict is "error" (then ``verdict.passed`` is false): the reports say
+    the run is not valid instead of listing regressions."""
     timing: dict[str, Any] = Field(default_factory=dict)
     """Wall times, latencies and dates: the only part that differs between identical runs."""
 
@@ -885,6 +913,7 @@ def _header_fields(h: m.RunHeader) -> dict[str, Any]:
             cases_sha256=d.cases_sha256,
         ),
         "agent": dict(h.agent),
+        "scoring_sha256": h.scoring_sha256,
         "seed": h.seed,
         "shard": None if h.shard is None else ShardInfo(index=h.shard.index, count=h.shard.count),
         "tools": {
@@ -944,6 +973,31 @@ def _outline(
         "notices": [*stats.notices, *(verdict.notices if verdict else ()), *notices],
         "timing": {**stats.timing, **timing},
     }
+
+
+def with_validity(
+    results: Results, missing: m.MissingSamples, invalid: m.RunInvalid | None
+) -> Results:
+    """``results`` with its missing samples and, for a run that is not valid, the verdict
+    "error" (``gate.policy.validity``): then nothing reads it as passed."""
+    update: dict[str, Any] = {}
+    if missing.count:
+        update["missing"] = MissingInfo(
+            count=missing.count,
+            planned=missing.planned,
+            per_case=dict(missing.per_case),
+            by_reason=dict(missing.by_reason),
+            first_errors=list(missing.first_errors),
+        )
+    if invalid is not None:
+        update["run_error"] = RunError(
+            reason=invalid.reason, first_errors=list(invalid.first_errors)
+        )
+        if results.verdict is not None:
+            update["verdict"] = results.verdict.model_copy(
+                update={"passed": False, "summary": f"ERROR — {invalid.reason}"}
+            )
+    return results.model_copy(update=update) if update else results
 
 
 def _case_fields(c: m.CaseStats, names: Sequence[str]) -> dict[str, Any]:
@@ -1249,6 +1303,8 @@ def _key_of(item: tuple[Any, Any]) -> str:
 def dumps_results(results: BaseModel | Mapping[str, Any], *, indent: bool = True) -> bytes:
     """Canonical bytes of any part of a results file (the layout of the module docstring;
     compact with ``indent=False``); a whole :class:`Results` is :func:`results_bytes`."""
+    if isinstance(results, Results):
+        results = _present(results.__dict__)
     if not indent:
         return orjson.dumps(results, default=_default, option=_DUMP_OPTIONS)
     return (_layout(results, 0, "") + "\n").encode()
@@ -1272,10 +1328,21 @@ def _case_bytes(fields: Mapping[str, Any], samples: Sequence[bytes]) -> bytes:
     return ("{\n" + ",\n".join(lines) + "\n    }").encode()
 
 
+_ABSENT_WHEN_NONE = frozenset({"missing", "run_error"})
+
+
+def _present(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The top-level fields a results file holds: those of :data:`_ABSENT_WHEN_NONE` only
+    when set (a valid run without missing samples has neither)."""
+    return {k: v for k, v in fields.items() if not (k in _ABSENT_WHEN_NONE and v is None)}
+
+
 def _document(
     outline: Mapping[str, Any], cases: Iterable[tuple[Mapping[str, Any], Sequence[bytes]]]
 ) -> Iterator[bytes]:
-    """The bytes of a results file in pieces, a case at a time (the text is never whole)."""
+    """The bytes of a results file in pieces, a case at a time (the text is never whole).
+    The keys of :data:`_ABSENT_WHEN_NONE` are left out when None (a valid run has none)."""
+    outline = _present(outline)
     keys = sorted([*outline, "cases"])
     parts = ["{\n"]
     for i, key in enumerate(keys):
@@ -1345,12 +1412,9 @@ def write_scored(
 
 
 def _write(path: Path, chunks: Iterable[bytes]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("wb") as fh:
-        for chunk in chunks:
-            fh.write(chunk)
-    tmp.replace(path)
+    from gate.outdir import write_atomic
+
+    write_atomic(path, chunks)
 
 
 def to_jsonable(results: Results) -> dict[str, Any]:
@@ -1533,6 +1597,7 @@ def header_of(results: Results) -> m.RunHeader:
         agent=dict(results.agent),
         seed=results.seed,
         shard=None if results.shard is None else m.Shard(results.shard.index, results.shard.count),
+        scoring_sha256=results.scoring_sha256,
         tools={
             n: m.ToolRef(hash=t.hash, description=t.description, parameters=t.parameters)
             for n, t in results.tools.items()

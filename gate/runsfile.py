@@ -11,6 +11,10 @@ A line::
                 "content": null}],
      "final": "…", "error": null, "latency_ms": 812.5, "usage": {"prompt_tokens": 310}}
 
+A failed run also records ``"error_class"``: ``"agent"`` or ``"infrastructure"``
+(:class:`gate.errors.ErrorClass`), decided by the kind its ``error`` starts with; a line
+without it reads the same (older files), one that contradicts its kind is refused.
+
 A tool result with ``"unrecorded": true`` is the runner's "no frozen response" error
 (results of older files, without the field, are recognised by the key their content
 carried, ``toolgate_unrecorded``). A plain ``{"name": …, "arguments": {…}}`` call is
@@ -27,6 +31,7 @@ nothing already recorded (``--resume`` reads it back).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -35,11 +40,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from gate import jsonio
-from gate.errors import FieldError, Problem, RunsFileError
+from gate.errors import FieldError, OutputError, Problem, RunsFileError, error_class_of
 from gate.model import Case, Run, Shard, ToolCall, ToolResult, Turn
 
 _RUN_KEYS = frozenset(
-    {"case_id", "sample", "turns", "final", "error", "latency_ms", "usage", "meta"}
+    {"case_id", "sample", "turns", "final", "error", "error_class", "latency_ms", "usage", "meta"}
 )
 _TURN_KEYS = frozenset({"calls", "tool_results", "content"})
 _CALL_KEYS = frozenset({"id", "name", "arguments", "raw_arguments", "parse_ok", "type", "index"})
@@ -177,6 +182,15 @@ def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
     error = obj.get("error")
     if error is not None and not isinstance(error, str):
         raise FieldError("error", "must be a string or null")
+    recorded_class = obj.get("error_class")
+    if recorded_class is not None and recorded_class != error_class_of(error):
+        expected = error_class_of(error)
+        raise FieldError(
+            "error_class",
+            f"must be {expected.value!r} for this error (its kind decides it)"
+            if expected is not None
+            else "must be null when there is no error",
+        )
     final = obj.get("final")
     if final is not None and not isinstance(final, str):
         raise FieldError("final", "must be a string or null")
@@ -277,6 +291,8 @@ def run_to_json(run: Run) -> dict[str, Any]:
         "latency_ms": run.latency_ms,
         "usage": dict(run.usage) if run.usage is not None else None,
     }
+    if run.error_class is not None:
+        out["error_class"] = run.error_class.value
     if run.meta is not None:
         out["meta"] = dict(run.meta)
     return out
@@ -300,10 +316,21 @@ class RunsWriter:
     def __init__(
         self, path: Path, *, append: bool = False, redact: Callable[[str], str] | None = None
     ):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        from gate.outdir import ensure_dir
+
+        ensure_dir(path.parent)
         self.path = path
         self._redact = redact
-        self._fh: IO[bytes] = path.open("ab" if append else "wb")
+        try:
+            self._fh: IO[bytes] = path.open("ab" if append else "wb")
+        except IsADirectoryError:
+            raise OutputError(
+                Problem(str(path), None, None, "cannot write: a folder has its name")
+            ) from None
+        except OSError as exc:
+            raise OutputError(
+                Problem(str(path), None, None, f"cannot write: {exc.strerror or exc}")
+            ) from None
 
     def write(self, run: Run | Mapping[str, Any]) -> None:
         self.write_line(self.encode(run))
@@ -322,12 +349,19 @@ class RunsWriter:
         return line
 
     def write_line(self, line: bytes) -> None:
-        """Append one line from :meth:`encode`, flushed."""
-        self._fh.write(line)
-        self._fh.flush()
+        """Append one line from :meth:`encode`, flushed (a failure — a full disk — is a
+        located :class:`~gate.errors.OutputError`: it stops the run)."""
+        try:
+            self._fh.write(line)
+            self._fh.flush()
+        except OSError as exc:
+            raise OutputError(
+                Problem(str(self.path), None, None, f"cannot write: {exc.strerror or exc}")
+            ) from None
 
     def close(self) -> None:
-        self._fh.close()
+        with contextlib.suppress(OSError):  # a full disk was reported by write_line
+            self._fh.close()
 
     def __enter__(self) -> RunsWriter:
         return self

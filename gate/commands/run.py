@@ -21,6 +21,7 @@ from pathlib import Path
 from gate.dataset import default_display
 from gate.errors import ExitCode, UsageError
 from gate.model import Shard
+from gate.outdir import locked, remove_stale
 from gate.pipeline.inputs import load_inputs
 from gate.replay.runner import RunSummary, run_all
 
@@ -90,16 +91,19 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--samples must be between 1 and 100")
     shard = Shard.parse(args.shard) if args.shard else None
     out = Path(args.out) if args.out else config.resolve(config.reporting.out)
-    summary = run_all(
-        config,
-        dataset,
-        out,
-        samples=samples,
-        shard=shard,
-        resume=args.resume,
-        case_ids=args.cases,
-        progress=not args.no_progress,
-    )
+    with locked(out):
+        if not args.resume:  # what an earlier run scored is not this run's
+            remove_stale(out)
+        summary = run_all(
+            config,
+            dataset,
+            out,
+            samples=samples,
+            shard=shard,
+            resume=args.resume,
+            case_ids=args.cases,
+            progress=not args.no_progress,
+        )
     print(describe(summary))
     sys.stdout.flush()
     return ExitCode.PASS

@@ -24,7 +24,9 @@ from gate.config import Config
 from gate.dataset import default_display
 from gate.errors import ExitCode, UsageError
 from gate.model import Shard
+from gate.outdir import locked, remove_stale
 from gate.pipeline import score_stage
+from gate.pipeline.check import unrecorded_calls, unrecorded_notice
 from gate.pipeline.inputs import load_inputs, read_dataset
 from gate.policy.reduce import passed_cases
 from gate.results import write_scored
@@ -73,15 +75,20 @@ def run(args: argparse.Namespace) -> int:
         out = config.resolve(config.reporting.out)
     else:
         out = Path("toolgate-out")
-    with RunsIndex(runs_path, display=default_display(runs_path)) as runs:
-        scored = score_stage(dataset=dataset, runs=runs, config=config, shard=shard)
     path = out / "results.json"
-    # Written from the statistics and the sample records as they are (no Results object:
-    # a large run would build hundreds of thousands of sample models for nothing).
-    try:
-        write_scored(path, scored.stats, scored.records, timing=scored.timing)
-    finally:
-        scored.records.close()
+    with locked(out):
+        remove_stale(out)  # the reports of earlier results would not be of these
+        with RunsIndex(runs_path, display=default_display(runs_path)) as runs:
+            scored = score_stage(dataset=dataset, runs=runs, config=config, shard=shard)
+            misses = unrecorded_calls(scored, runs)
+            notices = [unrecorded_notice(misses)] if misses else []
+        # Written from the statistics and the sample records as they are (no Results
+        # object: a large run would build hundreds of thousands of sample models for
+        # nothing).
+        try:
+            write_scored(path, scored.stats, scored.records, notices=notices, timing=scored.timing)
+        finally:
+            scored.records.close()
     cases = scored.stats.cases
     print(
         f"scored {len(scored.table.rows)} case-sample(s) of {len(cases)} case(s): "

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from gate.dataset.validate import unoffered_forbidden
 from gate.model import Shard
+from gate.outdir import locked, remove_stale
 from gate.pipeline.inputs import load_baseline, load_inputs, normalizers
 from gate.pipeline.judge import judge_stage
-from gate.pipeline.publish import report_and_publish
+from gate.pipeline.publish import report_and_publish, validate_run
 from gate.pipeline.score import Scored, score_stage
 from gate.pipeline.sequential import detect_sentences, policy_stage
 from gate.results import Results, assemble, policy_fields
@@ -81,90 +82,95 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
     samples = opts.samples if opts.samples is not None else config.initial_samples
     norms = normalizers(config)
 
-    summary = run_all(
-        config,
-        dataset,
-        out,
-        samples=samples,
-        shard=opts.shard,
-        resume=opts.resume,
-        progress=opts.progress,
-        norms=norms,
-    )
-    t_run = time.perf_counter()
-    judge_timing: dict[str, Any] = {}
-    with RunsIndex(summary.runs_path) as runs:
-        head = score_stage(
-            dataset=dataset,
-            runs=runs,
-            config=config,
-            shard=opts.shard,
-            agent=summary.agent,
-            norms=norms,
-        )
-        tested = policy_stage(
-            head,
-            base=base,
-            config=config,
-            dataset=dataset,
-            runs=runs,
-            out=out,
+    with locked(out):  # one writer per folder; no output of an earlier run survives
+        remove_stale(out)
+        summary = run_all(
+            config,
+            dataset,
+            out,
             samples=samples,
             shard=opts.shard,
+            resume=opts.resume,
+            progress=opts.progress,
             norms=norms,
         )
-        head = tested.scored
-        judge = judge_stage(config=config, dataset=dataset, runs=runs, out=out, timing=judge_timing)
-        misses = unrecorded_calls(head, runs)
-    comparison = (
-        compare(
-            base.stats,
-            head.stats,
-            source=source or "baseline",
-            decided=decided_cases(tested.evaluation),
+        t_run = time.perf_counter()
+        judge_timing: dict[str, Any] = {}
+        with RunsIndex(summary.runs_path) as runs:
+            head = score_stage(
+                dataset=dataset,
+                runs=runs,
+                config=config,
+                shard=opts.shard,
+                agent=summary.agent,
+                norms=norms,
+            )
+            tested = policy_stage(
+                head,
+                base=base,
+                config=config,
+                dataset=dataset,
+                runs=runs,
+                out=out,
+                samples=samples,
+                shard=opts.shard,
+                norms=norms,
+            )
+            head = tested.scored
+            judge = judge_stage(
+                config=config, dataset=dataset, runs=runs, out=out, timing=judge_timing
+            )
+            misses = unrecorded_calls(head, runs)
+        comparison = (
+            compare(
+                base.stats,
+                head.stats,
+                source=source or "baseline",
+                decided=decided_cases(tested.evaluation),
+            )
+            if base is not None
+            else None
         )
-        if base is not None
-        else None
-    )
-    verdict = decide(head.stats, comparison, config, tested.evaluation)
-    notices: list[str] = []
-    unoffered = unoffered_forbidden(dataset.cases)
-    if unoffered is not None:
-        notices.append(unoffered)
-    if misses:
-        notices.append(unrecorded_notice(misses))
-    # The pinned tools against what agent.servers advertise now (reported, never gating).
-    from gate.interop.mcp_tools import server_drift
+        verdict = decide(head.stats, comparison, config, tested.evaluation)
+        notices: list[str] = []
+        unoffered = unoffered_forbidden(dataset.cases)
+        if unoffered is not None:
+            notices.append(unoffered)
+        if misses:
+            notices.append(unrecorded_notice(misses))
+        # The pinned tools against what agent.servers advertise now (reported, never gating).
+        from gate.interop.mcp_tools import server_drift
 
-    mcp_drift, drift_notices = server_drift(config, dataset.tools, environ)
-    notices.extend(drift_notices)
-    try:
-        results = assemble(
-            head.stats,
-            head.records,
-            verdict=verdict,
-            comparison=comparison,
-            judge=judge,
-            notices=notices,
-            mcp_tool_drift=mcp_drift,
-            policy=policy_fields(
-                tested.evaluation,
-                tested.params,
-                hashes=tested.hashes,
-                history=tested.history,
-                detect=detect_sentences(tested),
-            ),
-            timing={
-                **head.timing,
-                **judge_timing,
-                "run_wall_s": round(t_run - t0, 3),
-                "total_wall_s": round(time.perf_counter() - t0, 3),
-                "run_errors": summary.errors,
-            },
-        )
-    finally:
-        head.records.close()  # the sample records are in the results now
-    return report_and_publish(results, config, out, opts, environ, stream)
+        mcp_drift, drift_notices = server_drift(config, dataset.tools, environ)
+        notices.extend(drift_notices)
+        try:
+            results = assemble(
+                head.stats,
+                head.records,
+                verdict=verdict,
+                comparison=comparison,
+                judge=judge,
+                notices=notices,
+                mcp_tool_drift=mcp_drift,
+                policy=policy_fields(
+                    tested.evaluation,
+                    tested.params,
+                    hashes=tested.hashes,
+                    history=tested.history,
+                    detect=detect_sentences(tested),
+                ),
+                timing={
+                    **head.timing,
+                    **judge_timing,
+                    "run_wall_s": round(t_run - t0, 3),
+                    "total_wall_s": round(time.perf_counter() - t0, 3),
+                    "run_errors": summary.errors,
+                },
+            )
+        finally:
+            head.records.close()  # the sample records are in the results now
+        results = validate_run(results, config.max_missing)
+        return report_and_publish(results, config, out, opts, environ, stream)
 
 
 def unrecorded_calls(scored: Scored, runs: RunsIndex) -> list[tuple[str, str]]:

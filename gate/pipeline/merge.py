@@ -20,7 +20,8 @@ from typing import TextIO
 
 from gate.config import Config
 from gate.errors import ExitCode
-from gate.pipeline.publish import write_run_files
+from gate.outdir import locked, remove_stale
+from gate.pipeline.publish import exit_code, say, validate_run, write_run_files
 from gate.pipeline.sequential import recorded_tests
 from gate.report.redact import Redactor
 from gate.results import Results, assemble, merge_run, read_results, stats_of
@@ -84,13 +85,11 @@ def merge_and_decide(
             detect=tests.detect,
         ),
     )
-    results_path, decided = write_run_files(
-        decided, out, redactor=redactor, report_url=report_url, stream=stream
-    )
-    stream.write(f"merged {len(read)} part(s), {len(decided.cases)} cases → {results_path}\n")
-    stream.flush()
-    return MergeOutcome(
-        results=decided,
-        results_path=results_path,
-        exit_code=ExitCode.PASS if verdict.passed else ExitCode.GATE_FAILED,
-    )
+    decided = validate_run(decided, config.max_missing if config is not None else 0.0)
+    with locked(out):
+        remove_stale(out)
+        results_path, decided = write_run_files(
+            decided, out, redactor=redactor, report_url=report_url, stream=stream
+        )
+    say(stream, f"merged {len(read)} part(s), {len(decided.cases)} cases → {results_path}\n")
+    return MergeOutcome(results=decided, results_path=results_path, exit_code=exit_code(decided))

@@ -17,7 +17,7 @@ from gate.config import Config
 from gate.errors import ExitCode
 from gate.pipeline.inputs import _rel, redactor_for, rel
 from gate.report.redact import Redactor
-from gate.results import Results
+from gate.results import Results, with_validity
 
 if TYPE_CHECKING:
     from gate.pipeline.check import CheckOptions, CheckOutcome
@@ -45,10 +45,11 @@ def write_run_files(
     results_path = out / RESULTS_FILE
     write_results(results_path, results)
     written = read_results(results_path)
+    # The verdict is out before the optional reports: a report that cannot be written
+    # (a full disk) is then a located error after it, never instead of it.
+    say(stream, render_console(written, redactor=redactor))
     write_reports(written, out, redactor=redactor, report_url=report_url)
-    stream.write(render_console(written, redactor=redactor))
-    stream.write(written_paths(out))
-    stream.flush()
+    say(stream, written_paths(out))
     return results_path, written
 
 
@@ -57,6 +58,61 @@ def written_paths(out: Path) -> str:
     shown = rel(out)
     names = ", ".join((RESULTS_FILE, "report.md", "junit.xml", "comment.md"))
     return f"wrote {names} to {shown}/\n"
+
+
+def say(stream: TextIO, text: str) -> None:
+    """Write to the console; a closed one (``| head``, ``| true``) is not an error: the
+    files and the exit code say the same, and the exit code must stay the verdict's."""
+    try:
+        stream.write(text)
+        stream.flush()
+    except BrokenPipeError:
+        quiet_stdout()
+    except ValueError:  # closed already
+        pass
+
+
+def quiet_stdout() -> None:
+    """Point the broken standard output at /dev/null, so that nothing later (the final
+    flush at exit) fails on it again."""
+    import os
+    import sys
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def validate_run(results: Results, max_missing: float) -> Results:
+    """The results with their missing samples counted and, when the run is not valid,
+    the verdict "error" (:mod:`gate.policy.validity`)."""
+    from gate.policy.validity import SampleOutcome, assess
+
+    hard = {(h.case_id, h.sample) for h in results.hard_failures}
+    outcomes = [
+        SampleOutcome(
+            case_id=c.id,
+            sample=s.sample,
+            error=s.error,
+            hard_failure=(c.id, s.sample) in hard,
+            calls=int(s.tallies.get("calls", 0)),
+        )
+        for c in results.cases
+        for s in c.samples
+    ]
+    missing, invalid = assess(outcomes, max_missing=max_missing)
+    return with_validity(results, missing, invalid)
+
+
+def exit_code(results: Results) -> ExitCode:
+    """The exit code of a decided run: 4 when it is not valid, else the verdict's."""
+    if results.run_error is not None:
+        return ExitCode.RUN_INVALID
+    verdict = results.verdict
+    return ExitCode.PASS if verdict is not None and verdict.passed else ExitCode.GATE_FAILED
 
 
 def report_and_publish(
@@ -99,14 +155,12 @@ def report_and_publish(
             stream=stream,
         )
         warnings = list(report.warnings)
-    stream.flush()
-    verdict = results.verdict
-    passed = verdict is not None and verdict.passed
+    say(stream, "")
     from gate.pipeline.check import CheckOutcome
 
     return CheckOutcome(
         results=results,
         out=out,
-        exit_code=ExitCode.PASS if passed else ExitCode.GATE_FAILED,
+        exit_code=exit_code(results),
         publish_warnings=warnings,
     )

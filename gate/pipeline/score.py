@@ -101,6 +101,7 @@ def run_header(
         agent=dict(agent),
         seed=config.seed if config is not None else 0,
         shard=shard,
+        scoring_sha256=config.scoring_sha256() if config is not None else None,
         tools={
             name: ToolRef(
                 hash=spec.definition_hash(),

@@ -192,11 +192,18 @@ class _Sampler:
 
     def __call__(self, plan: Mapping[str, int]) -> dict[str, list[Sample]]:
         from gate.pipeline._scorepool import ScoreJob, SerialExecutor
-        from gate.replay.runner import RUNS_FILE, run_all
+        from gate.outdir import write_atomic
+        from gate.replay.runner import HEADER_FILE, RUNS_FILE, run_all
 
         path = self.dir / RUNS_FILE
         new = [cid for cid in plan if cid not in self.taken]
         if new:
+            # The seed lines are this run's: its header goes with them, so that the
+            # runner's resume accepts them.
+            header = self.dir.parent / HEADER_FILE
+            if not self.taken and header.is_file():
+                self.dir.mkdir(parents=True, exist_ok=True)
+                write_atomic(self.dir / HEADER_FILE, [header.read_bytes()])
             assert self.runs.rows is not None
             want = set(new)
             dataset_ids = [c.id for c in self.dataset.cases]

@@ -5,7 +5,8 @@ recomputes every statistic from them exactly as the reduction would have on an u
 run (same case order — dataset line order — and same seed, hence the same bootstrap
 interval): merging is a reduction, never an average of shard averages.
 
-Refused, as input errors naming the files: parts made from different datasets (sha256)
+Refused, as input errors naming the files: parts of different agents, gate names, dataset
+versions or scoring settings (``scoring_sha256``), parts made from different datasets (sha256)
 or with different sample counts or seeds, overlapping cases, shards of different splits,
 a missing shard, and parts that together do not cover every case of the dataset.
 
@@ -25,6 +26,7 @@ import numpy as np
 
 from gate import __version__
 from gate.errors import Problem, ResultsFileError
+from gate.jsonio import canonical
 from gate.model import RunHeader
 from gate.policy import stats
 from gate.policy.table import CaseMeta, SampleRows, SampleTable, assemble
@@ -65,6 +67,55 @@ class Merged:
     timing: Mapping[str, Any]
 
 
+def _agent_key(agent: Mapping[str, Any]) -> str:
+    """The agent as configured; where its runs were read from (``runs``, each shard's own
+    file) is not part of it."""
+    return canonical({k: v for k, v in agent.items() if k != "runs"})
+
+
+def _identity_problems(first: MergePart, p: MergePart) -> list[Problem]:
+    """A part of another run: another agent, gate, dataset version or scoring settings
+    (a shard of the regressed agent, scored without a rule, must not merge into a pass)."""
+    a, b = first.header, p.header
+    found = []
+    if _agent_key(b.agent) != _agent_key(a.agent):
+        found.append(
+            Problem(
+                p.name,
+                None,
+                "agent",
+                f"run by another agent ({canonical(b.agent)[:120]}) than {first.name} "
+                f"({canonical(a.agent)[:120]})",
+            )
+        )
+    if b.gate_name != a.gate_name:
+        found.append(
+            Problem(p.name, None, "gate_name", f"gate {b.gate_name!r}, {first.name} has "
+                    f"{a.gate_name!r}")
+        )  # fmt: skip
+    if b.dataset.version != a.dataset.version:
+        found.append(
+            Problem(
+                p.name,
+                None,
+                "dataset.version",
+                f"dataset version {b.dataset.version!r}, {first.name} has {a.dataset.version!r}",
+            )
+        )
+    if b.scoring_sha256 != a.scoring_sha256:
+        found.append(
+            Problem(
+                p.name,
+                None,
+                "scoring_sha256",
+                f"scored with other settings (scoring, dataset.normalize: "
+                f"{(b.scoring_sha256 or 'none')[:12]}…) than {first.name} "
+                f"({(a.scoring_sha256 or 'none')[:12]}…)",
+            )
+        )
+    return found
+
+
 def merge(parts: Sequence[MergePart]) -> Merged:
     """Check and join the parts (module docstring)."""
     if not parts:
@@ -93,6 +144,7 @@ def merge(parts: Sequence[MergePart]) -> Merged:
                     f"{p.samples} samples, {first.name} has {first.samples}",
                 )
             )
+        problems.extend(_identity_problems(first, p))
         if p.header.seed != first.header.seed:
             problems.append(
                 Problem(

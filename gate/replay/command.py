@@ -21,6 +21,12 @@ case-sample gets an error record with the tail of the worker's stderr. A worker 
 exceeds the step budget is replaced too (it is mid-conversation). An ``error`` message is
 the agent's own, well-formed report: the worker stays.
 
+**Every exchange is bounded.** Writes go through a non-blocking stdin under the step's
+timeout (a worker that stops reading is a ``timeout``); a wait for output also notices,
+every :data:`EXIT_CHECK_S`, a worker that exited while a child holds its stdout (a
+``crash``, not a timeout); a kill always reaches the worker's process group, remembered
+at spawn, so children of an exited worker die with it.
+
 **Flooding is bounded.** stdout is read only while a message is awaited, into a buffer
 that holds at most one line of :data:`MAX_LINE_BYTES` (a worker printing more blocks on
 its own pipe until it is killed); stderr is drained continuously and only its last
@@ -54,6 +60,9 @@ MAX_LINE_BYTES = 8 * 1024 * 1024
 
 STDOUT_HINT = " — stdout is for protocol messages only; write logs and prints to stderr"
 """Said with every protocol error: a stray print() on stdout is the usual cause."""
+
+EXIT_CHECK_S = 0.25
+"""How often a wait on a worker's pipe also checks whether the worker has exited."""
 STDERR_TAIL_BYTES = 4096
 """How much of a worker's stderr is kept (the end of it) for error records."""
 
@@ -77,6 +86,12 @@ class Worker:
             start_new_session=True,  # its own process group: a kill reaches its children
         )
         assert self.proc.stdout is not None and self.proc.stderr is not None
+        assert self.proc.stdin is not None
+        self.pgid = self.proc.pid  # its own session: the group outlives the worker
+        self._in = self.proc.stdin.fileno()
+        os.set_blocking(self._in, False)  # writes wait in poll, under the step's deadline
+        self._out_poll = select.poll()
+        self._out_poll.register(self._in, select.POLLOUT | select.POLLERR | select.POLLHUP)
         self._fd = self.proc.stdout.fileno()
         self._poll = select.poll()
         self._poll.register(self._fd, select.POLLIN | select.POLLHUP | select.POLLERR)
@@ -108,7 +123,12 @@ class Worker:
             if self._eof:
                 return _EOF
             left = end - time.monotonic()
-            if left <= 0 or not self._poll.poll(max(1, int(left * 1000 + 0.5))):
+            # in slices: a worker that exited while a child of it holds stdout open never
+            # sends EOF; its exit is noticed here instead of being called a timeout
+            wait_ms = max(1, int(min(left, EXIT_CHECK_S) * 1000 + 0.5))
+            if left <= 0 or not self._poll.poll(wait_ms):
+                if self.proc.poll() is not None and not self._poll.poll(0):
+                    return _EOF
                 if time.monotonic() >= end:
                     return None
                 continue
@@ -146,15 +166,33 @@ class Worker:
         """Whether the worker printed something nobody asked for (or closed stdout)."""
         return bool(self._buf) or self._eof or bool(self._poll.poll(0))
 
-    def send(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        try:
-            self.proc.stdin.write(jsonio.dumps_line(message))
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError, ValueError):
-            raise WorkerBroken(
-                ErrorKind.CRASH, self._exit_text("while reading its input")
-            ) from None
+    def send(self, message: dict[str, Any], timeout: float) -> None:
+        """Write one message within ``timeout`` seconds: a worker that stops reading its
+        stdin (a message over the pipe buffer) is a ``timeout``, never a hang."""
+        data = memoryview(jsonio.dumps_line(message))
+        end = time.monotonic() + timeout
+        while data:
+            try:
+                n = os.write(self._in, data)
+            except BlockingIOError:
+                n = 0
+            except (BrokenPipeError, OSError, ValueError):
+                raise WorkerBroken(
+                    ErrorKind.CRASH, self._exit_text("while reading its input")
+                ) from None
+            data = data[n:]
+            if not data:
+                return
+            left = end - time.monotonic()
+            if left <= 0:
+                raise WorkerBroken(
+                    ErrorKind.TIMEOUT,
+                    f"the agent did not read its input within {timeout:.3g}s "
+                    f"({len(data)} bytes of a message still unsent)",
+                )
+            ready = self._out_poll.poll(max(1, int(min(left, EXIT_CHECK_S) * 1000 + 0.5)))
+            if not ready and self.proc.poll() is not None:
+                raise WorkerBroken(ErrorKind.CRASH, self._exit_text("while reading its input"))
 
     def receive(self, timeout: float, step: int) -> dict[str, Any]:
         item = self._next_line(timeout)
@@ -198,10 +236,11 @@ class Worker:
         (waiting for the last of it at most 1 s, or until ``deadline`` when given: a
         grandchild that left the group may hold stderr open)."""
         self._dead.set()
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
+        # Always the group: a worker that exited may have left children in it.
+        try:
+            os.killpg(self.pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            if self.proc.poll() is None:
                 self.proc.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):  # a zombie we cannot reap
             self.proc.wait(timeout=5)
@@ -264,6 +303,19 @@ STOP_GRACE_S = 1.0
 def agent_environ(environ: Mapping[str, str]) -> dict[str, str]:
     """The environment for agent workers: ours, less the gate's GitHub credentials."""
     return {k: v for k, v in environ.items() if k.upper() not in _GATE_CREDENTIALS}
+
+
+def _check_addressed(message: dict[str, Any], job: Job, step: int) -> None:
+    """A reply that names its case-sample (``case_id``, ``sample``, as the start message
+    gave them) must name this one: a late line of the previous case is a protocol error,
+    never this case's answer."""
+    for key, want in (("case_id", job.case.id), ("sample", job.sample)):
+        if key in message and message[key] != want:
+            raise WorkerBroken(
+                ErrorKind.PROTOCOL,
+                f"a reply for {key} {message[key]!r} while running {key} {want!r} "
+                f"(step {step}): a late line of an earlier case",
+            )
 
 
 class CommandPoolAgent:
@@ -392,11 +444,13 @@ class CommandPoolAgent:
                 "seed": job.seed,
                 "messages": job.messages,
                 "tools": job.tools,
-            }
+            },
+            job.step_timeout(),
         )
         step = 1
         while True:
             message = worker.receive(job.step_timeout(), step)
+            _check_addressed(message, job, step)
             kind = message["type"]
             session.add_usage(message.get("usage"))
             if kind == "final":
@@ -433,7 +487,8 @@ class CommandPoolAgent:
                         {"id": r.id, "name": c.name, "content": r.content, "is_error": r.is_error}
                         for c, r in zip(turn.calls, results, strict=True)
                     ],
-                }
+                },
+                job.step_timeout(),
             )
             step += 1
 

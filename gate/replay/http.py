@@ -5,7 +5,10 @@ TCP connection per request (``urllib``) costs a round trip each. Each runner thr
 one persistent ``http.client`` connection per host and reopens it after any error. The
 timeout is applied to the connect and to every socket read (a stalled server cannot hold
 a thread longer than that between bytes), and a watchdog bounds the whole exchange by the
-same timeout (a server that trickles one byte at a time cannot hold it either).
+same timeout (a server that trickles one byte at a time cannot hold it either) — on every
+kind of connection: it holds the exchange's socket itself, which a closing response
+(``Connection: close``, HTTP/1.0, no length) takes from the connection, and an exchange it
+cut is a timeout even when what was read looks whole.
 
 Waits asked for with 429 and 503 are read by :func:`gate.http_retry.retry_after_s`.
 """
@@ -131,6 +134,9 @@ class HttpClient:
             watchdog = _Watchdog(conn, timeout)
             try:
                 conn.request("POST", self.prefix + path, body=body, headers=headers)
+                # The socket itself: a closing response (Connection: close, HTTP/1.0, no
+                # length) takes it from the connection, which then holds None.
+                watchdog.sock = conn.sock
                 resp = conn.getresponse()
                 # An endpoint that floods is not answering: cap the body. A declared length
                 # is checked before reading (read() then still detects a truncated body);
@@ -147,6 +153,9 @@ class HttpClient:
                     raise http.client.HTTPException(
                         f"response body larger than {MAX_RESPONSE_BYTES} bytes"
                     )
+                if watchdog.fired:  # what was read ends where the watchdog cut it
+                    self._drop()
+                    raise TimeoutError(f"no complete answer within {timeout:.3g}s")
                 break
             except _STALE as exc:
                 self._drop()
@@ -189,16 +198,18 @@ class _Watchdog:
     scheduled — on every request, which at concurrency 32 was a measurable part of the
     runner's overhead."""
 
-    __slots__ = ("_conn", "_entry", "fired")
+    __slots__ = ("_conn", "_entry", "fired", "sock")
 
     def __init__(self, conn: http.client.HTTPConnection, timeout: float):
         self.fired = False
         self._conn = conn
+        self.sock: socket.socket | None = None
+        """The exchange's socket once connected (the connection may let go of it)."""
         self._entry = _DEADLINES.add(time.monotonic() + timeout, self._fire)
 
     def _fire(self) -> None:
         self.fired = True
-        sock = self._conn.sock
+        sock = self.sock if self.sock is not None else self._conn.sock
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)

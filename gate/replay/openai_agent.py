@@ -22,10 +22,16 @@ Ollama, LiteLLM…). Per case-sample::
   ``backoff_base_s · 2^attempt`` (capped at 30 s) times a jitter in [0.5, 1) drawn from the
   case-sample's seed — deterministic. A wait that would pass the global deadline ends the
   case-sample at once. Other 4xx answers are not retried.
+  A ``Retry-After`` over :data:`MAX_RETRY_AFTER_S` fails the case-sample at once; after
+  :data:`BREAKER_AFTER` case-samples in a row gave up the same way, a circuit breaker
+  records the rest ``not_attempted`` without sending them (both are infrastructure
+  errors: the samples are missing and the verdict is "error", never a pass).
 * **Timeouts.** ``agent.timeout_s`` bounds each request (connect and every read).
 * **Streaming.** With ``params.stream: true`` the server-sent chunks are accumulated
   (:class:`gate.adapters.openai_chat.StreamAccumulator`) before the calls are parsed; a
-  stream that ends before ``data: [DONE]`` counts as truncated and is retried.
+  stream that ends before ``data: [DONE]``, or in the middle of an event, counts as
+  truncated and is retried; so does a non-streamed body whose JSON ends before its last
+  bracket closes (a full-length but cut-short body).
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ import ipaddress
 import json
 import os
 import random
+import re
+import threading
 import time
 import urllib.parse
 from collections.abc import Sequence
@@ -54,6 +62,15 @@ from gate.replay.session import AgentFailure, ErrorKind, Job, Session
 RETRY_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 MAX_BACKOFF_S = 30.0
 MAX_RETRY_AFTER_S = 120.0
+"""The longest ``Retry-After`` honoured: an endpoint asking for more (a quota exhausted
+until tomorrow) fails the case-sample at once, without waiting or retrying."""
+BREAKER_AFTER = 5
+"""Consecutive case-samples that gave up on the endpoint the same way (the same status or
+transport error) after which the circuit breaker opens: every case-sample not yet started
+is recorded ``not_attempted`` (missing, so the verdict is "error"), none is sent."""
+
+_DIGITS = re.compile(r"\d+")
+_STATUS = re.compile(r"HTTP \d{3}")
 
 
 _RETRYABLE: tuple[type[BaseException], ...] = (*TRANSPORT_ERRORS, StreamTruncated)
@@ -146,6 +163,10 @@ class OpenAIChatAgent:
         except ValueError as exc:
             raise ConfigError(Problem(file, None, "agent.base_url", str(exc))) from None
         self._stream = bool(cfg.params.get("stream"))
+        self._breaker_lock = threading.Lock()
+        self._streak = 0
+        self._streak_of: str | None = None
+        self._open_because: str | None = None
         self._request_meta: dict[str, Any] = {
             "model": cfg.model,
             "base_url": cfg.base_url,
@@ -169,6 +190,37 @@ class OpenAIChatAgent:
         self._client.close()
 
     def run(self, job: Job, session: Session) -> Run | None:
+        with self._breaker_lock:
+            if self._open_because is not None:
+                raise AgentFailure(ErrorKind.NOT_ATTEMPTED, self._open_because)
+        try:
+            self._converse(job, session)
+        except AgentFailure as failure:
+            self._count(failure)
+            raise
+        self._count(None)
+        return None
+
+    def _count(self, failure: AgentFailure | None) -> None:
+        """The circuit breaker (:data:`BREAKER_AFTER`): consecutive identical give-ups."""
+        with self._breaker_lock:
+            if failure is None or failure.kind is not ErrorKind.HTTP:
+                self._streak, self._streak_of = 0, None
+                return
+            last = failure.message.rsplit("last: ", 1)[-1]
+            status = _STATUS.match(last)  # the status itself tells failures apart
+            key = status.group(0) if status else _DIGITS.sub("#", last.split(":", 1)[0])
+            if key == self._streak_of:
+                self._streak += 1
+            else:
+                self._streak, self._streak_of = 1, key
+            if self._streak >= BREAKER_AFTER and self._open_because is None:
+                self._open_because = (
+                    f"the endpoint failed {self._streak} case-samples in a row the same way "
+                    f"({failure.message.splitlines()[0][:300]}); the rest are not sent"
+                )
+
+    def _converse(self, job: Job, session: Session) -> None:
         messages: list[dict[str, Any]] = job.messages
         if self._system is not None:
             messages = [{"role": "system", "content": self._system}, *messages]
@@ -191,7 +243,7 @@ class OpenAIChatAgent:
             session.add_usage(turn.usage)
             if not turn.calls:
                 session.final = turn.content
-                return None
+                return
             results = session.answer(turn.calls, turn.content)
             messages = [
                 *messages,
@@ -223,8 +275,14 @@ class OpenAIChatAgent:
                 if resp.status not in RETRY_STATUSES:
                     raise AgentFailure(ErrorKind.HTTP, last)
                 wait = retry_after_s(resp.headers)
-            except TimeoutError:
-                last, last_kind = f"no answer within {timeout:.3g}s", ErrorKind.TIMEOUT
+                if wait is not None and wait > MAX_RETRY_AFTER_S:
+                    raise AgentFailure(
+                        ErrorKind.HTTP,
+                        f"gave up at once: the endpoint asks to wait {wait:.0f}s, over the "
+                        f"{MAX_RETRY_AFTER_S:.0f}s cap; last: {last}",
+                    )
+            except TimeoutError:  # the endpoint's, not the agent's: infrastructure
+                last, last_kind = f"no answer within {timeout:.3g}s", ErrorKind.HTTP
             except _RETRYABLE as exc:
                 last, last_kind = f"{type(exc).__name__}: {exc}", ErrorKind.HTTP
             if attempt == tries - 1:
@@ -233,7 +291,6 @@ class OpenAIChatAgent:
                 wait = min(MAX_BACKOFF_S, self.backoff_base_s * 2**attempt) * (
                     0.5 + rng.random() / 2
                 )
-            wait = min(wait, MAX_RETRY_AFTER_S)
             if job.deadline is not None and time.monotonic() + wait > job.deadline:
                 raise AgentFailure(
                     ErrorKind.DEADLINE,
@@ -254,6 +311,11 @@ class OpenAIChatAgent:
             try:
                 payload = jsonio.loads_strict(resp.body)
             except jsonio.JsonInputError as exc:
+                if _cut_short(resp.body):
+                    raise StreamTruncated(
+                        f"the response body ends in the middle of its JSON "
+                        f"({len(resp.body)} bytes): {_excerpt(resp.body, 80)}"
+                    ) from None
                 raise AgentFailure(
                     ErrorKind.PAYLOAD,
                     f"the response body is not JSON ({exc}): {_excerpt(resp.body)}",
@@ -261,6 +323,24 @@ class OpenAIChatAgent:
             return parse_completion(payload)
         except PayloadError as exc:
             raise AgentFailure(ErrorKind.PAYLOAD, str(exc)) from None
+
+
+def _cut_short(body: bytes) -> bool:
+    """Whether a body that is not JSON is a JSON object or array cut short: valid up to
+    its last byte (a body whose declared length was itself truncated by a proxy, or by a
+    server that gave up mid-reply). That is a transport failure, retried like a body the
+    connection lost, not an answer from the model."""
+    text = body.decode("utf-8", "replace").rstrip()
+    if not text.startswith(("{", "[")):
+        return False
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        # "Unterminated string" points at the string's start: it runs to the end
+        return exc.pos >= len(text) or exc.msg.startswith("Unterminated string")
+    except ValueError:
+        return False
+    return False
 
 
 def _excerpt(body: bytes, limit: int = 300) -> str:

@@ -22,7 +22,11 @@ interrupted run loses nothing already recorded).
 * **Seeds.** Each case-sample gets ``job_seed(config.seed, case_id, sample)``.
 * **Resume.** With ``resume``, case-samples already in runs.jsonl are skipped and new
   lines are appended; a last line cut short by a kill is dropped (and re-run).
-  Without it, runs.jsonl is started afresh.
+  Without it, runs.jsonl is started afresh. A fresh run writes ``OUT/run-header.json``
+  first (the gate, the dataset, the agent as configured, the seed and the scoring
+  settings' hash); ``resume`` refuses a folder whose header differs, or that has lines
+  but no header (a folder another agent or config wrote: its lines would be scored as
+  this run's).
 * **Progress** on stderr: on a terminal one line redrawn in place (done/total, failures,
   rate, ETA); otherwise one line every ``progress_interval_s`` and at the end.
 """
@@ -40,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from gate import jsonio
 from gate.config import Config
 from gate.errors import UsageError
 from gate.model import Case, DatasetLike, Run, Shard
@@ -163,6 +168,63 @@ def _clock(seconds: float) -> str:
     )
 
 
+# ─── the run header ───────────────────────────────────────────────────────────
+
+HEADER_FILE = "run-header.json"
+
+
+def run_identity(config: Config, dataset: DatasetLike, agent: Agent) -> dict[str, Any]:
+    """What a resumed run must share with the one that started the folder."""
+    return {
+        "gate_name": config.name,
+        "dataset_sha256": dataset.sha256,
+        "agent": agent.describe(),
+        "seed": config.seed,
+        "scoring_sha256": config.scoring_sha256(),
+    }
+
+
+def write_header(out: Path, header: dict[str, Any]) -> None:
+    from gate.outdir import write_atomic
+
+    write_atomic(out / HEADER_FILE, [jsonio.dumps(header, indent=True)])
+
+
+def check_header(out: Path, header: dict[str, Any], runs_path: Path) -> None:
+    """Refuse to resume a folder another agent or config wrote (module docstring)."""
+    path = out / HEADER_FILE
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        if runs_path.exists() and runs_path.stat().st_size > 0:
+            raise UsageError(
+                f"cannot resume {out}: its runs were written without a run header "
+                f"({HEADER_FILE}), so nothing says they are of this agent and config",
+                hint="Run without --resume to start the folder afresh.",
+            ) from None
+        write_header(out, header)
+        return
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        recorded = jsonio.loads_strict(raw)
+    except jsonio.JsonInputError:
+        recorded = None
+    if not isinstance(recorded, dict):
+        raise UsageError(f"cannot resume {out}: {path} is not a run header")
+
+    def shown(value: Any) -> str:
+        return jsonio.canonical(value)
+
+    differ = [k for k in sorted(header) if shown(recorded.get(k)) != shown(header[k])]
+    if differ:
+        was = ", ".join(f"{k}: {shown(recorded.get(k))[:80]}" for k in differ)
+        raise UsageError(
+            f"cannot resume {out}: it was written by another {' and '.join(differ)} ({was})",
+            hint="Run without --resume, or give this run its own --out.",
+        )
+
+
 # ─── run ──────────────────────────────────────────────────────────────────────
 
 
@@ -199,6 +261,11 @@ def run_all(
         if callable(check):
             check({c.id for c in dataset.cases})
         runs_path = out / RUNS_FILE
+        header = run_identity(config, dataset, agent)
+        if resume:
+            check_header(out, header, runs_path)
+        else:
+            write_header(out, header)
         if not resume:
             done_before: Collection[tuple[str, int]] = set()
         elif recorded is not None:

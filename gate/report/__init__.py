@@ -42,13 +42,12 @@ def write_reports(
     report_url: str | None = None,
 ) -> None:
     """Write ``out/report.md``, ``out/junit.xml`` and ``out/comment.md``."""
-    out.mkdir(parents=True, exist_ok=True)
+    from gate.outdir import write_atomic
+
     files = {
         "report.md": render_markdown(results, redactor=redactor, report_url=report_url),
         "junit.xml": render_junit(results, redactor=redactor),
         "comment.md": render_comment(results, redactor=redactor, report_url=report_url),
     }
     for name, text in files.items():
-        tmp = out / f".{name}.tmp"
-        tmp.write_text(text, encoding="utf-8", newline="\n")
-        tmp.replace(out / name)
+        write_atomic(out / name, [text.encode("utf-8")])

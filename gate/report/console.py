@@ -37,6 +37,13 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
         f"ToolGate {esc.console(results.gate_name, 64)}: {word.upper()} — "
         f"{esc.console(summary, 400)}"
     )
+    if results.run_error is not None:
+        out.append("the run is not valid: it says nothing about the agent; first errors:")
+        out.extend(f"  {esc.console(e, 300)}" for e in results.run_error.first_errors)
+    if results.missing is not None:
+        gone = results.missing
+        why = ", ".join(f"{k} {n}" for k, n in gone.by_reason.items())
+        out.append(f"missing case-samples: {gone.count} of {gone.planned} ({why})")
     cmp = results.comparison
     if cmp is not None:
         note = "" if cmp.comparable else f" (NOT comparable: {esc.console(cmp.note or '', 200)})"

@@ -65,6 +65,8 @@ class Style(enum.Enum):
 
 def status(results: Results) -> tuple[str, str]:
     """(emoji, word) of the verdict."""
+    if results.run_error is not None:
+        return "⛔", "error"
     if results.verdict is None:
         return "⚪", "not gated"
     return ("✅", "passed") if results.verdict.passed else ("❌", "failed")
@@ -80,6 +82,9 @@ def build(
     from the results file (:func:`gate.report.comment.render_relayed_comment`)."""
     full = style is Style.FULL
     blocks: list[Block] = [_verdict(results, style, esc, heading)]
+    if results.run_error is not None:  # nothing was decided: no regressions to list
+        return [*blocks, run_not_valid(results, esc), *_run_info(results, esc, full)]
+    blocks += _missing(results, esc)
     blocks += _hard_failures(results, esc, full)
     blocks += _metrics(results, esc, full)
     if full:
@@ -223,7 +228,42 @@ def _hard_kinds(results: Results) -> list[str]:
     return sorted(kinds, key=lambda k: (HARD_KINDS.index(k) if k in HARD_KINDS else 9, k))
 
 
-_VERDICT_WORD = re.compile(r"^\s*(?:pass(?:ed)?|fail(?:ed)?)\s*(?:—|-|:)\s*", re.IGNORECASE)
+def run_not_valid(results: Results, esc: Escaper) -> Block:
+    """The fixed section of a run whose verdict is "error": why, the missing samples, the
+    first error lines."""
+    err = results.run_error
+    assert err is not None
+    lines = [
+        "**This run is not valid: it says nothing about the agent.** "
+        f"{esc.text(err.reason, 400)}. Fix the cause and run it again.",
+        "",
+    ]
+    lines += _missing_lines(results)
+    if err.first_errors:
+        lines += ["First errors:", ""]
+        lines += [f"- {esc.code(e, 300, table=False)}" for e in err.first_errors]
+        lines += [""]
+    return Block(head=lines)
+
+
+def _missing_lines(results: Results) -> list[str]:
+    gone = results.missing
+    if gone is None:
+        return []
+    why = ", ".join(f"`{k}` {n}" for k, n in gone.by_reason.items())
+    return [
+        f"Missing case-samples: {gone.count} of {gone.planned} ({why}) — failed by the "
+        "infrastructure after their retries; not counted as failures or passes.",
+        "",
+    ]
+
+
+def _missing(results: Results, esc: Escaper) -> list[Block]:
+    lines = _missing_lines(results)
+    return [Block(head=lines)] if lines else []
+
+
+_VERDICT_WORD = re.compile(r"^\s*(?:pass(?:ed)?|fail(?:ed)?|error)\s*(?:—|-|:)\s*", re.IGNORECASE)
 
 
 def _strip_word(summary: str) -> str:

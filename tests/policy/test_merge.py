@@ -162,3 +162,35 @@ def test_merge__refuses_a_case_with_a_missing_sample():
     two.cases[0].samples.pop()
     with pytest.raises(ResultsFileError, match="holds 1 regular samples"):
         merge_results([("a", one), ("b", two)])
+
+
+@pytest.mark.parametrize(
+    ("field", "change", "message"),
+    [
+        ("agent", {"agent": {"kind": "command", "command": ["regressed-agent"]}}, "another agent"),
+        ("gate_name", {"gate_name": "other-gate"}, "gate 'other-gate'"),
+        ("dataset.version", None, "dataset version '2'"),
+        ("scoring_sha256", {"scoring_sha256": "0" * 64}, "scored with other settings"),
+    ],
+)
+def test_merge__part_of_another_run__refused_naming_the_field(
+    field: str, change: dict | None, message: str
+) -> None:
+    one, two = _run((1, 2)), _run((2, 2))
+    if change is None:  # the dataset's version
+        other = two.model_copy(update={"dataset": two.dataset.model_copy(update={"version": "2"})})
+    else:
+        other = two.model_copy(update=change)
+    with pytest.raises(ResultsFileError, match=message) as info:
+        merge_results([("a", one), ("b", other)])
+    assert any(p.field == field and p.file == "b" for p in info.value.problems)
+    merge_results([("a", one), ("b", two)])  # the same run's parts still merge
+
+
+def test_merge__scored_runs_record_their_scoring_hash() -> None:
+    one = _run((1, 2))
+    assert one.scoring_sha256 == CFG.scoring_sha256()
+    stricter = CFG.model_copy(
+        update={"scoring": CFG.scoring.model_copy(update={"extra_calls": "fail"})}
+    )
+    assert stricter.scoring_sha256() != CFG.scoring_sha256()

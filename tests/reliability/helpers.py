@@ -332,12 +332,18 @@ class TrickleServer:
     (every ``gap_s`` seconds): each read finishes well within any per-read timeout, so
     only a bound on the whole exchange ends it."""
 
-    def __init__(self, gap_s: float = 0.2, status: bytes = b"200 OK") -> None:
+    def __init__(
+        self, gap_s: float = 0.2, status: bytes = b"200 OK", *, mode: str = "length"
+    ) -> None:
+        """``mode``: ``length`` (a Content-Length of 1 MB, kept alive), ``close``
+        (``Connection: close`` and no length: the body ends when the connection does), or
+        ``headers`` (the status line and headers themselves a byte at a time)."""
         import socket
         import threading
 
         self.gap_s = gap_s
         self.status = status
+        self.mode = mode
         self.sock = socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen()
@@ -372,10 +378,17 @@ class TrickleServer:
                     if not chunk:
                         return
                     data += chunk
-                conn.sendall(
-                    b"HTTP/1.1 " + self.status + b"\r\nContent-Type: application/json\r\n"
-                    b"Content-Length: 1000000\r\n\r\n"
-                )
+                head = b"HTTP/1.1 " + self.status + b"\r\nContent-Type: application/json\r\n"
+                if self.mode == "headers":
+                    for byte in head + b"Connection: close\r\n\r\n{}":
+                        if self.stop.wait(self.gap_s):
+                            return
+                        conn.sendall(bytes([byte]))
+                    return
+                if self.mode == "close":
+                    conn.sendall(head + b"Connection: close\r\n\r\n")
+                else:
+                    conn.sendall(head + b"Content-Length: 1000000\r\n\r\n")
                 while not self.stop.wait(self.gap_s):
                     conn.sendall(b" ")
             except OSError:

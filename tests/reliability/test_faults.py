@@ -22,6 +22,7 @@ in :data:`FAULT_FIGURES` and printed at the end of the session.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -118,6 +119,101 @@ def test_faults__command_agent__every_case_sample_recorded_with_its_outcome(
     FAULT_FIGURES["cases lost"] += len(planned - set(got))
 
 
+def _orphans_alive(pids: Path) -> list[int]:
+    alive = []
+    for entry in pids.iterdir():
+        try:
+            cmdline = Path(f"/proc/{entry.name}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if entry.read_text() == "orphan" and cmdline.startswith(b"sleep\0"):
+            alive.append(int(entry.name))
+    return alive
+
+
+def test_faults__worker_stops_reading_or_leaves_a_child__bounded_and_classified(
+    tmp_path: Path, pids_dir: Path
+) -> None:
+    """A worker that stops reading its stdin while a 1 MB tool result is written to it
+    (over the 64 KiB pipe buffer) blocked the runner forever; a worker that exits leaving a
+    child holding its stdout was recorded as a timeout and the child outlived ToolGate."""
+    no_read = fault_case("no_read")
+    no_read["tool_responses"] = [{"name": "lookup_order", "response": {"note": "n" * 1_000_000}}]
+    rows = [no_read, fault_case("orphan"), fault_case("ok")]
+    cfg = project(tmp_path, rows, command_agent(pids_dir, timeout_s=2), samples=1)
+    t0 = time.monotonic()
+    proc = h.toolgate(
+        "run", "--config", cfg, "--out", "out", "--no-progress", cwd=tmp_path, timeout=60
+    )
+    elapsed = time.monotonic() - t0
+    h.assert_clean_exit(proc, 0)
+    assert elapsed < 30, elapsed
+    by_id = {r.case_id: r for r in records(tmp_path / "out" / "runs.jsonl")}
+    assert kind_of(by_id["no_read-0"].error) == "timeout", by_id["no_read-0"].error
+    assert "did not read its input" in (by_id["no_read-0"].error or "")
+    assert kind_of(by_id["orphan-0"].error) == "crash", by_id["orphan-0"].error
+    assert by_id["ok-0"].error is None
+    assert any(e.read_text() == "orphan" for e in pids_dir.iterdir())
+    assert _orphans_alive(pids_dir) == [], "a child of an exited worker outlived the run"
+    FAULT_FIGURES["faults injected"] += 2
+    FAULT_FIGURES["case-samples planned"] += 3
+    FAULT_FIGURES["case-samples recorded"] += len(by_id)
+
+
+def test_faults__sigterm_while_a_worker_does_not_read__exits_143_quickly(
+    tmp_path: Path, pids_dir: Path
+) -> None:
+    """The runner blocked in a write to a worker that stopped reading ignored SIGTERM
+    (only SIGKILL ended it, and its workers were orphaned)."""
+    no_read = fault_case("no_read")
+    no_read["tool_responses"] = [{"name": "lookup_order", "response": {"note": "n" * 1_000_000}}]
+    cfg = project(tmp_path, [no_read], command_agent(pids_dir, timeout_s=60), samples=1)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gate", "run", "--config", str(cfg), "--out", "out",
+         "--no-progress"],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(h.REPO)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not _alive(pids_dir):
+        time.sleep(0.05)
+    time.sleep(1.5)  # the worker sent its call; the runner is writing the 1 MB result
+    t_sig = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=30)
+    took_ms = round((time.monotonic() - t_sig) * 1000)
+    FAULT_FIGURES["worst ms to exit after a signal"] = max(
+        FAULT_FIGURES["worst ms to exit after a signal"], took_ms
+    )
+    assert proc.returncode == 143 and took_ms < 10_000, (proc.returncode, took_ms)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _alive(pids_dir):
+        time.sleep(0.1)
+    assert _alive(pids_dir) == []
+    FAULT_FIGURES["faults injected"] += 1
+
+
+def test_faults__late_extra_line__never_the_next_cases_answer(
+    tmp_path: Path, pids_dir: Path
+) -> None:
+    """A worker that answers twice: the second, late line carries its case id, and the
+    next case on that worker refuses it (it was recorded as the next case's answer)."""
+    rows = [fault_case("late_line"), fault_case("ok")]
+    agent = command_agent(pids_dir).replace("workers: 4", "workers: 1")
+    cfg = project(tmp_path, rows, agent, samples=1, extra="")
+    cfg.write_text(cfg.read_text().replace("concurrency: 4", "concurrency: 1"))
+    proc = h.toolgate("run", "--config", cfg, "--out", "out", "--no-progress", cwd=tmp_path)
+    h.assert_clean_exit(proc, 0)
+    by_id = {r.case_id: r for r in records(tmp_path / "out" / "runs.jsonl")}
+    assert by_id["late_line-0"].final == "done"
+    nxt = by_id["ok-0"]
+    assert nxt.final != "stale", nxt
+    assert nxt.error is None or "a late line of an earlier case" in nxt.error, nxt.error
+    FAULT_FIGURES["faults injected"] += 1
+    FAULT_FIGURES["case-samples planned"] += 2
+    FAULT_FIGURES["case-samples recorded"] += len(by_id)
+
+
 def test_faults__runner_killed_repeatedly__resume_completes_nothing_lost_nothing_twice(
     tmp_path: Path, pids_dir: Path
 ) -> None:
@@ -185,6 +281,8 @@ OPENAI_FAULTS: dict[str, str | None] = {
     "429_then_ok": None,
     "500_then_ok": None,
     "truncated_then_ok": None,
+    "cut_body_then_ok": None,
+    "sse_cut_then_ok": None,
     "drop_then_ok": None,
     "bad_args": None,
     "huge_args": None,
@@ -192,8 +290,10 @@ OPENAI_FAULTS: dict[str, str | None] = {
     "500_always": "http",
     "502_always": "http",
     "truncated_always": "http",
+    "cut_body_always": "http",
+    "sse_cut_always": "http",
     "drop_always": "http",
-    "stall": "timeout",
+    "stall": "http",
     "malformed_json": "payload",
     "no_choices": "payload",
     "error_200": "payload",
@@ -245,7 +345,15 @@ def _openai_script() -> Any:
         if kind == "stall":
             return Response(body=chat_completion(content="late"), delay_s=5.0)
         if kind == "malformed_json":
-            return Response(body=b'{"choices": [{"message": ')
+            return Response(body=b'{"choices": [}')
+        if kind == "cut_body":  # a full-length body whose JSON is cut short
+            return Response(body=json.dumps(ok.body).encode()[:30])
+        if kind == "sse_cut":  # a stream cut in the middle of its first event
+            event = {"choices": [{"index": 0, "delta": {"content": "done"}}]}
+            return Response(
+                body=f"data: {json.dumps(event)}"[:25].encode(),
+                headers={"Content-Type": "text/event-stream"},
+            )
         if kind == "no_choices":
             return Response(body={"id": "x", "object": "chat.completion"})
         if kind == "error_200":
@@ -460,11 +568,17 @@ def test_faults__github_failures__verdict_exit_code_and_results_unchanged(
             assert (work / "gh_summary").read_text().strip()
 
 
-def test_faults__openai_endpoint_trickles_bytes__case_sample_times_out(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["length", "close", "headers"])
+def test_faults__openai_endpoint_trickles_bytes__case_sample_times_out(
+    tmp_path: Path, mode: str
+) -> None:
     """A server that sends one byte every 0.2 s never trips a per-read timeout of 1 s: the
-    run hung (found by this suite) until the whole exchange got a bound."""
+    run hung (found by this suite) until the whole exchange got a bound — on a kept-alive
+    connection, on a closing one (``Connection: close`` without a length: the watchdog
+    shut a socket the connection no longer held, 50-90 s), and while the headers trickle
+    (a cut-off 200 was returned as a non-JSON payload)."""
     rows = [fault_case("ok", n) for n in range(2)]
-    with TrickleServer() as srv:
+    with TrickleServer(mode=mode) as srv:
         agent = (
             f"  kind: openai\n  model: m\n  base_url: http://127.0.0.1:{srv.port}/v1\n"
             "  api_key_env: TOOLGATE_FAULTS_NO_KEY\n  timeout_s: 1\n  max_retries: 1\n"
@@ -479,7 +593,8 @@ def test_faults__openai_endpoint_trickles_bytes__case_sample_times_out(tmp_path:
     assert elapsed < 20, elapsed
     runs = records(tmp_path / "out" / "runs.jsonl")
     assert sorted(r.case_id for r in runs) == ["ok-0", "ok-1"]
-    assert all(kind_of(r.error) == "timeout" for r in runs), [r.error for r in runs]
+    assert all(kind_of(r.error) == "http" for r in runs), [r.error for r in runs]
+    assert all("no answer within" in (r.error or "") for r in runs), [r.error for r in runs]
     FAULT_FIGURES["faults injected"] += 2
     FAULT_FIGURES["case-samples planned"] += 2
     FAULT_FIGURES["case-samples recorded"] += len(runs)
@@ -525,8 +640,13 @@ def test_faults__runner_terminated__workers_stopped_and_resume_completes(
     while time.monotonic() < deadline and len(_alive(pids_dir)) < 4:
         time.sleep(0.05)
     time.sleep(0.5)  # the ok cases are recorded; the hanging ones wait for their answer
+    t_sig = time.monotonic()
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
+    took_ms = round((time.monotonic() - t_sig) * 1000)
+    FAULT_FIGURES["worst ms to exit after a signal"] = max(
+        FAULT_FIGURES["worst ms to exit after a signal"], took_ms
+    )
     assert proc.returncode == (143 if sig == signal.SIGTERM else 130), err
     assert "Traceback" not in err
     deadline = time.monotonic() + 10

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import textwrap
 from pathlib import Path
@@ -63,6 +64,7 @@ def case(
 class FakeDataset:
     def __init__(self, cases: list[Case]):
         self.cases = tuple(cases)
+        self.sha256 = hashlib.sha256("\0".join(c.id for c in cases).encode()).hexdigest()
 
 
 def config(tmp_path: Path, agent: dict[str, Any], **extra: Any) -> Config:

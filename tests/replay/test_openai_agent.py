@@ -228,10 +228,12 @@ def test_openai__truncated_body_then_ok__retried(tmp_path: Path, serve: Serve) -
     assert run.error is None and run.final == "whole"
 
 
-def test_openai__stall_past_timeout__timeout_error(tmp_path: Path, serve: Serve) -> None:
+def test_openai__stall_past_timeout__http_error_of_the_infrastructure(
+    tmp_path: Path, serve: Serve
+) -> None:
     srv = serve([Response(body=chat_completion(content="late"), delay_s=5)])
     (run,) = _run(tmp_path, srv, timeout_s=0.3, max_retries=1)
-    assert run.error == "timeout: gave up after 2 attempt(s); last: no answer within 0.3s"
+    assert run.error == "http: gave up after 2 attempt(s); last: no answer within 0.3s"
 
 
 def test_openai__streaming__deltas_accumulated(tmp_path: Path, serve: Serve) -> None:
@@ -254,6 +256,105 @@ def test_openai__streaming__deltas_accumulated(tmp_path: Path, serve: Serve) -> 
     assert run.error is None and run.final == "shipped"
     assert run.calls[0].arguments == {"order_id": "ord_1"} and run.calls[0].id == "call_s"
     assert srv.requests[0].json["stream"] is True
+
+
+def _sse_bytes(events: list[Any], *, done: bool = True) -> bytes:
+    body = b"".join(f"data: {json.dumps(ev)}\n\n".encode() for ev in events)
+    return body + (b"data: [DONE]\n\n" if done else b"")
+
+
+_STREAM_CALL = [
+    {"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [
+        {"index": 0, "id": "call_s", "type": "function",
+         "function": {"name": "lookup_order", "arguments": '{"order_id": "ord_1"}'}}]}}]},
+    {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "cut",
+    [
+        pytest.param(lambda b: b[: b.index(b"\n\n") + 2 + 20], id="inside_the_json"),
+        pytest.param(lambda b: b[: b.index(b"\n", b.index(b"\n\n") + 2) + 1], id="no_blank_line"),
+    ],
+)
+def test_openai__stream_cut_mid_event__retried_like_a_truncated_stream(
+    tmp_path: Path, serve: Serve, cut: Callable[[bytes], bytes]
+) -> None:
+    whole = _sse_bytes(_STREAM_CALL)
+    cut_body = cut(whole)
+    assert not cut_body.endswith(b"\n\n")  # really mid-event
+    headers = {"Content-Type": "text/event-stream"}
+    seen: dict[int, int] = {}
+
+    def script(req: Any, i: int) -> Response:
+        n = len(req["messages"])
+        seen[n] = seen.get(n, 0) + 1
+        if not _tools_done(req):  # the first attempt of the first turn is cut
+            return Response(body=cut_body if seen[n] == 1 else whole, headers=headers)
+        done = [{"choices": [{"index": 0, "delta": {"content": "shipped"}}]}]
+        return Response(body=_sse_bytes(done), headers=headers)
+
+    srv = serve(script)
+    (run,) = _run(tmp_path, srv, params={"stream": True})
+    assert run.error is None and run.final == "shipped"
+    assert run.calls[0].arguments == {"order_id": "ord_1"}
+    assert len(srv.requests) == 3
+
+
+def test_openai__full_length_body_cut_short__retried(tmp_path: Path, serve: Serve) -> None:
+    whole = json.dumps(chat_completion(content="whole")).encode()
+    srv = serve([Response(body=whole[:60]), Response(body=whole)])
+    (run,) = _run(tmp_path, srv)
+    assert run.error is None and run.final == "whole"
+    assert len(srv.requests) == 2
+
+
+def test_openai__body_not_json_at_all__payload_error_not_retried(
+    tmp_path: Path, serve: Serve
+) -> None:
+    srv = serve([Response(body=b'{"choices": [}'), Response(body=chat_completion(content="x"))])
+    (run,) = _run(tmp_path, srv)
+    assert run.error is not None and run.error.startswith("payload: ")
+    assert len(srv.requests) == 1
+
+
+def test_openai__retry_after_over_the_cap__fails_at_once_without_waiting(
+    tmp_path: Path, serve: Serve
+) -> None:
+    srv = serve([Response(429, {"error": {"message": "quota"}}, {"Retry-After": "3600"})])
+    t0 = time.monotonic()
+    (run,) = _run(tmp_path, srv, max_retries=4)
+    assert time.monotonic() - t0 < 5
+    assert run.error is not None and run.error.startswith(
+        "http: gave up at once: the endpoint asks to wait 3600s, over the 120s cap"
+    )
+    assert len(srv.requests) == 1
+
+
+def test_openai__endpoint_fails_every_case_the_same_way__breaker_stops_sending(
+    tmp_path: Path, serve: Serve
+) -> None:
+    from gate.replay.openai_agent import BREAKER_AFTER
+
+    srv = serve([Response(500, {"error": {"message": "upstream down"}})])
+    ids = [f"c{i}" for i in range(BREAKER_AFTER + 3)]
+    runs = _run(tmp_path, srv, ids=ids, max_retries=1)
+    kinds = [r.error.split(":", 1)[0] for r in sorted(runs, key=lambda r: int(r.case_id[1:]))]
+    assert kinds == ["http"] * BREAKER_AFTER + ["not_attempted"] * 3
+    assert len(srv.requests) == BREAKER_AFTER * 2  # nothing sent once the breaker opened
+    assert all(r.error_class == "infrastructure" for r in runs)
+
+
+def test_openai__failures_that_differ__breaker_stays_closed(tmp_path: Path, serve: Serve) -> None:
+    from gate.replay.openai_agent import BREAKER_AFTER
+
+    def script(req: Any, i: int) -> Response:
+        return Response(500 + i % 2, {"error": {"message": "flaky"}})
+
+    ids = [f"c{i}" for i in range(BREAKER_AFTER + 2)]
+    runs = _run(tmp_path, serve(script), ids=ids, max_retries=0)
+    assert all(r.error is not None and r.error.startswith("http: ") for r in runs)
 
 
 def test_openai__step_budget__stops_the_loop(tmp_path: Path, serve: Serve) -> None:

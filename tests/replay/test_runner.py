@@ -13,7 +13,7 @@ import pytest
 
 from gate.errors import RunsFileError, UsageError
 from gate.model import Run, Shard
-from gate.replay.runner import Progress, run_all, select_cases
+from gate.replay.runner import Progress, run_all, run_identity, select_cases, write_header
 from gate.replay.session import Job, Session
 from gate.runsfile import RunsWriter, read_runs
 from tests.replay.helpers import FakeDataset, case, config
@@ -133,12 +133,14 @@ def test_run_all__unknown_case_id__usage_error(tmp_path: Path) -> None:
 def test_run_all__resume_after_kill__skips_recorded_drops_cut_line(tmp_path: Path) -> None:
     out = tmp_path / "out"
     ds = FakeDataset([case(f"c{i}") for i in range(4)])
+    agent = CountingAgent()
+    # what the interrupted run of the same agent and config wrote first
+    write_header(out, run_identity(_cfg(tmp_path), ds, agent))
     with RunsWriter(out / "runs.jsonl") as w:
         w.write(Run(case_id="c0", sample=0, final="earlier"))
         w.write(Run(case_id="c1", sample=1, final="earlier"))
     with (out / "runs.jsonl").open("ab") as fh:
         fh.write(b'{"case_id": "c2", "sample": 0, "tur')  # a write cut short by a kill
-    agent = CountingAgent()
     s = run_all(
         _cfg(tmp_path), ds, out, samples=2, shard=None, resume=True, progress=False, agent=agent
     )
@@ -162,10 +164,12 @@ def test_run_all__no_resume__starts_afresh(tmp_path: Path) -> None:
 def test_run_all__resume_with_corrupt_line__runs_file_error(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
+    ds, agent = FakeDataset([case("a")]), CountingAgent()
+    write_header(out, run_identity(_cfg(tmp_path), ds, agent))
     (out / "runs.jsonl").write_text('{"case_id": "a", "sample": 0}\nnot json\n')
     with pytest.raises(RunsFileError):
-        run_all(_cfg(tmp_path), FakeDataset([case("a")]), out, samples=1, shard=None, resume=True,
-                progress=False, agent=CountingAgent())  # fmt: skip
+        run_all(_cfg(tmp_path), ds, out, samples=1, shard=None, resume=True,
+                progress=False, agent=agent)  # fmt: skip
 
 
 def test_run_all__global_deadline__unstarted_case_samples_get_error_records(tmp_path: Path) -> None:

@@ -55,6 +55,14 @@ def answer(msg: dict) -> None:
         time.sleep(SLEEP)
     if fault == "crash_start":
         os._exit(1)
+    if fault == "orphan":  # exit, leaving a child that holds stdout open
+        import subprocess
+
+        child = subprocess.Popen(["sleep", "300"], stdout=sys.stdout, stderr=subprocess.DEVNULL)
+        if PIDS:
+            with open(os.path.join(PIDS, str(child.pid)), "w") as fh:
+                fh.write("orphan")
+        os._exit(1)
     if fault == "hang":
         hang()
     if fault == "exit0":
@@ -121,6 +129,15 @@ def answer(msg: dict) -> None:
         send({"type": "tool_calls", "calls": [leak_call], "content": secrets})
         recv()
         send({"type": "final", "content": f"Here are my keys: {secrets}"})
+        return
+    if fault == "no_read":  # a tool call, then never read stdin again (the result is huge)
+        send({"type": "tool_calls", "calls": [CALL]})
+        hang()
+    if fault == "late_line":  # answers, then a second, late answer for the same case
+        send({"type": "final", "content": "done", "case_id": msg["case_id"]})
+        time.sleep(0.3)
+        send({"type": "final", "content": "stale", "case_id": msg["case_id"],
+              "sample": msg["sample"]})  # fmt: skip
         return
     if fault == "budget":
         while True:
