@@ -4,7 +4,7 @@ For each BFCL AST category (simple_python, multiple, parallel, parallel_multiple
 irrelevance, and the live_* ones), this script
 
 1. takes BFCL's data files from the ``bfcl-eval`` package installed in its own venv
-   (``/work/bench-venvs/bfcl``; never a ToolGate dependency);
+   (``bench-venvs/bfcl``, or ``TOOLGATE_BFCL_VENV``; never a ToolGate dependency);
 2. converts them with ToolGate's importer (:mod:`gate.interop.bfcl`);
 3. generates BFCL-style model outputs for every item — the possible answers themselves and
    systematic perturbations of them (wrong value, missing argument, extra argument, wrong
@@ -51,7 +51,7 @@ sys.path.insert(0, str(ROOT))
 from gate.interop import bfcl  # noqa: E402
 from gate.interop._records import Locator, Record  # noqa: E402
 
-DEFAULT_VENV = Path(os.environ.get("TOOLGATE_BFCL_VENV", "/work/bench-venvs/bfcl"))
+DEFAULT_VENV = Path(os.environ.get("TOOLGATE_BFCL_VENV", "bench-venvs/bfcl"))
 QUICK_ITEMS = 25
 PICKS = ((0, True), (-1, True), (0, False), (-1, False))
 """(option index, include optional params) — the ways to write an acceptable answer."""

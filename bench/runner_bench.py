@@ -22,7 +22,7 @@ leaves out) — so the ``÷ bare`` column isolates what the runner itself adds o
 machine (timers, the loopback and interpreter start-up cost something even without it).
 Each scenario runs ``--repeat`` times; medians are printed. Usage::
 
-    /work/venv/bin/python bench/runner_bench.py [--cases 400] [--samples 5] [--repeat 3]
+    python bench/runner_bench.py [--cases 400] [--samples 5] [--repeat 3]
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Benchmark: ``toolgate score`` on 100,000 case-samples, against merely decoding the runs
-file and against the peers a user would pick instead (issue 3).
+file and against the peers a user would pick instead.
 
 What it does, all on the same files on disk:
 
@@ -15,7 +15,8 @@ What it does, all on the same files on disk:
    sample's scores, reasons and evidence written) — the median of ``--repeat`` runs — and
    reads its peak memory from the kernel (``wait4``);
 4. runs each peer (``bench/score_peers.py``) in its own bench-only virtualenv under
-   ``/work/bench-venvs/`` (``--venvs``): DeepEval's ``ToolCorrectnessMetric``, agentevals'
+   ``bench-venvs/`` at the repository's root (``--venvs``, or ``TOOLGATE_PEER_VENVS``):
+   DeepEval's ``ToolCorrectnessMetric``, agentevals'
    trajectory match (strict and unordered) and BFCL's AST checker; each reads the same
    dataset and runs file and computes its one number (imports not charged to it).
 
@@ -25,7 +26,7 @@ one repeat, peers skipped when their venv is missing) is the CI smoke test.
 
 Install the peers (never runtime dependencies)::
 
-    V=/work/bench-venvs
+    V=bench-venvs   # at the repository's root; git-ignored
     python3 -m venv $V/deepeval   && $V/deepeval/bin/pip install deepeval
     python3 -m venv $V/agentevals && $V/agentevals/bin/pip install agentevals
     python3 -m venv $V/bfcl       && $V/bfcl/bin/pip install bfcl-eval soundfile
@@ -462,7 +463,11 @@ def main(argv: list[str] | None = None) -> int:
         default="deepeval,agentevals-strict,agentevals-unordered,bfcl",
         help="comma-separated peers to run ('' for none)",
     )
-    ap.add_argument("--venvs", default="/work/bench-venvs", help="folder of the peers' virtualenvs")
+    ap.add_argument(
+        "--venvs",
+        default=os.environ.get("TOOLGATE_PEER_VENVS", "bench-venvs"),
+        help="folder of the peers' virtualenvs (default: $TOOLGATE_PEER_VENVS or bench-venvs)",
+    )
     ap.add_argument("--workdir", default=None, help="keep the generated files here")
     ap.add_argument(
         "--toolgate", default=None, help="the toolgate executable (default: beside this python)"

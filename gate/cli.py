@@ -55,6 +55,8 @@ exit codes:
   1  the gate failed
   2  usage or input error (the message names the file, line and field)
   3  a bug in ToolGate (please report it with the traceback)
+  4  the run is not valid (the infrastructure failed: samples missing, the agent never
+     started); it says nothing about the agent
 """
 
 

@@ -47,7 +47,7 @@ class _Strict(BaseModel):
 
 
 class NormalizeConfig(_Strict):
-    """How argument values are normalised before comparison (DESIGN §3).
+    """How argument values are normalised before comparison (docs/dataset.md).
 
     Every rule is on by default except the lossy ones (ID prefixes, currency), which need
     a value to know what to strip or scale.
@@ -203,7 +203,7 @@ AgentConfig = Annotated[
 
 
 class PassCheck(enum.StrEnum):
-    """The conditions a case must meet to pass (DESIGN §6); all count by default."""
+    """The conditions a case must meet to pass (docs/scoring.md); all count by default."""
 
     CALLS_MATCHED = "calls_matched"
     ORDER = "order"

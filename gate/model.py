@@ -6,7 +6,7 @@ boundaries — the dataset (``gate.dataset``), the config (``gate.config``), run
 (``gate.runsfile``) and results.json (``gate.results``) — validate their input with
 pydantic or by hand and convert it into these types; nothing passes raw dicts inward.
 
-Vocabulary (DESIGN §3–§6):
+Vocabulary (docs/dataset.md, docs/scoring.md):
 
 * a **case** is one dataset row: the user turn, the tools the model saw, what it should
   (and must not) call, and the frozen tool responses;
@@ -62,7 +62,7 @@ class Difficulty(enum.StrEnum):
 
 
 class MatcherKind(enum.StrEnum):
-    """The argument matchers of DESIGN §3. ``equal`` is a plain expected value."""
+    """The argument matchers of docs/dataset.md. ``equal`` is a plain expected value."""
 
     EQUAL = "equal"
     IN = "$in"
@@ -181,7 +181,7 @@ class ToolSpec:
 
     def definition_hash(self) -> str:
         """sha256 of the canonical definition: any change to name, description or schema
-        changes it (tool-definition drift, issue 6)."""
+        changes it (tool-definition drift)."""
         return hashlib.sha256(canonical(self.definition()).encode()).hexdigest()
 
 
@@ -203,7 +203,7 @@ class FrozenResponse:
 
 @dataclass(frozen=True, slots=True)
 class Case:
-    """One dataset row (DESIGN §3), validated."""
+    """One dataset row (docs/dataset.md), validated."""
 
     id: str
     user_input: str
@@ -565,7 +565,7 @@ class SampleScore:
 
     * ``scores``: metric name → value; ``None`` means not applicable ("n/a", left out of
       means), e.g. ``call_accuracy`` on a no-tool case. Rates are in [0, 1]; counts ≥ 0.
-    * ``passed`` / ``failed_checks``: the case-pass rule of DESIGN §6 and the names of
+    * ``passed`` / ``failed_checks``: the case-pass rule of docs/scoring.md and the names of
       the checks that failed it (empty when passed).
     * ``reasons``: metric name → one plain-language sentence, for the metrics that failed
       (a value other than the best one) or do not apply (n/a); every metric's when

@@ -1,4 +1,4 @@
-"""results.json: the versioned file every reporter renders from (DESIGN §9) — and the one
+"""results.json: the versioned file every reporter renders from (docs/reports.md) — and the one
 module that assembles, converts and reads a :class:`Results`.
 
 The pydantic models here *are* the schema (``gate/schemas/results.schema.json`` is

@@ -1,4 +1,4 @@
-"""runs.jsonl: what the agent did, one line per case × sample (DESIGN §4).
+"""runs.jsonl: what the agent did, one line per case × sample (docs/agent-protocol.md).
 
 A line::
 

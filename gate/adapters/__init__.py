@@ -1,6 +1,6 @@
 """Provider payloads → :class:`gate.model.ToolCall` — the only place provider shapes live.
 
-One module per provider (DESIGN §4, STYLE habit 2), each reading calls from the structured
+One module per provider (docs/agent-protocol.md), each reading calls from the structured
 field and never from text:
 
 * :mod:`gate.adapters.openai_chat` — ``choices[0].message.tool_calls`` (+ streaming deltas);

@@ -1,4 +1,4 @@
-"""The dataset: pinned cases with frozen tool responses (DESIGN §3).
+"""The dataset: pinned cases with frozen tool responses (docs/dataset.md).
 
 Public API::
 

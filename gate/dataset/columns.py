@@ -1,4 +1,4 @@
-"""The dataset's columns (DESIGN §3), shared by the readers and the validator."""
+"""The dataset's columns (docs/dataset.md), shared by the readers and the validator."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ COLUMNS: tuple[str, ...] = (
     "step_budget",
     "tags",
 )
-"""Every column of DESIGN §3; any other key is an error."""
+"""Every column docs/dataset.md lists; any other key is an error."""
 
 TEXT_COLUMNS: frozenset[str] = frozenset(
     {"id", "user_input", "difficulty", "source_trace_id", "notes", "order"}

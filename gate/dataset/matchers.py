@@ -1,7 +1,7 @@
 """Argument matchers: the dataset's ``args`` syntax → :class:`gate.model.ArgMatcher`.
 
 An expected (or frozen-response) argument is either a plain JSON value — equal after
-normalisation — or an object holding exactly one matcher (DESIGN §3):
+normalisation — or an object holding exactly one matcher (docs/dataset.md):
 
 * ``{"$in": [v1, v2, ...]}`` — one of several values (non-empty list);
 * ``{"$regex": "..."}`` — ``re.fullmatch`` on the actual string; the pattern must compile

@@ -180,7 +180,7 @@ def _csv_rows(
             name = column
             if name in ENUM_COLUMNS and len(cell) >= 2 and cell[0] == cell[-1] == '"':
                 # `"strict"` as a JSON string is as clear as raw `strict`: take both
-                # (DESIGN lists neither enum column among the JSON or the text columns).
+                # (docs/dataset.md lists neither enum column among the JSON or the text columns).
                 try:
                     row[name] = jsonio.loads_strict(cell)
                     continue

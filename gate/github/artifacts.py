@@ -1,4 +1,4 @@
-"""The baseline for a pull request: where ``baseline: auto`` finds the base results (DESIGN §8).
+"""The baseline for a pull request: where ``baseline: auto`` finds the base results.
 
 Sources, tried in order; the first that yields results wins:
 

@@ -4,10 +4,10 @@ The transcript and trace importers parse their input into :class:`Conversation` 
 before the turn under test, the turn's user input, the assistant turns after it, the tools
 the model saw); this module turns that into
 
-* a :class:`gate.model.Run` (DESIGN §4) — each assistant message after the last user
+* a :class:`gate.model.Run` (docs/agent-protocol.md) — each assistant message after the last user
   message is a turn, its calls a parallel batch, the tool results that follow attached to
   it; the last turn's text is ``final`` when it made no call;
-* a DESIGN §3 dataset row — the calls become expectations (``order: strict`` when they
+* a dataset row (docs/dataset.md) — the calls become expectations (``order: strict`` when they
   span several turns, ``unordered`` for one batch), the tool results become frozen
   responses keyed by the call's name and arguments, the earlier messages become
   ``message_history`` in the OpenAI chat shape (system prompts left out unless asked:

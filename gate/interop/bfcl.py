@@ -3,7 +3,7 @@
 The Berkeley Function Calling Leaderboard ships, per category, a *questions* file (JSON
 Lines: ``{"id", "question": [[messages]], "function": [function docs]}``) and, except for
 the irrelevance categories, a *possible answers* file (``{"id", "ground_truth": [{func:
-{param: [acceptable values]}}]}``). This module converts one category into DESIGN §3 rows,
+{param: [acceptable values]}}]}``). This module converts one category into dataset rows,
 one per BFCL item, with the BFCL id as the case id:
 
 * ``question[0]``: its last message (a user turn) is ``user_input``; every message before
@@ -376,7 +376,7 @@ def expand_options(
 
 
 def matcher_for(values: list[Any], optional: bool, schema: Mapping[str, Any]) -> Any:
-    """Concrete acceptable values → a DESIGN §3 matcher (plain value or ``$in``)."""
+    """Concrete acceptable values → a dataset matcher (plain value or ``$in``)."""
     out = _dedupe(_adjust_numbers(values, schema))
     if optional:
         out.append("")
@@ -389,7 +389,7 @@ def matcher_for(values: list[Any], optional: bool, schema: Mapping[str, Any]) ->
 def options_to_matcher(
     options: list[Any], schema: Mapping[str, Any], where: str, loc: Locator, rec: Record
 ) -> Any:
-    """BFCL's option list for one parameter → a DESIGN §3 matcher (plain value or ``$in``)."""
+    """BFCL's option list for one parameter → a dataset matcher (plain value or ``$in``)."""
     values, optional = expand_options(options, schema, where, loc, rec)
     return matcher_for(values, optional, schema)
 
@@ -783,7 +783,7 @@ def render_config(
         "    profile: bfcl\n"
         "    null_equals_absent: false   # BFCL: null is a value, not an omitted argument\n"
         "agent:\n"
-        "  # Score BFCL-style outputs recorded elsewhere (runs.jsonl, DESIGN §4);\n"
+        "  # Score BFCL-style outputs recorded elsewhere (runs.jsonl, docs/agent-protocol.md);\n"
         "  # or replace with your agent: kind command / python / openai.\n"
         "  kind: replay\n"
         "  runs: runs.jsonl\n"

@@ -1,4 +1,4 @@
-"""The LLM judge: scores that are reported, never gated (DESIGN §7, seed 003).
+"""The LLM judge: scores that are reported, never gated (docs/judge.md, seed 003).
 
 :func:`run_judge` is the one entry point. Given the config, the dataset, the runs and the
 output folder, it

@@ -90,6 +90,9 @@ class RowRecords:
         self._order: np.ndarray | None = None
         self._case_starts: np.ndarray | None = None
         self._sizes: np.ndarray | None = None
+        self._remap: np.ndarray | None = None
+        """Row → row of the sources, for the first ``len(_remap)`` rows (set by
+        :meth:`joined` on bound records: their rows come on in their table's order)."""
 
     def add_memory(self, records: list[bytes]) -> None:
         self._starts.append(self._total())
@@ -107,13 +110,24 @@ class RowRecords:
         return sum(len(s) for s in self._sources)
 
     def joined(self, other: RowRecords) -> RowRecords:
-        """These rows' records, then ``other``'s (for a table assembled from both)."""
+        """These rows' records, then ``other``'s (for a table assembled from both). When
+        these records are bound, their rows are taken in their table's order (the score
+        stage hands its table's sorted rows on as its one batch)."""
+        assert other._order is None or other._remap is None
         out = RowRecords()
+        if self._order is not None:
+            out._remap = self._source_rows(self._order)
         out._spools = [*self._spools, *(s for s in other._spools if s not in self._spools)]
         for src in (*self._sources, *other._sources):
             out._starts.append(out._total())
             out._sources.append(src)
         return out
+
+    def _source_rows(self, rows: np.ndarray) -> np.ndarray:
+        if self._remap is None:
+            return rows
+        n = len(self._remap)
+        return np.where(rows < n, self._remap[np.minimum(rows, n - 1)], rows)
 
     def bind(self, table: SampleTable) -> RowRecords:
         """Read in ``table``'s order from now on (its rows are these rows, sorted)."""
@@ -126,7 +140,7 @@ class RowRecords:
         assert self._order is not None and self._case_starts is not None
         assert self._sizes is not None
         a = int(self._case_starts[case])
-        rows = self._order[a : a + int(self._sizes[case])].tolist()
+        rows = self._source_rows(self._order[a : a + int(self._sizes[case])]).tolist()
         out: list[bytes] = []
         k = 0
         while k < len(rows):

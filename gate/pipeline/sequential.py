@@ -191,8 +191,8 @@ class _Sampler:
         """The last round's scored extra runs (every extra sample so far)."""
 
     def __call__(self, plan: Mapping[str, int]) -> dict[str, list[Sample]]:
-        from gate.pipeline._scorepool import ScoreJob, SerialExecutor
         from gate.outdir import write_atomic
+        from gate.pipeline._scorepool import ScoreJob, SerialExecutor
         from gate.replay.runner import HEADER_FILE, RUNS_FILE, run_all
 
         path = self.dir / RUNS_FILE

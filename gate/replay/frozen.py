@@ -1,6 +1,6 @@
 """Frozen tool replay: the seam between the agent under test and its tools.
 
-No real tool ever runs in the gate (DESIGN §5). Every tool call the agent makes goes
+No real tool ever runs in the gate (docs/agent-protocol.md). Every tool call the agent makes goes
 through a :class:`ToolBackend` — ``call(name, args) -> ToolOutcome`` — the way every HTTP
 request goes through a transport (STYLE habit 5). Three backends:
 

@@ -1,4 +1,4 @@
-"""Run the agent on every case × sample and write ``runs.jsonl`` (DESIGN §5).
+"""Run the agent on every case × sample and write ``runs.jsonl`` (docs/agent-protocol.md).
 
 :func:`run_all` plans the case-samples, runs them through the configured agent adapter
 with bounded concurrency, answers every tool call from the frozen responses, and appends

@@ -1,4 +1,4 @@
-"""Reports rendered from a :class:`gate.results.Results` alone (DESIGN §9).
+"""Reports rendered from a :class:`gate.results.Results` alone (docs/reports.md).
 
 * :func:`render_comment` — the sticky PR comment (hidden marker, ≤ 65,536 characters);
 * :func:`render_markdown` — the full report: ``report.md`` and the step summary (≤ 1 MiB);

@@ -1,7 +1,7 @@
 """The Markdown reports: the PR comment and the full report (report.md, step summary).
 
 Both are rendered from a :class:`gate.results.Results` alone — never recomputing a score —
-by the same section builders, in the order issue 6 sets for the comment:
+by the same section builders, in the order the comment uses:
 
 1. the verdict and why, in one line (then a note when the baseline is not comparable);
 2. hard failures (must-not-call first);

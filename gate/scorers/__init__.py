@@ -1,4 +1,4 @@
-"""Deterministic scorers: pure functions of (case, run) → named scores (DESIGN §6).
+"""Deterministic scorers: pure functions of (case, run) → named scores (docs/scoring.md).
 
 One score per failure class, never one blended number. Every metric is one line of
 :data:`gate.scorers.registry.REGISTRY` (name, function, direction, pooled or not,

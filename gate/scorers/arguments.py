@@ -1,7 +1,7 @@
 """Argument matching: does an actual call's arguments satisfy an expected call's?
 
 Used by the scorers (call accuracy, required-argument match, partial credit) and by the
-runner to pick the frozen response that answers a call (DESIGN §5), so both agree on what
+runner to pick the frozen response that answers a call, so both agree on what
 "these arguments match" means.
 
 **The rule** (``args_match``): every expected argument's matcher holds for the actual

@@ -301,7 +301,7 @@ def _forbidden(tool: str, item: str) -> ForbiddenArg:
 
 
 def enabled_checks(config: ScoringConfig) -> frozenset[PassCheck]:
-    """The pass checks that count (DESIGN §6).
+    """The pass checks that count (docs/scoring.md).
 
     Default: every check except ``unrecorded_call``; ``unrecorded_call: fail_case`` adds
     it whatever ``pass_checks`` says; ``no_agent_error`` always counts (a crashed or

@@ -1,4 +1,4 @@
-"""Normalisation of argument values before comparison (DESIGN §3).
+"""Normalisation of argument values before comparison (docs/dataset.md).
 
 Most argument "misses" logged in practice are normalisation bugs in the scorer, not model
 errors (seed 003). A :class:`Normalizer` turns a JSON value into a *canonical form*: a

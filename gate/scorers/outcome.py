@@ -1,4 +1,4 @@
-"""The case-pass rule (DESIGN §6) and the two metrics made from it.
+"""The case-pass rule (docs/scoring.md) and the two metrics made from it.
 
 A sample **passes** when every enabled check holds (``scoring.pass_checks`` chooses which
 count; :func:`gate.scorers.context.enabled_checks`):

@@ -1,4 +1,4 @@
-"""runs.jsonl: every record shape of DESIGN §4, round trips, and line-named errors."""
+"""runs.jsonl: every record shape of docs/agent-protocol.md, round trips, and line-named errors."""
 
 from __future__ import annotations
 

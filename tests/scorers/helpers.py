@@ -22,7 +22,7 @@ from gate.model import (
 
 
 def matcher(value: Any) -> ArgMatcher:
-    """Dataset syntax → ArgMatcher (DESIGN §3)."""
+    """Dataset syntax → ArgMatcher (docs/dataset.md)."""
     if isinstance(value, dict) and len(value) >= 1:
         keys = set(value)
         if keys == {"$in"}:
