@@ -39,7 +39,7 @@ import threading
 import time
 import urllib.parse
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -95,6 +95,10 @@ TOOL = ToolSpec(
 
 
 class _Dataset:
+    display = "bench"
+    sha256 = "0" * 64
+    tools: ClassVar[dict[str, Any]] = {}
+
     def __init__(self, n: int):
         self.cases = tuple(
             Case(

@@ -83,7 +83,13 @@ def build(
     full = style is Style.FULL
     blocks: list[Block] = [_verdict(results, style, esc, heading)]
     if results.run_error is not None:  # nothing was decided: no regressions to list
-        return [*blocks, run_not_valid(results, esc), *_run_info(results, esc, full)]
+        # (tool-definition drift is about the dataset's tools, not the run: still shown)
+        return [
+            *blocks,
+            run_not_valid(results, esc),
+            *_drift(results, esc, full),
+            *_run_info(results, esc, full),
+        ]
     blocks += _missing(results, esc)
     blocks += _hard_failures(results, esc, full)
     blocks += _metrics(results, esc, full)

@@ -59,7 +59,11 @@ def test_framework_agent__good_and_regressed_builds__gate_passes_then_fails(
         shutil.copy(EXAMPLE / name, tmp_path / name)
     model = _scripted_model()
     with FakeOpenAIServer(lambda request, _i: Response(body=model.reply(request))) as srv:
-        code, good = _check(_config(tmp_path, "good", srv.base_url), tmp_path / "good")
+        # Nine samples of the good build: the base history a single case's regression is
+        # tested against (one base sample could never make one case significant).
+        code, good = _check(
+            _config(tmp_path, "good", srv.base_url), tmp_path / "good", "--samples", "9"
+        )
         assert code == 0, good["verdict"]
         assert good["verdict"]["passed"] is True
         code, bad = _check(
@@ -67,6 +71,8 @@ def test_framework_agent__good_and_regressed_builds__gate_passes_then_fails(
             tmp_path / "regressed",
             "--baseline",
             str(tmp_path / "good" / "results.json"),
+            "--samples",
+            "2",
         )
         requests = [r.json for r in srv.requests if r.json]
     assert code == 1

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gate.errors import ResultsFileError
-from gate.model import Shard
+from gate.model import OrderMode, Shard
 from gate.results import Results, merge_results, read_results, to_jsonable, write_results
 from tests.policy.helpers import build_results, case, dataset, make_config, score
 
@@ -191,6 +191,6 @@ def test_merge__scored_runs_record_their_scoring_hash() -> None:
     one = _run((1, 2))
     assert one.scoring_sha256 == CFG.scoring_sha256()
     stricter = CFG.model_copy(
-        update={"scoring": CFG.scoring.model_copy(update={"extra_calls": "fail"})}
+        update={"scoring": CFG.scoring.model_copy(update={"default_order": OrderMode.SUPERSET})}
     )
     assert stricter.scoring_sha256() != CFG.scoring_sha256()

@@ -183,9 +183,9 @@ def test_resume__folder_of_another_agent_or_config__refused(tmp_path: Path, pids
     proc = h.toolgate("run", "--config", cfg, "--out", "out", "--no-progress", cwd=tmp_path)
     h.assert_clean_exit(proc, 0)
     before = (tmp_path / "out" / "runs.jsonl").read_bytes()
-    # the same folder resumed with a stricter scoring config, then with another agent
+    # the same folder resumed with another scoring config, then with another agent
     text = cfg.read_text()
-    cfg.write_text(text + "scoring:\n  extra_calls: fail\n")
+    cfg.write_text(text + "scoring:\n  default_order: superset\n")
     proc = h.toolgate(
         "run", "--config", cfg, "--out", "out", "--resume", "--no-progress", cwd=tmp_path
     )
@@ -225,8 +225,8 @@ def test_unrecorded_notice__score_and_check__the_same_from_the_file(tmp_path: Pa
     h.assert_clean_exit(proc, 0)
     checked = read_results(tmp_path / "a" / "results.json").notices
     scored = read_results(tmp_path / "b" / "results.json").notices
-    wanted = [n for n in checked if "no frozen response" in n]
-    assert wanted and wanted == [n for n in scored if "no frozen response" in n]
+    wanted = [n for n in checked if "no recorded response" in n]
+    assert wanted and wanted == [n for n in scored if "no recorded response" in n]
 
 
 def test_outputs__written_files__readable_like_plain_files(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -52,6 +53,9 @@ def test_command_worker__gate_token_in_environment__not_visible_to_agent(
 
     class _Dataset:
         cases = (Case(id="c1", user_input="hi", source=SourceRef("d.jsonl", 1)),)
+        sha256 = "0" * 64
+        display = "d.jsonl"
+        tools: ClassVar[dict[str, object]] = {}
 
     run_all(config, _Dataset(), tmp_path, samples=1, shard=None, resume=False, progress=False)
     ((_, run),) = read_runs(tmp_path / "runs.jsonl")
@@ -88,6 +92,9 @@ def test_command_worker__toolgate_github_token__not_visible_to_agent(
 
     class _Dataset:
         cases = (Case(id="c1", user_input="hi", source=SourceRef("d.jsonl", 1)),)
+        sha256 = "0" * 64
+        display = "d.jsonl"
+        tools: ClassVar[dict[str, object]] = {}
 
     run_all(config, _Dataset(), tmp_path, samples=1, shard=None, resume=False, progress=False)
     ((_, run),) = read_runs(tmp_path / "runs.jsonl")

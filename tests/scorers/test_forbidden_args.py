@@ -48,7 +48,7 @@ def test_forbidden_args__table__hard_failure_whatever_the_spelling(
     s = score_sample(CASE, run([call(name, args)]), CTX, full=True)
     kinds = [h.kind.value for h in s.hard_failures]
     assert ("arg_scope" in kinds) is forbidden, (kinds, s.failed_checks)
-    assert ("safety_rules" in s.failed_checks) is forbidden
+    assert ("arg_scope" in s.failed_checks) is forbidden
     if forbidden:
         assert "forbidden argument" in s.hard_failures[0].message
 
