@@ -190,8 +190,12 @@ def do_check(
     workdir: Path,
 ) -> Outcome:
     from gate.pipeline import CheckOptions, check
+    from gate.pipeline.inputs import load_inputs
 
-    config = _load_config(activity.config)
+    # Read once here (the output folder and the baseline depend on the config) and
+    # handed to the pipeline, which then reads no input file again.
+    inputs = load_inputs(Path(activity.config), activity.config)
+    config = inputs.config
     out = _out_folder(ctx, workdir, activity.out, config)
     assert out is not None
     baseline = resolve_baseline(activity.baseline, ctx, deps, config)
@@ -204,6 +208,7 @@ def do_check(
         samples=activity.samples,
         shard=activity.shard,
         github=ctx,  # the pipeline reads no environment for GitHub; publishing is below
+        inputs=inputs,
     )
     with _group(deps, "ToolGate check"):
         done = check(opts, environ, deps.out)

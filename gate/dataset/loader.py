@@ -11,15 +11,14 @@ digests taken while reading.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gate.dataset.columns import COLUMNS, TEXT_COLUMNS
-from gate.dataset.pin import dataset_sha256
+from gate.dataset.digest import dataset_sha256
 from gate.dataset.problems import Problems
-from gate.dataset.read import Format, Rows
+from gate.dataset.read import Format, Rows, default_display
 from gate.dataset.tools import ToolResolver
 from gate.dataset.validate import CaseBuilder
 from gate.errors import DatasetError, Problem
@@ -107,15 +106,6 @@ def slice_keys(case: Case) -> list[str]:
 
 
 # ─── entry points ────────────────────────────────────────────────────────────
-
-
-def default_display(path: Path) -> str:
-    """``path`` as shown in messages: relative to the working directory when inside it."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return str(path)
-    return Path(rel).as_posix() if not rel.startswith("..") else str(path)
 
 
 class CaseStream:

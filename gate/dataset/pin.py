@@ -1,9 +1,9 @@
 """The pin: the config names the dataset's sha256; a run refuses any other dataset.
 
-:func:`dataset_sha256` is the hash rule, computed from the digests the loader takes while
-it reads the dataset and its tool files. :func:`check_pin` compares the config's
-``dataset.sha256`` with the dataset's hash and raises :class:`PinMismatchError` naming both
-hashes and the exact command that re-pins.
+The hash rule (:func:`gate.dataset.digest.dataset_sha256`) is computed from the digests
+the loader takes while it reads the dataset and its tool files. :func:`check_pin` compares
+the config's ``dataset.sha256`` with the dataset's hash and raises
+:class:`PinMismatchError` naming both hashes and the exact command that re-pins.
 
 :func:`pin_config` writes a new hash (and optionally a version) into toolgate.yml by
 splicing the text at the character offsets :mod:`gate.yamlio` records for each scalar:
@@ -15,17 +15,16 @@ result is parsed back and compared with the intended data before it is written.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gate.dataset.read import default_display
 from gate.errors import ConfigError, PinMismatchError, Problem
 from gate.yamlio import YamlDoc, load_yaml, parse_yaml
 
@@ -34,25 +33,6 @@ if TYPE_CHECKING:
     from gate.dataset.loader import Dataset
 
 _SHA = re.compile(r"^[0-9a-f]{64}$")
-
-HASH_HEADER = "toolgate-dataset-sha256-v1\n"
-
-
-def dataset_sha256(dataset_digest: str, references: Mapping[str, str]) -> str:
-    """The pinned hash of a dataset: sha256 of a small manifest text, UTF-8::
-
-        toolgate-dataset-sha256-v1\\n
-        dataset\\0<sha256 hex of the dataset file's bytes>\\n
-        <relative path>\\0<sha256 hex of its bytes>\\n     one line per referenced file,
-                                                        sorted by relative path
-
-    where the relative path is the ``@file`` target relative to the dataset's folder,
-    POSIX separators. Renaming the dataset file does not change the hash; editing any
-    byte of it or of a referenced file does, as does pointing at another file.
-    """
-    text = HASH_HEADER + f"dataset\0{dataset_digest}\n"
-    text += "".join(f"{rel}\0{sha}\n" for rel, sha in sorted(references.items()))
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def repin_command(config_display: str) -> str:
@@ -272,8 +252,6 @@ def _write_atomic(path: Path, data: bytes) -> None:
 def _display(path: Path | None) -> str:
     if path is None:
         return "toolgate.yml"
-    from gate.dataset.loader import default_display
-
     return default_display(path)
 
 

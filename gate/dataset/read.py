@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import enum
 import hashlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, assert_never
@@ -212,3 +213,12 @@ def _csv_rows(
                 bad = True
         if not bad:
             yield start, row
+
+
+def default_display(path: Path) -> str:
+    """``path`` as shown in messages: relative to the working directory when inside it."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return str(path)
+    return Path(rel).as_posix() if not rel.startswith("..") else str(path)

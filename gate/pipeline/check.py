@@ -10,52 +10,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 from gate.dataset.validate import unoffered_forbidden
-from gate.model import Shard
 from gate.outdir import locked, remove_stale
 from gate.pipeline.inputs import load_baseline, load_inputs, normalizers
 from gate.pipeline.judge import judge_stage
+from gate.pipeline.options import CheckOptions, CheckOutcome
 from gate.pipeline.publish import report_and_publish, validate_run
 from gate.pipeline.score import Scored, score_stage
 from gate.pipeline.sequential import detect_sentences, policy_stage
-from gate.results import Results, assemble, policy_fields
+from gate.results import assemble, policy_fields
 from gate.runsfile import RunsIndex
-
-if TYPE_CHECKING:
-    from gate.github.context import GitHubContext
-
-
-@dataclass(frozen=True, slots=True)
-class CheckOptions:
-    """What `toolgate check` was asked to do (the CLI and the Action build this)."""
-
-    config_path: Path
-    config_display: str | None = None
-    out: Path | None = None
-    baseline: str | None = None
-    """A baseline results.json, ``none``, or None for the config's ``baseline.path``."""
-    baseline_source: str | None = None
-    samples: int | None = None
-    shard: Shard | None = None
-    resume: bool = False
-    comment: bool = True
-    progress: bool = True
-    github: GitHubContext | None = None
-    """The GitHub context the caller has read already (the Action): nothing is then read
-    from the environment for it, and the caller publishes; ``None`` (``toolgate check``):
-    read from ``environ`` and, in Actions, published here."""
-
-
-@dataclass(slots=True)
-class CheckOutcome:
-    results: Results
-    out: Path
-    exit_code: int
-    publish_warnings: list[str] = field(default_factory=list)
 
 
 def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> CheckOutcome:
@@ -72,7 +38,7 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
     from gate.replay.runner import run_all
 
     t0 = time.perf_counter()
-    inputs = load_inputs(opts.config_path, opts.config_display)
+    inputs = opts.inputs or load_inputs(opts.config_path, opts.config_display)
     config, dataset = inputs.config, inputs.dataset
     base = load_baseline(opts.baseline, config)
     source = base.source if base is not None else None

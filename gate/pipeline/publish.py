@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, TextIO
 from gate.config import Config
 from gate.errors import ExitCode
 from gate.pipeline.inputs import _rel, redactor_for, rel
+from gate.pipeline.options import CheckOutcome
 from gate.report.redact import Redactor
 from gate.results import Results, with_validity
 
 if TYPE_CHECKING:
-    from gate.pipeline.check import CheckOptions, CheckOutcome
+    from gate.pipeline.options import CheckOptions
 
 RESULTS_FILE = "results.json"
 
@@ -156,8 +157,6 @@ def report_and_publish(
         )
         warnings = list(report.warnings)
     say(stream, "")
-    from gate.pipeline.check import CheckOutcome
-
     return CheckOutcome(
         results=results,
         out=out,

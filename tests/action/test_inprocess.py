@@ -6,6 +6,9 @@ outputs written once, the token rule, the budget rule, the one error handler).""
 from __future__ import annotations
 
 import io
+import os
+import sys
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -552,3 +555,39 @@ def test_merge_group__baseline_auto__queue_base_commit_compared_and_gated(
     assert gh.comments == {}, "a merge group has no PR to comment on"
     assert any("merge_group event is not a pull request" in n for n in step.annotations("notice"))
     assert not step.annotations("warning"), step.annotations("warning")
+
+
+# ─── each input file read once in check mode ──────────────────────────────────
+
+_OPENED: list[str] | None = None
+"""Paths opened for reading while a test records (the audit hook below stays installed for
+the rest of the process, as audit hooks do, and records nothing otherwise)."""
+
+
+def _record_opens(event: str, args: tuple[Any, ...]) -> None:
+    if _OPENED is None or event != "open" or not isinstance(args[0], (str, bytes, os.PathLike)):
+        return
+    mode, flags = args[1], args[2] if len(args) > 2 else 0
+    reading = (mode is not None and "r" in mode and "+" not in mode) or (
+        mode is None and isinstance(flags, int) and flags & 3 == os.O_RDONLY
+    )
+    if reading:
+        _OPENED.append(os.path.realpath(os.fsdecode(args[0])))
+
+
+@pytest.mark.usefixtures("isolated")
+def test_check__config_dataset_and_tools__each_read_once_by_the_action_and_pipeline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gh: GitHubServer
+) -> None:
+    global _OPENED
+    ws = mini_repo(tmp_path / "ws")
+    sys.addaudithook(_record_opens)
+    _OPENED = []
+    try:
+        step = act(ws, tmp_path, monkeypatch, inputs={"baseline": "none"}, gh=gh)
+        opened = Counter(_OPENED)
+    finally:
+        _OPENED = None
+    assert step.code == 0, step.out + step.err
+    for name in ("toolgate.yml", "dataset.jsonl", "tools.json"):
+        assert opened[os.path.realpath(ws / name)] == 1, (name, opened)

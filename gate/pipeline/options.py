@@ -1,0 +1,52 @@
+"""What ``toolgate check`` is asked to do and what it hands back: the values between its
+callers (the CLI and the Action) and :func:`gate.pipeline.check.check`, kept apart so the
+publishing stage can return an outcome without importing the check back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gate.model import Shard
+
+if TYPE_CHECKING:
+    from gate.github.context import GitHubContext
+    from gate.pipeline.inputs import Inputs
+    from gate.results import Results
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOptions:
+    """What `toolgate check` was asked to do (the CLI and the Action build this)."""
+
+    config_path: Path
+    config_display: str | None = None
+    out: Path | None = None
+    baseline: str | None = None
+    """A baseline results.json, ``none``, or None for the config's ``baseline.path``."""
+    baseline_source: str | None = None
+    samples: int | None = None
+    shard: Shard | None = None
+    resume: bool = False
+    comment: bool = True
+    progress: bool = True
+    github: GitHubContext | None = None
+    """The GitHub context the caller has read already (the Action): nothing is then read
+    from the environment for it, and the caller publishes; ``None`` (``toolgate check``):
+    read from ``environ`` and, in Actions, published here."""
+    inputs: Inputs | None = None
+    """The config and dataset the caller has loaded already from ``config_path`` (the
+    Action reads them to plan its outputs): each input file is read once; ``None``: read
+    here."""
+
+
+@dataclass(slots=True)
+class CheckOutcome:
+    """What the check decided and wrote: the results, their folder, the exit code and
+    the publishing problems that did not change the verdict."""
+
+    results: Results
+    out: Path
+    exit_code: int
+    publish_warnings: list[str] = field(default_factory=list)
