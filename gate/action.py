@@ -194,7 +194,7 @@ def do_check(
 
     # Read once here (the output folder and the baseline depend on the config) and
     # handed to the pipeline, which then reads no input file again.
-    inputs = load_inputs(Path(activity.config), activity.config)
+    inputs = load_inputs(Path(activity.config), activity.config, agent=True)
     config = inputs.config
     out = _out_folder(ctx, workdir, activity.out, config)
     assert out is not None

@@ -112,9 +112,18 @@ class ReplayAgent(_AgentBase):
     runs: str
 
 
+BARE_PYTHON = ("python", "python3")
+"""A command's program that ``agent.python`` decides: ToolGate's interpreter or PATH's."""
+
+
 class CommandAgent(_AgentBase):
     kind: Literal["command"]
     command: list[str] | str
+    python: Literal["toolgate", "path"] = "toolgate"
+    """Which interpreter a command starting with a bare ``python``/``python3`` runs:
+    ``toolgate`` the one running ToolGate (it exists wherever ToolGate does), ``path`` the
+    one found on ``PATH`` (the agent's own environment). A path as the program is always
+    run as given."""
     workers: Annotated[int, Field(ge=1, le=256)] = 4
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None

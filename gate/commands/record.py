@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     if not config_path.exists():
         raise UsageError(f"no config file {default_display(config_path)}")
     # The pin is not checked: recording writes a new dataset to pin afterwards.
-    inputs = load_inputs(config_path, default_display(config_path), pin=False)
+    inputs = load_inputs(config_path, default_display(config_path), pin=False, agent=True)
     config, dataset = inputs.config, inputs.dataset
     dataset_path = dataset.path
     registry = load_registry(args.tools, [str(config.root), os.getcwd()]) if args.tools else None

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
             f"no config file {default_display(config_path)}",
             hint="Pass --config FILE, or create one with `toolgate init`.",
         )
-    inputs = load_inputs(config_path, default_display(config_path))
+    inputs = load_inputs(config_path, default_display(config_path), agent=True)
     config, dataset = inputs.config, inputs.dataset
     updates: dict[str, object] = {}
     if args.concurrency is not None:

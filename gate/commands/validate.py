@@ -16,8 +16,6 @@ alone.
 from __future__ import annotations
 
 import argparse
-import shlex
-import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +27,7 @@ from gate.dataset.pin import check_pin
 from gate.errors import ConfigError, ExitCode, PinMismatchError, Problem, UsageError
 from gate.model import Difficulty
 from gate.pipeline.inputs import missing_dataset, read_config_doc, read_dataset
+from gate.replay.preflight import agent_problems, interpreter_note
 from gate.yamlio import YamlDoc
 
 DEFAULT_CONFIG = "toolgate.yml"
@@ -230,99 +229,6 @@ def cross_check(config: Config, doc: YamlDoc, dataset: Dataset) -> list[Problem]
                         f"{name} has no parameter {arg!r}{did_you_mean(arg, props)}",
                     )
     problems += agent_problems(config, doc)
-    return problems
-
-
-INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", "deno", "bun", "perl"})
-"""Programs whose first argument names the script they run (checked to exist)."""
-
-
-def interpreter_note(config: Config) -> str | None:
-    """A command starting with a bare ``python`` runs ToolGate's own interpreter: say so,
-    since an agent that needs packages from another environment then fails to import."""
-    agent = config.agent
-    if agent.kind != "command":
-        return None
-    argv = list(agent.command) if isinstance(agent.command, list) else shlex.split(agent.command)
-    if not argv or argv[0] not in ("python", "python3"):
-        return None
-    return (
-        f"agent.command starts with {argv[0]!r}: ToolGate runs it with its own interpreter "
-        f"({sys.executable}); to use your agent's environment, name its interpreter instead "
-        "(for example .venv/bin/python)"
-    )
-
-
-def agent_problems(config: Config, doc: YamlDoc) -> list[Problem]:
-    """What ``check`` would refuse before the first case: a program that is not there, a
-    script the command names that is missing, an unreadable ``system_prompt_file``, a
-    Python ``callable`` that cannot be imported, a replay ``runs`` file that is missing."""
-    problems: list[Problem] = []
-
-    def report(path: tuple[str | int, ...], field: str, message: str) -> None:
-        problems.append(Problem(doc.file, doc.line_of(path), field, message))
-
-    agent = config.agent
-    if agent.kind == "replay" and not config.resolve(agent.runs).exists():
-        report(
-            ("agent", "runs"),
-            "agent.runs",
-            f"no such file {default_display(config.resolve(agent.runs))}",
-        )
-    elif agent.kind == "command":
-        argv = (
-            list(agent.command) if isinstance(agent.command, list) else shlex.split(agent.command)
-        )
-        where: tuple[str | int, ...] = ("agent", "command")
-        cwd = config.resolve(agent.cwd) if agent.cwd else config.root
-        if not argv:
-            report(where, "agent.command", "is empty")
-            return problems
-        program = argv[0]
-        if program not in ("python", "python3"):
-            found = (
-                (cwd / program).exists() if "/" in program else shutil.which(program) is not None
-            )
-            if not found:
-                report(
-                    where,
-                    "agent.command",
-                    f"the program {program!r} is not there"
-                    + (
-                        f" (looked in {default_display(cwd)})"
-                        if "/" in program
-                        else " (not on PATH)"
-                    ),
-                )
-                return problems
-        if Path(program).name.rstrip("0123456789.") in INTERPRETERS:
-            script = next((a for a in argv[1:] if not a.startswith("-")), None)
-            if argv[1:2] == ["-m"] or argv[1:2] == ["-c"]:
-                script = None
-            if script is not None and not (cwd / script).exists():
-                report(
-                    where,
-                    "agent.command",
-                    f"{program} would run {script!r}, which is not in {default_display(cwd)}",
-                )
-    elif agent.kind == "openai" and agent.system_prompt_file:
-        path = config.resolve(agent.system_prompt_file)
-        if not path.is_file():
-            report(
-                ("agent", "system_prompt_file"),
-                "agent.system_prompt_file",
-                f"no such file {default_display(path)}",
-            )
-    elif agent.kind == "python":
-        from gate.replay.python_agent import load_callable
-
-        try:
-            load_callable(
-                agent.callable, [str(config.resolve(p)) for p in agent.path], file=doc.file
-            )
-        except ConfigError as exc:
-            for p in exc.problems:
-                report(("agent", "callable"), p.field or "agent.callable", p.message)
     return problems
 
 

@@ -242,14 +242,18 @@ class ToolResolver:
                 )
             )
             return tf
-        lines = _element_lines(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        starts = _element_starts(text)
         specs: list[ToolSpec] = []
         seen: dict[str, int] = {}
         for i, obj in enumerate(data):
-            line = lines[i] if i < len(lines) else 1
+            start = starts[i] if i < len(starts) else 0
+            line = text.count("\n", 0, start) + 1
             spec, issues = self.inline(obj)
             for sub, msg in issues:
-                tf.problems.append(Problem(display, line, f"[{i}]{sub}", msg))
+                # the line of the offending field, not of the tool it is in
+                at = _field_line(text, start, sub) if i < len(starts) else None
+                tf.problems.append(Problem(display, at or line, f"[{i}]{sub}", msg))
             if spec is None:
                 continue
             if spec.name in seen:
@@ -314,27 +318,76 @@ def _refused_element_line(raw: bytes) -> int | None:
             i += 1
 
 
-def _element_lines(text: str) -> list[int]:
-    """1-based line of each element of a top-level JSON array (for messages)."""
+def _element_starts(text: str) -> list[int]:
+    """The offset of each element of a top-level JSON array (for messages)."""
     decoder = json.JSONDecoder()
-    ws = re.compile(r"[ \t\r\n]*")
     out: list[int] = []
-    i = ws.match(text, 0).end()  # type: ignore[union-attr]
+    i = _WS.match(text, 0).end()  # type: ignore[union-attr]
     if i >= len(text) or text[i] != "[":
         return out
-    line, pos = 1, 0
     i += 1
     while True:
-        i = ws.match(text, i).end()  # type: ignore[union-attr]
+        i = _WS.match(text, i).end()  # type: ignore[union-attr]
         if i >= len(text) or text[i] == "]":
             return out
-        line += text.count("\n", pos, i)
-        pos = i
-        out.append(line)
+        out.append(i)
         try:
             _, i = decoder.raw_decode(text, i)
         except (ValueError, RecursionError):
             return out
-        i = ws.match(text, i).end()  # type: ignore[union-attr]
+        i = _WS.match(text, i).end()  # type: ignore[union-attr]
         if i < len(text) and text[i] == ",":
             i += 1
+
+
+_WS = re.compile(r"[ \t\r\n]*")
+_SEGMENT = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+
+
+def _field_line(text: str, start: int, field: str) -> int | None:
+    """The 1-based line of ``field`` (``.function.parameters.properties.x.type``, as the
+    tool's issues name it) inside the JSON value at ``start``: the line of the deepest
+    key or element of the path that is there (None when the text cannot be walked)."""
+    decoder = json.JSONDecoder()
+    segments: list[str | int] = [
+        m.group(1) if m.group(1) is not None else int(m.group(2)) for m in _SEGMENT.finditer(field)
+    ]
+    i, found = start, start
+    try:
+        for seg in segments:
+            i = _WS.match(text, i).end()  # type: ignore[union-attr]
+            opener = text[i : i + 1]
+            if opener == "{" and isinstance(seg, str):
+                i += 1
+                while True:
+                    i = _WS.match(text, i).end()  # type: ignore[union-attr]
+                    if text[i : i + 1] != '"':
+                        return text.count("\n", 0, found) + 1
+                    key_at = i
+                    key, i = decoder.raw_decode(text, i)
+                    i = _WS.match(text, i).end()  # type: ignore[union-attr]
+                    i += 1  # the colon
+                    i = _WS.match(text, i).end()  # type: ignore[union-attr]
+                    if key == seg:
+                        found = key_at
+                        break
+                    _, i = decoder.raw_decode(text, i)
+                    i = _WS.match(text, i).end()  # type: ignore[union-attr]
+                    if text[i : i + 1] == ",":
+                        i += 1
+            elif opener == "[" and isinstance(seg, int):
+                i += 1
+                for _ in range(seg):
+                    i = _WS.match(text, i).end()  # type: ignore[union-attr]
+                    _, i = decoder.raw_decode(text, i)
+                    i = _WS.match(text, i).end()  # type: ignore[union-attr]
+                    if text[i : i + 1] != ",":
+                        return text.count("\n", 0, found) + 1
+                    i += 1
+                i = _WS.match(text, i).end()  # type: ignore[union-attr]
+                found = i
+            else:
+                break
+    except (ValueError, RecursionError, IndexError):
+        return None
+    return text.count("\n", 0, found) + 1

@@ -38,7 +38,7 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
     from gate.replay.runner import run_all
 
     t0 = time.perf_counter()
-    inputs = opts.inputs or load_inputs(opts.config_path, opts.config_display)
+    inputs = opts.inputs or load_inputs(opts.config_path, opts.config_display, agent=True)
     config, dataset = inputs.config, inputs.dataset
     base = load_baseline(opts.baseline, config)
     source = base.source if base is not None else None

@@ -98,13 +98,24 @@ def read_dataset(path: Path, display: str | None = None) -> Dataset:
     return load_dataset(path, display=display or rel(path))
 
 
-def load_inputs(config_path: Path, display: str | None = None, *, pin: bool = True) -> Inputs:
+def load_inputs(
+    config_path: Path, display: str | None = None, *, pin: bool = True, agent: bool = False
+) -> Inputs:
     """Config, dataset and their cross-checks: the pin (unless ``pin`` is false: ``record``
-    writes a new dataset), the judge's rubrics and calibration file. Raises
+    writes a new dataset), the judge's rubrics and calibration file, and — with ``agent``,
+    for the commands that run it — whether the agent can start at all
+    (:func:`gate.replay.preflight.agent_problems`: a missing program or script is refused
+    before the first case, not recorded as every case failing). Raises
     :class:`~gate.errors.InputError` naming file, line and field."""
     from gate.dataset.pin import check_pin
 
     config, doc = read_config_doc(config_path, display=display)
+    if agent:
+        from gate.replay.preflight import agent_problems
+
+        problems = agent_problems(config, doc)
+        if problems:
+            raise ConfigError(problems)
     path = config.resolve(config.dataset.path)
     if not path.is_file():
         raise ConfigError(missing_dataset(doc, path))

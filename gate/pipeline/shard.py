@@ -45,7 +45,7 @@ def run_shard(
     """Run and score ``shard`` (every case when ``None``); write ``out/results.json``
     (``out`` defaults to the config's ``reporting.out``). Bad input raises
     :class:`~gate.errors.InputError` naming file, line and field."""
-    inputs = load_inputs(config_path, config_display)
+    inputs = load_inputs(config_path, config_display, agent=True)
     config, dataset = inputs.config, inputs.dataset
     norms = normalizers(config)
     folder = out if out is not None else config.resolve(config.reporting.out)

@@ -50,7 +50,7 @@ from typing import IO, Any
 from gate import jsonio
 from gate.adapters.interface import PayloadError
 from gate.adapters.plain import calls_from_plain
-from gate.config import CommandAgent, Config
+from gate.config import BARE_PYTHON, CommandAgent, Config
 from gate.errors import ConfigError, Problem, WorkerBroken
 from gate.model import Run
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session
@@ -331,10 +331,10 @@ class CommandPoolAgent:
         )
         if not self._argv:
             raise ConfigError(Problem(self._file, None, "agent.command", "is empty"))
-        if self._argv[0] in ("python", "python3"):
-            # A bare `python` means the interpreter running ToolGate: it exists wherever
-            # ToolGate does (a fresh machine may have no `python` on PATH). Name a path to
-            # use another interpreter, e.g. the agent's own virtualenv.
+        if self._argv[0] in BARE_PYTHON and cfg.python == "toolgate":
+            # A bare `python` means the interpreter running ToolGate unless the config
+            # says `agent.python: path`: it exists wherever ToolGate does (a fresh machine
+            # may have no `python` on PATH).
             self._argv[0] = sys.executable
         self._cwd = str(config.resolve(cfg.cwd) if cfg.cwd else config.root)
         self._env = {**agent_environ(os.environ), "PYTHONUNBUFFERED": "1", **cfg.env}

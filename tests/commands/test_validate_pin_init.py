@@ -60,8 +60,9 @@ def test_validate__example__one_line_ok_with_slice_counts(
     # The example's command is `python agent.py`: validate says which interpreter runs it.
     assert err == (
         "toolgate: note: agent.command starts with 'python': ToolGate runs it with its own "
-        f"interpreter ({sys.executable}); to use your agent's environment, name its "
-        "interpreter instead (for example .venv/bin/python)\n"
+        f"interpreter ({sys.executable}; agent.python: toolgate); to use your agent's "
+        "environment, set agent.python: path (the python on PATH) or name its interpreter "
+        "instead (for example .venv/bin/python)\n"
     )
     assert out.count("\n") == 1
     ds = load_dataset(example / "dataset.jsonl")

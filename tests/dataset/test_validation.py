@@ -800,20 +800,59 @@ def test_reference__empty_name__refused(tmp_path: Path) -> None:
     )
 
 
-def test_reference__bad_tool_in_file__reported_once_at_its_line(tmp_path: Path) -> None:
+def test_reference__bad_tool_in_file__reported_once_at_the_bad_fields_line(
+    tmp_path: Path,
+) -> None:
     tools = [LOOKUP, {"name": "refund_order", "parameters": {"type": "obj"}}]
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "tools.json").write_text(json.dumps(tools, indent=2))
-    starts = [
-        i + 1 for i, text in enumerate(json.dumps(tools, indent=2).splitlines()) if text == "  {"
+    (line,) = [
+        i + 1
+        for i, text in enumerate(json.dumps(tools, indent=2).splitlines())
+        if text.strip() == '"type": "obj"'
     ]
-    line = starts[1]
     path = write_jsonl(tmp_path / "data" / "d.jsonl", rows(3, available_tools="@tools.json"))
     assert_problems(
         problems_of(path, display="data/d.jsonl"),
         "data/tools.json",
         [(line, "[1].parameters.type", "'obj' is not a JSON type")],
     )
+
+
+@pytest.mark.parametrize(
+    ("tool", "field", "needle"),
+    [
+        (
+            _tool("t", {"type": "object", "properties": {"city": {"type": "strng"}}}),
+            "[1].function.parameters.properties.city.type",
+            '"type": "strng"',
+        ),
+        (
+            _tool("t", {"type": "object", "properties": {"n": {"enum": "one"}}}),
+            "[1].function.parameters.properties.n.enum",
+            '"enum": "one"',
+        ),
+        (
+            {"type": "function", "function": {"name": "t", "paramters": {}}},
+            "[1].function.paramters",
+            '"paramters": {}',
+        ),
+        (
+            _tool("t", {"type": "object", "anyOf": [{"type": "object"}, {"type": 7}]}),
+            "[1].function.parameters.anyOf[1].type",
+            '"type": 7',
+        ),
+    ],
+)
+def test_reference__nested_bad_field__line_of_that_field_not_of_the_tool(
+    tmp_path: Path, tool: dict[str, Any], field: str, needle: str
+) -> None:
+    text = json.dumps([LOOKUP, tool], indent=2)
+    (tmp_path / "tools.json").write_text(text)
+    (line,) = [i + 1 for i, t in enumerate(text.splitlines()) if needle in t]
+    path = write_jsonl(tmp_path / "d.jsonl", [row(available_tools="@tools.json")])
+    found = problems_of(path, display="d.jsonl")
+    assert found and found[0].startswith(f"tools.json:{line}: {field}: "), found
 
 
 def test_reference__file_not_json__line_named(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from tests.reliability.test_faults import FAULT_FIGURES, records
 from tests.servers.openai_server import FakeOpenAIServer, Response, chat_completion, tool_call
 
 
-def test_check__agent_script_missing__verdict_error_exit_4_with_its_stderr(
+def test_check__agent_script_missing__refused_before_the_first_case_exit_2(
     tmp_path: Path,
 ) -> None:
     rows = [fault_case("ok", n) for n in range(3)]
@@ -30,9 +30,34 @@ def test_check__agent_script_missing__verdict_error_exit_4_with_its_stderr(
     )
     cfg = project(tmp_path, rows, agent)
     proc = h.toolgate("check", "--config", cfg, "--out", "out", "--no-progress", cwd=tmp_path)
+    h.assert_clean_exit(proc, ExitCode.BAD_INPUT)
+    assert "agent.command" in proc.stderr and "no_such_agent.py" in proc.stderr, proc.stderr
+    assert "toolgate.yml:" in proc.stderr, "the message names the config's line"
+    assert not (tmp_path / "out" / "runs.jsonl").exists(), "no case ran"
+
+
+def test_check__agent_cannot_start__verdict_error_exit_4_with_its_stderr(
+    tmp_path: Path,
+) -> None:
+    """The script is there but dies at start, the same way for every case-sample: the run
+    is not valid (never "the agent got worse"), and the agent's own words are shown."""
+    rows = [fault_case("ok", n) for n in range(3)]
+    script = tmp_path / "broken_agent.py"
+    script.write_text(
+        "import sys\nsys.stderr.write('agent: no_such_module_for_toolgate is not installed\\n')\n"
+        "sys.exit(1)\n",
+        "utf-8",
+    )
+    agent = (
+        "  kind: command\n"
+        f"  command: {json.dumps([sys.executable, str(script)])}\n"
+        "  workers: 2\n  timeout_s: 5\n"
+    )
+    cfg = project(tmp_path, rows, agent)
+    proc = h.toolgate("check", "--config", cfg, "--out", "out", "--no-progress", cwd=tmp_path)
     h.assert_clean_exit(proc, ExitCode.RUN_INVALID)
     # the agent's own words reach the terminal
-    assert "no_such_agent.py" in proc.stdout and "No such file" in proc.stdout, proc.stdout
+    assert "no_such_module_for_toolgate" in proc.stdout, proc.stdout
     assert "ERROR" in proc.stdout and "FAILED" not in proc.stdout
     results = read_results(tmp_path / "out" / "results.json")
     assert results.run_error is not None and "failed the same way" in results.run_error.reason

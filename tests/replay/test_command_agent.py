@@ -317,3 +317,39 @@ def answer(msg, send, recv):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid), signal.SIGKILL)
     assert took < 2.5, f"close took {took:.1f}s: each worker waited for its stderr in turn"
+
+
+@pytest.mark.parametrize(
+    ("choice", "runs_path_python"),
+    [("toolgate", False), ("path", True), (None, False)],
+)
+def test_command__bare_python__agent_python_chooses_toolgates_or_paths_interpreter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, choice: str | None, runs_path_python: bool
+) -> None:
+    """``agent.python`` decides what a bare ``python`` runs: ToolGate's interpreter (the
+    default) or the one on PATH — here a wrapper that marks the environment, then runs
+    the real interpreter."""
+    import sys
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "python"
+    wrapper.write_text(f'#!/bin/sh\nTOOLGATE_TEST_PATH_PYTHON=1 exec {sys.executable} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    body = """
+def answer(msg, send, recv):
+    send({"type": "final", "content": os.environ.get("TOOLGATE_TEST_PATH_PYTHON", "toolgate")})
+"""
+    argv = write_agent(tmp_path, "agent", body)
+    agent: dict[str, object] = {"kind": "command", "command": ["python", *argv[1:]]}
+    if choice is not None:
+        agent["python"] = choice
+    cfg = config(tmp_path, agent, concurrency=1)
+    run_all(
+        cfg, FakeDataset([case("a")]), tmp_path / "out", samples=1, shard=None, resume=False,
+        progress=False,
+    )  # fmt: skip
+    ((_, run),) = list(read_runs(tmp_path / "out" / "runs.jsonl"))
+    assert run.error is None, run.error
+    assert run.final == ("1" if runs_path_python else "toolgate")
