@@ -29,6 +29,7 @@ no other thread (forking beside live threads risks copying a held lock).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import itertools
 import multiprocessing
@@ -36,8 +37,10 @@ import os
 import pickle
 import shutil
 import signal
+import struct
 import tempfile
 import threading
+import traceback
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -588,10 +591,21 @@ _MEMO = Memo()
 _SPOOL_FD: int | None = None
 """Each worker's spool file, opened on its first chunk."""
 
+_HEADER = struct.Struct("<BQ")
+"""A worker's message: a kind (:data:`_OK` or :data:`_FAILED`) and the payload's length."""
+_OK, _FAILED = 0, 1
+
 
 class ForkExecutor:
     """Scores the file in ``workers`` forked processes, each reading its chunks by offset
-    through the runs index's open descriptor."""
+    through the runs index's open descriptor.
+
+    The workers are plain forks, each given its chunks up front (chunk ``k`` to worker
+    ``k mod n``) and a pipe back: no pool, no handler threads, no lock shared with a
+    child. (``multiprocessing.Pool`` hung here when a worker was terminated while its
+    task-handler thread waited on the queue's lock.) The parent reads the chunks in file
+    order; a worker that ends before it answered is an error naming its exit status, and
+    every worker is killed and reaped on the way out, whatever happened."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
@@ -604,22 +618,119 @@ class ForkExecutor:
         # Cases are compiled in the workers as their runs come (in parallel), not up front.
         _JOB = (index.fileno, _work_of(job), spool.root)
         chunks = chunk_bounds(index, self.workers * CHUNKS_PER_WORKER)
+        n = max(1, min(self.workers, len(chunks)))
+        children: list[_Child] = []
         try:
-            ctx = multiprocessing.get_context("fork")
-            with ctx.Pool(self.workers, initializer=_worker_init) as pool:
-                _collect(_unpickled(pool.imap(_work, chunks)), job, result, spool)
+            for w in range(n):
+                children.append(_Child.fork(chunks[w::n]))
+            _collect(_in_order(children, len(chunks)), job, result, spool)
         except BaseException:
             spool.close()
             raise
         finally:
             _JOB = None
+            for child in children:
+                child.stop()
         return result
 
 
-def _unpickled(blobs: Iterable[bytes]) -> Iterator[_ChunkOut]:
-    for blob in blobs:
-        chunk: _ChunkOut = pickle.loads(blob)
-        yield chunk
+@dataclass(slots=True)
+class _Child:
+    """A forked scoring worker and the read end of its pipe."""
+
+    pid: int
+    fd: int
+    status: int | None = None
+
+    @classmethod
+    def fork(cls, chunks: list[tuple[int, int]]) -> _Child:
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the worker: score its chunks, answer, and leave without cleanup
+            code = 0
+            try:
+                os.close(r)
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops it
+                for chunk in chunks:
+                    _send(w, _OK, _work(chunk))
+            except BaseException:
+                code = 1
+                with contextlib.suppress(BaseException):
+                    _send(w, _FAILED, traceback.format_exc().encode())
+            finally:
+                os._exit(code)
+        os.close(w)
+        return cls(pid, r)
+
+    def receive(self) -> _ChunkOut:
+        head = _read_exact(self.fd, _HEADER.size)
+        if head is not None:
+            kind, size = _HEADER.unpack(head)
+            body = _read_exact(self.fd, size)
+            if body is not None and kind == _OK:
+                chunk: _ChunkOut = pickle.loads(body)
+                return chunk
+            if body is not None:
+                raise RuntimeError(f"a scoring worker failed:\n{body.decode(errors='replace')}")
+        self.reap(block=True)
+        raise RuntimeError(
+            f"a scoring worker (pid {self.pid}) ended before it answered ({_describe(self.status)})"
+        )
+
+    def reap(self, *, block: bool) -> None:
+        if self.status is not None:
+            return
+        try:
+            pid, status = os.waitpid(self.pid, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            self.status = 0
+            return
+        if pid:
+            self.status = status
+
+    def stop(self) -> None:
+        """Kill (if still running), reap, close: never leaves a process or a descriptor."""
+        self.reap(block=False)
+        if self.status is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+            self.reap(block=True)
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+
+
+def _send(fd: int, kind: int, payload: bytes) -> None:
+    data = memoryview(_HEADER.pack(kind, len(payload)) + payload)
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def _read_exact(fd: int, size: int) -> bytes | None:
+    """``size`` bytes from ``fd``, or None at an end of file before them."""
+    parts: list[bytes] = []
+    left = size
+    while left:
+        part = os.read(fd, min(left, 1 << 20))
+        if not part:
+            return None
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
+
+
+def _describe(status: int | None) -> str:
+    if status is None:
+        return "still running"
+    if os.WIFSIGNALED(status):
+        return f"killed by signal {os.WTERMSIG(status)}"
+    return f"exit code {os.waitstatus_to_exitcode(status)}"
+
+
+def _in_order(children: Sequence[_Child], count: int) -> Iterator[_ChunkOut]:
+    """The chunks' outputs in file order (chunk ``k`` from worker ``k mod n``)."""
+    for k in range(count):
+        yield children[k % len(children)].receive()
 
 
 def _work(chunk: tuple[int, int]) -> bytes:
@@ -661,14 +772,6 @@ def _next_line(index: RunsIndex, pos: int) -> int:
             return pos + nl + 1
         pos += len(window)
     return size
-
-
-def _worker_init() -> None:
-    """Forked workers die on SIGTERM, as ``Pool.terminate`` expects. They inherit the CLI's
-    handler, which turns SIGTERM into an exception for a clean unwind of the parent; in a
-    worker that exception could leave it alive, or holding the pool's shared queue lock,
-    and ``terminate`` then waited for it forever (a hang seen about once in ten runs)."""
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def default_executor(index: RunsIndex) -> ScoreExecutor:

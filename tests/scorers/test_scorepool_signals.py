@@ -1,20 +1,46 @@
-"""Forked scoring workers die on SIGTERM (Pool.terminate relies on it), even though the
-CLI turns SIGTERM into an exception in the parent: otherwise terminate() could wait for a
-worker forever (a hang seen about once in ten parallel `toolgate score` runs)."""
+"""The forked scoring workers: no pool, no handler threads, nothing that can hang.
+
+``multiprocessing.Pool`` hung here (its task-handler thread waiting forever on the queue's
+lock once a worker was terminated, seen in the test suite under load); the workers are now
+plain forks answering through a pipe. These tests run the real executor on a real file:
+a worker killed mid-run, a worker that fails, the parent's SIGTERM handler — each ends
+promptly with an error, every worker reaped."""
 
 from __future__ import annotations
 
-import multiprocessing
+import json
+import os
 import signal
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from gate.dataset import load_dataset
 from gate.pipeline import _scorepool as scorepool
+from gate.pipeline.score import score_runs
+from gate.runsfile import RunsIndex
+from tests.scorers.test_score_command import CASES, _many_runs
 
 
-def _sigterm_is_default() -> bool:
-    return signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+def _files(tmp_path: Path, n: int = 60) -> tuple[object, Path]:
+    ds_path = tmp_path / "dataset.jsonl"
+    ds_path.write_text("".join(json.dumps(c) + "\n" for c in CASES))
+    runs_path = tmp_path / "runs.jsonl"
+    runs_path.write_text("".join(json.dumps(r) + "\n" for r in _many_runs(n)))
+    return load_dataset(ds_path), runs_path
+
+
+def _score(ds: object, runs_path: Path) -> object:
+    with RunsIndex(runs_path, display="runs.jsonl") as runs:
+        return score_runs(
+            dataset=ds,  # type: ignore[arg-type]
+            runs=runs,
+            config=None,
+            shard=None,
+            executor=scorepool.ForkExecutor(2),
+        )
 
 
 def _raise(signum: int, frame: object) -> None:
@@ -30,10 +56,99 @@ def cli_sigterm_handler() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def _children() -> list[str]:
+    me = str(os.getpid())
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if stat.rsplit(")", 1)[1].split()[1] == me:
+                out.append(entry)
+    return out
+
+
+def test_fork_executor__a_worker_killed__error_names_the_signal_and_every_worker_reaped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ds, runs_path = _files(tmp_path)
+    real = scorepool._work
+
+    def dying(chunk: tuple[int, int]) -> bytes:
+        if chunk[0] > 0:  # every worker but the one holding the first chunk dies
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(chunk)
+
+    monkeypatch.setattr(scorepool, "_work", dying)
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"ended before it answered \(killed by signal 9\)"):
+        _score(ds, runs_path)
+    assert time.monotonic() - start < 30
+    assert not _children(), "a worker left behind"
+
+
+def test_fork_executor__a_worker_raises__its_traceback_in_the_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ds, runs_path = _files(tmp_path)
+
+    def failing(chunk: tuple[int, int]) -> bytes:
+        raise ValueError("scorer bug for the test")
+
+    monkeypatch.setattr(scorepool, "_work", failing)
+    with pytest.raises(RuntimeError, match="scorer bug for the test"):
+        _score(ds, runs_path)
+    assert not _children()
+
+
 @pytest.mark.usefixtures("cli_sigterm_handler")
-def test_worker_init__parent_handles_sigterm__worker_restores_default() -> None:
-    ctx = multiprocessing.get_context("fork")
-    with ctx.Pool(1, initializer=scorepool._worker_init) as pool:
-        assert pool.apply(_sigterm_is_default) is True
-    # (Without the initializer the worker would keep the parent's raising handler — the
-    # trap itself, not exercised here since it is the hang this test guards against.)
+def test_fork_executor__parent_raises_on_sigterm__a_worker_sigtermed_dies_and_run_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workers inherit the CLI's raising SIGTERM handler unless they restore the
+    default: a SIGTERM then ends a worker (it does not unwind into the parent's code)."""
+    ds, runs_path = _files(tmp_path)
+    real = scorepool._work
+
+    def sigtermed(chunk: tuple[int, int]) -> bytes:
+        if chunk[0] > 0:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(30)  # a worker still running the parent's handler would go on
+        return real(chunk)
+
+    monkeypatch.setattr(scorepool, "_work", sigtermed)
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"killed by signal 15"):
+        _score(ds, runs_path)
+    assert time.monotonic() - start < 20
+    assert not _children()
+
+
+def test_fork_executor__parent_interrupted_while_reading__workers_killed_and_reaped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ds, runs_path = _files(tmp_path)
+    real = scorepool._work
+
+    def slow(chunk: tuple[int, int]) -> bytes:
+        time.sleep(30)
+        return real(chunk)
+
+    monkeypatch.setattr(scorepool, "_work", slow)
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _score(ds, runs_path)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert time.monotonic() - start < 10
+    assert not _children()
