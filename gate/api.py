@@ -26,15 +26,17 @@ or the JSON string the model sent — an OpenAI ``tool_calls`` entry, or a
 :class:`gate.model.ToolCall`), a list of lists (one list per assistant turn: a parallel
 batch), a :class:`gate.model.Run`, or an :class:`gate.adapters.AssistantTurn`. A flat list
 is a sequence: each call its own turn (so ``order="strict"`` checks it). ``expected`` is a
-list of ``{"name", "args", "required_args_only"?}`` (or :class:`gate.model.ExpectedCall`);
+list of ``{"name", "args", "args_match"?}`` (or :class:`gate.model.ExpectedCall`), an
+element that is a list being one batch (``[[a, b], c]``, as in the dataset);
 ``[]`` means "no tool should be called". Without ``tools`` every name used counts as a tool
 that accepts any arguments (there is no schema to validate against).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from gate.adapters import AssistantTurn, PayloadError
@@ -44,6 +46,7 @@ from gate.config import NormalizeConfig, ScoringConfig
 from gate.dataset.matchers import parse_args
 from gate.dataset.tools import parse_tool
 from gate.model import (
+    ArgsMatch,
     Case,
     ExpectedCall,
     OrderMode,
@@ -101,24 +104,48 @@ def _expected(expected: Iterable[Any]) -> tuple[ExpectedCall, ...]:
     def report(field: str, message: str) -> None:
         problems.append(f"{field}: {message}")
 
-    for i, e in enumerate(expected):
-        if isinstance(e, ExpectedCall):
-            out.append(e)
-            continue
-        if not isinstance(e, Mapping) or not isinstance(e.get("name"), str):
-            raise TypeError(f"expected[{i}] must be {{'name': str, 'args': {{...}}}}")
-        unknown = set(e) - {"name", "args", "required_args_only"}
-        if unknown:
-            raise TypeError(f"expected[{i}]: unknown key {sorted(unknown)[0]!r}")
-        args = parse_args(e.get("args", {}), f"expected[{i}].args", report)
-        rao = e.get("required_args_only", True)
-        if not isinstance(rao, bool):
-            raise TypeError(f"expected[{i}].required_args_only must be true or false")
-        if args is not None:
-            out.append(ExpectedCall(name=e["name"], args=args, required_args_only=rao))
+    items = list(expected)
+    batched = any(isinstance(e, list) for e in items)
+    for i, item in enumerate(items):
+        members = (
+            [(f"expected[{i}][{k}]", e) for k, e in enumerate(item)]
+            if isinstance(item, list)
+            else [(f"expected[{i}]", item)]
+        )
+        if not members:
+            raise TypeError(f"expected[{i}] is an empty batch: list at least one call")
+        for where, e in members:
+            call = _one_expected(e, where, report)
+            if call is not None:
+                out.append(dataclasses.replace(call, batch=i) if batched else call)
     if problems:
         raise ValueError("invalid expectation: " + "; ".join(problems))
     return tuple(out)
+
+
+def _one_expected(e: Any, where: str, report: Callable[[str, str], None]) -> ExpectedCall | None:
+    if isinstance(e, ExpectedCall):
+        return e
+    if not isinstance(e, Mapping) or not isinstance(e.get("name"), str):
+        raise TypeError(f"{where} must be {{'name': str, 'args': {{...}}}}")
+    unknown = set(e) - {"name", "args", "args_match", "required_args_only"}
+    if unknown:
+        raise TypeError(f"{where}: unknown key {sorted(unknown)[0]!r}")
+    args = parse_args(e.get("args", {}), f"{where}.args", report)
+    if "args_match" in e:
+        if "required_args_only" in e:
+            raise TypeError(f"{where}: give args_match or required_args_only, not both")
+        try:
+            mode = ArgsMatch(e["args_match"])
+        except ValueError:
+            options = ", ".join(m.value for m in ArgsMatch)
+            raise TypeError(f"{where}.args_match must be one of {options}") from None
+    else:
+        rao = e.get("required_args_only", True)
+        if not isinstance(rao, bool):
+            raise TypeError(f"{where}.required_args_only must be true or false")
+        mode = ArgsMatch.SUBSET if rao else ArgsMatch.EXACT
+    return None if args is None else ExpectedCall(name=e["name"], args=args, args_match=mode)
 
 
 def _tools(tools: Any) -> tuple[ToolSpec, ...]:

@@ -18,6 +18,7 @@ Vocabulary (docs/dataset.md, docs/scoring.md):
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import hashlib
 from collections.abc import Mapping, Sequence
@@ -70,6 +71,32 @@ class MatcherKind(enum.StrEnum):
     APPROX = "$approx"
     ABSENT = "$absent"
     ANY = "$any"
+
+
+class ArgsMatch(enum.StrEnum):
+    """How an expected call's arguments compare with an actual call's (``args_match``).
+
+    * ``subset`` — every expected argument matches; extra actual arguments are allowed
+      (the default; ``required_args_only: true`` is its older spelling);
+    * ``exact`` — the actual arguments are exactly the expected ones (``$absent`` keys
+      aside; ``required_args_only: false``);
+    * ``exact_except_defaults`` — as ``exact``, except that an extra top-level argument
+      whose value equals its ``default`` in the tool's JSON Schema is allowed (a model
+      that adds ``page: 1`` passes; one that adds ``delete_all: true`` does not).
+    """
+
+    SUBSET = "subset"
+    EXACT = "exact"
+    EXACT_EXCEPT_DEFAULTS = "exact_except_defaults"
+
+
+class BatchingKind(enum.StrEnum):
+    """How a run's turns disagree with the batches an expectation lists."""
+
+    SPLIT = "split"
+    """Calls expected in one assistant turn were sent over several turns."""
+    MERGED = "merged"
+    """Calls expected in separate turns were sent together in one turn."""
 
 
 class Risk(enum.StrEnum):
@@ -149,23 +176,78 @@ class ArgMatcher:
 class ExpectedCall:
     """A call the agent should make.
 
-    ``required_args_only`` (default true): the expected args must be a subset of the
-    actual args and extra actual args are allowed; false: the actual args must be exactly
-    the expected set (``$absent`` keys excluded).
+    ``args_match`` (:class:`ArgsMatch`, default ``subset``): how its arguments compare
+    with the actual call's. ``batch``: in an expectation list written with batches
+    (``[[a, b], c]``), the index of the element the call belongs to — one assistant turn;
+    calls sharing it are expected together. ``None`` in a plain list (``[a, b, c]``),
+    which says nothing about batching (the meaning every earlier release gave it).
     """
 
     name: str
     args: Mapping[str, ArgMatcher] = field(default_factory=dict)
-    required_args_only: bool = True
+    args_match: ArgsMatch = ArgsMatch.SUBSET
+    batch: int | None = None
+
+    @property
+    def required_args_only(self) -> bool:
+        """The older spelling of ``args_match``: true for ``subset``."""
+        return self.args_match is ArgsMatch.SUBSET
 
     def to_json(self) -> dict[str, JsonValue]:
+        """The call in the dataset's syntax (without its batch: :func:`expectation_json`
+        writes a list's batches). ``exact`` is written ``required_args_only: false``, the
+        spelling every release reads, so results of datasets that do not use the newer
+        mode stay byte for byte what they were."""
         out: dict[str, JsonValue] = {
             "name": self.name,
             "args": {k: m.to_json() for k, m in self.args.items()},
         }
-        if not self.required_args_only:
+        if self.args_match is ArgsMatch.EXACT:
             out["required_args_only"] = False
+        elif self.args_match is ArgsMatch.EXACT_EXCEPT_DEFAULTS:
+            out["args_match"] = self.args_match.value
         return out
+
+    def content(self) -> dict[str, JsonValue]:
+        """The call as a case's hash sees it: the fields of the first release (so a case
+        that uses neither batches nor ``exact_except_defaults`` keeps its hash, and its
+        base history), plus ``args_match`` and ``batch`` only when they say more."""
+        out: dict[str, JsonValue] = {
+            "name": self.name,
+            "args": {k: dataclasses.asdict(m) for k, m in self.args.items()},
+        }
+        if self.args_match is ArgsMatch.EXACT_EXCEPT_DEFAULTS:
+            out["args_match"] = self.args_match.value
+        else:
+            out["required_args_only"] = self.args_match is ArgsMatch.SUBSET
+        if self.batch is not None:
+            out["batch"] = self.batch
+        return out
+
+
+def is_batched(calls: Sequence[ExpectedCall]) -> bool:
+    """Whether an expectation list was written with batches (then every element is one
+    assistant turn, docs/dataset.md); a plain list says nothing about batching."""
+    return bool(calls) and calls[0].batch is not None
+
+
+def expectation_json(calls: Sequence[ExpectedCall]) -> list[JsonValue]:
+    """An expectation list in the dataset's syntax, reading back to the same calls: a
+    plain list as it was; in a batched list a batch of several calls as an array and a
+    batch of one bare (``[[a, b], c]``), unless no batch holds two calls (``[[a], [b]]``,
+    which a plain ``[a, b]`` would not mean)."""
+    if not is_batched(calls):
+        return [c.to_json() for c in calls]
+    groups: list[list[dict[str, JsonValue]]] = []
+    last: int | None = None
+    for c in calls:
+        if c.batch != last:
+            groups.append([])
+            last = c.batch
+        groups[-1].append(c.to_json())
+    if all(len(g) == 1 for g in groups):
+        return list(groups)
+    return [g if len(g) > 1 else g[0] for g in groups]
 
 
 @dataclass(frozen=True, slots=True)
@@ -500,6 +582,20 @@ class Violation:
 
 
 @dataclass(frozen=True, slots=True)
+class BatchProblem:
+    """Calls whose turns disagree with the expected batches (``gate.scorers.trajectory``):
+    ``split`` — the expected calls ``expected`` (one batch) came in the turns ``turns``;
+    ``merged`` — the expected calls ``expected`` (of several batches) came together in
+    the one turn ``turns[0]``. ``names`` are their tools, in expected order; indices are
+    into ``Evidence.expected``, turns 0-based."""
+
+    kind: BatchingKind
+    expected: tuple[int, ...]
+    names: tuple[str, ...]
+    turns: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Evidence:
     """What the reports show for one sample, computed by the scorers (never recomputed).
 
@@ -512,7 +608,9 @@ class Evidence:
     * ``violations``: must-not-call, argument-scope and required-before rules broken;
     * ``summary``: one line (``2 exact, 1 name-only; 3 expected, 4 actual``);
     * ``unrecorded``: indices of calls without a frozen response; ``agent_error``: the
-      run's error, if any.
+      run's error, if any;
+    * ``batching``: where the run's turns disagree with an expectation written with
+      batches (:class:`BatchProblem`).
     """
 
     expected: tuple[ExpectedCall, ...]
@@ -527,6 +625,7 @@ class Evidence:
     violations: tuple[Violation, ...] = ()
     unrecorded: tuple[int, ...] = ()
     agent_error: str | None = None
+    batching: tuple[BatchProblem, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

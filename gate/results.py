@@ -98,8 +98,8 @@ class SampleResult(_M):
     (omitted when there is none); ``evidence`` (only for a sample that did not pass):
     ``expected``, ``actual``, ``alternative``, ``matched``, ``missing``, ``extra``,
     ``arg_diffs``, ``malformed``, ``violations``, ``summary``, ``unrecorded``,
-    ``agent_error`` (``docs/scoring.md``); ``tallies``: the raw counts the dataset level
-    pools (``calls``, ``calls_on_no_tool``, ``per_tool`` ``{name: [expected, matched,
+    ``agent_error``, ``batching`` (``docs/scoring.md``); ``tallies``: the raw counts the
+    dataset level pools (``calls``, ``calls_on_no_tool``, ``per_tool`` ``{name: [expected, matched,
     called]}``, ``confusion`` ``[[expected, actual]]``, ``malformed`` ``{class: n}``,
     ``unrecorded``), zero entries left out — kept so that shard results can be merged and
     re-pooled without re-running anything."""
@@ -718,6 +718,16 @@ def evidence_json(ev: Evidence) -> dict[str, Any]:
         out["unrecorded"] = list(ev.unrecorded)
     if ev.agent_error is not None:
         out["agent_error"] = ev.agent_error
+    if ev.batching:
+        out["batching"] = [
+            {
+                "kind": b.kind.value,
+                "expected": list(b.expected),
+                "names": list(b.names),
+                "turns": list(b.turns),
+            }
+            for b in ev.batching
+        ]
     return out
 
 

@@ -17,6 +17,7 @@ guard nothing the model is offered.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -28,6 +29,7 @@ from gate.dataset.problems import Problems
 from gate.dataset.tools import ToolFile, ToolResolver
 from gate.errors import Problem
 from gate.model import (
+    ArgsMatch,
     Case,
     Difficulty,
     ExpectedCall,
@@ -43,7 +45,7 @@ MAX_STEP_BUDGET = 1000
 TAG = re.compile(r"^[^\s,=]{1,64}$")
 """A tag: 1-64 characters, no whitespace, comma or ``=`` (tags name slices ``tag=x``)."""
 
-_CALL_KEYS = ("name", "args", "required_args_only")
+_CALL_KEYS = ("name", "args", "args_match", "required_args_only")
 _RESPONSE_KEYS = ("name", "args", "response", "error")
 _ROLES = ("system", "developer", "user", "assistant", "tool")
 _MESSAGE_KEYS = (
@@ -413,19 +415,46 @@ class CaseBuilder:
         tools: Mapping[str, ToolSpec] | None,
         report: Callable[[str | None, str], None],
     ) -> tuple[ExpectedCall, ...] | None:
+        """A call list; an element that is an array is one batch (one assistant turn):
+        then every element of the list is a batch, a bare call being a batch of one."""
         if value is None:
             return ()
         if not isinstance(value, list):
             report(fld, f"must be an array of {{name, args}} calls, not {json_kind(value)}")
             return None
+        batched = any(isinstance(obj, list) for obj in value)
         out: list[ExpectedCall] = []
         ok = True
         for i, obj in enumerate(value):
-            call = self._call(obj, f"{fld}[{i}]", tools, report)
-            if call is None:
+            where = f"{fld}[{i}]"
+            if not isinstance(obj, list):
+                members: list[tuple[str, Any]] = [(where, obj)]
+            elif not obj:
+                report(
+                    where,
+                    "an empty batch: a batch lists the calls of one assistant turn, at least "
+                    "one (remove it, or write the calls inside)",
+                )
                 ok = False
+                continue
             else:
-                out.append(call)
+                members = [(f"{where}[{k}]", m) for k, m in enumerate(obj)]
+            for at, member in members:
+                if isinstance(member, list):
+                    report(
+                        at,
+                        "a batch inside a batch: a batch is one assistant turn, so batches "
+                        "do not nest (write [[a, b], c] for a and b together, then c)",
+                    )
+                    ok = False
+                    continue
+                call = self._call(member, at, tools, report)
+                if call is None:
+                    ok = False
+                elif batched:
+                    out.append(dataclasses.replace(call, batch=i))
+                else:
+                    out.append(call)
         return tuple(out) if ok else None
 
     def _call(
@@ -438,8 +467,7 @@ class CaseBuilder:
         if not isinstance(obj, dict):
             report(
                 fld,
-                f"a call must be an object {{name, args, required_args_only?}}, not "
-                f"{json_kind(obj)}",
+                f"a call must be an object {{name, args, args_match?}}, not {json_kind(obj)}",
             )
             return None
         ok = True
@@ -449,11 +477,10 @@ class CaseBuilder:
                 ok = False
         name = self._tool_name(obj.get("name"), f"{fld}.name", tools, report)
         args = parse_args(obj.get("args", {}), f"{fld}.args", report)
-        rao = obj.get("required_args_only", True)
-        if not isinstance(rao, bool):
-            report(f"{fld}.required_args_only", f"must be true or false, not {rao!r}")
+        mode = self._args_match(obj, fld, report)
+        if mode is None:
             ok = False
-        if name is None or args is None or not ok:
+        if name is None or args is None or mode is None or not ok:
             return None
         spec = tools.get(name) if tools is not None else None
         if spec is not None:
@@ -461,7 +488,40 @@ class CaseBuilder:
             check_against_schema(args, spec.parameters, name, f"{fld}.args", report)
             if self.problems.count != before:
                 return None
-        return ExpectedCall(name=name, args=args, required_args_only=rao)
+        return ExpectedCall(name=name, args=args, args_match=mode)
+
+    @staticmethod
+    def _args_match(
+        obj: Mapping[str, Any], fld: str, report: Callable[[str | None, str], None]
+    ) -> ArgsMatch | None:
+        """``args_match`` (:class:`ArgsMatch`), or its older spelling ``required_args_only``
+        (true = ``subset``, false = ``exact``); not both."""
+        has_new = obj.get("args_match") is not None
+        has_old = obj.get("required_args_only") is not None
+        if has_new and has_old:
+            report(
+                f"{fld}.required_args_only",
+                "give one of args_match and required_args_only (its older spelling: true is "
+                "args_match: subset, false is args_match: exact); keep args_match",
+            )
+            return None
+        if has_new:
+            raw = obj["args_match"]
+            try:
+                return ArgsMatch(raw)
+            except ValueError:
+                options = [m.value for m in ArgsMatch]
+                report(
+                    f"{fld}.args_match",
+                    f"must be one of {', '.join(options)}, not {raw!r}"
+                    f"{did_you_mean(raw, options) if isinstance(raw, str) else ''}",
+                )
+                return None
+        rao = obj.get("required_args_only", True)
+        if not isinstance(rao, bool):
+            report(f"{fld}.required_args_only", f"must be true or false, not {rao!r}")
+            return None
+        return ArgsMatch.SUBSET if rao else ArgsMatch.EXACT
 
     def _tool_name(
         self,

@@ -39,7 +39,7 @@ from typing import Any
 from gate.config import JUDGE_BUILTIN_RUBRICS, Config, RubricConfig
 from gate.errors import ConfigError, Problem
 from gate.jsonio import canonical
-from gate.model import Case, JsonValue, Run, ToolCall, ToolResult, Turn
+from gate.model import Case, JsonValue, Run, ToolCall, ToolResult, Turn, expectation_json
 
 MAX_INPUT_CHARS = 2000
 """Longest string passed to the judge inside any input; longer ones are cut and marked."""
@@ -316,7 +316,7 @@ def _custom_input(name: str, case: Case, run: Run) -> JsonValue:
         case "final":
             return clip(run.final)
         case "expected_tool_calls":
-            return [c.to_json() for c in case.expected_tool_calls]
+            return expectation_json(case.expected_tool_calls)
     raise AssertionError(f"unknown custom input {name!r}")  # checked when the template loads
 
 

@@ -121,6 +121,12 @@ def case_content(case: Case) -> dict[str, Any]:
     doc = dataclasses.asdict(case)
     doc.pop("source", None)
     doc.pop("available_tools", None)
+    # Expected calls as the first release hashed them (ExpectedCall.content), so a case
+    # that uses no newer form keeps its hash and its base history.
+    doc["expected_tool_calls"] = [e.content() for e in case.expected_tool_calls]
+    doc["acceptable_alternatives"] = [
+        [e.content() for e in alt] for alt in case.acceptable_alternatives
+    ]
     return doc
 
 

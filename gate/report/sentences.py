@@ -74,6 +74,10 @@ def _name(call: Any) -> str:
     return str(call)
 
 
+def _batch(call: Any) -> Any:
+    return call.get("batch") if isinstance(call, Mapping) else None
+
+
 def _names(calls: Sequence[Any]) -> list[str | Code]:
     out: list[str | Code] = []
     for i, c in enumerate(dict.fromkeys(_name(c) for c in calls)):
@@ -163,6 +167,15 @@ def _calls_matched(ev: Mapping[str, Any]) -> Sentence:
             if "actual" not in inner:
                 return [Code(tool), " was called without ", Code(arg), "; expected ", Code(exp)]
             act = json_compact(inner["actual"])
+            why = inner.get("why")
+            if isinstance(why, str) and why.startswith("not expected"):
+                # An argument an exact expectation does not list: name it and say why.
+                return [
+                    Code(tool),
+                    " was called with ",
+                    Code(f"{arg}={act}"),
+                    ", an argument this case does not expect" + why[len("not expected") :],
+                ]
             return [
                 Code(tool),
                 " was called with ",
@@ -176,7 +189,34 @@ def _calls_matched(ev: Mapping[str, Any]) -> Sentence:
     return ["not every expected call was made"]
 
 
+def batching_sentence(item: Any) -> Sentence | None:
+    """One ``batching`` evidence entry in words: calls expected in one turn but sent over
+    several, or expected in separate turns but sent together (turns numbered from 1)."""
+    if not isinstance(item, Mapping):
+        return None
+    names = [Code(str(n)) for n in _list(item.get("names"))]
+    turns = [t for t in _list(item.get("turns")) if isinstance(t, int)]
+    if not names or not turns:
+        return None
+    who: Sentence = []
+    for i, n in enumerate(names):
+        if i:
+            who.append(" and " if i == len(names) - 1 else ", ")
+        who.append(n)
+    if item.get("kind") == "split":
+        shown = " and ".join(str(t + 1) for t in turns)
+        return [*who, f" were expected in one turn but came in turns {shown}"]
+    if item.get("kind") == "merged":
+        return [*who, f" were expected in separate turns but came together in turn {turns[0] + 1}"]
+    return None
+
+
 def _order(ev: Mapping[str, Any]) -> Sentence:
+    if not ev.get("missing") and not ev.get("extra"):
+        for item in _list(ev.get("batching")):
+            said = batching_sentence(item)
+            if said is not None:
+                return said
     expected = _list(ev.get("expected"))
     pairs = sorted(
         (p[0], p[1])
@@ -186,6 +226,10 @@ def _order(ev: Mapping[str, Any]) -> Sentence:
     for i, (e1, a1) in enumerate(pairs):
         for e2, a2 in pairs[i + 1 :]:
             if a2 < a1 and e1 < len(expected) and e2 < len(expected):
+                if _batch(expected[e1]) is not None and _batch(expected[e1]) == _batch(
+                    expected[e2]
+                ):
+                    continue  # one batch: no order inside it
                 first, second = _name(expected[e1]), _name(expected[e2])
                 return [
                     Code(second),

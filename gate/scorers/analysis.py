@@ -21,7 +21,15 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from gate.model import Case, HardFailureKind, MalformedKind, OrderMode, ToolCall
+from gate.model import (
+    BatchingKind,
+    BatchProblem,
+    Case,
+    HardFailureKind,
+    MalformedKind,
+    OrderMode,
+    ToolCall,
+)
 from gate.scorers import outcome
 from gate.scorers import selection as sel
 from gate.scorers import trajectory as traj
@@ -168,20 +176,35 @@ def _calls(view: ScoringView, cc: CompiledCase, ctx: ScoringContext) -> list[Cal
 
 
 class _ListMatch:
-    __slots__ = ("chain", "index", "lst", "m", "pairs")
+    __slots__ = ("adj", "chain", "index", "lst", "m", "pairs")
 
+    adj: list[list[int]]
     chain: int
     index: int
     lst: CompiledList
     m: int
     pairs: list[tuple[int, int]]
 
-    def __init__(self, index: int, lst: CompiledList, pairs: list[tuple[int, int]], chain: int):
+    def __init__(
+        self,
+        index: int,
+        lst: CompiledList,
+        pairs: list[tuple[int, int]],
+        chain: int,
+        adj: list[list[int]],
+    ):
         self.index = index
         self.lst = lst
         self.pairs = pairs  # (expected index, position in the canonical call list)
         self.m = len(pairs)
         self.chain = chain
+        self.adj = adj  # expected index → the calls it may pair with
+
+
+def _chain(pairs: list[tuple[int, int]], calls: list[Call], groups: tuple[int, ...] | None) -> int:
+    if groups is None:
+        return traj.longest_chain([calls[j].turn for _, j in pairs])
+    return traj.longest_batch_chain([(groups[i], calls[j].turn) for i, j in pairs])
 
 
 def _match_list(
@@ -199,23 +222,108 @@ def _match_list(
             adj.append([j for j in cand if matcher.matches(calls[j].args)])
     match = hopcroft_karp(adj, len(calls))
     pairs = [(i, j) for i, j in enumerate(match) if j >= 0]
+    groups = lst.groups
     if len(pairs) > 1:
-        chain = traj.longest_chain([calls[j].turn for _, j in pairs])
+        chain = _chain(pairs, calls, groups)
         if chain < len(pairs):
             # An arbitrary choice between interchangeable calls must not cost order.
             turns = [c.turn for c in calls]
             edges = [set(a) for a in adj]
-            pairs = traj.uncross(pairs, turns, lambda i, j: j in edges[i])
-            chain = traj.longest_chain([calls[j].turn for _, j in pairs])
+            swapped = traj.uncross(list(pairs), turns, lambda i, j: j in edges[i])
+            better = _chain(swapped, calls, groups)
+            if better >= chain:
+                pairs, chain = swapped, better
     else:
         chain = len(pairs)
-    return _ListMatch(index, lst, pairs, chain)
+    return _ListMatch(index, lst, pairs, chain, adj)
 
 
-def _order_ok(mode: OrderMode, lm: _ListMatch, n_actual: int) -> bool:
+def _batches_hold(lm: _ListMatch, calls: list[Call]) -> bool:
+    """``strict`` over a list written with batches: the k-th expected batch is exactly
+    the k-th turn that made calls (the same multiset of calls, matched inside the pair)."""
+    groups = lm.lst.groups
+    assert groups is not None
+    turns = sorted({c.turn for c in calls})
+    batches = sorted(set(groups))
+    if len(turns) != len(batches):
+        return False
+    turn_of = dict(zip(batches, turns, strict=True))
+    adj = [
+        [j for j in cand if calls[j].turn == turn_of[groups[i]]] for i, cand in enumerate(lm.adj)
+    ]
+    return all(j >= 0 for j in hopcroft_karp(adj, len(calls)))
+
+
+def _order_ok(mode: OrderMode, lm: _ListMatch, calls: list[Call]) -> bool:
     # The pass rule's `order` check is the order mode itself: `trajectory_match` is 1.0
     # exactly when it holds, so the two can never disagree.
-    return traj.trajectory_holds(mode, lm.m, lm.chain, len(lm.lst.names), n_actual)
+    n_e = len(lm.lst.names)
+    n_a = len(calls)
+    if mode is OrderMode.STRICT and lm.lst.groups is not None:
+        return lm.m == n_e == n_a and _batches_hold(lm, calls)
+    return traj.trajectory_holds(mode, lm.m, lm.chain, n_e, n_a)
+
+
+def _batching(lm: _ListMatch, calls: list[Call]) -> tuple[int, int, tuple[BatchProblem, ...]]:
+    """(pairs of matched calls batched as expected, all such pairs, the disagreements) for
+    a list written with batches (``gate.scorers.trajectory.score_batching``).
+
+    Two matched calls agree when they were expected in one batch and sent in one turn,
+    or expected in different batches and sent in different turns. The matching is first
+    improved by swapping the calls of two pairs whose expectations each match the other's
+    call, while that raises the agreement (interchangeable calls must not cost batching).
+    """
+    groups = lm.lst.groups
+    assert groups is not None
+    pairs = sorted(lm.pairs)
+    n = len(pairs)
+    if n < 2:
+        return 0, 0, ()
+    turn = [c.turn for c in calls]
+    edges = [set(a) for a in lm.adj]
+
+    def agree(e1: int, a1: int, e2: int, a2: int) -> bool:
+        return (groups[e1] == groups[e2]) == (turn[a1] == turn[a2])
+
+    changed = True
+    while changed:
+        changed = False
+        for x in range(n):
+            for y in range(x + 1, n):
+                (e1, a1), (e2, a2) = pairs[x], pairs[y]
+                if turn[a1] == turn[a2] or a2 not in edges[e1] or a1 not in edges[e2]:
+                    continue
+                gain = 0
+                for z in range(n):
+                    if z != x and z != y:
+                        e3, a3 = pairs[z]
+                        gain += agree(e1, a2, e3, a3) + agree(e2, a1, e3, a3)
+                        gain -= agree(e1, a1, e3, a3) + agree(e2, a2, e3, a3)
+                if gain > 0:
+                    pairs[x], pairs[y] = (e1, a2), (e2, a1)
+                    changed = True
+    good = sum(agree(*pairs[x], *pairs[y]) for x in range(n) for y in range(x + 1, n))
+    problems: list[BatchProblem] = []
+    names = lm.lst.names
+    by_batch: dict[int, list[tuple[int, int]]] = {}
+    by_turn: dict[int, list[tuple[int, int]]] = {}
+    for i, j in pairs:
+        by_batch.setdefault(groups[i], []).append((i, j))
+        by_turn.setdefault(turn[j], []).append((i, j))
+    for _, members in sorted(by_batch.items()):
+        turns = sorted({turn[j] for _, j in members})
+        if len(turns) > 1:
+            idx = tuple(i for i, _ in members)
+            problems.append(
+                BatchProblem(BatchingKind.SPLIT, idx, tuple(names[i] for i in idx), tuple(turns))
+            )
+    for t, members in sorted(by_turn.items()):
+        if len({groups[i] for i, _ in members}) > 1:
+            idx = tuple(sorted(i for i, _ in members))
+            problems.append(
+                BatchProblem(BatchingKind.MERGED, idx, tuple(names[i] for i in idx), (t,))
+            )
+    return good, n * (n - 1) // 2, tuple(problems)
 
 
 # ─── the analysis ─────────────────────────────────────────────────────────────
@@ -227,6 +335,9 @@ class Analysis:
 
     __slots__ = (
         "a_counts",
+        "batch_good",
+        "batch_pairs",
+        "batch_problems",
         "best",
         "calls",
         "cc",
@@ -264,6 +375,11 @@ class Analysis:
     )
 
     a_counts: dict[str, int]
+    batch_good: int
+    """Pairs of matched calls batched as expected (a list written with batches)."""
+    batch_pairs: int
+    """Pairs of matched calls judged for batching (0: nothing to judge)."""
+    batch_problems: tuple[BatchProblem, ...]
     best: _ListMatch
     calls: list[Call]
     cc: CompiledCase
@@ -341,7 +457,7 @@ def analyse(case: Case, view: ScoringView, ctx: ScoringContext) -> Analysis:
         for index, lst in enumerate(lists):
             lm = best if index == 0 else _match_list(index, lst, calls, by_name)
             n_e = len(lst.names)
-            full = lm.m == n_e and _order_ok(order, lm, n_a)
+            full = lm.m == n_e and _order_ok(order, lm, calls)
             acc = lm.m / n_e if n_e else (1.0 if n_a == 0 else 0.0)
             pc = sel.partial_credit(sel.name_overlap(a_counts, lst.counts), lm.m, n_a, n_e)
             key = (full, acc, pc, -index)
@@ -354,7 +470,11 @@ def analyse(case: Case, view: ScoringView, ctx: ScoringContext) -> Analysis:
     an.n_e = len(e_names)
     an.m = m = best.m
     an.chain = best.chain
-    an.order_ok = _order_ok(order, best, n_a)
+    an.order_ok = _order_ok(order, best, calls)
+    if lst.groups is not None:
+        an.batch_good, an.batch_pairs, an.batch_problems = _batching(best, calls)
+    else:
+        an.batch_good, an.batch_pairs, an.batch_problems = 0, 0, ()
     an.name_m = name_m = sel.name_overlap(a_counts, e_counts)
     if parsed == n_a:
         an.parsed_pairs = name_m

@@ -13,7 +13,14 @@ arguments, after normalisation (:mod:`gate.scorers.normalize`):
 * with ``exact=True`` the actual arguments must be exactly the expected set — every actual
   argument must be named by a matcher other than ``$absent`` (arguments whose value counts
   as absent under the ``null``/``""`` rules are ignored). The ``bfcl`` profile always
-  behaves as exact.
+  behaves as exact;
+* with ``exact=True, except_defaults=True`` (``args_match: exact_except_defaults``) an
+  extra top-level argument is also allowed when its value equals (after normalisation)
+  the ``default`` its property declares in the tool's JSON Schema: ``page: 1`` beside
+  ``"page": {"type": "integer", "default": 1}`` passes, ``delete_all: true`` beside a
+  property without a default (or with ``default: false``) does not. Only the property's
+  own ``default`` counts (not one behind a ``$ref``); members of an object value are
+  compared as data, as in every mode. :func:`arg_diffs` names each refused argument.
 
 **The matchers** (``ArgMatcher``), with ``present`` telling whether the argument is there
 (a value that counts as absent — ``null`` under ``null_equals_absent`` — is not present):
@@ -44,7 +51,8 @@ from typing import TYPE_CHECKING, Any
 
 import regex
 
-from gate.model import ArgMatcher, ArgProblem, MatcherKind
+from gate.jsonio import canonical
+from gate.model import ArgMatcher, ArgProblem, ArgsMatch, MatcherKind
 from gate.scorers.lexical import token_set_ratio
 from gate.scorers.normalize import MISSING, Normalizer, canon_text, parse_number, schema_hint
 from gate.scorers.prose import Scored, plural
@@ -62,6 +70,7 @@ __all__ = [
     "args_match",
     "compile_args",
     "explain_value",
+    "match_flags",
     "match_value",
     "regex_fullmatch",
     "score_call_accuracy",
@@ -202,8 +211,39 @@ def match_value(
 # ─── a whole argument object ──────────────────────────────────────────────────
 
 
+def match_flags(mode: ArgsMatch) -> tuple[bool, bool]:
+    """``(exact, except_defaults)`` for an expected call's ``args_match``."""
+    match mode:
+        case ArgsMatch.SUBSET:
+            return False, False
+        case ArgsMatch.EXACT:
+            return True, False
+        case ArgsMatch.EXACT_EXCEPT_DEFAULTS:
+            return True, True
+
+
+_NO_DEFAULT: Any = object()
+
+
+def schema_default(norm: Normalizer, arg: str) -> Any:
+    """The ``default`` the tool's schema declares for top-level argument ``arg``, or
+    :data:`_NO_DEFAULT`."""
+    prop = norm.properties.get(arg)
+    if isinstance(prop, Mapping) and "default" in prop:
+        return prop["default"]
+    return _NO_DEFAULT
+
+
+def _is_default(norm: Normalizer, arg: str, value: Any) -> bool:
+    default = schema_default(norm, arg)
+    return default is not _NO_DEFAULT and norm.equal(default, value, arg=arg)
+
+
 def _extra_keys(
-    expected: Mapping[str, ArgMatcher], actual: Mapping[str, Any], norm: Normalizer
+    expected: Mapping[str, ArgMatcher],
+    actual: Mapping[str, Any],
+    norm: Normalizer,
+    except_defaults: bool = False,
 ) -> list[str]:
     """Actual arguments an exact expectation does not allow (sorted)."""
     out = []
@@ -213,7 +253,7 @@ def _extra_keys(
             continue
         if norm.per_arg.get(k, norm).is_absent(v):
             continue
-        if m is None:
+        if m is None and not (except_defaults and _is_default(norm, k, v)):
             out.append(k)
     return sorted(out)
 
@@ -224,12 +264,14 @@ def args_match(
     *,
     exact: bool,
     norm: Normalizer,
+    except_defaults: bool = False,
 ) -> bool:
     """Whether ``actual`` satisfies every matcher of ``expected`` (module docstring).
 
     ``actual`` None (arguments that did not parse) never matches. ``exact`` (the
-    expectation's ``required_args_only: false``) also refuses arguments the expectation
-    does not name; the ``bfcl`` profile is always exact.
+    expectation's ``args_match: exact``) also refuses arguments the expectation does not
+    name, except — with ``except_defaults`` — those equal to their schema default; the
+    ``bfcl`` profile is always exact.
     """
     if actual is None:
         return False
@@ -237,7 +279,9 @@ def args_match(
         present = k in actual
         if explain_value(m, present, actual.get(k), norm, arg=k) is not None:
             return False
-    return not ((exact or norm.bfcl) and _extra_keys(expected, actual, norm))
+    if exact or norm.bfcl:
+        return not _extra_keys(expected, actual, norm, except_defaults and not norm.bfcl)
+    return True
 
 
 def arg_diffs(
@@ -246,9 +290,10 @@ def arg_diffs(
     *,
     exact: bool,
     norm: Normalizer,
+    except_defaults: bool = False,
 ) -> tuple[ArgProblem, ...]:
     """Every argument that keeps ``actual`` from matching, as evidence (``actual`` only
-    meaningful when ``present``)."""
+    meaningful when ``present``); an extra argument says why it is refused."""
     if actual is None:
         return (ArgProblem(argument=None, expected=None, why="arguments did not parse"),)
     out: list[ArgProblem] = []
@@ -275,12 +320,21 @@ def arg_diffs(
             ArgProblem(argument=k, expected=m.to_json(), why=why, actual=value, present=present)
         )
     if exact or norm.bfcl:
-        for k in _extra_keys(expected, actual, norm):
+        defaults = except_defaults and not norm.bfcl
+        for k in _extra_keys(expected, actual, norm, defaults):
+            why = "not expected (the expectation lists its arguments exactly)"
+            if defaults:
+                default = schema_default(norm, k)
+                why = (
+                    "not expected, and the tool's schema gives it no default"
+                    if default is _NO_DEFAULT
+                    else f"not expected, and not the schema's default ({canonical(default)})"
+                )
             out.append(
                 ArgProblem(
                     argument=k,
                     expected={"$absent": True},
-                    why="not expected (the expectation lists its arguments exactly)",
+                    why=why,
                     actual=actual[k],
                     present=True,
                 )
@@ -327,6 +381,7 @@ class CompiledArgs:
     exact: bool
     allowed: frozenset[str]
     norm: Normalizer
+    except_defaults: bool = False
 
     def matches(self, actual: Mapping[str, Any] | None) -> bool:
         if actual is None:
@@ -355,14 +410,21 @@ class CompiledArgs:
                 return False
         if self.exact:
             allowed = self.allowed
+            norm = self.norm
             for k, v in actual.items():
-                if k not in allowed and not self.norm.per_arg.get(k, self.norm).is_absent(v):
+                if k not in allowed and not norm.per_arg.get(k, norm).is_absent(v):
+                    if self.except_defaults and _is_default(norm, k, v):
+                        continue
                     return False
         return True
 
 
 def compile_args(
-    expected: Mapping[str, ArgMatcher], *, exact: bool, norm: Normalizer
+    expected: Mapping[str, ArgMatcher],
+    *,
+    exact: bool,
+    norm: Normalizer,
+    except_defaults: bool = False,
 ) -> CompiledArgs:
     """Compile an expected argument object for repeated matching (see :class:`CompiledArgs`)."""
     checks: list[tuple[str, int, Any, ArgMatcher, Normalizer, Any, bool, int]] = []
@@ -395,7 +457,13 @@ def compile_args(
         hint = schema_hint(schema) if schema is not None else 0
         checks.append((name, mode, target, m, n, schema, absent_ok, hint))
     allowed = frozenset(k for k, m in expected.items() if m.kind is not MatcherKind.ABSENT)
-    return CompiledArgs(tuple(checks), exact or norm.bfcl, allowed, norm)
+    return CompiledArgs(
+        tuple(checks),
+        exact or norm.bfcl,
+        allowed,
+        norm,
+        exact and except_defaults and not norm.bfcl,
+    )
 
 
 # ─── the metrics (registered in gate.scorers.registry) ────────────────────────

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gate.config import Config, NormalizeConfig, PassCheck, ScoringConfig
-from gate.model import Case, ExpectedCall, OrderMode, Risk, ToolSpec
-from gate.scorers.arguments import CompiledArgs, compile_args
+from gate.model import Case, ExpectedCall, OrderMode, Risk, ToolSpec, is_batched
+from gate.scorers.arguments import CompiledArgs, compile_args, match_flags
 from gate.scorers.normalize import Normalizer
 from gate.scorers.safety import RISK_WEIGHT, name_skeleton, skeletons
 from gate.scorers.schema import ArgsValidator, SchemaCache
@@ -46,6 +46,9 @@ class CompiledList:
     """The calls as dataset JSON, shared by every sample's evidence (never mutated)."""
     rank: Mapping[str, int]
     """Tool name → index of its first expected call (batch order for name sequences)."""
+    groups: tuple[int, ...] | None = None
+    """Per expected call, the batch (assistant turn) it belongs to, when the list was
+    written with batches; ``None`` for a plain list (no batch structure to judge)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,15 +272,20 @@ class ScoringContext:
             for e in calls:
                 entry = tools.get(e.name)
                 norm = entry.norm if entry is not None else self.normalizer(e.name, None)
-                matchers.append(compile_args(e.args, exact=not e.required_args_only, norm=norm))
+                exact, defaults = match_flags(e.args_match)
+                matchers.append(
+                    compile_args(e.args, exact=exact, norm=norm, except_defaults=defaults)
+                )
+            batched = is_batched(calls)
             lists.append(
                 CompiledList(
                     calls=calls,
                     names=tuple(e.name for e in calls),
                     matchers=tuple(matchers),
                     counts=dict(Counter(e.name for e in calls)),
-                    json=[e.to_json() for e in calls],
+                    json=[_call_json(e, batched) for e in calls],
                     rank={n: i for i, n in reversed(list(enumerate(e.name for e in calls)))},
+                    groups=tuple(e.batch or 0 for e in calls) if batched else None,
                 )
             )
         budget = case.step_budget if case.step_budget is not None else self.step_budget
@@ -290,6 +298,15 @@ class ScoringContext:
             step_budget=budget,
             order=case.order if case.order is not None else self.config.default_order,
         )
+
+
+def _call_json(e: ExpectedCall, batched: bool) -> dict[str, Any]:
+    """An expected call as the evidence lists it: the dataset's syntax, plus its
+    ``batch`` in a list written with batches (the evidence's indices stay flat)."""
+    out = e.to_json()
+    if batched:
+        out["batch"] = e.batch
+    return out
 
 
 def _forbidden(tool: str, item: str) -> ForbiddenArg:

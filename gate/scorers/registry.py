@@ -79,6 +79,7 @@ REGISTRY: tuple[Metric, ...] = (
     Metric("order_score", trajectory.score_order_score, headline=5, export=8),
     Metric("trajectory_match", trajectory.score_trajectory_match),
     Metric("name_sequence_similarity", trajectory.score_name_sequence_similarity),
+    Metric("batching", trajectory.score_batching),
     Metric("unnecessary_call_rate", selection.score_unnecessary_call_rate, lower_is_better=True, pooled=True, headline=7),  # noqa: E501
     Metric("no_tool_respected", selection.score_no_tool_respected, headline=6, export=9),
     Metric("must_not_call_violations", safety.score_must_not_call_violations, lower_is_better=True, headline=9),  # noqa: E501

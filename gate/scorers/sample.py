@@ -28,7 +28,7 @@ from gate.model import (
 )
 from gate.scorers import selection as sel
 from gate.scorers.analysis import Analysis, Call, analyse
-from gate.scorers.arguments import arg_diffs
+from gate.scorers.arguments import arg_diffs, match_flags
 from gate.scorers.context import ScoringContext
 from gate.scorers.errors import malformed_detail
 from gate.scorers.registry import REGISTRY, ScoringView
@@ -97,8 +97,13 @@ def _evidence(an: Analysis) -> Evidence:
             if j is not None and calls[j].parse_ok:
                 entry = calls[j].entry
                 if entry is not None:
+                    exact, defaults = match_flags(e.args_match)
                     diffs = arg_diffs(
-                        e.args, calls[j].args, exact=not e.required_args_only, norm=entry.norm
+                        e.args,
+                        calls[j].args,
+                        exact=exact,
+                        norm=entry.norm,
+                        except_defaults=defaults,
                     )
                     arg_diff.append(ArgDiff(i, calls[j].orig, e.name, diffs))
     if an.m < an.n_a:
@@ -149,6 +154,7 @@ def _evidence(an: Analysis) -> Evidence:
         violations=tuple(violations),
         unrecorded=tuple(sorted(c.orig for c in an.unrecorded)),
         agent_error=an.view.error,
+        batching=an.batch_problems,
     )
 
 

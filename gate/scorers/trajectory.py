@@ -5,6 +5,12 @@ Calls in one assistant turn are a **parallel batch**: their order inside the bat
 never scored. Every ordering below compares *turn indices*, so a batch permutation cannot
 change a score.
 
+An expectation list may be **written with batches** (``[[a, b], c]``: a and b in one
+assistant turn, then c; every element one turn, a bare call a batch of one). A plain list
+(``[a, b, c]``) says nothing about batching and keeps its meaning: a sequence whose calls
+may come in any grouping of turns. With batches, the order inside a batch is not expected
+either (the chains below sort a batch's pairs by turn).
+
 * ``order_score`` — with the maximum matching of expected to actual calls (T-Eval's
   Hopcroft–Karp pairing), the longest chain of matched pairs whose actual turns never go
   backwards while the expected index rises, ÷ |E|. Crossed pairs whose calls are
@@ -12,13 +18,30 @@ change a score.
   that an arbitrary choice of the matching cannot cost order (and the uncrossed pairing
   is kept only when its chain is not shorter than the matching's own). One inserted or skipped step
   costs one pair, not everything after it. 1.0 when both lists are empty, 0.0 when exactly
-  one is.
+  one is. In a list written with batches, a pair comes before another when its batch
+  does, and the chain is the longest run of pairs whose turns never go backwards in that
+  order (inside a batch, any order).
 * ``trajectory_match`` — 1.0 when the case's ``order`` mode holds, else 0.0
   (A and E matched one to one, M the matching size):
   ``strict`` — M = |E| = |A| and the whole matching is one chain (same calls, same
-  sequence, batches as sets); ``unordered`` — M = |E| = |A| (same multiset, nothing missing,
+  sequence, batches as sets); over a list written with batches, batch by batch: the k-th
+  expected batch is, as a multiset, exactly the calls of the k-th turn that made calls
+  (checked by a matching restricted to each batch and its turn, so no arbitrary choice of
+  the overall matching decides it); ``unordered`` — M = |E| = |A| (same multiset, nothing missing,
   nothing extra); ``subset`` — M = |A| (every actual call is expected: A ⊆ E);
-  ``superset`` — M = |E| (every expected call was made: A ⊇ E).
+  ``superset`` — M = |E| (every expected call was made: A ⊇ E). Only ``strict`` reads
+  batches: the other modes compare multisets.
+* ``batching`` — over a list written with batches, the share of pairs of matched calls
+  batched as expected: two matched calls agree when they were expected in one batch and
+  sent in one turn, or expected in different batches and sent in different turns (the
+  Rand index of the two groupings). 1.0 when every matched call came with exactly the
+  calls it was expected with; n/a when the list is plain (no batch structure to judge) or
+  fewer than two expected calls were matched (no pair to judge). Missing and extra calls
+  are not its business (``calls_matched``, ``trajectory_match``), nor is the order of the
+  batches (``order_score``). Before counting, the calls of two pairs whose expectations
+  each match the other's call are swapped while that raises the agreement. The evidence
+  names every expected batch that was split over turns and every turn that merged
+  calls of several batches.
 * ``name_sequence_similarity`` — ``1 - lev(names(E), names(A)) / max(|E|, |A|)``, the
   normalised Levenshtein distance over tool names (seed 003's ten-line ordering signal);
   inside a batch the actual names are taken in the expected order (batch order does not
@@ -33,7 +56,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from gate.model import OrderMode
+from gate.model import BatchingKind, OrderMode
 from gate.scorers.prose import Scored, plural
 
 if TYPE_CHECKING:
@@ -84,6 +107,12 @@ def longest_chain(turns: Sequence[int]) -> int:
         else:
             tails[i] = t
     return len(tails)
+
+
+def longest_batch_chain(steps: Sequence[tuple[int, int]]) -> int:
+    """Longest chain of matched pairs given as (expected batch, actual turn): batches in
+    order, turns never going backwards, any order inside a batch."""
+    return longest_chain([t for _, t in sorted(steps)])
 
 
 def order_score(chain: int, n_expected: int, n_actual: int) -> float:
@@ -147,19 +176,56 @@ def score_order_score(an: Analysis) -> Scored:
 def score_trajectory_match(an: Analysis) -> Scored:
     """1.0 when the case's order mode (strict / unordered / subset / superset) holds."""
     mode = an.cc.order
-    ok = trajectory_holds(mode, an.m, an.chain, an.n_e, an.n_a)
+    if an.order_ok:
+        return 1.0, f"{mode.value}: holds"
     missing = an.n_e - an.m
     extra = an.n_a - an.m
-    if ok:
-        return 1.0, f"{mode.value}: holds"
     why = []
     if missing and mode is not OrderMode.SUBSET:
         why.append(f"{missing} expected call(s) missing")
     if extra and mode in (OrderMode.STRICT, OrderMode.UNORDERED, OrderMode.SUBSET):
         why.append(f"{extra} call(s) not expected")
-    if mode is OrderMode.STRICT and an.chain < an.m:
-        why.append("calls out of the expected order")
+    if mode is OrderMode.STRICT:
+        if an.chain < an.m:
+            why.append("calls out of the expected order")
+        elif not why:  # only a list written with batches fails strict this way
+            why.append("calls not in the expected batches")
     return 0.0, f"{mode.value}: fails ({'; '.join(why)})"
+
+
+def score_batching(an: Analysis) -> Scored:
+    """Pairs of matched calls batched as expected ÷ pairs of matched calls (module
+    docstring); n/a for a plain expectation list or fewer than two matched calls."""
+    if an.best.lst.groups is None:
+        return None, "n/a: the expected calls are not written in batches"
+    if an.batch_pairs == 0:
+        return None, "n/a: fewer than two expected calls were made"
+    if not an.batch_problems:
+        return 1.0, "every call came in its expected batch"
+    v = an.batch_good / an.batch_pairs
+    p = an.batch_problems[0]
+    more = len(an.batch_problems) - 1
+    return v, (
+        f"{an.batch_good} of {plural(an.batch_pairs, 'pair')} of calls batched as expected: "
+        f"{batching_sentence(p.kind, p.names, p.turns)}" + (f" (and {more} more)" if more else "")
+    )
+
+
+def batching_sentence(kind: BatchingKind, names: Sequence[str], turns: Sequence[int]) -> str:
+    """One disagreement in words (turns 1-based, as the reports number them)."""
+    who = _and(list(names))
+    match kind:
+        case BatchingKind.SPLIT:
+            shown = _and([str(t + 1) for t in turns])
+            return f"{who} were expected in one turn but came in turns {shown}"
+        case BatchingKind.MERGED:
+            return f"{who} were expected in separate turns but came together in turn {turns[0] + 1}"
+
+
+def _and(items: list[str]) -> str:
+    if len(items) <= 2:
+        return " and ".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def score_name_sequence_similarity(an: Analysis) -> Scored:

@@ -164,6 +164,55 @@ CASES: list[tuple[str, list[Any], list[tuple[int | None, str | None, str]]]] = [
         [row(expected_tool_calls=[{"name": "lookup_order", "required_args_only": "no"}])],
         [(1, "expected_tool_calls[0].required_args_only", "must be true or false")],
     ),
+    # ── batches and argument-match modes ──
+    (
+        "empty batch",
+        [row(expected_tool_calls=[[], {"name": "lookup_order"}])],
+        [(1, "expected_tool_calls[0]", "an empty batch")],
+    ),
+    (
+        "nested batch",
+        [row(expected_tool_calls=[[{"name": "lookup_order"}, [{"name": "lookup_order"}]]])],
+        [(1, "expected_tool_calls[0][1]", "a batch inside a batch")],
+    ),
+    (
+        "batch element not object",
+        [row(expected_tool_calls=[[{"name": "lookup_order"}, "refund_order"]])],
+        [(1, "expected_tool_calls[0][1]", "a call must be an object")],
+    ),
+    (
+        "batch element unknown tool",
+        [row(expected_tool_calls=[[{"name": "lookup_ordr"}]])],
+        [(1, "expected_tool_calls[0][0].name", "did you mean 'lookup_order'?")],
+    ),
+    (
+        "alternative with an empty batch",
+        [row(acceptable_alternatives=[[[{"name": "lookup_order"}], []]])],
+        [(1, "acceptable_alternatives[0][1]", "an empty batch")],
+    ),
+    (
+        "args_match unknown",
+        [row(expected_tool_calls=[{"name": "lookup_order", "args_match": "exact_but_defaults"}])],
+        [
+            (
+                1,
+                "expected_tool_calls[0].args_match",
+                "must be one of subset, exact, exact_except_defaults, not 'exact_but_defaults' "
+                "(did you mean 'exact_except_defaults'?)",
+            )
+        ],
+    ),
+    (
+        "args_match and required_args_only together",
+        [
+            row(
+                expected_tool_calls=[
+                    {"name": "lookup_order", "args_match": "exact", "required_args_only": False}
+                ]
+            )
+        ],
+        [(1, "expected_tool_calls[0].required_args_only", "give one of args_match and")],
+    ),
     (
         "arg not in schema",
         [row(expected_tool_calls=[{"name": "lookup_order", "args": {"ordr_id": "1"}}])],

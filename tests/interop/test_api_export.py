@@ -82,6 +82,53 @@ def test_assert_tool_calls__strict_order__sequence_is_checked() -> None:
     gate.assert_tool_calls([calls], expected, order="strict")
 
 
+def test_assert_tool_calls__batched_expectation__strict_compares_batch_by_batch() -> None:
+    paris = {"name": "get_weather", "arguments": {"city": "Paris"}}
+    berlin = {"name": "get_weather", "arguments": {"city": "Berlin"}}
+    book = {"name": "book_trip", "arguments": {}}
+    expected = [
+        [
+            {"name": "get_weather", "args": {"city": "Paris"}},
+            {"name": "get_weather", "args": {"city": "Berlin"}},
+        ],
+        {"name": "book_trip", "args": {}},
+    ]
+    score = gate.assert_tool_calls([[berlin, paris], [book]], expected, order="strict")
+    assert score.scores["batching"] == 1.0
+    with pytest.raises(AssertionError, match="order"):
+        gate.assert_tool_calls([[paris], [berlin], [book]], expected, order="strict")
+    # Outside strict, batches do not decide; the score still says what happened.
+    score = gate.assert_tool_calls([[paris], [berlin], [book]], expected)
+    assert score.scores["batching"] == pytest.approx(2 / 3)
+
+
+def test_assert_tool_calls__exact_except_defaults__default_passes_other_extra_fails() -> None:
+    tools = [
+        {
+            "name": "search",
+            "description": "Search.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "q": {"type": "string"},
+                    "page": {"type": "integer", "default": 1},
+                    "delete_all": {"type": "boolean"},
+                },
+            },
+        }
+    ]
+    expected = [{"name": "search", "args": {"q": "x"}, "args_match": "exact_except_defaults"}]
+    gate.assert_tool_calls(
+        [{"name": "search", "arguments": {"q": "x", "page": 1}}], expected, tools=tools
+    )
+    with pytest.raises(AssertionError, match="delete_all"):
+        gate.assert_tool_calls(
+            [{"name": "search", "arguments": {"q": "x", "delete_all": True}}],
+            expected,
+            tools=tools,
+        )
+
+
 def test_assert_tool_calls__no_tool_expected__any_call_fails() -> None:
     gate.assert_tool_calls([], [])
     with pytest.raises(AssertionError, match="no_tool"):

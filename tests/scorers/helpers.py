@@ -8,6 +8,7 @@ from typing import Any
 
 from gate.model import (
     ArgMatcher,
+    ArgsMatch,
     Case,
     ExpectedCall,
     MatcherKind,
@@ -43,16 +44,37 @@ def matchers(args: Mapping[str, Any]) -> dict[str, ArgMatcher]:
 
 
 def expected(
-    name: str, args: Mapping[str, Any] | None = None, *, exact: bool = False
+    name: str,
+    args: Mapping[str, Any] | None = None,
+    *,
+    exact: bool = False,
+    mode: ArgsMatch | None = None,
+    batch: int | None = None,
 ) -> ExpectedCall:
-    return ExpectedCall(name=name, args=matchers(args or {}), required_args_only=not exact)
+    if mode is None:
+        mode = ArgsMatch.EXACT if exact else ArgsMatch.SUBSET
+    return ExpectedCall(name=name, args=matchers(args or {}), args_match=mode, batch=batch)
 
 
-def expected_list(items: Sequence[Mapping[str, Any]]) -> tuple[ExpectedCall, ...]:
-    return tuple(
-        expected(i["name"], i.get("args"), exact=i.get("required_args_only") is False)
-        for i in items
+def _one(item: Mapping[str, Any], batch: int | None) -> ExpectedCall:
+    mode = item.get("args_match")
+    return expected(
+        item["name"],
+        item.get("args"),
+        exact=item.get("required_args_only") is False,
+        mode=ArgsMatch(mode) if mode is not None else None,
+        batch=batch,
     )
+
+
+def expected_list(items: Sequence[Any]) -> tuple[ExpectedCall, ...]:
+    """Dataset syntax → expected calls; an element that is a list is one batch."""
+    batched = any(isinstance(i, list) for i in items)
+    out: list[ExpectedCall] = []
+    for k, item in enumerate(items):
+        for one in item if isinstance(item, list) else [item]:
+            out.append(_one(one, k if batched else None))
+    return tuple(out)
 
 
 def call(name: str, args: Any = None, *, id: str | None = None, raw: str | None = None) -> ToolCall:
