@@ -314,15 +314,11 @@ def agent_problems(config: Config, doc: YamlDoc) -> list[Problem]:
                 f"no such file {default_display(path)}",
             )
     elif agent.kind == "python":
-        from gate.replay.python_agent import load_callable
+        from gate.replay.python_agent import check_callable
 
-        try:
-            load_callable(
-                agent.callable, [str(config.resolve(p)) for p in agent.path], file=doc.file
-            )
-        except ConfigError as exc:
-            for p in exc.problems:
-                report(("agent", "callable"), p.field or "agent.callable", p.message)
+        # In a worker process, as check imports it: never into this one.
+        for p in check_callable(config, agent):
+            report(("agent", "callable"), p.field or "agent.callable", p.message)
     return problems
 
 

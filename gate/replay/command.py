@@ -35,6 +35,7 @@ its own pipe until it is killed); stderr is drained continuously and only its la
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import os
 import select
@@ -75,7 +76,16 @@ class Worker:
     case (``poll`` + ``os.read`` into a bounded line buffer: no extra thread or hand-off
     per message); its stderr is drained by a thread that keeps the tail."""
 
-    def __init__(self, argv: Sequence[str], cwd: str, env: dict[str, str]):
+    def __init__(
+        self,
+        argv: Sequence[str],
+        cwd: str,
+        env: dict[str, str],
+        *,
+        silence: str = "the agent did not answer",
+    ):
+        self.silence = silence
+        """How a step that got no answer in time is described (``timeout:`` errors)."""
         self.proc = subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE,
@@ -198,7 +208,7 @@ class Worker:
         item = self._next_line(timeout)
         if item is None:
             raise WorkerBroken(
-                ErrorKind.TIMEOUT, f"the agent did not answer within {timeout:.3g}s (step {step})"
+                ErrorKind.TIMEOUT, f"{self.silence} within {timeout:.3g}s (step {step})"
             )
         if item is _EOF:
             raise WorkerBroken(ErrorKind.CRASH, self._exit_text(f"before answering (step {step})"))
@@ -318,81 +328,121 @@ def _check_addressed(message: dict[str, Any], job: Job, step: int) -> None:
             )
 
 
-class CommandPoolAgent:
-    """The ``command`` adapter (module docstring)."""
+class WorkerPoolAgent(abc.ABC):
+    """A pool of long-lived worker processes speaking the protocol of the module
+    docstring: the ``command`` adapter, and the ``python`` adapter's workers
+    (:mod:`gate.replay.python_agent`). Subclasses give the program and may check each new
+    worker before its first case (:meth:`_check_started`)."""
 
     kind = "command"
+    field = "agent.command"
+    """The config field a worker that cannot start is reported at."""
+    silence = "the agent did not answer"
+    """How a step without an answer is described (``timeout:``)."""
+    kept_after: frozenset[ErrorKind] = frozenset({ErrorKind.AGENT_ERROR})
+    """Failures after which the worker is between cases and serves the next one (it
+    reported them itself); after any other it is replaced."""
 
-    def __init__(self, config: Config, cfg: CommandAgent):
-        self._cfg = cfg
-        self._file = str(config.source) if config.source else "toolgate.yml"
-        self._argv = (
-            list(cfg.command) if isinstance(cfg.command, list) else shlex.split(cfg.command)
-        )
-        if not self._argv:
-            raise ConfigError(Problem(self._file, None, "agent.command", "is empty"))
-        if self._argv[0] in ("python", "python3"):
-            # A bare `python` means the interpreter running ToolGate: it exists wherever
-            # ToolGate does (a fresh machine may have no `python` on PATH). Name a path to
-            # use another interpreter, e.g. the agent's own virtualenv.
-            self._argv[0] = sys.executable
-        self._cwd = str(config.resolve(cfg.cwd) if cfg.cwd else config.root)
-        self._env = {**agent_environ(os.environ), "PYTHONUNBUFFERED": "1", **cfg.env}
-        self.max_parallel: int | None = cfg.workers
+    def __init__(
+        self, *, argv: list[str], cwd: str, env: dict[str, str], workers: int, file: str
+    ) -> None:
+        self._argv = argv
+        self._cwd = cwd
+        self._env = env
+        self._file = file
+        self._workers = workers
+        self.max_parallel: int | None = workers
         self._idle: list[Worker] = []
         self._all: set[Worker] = set()
+        self._unchecked: set[Worker] = set()
+        """Started by :meth:`prepare`, not yet checked (:meth:`_check_started`)."""
         self._lock = threading.Lock()
-        self._slots = threading.Semaphore(cfg.workers)
+        self._slots = threading.Semaphore(workers)
         self.restarts = 0
         self._jobs = 0  # announced by prepare()
         self._started = 0  # run() calls so far
 
+    @abc.abstractmethod
     def describe(self) -> dict[str, Any]:
-        # As configured, not as resolved: results must not depend on the machine's paths.
-        command = self._cfg.command
-        shown = list(command) if isinstance(command, list) else shlex.split(command)
-        return {"kind": self.kind, "command": shown, "workers": self._cfg.workers}
+        """What ran, for results (as configured: never the machine's paths)."""
 
     def samples_for(self, case_id: str, samples: int) -> Sequence[int]:
         return range(samples)
 
     def _spawn(self) -> Worker:
+        """A new worker, not yet checked (:meth:`_check_started`)."""
         try:
-            worker = Worker(self._argv, self._cwd, self._env)
+            worker = Worker(self._argv, self._cwd, self._env, silence=self.silence)
         except OSError as exc:
             raise AgentFailure(
-                ErrorKind.CRASH, f"cannot start the agent {self._argv[0]!r}: {exc}"
+                ErrorKind.START, f"cannot start the agent {self._argv[0]!r}: {exc}"
             ) from None
         with self._lock:
             self._all.add(worker)
         return worker
 
+    def _check_started(self, worker: Worker) -> None:
+        """Check a new worker before its first case; raise a ``start`` :class:`AgentFailure`
+        (the worker killed) when it cannot serve. None by default: a command speaks only
+        when spoken to."""
+        return None
+
+    def _start(self) -> Worker:
+        worker = self._spawn()
+        try:
+            self._check_started(worker)
+        except AgentFailure:
+            self._discard(worker)
+            raise
+        return worker
+
     def prepare(self, jobs: int) -> None:
-        """Start the workers up front (in parallel with each other), and turn a command
+        """Start the workers up front (in parallel with each other), and turn a worker
         that cannot start at all into a config error rather than N identical failures."""
         with self._lock:
             self._jobs = max(self._jobs, self._started + jobs)  # a repeated call adds none
-            missing = min(self._cfg.workers, jobs) - len(self._all)
-        for _ in range(max(0, missing)):  # idempotent: a second call adds nothing
-            try:
-                worker = self._spawn()
-            except AgentFailure as exc:
-                raise ConfigError(
-                    Problem(self._file, None, "agent.command", exc.message),
-                ) from None
-            with self._lock:
-                self._idle.append(worker)
+            missing = min(self._workers, jobs) - len(self._all)
+        fresh: list[Worker] = []
+        try:
+            for _ in range(max(0, missing)):  # idempotent: a second call adds nothing
+                fresh.append(self._spawn())
+            # All spawned first, so that they start up side by side; the first is checked
+            # here (a worker that cannot start at all is a config error before any
+            # case-sample runs), the others when they take their first case-sample.
+            if fresh:
+                self._check_started(fresh[0])
+        except AgentFailure as exc:
+            for worker in fresh:
+                self._discard(worker)
+            raise ConfigError(
+                Problem(self._file, None, self.field, exc.message),
+            ) from None
+        with self._lock:
+            self._unchecked.update(fresh[1:])
+            self._idle.extend(reversed(fresh))  # the checked one is taken first
 
     def _acquire(self) -> Worker:
         self._slots.acquire()
         with self._lock:
             worker = self._idle.pop() if self._idle else None
+        unchecked = False
+        if worker is not None:
+            with self._lock:
+                unchecked = worker in self._unchecked
+                self._unchecked.discard(worker)
+        if worker is not None and unchecked:
+            try:
+                self._check_started(worker)
+            except AgentFailure:
+                self._discard(worker)
+                self._slots.release()
+                raise
         if worker is not None and worker.alive() and not worker.has_pending_output():
             return worker
         if worker is not None:  # died while idle, or printed between cases
             self._discard(worker)
         try:
-            return self._spawn()
+            return self._start()
         except AgentFailure:
             self._slots.release()
             raise
@@ -429,11 +479,19 @@ class CommandPoolAgent:
                 detail=f"--- stderr (last lines) ---\n{tail}" if tail else None,
             ) from None
         except AgentFailure as failure:
-            healthy = failure.kind is ErrorKind.AGENT_ERROR
+            healthy = failure.kind in self.kept_after
             raise
         finally:
             self._release(worker, healthy)
         return None
+
+    def _agent_error(self, message: dict[str, Any]) -> AgentFailure:
+        """The failure an ``error`` message reports (the agent's own: ``agent_error``)."""
+        text = message.get("message")
+        return AgentFailure(
+            ErrorKind.AGENT_ERROR,
+            text if isinstance(text, str) else f"(no message) {message!r:.200}",
+        )
 
     def _converse(self, worker: Worker, job: Job, session: Session) -> None:
         worker.send(
@@ -462,11 +520,7 @@ class CommandPoolAgent:
                 session.final = content
                 return
             if kind == "error":
-                text = message.get("message")
-                raise AgentFailure(
-                    ErrorKind.AGENT_ERROR,
-                    text if isinstance(text, str) else f"(no message) {message!r:.200}",
-                )
+                raise self._agent_error(message)
             if kind != "tool_calls":
                 raise WorkerBroken(
                     ErrorKind.PROTOCOL, f"unknown message type {kind!r} (step {step})"
@@ -511,8 +565,40 @@ class CommandPoolAgent:
             workers = list(self._all)
             self._all.clear()
             self._idle.clear()
+            self._unchecked.clear()
         for w in workers:  # every worker starts exiting at once; then each is waited for
             w.close_stdin()
         deadline = time.monotonic() + STOP_GRACE_S  # one grace period for them all
         for w in workers:
             w.stop(deadline)
+
+
+class CommandPoolAgent(WorkerPoolAgent):
+    """The ``command`` adapter (module docstring)."""
+
+    kind = "command"
+
+    def __init__(self, config: Config, cfg: CommandAgent):
+        self._cfg = cfg
+        file = str(config.source) if config.source else "toolgate.yml"
+        argv = list(cfg.command) if isinstance(cfg.command, list) else shlex.split(cfg.command)
+        if not argv:
+            raise ConfigError(Problem(file, None, "agent.command", "is empty"))
+        if argv[0] in ("python", "python3"):
+            # A bare `python` means the interpreter running ToolGate: it exists wherever
+            # ToolGate does (a fresh machine may have no `python` on PATH). Name a path to
+            # use another interpreter, e.g. the agent's own virtualenv.
+            argv[0] = sys.executable
+        super().__init__(
+            argv=argv,
+            cwd=str(config.resolve(cfg.cwd) if cfg.cwd else config.root),
+            env={**agent_environ(os.environ), "PYTHONUNBUFFERED": "1", **cfg.env},
+            workers=cfg.workers,
+            file=file,
+        )
+
+    def describe(self) -> dict[str, Any]:
+        # As configured, not as resolved: results must not depend on the machine's paths.
+        command = self._cfg.command
+        shown = list(command) if isinstance(command, list) else shlex.split(command)
+        return {"kind": self.kind, "command": shown, "workers": self._cfg.workers}
