@@ -100,6 +100,10 @@ class DatasetConfig(_Strict):
 # ─── the agent ───────────────────────────────────────────────────────────────
 
 
+DEFAULT_BREAKER_AFTER = 5
+"""``agent.breaker_after`` of an ``openai`` agent unless the config sets it."""
+
+
 class _AgentBase(_Strict):
     timeout_s: Annotated[float, Field(gt=0)] = 60.0
     """Most time one agent step (one request, one worker answer) may take."""
@@ -135,6 +139,10 @@ class OpenAIAgent(_AgentBase):
     params: dict[str, Any] = Field(default_factory=dict)
     system_prompt_file: str | None = None
     max_retries: Annotated[int, Field(ge=0, le=20)] = 4
+    breaker_after: Annotated[int, Field(ge=0, le=100_000)] = DEFAULT_BREAKER_AFTER
+    """The circuit breaker's threshold: after this many case-samples in a row gave up on
+    the endpoint the same way (the same status or transport error, after their retries),
+    the rest are recorded ``not_attempted`` without being sent. ``0``: never opens."""
 
 
 class McpServerConfig(_Strict):
