@@ -116,12 +116,25 @@ class ReplayAgent(_AgentBase):
     runs: str
 
 
+class ReplyIds(enum.StrEnum):
+    """Whether a ``command`` agent's replies must name the case-sample they answer."""
+
+    REQUIRED = "required"
+    """Every reply carries the ``case_id`` and ``sample`` of its start message; a reply
+    without them is a protocol error (the default)."""
+    OPTIONAL = "optional"
+    """Replies may leave them out; a reply that names them must still name the running
+    case-sample. Output a worker prints between case-samples still gets it replaced."""
+
+
 class CommandAgent(_AgentBase):
     kind: Literal["command"]
     command: list[str] | str
     workers: Annotated[int, Field(ge=1, le=256)] = 4
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
+    reply_ids: ReplyIds = ReplyIds.REQUIRED
+    """Whether replies must echo the start message's ``case_id`` and ``sample``."""
 
 
 class PythonAgent(_AgentBase):

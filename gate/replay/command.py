@@ -8,10 +8,16 @@ ToolGate). Each case-sample
 borrows one idle worker and speaks the protocol of ``docs/agent-protocol.md``::
 
     runner → {"type": "start", "case_id", "sample", "seed", "messages", "tools"}
-    agent  → {"type": "tool_calls", "calls": [{"id", "name", "arguments"}], "content"?, "usage"?}
+    agent  → {"type": "tool_calls", "case_id", "sample", "calls": [{"id", "name", "arguments"}],
+              "content"?, "usage"?}
     runner → {"type": "tool_results", "results": [{"id", "name", "content", "is_error"}]}
     ...
-    agent  → {"type": "final", "content", "usage"?}  |  {"type": "error", "message"}
+    agent  → {"type": "final", "case_id", "sample", "content", "usage"?}
+           | {"type": "error", "case_id", "sample", "message"}
+
+Every reply echoes the start message's ``case_id`` and ``sample``: a reply without them
+is a ``protocol`` error unless ``agent.reply_ids`` is ``optional``, and a reply naming
+another case-sample (a late line of an earlier case) is one in every mode.
 
 **Failures cost one case-sample, never the run.** A worker that exits (``crash``), does
 not answer within ``agent.timeout_s`` per step (``timeout``), prints anything on stdout
@@ -51,7 +57,7 @@ from typing import IO, Any
 from gate import jsonio
 from gate.adapters.interface import PayloadError
 from gate.adapters.plain import calls_from_plain
-from gate.config import CommandAgent, Config
+from gate.config import CommandAgent, Config, ReplyIds
 from gate.errors import ConfigError, Problem, WorkerBroken
 from gate.model import Run
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session
@@ -315,12 +321,26 @@ def agent_environ(environ: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if k.upper() not in _GATE_CREDENTIALS}
 
 
-def _check_addressed(message: dict[str, Any], job: Job, step: int) -> None:
-    """A reply that names its case-sample (``case_id``, ``sample``, as the start message
-    gave them) must name this one: a late line of the previous case is a protocol error,
-    never this case's answer."""
+ID_HINT = (
+    ": echo the case_id and sample of the start message in every reply "
+    '(or set agent.reply_ids: "optional")'
+)
+"""Said with every reply that does not name its case-sample."""
+
+
+def _check_addressed(message: dict[str, Any], job: Job, step: int, *, required: bool) -> None:
+    """A reply names its case-sample (``case_id``, ``sample``, as the start message gave
+    them) — required unless ``agent.reply_ids`` is ``optional`` — and it must name this
+    one: a late line of the previous case is a protocol error, never this case's answer."""
     for key, want in (("case_id", job.case.id), ("sample", job.sample)):
-        if key in message and message[key] != want:
+        if key not in message:
+            if required:
+                raise WorkerBroken(
+                    ErrorKind.PROTOCOL,
+                    f"a {message['type']!r} reply without {key} (step {step}){ID_HINT}",
+                )
+            continue
+        if message[key] != want:
             raise WorkerBroken(
                 ErrorKind.PROTOCOL,
                 f"a reply for {key} {message[key]!r} while running {key} {want!r} "
@@ -344,8 +364,16 @@ class WorkerPoolAgent(abc.ABC):
     reported them itself); after any other it is replaced."""
 
     def __init__(
-        self, *, argv: list[str], cwd: str, env: dict[str, str], workers: int, file: str
+        self,
+        *,
+        argv: list[str],
+        cwd: str,
+        env: dict[str, str],
+        workers: int,
+        file: str,
+        require_ids: bool = True,
     ) -> None:
+        self._require_ids = require_ids
         self._argv = argv
         self._cwd = cwd
         self._env = env
@@ -508,7 +536,7 @@ class WorkerPoolAgent(abc.ABC):
         step = 1
         while True:
             message = worker.receive(job.step_timeout(), step)
-            _check_addressed(message, job, step)
+            _check_addressed(message, job, step, required=self._require_ids)
             kind = message["type"]
             session.add_usage(message.get("usage"))
             if kind == "final":
@@ -595,6 +623,7 @@ class CommandPoolAgent(WorkerPoolAgent):
             env={**agent_environ(os.environ), "PYTHONUNBUFFERED": "1", **cfg.env},
             workers=cfg.workers,
             file=file,
+            require_ids=cfg.reply_ids is ReplyIds.REQUIRED,
         )
 
     def describe(self) -> dict[str, Any]:
