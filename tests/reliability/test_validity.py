@@ -234,3 +234,52 @@ def test_check__case_with_every_sample_missing__not_sampled_never_a_regression(
     FAULT_FIGURES["faults injected"] += 2
     FAULT_FIGURES["case-samples planned"] += 4
     FAULT_FIGURES["case-samples recorded"] += 4
+
+
+# ─── a python agent that ends, crashes or stalls its process ──────────────────
+
+_PY_AGENT = """
+import ctypes, os, re, sys
+
+
+def run(messages, tools, call_tool, case_id):
+    fault = re.search(r"FAULT=(\\w+)", messages[-1]["content"]).group(1)
+    call_tool("lookup_order", {"order_id": "ord_10482"})
+    if fault == "os_exit":
+        os._exit(0)
+    if fault == "segfault":
+        ctypes.string_at(0)
+    if fault == "sys_exit":
+        sys.exit(0)
+    if fault == "endless":
+        while True:
+            pass
+    return "shipped"
+"""
+
+
+def test_check__python_agent_exits_crashes_or_loops__recorded_per_case_sample(
+    tmp_path: Path,
+) -> None:
+    """os._exit(0), a segfault, sys.exit() and an endless loop inside a python agent's
+    callable: each costs its own case-sample (crash, crash, exception, timeout), the others
+    pass, and toolgate check decides and writes its results — never exit 0 without them."""
+    (tmp_path / "py_fault_agent.py").write_text(_PY_AGENT, "utf-8")
+    faults = {"os_exit": "crash", "segfault": "crash", "sys_exit": "exception",
+              "endless": "timeout", "ok": None}  # fmt: skip
+    rows = [fault_case(f, 0) for f in faults]
+    agent = '  kind: python\n  callable: "py_fault_agent:run"\n  path: ["."]\n  timeout_s: 2\n'
+    cfg = project(tmp_path, rows, agent)
+    proc = h.toolgate("check", "--config", cfg, "--out", "out", "--no-progress", cwd=tmp_path)
+    h.assert_clean_exit(proc, ExitCode.PASS)  # no gates: the faults are failed cases
+    runs = records(tmp_path / "out" / "runs.jsonl")
+    assert len(runs) == 2 * len(faults)
+    for r in runs:
+        want = faults[r.case_id.rsplit("-", 1)[0]]
+        assert (r.error.split(":", 1)[0] if r.error else None) == want, (r.case_id, r.error)
+        assert [c.name for c in r.calls] == ["lookup_order"]  # the call before the fault
+    results = read_results(tmp_path / "out" / "results.json")
+    assert results.run_error is None and results.missing is None
+    FAULT_FIGURES["faults injected"] += 2 * (len(faults) - 1)
+    FAULT_FIGURES["case-samples planned"] += 2 * len(faults)
+    FAULT_FIGURES["case-samples recorded"] += len(runs)
