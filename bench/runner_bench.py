@@ -79,11 +79,12 @@ for line in sys.stdin:
     msg = json.loads(line)
     time.sleep(latency)
     if msg["type"] == "start":
+        ids = {{"case_id": msg["case_id"], "sample": msg["sample"]}}
         out = {{"type": "tool_calls", "calls": [{{"id": "c1", "name": "lookup_order",
                "arguments": {{"order_id": "ord_1"}}}}]}}
     else:
         out = {{"type": "final", "content": "done"}}
-    sys.stdout.write(json.dumps(out) + "\\n")
+    sys.stdout.write(json.dumps({{**out, **ids}}) + "\\n")
     sys.stdout.flush()
 """
 

@@ -100,6 +100,10 @@ class DatasetConfig(_Strict):
 # ─── the agent ───────────────────────────────────────────────────────────────
 
 
+DEFAULT_BREAKER_AFTER = 5
+"""``agent.breaker_after`` of an ``openai`` agent unless the config sets it."""
+
+
 class _AgentBase(_Strict):
     timeout_s: Annotated[float, Field(gt=0)] = 60.0
     """Most time one agent step (one request, one worker answer) may take."""
@@ -116,6 +120,17 @@ BARE_PYTHON = ("python", "python3")
 """A command's program that ``agent.python`` decides: ToolGate's interpreter or PATH's."""
 
 
+class ReplyIds(enum.StrEnum):
+    """Whether a ``command`` agent's replies must name the case-sample they answer."""
+
+    REQUIRED = "required"
+    """Every reply carries the ``case_id`` and ``sample`` of its start message; a reply
+    without them is a protocol error (the default)."""
+    OPTIONAL = "optional"
+    """Replies may leave them out; a reply that names them must still name the running
+    case-sample. Output a worker prints between case-samples still gets it replaced."""
+
+
 class CommandAgent(_AgentBase):
     kind: Literal["command"]
     command: list[str] | str
@@ -127,6 +142,8 @@ class CommandAgent(_AgentBase):
     workers: Annotated[int, Field(ge=1, le=256)] = 4
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
+    reply_ids: ReplyIds = ReplyIds.REQUIRED
+    """Whether replies must echo the start message's ``case_id`` and ``sample``."""
 
 
 class PythonAgent(_AgentBase):
@@ -144,6 +161,10 @@ class OpenAIAgent(_AgentBase):
     params: dict[str, Any] = Field(default_factory=dict)
     system_prompt_file: str | None = None
     max_retries: Annotated[int, Field(ge=0, le=20)] = 4
+    breaker_after: Annotated[int, Field(ge=0, le=100_000)] = DEFAULT_BREAKER_AFTER
+    """The circuit breaker's threshold: after this many case-samples in a row gave up on
+    the endpoint the same way (the same status or transport error, after their retries),
+    the rest are recorded ``not_attempted`` without being sent. ``0``: never opens."""
 
 
 class McpServerConfig(_Strict):

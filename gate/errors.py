@@ -38,10 +38,8 @@ ToolGate; none reaches the top-level handler (one that does is a bug: exit code 
     ├── FieldError                 one field of the record being read is wrong; the
     │                              reader adds it as a :class:`Problem`
     ├── WorkerBroken               a command agent's worker cannot go on
-    ├── StreamTruncated            a streamed reply ended before its end marker; retried
-    │                              like a dropped connection
-    └── AgentCancelled             raised in a Python agent still running after its
-                                   case-sample ended (a thread cannot be killed)
+    └── StreamTruncated            a streamed reply ended before its end marker; retried
+                                   like a dropped connection
     KeyboardInterrupt
     └── Terminated                 SIGTERM (``docker stop``, a cancelled job), unwound
                                    like Ctrl-C so that workers stop and files close
@@ -185,6 +183,9 @@ class ErrorKind(enum.StrEnum):
     NOT_ATTEMPTED = "not_attempted"
     """Not tried: the circuit breaker had opened on the endpoint (it kept failing the
     same way)."""
+    START = "start"
+    """The agent's process could not be started (a worker replaced during the run); one
+    that cannot start before the first case-sample is a config error instead."""
 
     @property
     def error_class(self) -> ErrorClass:
@@ -213,6 +214,7 @@ ERROR_CLASSES: dict[ErrorKind, ErrorClass] = {
     ErrorKind.DEADLINE: ErrorClass.INFRASTRUCTURE,
     ErrorKind.NOT_IN_REPLAY: ErrorClass.INFRASTRUCTURE,
     ErrorKind.NOT_ATTEMPTED: ErrorClass.INFRASTRUCTURE,
+    ErrorKind.START: ErrorClass.INFRASTRUCTURE,  # no agent ran: nothing to score
 }
 """The class of every kind (exhaustive: ``tests/test_errors.py`` checks it)."""
 
@@ -365,10 +367,6 @@ class WorkerBroken(Exception):
 class StreamTruncated(Exception):
     """A streamed body that ended before ``data: [DONE]``; retried like a dropped
     connection."""
-
-
-class AgentCancelled(Exception):
-    """Raised inside a Python agent that kept running after its case-sample ended."""
 
 
 class Terminated(KeyboardInterrupt):

@@ -985,6 +985,15 @@ def _outline(
     }
 
 
+def not_sampled(results: Results) -> list[str]:
+    """The ids of the cases every sample of which is missing, in dataset order: *not
+    sampled* — neither passed nor failed (listed apart by the reports)."""
+    gone = results.missing
+    if gone is None:
+        return []
+    return [c.id for c in results.cases if c.samples and gone.per_case.get(c.id) == len(c.samples)]
+
+
 def with_validity(
     results: Results, missing: m.MissingSamples, invalid: m.RunInvalid | None
 ) -> Results:
@@ -1676,6 +1685,7 @@ def merge_part(name: str, results: Results, names: Sequence[str]) -> MergePart:
                 usage=s.usage,
                 hard=hard.get((c.id, s.sample), ()),
                 extra=s.extra,
+                error=s.error,
             )
         ordered = sorted(c.samples, key=lambda s: (s.extra, s.sample))
         records.append([result_record(s, names=own, write=names) for s in ordered])

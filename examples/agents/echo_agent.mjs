@@ -5,12 +5,14 @@
 // answers with what the tool returned; with no tools it echoes the message.
 import { createInterface } from "node:readline";
 
-const send = (message) => process.stdout.write(JSON.stringify(message) + "\n");
+let ids = {}; // the case-sample being answered: every reply names it
+const send = (message) => process.stdout.write(JSON.stringify({ ...message, ...ids }) + "\n");
 
 // One message per line; the stream ends when ToolGate is done.
 for await (const line of createInterface({ input: process.stdin })) {
   const msg = JSON.parse(line);
   if (msg.type === "start") {
+    ids = { case_id: msg.case_id, sample: msg.sample };
     const userText = msg.messages.at(-1).content;
     if (msg.tools.length === 0) {
       send({ type: "final", content: userText });

@@ -8,13 +8,17 @@ import json
 import sys
 
 
+ids = {}  # the case-sample being answered: every reply names it
+
+
 def send(message):
-    print(json.dumps(message), flush=True)  # one JSON object per line, flushed
+    print(json.dumps({**message, **ids}), flush=True)  # one JSON object per line, flushed
 
 
 for line in sys.stdin:  # one message per line; EOF means ToolGate is done
     msg = json.loads(line)
     if msg["type"] == "start":
+        ids = {"case_id": msg["case_id"], "sample": msg["sample"]}
         text = msg["messages"][-1]["content"]
         if not msg["tools"]:
             send({"type": "final", "content": text})

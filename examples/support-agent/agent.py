@@ -6,9 +6,11 @@ with regular expressions and keywords, and speaks ToolGate's command-adapter pro
 (JSON Lines on stdin/stdout, one long-lived worker):
 
     runner -> agent  {"type": "start", "case_id", "sample", "seed", "messages", "tools"}
-    agent -> runner  {"type": "tool_calls", "calls": [{"id", "name", "arguments"}], ...}
+    agent -> runner  {"type": "tool_calls", "case_id", "sample", "calls": [...], ...}
     runner -> agent  {"type": "tool_results", "results": [{"id", "name", "content", "is_error"}]}
-    agent -> runner  ... more tool_calls, then {"type": "final", "content": ...}
+    agent -> runner  ... more tool_calls, then {"type": "final", "case_id", "sample", ...}
+
+Every reply echoes the ``case_id`` and ``sample`` of the start message it answers.
 
 It is good on most of the example dataset and wrong on a few cases in the ways real
 agents are wrong: an amount with a thousands separator is misread, "broken" is not
@@ -553,12 +555,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     session: Session | None = None
+    ids: dict[str, Any] = {}  # the case-sample being answered: every reply names it
     for line in sys.stdin:
         if not line.strip():
             continue
         try:
             msg = json.loads(line)
             if msg.get("type") == "start":
+                ids = {"case_id": msg.get("case_id"), "sample": msg.get("sample")}
                 session = Session(msg, args.variant)
                 reply = session.step(None)
             elif msg.get("type") == "tool_results" and session is not None:
@@ -567,7 +571,7 @@ def main(argv: list[str] | None = None) -> int:
                 reply = {"type": "error", "message": f"unexpected message type {msg.get('type')!r}"}
         except Exception as exc:  # one bad message must not kill the worker
             reply = {"type": "error", "message": f"{type(exc).__name__}: {exc}"}
-        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.write(json.dumps({**reply, **ids}) + "\n")
         sys.stdout.flush()
     return 0
 

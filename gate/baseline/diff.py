@@ -217,6 +217,8 @@ def _flips(
             if d is not None:
                 out[d.kind].append(_decided_flip(d, b, h, drifted))
             continue
+        if not h.samples:  # not sampled (every sample missing): neither a pass nor a fail
+            continue
         kind = flip_kind(b.pass_rate, h.pass_rate)
         if kind is not None:
             out[kind].append(_flip(kind, b, h, drifted))

@@ -20,7 +20,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from gate.config import Config
+from gate.config import Config, ReplyIds
 from gate.dataset import Dataset, default_display
 from gate.dataset.matchers import did_you_mean
 from gate.dataset.pin import check_pin
@@ -88,9 +88,9 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"OK: {shown}: {summary(dataset)}, {pin}")
     sys.stdout.flush()
-    note = interpreter_note(config)
-    if note:
-        sys.stderr.write(f"toolgate: note: {note}\n")
+    for note in (interpreter_note(config), reply_ids_note(config)):
+        if note:
+            sys.stderr.write(f"toolgate: note: {note}\n")
     return ExitCode.PASS
 
 
@@ -230,6 +230,18 @@ def cross_check(config: Config, doc: YamlDoc, dataset: Dataset) -> list[Problem]
                     )
     problems += agent_problems(config, doc)
     return problems
+
+
+def reply_ids_note(config: Config) -> str | None:
+    """Replies that need not name their case-sample: say what that gives up."""
+    agent = config.agent
+    if agent.kind != "command" or agent.reply_ids is ReplyIds.REQUIRED:
+        return None
+    return (
+        "agent.reply_ids is optional: replies without case_id and sample are accepted, so "
+        "a late reply of an earlier case that names neither could be taken as the next "
+        "case's answer; echo them from the start message and remove the setting"
+    )
 
 
 _Report = Callable[[tuple[str | int, ...], str, str], None]

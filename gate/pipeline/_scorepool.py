@@ -481,6 +481,7 @@ def _score_chunk(data: bytes, base: int, w: _Work, memo: Memo, spool_fd: int | N
             hard=score.hard_failures,
             extra=extra,
             values=values,
+            error=score.error,
         )
         record = template.render(score.sample, score.usage)
         if spool_fd is None:

@@ -218,6 +218,7 @@ def scores_to_scored(
                 latency_ms=s.latency_ms,
                 hard=s.hard_failures,
                 extra=extra,
+                error=s.error,
             )
             rendered.append(sample_record(s, names=names, extra=extra))
     batches = [builder.build()]

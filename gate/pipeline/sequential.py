@@ -151,11 +151,15 @@ def case_hashes(cases: Sequence[Case], config: Config) -> dict[str, str]:
 def _samples_of(
     rows: SampleRows, case_ids: Sequence[str], names: Sequence[str]
 ) -> dict[str, list[tuple[int, Sample]]]:
-    """Per case id, its (sample number, :class:`Sample`) rows, in row order."""
+    """Per case id, its (sample number, :class:`Sample`) rows, in row order — but the
+    missing ones (:attr:`gate.policy.table.SampleRows.missing`): the infrastructure
+    failed them, so the test against the base history sees fewer observations."""
     col = {n: j for j, n in enumerate(rows.names)}
     out: dict[str, list[tuple[int, Sample]]] = {}
     cols = [(n, col.get(n)) for n in names]
     for r in range(len(rows)):
+        if r in rows.missing:
+            continue
         metrics: dict[str, float | None] = {}
         for n, j in cols:
             v = None if j is None else float(rows.values[r, j])

@@ -3,7 +3,9 @@ slices, per-tool rollup, confusion matrix, hard failures. No verdict (see ``deci
 
 Layer 2 of 3 (score one sample → **reduce over samples** → decide). Definitions:
 
-* **per case**: pass rate = passed samples ÷ samples run (confirmation samples included);
+* **per case**: pass rate = passed samples ÷ samples run (confirmation samples included;
+  *missing* samples — :attr:`gate.policy.table.SampleRows.missing` — left out: a case
+  whose every sample is missing is in no slice's pass rate);
   flaky = 0 < pass rate < 1; ``passed`` = every sample passed. For each metric, the mean
   over the samples where it applied (``None`` = n/a in all of them) and the sample
   standard deviation (ddof=1; only with ≥ 2 values).
@@ -73,11 +75,16 @@ def reduce(table: SampleTable, header: RunHeader, *, seed: int, max_extra: int) 
     sizes = table.sizes
     n_extra = table.extras
     reg_n = int((sizes - n_extra)[0]) if len(metas) else 0
+    present = rows.present if rows.missing else None
+    case_passed: stats.Floats | stats.Bools = rows.passed
+    if present is not None:  # a missing sample is neither a pass nor a failure: n/a
+        case_passed = np.where(present, rows.passed.astype(np.float64), np.nan)
     reduced = reduce_arrays(
         values=rows.values,
         columns=[col[n] for n in names],
-        replace={names.index(CASE_PASSED): rows.passed},
+        replace={names.index(CASE_PASSED): case_passed},
         passed=rows.passed,
+        present=present,
         calls=rows.calls,
         calls_no_tool=rows.calls_no_tool,
         sizes=sizes,
@@ -121,7 +128,7 @@ def reduce(table: SampleTable, header: RunHeader, *, seed: int, max_extra: int) 
             mean=np.concatenate([reduced.case.mean, reduced.case_pooled[:, None]], axis=1),
             std=reduced.case.std,
             pass_rate=reduced.case_pass_rate,
-            sizes=sizes,
+            sizes=sizes if reduced.case_sampled is None else reduced.case_sampled,
             extras=n_extra,
             tools=table.called_by_case(),
             failed_checks=table.failed_checks_by_case(),
@@ -332,6 +339,8 @@ class Reduced:
     pooled_std: stats.Floats
     ci_low: stats.Floats
     ci_high: stats.Floats
+    case_sampled: stats.Ints | None = None
+    """Per case, its samples that were sampled (not missing); None: all of them."""
 
 
 def reduce_arrays(
@@ -346,8 +355,13 @@ def reduce_arrays(
     seed: int,
     columns: Sequence[int] | None = None,
     replace: Mapping[int, stats.Floats | stats.Bools] | None = None,
+    present: stats.Bools | None = None,
 ) -> Reduced:
     """The vectorised statistics (what ``bench/policy_bench.py`` times).
+
+    ``present`` (default: every row) marks the rows that were sampled: a missing row
+    (every metric NaN, not passed, no call) counts in no pass rate, and a case with no
+    present row is in no slice's pass rate.
 
     ``columns`` picks and orders the metric columns of ``values`` (all by default);
     ``replace`` gives, by position among those, a column to use instead (the pass flag
@@ -422,9 +436,20 @@ def reduce_arrays(
         np.add.at(passes, extra_case, x_pass.astype(np.float64))
         np.add.at(case_calls, extra_case, x_calls)
         np.add.at(case_nt, extra_case, x_nt)
-    pass_rate = passes / np.maximum(sizes, 1)
+    if present is None:
+        sampled = sizes
+        reg_sampled = np.full(c, n, dtype=np.int64)
+    else:
+        reg_present, x_present = split(present)
+        reg_sampled = reg_present.sum(axis=1).astype(np.int64)
+        sampled = reg_sampled.copy()
+        if extra_case.size:
+            np.add.at(sampled, extra_case, x_present.astype(np.int64))
+    pass_rate = passes / np.maximum(sampled, 1)
     case_pooled = stats.pooled_ratio(case_nt, case_calls)
-    regular_pass_rate = p_cube.mean(axis=1) if n else np.zeros(c)
+    regular_pass_rate = (
+        p_cube.sum(axis=1, dtype=np.float64) / np.maximum(reg_sampled, 1) if n else np.zeros(c)
+    )
 
     # Whole dataset (slice 0) and every slice (figures rounded to 12 decimals on output,
     # so the BLAS summation order cannot show).
@@ -432,7 +457,11 @@ def reduce_arrays(
     slice_cases = ind.sum(axis=1).astype(np.int64)
     slice_n = ind @ has.astype(np.float64)
     slice_mean = stats.safe_divide(ind @ mean0, slice_n)
-    slice_pass_rate = stats.safe_divide(ind @ pass_rate, slice_cases)
+    if present is None:
+        slice_pass_rate = stats.safe_divide(ind @ pass_rate, slice_cases)
+    else:  # a case that was not sampled at all has no pass rate
+        was = (sampled > 0).astype(np.float64)
+        slice_pass_rate = stats.safe_divide(ind @ (pass_rate * was), ind @ was)
     slice_std = _std_over_samples(stats.safe_divide(per_s_sum, per_s_n))
     pooled_n = ind @ case_calls
     pooled_mean = stats.pooled_ratio(ind @ case_nt, pooled_n)
@@ -461,6 +490,7 @@ def reduce_arrays(
         pooled_std=pooled_std,
         ci_low=low,
         ci_high=high,
+        case_sampled=None if present is None else sampled,
     )
 
 

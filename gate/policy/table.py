@@ -22,6 +22,7 @@ import numpy as np
 from gate.config import PassCheck
 from gate.model import Case, HardFailure, Tallies
 from gate.policy import stats
+from gate.policy.validity import is_missing
 
 NO_ACTUAL = "(none)"
 """How a confusion pair with no actual tool is counted (``Tallies.confusion``)."""
@@ -88,9 +89,22 @@ class SampleRows:
     malformed: dict[str, int]
     hard: list[tuple[int, HardFailure]]
     """(row, hard failure) in the order the rows were added."""
+    missing: dict[int, str] = field(default_factory=dict)
+    """Row → the error of a *missing* sample (:func:`gate.policy.validity.is_missing`):
+    the infrastructure failed it. Such a row is not sampled — every metric n/a, not a
+    pass, no call, nothing in the pooled tallies — so it counts neither as a failure nor
+    as a pass; :attr:`present` leaves it out of the pass rates."""
 
     def __len__(self) -> int:
         return int(self.case.shape[0])
+
+    @property
+    def present(self) -> stats.Bools:
+        """Rows that were sampled (not missing)."""
+        mask = np.ones(len(self), dtype=np.bool_)
+        if self.missing:
+            mask[list(self.missing)] = False
+        return mask
 
 
 class RowsBuilder:
@@ -118,6 +132,7 @@ class RowsBuilder:
         self._confusion: dict[str, dict[str, int]] = {}
         self._malformed: dict[str, int] = {}
         self._hard: list[tuple[int, HardFailure]] = []
+        self._missing: dict[int, str] = {}
         self._na = [float("nan")] * len(self.names)
 
     def add(
@@ -134,9 +149,18 @@ class RowsBuilder:
         hard: Iterable[HardFailure] = (),
         extra: bool = False,
         values: Sequence[float] | None = None,
+        error: str | None = None,
     ) -> None:
         """One scored sample of the case with table index ``case``; ``values``, its scores
-        as :meth:`values_of` gives them, when the caller has them already."""
+        as :meth:`values_of` gives them, when the caller has them already. A sample the
+        infrastructure failed (``error``, no hard failure) is added as *missing*
+        (:attr:`SampleRows.missing`)."""
+        hard = tuple(hard)
+        if is_missing(error, hard):
+            assert error is not None
+            self._missing[len(self._case)] = error
+            self._add_row(case, sample, extra, passed=False, values=self._na)
+            return
         row = len(self._case)
         self._case.append(case)
         self._sample.append(sample)
@@ -188,6 +212,24 @@ class RowsBuilder:
         for h in hard:
             self._hard.append((row, h))
 
+    def _add_row(
+        self, case: int, sample: int, extra: bool, *, passed: bool, values: Sequence[float]
+    ) -> None:
+        """A row with nothing but its place: no calls, checks, latency, usage or tallies."""
+        row = len(self._case)
+        self._case.append(case)
+        self._sample.append(sample)
+        self._extra.append(extra)
+        self._passed.append(passed)
+        self._values.extend(values)
+        self._calls.append(0.0)
+        self._calls_nt.append(0.0)
+        self._checks.append(0)
+        self._latency.append(float("nan"))
+        for column in self._usage.values():
+            if len(column) == row:
+                column.append(float("nan"))
+
     def values_of(self, scores: Mapping[str, float | None]) -> list[float]:
         """A sample's scores as a row of this builder's columns (NaN = n/a)."""
         values = list(self._na)
@@ -227,6 +269,7 @@ class RowsBuilder:
             confusion=self._confusion,
             malformed=self._malformed,
             hard=self._hard,
+            missing=dict(self._missing),
         )
 
 
@@ -344,7 +387,7 @@ def _widen(b: SampleRows, names: tuple[str, ...], checks: tuple[str, ...]) -> Sa
     return SampleRows(
         names, checks, b.case, b.sample, b.extra, b.passed, values, b.calls, b.calls_no_tool,
         bits, b.latency, b.usage, b.usage_floats, b.called, b.per_tool, b.confusion,
-        b.malformed, b.hard,
+        b.malformed, b.hard, b.missing,
     )  # fmt: skip
 
 
@@ -365,6 +408,7 @@ def _concat(parts: Sequence[SampleRows]) -> SampleRows:
     malformed: dict[str, int] = {}
     called: dict[int, tuple[str, ...]] = {}
     hard: list[tuple[int, HardFailure]] = []
+    missing: dict[int, str] = {}
     for p, off in zip(parts, offsets, strict=False):
         for name, (e, m, c) in p.per_tool.items():
             acc3 = per_tool.setdefault(name, [0, 0, 0])
@@ -379,6 +423,7 @@ def _concat(parts: Sequence[SampleRows]) -> SampleRows:
             malformed[kind] = malformed.get(kind, 0) + n
         called.update({int(off) + r: names for r, names in p.called.items()})
         hard.extend((int(off) + r, h) for r, h in p.hard)
+        missing.update({int(off) + r: e for r, e in p.missing.items()})
     return SampleRows(
         names=parts[0].names,
         check_names=parts[0].check_names,
@@ -398,6 +443,7 @@ def _concat(parts: Sequence[SampleRows]) -> SampleRows:
         confusion=confusion,
         malformed=malformed,
         hard=hard,
+        missing=missing,
     )
 
 
@@ -423,6 +469,7 @@ def _take(rows: SampleRows, order: stats.Ints, *, sorted_values: bool = False) -
         confusion=rows.confusion,
         malformed=rows.malformed,
         hard=rows.hard,
+        missing={int(where[r]): e for r, e in rows.missing.items()},
     )
 
 

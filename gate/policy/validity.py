@@ -51,6 +51,12 @@ class SampleOutcome:
     """Tool calls it recorded (a sample that got as far as a tool call did start)."""
 
 
+def is_missing(error: str | None, hard_failures: Sequence[object] = ()) -> bool:
+    """Whether a case-sample is *missing*: the infrastructure failed it (its error's
+    class) and it recorded no hard failure (one that did stands, module docstring)."""
+    return not hard_failures and error_class_of(error) is ErrorClass.INFRASTRUCTURE
+
+
 def first_line(error: str) -> str:
     return error.strip().splitlines()[0] if error.strip() else error
 
@@ -70,7 +76,7 @@ def missing(outcomes: Iterable[SampleOutcome]) -> MissingSamples:
     firsts: dict[str, str] = {}
     for o in outcomes:
         planned += 1
-        if o.hard_failure or error_class_of(o.error) is not ErrorClass.INFRASTRUCTURE:
+        if not is_missing(o.error, (True,) if o.hard_failure else ()):
             continue
         assert o.error is not None
         kind = error_kind_of(o.error)

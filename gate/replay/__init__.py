@@ -4,13 +4,24 @@
   and function backends;
 * :mod:`gate.replay.session` — one case-sample in flight (turns, budget, error kinds);
 * agent adapters: :mod:`~gate.replay.replay_agent`, :mod:`~gate.replay.command`,
-  :mod:`~gate.replay.python_agent`, :mod:`~gate.replay.openai_agent`
+  :mod:`~gate.replay.python_agent` (its workers: :mod:`~gate.replay.python_worker`),
+  :mod:`~gate.replay.openai_agent`
   (:func:`gate.replay.interface.build_agent` picks one from the config);
 * :mod:`gate.replay.runner` — :func:`run_all`: plan, shard, concurrency, deadline,
   resume, progress, ``runs.jsonl``;
 * :mod:`gate.replay.record` — ``toolgate record``: freeze real tool responses.
 """
 
-from gate.replay.runner import RunSummary, run_all, select_cases
+from __future__ import annotations
 
 __all__ = ["RunSummary", "run_all", "select_cases"]
+
+
+def __getattr__(name: str) -> object:
+    # Lazy, so that a ``python`` agent's worker (:mod:`gate.replay.python_worker`) starts
+    # without importing the runner.
+    if name in __all__:
+        from gate.replay import runner
+
+        return getattr(runner, name)
+    raise AttributeError(f"module 'gate.replay' has no attribute {name!r}")

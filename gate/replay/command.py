@@ -8,10 +8,16 @@ ToolGate). Each case-sample
 borrows one idle worker and speaks the protocol of ``docs/agent-protocol.md``::
 
     runner → {"type": "start", "case_id", "sample", "seed", "messages", "tools"}
-    agent  → {"type": "tool_calls", "calls": [{"id", "name", "arguments"}], "content"?, "usage"?}
+    agent  → {"type": "tool_calls", "case_id", "sample", "calls": [{"id", "name", "arguments"}],
+              "content"?, "usage"?}
     runner → {"type": "tool_results", "results": [{"id", "name", "content", "is_error"}]}
     ...
-    agent  → {"type": "final", "content", "usage"?}  |  {"type": "error", "message"}
+    agent  → {"type": "final", "case_id", "sample", "content", "usage"?}
+           | {"type": "error", "case_id", "sample", "message"}
+
+Every reply echoes the start message's ``case_id`` and ``sample``: a reply without them
+is a ``protocol`` error unless ``agent.reply_ids`` is ``optional``, and a reply naming
+another case-sample (a late line of an earlier case) is one in every mode.
 
 **Failures cost one case-sample, never the run.** A worker that exits (``crash``), does
 not answer within ``agent.timeout_s`` per step (``timeout``), prints anything on stdout
@@ -35,6 +41,7 @@ its own pipe until it is killed); stderr is drained continuously and only its la
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import os
 import select
@@ -50,7 +57,7 @@ from typing import IO, Any
 from gate import jsonio
 from gate.adapters.interface import PayloadError
 from gate.adapters.plain import calls_from_plain
-from gate.config import BARE_PYTHON, CommandAgent, Config
+from gate.config import BARE_PYTHON, CommandAgent, Config, ReplyIds
 from gate.errors import ConfigError, Problem, WorkerBroken
 from gate.model import Run
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session
@@ -75,7 +82,16 @@ class Worker:
     case (``poll`` + ``os.read`` into a bounded line buffer: no extra thread or hand-off
     per message); its stderr is drained by a thread that keeps the tail."""
 
-    def __init__(self, argv: Sequence[str], cwd: str, env: dict[str, str]):
+    def __init__(
+        self,
+        argv: Sequence[str],
+        cwd: str,
+        env: dict[str, str],
+        *,
+        silence: str = "the agent did not answer",
+    ):
+        self.silence = silence
+        """How a step that got no answer in time is described (``timeout:`` errors)."""
         self.proc = subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE,
@@ -198,7 +214,7 @@ class Worker:
         item = self._next_line(timeout)
         if item is None:
             raise WorkerBroken(
-                ErrorKind.TIMEOUT, f"the agent did not answer within {timeout:.3g}s (step {step})"
+                ErrorKind.TIMEOUT, f"{self.silence} within {timeout:.3g}s (step {step})"
             )
         if item is _EOF:
             raise WorkerBroken(ErrorKind.CRASH, self._exit_text(f"before answering (step {step})"))
@@ -305,12 +321,26 @@ def agent_environ(environ: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if k.upper() not in _GATE_CREDENTIALS}
 
 
-def _check_addressed(message: dict[str, Any], job: Job, step: int) -> None:
-    """A reply that names its case-sample (``case_id``, ``sample``, as the start message
-    gave them) must name this one: a late line of the previous case is a protocol error,
-    never this case's answer."""
+ID_HINT = (
+    ": echo the case_id and sample of the start message in every reply "
+    '(or set agent.reply_ids: "optional")'
+)
+"""Said with every reply that does not name its case-sample."""
+
+
+def _check_addressed(message: dict[str, Any], job: Job, step: int, *, required: bool) -> None:
+    """A reply names its case-sample (``case_id``, ``sample``, as the start message gave
+    them) — required unless ``agent.reply_ids`` is ``optional`` — and it must name this
+    one: a late line of the previous case is a protocol error, never this case's answer."""
     for key, want in (("case_id", job.case.id), ("sample", job.sample)):
-        if key in message and message[key] != want:
+        if key not in message:
+            if required:
+                raise WorkerBroken(
+                    ErrorKind.PROTOCOL,
+                    f"a {message['type']!r} reply without {key} (step {step}){ID_HINT}",
+                )
+            continue
+        if message[key] != want:
             raise WorkerBroken(
                 ErrorKind.PROTOCOL,
                 f"a reply for {key} {message[key]!r} while running {key} {want!r} "
@@ -318,81 +348,129 @@ def _check_addressed(message: dict[str, Any], job: Job, step: int) -> None:
             )
 
 
-class CommandPoolAgent:
-    """The ``command`` adapter (module docstring)."""
+class WorkerPoolAgent(abc.ABC):
+    """A pool of long-lived worker processes speaking the protocol of the module
+    docstring: the ``command`` adapter, and the ``python`` adapter's workers
+    (:mod:`gate.replay.python_agent`). Subclasses give the program and may check each new
+    worker before its first case (:meth:`_check_started`)."""
 
     kind = "command"
+    field = "agent.command"
+    """The config field a worker that cannot start is reported at."""
+    silence = "the agent did not answer"
+    """How a step without an answer is described (``timeout:``)."""
+    kept_after: frozenset[ErrorKind] = frozenset({ErrorKind.AGENT_ERROR})
+    """Failures after which the worker is between cases and serves the next one (it
+    reported them itself); after any other it is replaced."""
 
-    def __init__(self, config: Config, cfg: CommandAgent):
-        self._cfg = cfg
-        self._file = str(config.source) if config.source else "toolgate.yml"
-        self._argv = (
-            list(cfg.command) if isinstance(cfg.command, list) else shlex.split(cfg.command)
-        )
-        if not self._argv:
-            raise ConfigError(Problem(self._file, None, "agent.command", "is empty"))
-        if self._argv[0] in BARE_PYTHON and cfg.python == "toolgate":
-            # A bare `python` means the interpreter running ToolGate unless the config
-            # says `agent.python: path`: it exists wherever ToolGate does (a fresh machine
-            # may have no `python` on PATH).
-            self._argv[0] = sys.executable
-        self._cwd = str(config.resolve(cfg.cwd) if cfg.cwd else config.root)
-        self._env = {**agent_environ(os.environ), "PYTHONUNBUFFERED": "1", **cfg.env}
-        self.max_parallel: int | None = cfg.workers
+    def __init__(
+        self,
+        *,
+        argv: list[str],
+        cwd: str,
+        env: dict[str, str],
+        workers: int,
+        file: str,
+        require_ids: bool = True,
+    ) -> None:
+        self._require_ids = require_ids
+        self._argv = argv
+        self._cwd = cwd
+        self._env = env
+        self._file = file
+        self._workers = workers
+        self.max_parallel: int | None = workers
         self._idle: list[Worker] = []
         self._all: set[Worker] = set()
+        self._unchecked: set[Worker] = set()
+        """Started by :meth:`prepare`, not yet checked (:meth:`_check_started`)."""
         self._lock = threading.Lock()
-        self._slots = threading.Semaphore(cfg.workers)
+        self._slots = threading.Semaphore(workers)
         self.restarts = 0
         self._jobs = 0  # announced by prepare()
         self._started = 0  # run() calls so far
 
+    @abc.abstractmethod
     def describe(self) -> dict[str, Any]:
-        # As configured, not as resolved: results must not depend on the machine's paths.
-        command = self._cfg.command
-        shown = list(command) if isinstance(command, list) else shlex.split(command)
-        return {"kind": self.kind, "command": shown, "workers": self._cfg.workers}
+        """What ran, for results (as configured: never the machine's paths)."""
 
     def samples_for(self, case_id: str, samples: int) -> Sequence[int]:
         return range(samples)
 
     def _spawn(self) -> Worker:
+        """A new worker, not yet checked (:meth:`_check_started`)."""
         try:
-            worker = Worker(self._argv, self._cwd, self._env)
+            worker = Worker(self._argv, self._cwd, self._env, silence=self.silence)
         except OSError as exc:
             raise AgentFailure(
-                ErrorKind.CRASH, f"cannot start the agent {self._argv[0]!r}: {exc}"
+                ErrorKind.START, f"cannot start the agent {self._argv[0]!r}: {exc}"
             ) from None
         with self._lock:
             self._all.add(worker)
         return worker
 
+    def _check_started(self, worker: Worker) -> None:
+        """Check a new worker before its first case; raise a ``start`` :class:`AgentFailure`
+        (the worker killed) when it cannot serve. None by default: a command speaks only
+        when spoken to."""
+        return None
+
+    def _start(self) -> Worker:
+        worker = self._spawn()
+        try:
+            self._check_started(worker)
+        except AgentFailure:
+            self._discard(worker)
+            raise
+        return worker
+
     def prepare(self, jobs: int) -> None:
-        """Start the workers up front (in parallel with each other), and turn a command
+        """Start the workers up front (in parallel with each other), and turn a worker
         that cannot start at all into a config error rather than N identical failures."""
         with self._lock:
             self._jobs = max(self._jobs, self._started + jobs)  # a repeated call adds none
-            missing = min(self._cfg.workers, jobs) - len(self._all)
-        for _ in range(max(0, missing)):  # idempotent: a second call adds nothing
-            try:
-                worker = self._spawn()
-            except AgentFailure as exc:
-                raise ConfigError(
-                    Problem(self._file, None, "agent.command", exc.message),
-                ) from None
-            with self._lock:
-                self._idle.append(worker)
+            missing = min(self._workers, jobs) - len(self._all)
+        fresh: list[Worker] = []
+        try:
+            for _ in range(max(0, missing)):  # idempotent: a second call adds nothing
+                fresh.append(self._spawn())
+            # All spawned first, so that they start up side by side; the first is checked
+            # here (a worker that cannot start at all is a config error before any
+            # case-sample runs), the others when they take their first case-sample.
+            if fresh:
+                self._check_started(fresh[0])
+        except AgentFailure as exc:
+            for worker in fresh:
+                self._discard(worker)
+            raise ConfigError(
+                Problem(self._file, None, self.field, exc.message),
+            ) from None
+        with self._lock:
+            self._unchecked.update(fresh[1:])
+            self._idle.extend(reversed(fresh))  # the checked one is taken first
 
     def _acquire(self) -> Worker:
         self._slots.acquire()
         with self._lock:
             worker = self._idle.pop() if self._idle else None
+        unchecked = False
+        if worker is not None:
+            with self._lock:
+                unchecked = worker in self._unchecked
+                self._unchecked.discard(worker)
+        if worker is not None and unchecked:
+            try:
+                self._check_started(worker)
+            except AgentFailure:
+                self._discard(worker)
+                self._slots.release()
+                raise
         if worker is not None and worker.alive() and not worker.has_pending_output():
             return worker
         if worker is not None:  # died while idle, or printed between cases
             self._discard(worker)
         try:
-            return self._spawn()
+            return self._start()
         except AgentFailure:
             self._slots.release()
             raise
@@ -429,11 +507,19 @@ class CommandPoolAgent:
                 detail=f"--- stderr (last lines) ---\n{tail}" if tail else None,
             ) from None
         except AgentFailure as failure:
-            healthy = failure.kind is ErrorKind.AGENT_ERROR
+            healthy = failure.kind in self.kept_after
             raise
         finally:
             self._release(worker, healthy)
         return None
+
+    def _agent_error(self, message: dict[str, Any]) -> AgentFailure:
+        """The failure an ``error`` message reports (the agent's own: ``agent_error``)."""
+        text = message.get("message")
+        return AgentFailure(
+            ErrorKind.AGENT_ERROR,
+            text if isinstance(text, str) else f"(no message) {message!r:.200}",
+        )
 
     def _converse(self, worker: Worker, job: Job, session: Session) -> None:
         worker.send(
@@ -450,7 +536,7 @@ class CommandPoolAgent:
         step = 1
         while True:
             message = worker.receive(job.step_timeout(), step)
-            _check_addressed(message, job, step)
+            _check_addressed(message, job, step, required=self._require_ids)
             kind = message["type"]
             session.add_usage(message.get("usage"))
             if kind == "final":
@@ -462,11 +548,7 @@ class CommandPoolAgent:
                 session.final = content
                 return
             if kind == "error":
-                text = message.get("message")
-                raise AgentFailure(
-                    ErrorKind.AGENT_ERROR,
-                    text if isinstance(text, str) else f"(no message) {message!r:.200}",
-                )
+                raise self._agent_error(message)
             if kind != "tool_calls":
                 raise WorkerBroken(
                     ErrorKind.PROTOCOL, f"unknown message type {kind!r} (step {step})"
@@ -511,8 +593,41 @@ class CommandPoolAgent:
             workers = list(self._all)
             self._all.clear()
             self._idle.clear()
+            self._unchecked.clear()
         for w in workers:  # every worker starts exiting at once; then each is waited for
             w.close_stdin()
         deadline = time.monotonic() + STOP_GRACE_S  # one grace period for them all
         for w in workers:
             w.stop(deadline)
+
+
+class CommandPoolAgent(WorkerPoolAgent):
+    """The ``command`` adapter (module docstring)."""
+
+    kind = "command"
+
+    def __init__(self, config: Config, cfg: CommandAgent):
+        self._cfg = cfg
+        file = str(config.source) if config.source else "toolgate.yml"
+        argv = list(cfg.command) if isinstance(cfg.command, list) else shlex.split(cfg.command)
+        if not argv:
+            raise ConfigError(Problem(file, None, "agent.command", "is empty"))
+        if argv[0] in BARE_PYTHON and cfg.python == "toolgate":
+            # A bare `python` means the interpreter running ToolGate unless the config
+            # says `agent.python: path`: it exists wherever ToolGate does (a fresh machine
+            # may have no `python` on PATH).
+            argv[0] = sys.executable
+        super().__init__(
+            argv=argv,
+            cwd=str(config.resolve(cfg.cwd) if cfg.cwd else config.root),
+            env={**agent_environ(os.environ), "PYTHONUNBUFFERED": "1", **cfg.env},
+            workers=cfg.workers,
+            file=file,
+            require_ids=cfg.reply_ids is ReplyIds.REQUIRED,
+        )
+
+    def describe(self) -> dict[str, Any]:
+        # As configured, not as resolved: results must not depend on the machine's paths.
+        command = self._cfg.command
+        shown = list(command) if isinstance(command, list) else shlex.split(command)
+        return {"kind": self.kind, "command": shown, "workers": self._cfg.workers}

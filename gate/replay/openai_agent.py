@@ -23,9 +23,10 @@ Ollama, LiteLLM…). Per case-sample::
   case-sample's seed — deterministic. A wait that would pass the global deadline ends the
   case-sample at once. Other 4xx answers are not retried.
   A ``Retry-After`` over :data:`MAX_RETRY_AFTER_S` fails the case-sample at once; after
-  :data:`BREAKER_AFTER` case-samples in a row gave up the same way, a circuit breaker
-  records the rest ``not_attempted`` without sending them (both are infrastructure
-  errors: the samples are missing and the verdict is "error", never a pass).
+  ``agent.breaker_after`` (default :data:`BREAKER_AFTER`) case-samples in a row gave up the
+  same way, a circuit breaker records the rest ``not_attempted`` without sending them
+  (both are infrastructure errors: the samples are missing and the verdict is "error",
+  never a pass).
 * **Timeouts.** ``agent.timeout_s`` bounds each request (connect and every read).
 * **Streaming.** With ``params.stream: true`` the server-sent chunks are accumulated
   (:class:`gate.adapters.openai_chat.StreamAccumulator`) before the calls are parsed; a
@@ -52,7 +53,7 @@ from gate import __version__, jsonio
 from gate.adapters.interface import AssistantTurn, PayloadError
 from gate.adapters.openai_chat import StreamAccumulator, parse_completion
 from gate.adapters.sse import iter_events
-from gate.config import Config, OpenAIAgent
+from gate.config import DEFAULT_BREAKER_AFTER, Config, OpenAIAgent
 from gate.errors import ConfigError, Problem, StreamTruncated
 from gate.http_retry import retry_after_s
 from gate.model import Run, ToolResult, Turn
@@ -64,10 +65,11 @@ MAX_BACKOFF_S = 30.0
 MAX_RETRY_AFTER_S = 120.0
 """The longest ``Retry-After`` honoured: an endpoint asking for more (a quota exhausted
 until tomorrow) fails the case-sample at once, without waiting or retrying."""
-BREAKER_AFTER = 5
-"""Consecutive case-samples that gave up on the endpoint the same way (the same status or
-transport error) after which the circuit breaker opens: every case-sample not yet started
-is recorded ``not_attempted`` (missing, so the verdict is "error"), none is sent."""
+BREAKER_AFTER = DEFAULT_BREAKER_AFTER
+"""The default of ``agent.breaker_after``: consecutive case-samples that gave up on the
+endpoint the same way (the same status or transport error) after which the circuit breaker
+opens: every case-sample not yet started is recorded ``not_attempted`` (missing, so the
+verdict is "error"), none is sent. ``0`` in the config: it never opens."""
 
 _DIGITS = re.compile(r"\d+")
 _STATUS = re.compile(r"HTTP \d{3}")
@@ -202,7 +204,7 @@ class OpenAIChatAgent:
         return None
 
     def _count(self, failure: AgentFailure | None) -> None:
-        """The circuit breaker (:data:`BREAKER_AFTER`): consecutive identical give-ups."""
+        """The circuit breaker (``agent.breaker_after``): consecutive identical give-ups."""
         with self._breaker_lock:
             if failure is None or failure.kind is not ErrorKind.HTTP:
                 self._streak, self._streak_of = 0, None
@@ -214,7 +216,8 @@ class OpenAIChatAgent:
                 self._streak += 1
             else:
                 self._streak, self._streak_of = 1, key
-            if self._streak >= BREAKER_AFTER and self._open_because is None:
+            after = self._cfg.breaker_after
+            if after and self._streak >= after and self._open_because is None:
                 self._open_because = (
                     f"the endpoint failed {self._streak} case-samples in a row the same way "
                     f"({failure.message.splitlines()[0][:300]}); the rest are not sent"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from gate.config import BARE_PYTHON, Config
 from gate.dataset import default_display
-from gate.errors import ConfigError, Problem
+from gate.errors import Problem
 from gate.yamlio import YamlDoc
 
 INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", "deno", "bun", "perl"})
@@ -101,13 +101,9 @@ def agent_problems(config: Config, doc: YamlDoc) -> list[Problem]:
                 f"no such file {default_display(path)}",
             )
     elif agent.kind == "python":
-        from gate.replay.python_agent import load_callable
+        from gate.replay.python_agent import check_callable
 
-        try:
-            load_callable(
-                agent.callable, [str(config.resolve(p)) for p in agent.path], file=doc.file
-            )
-        except ConfigError as exc:
-            for p in exc.problems:
-                report(("agent", "callable"), p.field or "agent.callable", p.message)
+        # In a worker process, as check imports it: never into this one.
+        for p in check_callable(config, agent):
+            report(("agent", "callable"), p.field or "agent.callable", p.message)
     return problems

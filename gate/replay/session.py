@@ -14,7 +14,9 @@ last allowed turn is fine.
 
 **Error kinds.** ``Run.error`` starts with one word naming the class of failure, then a
 colon: ``timeout``, ``crash``, ``protocol``, ``agent_error``, ``step_budget``, ``http``,
-``payload``, ``deadline``, ``exception``, ``not_in_replay``.
+``payload``, ``deadline``, ``exception``, ``not_in_replay``, ``not_attempted``, ``start``
+(:class:`gate.errors.ErrorKind`; its class, agent or infrastructure, is
+:class:`gate.errors.ErrorClass`).
 """
 
 from __future__ import annotations

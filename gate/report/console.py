@@ -23,7 +23,7 @@ from gate.report.markdown import (
 )
 from gate.report.redact import Redactor
 from gate.report.sentences import Code, Sentence, check_sentences
-from gate.results import HardFailureResult, Results, SampleResult
+from gate.results import HardFailureResult, Results, SampleResult, not_sampled
 
 MAX_ROWS = 20
 
@@ -44,6 +44,10 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
         gone = results.missing
         why = ", ".join(f"{k} {n}" for k, n in gone.by_reason.items())
         out.append(f"missing case-samples: {gone.count} of {gone.planned} ({why})")
+        unsampled = not_sampled(results)
+        if unsampled:
+            shown = ", ".join(esc.console(cid, 80) for cid in unsampled[:20])
+            out.append(f"not sampled (every sample missing): {shown}")
     cmp = results.comparison
     if cmp is not None:
         note = "" if cmp.comparable else f" (NOT comparable: {esc.console(cmp.note or '', 200)})"

@@ -49,6 +49,7 @@ from gate.results import (
     MetricStat,
     Results,
     SampleResult,
+    not_sampled,
 )
 from gate.scorers.registry import HEADLINE_METRICS, METRICS
 
@@ -244,7 +245,7 @@ def run_not_valid(results: Results, esc: Escaper) -> Block:
         f"{esc.text(err.reason, 400)}. Fix the cause and run it again.",
         "",
     ]
-    lines += _missing_lines(results)
+    lines += _missing_lines(results, esc)
     if err.first_errors:
         lines += ["First errors:", ""]
         lines += [f"- {esc.code(e, 300, table=False)}" for e in err.first_errors]
@@ -252,20 +253,29 @@ def run_not_valid(results: Results, esc: Escaper) -> Block:
     return Block(head=lines)
 
 
-def _missing_lines(results: Results) -> list[str]:
+def _missing_lines(results: Results, esc: Escaper) -> list[str]:
     gone = results.missing
     if gone is None:
         return []
     why = ", ".join(f"`{k}` {n}" for k, n in gone.by_reason.items())
-    return [
+    lines = [
         f"Missing case-samples: {gone.count} of {gone.planned} ({why}) — failed by the "
         "infrastructure after their retries; not counted as failures or passes.",
         "",
     ]
+    unsampled = not_sampled(results)
+    if unsampled:
+        shown = ", ".join(esc.code(cid, 80, table=False) for cid in unsampled[:20])
+        more = f" and {len(unsampled) - 20} more" if len(unsampled) > 20 else ""
+        lines += [
+            f"Not sampled (every sample missing): {shown}{more} — neither passed nor failed.",
+            "",
+        ]
+    return lines
 
 
 def _missing(results: Results, esc: Escaper) -> list[Block]:
-    lines = _missing_lines(results)
+    lines = _missing_lines(results, esc)
     return [Block(head=lines)] if lines else []
 
 

@@ -52,6 +52,21 @@ def project(
 # ── validate ──
 
 
+def test_validate__reply_ids_optional__note_says_what_it_gives_up(
+    example: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = example / "toolgate.yml"
+    text = config.read_text("utf-8")
+    config.write_text(text.replace("  workers: 2\n", "  workers: 2\n  reply_ids: optional\n"))
+    code, _, err = cli(capsys, "validate")
+    assert code == 0
+    assert (
+        "toolgate: note: agent.reply_ids is optional: replies without case_id and sample are "
+        "accepted, so a late reply of an earlier case that names neither could be taken as "
+        "the next case's answer; echo them from the start message and remove the setting\n"
+    ) in err
+
+
 def test_validate__example__one_line_ok_with_slice_counts(
     example: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

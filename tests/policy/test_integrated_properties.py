@@ -3,7 +3,8 @@
 is given, against a baseline results.json written by an earlier check.
 
 Case ``c<i>`` passes a sample when the agent calls ``ping(n=i)``; the agent reads which
-samples pass from its module-level ``PLAN`` (set by the test before each check).
+samples pass from ``plan.json`` beside it (written by the test before each check; the
+agent runs in a worker process).
 """
 
 from __future__ import annotations
@@ -30,11 +31,15 @@ from gate.results import Results, read_results
 
 CASES = 4
 AGENT = """
-PLAN = {}
+import json
+from pathlib import Path
+
+PLAN_FILE = Path(__file__).with_name("plan.json")
 
 
 def run(messages, tools, call_tool, case_id, sample):
-    outcomes = PLAN[case_id]
+    # The agent runs in a worker process: the plan comes in a file, read for every call.
+    outcomes = json.loads(PLAN_FILE.read_text())[case_id]
     if sample < len(outcomes) and outcomes[sample]:
         call_tool("ping", {"n": int(case_id[1:])})
         return "done"
@@ -111,8 +116,8 @@ def _check(
     max_extra: int | None,
     edited: int | None = None,
 ) -> tuple[Results, Path]:
-    root, mod = agent
-    mod.PLAN = {k: list(v) for k, v in plan.items()}
+    root, _ = agent
+    (root / "plan.json").write_text(json.dumps({k: list(v) for k, v in plan.items()}))
     _RUN[0] += 1
     out = root / f"out-{_RUN[0]}"
     config = _config(root, max_extra=max_extra, edited=edited)
@@ -264,14 +269,14 @@ def test_merge__shards__tested_as_one_family_with_their_extra_samples(
     from gate.pipeline.merge import merge_and_decide
     from gate.report.redact import Redactor
 
-    root, mod = agent
+    root, _ = agent
     passing = {f"c{i}": [True] * 40 for i in range(CASES)}
     failing = {**passing, "c3": [False] * 40}
     _, prev = _check(agent, passing, None, max_extra=None)
     for _ in range(4):
         _, prev = _check(agent, passing, prev, max_extra=None)
     config = _config(root, max_extra=None)
-    mod.PLAN = failing
+    (root / "plan.json").write_text(json.dumps(failing))
     parts = []
     for i in (1, 2):
         out = root / f"shard-{i}"

@@ -143,3 +143,168 @@ def test_check__forbidden_call_then_endpoint_fails__hard_failure_stands_exit_1(
     FAULT_FIGURES["faults injected"] += 1
     FAULT_FIGURES["case-samples planned"] += 1
     FAULT_FIGURES["case-samples recorded"] += 1
+
+
+# ─── missing samples below max_missing: not sampled, never a failure nor a pass ──
+
+_HTTP = "http: gave up after 2 attempts: HTTP 503: overloaded"
+
+
+def _replay_project(
+    root: Path, plan: dict[str, list[bool | None]], *, samples: int, extra: str = ""
+) -> Path:
+    """A replay run of ``plan``: case → per sample, True (the expected call), False (no
+    call: a failure) or None (missing: the endpoint failed it)."""
+    root.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for cid, outcomes in plan.items():
+        for s, ok in enumerate(outcomes[:samples]):
+            if ok is None:
+                lines.append({"case_id": cid, "sample": s, "turns": [], "error": _HTTP})
+            elif ok:
+                call = {"name": "lookup_order", "arguments": {"order_id": "ord_10482"}}
+                lines.append({"case_id": cid, "sample": s, "turns": [{"calls": [call]}],
+                              "final": "shipped"})  # fmt: skip
+            else:
+                lines.append({"case_id": cid, "sample": s, "turns": [], "final": "no idea"})
+    (root / "runs.jsonl").write_bytes(h.jsonl_bytes(lines))
+    rows = [fault_case("ok", 0) | {"id": cid} for cid in plan]
+    return project(root, rows, "  kind: replay\n  runs: runs.jsonl\n", samples=samples,
+                   extra=extra)  # fmt: skip
+
+
+def _decided(root: Path, cfg: Path, *more: str) -> tuple[int, Any]:
+    proc = h.toolgate("check", "--config", cfg, "--out", "out", "--no-progress", *more, cwd=root)
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr[-2000:]
+    return proc.returncode, read_results(root / "out" / "results.json")
+
+
+def _shape(results: Any) -> tuple[Any, ...]:
+    """What the verdict rests on: the verdict, every case's outcome, the gated means."""
+    v = results.verdict
+    return (
+        v.passed,
+        v.summary,
+        tuple(v.reasons),
+        tuple((c.id, c.passed, c.pass_rate, c.flaky) for c in results.cases),
+        tuple((k, results.metrics[k].mean) for k in sorted(results.metrics)),
+    )
+
+
+def test_check__missing_samples_within_max_missing__same_verdict_as_without_them(
+    tmp_path: Path,
+) -> None:
+    """Sample 2 of two cases is missing (under max_missing): the verdict, each case's
+    outcome and every mean are those of the run of samples 0 and 1 alone — the passing
+    case stays a stable pass (not flaky), the failing case a failure (never a pass)."""
+    plan: dict[str, list[bool | None]] = {
+        "good": [True, True, None],
+        "bad": [False, False, None],
+        "fine": [True, True, True],
+    }
+    with_gaps = _replay_project(tmp_path / "a", plan, samples=3, extra="max_missing: 0.25\n")
+    code_a, a = _decided(tmp_path / "a", with_gaps)
+    without = _replay_project(tmp_path / "b", {k: v[:2] for k, v in plan.items()}, samples=2)
+    code_b, b = _decided(tmp_path / "b", without)
+    assert a.missing is not None and (a.missing.count, a.missing.planned) == (2, 9)
+    assert a.run_error is None and code_a == code_b
+    assert _shape(a) == _shape(b)
+    # Against a base history (the run without gaps): the test sees 2 observations of each
+    # gapped case, the same as the run without them.
+    base = tmp_path / "base.json"
+    base.write_bytes((tmp_path / "b" / "out" / "results.json").read_bytes())
+    code_a, a = _decided(tmp_path / "a", with_gaps, "--baseline", str(base))
+    code_b, b = _decided(tmp_path / "b", without, "--baseline", str(base))
+    assert code_a == code_b and _shape(a) == _shape(b)
+    tests = [(c.id, c.test.outcome if c.test else None) for c in a.cases]
+    assert tests == [(c.id, c.test.outcome if c.test else None) for c in b.cases]
+    assert a.comparison is not None and b.comparison is not None
+    assert [(f.case_id, f.kind) for f in a.comparison.flips] == [
+        (f.case_id, f.kind) for f in b.comparison.flips
+    ]
+    cases = {c.id: c for c in a.cases}
+    assert cases["good"].passed and not cases["good"].flaky and cases["good"].pass_rate == 1.0
+    assert not cases["bad"].passed and cases["bad"].pass_rate == 0.0
+    report = (tmp_path / "a" / "out" / "report.md").read_text()
+    assert "Missing case-samples: 2 of 9 (`http` 2)" in report
+    FAULT_FIGURES["faults injected"] += 2
+    FAULT_FIGURES["case-samples planned"] += 9
+    FAULT_FIGURES["case-samples recorded"] += 9
+
+
+def test_check__case_with_every_sample_missing__not_sampled_never_a_regression(
+    tmp_path: Path,
+) -> None:
+    """A case the endpoint failed on every sample is *not sampled*: listed apart, never a
+    regression against a baseline where it passed, never a pass."""
+    passing: dict[str, list[bool | None]] = {"one": [True, True], "two": [True, True]}
+    base_cfg = _replay_project(tmp_path / "base", passing, samples=2)
+    code, _ = _decided(tmp_path / "base", base_cfg)
+    assert code == ExitCode.PASS
+    baseline = tmp_path / "base" / "out" / "results.json"
+    head_cfg = _replay_project(
+        tmp_path / "head", {"one": [True, True], "two": [None, None]}, samples=2,
+        extra="max_missing: 0.5\n",
+    )  # fmt: skip
+    code, head = _decided(tmp_path / "head", head_cfg, "--baseline", str(baseline))
+    assert head.run_error is None and head.missing is not None
+    assert head.missing.per_case == {"two": 2}
+    two = next(c for c in head.cases if c.id == "two")
+    assert not two.passed  # never a pass from missing samples
+    assert head.comparison is not None
+    assert not [f for f in head.comparison.flips if f.case_id == "two"]  # nor a regression
+    assert code == ExitCode.PASS, head.verdict
+    report = (tmp_path / "head" / "out" / "report.md").read_text()
+    assert "Not sampled (every sample missing): `two`" in report
+    FAULT_FIGURES["faults injected"] += 2
+    FAULT_FIGURES["case-samples planned"] += 4
+    FAULT_FIGURES["case-samples recorded"] += 4
+
+
+# ─── a python agent that ends, crashes or stalls its process ──────────────────
+
+_PY_AGENT = """
+import ctypes, os, re, sys
+
+
+def run(messages, tools, call_tool, case_id):
+    fault = re.search(r"FAULT=(\\w+)", messages[-1]["content"]).group(1)
+    call_tool("lookup_order", {"order_id": "ord_10482"})
+    if fault == "os_exit":
+        os._exit(0)
+    if fault == "segfault":
+        ctypes.string_at(0)
+    if fault == "sys_exit":
+        sys.exit(0)
+    if fault == "endless":
+        while True:
+            pass
+    return "shipped"
+"""
+
+
+def test_check__python_agent_exits_crashes_or_loops__recorded_per_case_sample(
+    tmp_path: Path,
+) -> None:
+    """os._exit(0), a segfault, sys.exit() and an endless loop inside a python agent's
+    callable: each costs its own case-sample (crash, crash, exception, timeout), the others
+    pass, and toolgate check decides and writes its results — never exit 0 without them."""
+    (tmp_path / "py_fault_agent.py").write_text(_PY_AGENT, "utf-8")
+    faults = {"os_exit": "crash", "segfault": "crash", "sys_exit": "exception",
+              "endless": "timeout", "ok": None}  # fmt: skip
+    rows = [fault_case(f, 0) for f in faults]
+    agent = '  kind: python\n  callable: "py_fault_agent:run"\n  path: ["."]\n  timeout_s: 2\n'
+    cfg = project(tmp_path, rows, agent)
+    proc = h.toolgate("check", "--config", cfg, "--out", "out", "--no-progress", cwd=tmp_path)
+    h.assert_clean_exit(proc, ExitCode.PASS)  # no gates: the faults are failed cases
+    runs = records(tmp_path / "out" / "runs.jsonl")
+    assert len(runs) == 2 * len(faults)
+    for r in runs:
+        want = faults[r.case_id.rsplit("-", 1)[0]]
+        assert (r.error.split(":", 1)[0] if r.error else None) == want, (r.case_id, r.error)
+        assert [c.name for c in r.calls] == ["lookup_order"]  # the call before the fault
+    results = read_results(tmp_path / "out" / "results.json")
+    assert results.run_error is None and results.missing is None
+    FAULT_FIGURES["faults injected"] += 2 * (len(faults) - 1)
+    FAULT_FIGURES["case-samples planned"] += 2 * len(faults)
+    FAULT_FIGURES["case-samples recorded"] += len(runs)

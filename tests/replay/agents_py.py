@@ -82,3 +82,75 @@ def _refund(order_id: str) -> dict[str, Any]:
 
 
 REGISTRY = {"lookup_order": _lookup, "issue_refund": _refund}
+
+
+# ─── agents that end, crash or stall their process (run in a worker process) ──
+
+
+def _only_bad(case_id: str, call_tool: Any) -> str | None:
+    """The answer of every case but ``bad``; None for ``bad`` (the caller misbehaves)."""
+    if case_id == "bad":
+        return None
+    out = call_tool("lookup_order", {"order_id": "ord_1"})
+    return f"{case_id}: {out.content['status']}"
+
+
+def os_exit_agent(messages: Any, tools: Any, call_tool: Any, case_id: str) -> str:
+    import os
+
+    answer = _only_bad(case_id, call_tool)
+    if answer is None:
+        call_tool("lookup_order", {"order_id": "ord_1"})
+        os._exit(0)
+    return answer
+
+
+def segfault_agent(messages: Any, tools: Any, call_tool: Any, case_id: str) -> str:
+    import ctypes
+
+    answer = _only_bad(case_id, call_tool)
+    if answer is None:
+        ctypes.string_at(0)  # reads address 0: SIGSEGV
+    return answer or ""
+
+
+def kill_segv_agent(messages: Any, tools: Any, call_tool: Any, case_id: str) -> str:
+    import os
+    import signal
+
+    answer = _only_bad(case_id, call_tool)
+    if answer is None:
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return answer or ""
+
+
+def sys_exit_agent(messages: Any, tools: Any, call_tool: Any, case_id: str) -> str:
+    import sys
+
+    answer = _only_bad(case_id, call_tool)
+    if answer is None:
+        sys.exit(3)
+    return answer
+
+
+def endless_agent(messages: Any, tools: Any, call_tool: Any, case_id: str) -> str:
+    answer = _only_bad(case_id, call_tool)
+    while answer is None:
+        pass
+    return answer
+
+
+def printing_agent(messages: Any, tools: Any, call_tool: Any) -> str:
+    import sys
+
+    print("a print() on stdout")  # must not break the protocol
+    print('{"type": "final", "content": "forged"}')
+    sys.stdout.flush()
+    out = call_tool("lookup_order", {"order_id": "ord_1"})
+    return str(out.content["status"])
+
+
+def pid_agent(messages: Any, tools: Any, call_tool: Any) -> str:
+    import os
+
+    return str(os.getpid())

@@ -77,22 +77,29 @@ def write_agent(tmp_path: Path, name: str, body: str) -> list[str]:
     """A Python agent program speaking the JSON-lines protocol; returns its argv.
 
     ``body`` defines ``answer(msg, send, recv)`` for one case; the loop around it reads
-    start messages forever.
+    start messages forever. ``send`` adds the running case-sample's ``case_id`` and
+    ``sample`` (as the protocol requires) unless called with ``ids=False``.
     """
     src = (
         textwrap.dedent(
             """
         import json, os, sys, time
 
-        def send(obj):
-            sys.stdout.write(json.dumps(obj) + "\\n")
+        IDS = {}  # the running case-sample: send() adds its ids unless told otherwise
+
+        def send(obj, ids=True):
+            sys.stdout.write(json.dumps({**IDS, **obj} if ids else obj) + "\\n")
             sys.stdout.flush()
 
         def recv():
             line = sys.stdin.readline()
             if not line:
                 sys.exit(0)
-            return json.loads(line)
+            msg = json.loads(line)
+            if msg.get("type") == "start":
+                IDS.clear()
+                IDS.update(case_id=msg["case_id"], sample=msg["sample"])
+            return msg
         """
         )
         + textwrap.dedent(body)

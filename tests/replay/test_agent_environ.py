@@ -20,7 +20,8 @@ for line in sys.stdin:
     msg = json.loads(line)
     seen = sorted(k for k in ("GITHUB_TOKEN", "INPUT_GITHUB-TOKEN", "ACTIONS_RUNTIME_TOKEN",
                               "MY_AGENT_KEY") if k in os.environ)
-    print(json.dumps({"type": "final", "content": ",".join(seen)}), flush=True)
+    print(json.dumps({"type": "final", "content": ",".join(seen), "case_id": msg["case_id"],
+                      "sample": msg["sample"]}), flush=True)
 """
 
 
@@ -80,8 +81,10 @@ def test_command_worker__toolgate_github_token__not_visible_to_agent(
     (tmp_path / "agent.py").write_text(
         "import json, os, sys\n"
         "for line in sys.stdin:\n"
+        "    msg = json.loads(line)\n"
         "    seen = os.environ.get('TOOLGATE_GITHUB_TOKEN', 'absent')\n"
-        "    print(json.dumps({'type': 'final', 'content': seen}), flush=True)\n"
+        "    ids = {'case_id': msg['case_id'], 'sample': msg['sample']}\n"
+        "    print(json.dumps({'type': 'final', 'content': seen, **ids}), flush=True)\n"
     )
     config = Config.model_validate(
         {

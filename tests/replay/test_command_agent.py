@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from gate.config import ReplyIds
 from gate.errors import ConfigError
 from gate.replay.command import CommandPoolAgent
 from gate.replay.frozen import ReplayBackend
 from gate.replay.runner import run_all
-from gate.replay.session import Job, Session
+from gate.replay.session import AgentFailure, Job, Session
 from gate.runsfile import read_runs
 from tests.replay.helpers import LOOKUP_THEN_FINAL, FakeDataset, case, config, write_agent
 
@@ -353,3 +354,86 @@ def answer(msg, send, recv):
     ((_, run),) = list(read_runs(tmp_path / "out" / "runs.jsonl"))
     assert run.error is None, run.error
     assert run.final == ("1" if runs_path_python else "toolgate")
+
+
+# ─── replies name their case-sample ───────────────────────────────────────────
+
+NO_IDS = """
+def answer(msg, send, recv):
+    send({"type": "tool_calls", "calls": [{"id": "c1", "name": "lookup_order",
+          "arguments": {"order_id": "ord_1"}}]}, ids=False)
+    res = recv()
+    send({"type": "final", "content": "status: " + res["results"][0]["content"]["status"]},
+         ids=False)
+"""
+
+LATE_LINE_OF_PREVIOUS_CASE = """
+def answer(msg, send, recv):
+    send({"type": "final", "content": msg["case_id"] + " done"})
+    if msg["case_id"] == "a":
+        time.sleep(0.5)  # then a late line of case a, once case b has started
+        send({"type": "final", "content": "a again"})
+"""
+
+
+def test_command__reply_without_ids__protocol_error_says_to_echo_them(tmp_path: Path) -> None:
+    _, runs = _run(tmp_path, ["a", "b"], body=NO_IDS)
+    for cid in ("a", "b"):
+        error = runs[(cid, 0)].error or ""
+        assert error.startswith("protocol: a 'tool_calls' reply without case_id (step 1)"), error
+        assert "echo the case_id and sample of the start message in every reply" in error
+        assert 'agent.reply_ids: "optional"' in error
+
+
+def test_command__reply_ids_optional__replies_without_ids_accepted(tmp_path: Path) -> None:
+    _, runs = _run(tmp_path, ["a", "b"], body=NO_IDS, reply_ids=ReplyIds.OPTIONAL)
+    assert all(r.error is None and r.final == "status: shipped" for r in runs.values())
+
+
+@pytest.mark.parametrize("mode", ["required", "optional"])
+def test_command__late_line_of_previous_case__protocol_error_in_every_mode(
+    tmp_path: Path, mode: str
+) -> None:
+    argv = write_agent(tmp_path, "agent", LATE_LINE_OF_PREVIOUS_CASE)
+    cfg = config(
+        tmp_path,
+        {
+            "kind": "command",
+            "command": argv,
+            "workers": 1,
+            "timeout_s": 5,
+            "reply_ids": ReplyIds(mode),
+        },
+    )
+    agent = CommandPoolAgent(cfg, cfg.agent)  # type: ignore[arg-type]
+    agent.prepare(2)
+    errors: list[str | None] = []
+    try:
+        for cid in ("a", "b"):
+            job = Job(case(cid), 0, seed=1, step_budget=3, timeout_s=5)
+            session = Session(job, ReplayBackend(job.case))
+            try:
+                agent.run(job, session)
+                errors.append(None if session.final != "a again" else "taken as b's answer")
+            except AgentFailure as failure:
+                errors.append(str(failure))
+    finally:
+        agent.close()
+    assert errors[0] is None
+    assert (errors[1] or "").startswith(
+        "protocol: a reply for case_id 'a' while running case_id 'b' (step 1): a late line"
+    ), errors
+
+
+def test_config__reply_ids_unknown_value__located_error(tmp_path: Path) -> None:
+    from gate.config import load_config
+
+    path = tmp_path / "toolgate.yml"
+    path.write_text(
+        "dataset: {path: d.jsonl}\nagent:\n  kind: command\n  command: [x]\n  reply_ids: maybe\n",
+        "utf-8",
+    )
+    with pytest.raises(ConfigError) as exc:
+        load_config(path)
+    (problem,) = exc.value.problems
+    assert (problem.line, problem.field) == (5, "agent.reply_ids"), problem

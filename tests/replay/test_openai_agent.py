@@ -346,6 +346,38 @@ def test_openai__endpoint_fails_every_case_the_same_way__breaker_stops_sending(
     assert all(r.error_class == "infrastructure" for r in runs)
 
 
+@pytest.mark.parametrize(("after", "sent"), [(2, 2), (0, 6)])
+def test_openai__breaker_after_set__opens_after_that_many_or_never(
+    tmp_path: Path, serve: Serve, after: int, sent: int
+) -> None:
+    srv = serve([Response(500, {"error": {"message": "upstream down"}})])
+    ids = [f"c{i}" for i in range(6)]
+    runs = _run(tmp_path, srv, ids=ids, max_retries=0, breaker_after=after)
+    kinds = [r.error.split(":", 1)[0] for r in sorted(runs, key=lambda r: int(r.case_id[1:]))]
+    assert kinds == ["http"] * sent + ["not_attempted"] * (6 - sent)
+    assert len(srv.requests) == sent
+
+
+@pytest.mark.parametrize("value", ["-1", "two", "1.5"])
+def test_config__breaker_after_invalid__located_error(tmp_path: Path, value: str) -> None:
+    from gate.config import load_config
+    from gate.errors import ConfigError
+
+    path = tmp_path / "toolgate.yml"
+    path.write_text(
+        "dataset: {path: d.jsonl}\n"
+        "agent:\n"
+        "  kind: openai\n"
+        "  model: m\n"
+        f"  breaker_after: {value}\n",
+        "utf-8",
+    )
+    with pytest.raises(ConfigError) as exc:
+        load_config(path)
+    (problem,) = exc.value.problems
+    assert (problem.line, problem.field) == (5, "agent.breaker_after"), problem
+
+
 def test_openai__failures_that_differ__breaker_stays_closed(tmp_path: Path, serve: Serve) -> None:
     from gate.replay.openai_agent import BREAKER_AFTER
 

@@ -4,9 +4,14 @@
 ToolGate runs this file as a long-lived worker and talks to it in JSON Lines:
 
     ToolGate -> agent  {"type": "start", "case_id", "sample", "seed", "messages", "tools"}
-    agent -> ToolGate  {"type": "tool_calls", "calls": [{"id", "name", "arguments"}]}
+    agent -> ToolGate  {"type": "tool_calls", "case_id", "sample",
+                        "calls": [{"id", "name", "arguments"}]}
     ToolGate -> agent  {"type": "tool_results", "results": [{"id", "name", "content", "is_error"}]}
-    agent -> ToolGate  ... more tool_calls, then {"type": "final", "content": "..."}
+    agent -> ToolGate  ... more tool_calls, then
+                       {"type": "final", "case_id", "sample", "content": "..."}
+
+Every reply echoes the case_id and sample of the start message it answers: a reply
+without them (or naming another case) is an error of that case.
 
 No real tool ever runs: ToolGate answers each call from the dataset's frozen responses.
 Anything you print to stdout must be one JSON object per line; log to stderr.
@@ -60,10 +65,12 @@ def decide(user: str) -> Flow:
 def main() -> None:
     flow: Flow | None = None
     counter = 0
+    ids: dict[str, Any] = {}  # the case-sample being answered: every reply names it
     for line in sys.stdin:
         msg = json.loads(line)
         try:
             if msg["type"] == "start":
+                ids = {"case_id": msg["case_id"], "sample": msg["sample"]}
                 user = next(m["content"] for m in reversed(msg["messages"]) if m["role"] == "user")
                 flow = decide(user)
                 calls = next(flow)
@@ -79,7 +86,7 @@ def main() -> None:
             reply = {"type": "final", "content": str(done.value)}
         except Exception as exc:  # report, and stay alive for the next case
             reply = {"type": "error", "message": f"{type(exc).__name__}: {exc}"}
-        print(json.dumps(reply), flush=True)
+        print(json.dumps({**reply, **ids}), flush=True)
 
 
 if __name__ == "__main__":

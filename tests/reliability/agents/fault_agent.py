@@ -22,8 +22,12 @@ if PIDS:
 out = sys.stdout
 
 
-def send(obj: object) -> None:
-    out.write(json.dumps(obj) + "\n")
+IDS: dict[str, object] = {}
+"""The running case-sample: every reply names it (as the protocol requires)."""
+
+
+def send(obj: dict[str, object]) -> None:
+    out.write(json.dumps({**IDS, **obj}) + "\n")
     out.flush()
 
 
@@ -165,4 +169,5 @@ def answer(msg: dict) -> None:
 while True:
     message = recv()
     if message.get("type") == "start":
+        IDS.update(case_id=message["case_id"], sample=message["sample"])
         answer(message)
