@@ -20,7 +20,7 @@ from gate.model import Case, ExpectedCall, OrderMode, Risk, ToolSpec
 from gate.scorers.arguments import CompiledArgs, compile_args
 from gate.scorers.normalize import Normalizer
 from gate.scorers.safety import RISK_WEIGHT, name_skeleton, skeletons
-from gate.scorers.schema import ArgsValidator, SchemaCache
+from gate.scorers.schema import ArgsValidator, SchemaCache, StringRule
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,7 +177,7 @@ class ScoringContext:
             normalize=normalize,
             tools=tools,
             norms=norms if norms is not None else NormalizerTable(normalize, config),
-            schemas=SchemaCache(),
+            schemas=SchemaCache(string_rule(normalize)),
             checks=enabled_checks(config),
             scope_rules=tuple(
                 ScopeRule(r.tool, name_skeleton(r.tool), r.arg, r.required, r.regex)
@@ -298,6 +298,15 @@ def _forbidden(tool: str, item: str) -> ForbiddenArg:
     return ForbiddenArg(
         tool, name_skeleton(tool), arg, name_skeleton(arg), value.strip() if eq else None
     )
+
+
+def string_rule(normalize: NormalizeConfig) -> StringRule:
+    """How schema ``enum``/``const`` compare strings under the dataset's profile."""
+    match normalize.profile:
+        case "default":
+            return StringRule.EXACT
+        case "bfcl":
+            return StringRule.BFCL
 
 
 def enabled_checks(config: ScoringConfig) -> frozenset[PassCheck]:
