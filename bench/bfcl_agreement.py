@@ -221,13 +221,19 @@ def variants(
 ) -> Iterator[tuple[str, Output]]:
     """Every (variant name, output) for one item; a variant that would not change the
     output (nothing to perturb) is left out."""
-    if gt is None:  # irrelevance: the right output is no call
+    kind = bfcl.category_kind(category)
+    if not kind.has_answers:  # (ir)relevance: no call, or calls of any kind
         yield "no_call", []
-        tools = case["available_tools"]
+        tools = [t["function"] for t in case["available_tools"]]
         if tools:
-            fn = tools[0]["function"]
+            fn = tools[0]
             req = fn["parameters"].get("required", [])
-            yield "call_first_tool", [{fn["name"]: {r: "zz" for r in req}}]
+            first = {fn["name"]: {r: "zz" for r in req}}
+            yield "call_first_tool", [first]
+            yield "call_first_tool_twice", [first, copy.deepcopy(first)]
+        if len(tools) > 1:
+            yield "call_last_tool_no_args", [{tools[-1]["name"]: {}}]
+            yield "call_every_tool", [{t["name"]: {}} for t in tools]
         return
     base = answer_output(gt, case, pick=0, optional=True)
     seen: set[str] = set()
@@ -398,6 +404,18 @@ def run_record(key: str, output: Output) -> dict[str, Any]:
 # ─── main ────────────────────────────────────────────────────────────────────
 
 
+def _generic(line: str) -> str:
+    """A line of an import's config without what names its category (so that categories
+    whose configs say the same are scored together)."""
+    if line.startswith("#"):
+        return "# bfcl_agreement"
+    if line.startswith("name:"):
+        return "name: bfcl-agreement"
+    if line.startswith("  version:"):
+        return '  version: "bfcl-agreement"'
+    return line
+
+
 REASONS = ("bfcl_greedy_parallel", "schema_validity", "answer_contradicts_schema", "unexplained")
 """Why a disagreement happened (docs/interop.md explains each)."""
 
@@ -450,16 +468,18 @@ def main(argv: list[str] | None = None) -> int:
     workroot.mkdir(parents=True, exist_ok=True)
 
     jobs: list[dict[str, Any]] = []
-    rows: list[dict[str, Any]] = []
-    runs: list[dict[str, Any]] = []
     meta: dict[str, tuple[str, str, str]] = {}  # key → (category, item id, variant)
     noted: set[str] = set()
     skipped: list[str] = []
-    config_text = ""
+    # Each category is scored with the config its import writes (the relevance one differs).
+    groups: dict[str, tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
     for cat in categories:
         qpath, apath = bfcl.locate_category(cat, data)
         imported = bfcl.convert(qpath, apath, category=cat)
-        config_text = bfcl.render_config(imported)
+        config_text = "\n".join(
+            _generic(line) for line in bfcl.render_config(imported).splitlines()
+        )
+        rows, runs = groups.setdefault(config_text, ([], []))
         noted.update(n.case_id for n in imported.notes)
         skipped.extend(str(n) for n in imported.skipped)
         questions = {q["id"]: q for q in _load_jsonl(qpath)}
@@ -489,7 +509,11 @@ def main(argv: list[str] | None = None) -> int:
     t1 = time.perf_counter()
     theirs = run_bfcl_checker(python, jobs, workroot)
     t2 = time.perf_counter()
-    ours = toolgate_scores(rows, runs, config_text, workroot)
+    ours: dict[str, dict[str, Any]] = {}
+    for g, (config_text, (rows, runs)) in enumerate(groups.items()):
+        sub = workroot / f"scored-{g}"
+        sub.mkdir(exist_ok=True)
+        ours.update(toolgate_scores(rows, runs, config_text, sub))
     t3 = time.perf_counter()
 
     per_cat: dict[str, Counter[str]] = defaultdict(Counter)

@@ -9,6 +9,7 @@ samples of a case — and the cases sharing a tool schema — pay for that work 
 
 from __future__ import annotations
 
+import enum
 import threading
 from collections import Counter
 from collections.abc import Mapping
@@ -88,6 +89,16 @@ class CompiledCase:
     """The case's own ``order``, else the dataset's ``scoring.default_order``."""
 
 
+class Pairing(enum.Enum):
+    """How expected calls are paired with actual calls of the same tool."""
+
+    MAXIMUM = "maximum"
+    """A maximum bipartite matching (docs/scoring.md): the most expected calls met."""
+    FIRST_FIT = "first_fit"
+    """BFCL's parallel checker (the ``bfcl`` profile): each expected call in order takes the
+    first actual call it accepts that is still free; it can miss a pairing that exists."""
+
+
 class NormalizerTable:
     """One :class:`Normalizer` per tool, built once per run and shared by every case:
     the dataset's rules, specialised by the tool's schema and the config's per-tool and
@@ -153,6 +164,7 @@ class ScoringContext:
     forbidden_args: tuple[ForbiddenArg, ...] = ()
     step_budget: int | None = None
     has_free_text: bool = False
+    pairing: Pairing = Pairing.MAXIMUM
     _cases: dict[str, tuple[Case, CompiledCase]] = field(default_factory=dict)
     _entries: dict[tuple[str, int], tuple[ToolSpec | None, ToolEntry]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -196,6 +208,7 @@ class ScoringContext:
             ),
             step_budget=step_budget,
             has_free_text=bool(config.free_text),
+            pairing=pairing(normalize),
         )
         for spec in tools.values():
             ctx.schemas.get(spec.parameters)
@@ -307,6 +320,15 @@ def string_rule(normalize: NormalizeConfig) -> StringRule:
             return StringRule.EXACT
         case "bfcl":
             return StringRule.BFCL
+
+
+def pairing(normalize: NormalizeConfig) -> Pairing:
+    """How calls are paired under the dataset's profile."""
+    match normalize.profile:
+        case "default":
+            return Pairing.MAXIMUM
+        case "bfcl":
+            return Pairing.FIRST_FIT
 
 
 def enabled_checks(config: ScoringConfig) -> frozenset[PassCheck]:

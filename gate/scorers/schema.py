@@ -159,11 +159,20 @@ def _fold_of(rule: StringRule) -> _schema_fast.Fold | None:
             return bfcl_fold
 
 
+def in_enum(value: Any, enum: list[Any], strings: StringRule) -> bool:
+    """Whether ``value`` is one of ``enum`` as the ``enum`` keyword compares under
+    ``strings``."""
+    fold = _fold_of(strings)
+    if fold is None:
+        return any(_schema_fast.json_equal(value, each) for each in enum)
+    folded = fold(value)
+    return any(_schema_fast.json_equal(folded, fold(each)) for each in enum)
+
+
 def _folded_enum(
     validator: Any, enums: Any, instance: Any, schema: Any
 ) -> Iterator[ValidationError]:
-    folded = bfcl_fold(instance)
-    if all(not _schema_fast.json_equal(folded, bfcl_fold(each)) for each in enums):
+    if not in_enum(instance, enums, StringRule.BFCL):
         yield ValidationError(f"{instance!r} is not one of {enums!r} (compared as BFCL does)")
 
 
