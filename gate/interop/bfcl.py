@@ -19,17 +19,22 @@ one per BFCL item, with the BFCL id as the case id:
   ``dict`` parameters (and of arrays of dicts) hold their own option lists per key: they are
   expanded into every concrete object, an optional key giving variants without it;
 * ``parallel*`` categories: the calls form one unordered batch; ``simple``/``multiple``:
-  one call; ``irrelevance``: ``expected_tool_calls: []`` and ``expected_no_tool: true``.
+  one call; ``irrelevance``: ``expected_tool_calls: []`` and ``expected_no_tool: true``;
+  ``live_relevance`` (no answers; BFCL passes any output holding a call): one call to any
+  offered tool, with any arguments, under ``order: superset``.
 
 Values are adjusted to the parameter's schema the way BFCL's checker compares them: an
 integer option of a ``float`` parameter becomes a float (BFCL converts an int output to
 float before comparing, so both ``5`` and ``5.0`` are right), and an integral float option
 of an ``integer`` parameter is offered as the integer too (Python's ``5 == 5.0``).
 
-Items whose possible answers contradict their own function docs (a value that does not
-fit the parameter's schema or enum, an optional answer for a required parameter, an
-answer for a parameter the doc does not declare) are converted as they are and reported
-as :class:`SchemaNote` s; the note is also written to the case's ``notes``.
+BFCL trusts its possible answers over its function docs, and so does the import: an
+acceptable value outside the parameter's ``enum`` or of another type than declared is
+admitted by widening that parameter's schema (:func:`admit`); an answer for a parameter the
+doc does not declare — which BFCL refuses in any output — is left out of the expected call
+when it may be omitted, else the item is left out (BFCL rejects every output). Each such
+contradiction is reported as a :class:`SchemaNote` (``repaired`` when the import reproduces
+BFCL's verdict despite it) and written to the case's ``notes``.
 """
 
 from __future__ import annotations
@@ -49,7 +54,7 @@ from gate import jsonio
 from gate.errors import Problem
 from gate.interop import InteropError
 from gate.interop._records import Locator, Record, read_records
-from gate.scorers.schema import StringRule, in_enum
+from gate.scorers.schema import StringRule, authority, in_enum
 
 MAX_EXPANSION = 4096
 """Most concrete values one parameter's options may expand to (dict options multiply)."""
@@ -128,6 +133,9 @@ class SchemaNote:
     case_id: str
     field: str
     message: str
+    repaired: bool = False
+    """The importer reproduced BFCL's verdict despite the contradiction (the schema admits
+    the value, or the expected call leaves out a parameter BFCL refuses)."""
 
     def __str__(self) -> str:
         return f"{self.case_id}: {self.field}: {self.message}"
@@ -592,7 +600,7 @@ def _check_answer_against_schema(
                     f"the answer lets {p!r} be omitted, but {fn_name} requires it",
                 )
             )
-        validator = jsonschema.Draft202012Validator(props[p])
+        validator = authority(props[p], StringRule.BFCL)
         for v in values:
             err = jsonschema.exceptions.best_match(validator.iter_errors(v))
             if err is not None:
@@ -668,6 +676,7 @@ def _expected_calls(
                             f"ground_truth[{i}].{fn_name}.{p}",
                             f"the answer sets {p!r}, which {fn_name} does not declare: "
                             "BFCL refuses it, so the expected call leaves it out",
+                            repaired=True,
                         )
                     )
                 else:
@@ -690,6 +699,7 @@ def _expected_calls(
                             item.case_id,
                             f"ground_truth[{i}].{fn_name}.{p}",
                             f"acceptable value {jsonio.canonical(v)} {repair}",
+                            repaired=True,
                         )
                     )
             args[p] = matcher_for(values, optional, prop)

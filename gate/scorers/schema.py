@@ -295,6 +295,12 @@ def dialect(schema: Mapping[str, Any]) -> type[Validator] | None:
     return cls
 
 
+def authority(schema: Mapping[str, Any], strings: StringRule = StringRule.EXACT) -> Validator:
+    """The jsonschema validator that decides for ``schema`` (its draft, bounded patterns,
+    the string rule), for a schema known to be valid (no meta-schema check)."""
+    return _bounded(dialect(schema) or _DEFAULT, strings)(schema)
+
+
 def _is_regex(pattern: object) -> bool:
     if not isinstance(pattern, str):
         return True

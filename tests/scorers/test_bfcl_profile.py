@@ -1,6 +1,7 @@
-"""Schema ``enum``/``const`` under the ``bfcl`` profile: strings compared the way BFCL's
-AST checker compares them (its ``standardize_string``), by both the fast path and
-jsonschema; under the default profile nothing changes."""
+"""The ``bfcl`` profile reproduces BFCL's AST checker where the default rules differ:
+schema ``enum``/``const`` compare strings as BFCL does (its ``standardize_string``), in
+both the fast path and jsonschema; parallel calls pair first-fit; an argument of several
+declared types compares its strings as written. Under the default profile nothing changes."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from jsonschema import Draft7Validator, Draft202012Validator
 
 import gate
 from gate.scorers import _schema_fast
+from gate.scorers.analysis import first_fit
 from gate.scorers.schema import ArgsValidator, SchemaCache, StringRule, _bounded, bfcl_fold, search
 
 # (enum, value, BFCL accepts). BFCL's checker (bfcl_eval/eval_checker/ast_eval/
@@ -136,3 +138,111 @@ def test_score__default_profile__upper_case_enum_value_fails_schema_validity() -
     actual = [{"name": "get_weather", "arguments": {"city": "paris", "unit": "FAHRENHEIT"}}]
     with pytest.raises(AssertionError, match="schema_valid"):
         gate.assert_tool_calls(actual, expected, tools=WEATHER)
+
+
+# ─── pairing ──────────────────────────────────────────────────────────────────
+
+TICKER = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_stock",
+            "parameters": {
+                "type": "object",
+                "properties": {"company": {"type": "string"}},
+                "required": ["company"],
+            },
+        },
+    }
+]
+# BFCL's parallel_178 in small: the first answer accepts either company, the second only
+# Apple. BFCL's checker gives each answer, in order, the first output it accepts.
+OVERLAPPING = [
+    {"name": "get_stock", "args": {"company": {"$in": ["Microsoft", "Apple"]}}},
+    {"name": "get_stock", "args": {"company": "Apple"}},
+]
+APPLE_FIRST = [
+    [
+        {"name": "get_stock", "arguments": {"company": "Apple"}},
+        {"name": "get_stock", "arguments": {"company": "Microsoft"}},
+    ]
+]
+MICROSOFT_FIRST = [list(reversed(APPLE_FIRST[0]))]
+
+
+def test_pairing__bfcl_profile__first_fit_misses_the_pairing_as_bfcl_does() -> None:
+    with pytest.raises(AssertionError, match="calls_matched"):
+        gate.assert_tool_calls(APPLE_FIRST, OVERLAPPING, tools=TICKER, normalize="bfcl")
+    score = gate.assert_tool_calls(MICROSOFT_FIRST, OVERLAPPING, tools=TICKER, normalize="bfcl")
+    assert score.passed
+
+
+def test_pairing__default_profile__maximum_matching_in_any_order() -> None:
+    for actual in (APPLE_FIRST, MICROSOFT_FIRST):
+        assert gate.assert_tool_calls(actual, OVERLAPPING, tools=TICKER).passed
+
+
+class _Sent:
+    def __init__(self, orig: int):
+        self.orig = orig
+
+
+@pytest.mark.parametrize(
+    ("adj", "sent", "match"),
+    [
+        ([[0, 1], [0]], [0, 1], [0, -1]),  # the first expected takes the first accepted
+        ([[0, 1], [0]], [1, 0], [1, 0]),  # "first" is the order the model sent them in
+        ([[1], [0, 1]], [0, 1], [1, 0]),
+        ([[], [0]], [0], [-1, 0]),
+        ([[0], [0]], [0], [0, -1]),
+    ],
+)
+def test_first_fit__pairs_in_expected_then_sent_order(
+    adj: list[list[int]], sent: list[int], match: list[int]
+) -> None:
+    assert first_fit(adj, [_Sent(o) for o in sent]) == match  # type: ignore[arg-type]
+
+
+# ─── BFCL's variable rule ─────────────────────────────────────────────────────
+
+MUSIC = [
+    {
+        "type": "function",
+        "function": {
+            "name": "lookup_music",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "artist": {"type": "string"},
+                    # An integer parameter whose BFCL answer is the string "dontcare": the
+                    # importer widens its type; BFCL compares such a value as written.
+                    "year": {"type": ["integer", "string"]},
+                },
+            },
+        },
+    }
+]
+
+
+@pytest.mark.parametrize(
+    ("artist", "year", "bfcl_passes", "default_passes"),
+    [
+        ("The Beatles", "dontcare", True, True),
+        ("the-beatles", "dontcare", True, False),  # a string parameter: standardised
+        ("The Beatles", "DONTCARE", False, True),  # several types: as written
+        ("The Beatles", "dont care", False, False),
+    ],
+)
+def test_strings__argument_of_several_types__compared_as_written_under_bfcl(
+    artist: str, year: str, bfcl_passes: bool, default_passes: bool
+) -> None:
+    expected = [
+        {"name": "lookup_music", "args": {"artist": "The Beatles", "year": "dontcare"}},
+    ]
+    actual = [{"name": "lookup_music", "arguments": {"artist": artist, "year": year}}]
+    for normalize, passes in (("bfcl", bfcl_passes), (None, default_passes)):
+        if passes:
+            assert gate.assert_tool_calls(actual, expected, tools=MUSIC, normalize=normalize)
+        else:
+            with pytest.raises(AssertionError, match="calls_matched"):
+                gate.assert_tool_calls(actual, expected, tools=MUSIC, normalize=normalize)
