@@ -4,7 +4,8 @@ Reads JSON Lines jobs ``{key, category, functions, output, answer}`` on stdin an
 ``{key, valid, error_type, error, matching_exists?}`` per job on stdout. ``output`` is
 BFCL's decoded model output ``[{function: {param: value}}]``. AST categories go through
 ``ast_checker`` exactly as BFCL's runner calls it; irrelevance items pass when no function
-call was decoded (BFCL's ``_evaluate_single_relevance_entry``). For a failed parallel item,
+call was decoded, relevance items when one was (BFCL's ``_evaluate_single_relevance_entry``
+with its ``is_empty_output``). For a failed parallel item,
 ``matching_exists`` says whether a one-to-one pairing exists in which BFCL's own per-call
 checker accepts every pair — BFCL's checker pairs first-fit, so it can miss one.
 
@@ -20,6 +21,7 @@ from bfcl_eval.eval_checker.ast_eval.ast_checker import (
     find_description,
     simple_function_checker,
 )
+from bfcl_eval.utils import is_empty_output
 
 MODEL = sys.argv[1]
 
@@ -53,14 +55,19 @@ def perfect_matching(functions, output, answers):
 for line in sys.stdin:
     job = json.loads(line)
     out = job["output"]
-    if "irrelevance" in job["category"]:
-        calls = [c for c in out if c and next(iter(c.values())) is not None]
-        valid = len(calls) == 0
-        res = {
-            "valid": valid,
-            "error": [] if valid else ["Valid syntax. Successfully decode AST when it should not."],
-            "error_type": "" if valid else "irrelevance_error:decoder_success",
-        }
+    if "relevance" in job["category"]:
+        # BFCL's _evaluate_single_relevance_entry: a decoded, non-empty function call list
+        # (is_empty_output) means "the model called"; irrelevance wants none, relevance one.
+        called = not is_empty_output(out)
+        if "irrelevance" in job["category"]:
+            valid = not called
+            why = "Valid syntax. Successfully decode AST when it should not."
+            kind = "irrelevance_error:decoder_success"
+        else:
+            valid = called
+            why = "Invalid syntax. Failed to decode AST when it should have."
+            kind = "relevance_error:decoder_failed"
+        res = {"valid": valid, "error": [] if valid else [why], "error_type": "" if valid else kind}
     else:
         try:
             res = ast_checker(

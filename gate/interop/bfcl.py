@@ -19,17 +19,22 @@ one per BFCL item, with the BFCL id as the case id:
   ``dict`` parameters (and of arrays of dicts) hold their own option lists per key: they are
   expanded into every concrete object, an optional key giving variants without it;
 * ``parallel*`` categories: the calls form one unordered batch; ``simple``/``multiple``:
-  one call; ``irrelevance``: ``expected_tool_calls: []`` and ``expected_no_tool: true``.
+  one call; ``irrelevance``: ``expected_tool_calls: []`` and ``expected_no_tool: true``;
+  ``live_relevance`` (no answers; BFCL passes any output holding a call): one call to any
+  offered tool, with any arguments, under ``order: superset``.
 
 Values are adjusted to the parameter's schema the way BFCL's checker compares them: an
 integer option of a ``float`` parameter becomes a float (BFCL converts an int output to
 float before comparing, so both ``5`` and ``5.0`` are right), and an integral float option
 of an ``integer`` parameter is offered as the integer too (Python's ``5 == 5.0``).
 
-Items whose possible answers contradict their own function docs (a value that does not
-fit the parameter's schema or enum, an optional answer for a required parameter, an
-answer for a parameter the doc does not declare) are converted as they are and reported
-as :class:`SchemaNote` s; the note is also written to the case's ``notes``.
+BFCL trusts its possible answers over its function docs, and so does the import: an
+acceptable value outside the parameter's ``enum`` or of another type than declared is
+admitted by widening that parameter's schema (:func:`admit`); an answer for a parameter the
+doc does not declare — which BFCL refuses in any output — is left out of the expected call
+when it may be omitted, else the item is left out (BFCL rejects every output). Each such
+contradiction is reported as a :class:`SchemaNote` (``repaired`` when the import reproduces
+BFCL's verdict despite it) and written to the case's ``notes``.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from gate import jsonio
 from gate.errors import Problem
 from gate.interop import InteropError
 from gate.interop._records import Locator, Record, read_records
+from gate.scorers.schema import StringRule, authority, in_enum
 
 MAX_EXPANSION = 4096
 """Most concrete values one parameter's options may expand to (dict options multiply)."""
@@ -66,6 +72,18 @@ class Kind(enum.StrEnum):
     """Several calls in one unordered batch (``parallel*``)."""
     IRRELEVANCE = "irrelevance"
     """No call is right (``irrelevance``, ``live_irrelevance``)."""
+    RELEVANCE = "relevance"
+    """Some call is right, whichever (``live_relevance``: BFCL passes an output holding at
+    least one function call, whatever its function and arguments)."""
+
+    @property
+    def has_answers(self) -> bool:
+        """Whether the category ships a possible-answers file."""
+        match self:
+            case Kind.SINGLE | Kind.PARALLEL:
+                return True
+            case Kind.IRRELEVANCE | Kind.RELEVANCE:
+                return False
 
 
 CATEGORIES: dict[str, Kind] = {
@@ -79,13 +97,13 @@ CATEGORIES: dict[str, Kind] = {
     "live_parallel": Kind.PARALLEL,
     "live_parallel_multiple": Kind.PARALLEL,
     "live_irrelevance": Kind.IRRELEVANCE,
+    "live_relevance": Kind.RELEVANCE,
 }
-"""The BFCL categories this importer converts (the Python AST and irrelevance ones)."""
+"""The BFCL categories this importer converts (the Python AST and (ir)relevance ones)."""
 
 _UNSUPPORTED: dict[str, str] = {
     "simple_java": "its values are Java source text checked by BFCL's Java type converter",
     "simple_javascript": "its values are JavaScript source text checked by BFCL's JS converter",
-    "live_relevance": "it has no possible answers (any call passes): no expectation says that",
     "multi_turn": "multi-turn categories are checked by executing BFCL's simulated APIs",
     "memory": "memory categories are checked by executing BFCL's backends",
     "web_search": "web-search categories need live search",
@@ -115,6 +133,9 @@ class SchemaNote:
     case_id: str
     field: str
     message: str
+    repaired: bool = False
+    """The importer reproduced BFCL's verdict despite the contradiction (the schema admits
+    the value, or the expected call leaves out a parameter BFCL refuses)."""
 
     def __str__(self) -> str:
         return f"{self.case_id}: {self.field}: {self.message}"
@@ -183,7 +204,7 @@ def locate_category(category: str, data_dir: Path | None = None) -> tuple[Path, 
         )
     questions = candidates[0]
     answers = folder / "possible_answer" / questions.name
-    if kind is Kind.IRRELEVANCE:
+    if not kind.has_answers:
         return questions, None
     if not answers.is_file():
         raise InteropError(
@@ -274,6 +295,65 @@ def _is_blank(v: Any) -> bool:
 def _enum_fold(v: Any) -> Any:
     """How the dataset loader compares a value with an enum (case-insensitively)."""
     return v.strip().casefold() if isinstance(v, str) else repr(v)
+
+
+_JSON_TYPE: dict[type, str] = {
+    bool: "boolean",
+    int: "integer",
+    float: "number",
+    str: "string",
+    list: "array",
+    dict: "object",
+    type(None): "null",
+}
+
+
+def _type_admits(types: list[Any], value: Any) -> bool:
+    name = _JSON_TYPE.get(type(value))
+    if name in types:
+        return True
+    if name == "integer":
+        return "number" in types
+    if name == "number":
+        return "integer" in types and float(value).is_integer()
+    return False
+
+
+def admit(schema: dict[str, Any], value: Any) -> list[str]:
+    """Widen ``schema`` in place so that ``value`` — an answer BFCL accepts — fits it, and
+    say what changed (nothing when it already fits).
+
+    BFCL's checker trusts its possible answers over its function docs: it never reads a
+    parameter's ``enum``, and it accepts a value of the answer's own type whatever the
+    doc declares (its "variable" rule). The schema is widened just that far — the value
+    joins the ``enum``, its JSON type joins ``type``, recursively through ``items`` and
+    ``properties`` — so that ``schema_valid`` agrees with BFCL's verdict on the answer.
+    Every other keyword is left alone (a value breaking one stays a contradiction)."""
+    repairs: list[str] = []
+    t = schema.get("type")
+    types = t if isinstance(t, list) else [t] if isinstance(t, str) else None
+    if types is not None and not _type_admits(types, value):
+        name = _JSON_TYPE.get(type(value), "string")
+        schema["type"] = [*types, name]
+        repairs.append(f"is not of type {t!r}: the schema's type admits {name!r}")
+    enum = schema.get("enum")
+    if isinstance(enum, list) and not (
+        # In it as the profile's schema check sees it, and as the dataset loader does.
+        in_enum(value, enum, StringRule.BFCL) and _enum_fold(value) in {_enum_fold(e) for e in enum}
+    ):
+        schema["enum"] = [*enum, value]
+        repairs.append(f"is not in the enum {enum}: the schema's enum admits it")
+    items = schema.get("items")
+    if isinstance(value, list) and isinstance(items, dict):
+        for v in value:
+            repairs.extend(f"(an item) {r}" for r in admit(items, v))
+    props = schema.get("properties")
+    if isinstance(value, dict) and isinstance(props, dict):
+        for k, v in value.items():
+            sub = props.get(k)
+            if isinstance(sub, dict):
+                repairs.extend(f"(at {k!r}) {r}" for r in admit(sub, v))
+    return repairs
 
 
 def _dedupe(values: Iterable[Any]) -> list[Any]:
@@ -520,7 +600,7 @@ def _check_answer_against_schema(
                     f"the answer lets {p!r} be omitted, but {fn_name} requires it",
                 )
             )
-        validator = jsonschema.Draft202012Validator(props[p])
+        validator = authority(props[p], StringRule.BFCL)
         for v in values:
             err = jsonschema.exceptions.best_match(validator.iter_errors(v))
             if err is not None:
@@ -586,25 +666,42 @@ def _expected_calls(
                     )
                 )
                 continue
-            prop = props.get(p, {})
-            expanded[p] = expand_options(opts, prop, f"{where}.{fn_name}.{p}", loc, answer)
-            values, optional = expanded[p]
-            enum = prop.get("enum")
-            if isinstance(enum, list):
-                # A value outside the enum fails schema validity whatever the matcher says,
-                # and the dataset refuses an expectation no valid call could meet: keep
-                # the values the enum allows (the contradiction is noted below).
-                allowed = {_enum_fold(e) for e in enum}
-                values = [v for v in values if _enum_fold(v) in allowed]
-                if not values and not optional:
+            if p not in props:
+                # BFCL refuses the parameter in any output ("Unexpected parameter"), and
+                # an output without it unless the answer lets it be omitted.
+                if any(_is_blank(o) for o in opts):
+                    notes.append(
+                        SchemaNote(
+                            item.case_id,
+                            f"ground_truth[{i}].{fn_name}.{p}",
+                            f"the answer sets {p!r}, which {fn_name} does not declare: "
+                            "BFCL refuses it, so the expected call leaves it out",
+                            repaired=True,
+                        )
+                    )
+                else:
                     unpassable.append(
                         SchemaNote(
                             item.case_id,
                             f"ground_truth[{i}].{fn_name}.{p}",
-                            f"no acceptable value is in the schema's enum {enum}",
+                            f"the answer needs {p!r}, which {fn_name} does not declare: "
+                            "BFCL rejects every output",
                         )
                     )
-                    continue
+                continue
+            prop = props[p]
+            expanded[p] = expand_options(opts, prop, f"{where}.{fn_name}.{p}", loc, answer)
+            values, optional = expanded[p]
+            for v in values:
+                for repair in admit(prop, v):
+                    notes.append(
+                        SchemaNote(
+                            item.case_id,
+                            f"ground_truth[{i}].{fn_name}.{p}",
+                            f"acceptable value {jsonio.canonical(v)} {repair}",
+                            repaired=True,
+                        )
+                    )
             args[p] = matcher_for(values, optional, prop)
         _check_answer_against_schema(
             item.case_id, f"ground_truth[{i}].{fn_name}", fn_name, expanded, schema, notes
@@ -617,6 +714,20 @@ def _expected_calls(
             }
         )
     return calls
+
+
+def _any_call(case: dict[str, Any], tools: list[dict[str, Any]]) -> None:
+    """BFCL's relevance rule as an expectation: one call to any offered tool, with any
+    arguments (``required_args_only`` with no expected argument), each tool an
+    alternative list, under ``order: superset`` (more calls are fine)."""
+    lists = [
+        [{"name": t["function"]["name"], "args": {}, "required_args_only": True}] for t in tools
+    ]
+    case["order"] = "superset"
+    case["expected_no_tool"] = False
+    case["expected_tool_calls"] = lists[0] if lists else []
+    if len(lists) > 1:
+        case["acceptable_alternatives"] = lists[1:]
 
 
 # ─── the whole category ──────────────────────────────────────────────────────
@@ -676,7 +787,7 @@ def convert(
 
     answer_by_id: dict[str, Record] = {}
     a_loc: Locator | None = None
-    if kind is not Kind.IRRELEVANCE:
+    if kind.has_answers:
         if answers is None:
             raise InteropError(
                 Problem(
@@ -717,10 +828,15 @@ def convert(
             "tags": ["bfcl", category],
         }
         item_notes: list[SchemaNote] = []
-        if kind is Kind.IRRELEVANCE:
-            case["expected_tool_calls"] = []
-            case["expected_no_tool"] = True
-        else:
+        match kind:
+            case Kind.IRRELEVANCE:
+                case["expected_tool_calls"] = []
+                case["expected_no_tool"] = True
+            case Kind.RELEVANCE:
+                _any_call(case, tools)
+            case Kind.SINGLE | Kind.PARALLEL:
+                pass
+        if kind.has_answers:
             assert a_loc is not None
             unpassable: list[SchemaNote] = []
             calls = _expected_calls(
@@ -777,24 +893,59 @@ def render_config(
         f"  path: {dataset_name}\n"
         f'  version: "bfcl-{result.category}"\n'
         f"{pin}"
-        "  normalize:\n"
-        "    # BFCL's AST-checker rules: strings lower-cased without spaces and ,./-_*^;\n"
-        '    # numbers exact; list order counts; "" = may be omitted; no unlisted argument.\n'
-        "    profile: bfcl\n"
-        "    null_equals_absent: false   # BFCL: null is a value, not an omitted argument\n"
+        f"{_normalize_section(result.kind)}"
         "agent:\n"
         "  # Score BFCL-style outputs recorded elsewhere (runs.jsonl, docs/agent-protocol.md);\n"
         "  # or replace with your agent: kind command / python / openai.\n"
         "  kind: replay\n"
         "  runs: runs.jsonl\n"
         "samples: 1\n"
-        "scoring:\n"
-        "  # BFCL wants exactly the expected calls: an extra call fails the case.\n"
-        "  default_order: unordered\n"
+        f"{_scoring_section(result.kind)}"
         "gates:\n"
         "  - metric: case_passed\n"
         "    min: 0.0   # raise to the accuracy you want to hold\n"
     )
+
+
+def _normalize_section(kind: Kind) -> str:
+    match kind:
+        case Kind.SINGLE | Kind.PARALLEL | Kind.IRRELEVANCE:
+            return (
+                "  normalize:\n"
+                "    # BFCL's AST-checker rules: strings lower-cased without spaces and ,./-_*^;\n"
+                '    # numbers exact; list order counts; "" = may be omitted; no unlisted '
+                "argument.\n"
+                "    profile: bfcl\n"
+                "    null_equals_absent: false   # BFCL: null is a value, not an omitted argument\n"
+            )
+        case Kind.RELEVANCE:
+            # No value is compared; the bfcl profile would hold every call to exactly the
+            # expected (here: no) arguments.
+            return (
+                "  normalize:\n"
+                "    # BFCL's relevance check compares no argument: the default rules, so that\n"
+                "    # an expected call with no argument listed accepts any arguments.\n"
+                "    profile: default\n"
+            )
+
+
+def _scoring_section(kind: Kind) -> str:
+    match kind:
+        case Kind.SINGLE | Kind.PARALLEL | Kind.IRRELEVANCE:
+            return (
+                "scoring:\n"
+                "  # BFCL wants exactly the expected calls: an extra call fails the case.\n"
+                "  default_order: unordered\n"
+            )
+        case Kind.RELEVANCE:
+            return (
+                "scoring:\n"
+                "  # BFCL passes any output holding a call: each case expects one call to any\n"
+                "  # of its tools, more are fine, and the arguments are not checked against\n"
+                "  # the tool's schema (BFCL's relevance check reads none).\n"
+                "  default_order: superset\n"
+                "  pass_checks: [calls_matched, order, must_not_call, parsed, no_tool]\n"
+            )
 
 
 def write_import(result: BfclImport, out: Path, *, force: bool = False) -> tuple[Path, Path]:

@@ -29,6 +29,9 @@ from typing import Any
 Check = Callable[[Any], bool]
 Search = Callable[[str, str], bool | None]
 """``search(pattern, text)``: True when found, False when not, None when undecided."""
+Fold = Callable[[Any], Any]
+"""How ``enum`` and ``const`` see a value before JSON equality (identity by default; the
+``bfcl`` profile standardises every string in it, at any depth)."""
 
 _HANDLED = frozenset(
     {
@@ -39,12 +42,16 @@ _HANDLED = frozenset(
 )  # fmt: skip
 
 
-def compile_check(schema: Any, keywords: frozenset[str], search: Search) -> Check | None:
+def compile_check(
+    schema: Any, keywords: frozenset[str], search: Search, fold: Fold | None = None
+) -> Check | None:
     """The predicate for ``schema`` (see the module docstring), or None when the schema
     is outside the subset. ``keywords`` are the keywords the draft's validator
-    implements; ``search`` is the pattern search jsonschema runs too."""
+    implements; ``search`` is the pattern search jsonschema runs too; ``fold``, when
+    given, is applied to both sides of ``enum`` and ``const`` comparisons (jsonschema's
+    ``enum``/``const`` keywords are given the same one)."""
     try:
-        return _Compiler(keywords, search).schema(schema)
+        return _Compiler(keywords, search, fold).schema(schema)
     except RecursionError:
         return None
 
@@ -97,9 +104,10 @@ def _never(x: Any) -> bool:
 class _Compiler:
     """One schema's compilation; every method returns None for "outside the subset"."""
 
-    def __init__(self, keywords: frozenset[str], search: Search):
+    def __init__(self, keywords: frozenset[str], search: Search, fold: Fold | None):
         self.keywords = keywords
         self.search = search
+        self.fold = fold
 
     def schema(self, schema: Any) -> Check | None:
         if schema is True:
@@ -152,18 +160,30 @@ class _Compiler:
 
     def values(self, schema: Mapping[str, Any]) -> list[Check] | None:
         out: list[Check] = []
+        fold = self.fold
         if "enum" in schema:
             options = schema["enum"]
             if not isinstance(options, list):
                 return None
-            if options and all(type(o) is str for o in options):
+            if fold is not None:
+                folded = [fold(o) for o in options]
+                if folded and all(type(o) is str for o in folded):
+                    fnames = frozenset(folded)
+                    out.append(lambda x: type(x) is str and fold(x) in fnames)
+                else:
+                    out.append(lambda x: any(json_equal(fold(x), o) for o in folded))
+            elif options and all(type(o) is str for o in options):
                 names = frozenset(options)
                 out.append(lambda x: type(x) is str and x in names)
             else:
                 out.append(lambda x: any(json_equal(x, o) for o in options))
         if "const" in schema:
             c = schema["const"]
-            out.append(lambda x: json_equal(x, c))
+            if fold is not None:
+                fc = fold(c)
+                out.append(lambda x: json_equal(fold(x), fc))
+            else:
+                out.append(lambda x: json_equal(x, c))
         return out
 
     def numbers(self, schema: Mapping[str, Any]) -> list[Check] | None:

@@ -33,6 +33,7 @@ from gate.model import (
 from gate.scorers import outcome
 from gate.scorers import selection as sel
 from gate.scorers import trajectory as traj
+from gate.scorers.context import Pairing
 from gate.scorers.hygiene import duplicate_count, repeated_failures
 from gate.scorers.lexical import token_set_ratio
 from gate.scorers.matching import hopcroft_karp
@@ -207,8 +208,27 @@ def _chain(pairs: list[tuple[int, int]], calls: list[Call], groups: tuple[int, .
     return traj.longest_batch_chain([(groups[i], calls[j].turn) for i, j in pairs])
 
 
+def first_fit(adj: list[list[int]], calls: list[Call]) -> list[int]:
+    """BFCL's pairing: each expected call, in order, takes the first actual call (in the
+    order the model sent them) that it accepts and no earlier expected call took; -1 when
+    none is left. Not a maximum matching: where answers overlap it can miss one."""
+    taken: set[int] = set()
+    match: list[int] = []
+    for cand in adj:
+        free = [j for j in cand if j not in taken]
+        j = min(free, key=lambda k: calls[k].orig) if free else -1
+        if j >= 0:
+            taken.add(j)
+        match.append(j)
+    return match
+
+
 def _match_list(
-    index: int, lst: CompiledList, calls: list[Call], by_name: Mapping[str, list[int]]
+    index: int,
+    lst: CompiledList,
+    calls: list[Call],
+    by_name: Mapping[str, list[int]],
+    pairing: Pairing = Pairing.MAXIMUM,
 ) -> _ListMatch:
     adj: list[list[int]] = []
     for name, matcher in zip(lst.names, lst.matchers, strict=True):
@@ -220,7 +240,11 @@ def _match_list(
             adj.append([j] if matcher.matches(calls[j].args) else [])
         else:
             adj.append([j for j in cand if matcher.matches(calls[j].args)])
-    match = hopcroft_karp(adj, len(calls))
+    match pairing:
+        case Pairing.MAXIMUM:
+            match = hopcroft_karp(adj, len(calls))
+        case Pairing.FIRST_FIT:
+            match = first_fit(adj, calls)
     pairs = [(i, j) for i, j in enumerate(match) if j >= 0]
     groups = lst.groups
     if len(pairs) > 1:
@@ -451,11 +475,12 @@ def analyse(case: Case, view: ScoringView, ctx: ScoringContext) -> Analysis:
     # Best expectation list.
     lists = cc.lists
     order = cc.order
-    best = _match_list(0, lists[0], calls, by_name)
+    pairing = ctx.pairing
+    best = _match_list(0, lists[0], calls, by_name, pairing)
     if len(lists) > 1:
         best_key: tuple[Any, ...] = ()
         for index, lst in enumerate(lists):
-            lm = best if index == 0 else _match_list(index, lst, calls, by_name)
+            lm = best if index == 0 else _match_list(index, lst, calls, by_name, pairing)
             n_e = len(lst.names)
             full = lm.m == n_e and _order_ok(order, lm, calls)
             acc = lm.m / n_e if n_e else (1.0 if n_a == 0 else 0.0)

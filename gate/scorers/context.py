@@ -9,6 +9,7 @@ samples of a case — and the cases sharing a tool schema — pay for that work 
 
 from __future__ import annotations
 
+import enum
 import threading
 from collections import Counter
 from collections.abc import Mapping
@@ -20,7 +21,7 @@ from gate.model import Case, ExpectedCall, OrderMode, Risk, ToolSpec, is_batched
 from gate.scorers.arguments import CompiledArgs, compile_args, match_flags
 from gate.scorers.normalize import Normalizer
 from gate.scorers.safety import RISK_WEIGHT, name_skeleton, skeletons
-from gate.scorers.schema import ArgsValidator, SchemaCache
+from gate.scorers.schema import ArgsValidator, SchemaCache, StringRule
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +92,16 @@ class CompiledCase:
     """The case's own ``order``, else the dataset's ``scoring.default_order``."""
 
 
+class Pairing(enum.Enum):
+    """How expected calls are paired with actual calls of the same tool."""
+
+    MAXIMUM = "maximum"
+    """A maximum bipartite matching (docs/scoring.md): the most expected calls met."""
+    FIRST_FIT = "first_fit"
+    """BFCL's parallel checker (the ``bfcl`` profile): each expected call in order takes the
+    first actual call it accepts that is still free; it can miss a pairing that exists."""
+
+
 class NormalizerTable:
     """One :class:`Normalizer` per tool, built once per run and shared by every case:
     the dataset's rules, specialised by the tool's schema and the config's per-tool and
@@ -156,6 +167,7 @@ class ScoringContext:
     forbidden_args: tuple[ForbiddenArg, ...] = ()
     step_budget: int | None = None
     has_free_text: bool = False
+    pairing: Pairing = Pairing.MAXIMUM
     _cases: dict[str, tuple[Case, CompiledCase]] = field(default_factory=dict)
     _entries: dict[tuple[str, int], tuple[ToolSpec | None, ToolEntry]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -180,7 +192,7 @@ class ScoringContext:
             normalize=normalize,
             tools=tools,
             norms=norms if norms is not None else NormalizerTable(normalize, config),
-            schemas=SchemaCache(),
+            schemas=SchemaCache(string_rule(normalize)),
             checks=enabled_checks(config),
             scope_rules=tuple(
                 ScopeRule(r.tool, name_skeleton(r.tool), r.arg, r.required, r.regex)
@@ -199,6 +211,7 @@ class ScoringContext:
             ),
             step_budget=step_budget,
             has_free_text=bool(config.free_text),
+            pairing=pairing(normalize),
         )
         for spec in tools.values():
             ctx.schemas.get(spec.parameters)
@@ -315,6 +328,24 @@ def _forbidden(tool: str, item: str) -> ForbiddenArg:
     return ForbiddenArg(
         tool, name_skeleton(tool), arg, name_skeleton(arg), value.strip() if eq else None
     )
+
+
+def string_rule(normalize: NormalizeConfig) -> StringRule:
+    """How schema ``enum``/``const`` compare strings under the dataset's profile."""
+    match normalize.profile:
+        case "default":
+            return StringRule.EXACT
+        case "bfcl":
+            return StringRule.BFCL
+
+
+def pairing(normalize: NormalizeConfig) -> Pairing:
+    """How calls are paired under the dataset's profile."""
+    match normalize.profile:
+        case "default":
+            return Pairing.MAXIMUM
+        case "bfcl":
+            return Pairing.FIRST_FIT
 
 
 def enabled_checks(config: ScoringConfig) -> frozenset[PassCheck]:

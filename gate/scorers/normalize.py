@@ -44,7 +44,11 @@ Leaderboard's AST checker (``docs/interop.md``): strings are standardised as
 kind (int with int, float with float) except that, at the top level, an integer matches an
 expected float; lists compare in order; objects need the same keys; an expected ``""``
 (plain or among ``$in`` options) means "may be omitted"; every expected call is exact
-(``required_args_only: false``).
+(``required_args_only: false``). A top-level argument whose schema declares several types
+(``null`` aside) compares its strings as written, at any depth: BFCL standardises a string
+only where the parameter is declared a string, and compares a value of its answer's own
+type but not the declared one (its "variable" rule) exactly; the importer widens a
+parameter's type to admit such answers (docs/interop.md).
 """
 
 from __future__ import annotations
@@ -291,6 +295,9 @@ class Normalizer:
     free_text: frozenset[str] = frozenset()
     """Arguments compared by lexical similarity (``free_text_similarity``), not equality."""
     free_text_min: float = 0.5
+    bfcl_exact: bool = False
+    """Under ``bfcl``: strings compare as written, at any depth (BFCL's "variable" rule, for
+    an argument whose schema declares several types; see :meth:`for_tool`)."""
 
     @classmethod
     def from_config(
@@ -341,6 +348,10 @@ class Normalizer:
             )
             for name, c in (args or {}).items()
         }
+        if base.bfcl:
+            for name, sub in props.items():
+                if name not in per_arg and _several_types(sub):
+                    per_arg[name] = replace(base, properties={}, bfcl_exact=True)
         return replace(
             base,
             properties=props,
@@ -403,7 +414,7 @@ class Normalizer:
 
     def _string(self, s: str, hint: int) -> Hashable:
         if self.bfcl:
-            return bfcl_string(s)
+            return s if self.bfcl_exact else bfcl_string(s)
         return _canon_string(
             s,
             hint,
@@ -426,6 +437,12 @@ class Normalizer:
                 return float(actual) == expected
             return norm.canon(expected, schema) == norm.canon(actual, schema)
         return self.canon(expected) == self.canon(actual)
+
+
+def _several_types(schema: Any) -> bool:
+    """Whether a (sub-)schema's ``type`` lists more than one type besides ``null``."""
+    t = schema.get("type") if isinstance(schema, Mapping) else None
+    return isinstance(t, list) and len([x for x in t if x != "null"]) > 1
 
 
 def _first(pair: tuple[str, Any]) -> str:

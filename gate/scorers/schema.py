@@ -25,6 +25,14 @@
   match: the arguments are invalid, with a message saying the search was stopped.
   ``unevaluatedProperties`` matches ``patternProperties`` through jsonschema internals
   that cannot be bounded, so a schema combining the two is refused (:func:`usage_problems`).
+* **String rules.** ``enum`` and ``const`` compare by JSON equality (:attr:`StringRule.EXACT`).
+  Under the ``bfcl`` normalisation profile (:attr:`StringRule.BFCL`) every string on both
+  sides is first standardised the way BFCL's checker does (``bfcl_string``: no spaces,
+  no ``,./-_*^``, lower case, ``'`` → ``"``), so ``"FAHRENHEIT"``, ``"fahrenheit."`` and
+  ``" Saturday "`` are in an enum of ``"fahrenheit"`` and ``"saturday"``. Both paths run
+  the same fold: the drafts' ``enum`` and ``const`` keywords are replaced in an extended
+  validator class (``jsonschema.validators.extend``, as for the patterns), and the fast
+  path folds the same way. Every other keyword is unchanged.
 * **A schema that cannot be used** (not a valid schema for its draft, an unknown dialect, a
   ``$ref`` that resolves nowhere, the combination above) makes every call of that tool a
   ``SchemaMismatch`` whose detail says why; the dataset loader refuses such schemas with
@@ -34,6 +42,7 @@
 from __future__ import annotations
 
 import difflib
+import enum
 import re
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
@@ -57,6 +66,7 @@ from jsonschema import validators as js_validators
 from jsonschema.protocols import Validator
 
 from gate.scorers import _schema_fast
+from gate.scorers.normalize import bfcl_string
 
 PATTERN_TIMEOUT_S = 0.05
 """Most time one schema pattern search may take (seconds); longer is not a match."""
@@ -113,6 +123,64 @@ def _undecided(pattern: str) -> str:
     if _compiled(pattern) is None:
         return f"{pattern!r} cannot be run by the bounded regular-expression engine"
     return f"the search for {pattern!r} was stopped after {PATTERN_TIMEOUT_S * 1000:.0f} ms"
+
+
+# ─── string rules of enum and const ───────────────────────────────────────────
+
+
+class StringRule(enum.Enum):
+    """How ``enum`` and ``const`` compare strings (the dataset's normalisation profile)."""
+
+    EXACT = "exact"
+    """JSON equality, as the drafts define it (the ``default`` profile)."""
+    BFCL = "bfcl"
+    """Every string on both sides standardised by BFCL's ``standardize_string`` first, at
+    any depth (the ``bfcl`` profile: BFCL compares strings so, enum values included)."""
+
+
+def bfcl_fold(value: Any) -> Any:
+    """``value`` with every string in it (list items and object values, at any depth)
+    standardised as BFCL's checker does; object keys are left alone (BFCL keeps them)."""
+    t = type(value)
+    if t is str:
+        return bfcl_string(value)
+    if t is list:
+        return [bfcl_fold(v) for v in value]
+    if t is dict:
+        return {k: bfcl_fold(v) for k, v in value.items()}
+    return value
+
+
+def _fold_of(rule: StringRule) -> _schema_fast.Fold | None:
+    match rule:
+        case StringRule.EXACT:
+            return None
+        case StringRule.BFCL:
+            return bfcl_fold
+
+
+def in_enum(value: Any, enum: list[Any], strings: StringRule) -> bool:
+    """Whether ``value`` is one of ``enum`` as the ``enum`` keyword compares under
+    ``strings``."""
+    fold = _fold_of(strings)
+    if fold is None:
+        return any(_schema_fast.json_equal(value, each) for each in enum)
+    folded = fold(value)
+    return any(_schema_fast.json_equal(folded, fold(each)) for each in enum)
+
+
+def _folded_enum(
+    validator: Any, enums: Any, instance: Any, schema: Any
+) -> Iterator[ValidationError]:
+    if not in_enum(instance, enums, StringRule.BFCL):
+        yield ValidationError(f"{instance!r} is not one of {enums!r} (compared as BFCL does)")
+
+
+def _folded_const(
+    validator: Any, const: Any, instance: Any, schema: Any
+) -> Iterator[ValidationError]:
+    if not _schema_fast.json_equal(bfcl_fold(instance), bfcl_fold(const)):
+        yield ValidationError(f"{const!r} was expected (compared as BFCL does)")
 
 
 # ─── the authority: jsonschema's drafts with bounded pattern keywords ─────────
@@ -180,16 +248,25 @@ def _additional_properties(original: Any) -> Any:
     return additional_properties
 
 
-_BOUNDED: dict[type[Validator], type[Validator]] = {}
+_BOUNDED: dict[tuple[type[Validator], StringRule], type[Validator]] = {}
 
 
-def _bounded(cls: type[Validator]) -> type[Validator]:
-    """``cls`` with bounded pattern keywords (one class per draft, made once)."""
-    hit = _BOUNDED.get(cls)
+def _bounded(cls: type[Validator], strings: StringRule = StringRule.EXACT) -> type[Validator]:
+    """``cls`` with bounded pattern keywords and the string rule's ``enum``/``const``
+    (one class per draft and rule, made once)."""
+    hit = _BOUNDED.get((cls, strings))
     if hit is not None:
         return hit
     keywords = cls.VALIDATORS
     overrides: dict[str, Any] = {}
+    match strings:
+        case StringRule.EXACT:
+            pass
+        case StringRule.BFCL:
+            if "enum" in keywords:
+                overrides["enum"] = _folded_enum
+            if "const" in keywords:
+                overrides["const"] = _folded_const
     if "pattern" in keywords:
         overrides["pattern"] = _pattern
     if "patternProperties" in keywords:
@@ -197,7 +274,7 @@ def _bounded(cls: type[Validator]) -> type[Validator]:
     if "additionalProperties" in keywords:
         overrides["additionalProperties"] = _additional_properties(keywords["additionalProperties"])
     extended: type[Validator] = js_validators.extend(cls, overrides)
-    _BOUNDED[cls] = extended
+    _BOUNDED[(cls, strings)] = extended
     return extended
 
 
@@ -216,6 +293,12 @@ def dialect(schema: Mapping[str, Any]) -> type[Validator] | None:
         return None
     cls: type[Validator] | None = js_validators.validator_for(schema, default=None)
     return cls
+
+
+def authority(schema: Mapping[str, Any], strings: StringRule = StringRule.EXACT) -> Validator:
+    """The jsonschema validator that decides for ``schema`` (its draft, bounded patterns,
+    the string rule), for a schema known to be valid (no meta-schema check)."""
+    return _bounded(dialect(schema) or _DEFAULT, strings)(schema)
 
 
 def _is_regex(pattern: object) -> bool:
@@ -361,11 +444,12 @@ def _show(path: JsonPath) -> str:
 
 class ArgsValidator:
     """Validates one tool's arguments: ``error(args)`` is None when valid, else
-    jsonschema's most relevant error, prefixed with the JSON path of the bad field."""
+    jsonschema's most relevant error, prefixed with the JSON path of the bad field.
+    ``strings`` is how ``enum`` and ``const`` compare strings (:class:`StringRule`)."""
 
     __slots__ = ("_authority", "_broken", "_fast", "fast_path")
 
-    def __init__(self, schema: Any):
+    def __init__(self, schema: Any, strings: StringRule = StringRule.EXACT):
         self._broken: str | None = None
         self._fast: _schema_fast.Check | None = None
         self._authority: Validator | None = None
@@ -377,9 +461,11 @@ class ArgsValidator:
             return
         cls = dialect(schema) if isinstance(schema, Mapping) else _DEFAULT
         assert cls is not None
-        self._authority = _bounded(cls)(schema)
+        self._authority = _bounded(cls, strings)(schema)
         if cls in _FAST_DRAFTS:
-            self._fast = _schema_fast.compile_check(schema, frozenset(cls.VALIDATORS), search)
+            self._fast = _schema_fast.compile_check(
+                schema, frozenset(cls.VALIDATORS), search, _fold_of(strings)
+            )
         self.fast_path = self._fast is not None
 
     @staticmethod
@@ -430,9 +516,11 @@ def _message(err: ValidationError) -> str:
 
 
 class SchemaCache:
-    """One compiled :class:`ArgsValidator` per distinct schema (by canonical JSON)."""
+    """One compiled :class:`ArgsValidator` per distinct schema (by canonical JSON), all
+    with one :class:`StringRule`."""
 
-    def __init__(self) -> None:
+    def __init__(self, strings: StringRule = StringRule.EXACT) -> None:
+        self.strings = strings
         self._by_text: dict[bytes, ArgsValidator] = {}
         # id → (schema object kept alive, validator): skips re-serialising shared schemas.
         self._by_id: dict[int, tuple[Any, ArgsValidator]] = {}
@@ -444,7 +532,7 @@ class SchemaCache:
         key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
         v = self._by_text.get(key)
         if v is None:
-            v = ArgsValidator(schema)
+            v = ArgsValidator(schema, self.strings)
             self._by_text[key] = v
         self._by_id[id(schema)] = (schema, v)
         return v

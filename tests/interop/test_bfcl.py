@@ -81,12 +81,107 @@ def test_convert__dict_options__expanded_to_every_concrete_object() -> None:
     assert case["expected_tool_calls"][0]["args"]["columns"] == {"$in": [["name", "email"], ""]}
 
 
-def test_convert__answer_contradicts_schema__noted_on_the_case() -> None:
+def test_convert__answer_of_another_type__schema_admits_it_and_the_note_says_so() -> None:
     result = bfcl.convert(*SIMPLE)
+    case = _case(result, "simple_python_3")
     notes = [str(n) for n in result.notes if n.case_id == "simple_python_3"]
-    assert any("'five'" in n or '"five"' in n for n in notes), notes
+    # BFCL accepts "five" for an integer parameter (its answer's own type): so does the
+    # schema the importer writes.
+    assert _tool(case, "convert")["parameters"]["properties"]["amount"]["type"] == [
+        "integer",
+        "string",
+    ]
+    assert any('"five"' in n and "admits 'string'" in n for n in notes), notes
+    assert "contradicts its schema" in case["notes"]
+
+
+def test_convert__undeclared_optional_answer_param__left_out_of_the_call() -> None:
+    result = bfcl.convert(*SIMPLE)
+    case = _case(result, "simple_python_3")
+    # BFCL refuses `rate` in any output (the function does not declare it) and lets it be
+    # omitted: the expected call leaves it out, so the exact call refuses it too.
+    assert "rate" not in case["expected_tool_calls"][0]["args"]
+    notes = [str(n) for n in result.notes if n.case_id == "simple_python_3"]
     assert any("'rate'" in n and "does not declare" in n for n in notes), notes
-    assert "contradicts its schema" in _case(result, "simple_python_3")["notes"]
+
+
+def _rewrite(tmp_path: Path, old: str, new: str) -> tuple[Path, Path]:
+    q = tmp_path / "BFCL_v4_simple_python.json"
+    a = tmp_path / "a.json"
+    shutil.copy(SIMPLE[0], q)
+    text = SIMPLE[1].read_text(encoding="utf-8")
+    assert old in text
+    a.write_text(text.replace(old, new), encoding="utf-8")
+    return q, a
+
+
+def test_convert__undeclared_required_answer_param__item_left_out(tmp_path: Path) -> None:
+    result = bfcl.convert(*_rewrite(tmp_path, '"rate": [1.1, ""]', '"rate": [1.1]'))
+    assert "simple_python_3" not in [c["id"] for c in result.cases]
+    (note,) = [n for n in result.skipped if n.case_id == "simple_python_3"]
+    assert "does not declare" in note.message and "rejects every output" in note.message
+
+
+def test_convert__answer_outside_the_enum__enum_admits_it(tmp_path: Path) -> None:
+    # weather.get's unit enum is ["celsius", "fahrenheit"]; BFCL never reads an enum.
+    result = bfcl.convert(*_rewrite(tmp_path, '"unit": ["fahrenheit"]', '"unit": ["kelvin"]'))
+    case = _case(result, "simple_python_1")
+    unit = _tool(case, "weather.get")["parameters"]["properties"]["unit"]
+    assert unit["enum"] == ["celsius", "fahrenheit", None, "kelvin"]
+    assert case["expected_tool_calls"][0]["args"]["unit"] == "kelvin"
+    assert any("kelvin" in str(n) and "enum admits" in str(n) for n in result.notes)
+    load_dataset(bfcl.write_import(result, tmp_path / "out")[0])  # the dataset loads
+
+
+def test_convert__answer_inside_the_enum_as_bfcl_compares__schema_unchanged(
+    tmp_path: Path,
+) -> None:
+    result = bfcl.convert(*_rewrite(tmp_path, '"unit": ["fahrenheit"]', '"unit": ["FAHRENHEIT"]'))
+    unit = _tool(_case(result, "simple_python_1"), "weather.get")["parameters"]["properties"]
+    assert unit["unit"]["enum"] == ["celsius", "fahrenheit", None]
+    assert not [n for n in result.notes if n.case_id == "simple_python_1"]
+
+
+RELEVANCE = BFCL / "BFCL_v4_live_relevance.json"
+
+
+def test_convert__live_relevance__one_call_to_any_offered_tool() -> None:
+    result = bfcl.convert(RELEVANCE, None)
+    assert result.kind is bfcl.Kind.RELEVANCE
+    first, second = result.cases
+    assert first["order"] == "superset" and first["expected_no_tool"] is False
+    any_args = {"args": {}, "required_args_only": True}
+    assert first["expected_tool_calls"] == [{"name": "search_engine.query", **any_args}]
+    assert first["acceptable_alternatives"] == [[{"name": "generate_image", **any_args}]]
+    assert second["expected_tool_calls"] == [{"name": "get_weather", **any_args}]
+    assert "acceptable_alternatives" not in second
+
+
+def test_locate_category__live_relevance__needs_no_answers(tmp_path: Path) -> None:
+    shutil.copy(RELEVANCE, tmp_path / RELEVANCE.name)
+    assert bfcl.locate_category("live_relevance", tmp_path) == (tmp_path / RELEVANCE.name, None)
+
+
+def test_cli_import_then_score__live_relevance__any_call_passes(tmp_path: Path) -> None:
+    out = tmp_path / "rel"
+    proc = toolgate("import", "bfcl", "--questions", RELEVANCE, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    cfg = load_config(out / "toolgate.yml")
+    assert cfg.dataset.normalize.profile == "default"
+    assert cfg.scoring.default_order == "superset"
+    runs = [
+        # The second tool, with arguments its schema refuses: BFCL only asks for a call.
+        _run("live_relevance_0-0-0", [("generate_image", {"prompt": 5, "style": "x"})]),
+        _run("live_relevance_1-1-0", []),  # no call: BFCL fails it
+    ]
+    (out / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs), encoding="utf-8")
+    proc = toolgate(
+        "score", "--config", out / "toolgate.yml", "--runs", out / "runs.jsonl", "--out", out / "r"
+    )
+    assert (out / "r" / "results.json").exists(), proc.stderr
+    results = json.loads((out / "r" / "results.json").read_text())
+    passed = {c["id"]: c["passed"] for c in results["cases"]}
+    assert passed == {"live_relevance_0-0-0": True, "live_relevance_1-1-0": False}
 
 
 def test_convert__parallel__one_unordered_batch() -> None:

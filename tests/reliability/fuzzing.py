@@ -569,13 +569,13 @@ def memoised_tool_parser() -> Iterator[None]:
     from gate.scorers import schema as schema_mod
 
     validator_cls = schema_mod.ArgsValidator
-    validators: dict[bytes, Any] = {}
+    validators: dict[tuple[bytes, Any], Any] = {}
 
-    def validator(schema: Any) -> Any:
-        key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
+    def validator(schema: Any, strings: Any = schema_mod.StringRule.EXACT) -> Any:
+        key = (orjson.dumps(schema, option=orjson.OPT_SORT_KEYS), strings)
         hit = validators.get(key)
         if hit is None:
-            hit = validators[key] = validator_cls(schema)
+            hit = validators[key] = validator_cls(schema, strings)
         return hit
 
     tools.parse_tool = parse  # type: ignore[assignment]
