@@ -392,7 +392,7 @@ class FuzzInput:
     data: bytes
     name: str
     extra: dict[str, bytes] = field(default_factory=dict)
-    expect: tuple[int | None, str] | None = None
+    expect: tuple[int | tuple[int, int] | None, str] | None = None
     mode: str = ""
     note: str = ""
 

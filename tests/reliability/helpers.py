@@ -190,7 +190,7 @@ def check_input_error(
     *,
     files: Iterable[str],
     lines: bool,
-    expect: tuple[int | None, str] | None = None,
+    expect: tuple[int | tuple[int, int] | None, str] | None = None,
     lineless_ok: Callable[[Problem], bool] | None = None,
 ) -> None:
     """Every problem names one of ``files`` (the input and the files it references);
@@ -217,7 +217,11 @@ def check_input_error(
         hits = [
             p
             for p in exc.problems
-            if (line is None or p.line == line)
+            if (
+                line is None
+                or p.line == line
+                or (isinstance(line, tuple) and p.line is not None and line[0] <= p.line <= line[1])
+            )
             and p.field is not None
             and (p.field == field or p.field.startswith((field + ".", field + "[")))
         ]

@@ -145,7 +145,7 @@ def dataset_inputs(draw: Any, fmt: str) -> FuzzInput:
     name = f"dataset.{fmt}"
     extra = {"tools.json": dump_json(h.TOOLS, indent=2)}
     mode = draw(MODES)
-    expect: tuple[int | None, str] | None = None
+    expect: tuple[int | tuple[int, int] | None, str] | None = None
     note = ""
     if mode == "targeted":
         i = draw(st.integers(0, len(rows) - 1))
@@ -930,9 +930,15 @@ def tool_schema_inputs(draw: Any) -> FuzzInput:
         extra["tools.json"] = dump_json([tool, h.TOOLS[2]], indent=2)
         row["available_tools"] = "@tools.json"
     data = _jsonl([row])
-    expect: tuple[int | None, str] | None = None
+    expect: tuple[int | tuple[int, int] | None, str] | None = None
     if mode == "targeted":
-        expect = (2, "[0].parameters") if by_ref else (1, "available_tools[0].parameters")
+        # In a tools file the problem names the bad field's line: one within the first tool.
+        first_tool_lines = dump_json([tool], indent=2).decode().count("\n") - 1
+        expect = (
+            ((2, 1 + first_tool_lines), "[0].parameters")
+            if by_ref
+            else (1, "available_tools[0].parameters")
+        )
     if mode == "bytes":
         if by_ref:
             extra["tools.json"] = mutate_bytes(seeded(draw), extra["tools.json"], max_ops=2)
