@@ -297,31 +297,26 @@ def _refused_element_line(raw: bytes) -> int | None:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    decoder = json.JSONDecoder()
-    ws = re.compile(r"[ \t\r\n]*")
-    i = ws.match(text, 0).end()  # type: ignore[union-attr]
-    if i >= len(text) or text[i] != "[":
-        return 1
-    i += 1
-    while True:
-        i = ws.match(text, i).end()  # type: ignore[union-attr]
-        if i >= len(text) or text[i] == "]":
-            return 1
-        start = i
+    for start, end in _element_spans(text):
         try:
-            _, i = decoder.raw_decode(text, i)
-            jsonio.loads_strict(text[start:i])
+            if end is None:
+                raise ValueError("not a JSON value")
+            jsonio.loads_strict(text[start:end])
         except (ValueError, RecursionError):  # JsonInputError is a ValueError
             return text.count("\n", 0, start) + 1
-        i = ws.match(text, i).end()  # type: ignore[union-attr]
-        if i < len(text) and text[i] == ",":
-            i += 1
+    return 1
 
 
 def _element_starts(text: str) -> list[int]:
     """The offset of each element of a top-level JSON array (for messages)."""
+    return [start for start, _ in _element_spans(text)]
+
+
+def _element_spans(text: str) -> list[tuple[int, int | None]]:
+    """(start, end) of each element of a top-level JSON array; the end is None for an
+    element that does not decode (the last one listed)."""
     decoder = json.JSONDecoder()
-    out: list[int] = []
+    out: list[tuple[int, int | None]] = []
     i = _WS.match(text, 0).end()  # type: ignore[union-attr]
     if i >= len(text) or text[i] != "[":
         return out
@@ -330,11 +325,13 @@ def _element_starts(text: str) -> list[int]:
         i = _WS.match(text, i).end()  # type: ignore[union-attr]
         if i >= len(text) or text[i] == "]":
             return out
-        out.append(i)
+        start = i
         try:
             _, i = decoder.raw_decode(text, i)
         except (ValueError, RecursionError):
+            out.append((start, None))
             return out
+        out.append((start, i))
         i = _WS.match(text, i).end()  # type: ignore[union-attr]
         if i < len(text) and text[i] == ",":
             i += 1

@@ -21,7 +21,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 from gate.dataset.columns import COLUMNS
 from gate.dataset.matchers import check_against_schema, did_you_mean, json_kind, parse_args
@@ -530,8 +530,7 @@ class CaseBuilder:
         tools: Mapping[str, ToolSpec] | None,
         report: Callable[[str | None, str], None],
     ) -> str | None:
-        if not isinstance(name, str) or not name:
-            report(fld, f"required: a tool name, not {name!r}")
+        if not _named(name, fld, report):
             return None
         if tools is not None and name not in tools:
             report(fld, f"{name!r} is not among available_tools{did_you_mean(name, tools)}")
@@ -548,8 +547,7 @@ class CaseBuilder:
         # A forbidden name need not be offered (an agent holds more tools than the case
         # lists; models invent names): accepted, and the run's notices say so. A look-alike
         # of an offered tool is a typo that would guard nothing: refused.
-        if not isinstance(name, str) or not name:
-            report(fld, f"required: a tool name, not {name!r}")
+        if not _named(name, fld, report):
             return None
         if tools is None or name in tools:
             return name
@@ -678,3 +676,11 @@ class CaseBuilder:
             else:
                 out.append(tag)
         return tuple(out)
+
+
+def _named(name: Any, fld: str, report: Callable[[str | None, str], None]) -> TypeGuard[str]:
+    """Whether ``name`` is a non-empty string (else reported at ``fld``)."""
+    if isinstance(name, str) and name:
+        return True
+    report(fld, f"required: a tool name, not {name!r}")
+    return False
