@@ -558,21 +558,42 @@ def kept_reasons(
     """The reasons a sample record keeps (module docstring): of the metrics that missed
     their best value (:attr:`gate.scorers.registry.Metric.ideal`) or do not apply, of any
     other metric, and of failed checks."""
-    checks = set(failed_checks)
+    checks = failed_checks if isinstance(failed_checks, tuple | list) else tuple(failed_checks)
     out: dict[str, str] = {}
     for name, why in reasons.items():
-        metric = BY_NAME.get(name)
-        if metric is None or name in checks:
+        ideal = _IDEAL.get(name)
+        if ideal is None or name in checks:
             out[name] = why
             continue
         value = scores.get(name)
-        if value is None or value != metric.ideal:
+        if value is None or value != ideal:
             out[name] = why
     return out
 
 
+_IDEAL: dict[str, float] = {name: metric.ideal for name, metric in BY_NAME.items()}
+
+
 def _lean_tallies(t: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in t.items() if v}
+
+
+def _lean_tallies_of(t: Tallies) -> dict[str, Any]:
+    """:func:`_lean_tallies` of :func:`tallies_json` (the same dict, built directly)."""
+    out: dict[str, Any] = {}
+    if t.calls:
+        out["calls"] = t.calls
+    if t.calls_on_no_tool:
+        out["calls_on_no_tool"] = t.calls_on_no_tool
+    if t.confusion:
+        out["confusion"] = [[e, a] for e, a in t.confusion]
+    if t.malformed:
+        out["malformed"] = dict(t.malformed)
+    if t.per_tool:
+        out["per_tool"] = {n: [x.expected, x.matched, x.called] for n, x in t.per_tool.items()}
+    if t.unrecorded:
+        out["unrecorded"] = t.unrecorded
+    return out
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -633,13 +654,16 @@ def record_template(
 ) -> RecordTemplate:
     """The record of a scored sample (lean: see the module docstring) as a template."""
     scores = score.scores
+    values = list(scores.values())
+    if len(values) != len(names) or tuple(scores) != tuple(names):
+        values = [scores.get(n) for n in names]
     return _template(
         passed=score.passed,
-        scores=[scores.get(n) for n in names],
+        scores=values,
         failed_checks=score.failed_checks,
         reasons=kept_reasons(score.reasons, scores, score.failed_checks),
         evidence=evidence_json(score.evidence) if score.evidence is not None else None,
-        tallies=_lean_tallies(tallies_json(score.tallies)),
+        tallies=_lean_tallies_of(score.tallies),
         error=score.error,
         extra=extra,
     )

@@ -74,12 +74,22 @@ def decode_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None, bool]
     return None, None, False
 
 
+def _unknown_key(obj: dict[str, Any], keys: frozenset[str], field: str) -> FieldError:
+    first = sorted(obj.keys() - keys)[0]
+    return FieldError(f"{field}.{first}", "unknown key")
+
+
+def _within(field: str, bad: FieldError, own: str) -> FieldError:
+    """``bad``, raised by a converter given the field name ``own``, re-rooted at ``field``
+    (the item's field names are built only when something is wrong)."""
+    return FieldError(field + bad.field[len(own) :], bad.message)
+
+
 def call_from_json(obj: Any, field: str = "call") -> ToolCall:
     if not isinstance(obj, dict):
         raise FieldError(field, "must be an object")
-    unknown = obj.keys() - _CALL_KEYS
-    if unknown:
-        raise FieldError(f"{field}.{sorted(unknown)[0]}", "unknown key")
+    if not obj.keys() <= _CALL_KEYS:
+        raise _unknown_key(obj, _CALL_KEYS, field)
     name = obj.get("name")
     if not isinstance(name, str):
         raise FieldError(f"{field}.name", "must be a string")
@@ -108,9 +118,8 @@ def call_from_json(obj: Any, field: str = "call") -> ToolCall:
 def _result_from_json(obj: Any, field: str) -> ToolResult:
     if not isinstance(obj, dict):
         raise FieldError(field, "must be an object")
-    unknown = obj.keys() - _RESULT_KEYS
-    if unknown:
-        raise FieldError(f"{field}.{sorted(unknown)[0]}", "unknown key")
+    if not obj.keys() <= _RESULT_KEYS:
+        raise _unknown_key(obj, _RESULT_KEYS, field)
     is_error = obj.get("is_error", False)
     if not isinstance(is_error, bool):
         raise FieldError(f"{field}.is_error", "must be true or false")
@@ -131,9 +140,8 @@ def _result_from_json(obj: Any, field: str) -> ToolResult:
 def _turn_from_json(obj: Any, field: str) -> Turn:
     if not isinstance(obj, dict):
         raise FieldError(field, "must be an object")
-    unknown = obj.keys() - _TURN_KEYS
-    if unknown:
-        raise FieldError(f"{field}.{sorted(unknown)[0]}", "unknown key")
+    if not obj.keys() <= _TURN_KEYS:
+        raise _unknown_key(obj, _TURN_KEYS, field)
     calls = obj.get("calls") or []
     results = obj.get("tool_results") or []
     if not isinstance(calls, list):
@@ -143,13 +151,35 @@ def _turn_from_json(obj: Any, field: str) -> Turn:
     content = obj.get("content")
     if content is not None and not isinstance(content, str):
         raise FieldError(f"{field}.content", "must be a string or null")
-    return Turn(
-        calls=tuple(call_from_json(c, f"{field}.calls[{i}]") for i, c in enumerate(calls)),
-        tool_results=tuple(
-            _result_from_json(r, f"{field}.tool_results[{i}]") for i, r in enumerate(results)
-        ),
-        content=content,
-    )
+    try:
+        converted = tuple([call_from_json(c, "") for c in calls])
+    except FieldError as bad:
+        i = _failing(calls, call_from_json)
+        raise _within(f"{field}.calls[{i}]", bad, "") from None
+    try:
+        answers = tuple([_result_from_json(r, "") for r in results])
+    except FieldError as bad:
+        i = _failing(results, _result_from_json)
+        raise _within(f"{field}.tool_results[{i}]", bad, "") from None
+    return Turn(calls=converted, tool_results=answers, content=content)
+
+
+def _failing(items: list[Any], convert: Callable[[Any, str], object]) -> int:
+    """The index of the first item ``convert`` refuses (there is one: it just raised)."""
+    for i, item in enumerate(items):
+        try:
+            convert(item, "")
+        except FieldError:
+            return i
+    raise AssertionError("no item fails")  # pragma: no cover
+
+
+def _turns_from_json(raw: list[Any]) -> tuple[Turn, ...]:
+    try:
+        return tuple([_turn_from_json(t, "") for t in raw])
+    except FieldError as bad:
+        i = _failing(raw, _turn_from_json)
+        raise _within(f"turns[{i}]", bad, "") from None
 
 
 def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
@@ -161,9 +191,8 @@ def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
     is still checked, in the same order, and the turns are not converted again."""
     if not isinstance(obj, dict):
         raise FieldError("", "each line must be a JSON object")
-    unknown = obj.keys() - _RUN_KEYS
-    if unknown:
-        raise FieldError(sorted(unknown)[0], "unknown key")
+    if not obj.keys() <= _RUN_KEYS:
+        raise FieldError(sorted(obj.keys() - _RUN_KEYS)[0], "unknown key")
     case_id = obj.get("case_id")
     if not isinstance(case_id, str) or not case_id:
         raise FieldError("case_id", "must be a non-empty string")
@@ -209,9 +238,7 @@ def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
     return Run(
         case_id=case_id,
         sample=sample,
-        turns=turns
-        if turns is not None
-        else tuple(_turn_from_json(t, f"turns[{i}]") for i, t in enumerate(raw_turns)),
+        turns=turns if turns is not None else _turns_from_json(raw_turns),
         final=final,
         error=error,
         latency_ms=float(latency) if latency is not None else None,

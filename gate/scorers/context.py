@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import enum
 import threading
-from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,6 +169,9 @@ class ScoringContext:
     pairing: Pairing = Pairing.MAXIMUM
     _cases: dict[str, tuple[Case, CompiledCase]] = field(default_factory=dict)
     _entries: dict[tuple[str, int], tuple[ToolSpec | None, ToolEntry]] = field(default_factory=dict)
+    _every_tool: Mapping[str, ToolEntry] | None = None
+    """The entries of every dataset tool: the tools of each case that offers them all
+    (built once; never changed after)."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
@@ -274,11 +276,21 @@ class ScoringContext:
             self._cases[case.id] = (case, compiled)
         return compiled
 
-    def _compile(self, case: Case) -> CompiledCase:
-        offered = case.available_tools or tuple(self.tools.values())
+    def _tools_of(self, offered: Sequence[ToolSpec]) -> dict[str, ToolEntry]:
         tools: dict[str, ToolEntry] = {}
         for spec in offered:
-            tools.setdefault(spec.name, self.entry(spec.name, spec))
+            if spec.name not in tools:
+                tools[spec.name] = self.entry(spec.name, spec)
+        return tools
+
+    def _compile(self, case: Case) -> CompiledCase:
+        tools: Mapping[str, ToolEntry]
+        if case.available_tools:
+            tools = self._tools_of(case.available_tools)
+        else:
+            if self._every_tool is None:
+                self._every_tool = self._tools_of(tuple(self.tools.values()))
+            tools = self._every_tool
         lists = []
         for calls in case.expectation_lists():
             matchers = []
@@ -295,7 +307,7 @@ class ScoringContext:
                     calls=calls,
                     names=tuple(e.name for e in calls),
                     matchers=tuple(matchers),
-                    counts=dict(Counter(e.name for e in calls)),
+                    counts=_name_counts(calls),
                     json=[_call_json(e, batched) for e in calls],
                     rank={n: i for i, n in reversed(list(enumerate(e.name for e in calls)))},
                     groups=tuple(e.batch or 0 for e in calls) if batched else None,
@@ -311,6 +323,13 @@ class ScoringContext:
             step_budget=budget,
             order=case.order if case.order is not None else self.config.default_order,
         )
+
+
+def _name_counts(calls: Sequence[ExpectedCall]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for e in calls:
+        out[e.name] = out.get(e.name, 0) + 1
+    return out
 
 
 def _call_json(e: ExpectedCall, batched: bool) -> dict[str, Any]:

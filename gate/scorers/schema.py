@@ -447,9 +447,10 @@ class ArgsValidator:
     jsonschema's most relevant error, prefixed with the JSON path of the bad field.
     ``strings`` is how ``enum`` and ``const`` compare strings (:class:`StringRule`)."""
 
-    __slots__ = ("_authority", "_broken", "_fast", "fast_path")
+    __slots__ = ("_authority", "_broken", "_fast", "_seen", "fast_path")
 
     def __init__(self, schema: Any, strings: StringRule = StringRule.EXACT):
+        self._seen: dict[bytes, str | None] = {}
         self._broken: str | None = None
         self._fast: _schema_fast.Check | None = None
         self._authority: Validator | None = None
@@ -489,6 +490,23 @@ class ArgsValidator:
         return None
 
     def error(self, args: Any) -> str | None:
+        """None when ``args`` are valid, else the error (remembered by the arguments' JSON
+        text, keys in their order: the samples of a case repeat their calls, and the
+        slow path's answer is the expensive one)."""
+        try:
+            key = orjson.dumps(args)
+        except TypeError:  # not JSON (a caller's own object): not remembered
+            return self._error(args)
+        seen = self._seen
+        if key in seen:
+            return seen[key]
+        why = self._error(args)
+        if len(seen) >= _SEEN_SIZE:
+            seen.clear()
+        seen[key] = why
+        return why
+
+    def _error(self, args: Any) -> str | None:
         fast = self._fast
         if fast is not None and fast(args):
             return None
@@ -502,6 +520,9 @@ class ArgsValidator:
             return "the tool's parameters schema is invalid: its references loop without end"
         return None if err is None else _message(err)
 
+
+_SEEN_SIZE = 4096
+"""Arguments whose answer one validator remembers (cleared when full: bounded memory)."""
 
 _FAST_DRAFTS: frozenset[type[Validator]] = frozenset(
     {Draft6Validator, Draft7Validator, Draft201909Validator, Draft202012Validator}
