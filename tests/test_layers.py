@@ -282,3 +282,28 @@ def test_imports_of__lazy_and_relative_imports__resolved(tmp_path: Path) -> None
         ("gate.report.markdown", 6),
         ("gate.baseline.diff", 7),
     }
+
+
+def module_cycles(edges: Sequence[Edge]) -> list[list[str]]:
+    """Circles of modules (inside a unit as well as across units), every import counted,
+    ``TYPE_CHECKING`` ones too; an import of a package's ``__init__`` (its face, which
+    hands on names of its modules) does not count."""
+    packages = {n for n, p in gate_modules().items() if p.name == "__init__.py"}
+    graph: dict[str, set[str]] = defaultdict(set)
+    for e in edges:
+        if e.importer != e.imported and e.imported not in packages:
+            graph[e.importer].add(e.imported)
+    return sorted(sorted(c) for c in strongly_connected(graph) if len(c) > 1)
+
+
+def test_layers__modules__no_import_circle() -> None:
+    assert module_cycles(import_graph()) == []
+
+
+def test_module_cycles__type_only_import_back__is_a_circle() -> None:
+    edges = [
+        Edge("gate.scorers.analysis", "gate.scorers.selection", 1),
+        Edge("gate.scorers.selection", "gate.scorers.analysis", 2),  # under TYPE_CHECKING
+        Edge("gate.scorers.sample", "gate.scorers.analysis", 3),
+    ]
+    assert module_cycles(edges) == [["gate.scorers.analysis", "gate.scorers.selection"]]

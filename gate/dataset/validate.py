@@ -38,7 +38,7 @@ from gate.model import (
     SourceRef,
     ToolSpec,
 )
-from gate.scorers.safety import name_skeleton
+from gate.scorers.rules import name_skeleton
 
 MAX_ID_LENGTH = 200
 MAX_STEP_BUDGET = 1000

@@ -55,7 +55,8 @@ from gate.policy.table import CaseMeta, RowsBuilder, SampleRows, SampleTable
 from gate.results import RecordTemplate, record_template
 from gate.runsfile import Coverage, RunRows, RunsIndex, convert_run, decode_run_line, read_at
 from gate.scorers import ScoringContext, score_sample
-from gate.scorers.registry import METRICS, VIEW_FIELDS
+from gate.scorers.facts import VIEW_FIELDS
+from gate.scorers.registry import METRICS
 
 PARALLEL_MIN_LINES = 4000
 """Below this many lines forking workers costs more than it saves."""
@@ -279,7 +280,7 @@ same as with 20,000), while a worker's peak memory fell from 598 to 187 MiB."""
 
 class Memo:
     """Scores of runs already seen, keyed by the run's scoring view: every field of
-    :class:`gate.scorers.registry.ScoringView` (:data:`~gate.scorers.registry.VIEW_FIELDS`),
+    :class:`gate.scorers.facts.ScoringView` (:data:`~gate.scorers.facts.VIEW_FIELDS`),
     in canonical JSON. At temperature 0 most samples of a case are the same run; each is
     scored once and the others get a copy with their own sample number, latency and usage
     (scoring reads nothing but the view). Bounded: cleared when it holds

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gate.model import Case, FrozenResponse, JsonValue
-from gate.scorers.arguments import args_match
+from gate.scorers.argmatch import args_match
 from gate.scorers.context import NormalizerTable
 
 __all__ = [

@@ -3,7 +3,7 @@
 One score per failure class, never one blended number. Every metric is one line of
 :data:`gate.scorers.registry.REGISTRY` (name, function, direction, pooled or not,
 gateable or not); its function lives in its family module with the maths, reads the
-sample's :class:`~gate.scorers.analysis.Analysis` and returns ``(value, reason)``:
+sample's :class:`~gate.scorers.facts.Analysis` and returns ``(value, reason)``:
 
 =========================  ==========================================================
 family                     metrics
@@ -27,7 +27,7 @@ family                     metrics
 =========================  ==========================================================
 
 The analysis (:mod:`gate.scorers.analysis`) reads only the run's
-:class:`~gate.scorers.registry.ScoringView`. Use::
+:class:`~gate.scorers.facts.ScoringView`. Use::
 
     ctx = ScoringContext.build(config.scoring, config.dataset.normalize, dataset.tools)
     score = score_sample(case, run, ctx)   # → gate.model.SampleScore
@@ -37,11 +37,12 @@ The analysis (:mod:`gate.scorers.analysis`) reads only the run's
 
 from __future__ import annotations
 
-from gate.scorers.analysis import Analysis, analyse
-from gate.scorers.arguments import args_match, match_value
+from gate.scorers.analysis import analyse
+from gate.scorers.argmatch import args_match, match_value
 from gate.scorers.context import ScoringContext, enabled_checks
+from gate.scorers.facts import Analysis, ScoringView
 from gate.scorers.normalize import Normalizer
-from gate.scorers.registry import REGISTRY, Metric, ScoringView
+from gate.scorers.registry import REGISTRY, Metric
 from gate.scorers.sample import score_sample
 
 __all__ = [

@@ -1,12 +1,13 @@
 """The analysis of one run, shared by every metric: computed once per sample.
 
-:func:`analyse` takes a case and the :class:`~gate.scorers.registry.ScoringView` of a run
+:func:`analyse` takes a case and the :class:`~gate.scorers.facts.ScoringView` of a run
 — the only fields of a run scoring may read — and computes everything the metrics share:
 the calls with their results, malformed-call classes, the maximum matching against every
 expectation list and the choice of the best one, errors and recovery, repeated calls, the
 safety rules and the case-pass rule. The metric functions of the family modules
 (``selection``, ``arguments``, ``trajectory``, ``hygiene``, ``errors``, ``safety``,
-``lexical``, ``outcome``) read the :class:`Analysis`; none reads the run.
+``lexical``, ``outcome``) read the :class:`~gate.scorers.facts.Analysis` (its shape is in
+:mod:`gate.scorers.facts`, with the calls and the matchings it holds); none reads the run.
 
 **Which expectation list.** The canonical list and every acceptable alternative are
 matched; the case is scored against the best one: a list whose calls are all matched and
@@ -34,71 +35,22 @@ from gate.scorers import outcome
 from gate.scorers import selection as sel
 from gate.scorers import trajectory as traj
 from gate.scorers.context import Pairing
+from gate.scorers.facts import Analysis, Call, ListMatch
 from gate.scorers.hygiene import duplicate_count, repeated_failures
-from gate.scorers.lexical import token_set_ratio
 from gate.scorers.matching import hopcroft_karp
-from gate.scorers.safety import (
+from gate.scorers.rules import (
     forbidden_value_matches,
     name_matches,
     name_skeleton,
     scope_problem,
 )
+from gate.scorers.textsim import token_set_ratio
 
 if TYPE_CHECKING:
-    from gate.scorers.context import CompiledCase, CompiledList, ScoringContext, ToolEntry
-    from gate.scorers.normalize import Normalizer
-    from gate.scorers.registry import ScoringView
+    from gate.scorers.context import CompiledCase, CompiledList, ScoringContext
+    from gate.scorers.facts import ScoringView
 
 # ─── the calls of a run ───────────────────────────────────────────────────────
-
-
-class Call:
-    """One actual call with everything the metrics ask of it, computed once."""
-
-    __slots__ = (
-        "_key",
-        "args",
-        "call",
-        "content",
-        "entry",
-        "is_error",
-        "malformed",
-        "name",
-        "norm",
-        "orig",
-        "parse_ok",
-        "schema_error",
-        "turn",
-        "unrecorded",
-    )
-
-    _key: Hashable
-    args: Mapping[str, Any] | None
-    call: ToolCall
-    content: Any
-    entry: ToolEntry | None
-    is_error: bool
-    malformed: MalformedKind | None
-    name: str
-    norm: Normalizer
-    orig: int
-    parse_ok: bool
-    schema_error: str | None
-    turn: int
-    unrecorded: bool
-
-    @property
-    def key(self) -> Hashable:
-        """Name + canonical (normalised) arguments; the raw text for unparsed arguments.
-        Computed on first use: most runs never need it (no tool is called twice)."""
-        k = self._key
-        if k is None:
-            if self.args is None:
-                k = (self.name, "\x00raw", self.call.raw_arguments)
-            else:
-                k = (self.name, self.norm.canon(self.args))
-            self._key = k
-        return k
 
 
 def _sort_key(c: Call) -> tuple[Any, ...]:
@@ -176,32 +128,6 @@ def _calls(view: ScoringView, cc: CompiledCase, ctx: ScoringContext) -> list[Cal
 # ─── matching against one expectation list ────────────────────────────────────
 
 
-class _ListMatch:
-    __slots__ = ("adj", "chain", "index", "lst", "m", "pairs")
-
-    adj: list[list[int]]
-    chain: int
-    index: int
-    lst: CompiledList
-    m: int
-    pairs: list[tuple[int, int]]
-
-    def __init__(
-        self,
-        index: int,
-        lst: CompiledList,
-        pairs: list[tuple[int, int]],
-        chain: int,
-        adj: list[list[int]],
-    ):
-        self.index = index
-        self.lst = lst
-        self.pairs = pairs  # (expected index, position in the canonical call list)
-        self.m = len(pairs)
-        self.chain = chain
-        self.adj = adj  # expected index → the calls it may pair with
-
-
 def _chain(pairs: list[tuple[int, int]], calls: list[Call], groups: tuple[int, ...] | None) -> int:
     if groups is None:
         return traj.longest_chain([calls[j].turn for _, j in pairs])
@@ -229,7 +155,7 @@ def _match_list(
     calls: list[Call],
     by_name: Mapping[str, list[int]],
     pairing: Pairing = Pairing.MAXIMUM,
-) -> _ListMatch:
+) -> ListMatch:
     adj: list[list[int]] = []
     for name, matcher in zip(lst.names, lst.matchers, strict=True):
         cand = by_name.get(name)
@@ -259,10 +185,10 @@ def _match_list(
                 pairs, chain = swapped, better
     else:
         chain = len(pairs)
-    return _ListMatch(index, lst, pairs, chain, adj)
+    return ListMatch(index, lst, pairs, chain, adj)
 
 
-def _batches_hold(lm: _ListMatch, calls: list[Call]) -> bool:
+def _batches_hold(lm: ListMatch, calls: list[Call]) -> bool:
     """``strict`` over a list written with batches: the k-th expected batch is exactly
     the k-th turn that made calls (the same multiset of calls, matched inside the pair)."""
     groups = lm.lst.groups
@@ -278,7 +204,7 @@ def _batches_hold(lm: _ListMatch, calls: list[Call]) -> bool:
     return all(j >= 0 for j in hopcroft_karp(adj, len(calls)))
 
 
-def _order_ok(mode: OrderMode, lm: _ListMatch, calls: list[Call]) -> bool:
+def _order_ok(mode: OrderMode, lm: ListMatch, calls: list[Call]) -> bool:
     # The pass rule's `order` check is the order mode itself: `trajectory_match` is 1.0
     # exactly when it holds, so the two can never disagree.
     n_e = len(lm.lst.names)
@@ -288,7 +214,7 @@ def _order_ok(mode: OrderMode, lm: _ListMatch, calls: list[Call]) -> bool:
     return traj.trajectory_holds(mode, lm.m, lm.chain, n_e, n_a)
 
 
-def _batching(lm: _ListMatch, calls: list[Call]) -> tuple[int, int, tuple[BatchProblem, ...]]:
+def _batching(lm: ListMatch, calls: list[Call]) -> tuple[int, int, tuple[BatchProblem, ...]]:
     """(pairs of matched calls batched as expected, all such pairs, the disagreements) for
     a list written with batches (``gate.scorers.trajectory.score_batching``).
 
@@ -351,95 +277,6 @@ def _batching(lm: _ListMatch, calls: list[Call]) -> tuple[int, int, tuple[BatchP
 
 
 # ─── the analysis ─────────────────────────────────────────────────────────────
-
-
-class Analysis:
-    """Everything the metric functions read, computed once per sample (no metric reads the
-    run itself: only this and the scoring view it was made from)."""
-
-    __slots__ = (
-        "a_counts",
-        "batch_good",
-        "batch_pairs",
-        "batch_problems",
-        "best",
-        "calls",
-        "cc",
-        "chain",
-        "dup",
-        "e_counts",
-        "e_names",
-        "exec_failed",
-        "failed",
-        "failures",
-        "free_text",
-        "hard",
-        "m",
-        "malformed",
-        "malformed_counts",
-        "mnc_hits",
-        "n_a",
-        "n_e",
-        "name_m",
-        "name_pairs",
-        "order_ok",
-        "ordered_iou",
-        "parse_failures",
-        "parsed",
-        "parsed_pairs",
-        "recovered",
-        "repeated_fail",
-        "required_missing",
-        "schema_valid",
-        "scope_hits",
-        "steps",
-        "unrecorded",
-        "view",
-        "weight",
-    )
-
-    a_counts: dict[str, int]
-    batch_good: int
-    """Pairs of matched calls batched as expected (a list written with batches)."""
-    batch_pairs: int
-    """Pairs of matched calls judged for batching (0: nothing to judge)."""
-    batch_problems: tuple[BatchProblem, ...]
-    best: _ListMatch
-    calls: list[Call]
-    cc: CompiledCase
-    chain: int
-    dup: int
-    e_counts: Mapping[str, int]
-    e_names: tuple[str, ...]
-    exec_failed: int
-    failed: list[str]
-    """The enabled pass checks that fail (:func:`gate.scorers.outcome.failed_checks`)."""
-    failures: int
-    free_text: list[float]
-    hard: list[tuple[HardFailureKind, ToolCall, str]]
-    """(kind, call, message) of every hard failure, in rule order."""
-    m: int
-    malformed: int
-    malformed_counts: dict[str, int]
-    mnc_hits: list[Call]
-    n_a: int
-    n_e: int
-    name_m: int
-    name_pairs: list[tuple[int, int]]
-    order_ok: bool
-    ordered_iou: bool
-    parse_failures: int
-    parsed: int
-    parsed_pairs: int
-    recovered: int
-    repeated_fail: int
-    required_missing: list[tuple[Call, str]]
-    schema_valid: int
-    scope_hits: list[tuple[Call, str]]
-    steps: int
-    unrecorded: list[Call]
-    view: ScoringView
-    weight: Mapping[str, ToolEntry]
 
 
 def _counts(names: list[str]) -> dict[str, int]:

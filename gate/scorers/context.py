@@ -17,9 +17,9 @@ from typing import Any
 
 from gate.config import Config, NormalizeConfig, PassCheck, ScoringConfig
 from gate.model import Case, ExpectedCall, OrderMode, Risk, ToolSpec, is_batched
-from gate.scorers.arguments import CompiledArgs, compile_args, match_flags
+from gate.scorers.argmatch import CompiledArgs, compile_args, match_flags
 from gate.scorers.normalize import Normalizer
-from gate.scorers.safety import RISK_WEIGHT, name_skeleton, skeletons
+from gate.scorers.rules import RISK_WEIGHT, name_skeleton, skeletons
 from gate.scorers.schema import ArgsValidator, SchemaCache, StringRule
 
 

@@ -41,7 +41,7 @@ from gate.model import MalformedKind
 from gate.scorers.prose import Scored, plural
 
 if TYPE_CHECKING:
-    from gate.scorers.analysis import Analysis, Call
+    from gate.scorers.facts import Analysis, Call
 
 
 def rate(count: int, total: int) -> float | None:

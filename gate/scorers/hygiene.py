@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from gate.scorers.prose import Scored, plural
 
 if TYPE_CHECKING:
-    from gate.scorers.analysis import Analysis
+    from gate.scorers.facts import Analysis
 
 
 def duplicate_count(keys: Iterable[Hashable], matched_keys: Iterable[Hashable]) -> int:

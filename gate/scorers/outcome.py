@@ -37,7 +37,7 @@ from gate.scorers.prose import Scored
 from gate.scorers.trajectory import over_budget
 
 if TYPE_CHECKING:
-    from gate.scorers.analysis import Analysis
+    from gate.scorers.facts import Analysis
 
 
 def failed_checks(an: Analysis, on: Collection[PassCheck]) -> list[str]:

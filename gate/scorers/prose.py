@@ -1,7 +1,7 @@
 """What every metric function returns, and the small wording helpers their reasons share.
 
 A metric function (one per metric, in its family module, listed in
-:mod:`gate.scorers.registry`) takes the sample's :class:`~gate.scorers.analysis.Analysis`
+:mod:`gate.scorers.registry`) takes the sample's :class:`~gate.scorers.facts.Analysis`
 and returns :data:`Scored`: the value (``None`` = not applicable) and one plain-language
 sentence saying why.
 """

@@ -1,8 +1,8 @@
-"""The one list of metrics, and the one view of a run that scoring reads.
+"""The one list of metrics.
 
 Every deterministic metric is one line of :data:`REGISTRY`: its results.json name, the
 function that scores it (in its family module, returning ``(value, reason)`` from the
-sample's :class:`~gate.scorers.analysis.Analysis`), its direction (``lower_is_better``),
+sample's :class:`~gate.scorers.facts.Analysis`), its direction (``lower_is_better``),
 whether the dataset level pools it (a ratio of sums, never a mean of cases), whether a
 gate may use it, and where the PR comment's metric table and the per-case CSV show it.
 Everything else derives from this table: the metric names of results.json
@@ -13,27 +13,18 @@ headline rows (:data:`HEADLINE_METRICS`) and the CSV columns (:data:`EXPORT_METR
 Adding a metric is one function in a family module and one line here (``docs/scoring.md``
 shows a worked example).
 
-:class:`ScoringView` is the one declaration of what scoring may read of a run: the
-analysis receives the view, never the :class:`~gate.model.Run`, so a metric cannot read a
-field that is not declared here — and the score stage's memo of identical runs is keyed by
-exactly these fields (:data:`VIEW_FIELDS`), so it can never go stale when scoring starts
-reading something new: add the field here and the key follows.
+:class:`~gate.scorers.facts.ScoringView`, the one declaration of what scoring may read
+of a run, is in :mod:`gate.scorers.facts` with the analysis the metric functions read.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import operator
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from gate.model import Run, Turn
 from gate.scorers import arguments, errors, hygiene, lexical, outcome, safety, selection, trajectory
+from gate.scorers.facts import Analysis
 from gate.scorers.prose import Scored
-
-if TYPE_CHECKING:
-    from gate.scorers.analysis import Analysis
 
 MetricFn = Callable[["Analysis"], Scored]
 
@@ -116,31 +107,3 @@ EXPORT_METRICS: tuple[str, ...] = tuple(
     m.name for m in sorted(REGISTRY, key=lambda m: m.export or 0) if m.export is not None
 )
 """The per-case metric columns of ``toolgate export --format cases-csv``, in order."""
-
-
-# ─── the scoring view ─────────────────────────────────────────────────────────
-
-
-@dataclass(frozen=True, slots=True)
-class ScoringView:
-    """The fields of a run that scoring reads — declared once, here.
-
-    The sample number, latency, usage and ``meta`` are not in it: they are copied onto the
-    :class:`~gate.model.SampleScore` and never change a score, so two runs with equal
-    views have equal scores (the memo of identical runs relies on it).
-    """
-
-    case_id: str
-    turns: tuple[Turn, ...]
-    error: str | None
-    final: str | None
-
-    @classmethod
-    def of(cls, run: Run) -> ScoringView:
-        """The view of ``run``: its declared fields, nothing else."""
-        return cls(*_view_values(run))
-
-
-VIEW_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ScoringView))
-"""The view's fields, by their runs.jsonl names (the memo key is made of exactly these)."""
-_view_values = operator.attrgetter(*VIEW_FIELDS)

@@ -1,6 +1,6 @@
 """Scoring one sample: (case, run) → :class:`~gate.model.SampleScore`.
 
-:func:`score_sample` takes the run's :class:`~gate.scorers.registry.ScoringView`, has
+:func:`score_sample` takes the run's :class:`~gate.scorers.facts.ScoringView`, has
 :func:`gate.scorers.analysis.analyse` compute what the metrics share, then scores every
 metric of :data:`gate.scorers.registry.REGISTRY` from that analysis (formulas in the
 family modules), and adds the evidence the reports show, the tallies the dataset level
@@ -27,11 +27,12 @@ from gate.model import (
     Violation,
 )
 from gate.scorers import selection as sel
-from gate.scorers.analysis import Analysis, Call, analyse
-from gate.scorers.arguments import arg_diffs, match_flags
+from gate.scorers.analysis import analyse
+from gate.scorers.argmatch import arg_diffs, match_flags
 from gate.scorers.context import ScoringContext
 from gate.scorers.errors import malformed_detail
-from gate.scorers.registry import REGISTRY, ScoringView
+from gate.scorers.facts import Analysis, Call, ScoringView
+from gate.scorers.registry import REGISTRY
 
 _PLAN = tuple((m.name, m.score, m.ideal) for m in REGISTRY)
 """The registry as (name, function, best value), looked up once."""

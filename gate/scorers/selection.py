@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from gate.scorers.prose import Scored, plural
 
 if TYPE_CHECKING:
-    from gate.scorers.analysis import Analysis
+    from gate.scorers.facts import Analysis
 
 
 def name_overlap(a_counts: Mapping[str, int], e_counts: Mapping[str, int]) -> int:

@@ -60,7 +60,7 @@ from gate.model import BatchingKind, OrderMode
 from gate.scorers.prose import Scored, plural
 
 if TYPE_CHECKING:
-    from gate.scorers.analysis import Analysis, Call
+    from gate.scorers.facts import Analysis, Call
 
 
 def uncross(

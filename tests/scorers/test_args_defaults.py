@@ -18,7 +18,7 @@ from gate.report.markdown import render_sentence
 from gate.report.sentences import check_sentences
 from gate.results import SampleResult, evidence_json
 from gate.scorers import ScoringContext, score_sample
-from gate.scorers.arguments import arg_diffs, args_match, compile_args, match_flags
+from gate.scorers.argmatch import arg_diffs, args_match, compile_args, match_flags
 from gate.scorers.normalize import Normalizer
 from tests.scorers.helpers import case, expected, matchers, tool
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from gate.config import NormalizeConfig
 from gate.model import ArgMatcher, ArgProblem, MatcherKind
-from gate.scorers.arguments import (
+from gate.scorers.argmatch import (
     REGEX_MAX_INPUT,
     REGEX_MAX_PATTERN,
     arg_diffs,

@@ -25,14 +25,13 @@ from gate.interop.export import CASE_METRICS
 from gate.model import Run, ToolCall, Turn
 from gate.report.markdown import HEADLINE_METRICS
 from gate.scorers import registry
+from gate.scorers.facts import VIEW_FIELDS, ScoringView
 from gate.scorers.registry import (
     GATEABLE,
     LOWER_IS_BETTER,
     METRICS,
     POOLED_METRICS,
     REGISTRY,
-    VIEW_FIELDS,
-    ScoringView,
 )
 
 PACKAGE = Path(gate.__file__).resolve().parent

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gate.scorers.safety import name_matches, name_skeleton, skeletons
+from gate.scorers.rules import name_matches, name_skeleton, skeletons
 
 RULE = skeletons(["delete_account"])
 

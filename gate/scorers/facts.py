@@ -1,0 +1,229 @@
+"""What scoring knows of one sample: the scoring view of its run, its calls, and the
+:class:`Analysis` every metric reads.
+
+:class:`ScoringView` is the one declaration of what scoring may read of a run: the
+analysis (:func:`gate.scorers.analysis.analyse`) receives the view, never the
+:class:`~gate.model.Run`, so a metric cannot read a field that is not declared here — and
+the score stage's memo of identical runs is keyed by exactly these fields
+(:data:`VIEW_FIELDS`), so it can never go stale when scoring starts reading something new:
+add the field here and the key follows.
+
+The metric functions of the family modules take an :class:`Analysis`; this module holds
+its shape (and that of the values in it), :mod:`gate.scorers.analysis` computes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from gate.model import BatchProblem, HardFailureKind, MalformedKind, Run, ToolCall, Turn
+
+if TYPE_CHECKING:
+    from gate.scorers.context import CompiledCase, CompiledList, ToolEntry
+    from gate.scorers.normalize import Normalizer
+
+# ─── the scoring view ─────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringView:
+    """The fields of a run that scoring reads — declared once, here.
+
+    The sample number, latency, usage and ``meta`` are not in it: they are copied onto the
+    :class:`~gate.model.SampleScore` and never change a score, so two runs with equal
+    views have equal scores (the memo of identical runs relies on it).
+    """
+
+    case_id: str
+    turns: tuple[Turn, ...]
+    error: str | None
+    final: str | None
+
+    @classmethod
+    def of(cls, run: Run) -> ScoringView:
+        """The view of ``run``: its declared fields, nothing else."""
+        return cls(*_view_values(run))
+
+
+VIEW_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(ScoringView))
+"""The view's fields, by their runs.jsonl names (the memo key is made of exactly these)."""
+_view_values = operator.attrgetter(*VIEW_FIELDS)
+
+
+# ─── the calls of a run ───────────────────────────────────────────────────────
+
+
+class Call:
+    """One actual call with everything the metrics ask of it, computed once."""
+
+    __slots__ = (
+        "_key",
+        "args",
+        "call",
+        "content",
+        "entry",
+        "is_error",
+        "malformed",
+        "name",
+        "norm",
+        "orig",
+        "parse_ok",
+        "schema_error",
+        "turn",
+        "unrecorded",
+    )
+
+    _key: Hashable
+    args: Mapping[str, Any] | None
+    call: ToolCall
+    content: Any
+    entry: ToolEntry | None
+    is_error: bool
+    malformed: MalformedKind | None
+    name: str
+    norm: Normalizer
+    orig: int
+    parse_ok: bool
+    schema_error: str | None
+    turn: int
+    unrecorded: bool
+
+    @property
+    def key(self) -> Hashable:
+        """Name + canonical (normalised) arguments; the raw text for unparsed arguments.
+        Computed on first use: most runs never need it (no tool is called twice)."""
+        k = self._key
+        if k is None:
+            if self.args is None:
+                k = (self.name, "\x00raw", self.call.raw_arguments)
+            else:
+                k = (self.name, self.norm.canon(self.args))
+            self._key = k
+        return k
+
+
+# ─── a matching against one expectation list ──────────────────────────────────
+
+
+class ListMatch:
+    """The maximum matching of the run's calls against one expectation list."""
+
+    __slots__ = ("adj", "chain", "index", "lst", "m", "pairs")
+
+    adj: list[list[int]]
+    chain: int
+    index: int
+    lst: CompiledList
+    m: int
+    pairs: list[tuple[int, int]]
+
+    def __init__(
+        self,
+        index: int,
+        lst: CompiledList,
+        pairs: list[tuple[int, int]],
+        chain: int,
+        adj: list[list[int]],
+    ):
+        self.index = index
+        self.lst = lst
+        self.pairs = pairs  # (expected index, position in the canonical call list)
+        self.m = len(pairs)
+        self.chain = chain
+        self.adj = adj  # expected index → the calls it may pair with
+
+
+# ─── the analysis ─────────────────────────────────────────────────────────────
+
+
+class Analysis:
+    """Everything the metric functions read, computed once per sample (no metric reads the
+    run itself: only this and the scoring view it was made from)."""
+
+    __slots__ = (
+        "a_counts",
+        "batch_good",
+        "batch_pairs",
+        "batch_problems",
+        "best",
+        "calls",
+        "cc",
+        "chain",
+        "dup",
+        "e_counts",
+        "e_names",
+        "exec_failed",
+        "failed",
+        "failures",
+        "free_text",
+        "hard",
+        "m",
+        "malformed",
+        "malformed_counts",
+        "mnc_hits",
+        "n_a",
+        "n_e",
+        "name_m",
+        "name_pairs",
+        "order_ok",
+        "ordered_iou",
+        "parse_failures",
+        "parsed",
+        "parsed_pairs",
+        "recovered",
+        "repeated_fail",
+        "required_missing",
+        "schema_valid",
+        "scope_hits",
+        "steps",
+        "unrecorded",
+        "view",
+        "weight",
+    )
+
+    a_counts: dict[str, int]
+    batch_good: int
+    """Pairs of matched calls batched as expected (a list written with batches)."""
+    batch_pairs: int
+    """Pairs of matched calls judged for batching (0: nothing to judge)."""
+    batch_problems: tuple[BatchProblem, ...]
+    best: ListMatch
+    calls: list[Call]
+    cc: CompiledCase
+    chain: int
+    dup: int
+    e_counts: Mapping[str, int]
+    e_names: tuple[str, ...]
+    exec_failed: int
+    failed: list[str]
+    """The enabled pass checks that fail (:func:`gate.scorers.outcome.failed_checks`)."""
+    failures: int
+    free_text: list[float]
+    hard: list[tuple[HardFailureKind, ToolCall, str]]
+    """(kind, call, message) of every hard failure, in rule order."""
+    m: int
+    malformed: int
+    malformed_counts: dict[str, int]
+    mnc_hits: list[Call]
+    n_a: int
+    n_e: int
+    name_m: int
+    name_pairs: list[tuple[int, int]]
+    order_ok: bool
+    ordered_iou: bool
+    parse_failures: int
+    parsed: int
+    parsed_pairs: int
+    recovered: int
+    repeated_fail: int
+    required_missing: list[tuple[Call, str]]
+    schema_valid: int
+    scope_hits: list[tuple[Call, str]]
+    steps: int
+    unrecorded: list[Call]
+    view: ScoringView
+    weight: Mapping[str, ToolEntry]
