@@ -46,7 +46,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO, assert_never
 
-from gate.errors import ExitCode, InputError, Problem, ToolGateError
+from gate.errors import ExitCode, InputError, Problem, RunAborted, ToolGateError
 from gate.github.activity import (
     AutoBaseline,
     BaselinePlan,
@@ -138,13 +138,18 @@ def main(
 
 
 def run_guarded(ctx: GitHubContext, environ: Mapping[str, str], deps: Collaborators) -> Outcome:
-    """:func:`run`, with the one top-level error handler: bad input → 2, an interrupt →
-    130, anything else → 3 (a bug), each with an ``::error`` annotation."""
+    """:func:`run`, with the one top-level error handler: bad input → 2, a run aborted
+    (:class:`~gate.errors.RunAborted`) → 4, an interrupt → 130, anything else → 3 (a bug),
+    each with an ``::error`` annotation."""
     try:
         return run(ctx, environ, deps)
     except InputError as exc:
         report_input_error(exc, deps)
         return Outcome(ExitCode.BAD_INPUT, gated=False)
+    except RunAborted as exc:
+        hint = f" {exc.hint}" if exc.hint else ""
+        _log(deps, "error", f"{exc}. Nothing was decided: run the job again.{hint}")
+        return Outcome(ExitCode.RUN_INVALID, gated=False)
     except KeyboardInterrupt:
         _log(deps, "error", "ToolGate was interrupted (the job was cancelled or timed out).")
         return Outcome(130, gated=False)

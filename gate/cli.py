@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Sequence
 
 from gate import __version__
-from gate.errors import ExitCode, InputError, Terminated
+from gate.errors import ExitCode, InputError, RunAborted, Terminated
 
 COMMANDS: dict[str, tuple[str, str]] = {
     # name: (module, one-line help)
@@ -124,6 +124,9 @@ def _run(args: argparse.Namespace) -> int:
     except InputError as exc:
         report_input_error(exc)
         return ExitCode.BAD_INPUT
+    except RunAborted as exc:
+        report_run_aborted(exc)
+        return ExitCode.RUN_INVALID
     except Terminated:
         sys.stderr.write("toolgate: terminated\n")
         return 128 + signal.SIGTERM
@@ -152,6 +155,16 @@ def error_text(exc: InputError) -> str:
     if exc.hint:
         lines.append(f"toolgate: hint: {exc.hint}")
     return "\n".join(lines) + "\n"
+
+
+def report_run_aborted(exc: RunAborted) -> None:
+    """What stopped the run and what to do; in GitHub Actions also as an annotation."""
+    from gate.github.workflow import annotation
+
+    text = f"toolgate: error: {exc}\ntoolgate: nothing was decided: run again"
+    sys.stderr.write(text + (f"\ntoolgate: hint: {exc.hint}\n" if exc.hint else "\n"))
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        print(annotation("error", str(exc), title="toolgate run aborted"))
 
 
 def report_input_error(exc: InputError) -> None:

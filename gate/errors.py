@@ -21,6 +21,10 @@ The tree of the errors a user can meet::
     │   ├── AgentFailure           one case-sample failed: its :class:`ErrorKind` and
     │   │                          the ``Run.error`` text the runner records
     │   └── PayloadError           a provider payload not shaped as its API says
+    ├── RunAborted                 the run could not finish for a cause outside the agent
+    │                              and the input (a scoring worker killed — out of memory,
+    │                              a signal — or unable to write): exit code 4, nothing
+    │                              decided, the run must be repeated
     ├── GitHubError                the GitHub API failed; reported, never changes the verdict
     │   ├── GitHubApiError         one GitHub operation failed for good (after any retries)
     │   └── TransientGitHubError   one request may succeed when repeated (a 5xx or a dropped
@@ -258,6 +262,16 @@ class PayloadError(AgentError):
     def __init__(self, path: str, message: str):
         self.path = path
         super().__init__(f"{path}: {message}" if path else message)
+
+
+class RunAborted(ToolGateError):
+    """The run could not finish for a cause outside the agent and the input (module
+    docstring): exit code 4 (:attr:`ExitCode.RUN_INVALID`), with what happened and what to
+    do; never a traceback, never a verdict."""
+
+    def __init__(self, message: str, *, hint: str | None = None):
+        super().__init__(message)
+        self.hint = hint
 
 
 class GitHubError(ToolGateError):

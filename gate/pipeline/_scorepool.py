@@ -49,7 +49,7 @@ from typing import Any, Protocol
 import numpy as np
 import orjson
 
-from gate.errors import Problem, RunsFileError
+from gate.errors import Problem, RunAborted, RunsFileError
 from gate.model import Case, HardFailure, SampleScore, Turn
 from gate.policy.table import CaseMeta, RowsBuilder, SampleRows, SampleTable
 from gate.results import RecordTemplate, record_template
@@ -594,8 +594,9 @@ _SPOOL_FD: int | None = None
 """Each worker's spool file, opened on its first chunk."""
 
 _HEADER = struct.Struct("<BQ")
-"""A worker's message: a kind (:data:`_OK` or :data:`_FAILED`) and the payload's length."""
-_OK, _FAILED = 0, 1
+"""A worker's message: a kind (:data:`_OK`, :data:`_FAILED` for a scorer that raised, a
+bug, or :data:`_ABORTED` for an OS error such as a full disk) and the payload's length."""
+_OK, _FAILED, _ABORTED = 0, 1, 2
 
 
 class ForkExecutor:
@@ -656,6 +657,10 @@ class _Child:
                 signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops it
                 for chunk in chunks:
                     _send(w, _OK, _work(chunk))
+            except OSError as exc:  # the spool or the pipe cannot be written (a full disk)
+                code = 1
+                with contextlib.suppress(BaseException):
+                    _send(w, _ABORTED, str(exc).encode())
             except BaseException:
                 code = 1
                 with contextlib.suppress(BaseException):
@@ -673,11 +678,18 @@ class _Child:
             if body is not None and kind == _OK:
                 chunk: _ChunkOut = pickle.loads(body)
                 return chunk
-            if body is not None:
+            if body is not None and kind == _ABORTED:
+                raise RunAborted(
+                    f"a scoring worker could not go on: {body.decode(errors='replace')}",
+                    hint="free disk space for the temporary folder (TMPDIR) and run again",
+                )
+            if body is not None:  # a scorer raised: a bug, with its traceback
                 raise RuntimeError(f"a scoring worker failed:\n{body.decode(errors='replace')}")
         self.reap(block=True)
-        raise RuntimeError(
-            f"a scoring worker (pid {self.pid}) ended before it answered ({_describe(self.status)})"
+        raise RunAborted(
+            f"a scoring worker (pid {self.pid}) ended before it answered "
+            f"({_describe(self.status)}): stopped from outside, most often for lack of memory",
+            hint="TOOLGATE_SCORE_WORKERS=1 scores in this process alone, with less memory",
         )
 
     def reap(self, *, block: bool) -> None:

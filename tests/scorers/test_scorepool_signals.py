@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from gate import cli
 from gate.dataset import load_dataset
+from gate.errors import ExitCode, RunAborted
 from gate.pipeline import _scorepool as scorepool
 from gate.pipeline.score import score_runs
 from gate.runsfile import RunsIndex
@@ -70,7 +72,7 @@ def _children() -> list[str]:
     return out
 
 
-def test_fork_executor__a_worker_killed__error_names_the_signal_and_every_worker_reaped(
+def test_fork_executor__a_worker_killed__run_aborted_names_the_signal_and_every_worker_reaped(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ds, runs_path = _files(tmp_path)
@@ -83,7 +85,7 @@ def test_fork_executor__a_worker_killed__error_names_the_signal_and_every_worker
 
     monkeypatch.setattr(scorepool, "_work", dying)
     start = time.monotonic()
-    with pytest.raises(RuntimeError, match=r"ended before it answered \(killed by signal 9\)"):
+    with pytest.raises(RunAborted, match=r"ended before it answered \(killed by signal 9\)"):
         _score(ds, runs_path)
     assert time.monotonic() - start < 30
     assert not _children(), "a worker left behind"
@@ -104,7 +106,51 @@ def test_fork_executor__a_worker_raises__its_traceback_in_the_error(
 
 
 @pytest.mark.usefixtures("cli_sigterm_handler")
-def test_fork_executor__parent_raises_on_sigterm__a_worker_sigtermed_dies_and_run_errors(
+def test_fork_executor__a_worker_cannot_write__run_aborted_with_the_os_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ds, runs_path = _files(tmp_path)
+
+    def full_disk(chunk: tuple[int, int]) -> bytes:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(scorepool, "_work", full_disk)
+    with pytest.raises(RunAborted, match="No space left on device") as caught:
+        _score(ds, runs_path)
+    assert caught.value.hint is not None and "disk space" in caught.value.hint
+    assert not _children()
+
+
+def test_score_command__a_worker_killed__exit_4_the_cause_and_no_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Killed from outside (the out-of-memory killer), a worker makes the run one that
+    decided nothing (exit 4, the verdict "error"), not a ToolGate bug (exit 3)."""
+    ds_path = tmp_path / "dataset.jsonl"
+    ds_path.write_text("".join(json.dumps(c) + "\n" for c in CASES))
+    runs_path = tmp_path / "runs.jsonl"
+    runs_path.write_text("".join(json.dumps(r) + "\n" for r in _many_runs(60)))
+    real = scorepool._work
+
+    def dying(chunk: tuple[int, int]) -> bytes:
+        if chunk[0] > 0:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(chunk)
+
+    monkeypatch.setattr(scorepool, "_work", dying)
+    monkeypatch.setenv("TOOLGATE_SCORE_WORKERS", "2")
+    code = cli.main(
+        ["score", "--dataset", str(ds_path), "--runs", str(runs_path), "--out", str(tmp_path / "o")]
+    )
+    err = capsys.readouterr().err
+    assert code == ExitCode.RUN_INVALID
+    assert "killed by signal 9" in err and "nothing was decided" in err
+    assert "Traceback" not in err and "internal error" not in err
+    assert not (tmp_path / "o" / "results.json").exists()
+    assert not _children()
+
+
+def test_fork_executor__parent_raises_on_sigterm__a_worker_sigtermed_dies_and_run_aborts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The workers inherit the CLI's raising SIGTERM handler unless they restore the
@@ -120,7 +166,7 @@ def test_fork_executor__parent_raises_on_sigterm__a_worker_sigtermed_dies_and_ru
 
     monkeypatch.setattr(scorepool, "_work", sigtermed)
     start = time.monotonic()
-    with pytest.raises(RuntimeError, match=r"killed by signal 15"):
+    with pytest.raises(RunAborted, match=r"killed by signal 15"):
         _score(ds, runs_path)
     assert time.monotonic() - start < 20
     assert not _children()
