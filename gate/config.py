@@ -517,6 +517,13 @@ class Config(_Strict):
 
     # Set by load_config, not by the file.
     source: Path | None = Field(default=None, exclude=True)
+    agent_lines: dict[str, int] = Field(default_factory=dict, exclude=True)
+    """The line of each ``agent.*`` key in the file (``agent.callable`` → 7): where an
+    agent that cannot start is reported when its adapter finds out."""
+
+    def agent_line(self, field: str) -> int | None:
+        """The file's line of ``field`` (``agent.command``), when known."""
+        return self.agent_lines.get(field)
 
     @field_validator("confirm", mode="before")
     @classmethod
@@ -602,7 +609,14 @@ def config_from_doc(doc: YamlDoc, path: Path, *, metrics: Collection[str] | None
         )
     except ValidationError as exc:
         raise ConfigError(_problems(exc, doc)) from None
-    return cfg.model_copy(update={"source": path})
+    agent = doc.data.get("agent")
+    lines = {}
+    if isinstance(agent, dict):
+        for key in agent:
+            line = doc.line_of(("agent", key))
+            if line is not None:
+                lines[f"agent.{key}"] = line
+    return cfg.model_copy(update={"source": path, "agent_lines": lines})
 
 
 def _problems(exc: ValidationError, doc: YamlDoc) -> list[Problem]:

@@ -371,9 +371,11 @@ class WorkerPoolAgent(abc.ABC):
         env: dict[str, str],
         workers: int,
         file: str,
+        line: int | None = None,
         require_ids: bool = True,
     ) -> None:
         self._require_ids = require_ids
+        self._line = line
         self._argv = argv
         self._cwd = cwd
         self._env = env
@@ -443,7 +445,7 @@ class WorkerPoolAgent(abc.ABC):
             for worker in fresh:
                 self._discard(worker)
             raise ConfigError(
-                Problem(self._file, None, self.field, exc.message),
+                Problem(self._file, self._line, self.field, exc.message),
             ) from None
         with self._lock:
             self._unchecked.update(fresh[1:])
@@ -611,7 +613,9 @@ class CommandPoolAgent(WorkerPoolAgent):
         file = str(config.source) if config.source else "toolgate.yml"
         argv = list(cfg.command) if isinstance(cfg.command, list) else shlex.split(cfg.command)
         if not argv:
-            raise ConfigError(Problem(file, None, "agent.command", "is empty"))
+            raise ConfigError(
+                Problem(file, config.agent_line("agent.command"), "agent.command", "is empty")
+            )
         if argv[0] in BARE_PYTHON and cfg.python == "toolgate":
             # A bare `python` means the interpreter running ToolGate unless the config
             # says `agent.python: path`: it exists wherever ToolGate does (a fresh machine
@@ -623,6 +627,7 @@ class CommandPoolAgent(WorkerPoolAgent):
             env={**agent_environ(os.environ), "PYTHONUNBUFFERED": "1", **cfg.env},
             workers=cfg.workers,
             file=file,
+            line=config.agent_line("agent.command"),
             require_ids=cfg.reply_ids is ReplyIds.REQUIRED,
         )
 

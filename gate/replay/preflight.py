@@ -40,10 +40,15 @@ def interpreter_note(config: Config) -> str | None:
     )
 
 
-def agent_problems(config: Config, doc: YamlDoc) -> list[Problem]:
+def agent_problems(config: Config, doc: YamlDoc, *, start_python: bool = True) -> list[Problem]:
     """What ``check`` would refuse before the first case: a program that is not there, a
     script the command names that is missing, an unreadable ``system_prompt_file``, a
-    Python ``callable`` that cannot be imported, a replay ``runs`` file that is missing."""
+    Python ``callable`` that cannot be imported, a replay ``runs`` file that is missing.
+
+    The callable is checked by starting one worker (``start_python``): ``validate`` does;
+    the commands that run the agent do not, since their adapter starts its workers before
+    the first case and refuses one that cannot import the callable at the same line — the
+    agent's module is imported once per worker, never twice."""
     problems: list[Problem] = []
 
     def report(path: tuple[str | int, ...], field: str, message: str) -> None:
@@ -100,7 +105,7 @@ def agent_problems(config: Config, doc: YamlDoc) -> list[Problem]:
                 "agent.system_prompt_file",
                 f"no such file {default_display(path)}",
             )
-    elif agent.kind == "python":
+    elif agent.kind == "python" and start_python:
         from gate.replay.python_agent import check_callable
 
         # In a worker process, as check imports it: never into this one.

@@ -308,3 +308,53 @@ def test_check__python_agent_exits_crashes_or_loops__recorded_per_case_sample(
     FAULT_FIGURES["faults injected"] += 2 * (len(faults) - 1)
     FAULT_FIGURES["case-samples planned"] += 2 * len(faults)
     FAULT_FIGURES["case-samples recorded"] += len(runs)
+
+
+_COUNTING_AGENT = """
+import os
+
+with open(os.environ["IMPORTS_LOG"], "a", encoding="utf-8") as log:
+    log.write(f"{os.getpid()}\\n")
+
+
+def run(messages, tools, call_tool, case_id):
+    call_tool("lookup_order", {"order_id": "ord_10482"})
+    return "shipped"
+"""
+
+
+def test_check__python_agent__its_module_imported_once_per_worker(tmp_path: Path) -> None:
+    """``check`` does not start a worker of its own to see that the callable imports (the
+    adapter's first worker tells, before the first case): with one worker, the agent's
+    module is imported once, not twice."""
+    (tmp_path / "counting_agent.py").write_text(_COUNTING_AGENT, "utf-8")
+    log = tmp_path / "imports.log"
+    rows = [fault_case("ok", 0), fault_case("ok", 1)]
+    agent = '  kind: python\n  callable: "counting_agent:run"\n  path: ["."]\n'
+    cfg = (
+        project(tmp_path, rows, agent, extra="")
+        .read_text()
+        .replace("concurrency: 4", "concurrency: 1")
+    )
+    (tmp_path / "toolgate.yml").write_text(cfg)
+    proc = h.toolgate(
+        "check", "--config", "toolgate.yml", "--out", "out", "--no-progress",
+        cwd=tmp_path, env={"IMPORTS_LOG": str(log)},
+    )  # fmt: skip
+    h.assert_clean_exit(proc, ExitCode.PASS)
+    assert len(log.read_text("utf-8").split()) == 1
+
+
+def test_check__python_callable_cannot_import__exit_2_at_the_config_line(tmp_path: Path) -> None:
+    rows = [fault_case("ok", 0)]
+    agent = '  kind: python\n  callable: "no_such_module_xyz:run"\n'
+    project(tmp_path, rows, agent)
+    proc = h.toolgate("check", "--config", "toolgate.yml", "--out", "out", "--no-progress",
+                      cwd=tmp_path)  # fmt: skip
+    assert proc.returncode == ExitCode.BAD_INPUT, proc.stderr
+    assert "toolgate.yml:7: agent.callable:" in proc.stderr, proc.stderr
+    assert "No module named 'no_such_module_xyz'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "out" / "runs.jsonl").exists() or not (
+        tmp_path / "out" / "runs.jsonl"
+    ).read_text("utf-8")
