@@ -422,6 +422,7 @@ def reduce_arrays(
         mean, std, counts, per_s_sum, per_s_n = (
             np.concatenate([p[i] for p in parts], axis=-1) for i in range(5)
         )
+        del parts  # (cases × metrics each: held once)
     else:
         mean = std = np.zeros((c, 0))
         counts = np.zeros((c, 0), dtype=np.int64)
