@@ -36,7 +36,14 @@ from gate.pipeline._scorepool import (
 )
 from gate.pipeline.inputs import scoring_context
 from gate.policy.reduce import reduce, sample_metric_names
-from gate.policy.table import CaseMeta, RowsBuilder, SampleRows, SampleTable, assemble
+from gate.policy.table import (
+    CaseMeta,
+    RowsBuilder,
+    SampleRows,
+    SampleTable,
+    assemble,
+    metas_of,
+)
 from gate.results import Results, sample_record
 from gate.results import assemble as assemble_results
 from gate.runsfile import Coverage, RunsIndex
@@ -129,7 +136,7 @@ def score_runs(
     coverage = Coverage(
         dataset.cases, runs_display=runs.display, dataset_display=dataset.display, shard=shard
     )
-    metas = [CaseMeta.of(c) for c in dataset.cases if shard is None or shard.holds(c.id)]
+    metas = metas_of(c for c in dataset.cases if shard is None or shard.holds(c.id))
     # The cyclic collector finds nothing in these acyclic records but rescans the growing
     # heap again and again (a fifth of the time): pause it while reading and scoring.
     with no_gc():

@@ -44,22 +44,54 @@ class CaseMeta:
     """Tools named by the expectations, the alternatives and must-not-call."""
 
     @classmethod
-    def of(cls, case: Case) -> CaseMeta:
+    def of(cls, case: Case, shared: dict[str, str] | None = None) -> CaseMeta:
+        """``case``'s metadata. With ``shared`` (one table for every case of a dataset:
+        :func:`metas_of`) it is built of fresh objects, none of the case's own: a score
+        stage that lets the loaded cases go before its reduction gets their memory back
+        whole (an object kept from the cases' memory keeps the block it sits in)."""
         names: dict[str, None] = {}
         for calls in case.expectation_lists():
             for call in calls:
                 names[call.name] = None
         for name in case.must_not_call:
             names[name] = None
+        if shared is None:
+            own = _same
+        else:
+
+            def own(text: str) -> str:
+                copy = shared.get(text)
+                if copy is None:
+                    copy = shared[text] = _fresh(text)
+                return copy
+
+        line = case.source.line
         return cls(
-            id=case.id,
-            line=case.source.line,
+            id=_fresh(case.id) if shared is not None else case.id,
+            line=None if line is None else (line + 0 if shared is not None else line),
             difficulty=None if case.difficulty is None else str(case.difficulty),
-            tags=tuple(case.tags),
+            tags=tuple(own(t) for t in case.tags),
             expected_no_tool=case.expected_no_tool,
-            must_not_call=tuple(case.must_not_call),
-            expect_tools=tuple(names),
+            must_not_call=tuple(own(n) for n in case.must_not_call),
+            expect_tools=tuple(own(n) for n in names),
         )
+
+
+def metas_of(cases: Iterable[Case]) -> list[CaseMeta]:
+    """The metadata of ``cases``, of fresh objects (:meth:`CaseMeta.of`), each distinct
+    text once."""
+    shared: dict[str, str] = {}
+    return [CaseMeta.of(c, shared) for c in cases]
+
+
+def _same(text: str) -> str:
+    return text
+
+
+def _fresh(text: str) -> str:
+    """A copy of ``text`` that is a new object (``str(text)`` and slices return ``text``
+    itself)."""
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")
 
 
 @dataclass(slots=True)
