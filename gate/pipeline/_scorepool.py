@@ -61,11 +61,6 @@ PARALLEL_MIN_LINES = 4000
 """Below this many lines forking workers costs more than it saves."""
 CHUNKS_PER_WORKER = 4
 """Chunks per worker: small enough to balance uneven lines, large enough to amortise."""
-CHUNK_MAX_BYTES = 16 << 20
-"""The most bytes of the runs file in one chunk (a larger file is cut into more chunks):
-what a worker holds of a chunk at once (its text, its rows as Python objects, the answer)
-and the answer the parent reads whole grow with it. bench/score_bench.py's 100,000
-case-samples (63 MB) are cut as before, in 8 chunks; its 1,000,000 in 38, not 8."""
 _WINDOW = 1 << 16
 """Bytes read at a time around a cut point to find the next line boundary."""
 
@@ -623,9 +618,7 @@ class ForkExecutor:
         index = job.index
         # Cases are compiled in the workers as their runs come (in parallel), not up front.
         _JOB = (index.fileno, _work_of(job), spool.root)
-        chunks = chunk_bounds(
-            index, max(self.workers * CHUNKS_PER_WORKER, -(-index.size // CHUNK_MAX_BYTES))
-        )
+        chunks = chunk_bounds(index, self.workers * CHUNKS_PER_WORKER)
         n = max(1, min(self.workers, len(chunks)))
         children: list[_Child] = []
         try:
