@@ -68,7 +68,7 @@ class CaseMeta:
         line = case.source.line
         return cls(
             id=_fresh(case.id) if shared is not None else case.id,
-            line=None if line is None else (line + 0 if shared is not None else line),
+            line=line + 0 if shared is not None else line,  # (+ 0: a new int object)
             difficulty=None if case.difficulty is None else str(case.difficulty),
             tags=tuple(own(t) for t in case.tags),
             expected_no_tool=case.expected_no_tool,
