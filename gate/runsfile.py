@@ -448,9 +448,11 @@ class Coverage:
         self.wanted = [shard is None or shard.holds(c.id) for c in cases]
         self._bits = [0] * len(cases)
         self._big: dict[tuple[int, int], int] = {}
-        self._rows_line: list[int] = []
-        self._rows_case: list[int] = []
-        self._rows_sample: list[int] = []
+        # Every accepted run's line, case and sample (to name a duplicate's first line):
+        # machine integers, 24 bytes a run (Python ints in lists took 88).
+        self._rows_line = array("q")
+        self._rows_case = array("q")
+        self._rows_sample = array("q")
         self.problems: list[Problem] = []
 
     @property

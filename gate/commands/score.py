@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from gate.config import Config
@@ -25,9 +26,9 @@ from gate.dataset import default_display
 from gate.errors import ExitCode, UsageError
 from gate.model import Shard
 from gate.outdir import locked, remove_stale
-from gate.pipeline import score_stage
 from gate.pipeline.check import unrecorded_calls, unrecorded_notice
-from gate.pipeline.inputs import load_inputs, read_dataset
+from gate.pipeline.inputs import Inputs, load_inputs, read_dataset
+from gate.pipeline.score import agent_info, reduce_runs, run_header, score_runs
 from gate.policy.reduce import passed_cases
 from gate.results import write_scored
 from gate.runsfile import RunsIndex
@@ -52,6 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     shard = Shard.parse(args.shard) if args.shard else None
     config: Config | None = None
+    inputs: Inputs | None = None
     if args.dataset:
         dataset_path = Path(args.dataset)
         if not dataset_path.exists():
@@ -79,7 +81,17 @@ def run(args: argparse.Namespace) -> int:
     with locked(out):
         remove_stale(out)  # the reports of earlier results would not be of these
         with RunsIndex(runs_path, display=default_display(runs_path)) as runs:
-            scored = score_stage(dataset=dataset, runs=runs, config=config, shard=shard)
+            t0 = time.perf_counter()
+            scored_runs = score_runs(dataset=dataset, runs=runs, config=config, shard=shard)
+            header = run_header(dataset, config, agent_info(config, runs.display), shard)
+            # Nothing below reads the dataset's cases (the reduction reads their metadata):
+            # let them go before it, so a large dataset and the table are not in memory
+            # together.
+            del dataset, inputs
+            scored = reduce_runs(
+                scored_runs, header, config=config, read_score_s=time.perf_counter() - t0
+            )
+            del scored_runs
             misses = unrecorded_calls(scored, runs)
             notices = [unrecorded_notice(misses)] if misses else []
         # Written from the statistics and the sample records as they are (no Results

@@ -36,7 +36,14 @@ from gate.pipeline._scorepool import (
 )
 from gate.pipeline.inputs import scoring_context
 from gate.policy.reduce import reduce, sample_metric_names
-from gate.policy.table import CaseMeta, RowsBuilder, SampleRows, SampleTable, assemble
+from gate.policy.table import (
+    CaseMeta,
+    RowsBuilder,
+    SampleRows,
+    SampleTable,
+    assemble,
+    metas_of,
+)
 from gate.results import Results, sample_record
 from gate.results import assemble as assemble_results
 from gate.runsfile import Coverage, RunsIndex
@@ -45,7 +52,9 @@ from gate.scorers.context import NormalizerTable
 __all__ = [
     "ScoreExecutor",
     "Scored",
+    "agent_info",
     "default_executor",
+    "reduce_runs",
     "run_header",
     "score_file",
     "score_runs",
@@ -127,7 +136,7 @@ def score_runs(
     coverage = Coverage(
         dataset.cases, runs_display=runs.display, dataset_display=dataset.display, shard=shard
     )
-    metas = [CaseMeta.of(c) for c in dataset.cases if shard is None or shard.holds(c.id)]
+    metas = metas_of(c for c in dataset.cases if shard is None or shard.holds(c.id))
     # The cyclic collector finds nothing in these acyclic records but rescans the growing
     # heap again and again (a fifth of the time): pause it while reading and scoring.
     with no_gc():
@@ -148,24 +157,35 @@ def score_stage(
     executor: ScoreExecutor | None = None,
     norms: NormalizerTable | None = None,
 ) -> Scored:
-    """Score a runs file against the dataset and reduce the scores; no verdict yet."""
+    """Score a runs file against the dataset and reduce the scores; no verdict yet
+    (:func:`score_runs`, then :func:`reduce_runs`)."""
     t0 = time.perf_counter()
     scored = score_runs(
         dataset=dataset, runs=runs, config=config, shard=shard, executor=executor, norms=norms
     )
+    info = dict(agent) if agent is not None else agent_info(config, runs.display)
+    header = run_header(dataset, config, info, shard)
+    return reduce_runs(scored, header, config=config, read_score_s=time.perf_counter() - t0)
+
+
+def reduce_runs(
+    scored: ScoredRuns, header: RunHeader, *, config: Config | None, read_score_s: float
+) -> Scored:
+    """The reduction of what :func:`score_runs` scored (``header``: :func:`run_header`).
+    It reads the cases' metadata only (``scored.metas``), never the dataset's cases: a
+    caller that has no further use for them can let them go first (``toolgate score``
+    does, so a large dataset and the table are not in memory together). The rows' batches
+    are let go as they are assembled into the table."""
     t1 = time.perf_counter()
-    agent_info = dict(agent) if agent is not None else _agent_info(config, runs.display)
-    header = run_header(dataset, config, agent_info, shard)
     seed = config.seed if config is not None else 0
     max_extra = 0
     with no_gc():  # the heap holds every record: a collection would scan it all
-        table = assemble(scored.metas, scored.batches)
-        # The chunks' rows are in the table now: let them go (a large run's matrix is
-        # the one big thing in memory, and it is held once).
-        scored.batches.clear()
+        # Each chunk's rows are let go as soon as they are in the table (a large run's
+        # matrix is the one big thing in memory, and it is held once).
+        table = assemble(scored.metas, scored.batches, consume=True)
         stats = reduce(table, header, seed=seed, max_extra=max_extra)
     timing = {
-        "read_score_s": round(t1 - t0, 3),
+        "read_score_s": round(read_score_s, 3),
         "score_workers": scored.workers,
         "case_samples": len(table.rows),
         "reduce_s": round(time.perf_counter() - t1, 3),
@@ -257,7 +277,9 @@ def score_file(
         )
 
 
-def _agent_info(config: Config | None, runs_display: str) -> dict[str, Any]:
+def agent_info(config: Config | None, runs_display: str) -> dict[str, Any]:
+    """The header's ``agent`` of a scored runs file: the config's agent kind (``replay``
+    without a config) and the runs file."""
     info: dict[str, Any] = {"kind": config.agent.kind if config is not None else "replay"}
     info["runs"] = runs_display
     return info

@@ -422,6 +422,7 @@ def reduce_arrays(
         mean, std, counts, per_s_sum, per_s_n = (
             np.concatenate([p[i] for p in parts], axis=-1) for i in range(5)
         )
+        del parts  # (cases × metrics each: held once)
     else:
         mean = std = np.zeros((c, 0))
         counts = np.zeros((c, 0), dtype=np.int64)
@@ -468,11 +469,17 @@ def reduce_arrays(
     per_s_pooled = stats.pooled_ratio(ind @ nt_cube, ind @ calls_cube)
     pooled_std = _std_over_samples(per_s_pooled[:, :, None])[:, 0]
 
-    low, high = stats.bootstrap_ratio_ci(
-        np.concatenate([mean0, case_nt[:, None]], axis=1),
-        np.concatenate([has.astype(np.float64), case_calls[:, None]], axis=1),
-        seed=seed,
-    )
+    # The bootstrap's inputs, cases × (metrics + the pooled one), each written once in
+    # place (the per-case means without n/a are not needed after them).
+    num = np.empty((c, k + 1))
+    num[:, :k] = mean0
+    num[:, k] = case_nt
+    del mean0
+    den = np.empty((c, k + 1))
+    den[:, :k] = has
+    den[:, k] = case_calls
+    low, high = stats.bootstrap_ratio_ci(num, den, seed=seed)
+    del num, den
     return Reduced(
         case=case,
         case_pass_rate=pass_rate,

@@ -44,22 +44,54 @@ class CaseMeta:
     """Tools named by the expectations, the alternatives and must-not-call."""
 
     @classmethod
-    def of(cls, case: Case) -> CaseMeta:
+    def of(cls, case: Case, shared: dict[str, str] | None = None) -> CaseMeta:
+        """``case``'s metadata. With ``shared`` (one table for every case of a dataset:
+        :func:`metas_of`) it is built of fresh objects, none of the case's own: a score
+        stage that lets the loaded cases go before its reduction gets their memory back
+        whole (an object kept from the cases' memory keeps the block it sits in)."""
         names: dict[str, None] = {}
         for calls in case.expectation_lists():
             for call in calls:
                 names[call.name] = None
         for name in case.must_not_call:
             names[name] = None
+        if shared is None:
+            own = _same
+        else:
+
+            def own(text: str) -> str:
+                copy = shared.get(text)
+                if copy is None:
+                    copy = shared[text] = _fresh(text)
+                return copy
+
+        line = case.source.line
         return cls(
-            id=case.id,
-            line=case.source.line,
+            id=_fresh(case.id) if shared is not None else case.id,
+            line=line + 0 if shared is not None else line,  # (+ 0: a new int object)
             difficulty=None if case.difficulty is None else str(case.difficulty),
-            tags=tuple(case.tags),
+            tags=tuple(own(t) for t in case.tags),
             expected_no_tool=case.expected_no_tool,
-            must_not_call=tuple(case.must_not_call),
-            expect_tools=tuple(names),
+            must_not_call=tuple(own(n) for n in case.must_not_call),
+            expect_tools=tuple(own(n) for n in names),
         )
+
+
+def metas_of(cases: Iterable[Case]) -> list[CaseMeta]:
+    """The metadata of ``cases``, of fresh objects (:meth:`CaseMeta.of`), each distinct
+    text once."""
+    shared: dict[str, str] = {}
+    return [CaseMeta.of(c, shared) for c in cases]
+
+
+def _same(text: str) -> str:
+    return text
+
+
+def _fresh(text: str) -> str:
+    """A copy of ``text`` that is a new object (``str(text)`` and slices return ``text``
+    itself)."""
+    return text.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")
 
 
 @dataclass(slots=True)
@@ -308,9 +340,11 @@ class SampleTable:
         names = self.rows.check_names
         if not len(self.rows):
             return [() for _ in self.metas]
-        bits = (self.rows.checks[:, None] >> np.arange(len(names))) & 1
+        # A check at a time: a rows × checks matrix of bits would be 8 bytes a cell.
+        checks, case = self.rows.checks, self.rows.case
         counts = np.zeros((len(self.metas), len(names)), dtype=np.int64)
-        np.add.at(counts, self.rows.case, bits)
+        for j in range(len(names)):
+            counts[:, j] = np.bincount(case, weights=(checks >> j) & 1, minlength=len(self.metas))
         out: list[tuple[str, ...]] = []
         for row in counts.tolist():
             tally = [(n, k) for n, k in zip(names, row, strict=True) if k]
@@ -319,42 +353,60 @@ class SampleTable:
         return out
 
 
-def assemble(metas: Sequence[CaseMeta], batches: Sequence[SampleRows]) -> SampleTable:
-    """One :class:`SampleTable` from batches of rows (the module docstring's order)."""
+def assemble(
+    metas: Sequence[CaseMeta], batches: Sequence[SampleRows], *, consume: bool = False
+) -> SampleTable:
+    """One :class:`SampleTable` from batches of rows (the module docstring's order).
+
+    With ``consume`` (``batches`` then a list, emptied here) each batch is let go as soon
+    as its rows are in place: a large run's rows are held about once while the table is
+    built, not twice (the batches, then the table)."""
     metas = tuple(metas)
     names = _union([b.names for b in batches])
     checks = _union([b.check_names for b in batches], first=CHECK_NAMES)
-    parts = [_widen(b, names, checks) for b in batches]
-    rows = _concat(parts) if parts else _empty(names, checks)
+    parts: list[SampleRows | None] = [_widen(b, names, checks) for b in batches]
+    if consume:
+        assert isinstance(batches, list)
+        batches.clear()
+    present = [p for p in parts if p is not None]
+    rows = _concat(present) if present else _empty(names, checks)
+    del present
     order = np.lexsort((rows.sample, rows.extra, rows.case))
-    if len(parts) > 1:
+    where = np.empty_like(order)
+    where[order] = np.arange(order.shape[0])
+    placed = len(parts) > 1
+    if placed:
         # The value matrix is the one large array: it is written into its sorted place
         # batch by batch, never concatenated and then copied again.
-        where = np.empty_like(order)
-        where[order] = np.arange(order.shape[0])
         values = np.empty((int(order.shape[0]), len(names)))
         at = 0
-        for part in parts:
+        for k, part in enumerate(parts):
+            assert part is not None
             n = len(part)
             values[where[at : at + n]] = part.values
             at += n
+            if consume:
+                parts[k] = None  # its values are in place: let the batch go
         rows.values = values
-        sorted_rows = _take(rows, order, sorted_values=True)
-    else:
-        sorted_rows = _take(rows, order)
+    del parts
+    # (``rows`` is this function's own unless a lone batch was passed without ``consume``.)
+    sorted_rows = _take(rows, order, where, sorted_values=placed, in_place=consume or placed)
+    del rows
     sizes = np.bincount(sorted_rows.case, minlength=len(metas)).astype(np.int64)
     extras = np.bincount(
         sorted_rows.case, weights=sorted_rows.extra.astype(np.float64), minlength=len(metas)
     ).astype(np.int64)
     # Hard failures follow their samples: case order, then sample number (regular and
     # confirmation samples together), then the order the scorer found them in.
-    where = np.empty_like(order)
-    where[order] = np.arange(order.shape[0])
     hard = sorted(
-        rows.hard,
-        key=lambda rh: (int(rows.case[rh[0]]), int(rows.sample[rh[0]]), int(where[rh[0]])),
+        sorted_rows.hard,
+        key=lambda rh: (
+            int(sorted_rows.case[where[rh[0]]]),
+            int(sorted_rows.sample[where[rh[0]]]),
+            int(where[rh[0]]),
+        ),
     )
-    located = [_located(h, metas[int(rows.case[row])]) for row, h in hard]
+    located = [_located(h, metas[int(sorted_rows.case[where[row]])]) for row, h in hard]
     sorted_rows.hard = [(int(where[row]), h) for row, h in hard]
     return SampleTable(metas, sorted_rows, sizes, extras, order, located)
 
@@ -447,30 +499,35 @@ def _concat(parts: Sequence[SampleRows]) -> SampleRows:
     )
 
 
-def _take(rows: SampleRows, order: stats.Ints, *, sorted_values: bool = False) -> SampleRows:
-    where = np.empty_like(order)
-    where[order] = np.arange(order.shape[0])
+def _take(
+    rows: SampleRows,
+    order: stats.Ints,
+    where: stats.Ints,
+    *,
+    sorted_values: bool = False,
+    in_place: bool = False,
+) -> SampleRows:
+    """``rows`` in ``order`` (``where`` its inverse). ``in_place``: ``rows`` itself is
+    sorted a column at a time (each unsorted column let go as its sorted copy is made)."""
+    out = rows if in_place else _copy(rows)
+    for name in ("case", "sample", "extra", "passed", "calls", "calls_no_tool", "checks"):
+        setattr(out, name, getattr(rows, name)[order])
+    out.latency = rows.latency[order]
+    if not sorted_values:
+        out.values = rows.values[order]
+    out.usage = {k: v[order] for k, v in rows.usage.items()}
+    out.called = {int(where[r]): names for r, names in rows.called.items()}
+    out.missing = {int(where[r]): e for r, e in rows.missing.items()}
+    return out
+
+
+def _copy(rows: SampleRows) -> SampleRows:
     return SampleRows(
-        names=rows.names,
-        check_names=rows.check_names,
-        case=rows.case[order],
-        sample=rows.sample[order],
-        extra=rows.extra[order],
-        passed=rows.passed[order],
-        values=rows.values if sorted_values else rows.values[order],
-        calls=rows.calls[order],
-        calls_no_tool=rows.calls_no_tool[order],
-        checks=rows.checks[order],
-        latency=rows.latency[order],
-        usage={k: v[order] for k, v in rows.usage.items()},
-        usage_floats=rows.usage_floats,
-        called={int(where[r]): names for r, names in rows.called.items()},
-        per_tool=rows.per_tool,
-        confusion=rows.confusion,
-        malformed=rows.malformed,
-        hard=rows.hard,
-        missing={int(where[r]): e for r, e in rows.missing.items()},
-    )
+        rows.names, rows.check_names, rows.case, rows.sample, rows.extra, rows.passed,
+        rows.values, rows.calls, rows.calls_no_tool, rows.checks, rows.latency, rows.usage,
+        rows.usage_floats, rows.called, rows.per_tool, rows.confusion, rows.malformed,
+        rows.hard, rows.missing,
+    )  # fmt: skip
 
 
 def _empty(names: tuple[str, ...], checks: tuple[str, ...]) -> SampleRows:
