@@ -14,6 +14,7 @@ read.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -148,15 +149,17 @@ class RowsBuilder:
         self._expect = [frozenset(m.expect_tools) for m in metas]
         self.check_names: list[str] = list(CHECK_NAMES)
         self._check_bit = {n: j for j, n in enumerate(self.check_names)}
-        self._case: list[int] = []
-        self._sample: list[int] = []
-        self._extra: list[bool] = []
-        self._passed: list[bool] = []
-        self._values: list[float] = []
-        self._calls: list[float] = []
-        self._calls_nt: list[float] = []
-        self._checks: list[int] = []
-        self._latency: list[float] = []
+        # Machine numbers, not lists of Python objects: a worker's chunk of 100,000
+        # case-samples holds millions of them (8 bytes each here, 32 in a list).
+        self._case = array("q")
+        self._sample = array("q")
+        self._extra = array("b")
+        self._passed = array("b")
+        self._values = array("d")
+        self._calls = array("d")
+        self._calls_nt = array("d")
+        self._checks: list[int] = []  # a bit set: may outgrow 64 bits
+        self._latency = array("d")
         self._usage: dict[str, list[float]] = {}
         self._usage_floats: set[str] = set()
         self._called: dict[int, tuple[str, ...]] = {}
