@@ -517,8 +517,22 @@ class ArgsValidator:
         except referencing.exceptions.Unresolvable as exc:
             return f"the tool's parameters schema is invalid: a $ref does not resolve ({exc})"
         except RecursionError:
-            return "the tool's parameters schema is invalid: its references loop without end"
+            return _LOOPS
+        except BaseException as exc:
+            # Met inside a native extension (rpds, under referencing), the recursion limit
+            # comes back as that extension's panic, a BaseException that says so.
+            if _is_recursion_panic(exc):
+                return _LOOPS
+            raise
         return None if err is None else _message(err)
+
+
+_LOOPS = "the tool's parameters schema is invalid: its references loop without end"
+
+
+def _is_recursion_panic(exc: BaseException) -> bool:
+    """pyo3's ``PanicException`` carrying a ``RecursionError`` (:meth:`ArgsValidator._error`)."""
+    return type(exc).__name__ == "PanicException" and "RecursionError" in str(exc)
 
 
 _SEEN_SIZE = 4096
