@@ -521,10 +521,6 @@ class Config(_Strict):
     """The line of each ``agent.*`` key in the file (``agent.callable`` → 7): where an
     agent that cannot start is reported when its adapter finds out."""
 
-    def agent_line(self, field: str) -> int | None:
-        """The file's line of ``field`` (``agent.command``), when known."""
-        return self.agent_lines.get(field)
-
     @field_validator("confirm", mode="before")
     @classmethod
     def _confirm_replaced(cls, v: Any) -> None:

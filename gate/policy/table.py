@@ -14,6 +14,7 @@ read.
 
 from __future__ import annotations
 
+import dataclasses
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -512,25 +513,24 @@ def _take(
 ) -> SampleRows:
     """``rows`` in ``order`` (``where`` its inverse). ``in_place``: ``rows`` itself is
     sorted a column at a time (each unsorted column let go as its sorted copy is made)."""
-    out = rows if in_place else _copy(rows)
-    for name in ("case", "sample", "extra", "passed", "calls", "calls_no_tool", "checks"):
+    out = rows if in_place else dataclasses.replace(rows)
+    for name in (
+        "case",
+        "sample",
+        "extra",
+        "passed",
+        "calls",
+        "calls_no_tool",
+        "checks",
+        "latency",
+    ):
         setattr(out, name, getattr(rows, name)[order])
-    out.latency = rows.latency[order]
     if not sorted_values:
         out.values = rows.values[order]
     out.usage = {k: v[order] for k, v in rows.usage.items()}
     out.called = {int(where[r]): names for r, names in rows.called.items()}
     out.missing = {int(where[r]): e for r, e in rows.missing.items()}
     return out
-
-
-def _copy(rows: SampleRows) -> SampleRows:
-    return SampleRows(
-        rows.names, rows.check_names, rows.case, rows.sample, rows.extra, rows.passed,
-        rows.values, rows.calls, rows.calls_no_tool, rows.checks, rows.latency, rows.usage,
-        rows.usage_floats, rows.called, rows.per_tool, rows.confusion, rows.malformed,
-        rows.hard, rows.missing,
-    )  # fmt: skip
 
 
 def _empty(names: tuple[str, ...], checks: tuple[str, ...]) -> SampleRows:

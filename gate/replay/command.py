@@ -614,7 +614,7 @@ class CommandPoolAgent(WorkerPoolAgent):
         argv = list(cfg.command) if isinstance(cfg.command, list) else shlex.split(cfg.command)
         if not argv:
             raise ConfigError(
-                Problem(file, config.agent_line("agent.command"), "agent.command", "is empty")
+                Problem(file, config.agent_lines.get("agent.command"), "agent.command", "is empty")
             )
         if argv[0] in BARE_PYTHON and cfg.python == "toolgate":
             # A bare `python` means the interpreter running ToolGate unless the config
@@ -627,7 +627,7 @@ class CommandPoolAgent(WorkerPoolAgent):
             env={**agent_environ(os.environ), "PYTHONUNBUFFERED": "1", **cfg.env},
             workers=cfg.workers,
             file=file,
-            line=config.agent_line("agent.command"),
+            line=config.agent_lines.get("agent.command"),
             require_ids=cfg.reply_ids is ReplyIds.REQUIRED,
         )
 

@@ -70,7 +70,7 @@ class PythonCallableAgent(WorkerPoolAgent):
             env={**agent_environ(os.environ), "PYTHONUNBUFFERED": "1", **_importable()},
             workers=config.concurrency,
             file=str(config.source) if config.source else "toolgate.yml",
-            line=config.agent_line("agent.callable"),
+            line=config.agent_lines.get("agent.callable"),
         )
 
     def describe(self) -> dict[str, Any]:
