@@ -49,7 +49,7 @@ from typing import Any, Protocol
 import numpy as np
 import orjson
 
-from gate.errors import Problem, RunAborted, RunsFileError
+from gate.errors import Problem, RunAborted, RunsFileError, UsageError
 from gate.model import Case, HardFailure, SampleScore, Turn
 from gate.policy.table import CaseMeta, RowsBuilder, SampleRows, SampleTable
 from gate.results import RecordTemplate, record_template
@@ -788,14 +788,33 @@ def _next_line(index: RunsIndex, pos: int) -> int:
     return size
 
 
+WORKERS_ENV = "TOOLGATE_SCORE_WORKERS"
+
+
+def workers_setting(environ: Mapping[str, str]) -> int | None:
+    """The number of scoring processes ``TOOLGATE_SCORE_WORKERS`` asks for (``None``: not
+    set, every available core). A value that is not a whole number of at least 1 is refused
+    (:class:`~gate.errors.UsageError`, exit code 2): :func:`gate.pipeline.check.check`
+    asks before the agent runs, so a typo never costs a whole run."""
+    raw = environ.get(WORKERS_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        workers = int(raw)
+    except ValueError:
+        workers = 0
+    if workers < 1:
+        raise UsageError(
+            f"{WORKERS_ENV}={raw!r}: expected a whole number of scoring processes, 1 or more",
+            hint=f"unset {WORKERS_ENV} to use every available core; 1 scores in one process",
+        )
+    return workers
+
+
 def default_executor(index: RunsIndex) -> ScoreExecutor:
     """The executor for a file of this size on this machine (module docstring)."""
-    env = os.environ.get("TOOLGATE_SCORE_WORKERS")
-    if env:
-        try:
-            workers = max(1, int(env))
-        except ValueError:
-            workers = 1
+    workers = workers_setting(os.environ)
+    if workers is not None:
         return SerialExecutor() if workers == 1 else ForkExecutor(workers)
     if "fork" not in multiprocessing.get_all_start_methods() or threading.active_count() > 1:
         # Forking a process with other threads alive can copy a lock they hold (a

@@ -18,7 +18,7 @@ from gate.pipeline.inputs import load_baseline, load_inputs, normalizers
 from gate.pipeline.judge import judge_stage
 from gate.pipeline.options import CheckOptions, CheckOutcome
 from gate.pipeline.publish import report_and_publish, validate_run
-from gate.pipeline.score import Scored, score_stage
+from gate.pipeline.score import Scored, score_stage, workers_setting
 from gate.pipeline.sequential import detect_sentences, policy_stage
 from gate.results import assemble, policy_fields
 from gate.runsfile import RunsIndex
@@ -38,6 +38,7 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
     from gate.replay.runner import run_all
 
     t0 = time.perf_counter()
+    workers_setting(environ)  # refused now, not after the agent ran
     inputs = opts.inputs or load_inputs(opts.config_path, opts.config_display, agent=True)
     config, dataset = inputs.config, inputs.dataset
     base = load_baseline(opts.baseline, config)

@@ -33,6 +33,7 @@ from gate.pipeline._scorepool import (
     ScoreExecutor,
     ScoreJob,
     default_executor,
+    workers_setting,
 )
 from gate.pipeline.inputs import scoring_context
 from gate.policy.reduce import reduce, sample_metric_names
@@ -60,6 +61,7 @@ __all__ = [
     "score_runs",
     "score_stage",
     "scores_to_scored",
+    "workers_setting",
 ]
 
 

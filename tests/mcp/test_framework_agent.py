@@ -1,7 +1,11 @@
 """End to end: an OpenAI Agents SDK agent (examples/mcp-agent) taking its tools from
 ToolGate's MCP server, its model the repository's fake OpenAI-compatible server on
 127.0.0.1, gated by a real ``toolgate check`` — a good build passes, the regressed one
-fails on a must-not-call and a flipped case."""
+fails on a must-not-call and a flipped case.
+
+The example's two cases the regressed build breaks (the refund and the account closing)
+are enough for that: each agent process spends about 4 s importing the SDK, and nine base
+samples of five cases made this the suite's longest test by far."""
 
 from __future__ import annotations
 
@@ -28,6 +32,9 @@ def _scripted_model() -> ModuleType:
     return module
 
 
+_CASES = ("refund-damaged", "account-close")
+
+
 def _config(folder: Path, variant: str, base_url: str) -> Path:
     path = folder / f"toolgate.{variant}.yml"
     text = (EXAMPLE / "toolgate.yml").read_text(encoding="utf-8")
@@ -37,6 +44,13 @@ def _config(folder: Path, variant: str, base_url: str) -> Path:
         f'"--variant", "{variant}"]\n  env: {{MODEL_BASE_URL: "{base_url}"}}',
     )
     path.write_text(text, encoding="utf-8")
+    pin = subprocess.run(
+        [sys.executable, "-m", "gate", "pin", "--config", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert pin.returncode == 0, pin.stderr
     return path
 
 
@@ -55,8 +69,11 @@ def _check(config: Path, out: Path, *extra: str) -> tuple[int, dict[str, Any]]:
 def test_framework_agent__good_and_regressed_builds__gate_passes_then_fails(
     tmp_path: Path,
 ) -> None:
-    for name in ("dataset.jsonl", "tools.json"):
-        shutil.copy(EXAMPLE / name, tmp_path / name)
+    shutil.copy(EXAMPLE / "tools.json", tmp_path / "tools.json")
+    lines = (EXAMPLE / "dataset.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if json.loads(line)["id"] in _CASES]
+    assert len(kept) == len(_CASES)
+    (tmp_path / "dataset.jsonl").write_text("".join(kept), encoding="utf-8")
     model = _scripted_model()
     with FakeOpenAIServer(lambda request, _i: Response(body=model.reply(request))) as srv:
         # Nine samples of the good build: the base history a single case's regression is

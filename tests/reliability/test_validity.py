@@ -358,3 +358,21 @@ def test_check__python_callable_cannot_import__exit_2_at_the_config_line(tmp_pat
     assert not (tmp_path / "out" / "runs.jsonl").exists() or not (
         tmp_path / "out" / "runs.jsonl"
     ).read_text("utf-8")
+
+
+def test_check__score_workers_not_a_number__exit_2_before_the_agent_runs(tmp_path: Path) -> None:
+    """``TOOLGATE_SCORE_WORKERS=abc`` is refused before the first case, not read after the
+    run as "one process"."""
+    (tmp_path / "counting_agent.py").write_text(_COUNTING_AGENT, "utf-8")
+    log = tmp_path / "imports.log"
+    agent = '  kind: python\n  callable: "counting_agent:run"\n  path: ["."]\n'
+    project(tmp_path, [fault_case("ok", 0)], agent)
+    for bad in ("abc", "0", "-2", "1.5"):
+        proc = h.toolgate(
+            "check", "--config", "toolgate.yml", "--out", "out", "--no-progress",
+            cwd=tmp_path, env={"IMPORTS_LOG": str(log), "TOOLGATE_SCORE_WORKERS": bad},
+        )  # fmt: skip
+        h.assert_clean_exit(proc, ExitCode.BAD_INPUT)
+        assert f"TOOLGATE_SCORE_WORKERS={bad!r}: expected a whole number" in proc.stderr
+        assert not log.exists(), "the agent never started"
+        assert not (tmp_path / "out" / "runs.jsonl").exists()
