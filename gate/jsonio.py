@@ -218,6 +218,14 @@ def dumps_line(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
 
 
+def key_text(value: Any) -> str:
+    """The JSON text of ``value`` (keys in their order) as a key a memo keeps. A ``str``,
+    not orjson's ``bytes``: each ``bytes`` orjson returns holds a 4 KiB buffer however
+    short its JSON, so a memo of a few thousand keys held tens of megabytes in every
+    scoring worker. Raises ``TypeError`` for what is not JSON."""
+    return orjson.dumps(value).decode()
+
+
 def canonical(value: Any) -> str:
     """A stable text form of a JSON value, for hashing and for equality of arguments."""
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()

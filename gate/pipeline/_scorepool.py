@@ -47,9 +47,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
-import orjson
 
 from gate.errors import Problem, RunAborted, RunsFileError, UsageError
+from gate.jsonio import key_text
 from gate.model import Case, HardFailure, SampleScore, Turn
 from gate.policy.table import CaseMeta, RowsBuilder, SampleRows, SampleTable
 from gate.results import RecordTemplate, record_template
@@ -295,7 +295,7 @@ class Memo:
         here: a line whose key equals an earlier, valid line's holds the same view fields,
         and its other fields are still checked when it is converted."""
         try:
-            return tuple(orjson.dumps(obj.get(name)) for name in VIEW_FIELDS)
+            return tuple(key_text(obj.get(name)) for name in VIEW_FIELDS)
         except TypeError:
             return None
 

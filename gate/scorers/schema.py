@@ -48,7 +48,6 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
-import orjson
 import referencing
 import referencing.exceptions
 import referencing.jsonschema
@@ -65,6 +64,7 @@ from jsonschema import exceptions as js_exceptions
 from jsonschema import validators as js_validators
 from jsonschema.protocols import Validator
 
+from gate.jsonio import canonical, key_text
 from gate.scorers import _schema_fast
 from gate.scorers.normalize import bfcl_string
 
@@ -450,7 +450,7 @@ class ArgsValidator:
     __slots__ = ("_authority", "_broken", "_fast", "_seen", "fast_path")
 
     def __init__(self, schema: Any, strings: StringRule = StringRule.EXACT):
-        self._seen: dict[bytes, str | None] = {}
+        self._seen: dict[str, str | None] = {}
         self._broken: str | None = None
         self._fast: _schema_fast.Check | None = None
         self._authority: Validator | None = None
@@ -494,7 +494,7 @@ class ArgsValidator:
         text, keys in their order: the samples of a case repeat their calls, and the
         slow path's answer is the expensive one)."""
         try:
-            key = orjson.dumps(args)
+            key = key_text(args)
         except TypeError:  # not JSON (a caller's own object): not remembered
             return self._error(args)
         seen = self._seen
@@ -556,7 +556,7 @@ class SchemaCache:
 
     def __init__(self, strings: StringRule = StringRule.EXACT) -> None:
         self.strings = strings
-        self._by_text: dict[bytes, ArgsValidator] = {}
+        self._by_text: dict[str, ArgsValidator] = {}
         # id → (schema object kept alive, validator): skips re-serialising shared schemas.
         self._by_id: dict[int, tuple[Any, ArgsValidator]] = {}
 
@@ -564,7 +564,7 @@ class SchemaCache:
         hit = self._by_id.get(id(schema))
         if hit is not None and hit[0] is schema:
             return hit[1]
-        key = orjson.dumps(schema, option=orjson.OPT_SORT_KEYS)
+        key = canonical(schema)
         v = self._by_text.get(key)
         if v is None:
             v = ArgsValidator(schema, self.strings)
