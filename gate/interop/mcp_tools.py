@@ -23,7 +23,6 @@ from gate.baseline.diff import definition_diff
 from gate.config import Config, McpAgent, McpServerConfig
 from gate.errors import McpServerError
 from gate.model import ToolRef, ToolSpec
-from gate.replay.mcp.upstream import Upstream
 from gate.results import ToolDrift
 
 __all__ = ["list_server_tools", "server_drift", "tool_drift", "write_tools_file"]
@@ -33,6 +32,10 @@ def list_server_tools(
     server: McpServerConfig, *, root: Path, environ: Mapping[str, str]
 ) -> list[ToolSpec]:
     """The tools one server advertises (raises :class:`McpServerError`)."""
+    # The MCP SDK takes about 2 s to import: only a command that lists a server pays it
+    # (every `toolgate check` asks for the drift, and most configure no server).
+    from gate.replay.mcp.upstream import Upstream
+
     with Upstream([server], root=root, environ=environ) as upstream:
         return upstream.listed(server.name)
 
