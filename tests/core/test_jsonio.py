@@ -22,6 +22,10 @@ from gate import jsonio
         ('{"a\\\\": 1, "a\\\\": 2}', "duplicate key"),
         ('{"a": 1, "b": {"a": 1, "c": 2, "c": 3}}', "duplicate key 'c'"),
         ('{"a" : 1, "a" : 2}', "duplicate key 'a'"),
+        # An escape anywhere: the keys are counted net of escaped quotes on both sides.
+        ('{"a": 1, "a": 2, "s": "\\u0022:"}', "duplicate key 'a'"),
+        ('{"a": "\\":", "a": 2}', "duplicate key 'a'"),
+        ('{"a":1,"a":2,"t":"10:00"}', "duplicate key 'a'"),
         ("[12345678901234567890123]", "out of range|too long|invalid"),
     ],
 )
