@@ -650,9 +650,11 @@ def _template(
 
 
 def record_template(
-    score: SampleScore, *, names: Sequence[str], extra: bool = False
+    score: SampleScore, *, names: Sequence[str], extra: bool = False, reasons_kept: bool = False
 ) -> RecordTemplate:
-    """The record of a scored sample (lean: see the module docstring) as a template."""
+    """The record of a scored sample (lean: see the module docstring) as a template.
+    ``reasons_kept``: the score's reasons are those a record keeps already (as
+    :func:`gate.scorers.score_sample` gives them without ``full``)."""
     scores = score.scores
     values = list(scores.values())
     if len(values) != len(names) or tuple(scores) != tuple(names):
@@ -661,7 +663,9 @@ def record_template(
         passed=score.passed,
         scores=values,
         failed_checks=score.failed_checks,
-        reasons=kept_reasons(score.reasons, scores, score.failed_checks),
+        reasons=score.reasons
+        if reasons_kept
+        else kept_reasons(score.reasons, scores, score.failed_checks),
         evidence=evidence_json(score.evidence) if score.evidence is not None else None,
         tallies=_lean_tallies_of(score.tallies),
         error=score.error,

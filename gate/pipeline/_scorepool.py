@@ -50,8 +50,9 @@ import numpy as np
 
 from gate.errors import Problem, RunAborted, RunsFileError, UsageError
 from gate.jsonio import key_text
-from gate.model import Case, HardFailure, SampleScore, Turn
-from gate.policy.table import CaseMeta, RowsBuilder, SampleRows, SampleTable
+from gate.model import Case, HardFailure, Turn
+from gate.policy.table import CaseMeta, RowProto, RowsBuilder, SampleRows, SampleTable
+from gate.policy.validity import is_missing
 from gate.results import RecordTemplate, record_template
 from gate.runsfile import Coverage, RunRows, RunsIndex, convert_run, decode_run_line, read_at
 from gate.scorers import ScoringContext, score_sample
@@ -278,16 +279,31 @@ a runs file (the runner starts them together), so a small memo gets nearly every
 same as with 20,000), while a worker's peak memory fell from 598 to 187 MiB."""
 
 
+@dataclass(frozen=True, slots=True)
+class Scoring:
+    """What one scoring view scored to, for every sample that has it: the sample's row
+    (:class:`~gate.policy.table.RowProto`), its results.json record but its sample
+    number and usage (:class:`~gate.results.RecordTemplate`), the converted turns, and
+    the hard failures as the first sample found them. Scoring reads nothing but the view:
+    a sample's own number, latency and usage are all that differ (hard failures carry
+    the sample number)."""
+
+    proto: RowProto
+    template: RecordTemplate
+    turns: tuple[Turn, ...]
+    hard: tuple[HardFailure, ...]
+    unrecorded: bool
+
+
 class Memo:
-    """Scores of runs already seen, keyed by the run's scoring view: every field of
+    """Scorings of runs already seen, keyed by the run's scoring view: every field of
     :class:`gate.scorers.facts.ScoringView` (:data:`~gate.scorers.facts.VIEW_FIELDS`),
     in canonical JSON. At temperature 0 most samples of a case are the same run; each is
-    scored once and the others get a copy with their own sample number, latency and usage
-    (scoring reads nothing but the view). Bounded: cleared when it holds
-    :data:`MEMO_SIZE` runs."""
+    scored once and the others take its :class:`Scoring`. Bounded: cleared when it
+    holds :data:`MEMO_SIZE` runs."""
 
     def __init__(self) -> None:
-        self._d: dict[Any, tuple[SampleScore, tuple[Turn, ...], RecordTemplate, list[float]]] = {}
+        self._d: dict[Any, Scoring] = {}
 
     @staticmethod
     def key_of_json(obj: Mapping[str, Any]) -> Any:
@@ -299,52 +315,21 @@ class Memo:
         except TypeError:
             return None
 
-    def get(
-        self, key: Any
-    ) -> tuple[SampleScore, tuple[Turn, ...], RecordTemplate, list[float]] | None:
-        """(score, converted turns, record template, table row) of the run first seen with
-        ``key``."""
+    def get(self, key: Any) -> Scoring | None:
+        """The scoring of the run first seen with ``key``."""
         return self._d.get(key) if key is not None else None
 
-    def put(
-        self,
-        key: Any,
-        score: SampleScore,
-        turns: tuple[Turn, ...],
-        template: RecordTemplate,
-        values: list[float],
-    ) -> None:
+    def put(self, key: Any, scoring: Scoring) -> None:
         if key is None:
             return
         if len(self._d) >= MEMO_SIZE:
             self._d.clear()
-        self._d[key] = (score, turns, template, values)
+        self._d[key] = scoring
 
 
-def derive(score: SampleScore, sample: int, latency: float | None, usage: Any) -> SampleScore:
-    """A memoised score for another sample of the same run (built directly: a third of
-    the time on memo hits went to ``dataclasses.replace``)."""
-    hard = (
-        tuple(
-            HardFailure(h.kind, h.case_id, sample, h.call, h.message) for h in score.hard_failures
-        )
-        if score.hard_failures
-        else ()
-    )
-    return SampleScore(
-        case_id=score.case_id,
-        sample=sample,
-        passed=score.passed,
-        scores=score.scores,
-        failed_checks=score.failed_checks,
-        reasons=score.reasons,
-        evidence=score.evidence,
-        tallies=score.tallies,
-        hard_failures=hard,
-        error=score.error,
-        latency_ms=latency,
-        usage=usage,
-    )
+def _of_sample(hard: tuple[HardFailure, ...], sample: int) -> tuple[HardFailure, ...]:
+    """``hard`` as another sample of the same run found them."""
+    return tuple(HardFailure(h.kind, h.case_id, sample, h.call, h.message) for h in hard)
 
 
 # ─── reading and scoring a chunk (both executors) ─────────────────────────────
@@ -440,7 +425,7 @@ def _score_chunk(data: bytes, base: int, w: _Work, memo: Memo, spool_fd: int | N
             # A line with the view of an earlier one: its other fields are checked, its
             # turns (already converted, so valid) are not converted again.
             run = convert_run(
-                obj, file=display, lineno=lineno, turns=hit[1] if hit is not None else None
+                obj, file=display, lineno=lineno, turns=hit.turns if hit is not None else None
             )
         except RunsFileError as exc:
             problems = [(p.file, p.line, p.field, p.message) for p in exc.problems]
@@ -457,34 +442,43 @@ def _score_chunk(data: bytes, base: int, w: _Work, memo: Memo, spool_fd: int | N
         case = wanted.get(cid)
         if case is None or run.sample < min_sample:
             continue
-        if hit is not None:
-            score = derive(hit[0], run.sample, run.latency_ms, run.usage)
-            template, values = hit[2], hit[3]
-        else:
+        if hit is None:
             score = score_sample(case, run, ctx)
-            template = record_template(score, names=METRICS, extra=extra)
-            values = builder.values_of(score.scores)
-            memo.put(key, score, run.turns, template, values)
-        if score.tallies.unrecorded:
+            hard = score.hard_failures
+            hit = Scoring(
+                proto=builder.proto(
+                    table[cid],
+                    passed=score.passed,
+                    scores=score.scores,
+                    failed_checks=score.failed_checks,
+                    tallies=score.tallies,
+                    missing=run.error if is_missing(run.error, hard) else None,
+                ),
+                template=record_template(score, names=METRICS, extra=extra, reasons_kept=True),
+                turns=run.turns,
+                hard=hard,
+                unrecorded=bool(score.tallies.unrecorded),
+            )
+            memo.put(key, hit)
+        elif hit.hard:
+            hard = _of_sample(hit.hard, run.sample)
+        else:
+            hard = ()
+        if hit.unrecorded:
             unrecorded.append(len(scored))
         scored.append(e)
         run_start.append(base + start)
         run_length.append(end - start)
-        builder.add(
+        builder.add_proto(
             table[cid],
-            score.sample,
-            passed=score.passed,
-            scores=score.scores,
-            failed_checks=score.failed_checks,
-            tallies=score.tallies,
-            usage=score.usage,
-            latency_ms=score.latency_ms,
-            hard=score.hard_failures,
+            run.sample,
+            hit.proto,
+            usage=run.usage,
+            latency_ms=run.latency_ms,
+            hard=hard,
             extra=extra,
-            values=values,
-            error=score.error,
         )
-        record = template.render(score.sample, score.usage)
+        record = hit.template.render(run.sample, run.usage)
         if spool_fd is None:
             records.append(record)
         else:

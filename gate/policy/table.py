@@ -141,6 +141,30 @@ class SampleRows:
         return mask
 
 
+@dataclass(frozen=True, slots=True)
+class RowProto:
+    """A scored sample as a row of one :class:`RowsBuilder` — everything but its case,
+    sample number, latency, usage and hard failures. The samples of one scored run
+    (identical runs are scored once) share it: :meth:`RowsBuilder.proto` makes it once,
+    :meth:`RowsBuilder.add_proto` adds each sample."""
+
+    values: array[float]
+    """The scores in the builder's column order (NaN = n/a)."""
+    passed: bool
+    checks: int
+    """Bit set of the failed checks over the builder's check names."""
+    calls: float
+    calls_no_tool: float
+    called: tuple[str, ...]
+    """Tools it called beyond its case's expected tools, in the order they came."""
+    per_tool: tuple[tuple[str, int, int, int], ...]
+    confusion: tuple[tuple[str, str], ...]
+    malformed: tuple[tuple[str, int], ...]
+    missing: str | None
+    """The error of a *missing* sample (:func:`gate.policy.validity.is_missing`), else
+    None."""
+
+
 class RowsBuilder:
     """Collects scored samples into :class:`SampleRows`."""
 
@@ -169,7 +193,7 @@ class RowsBuilder:
         self._malformed: dict[str, int] = {}
         self._hard: list[tuple[int, HardFailure]] = []
         self._missing: dict[int, str] = {}
-        self._na = [float("nan")] * len(self.names)
+        self._na = array("d", [float("nan")] * len(self.names))
 
     def add(
         self,
@@ -192,19 +216,34 @@ class RowsBuilder:
         infrastructure failed (``error``, no hard failure) is added as *missing*
         (:attr:`SampleRows.missing`)."""
         hard = tuple(hard)
-        if is_missing(error, hard):
-            assert error is not None
-            self._missing[len(self._case)] = error
-            self._add_row(case, sample, extra, passed=False, values=self._na)
-            return
-        row = len(self._case)
-        self._case.append(case)
-        self._sample.append(sample)
-        self._extra.append(extra)
-        self._passed.append(passed)
-        self._values.extend(self.values_of(scores) if values is None else values)
-        self._calls.append(tallies.calls)
-        self._calls_nt.append(tallies.calls_on_no_tool)
+        proto = self.proto(
+            case,
+            passed=passed,
+            scores=scores,
+            failed_checks=failed_checks,
+            tallies=tallies,
+            values=values,
+            missing=error if is_missing(error, hard) else None,
+        )
+        self.add_proto(
+            case, sample, proto, usage=usage, latency_ms=latency_ms, hard=hard, extra=extra
+        )
+
+    def proto(
+        self,
+        case: int,
+        *,
+        passed: bool,
+        scores: Mapping[str, float | None],
+        failed_checks: Iterable[str] = (),
+        tallies: Tallies = _NO_TALLIES,
+        values: Sequence[float] | None = None,
+        missing: str | None = None,
+    ) -> RowProto:
+        """The row of a scored sample of the case with table index ``case`` (``missing``:
+        the error of a sample the infrastructure failed, see :meth:`add`)."""
+        if missing is not None:  # not sampled: nothing but its place (SampleRows.missing)
+            return RowProto(self._na, False, 0, 0.0, 0.0, (), (), (), (), missing)
         bits = 0
         for check in failed_checks:
             b = self._check_bit.get(check)
@@ -212,7 +251,49 @@ class RowsBuilder:
                 b = self._check_bit[check] = len(self.check_names)
                 self.check_names.append(check)
             bits |= 1 << b
-        self._checks.append(bits)
+        expect = self._expect[case]
+        per_tool = tallies.per_tool
+        return RowProto(
+            values=array("d", self.values_of(scores) if values is None else values),
+            passed=passed,
+            checks=bits,
+            calls=float(tallies.calls),
+            calls_no_tool=float(tallies.calls_on_no_tool),
+            called=tuple(n for n, t in per_tool.items() if t.called and n not in expect),
+            per_tool=tuple((n, t.expected, t.matched, t.called) for n, t in per_tool.items()),
+            confusion=tuple(
+                (str(e), NO_ACTUAL if a is None else str(a)) for e, a in tallies.confusion
+            ),
+            malformed=tuple((str(k), int(n)) for k, n in tallies.malformed.items()),
+            missing=missing,
+        )
+
+    def add_proto(
+        self,
+        case: int,
+        sample: int,
+        proto: RowProto,
+        *,
+        usage: Mapping[str, int | float] | None = None,
+        latency_ms: float | None = None,
+        hard: Sequence[HardFailure] = (),
+        extra: bool = False,
+    ) -> None:
+        """One sample of the case with table index ``case`` scored as ``proto`` (a row of
+        this builder's: :meth:`proto`)."""
+        row = len(self._case)
+        if proto.missing is not None:
+            self._missing[row] = proto.missing
+            self._add_row(case, sample, extra, passed=False, values=self._na)
+            return
+        self._case.append(case)
+        self._sample.append(sample)
+        self._extra.append(extra)
+        self._passed.append(proto.passed)
+        self._values.extend(proto.values)
+        self._calls.append(proto.calls)
+        self._calls_nt.append(proto.calls_no_tool)
+        self._checks.append(proto.checks)
         self._latency.append(float("nan") if latency_ms is None else latency_ms)
         if usage:
             for key, val in usage.items():
@@ -223,28 +304,28 @@ class RowsBuilder:
                     column.append(val)
                     if not isinstance(val, int):
                         self._usage_floats.add(key)
-        for column in self._usage.values():
-            if len(column) == row:
-                column.append(float("nan"))
-        expect = self._expect[case]
-        called: list[str] = []
-        for name, t in tallies.per_tool.items():
-            acc = self._per_tool.get(name)
+        if self._usage:
+            for column in self._usage.values():
+                if len(column) == row:
+                    column.append(float("nan"))
+        if proto.called:
+            self._called[row] = proto.called
+        per_tool = self._per_tool
+        for name, e, m, k in proto.per_tool:
+            acc = per_tool.get(name)
             if acc is None:
-                acc = self._per_tool[name] = [0, 0, 0]
-            acc[0] += t.expected
-            acc[1] += t.matched
-            acc[2] += t.called
-            if t.called and name not in expect:
-                called.append(name)
-        if called:
-            self._called[row] = tuple(called)
-        for expected, actual in tallies.confusion:
-            cells = self._confusion.setdefault(str(expected), {})
-            key = NO_ACTUAL if actual is None else str(actual)
+                per_tool[name] = [e, m, k]
+            else:
+                acc[0] += e
+                acc[1] += m
+                acc[2] += k
+        for expected, key in proto.confusion:
+            cells = self._confusion.get(expected)
+            if cells is None:
+                cells = self._confusion[expected] = {}
             cells[key] = cells.get(key, 0) + 1
-        for kind, count in tallies.malformed.items():
-            self._malformed[str(kind)] = self._malformed.get(str(kind), 0) + int(count)
+        for kind, count in proto.malformed:
+            self._malformed[kind] = self._malformed.get(kind, 0) + count
         for h in hard:
             self._hard.append((row, h))
 
@@ -268,7 +349,7 @@ class RowsBuilder:
 
     def values_of(self, scores: Mapping[str, float | None]) -> list[float]:
         """A sample's scores as a row of this builder's columns (NaN = n/a)."""
-        values = list(self._na)
+        values = self._na.tolist()
         col = self._col
         for name, v in scores.items():
             j = col.get(name)

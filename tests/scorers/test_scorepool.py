@@ -76,39 +76,20 @@ def test_read_and_score__identical_runs_memoised__same_scores_as_fresh(
     assert len(hard) == sum(len(w.hard_failures) for w in expected)
 
 
-def test_derive__copies_every_field_but_the_sample_its_timing_and_usage() -> None:
+def test_memo__sample_score_fields__each_from_the_view_or_the_sample() -> None:
+    """A repeated view takes the first sample's scoring (its row, its record template,
+    its hard failures with the sample number changed): every other field of a sample
+    score must follow from the view. A field added to SampleScore must be placed here,
+    and the memo (gate.pipeline._scorepool.Scoring) taught it if it is per sample."""
     import dataclasses
 
-    from gate.model import Evidence, HardFailure, HardFailureKind, SampleScore, Tallies, ToolCall
-    from gate.pipeline._scorepool import derive
+    from gate.model import SampleScore
 
-    hard = HardFailure(HardFailureKind.MUST_NOT_CALL, "c", 0, ToolCall("x", {}), "bad")
-    score = SampleScore(
-        case_id="c",
-        sample=0,
-        passed=False,
-        scores={"call_accuracy": 0.5},
-        failed_checks=("call_accuracy",),
-        reasons={"call_accuracy": "1 of 2"},
-        evidence=Evidence((), (), 0, (), "s"),
-        tallies=Tallies(calls=2),
-        hard_failures=(hard,),
-        error="agent_error: x",
-        latency_ms=1.0,
-        usage={"prompt_tokens": 3},
-    )
-    # derive() names every field: one added to SampleScore must be added there too.
-    assert {f.name for f in dataclasses.fields(SampleScore)} == {
-        "case_id", "sample", "passed", "scores", "failed_checks", "reasons", "evidence",
-        "tallies", "hard_failures", "error", "latency_ms", "usage",
+    per_sample = {"sample", "latency_ms", "usage", "hard_failures"}
+    from_view = {
+        "case_id", "passed", "scores", "failed_checks", "reasons", "evidence", "tallies", "error",
     }  # fmt: skip
-    got = derive(score, 4, 2.5, {"prompt_tokens": 5})
-    changed = {"sample", "latency_ms", "usage", "hard_failures"}
-    for f in dataclasses.fields(SampleScore):
-        if f.name not in changed:
-            assert getattr(got, f.name) == getattr(score, f.name), f.name
-    assert (got.sample, got.latency_ms, got.usage) == (4, 2.5, {"prompt_tokens": 5})
-    assert got.hard_failures == (HardFailure(hard.kind, "c", 4, hard.call, hard.message),)
+    assert {f.name for f in dataclasses.fields(SampleScore)} == per_sample | from_view
 
 
 @pytest.mark.parametrize(
