@@ -18,7 +18,7 @@ def score_call_accuracy(an: Analysis) -> Scored:
         return None, "n/a: no call expected"
     return (
         an.m / an.n_e,
-        f"{an.m} of {plural(an.n_e, 'expected call')} matched by name and arguments",
+        lambda: f"{an.m} of {plural(an.n_e, 'expected call')} matched by name and arguments",
     )
 
 
@@ -31,4 +31,7 @@ def score_required_args_match(an: Analysis) -> Scored:
     if an.parsed_pairs == 0:
         return None, "n/a: no expected tool was called with parsed arguments"
     v = an.m / an.parsed_pairs
-    return v, f"{an.m} of {an.parsed_pairs} calls of an expected tool had the expected arguments"
+    return (
+        v,
+        lambda: f"{an.m} of {an.parsed_pairs} calls of an expected tool had the expected arguments",
+    )

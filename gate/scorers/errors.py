@@ -66,12 +66,15 @@ def score_schema_validity(an: Analysis) -> Scored:
     """Valid parsed calls ÷ parsed calls (unknown tool = invalid); n/a without one."""
     if an.parsed == 0:
         return None, "n/a: no call with parsed arguments"
-    bad = an.parsed - an.schema_valid
-    tail = ""
-    if bad:
-        first = next(c for c in an.calls if c.parse_ok and c.malformed is not None)
-        tail = f"; e.g. {first.name}: {malformed_detail(first)}"
-    return an.schema_valid / an.parsed, f"{an.schema_valid} of {an.parsed} parsed calls valid{tail}"
+
+    def why() -> str:
+        tail = ""
+        if an.parsed > an.schema_valid:
+            first = next(c for c in an.calls if c.parse_ok and c.malformed is not None)
+            tail = f"; e.g. {first.name}: {malformed_detail(first)}"
+        return f"{an.schema_valid} of {an.parsed} parsed calls valid{tail}"
+
+    return an.schema_valid / an.parsed, why
 
 
 def score_parse_failure_rate(an: Analysis) -> Scored:
@@ -81,7 +84,7 @@ def score_parse_failure_rate(an: Analysis) -> Scored:
         return None, "n/a: no call made"
     return (
         v,
-        f"{an.parse_failures} of {plural(an.n_a, 'call')} sent arguments that are not JSON",
+        lambda: f"{an.parse_failures} of {plural(an.n_a, 'call')} sent arguments that are not JSON",
     )
 
 
@@ -92,7 +95,10 @@ def score_tool_error_rate(an: Analysis) -> Scored:
         return None, "n/a: no call made"
     return (
         v,
-        f"{an.malformed} malformed, {an.exec_failed} failed to execute of {plural(an.n_a, 'call')}",
+        lambda: (
+            f"{an.malformed} malformed, {an.exec_failed} failed to execute"
+            f" of {plural(an.n_a, 'call')}"
+        ),
     )
 
 
@@ -103,8 +109,12 @@ def score_malformed_call_rate(an: Analysis) -> Scored:
         return None, "n/a: no call made"
     if not an.malformed:
         return v, "no malformed call"
-    kinds = ", ".join(f"{k} {n}" for k, n in sorted(an.malformed_counts.items()))
-    return v, f"{an.malformed} of {plural(an.n_a, 'call')} malformed ({kinds})"
+
+    def why() -> str:
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(an.malformed_counts.items()))
+        return f"{an.malformed} of {plural(an.n_a, 'call')} malformed ({kinds})"
+
+    return v, why
 
 
 def score_execution_failure_rate(an: Analysis) -> Scored:
@@ -112,7 +122,7 @@ def score_execution_failure_rate(an: Analysis) -> Scored:
     v = rate(an.exec_failed, an.n_a)
     if v is None:
         return None, "n/a: no call made"
-    return v, f"{an.exec_failed} of {plural(an.n_a, 'call')} failed in execution"
+    return v, lambda: f"{an.exec_failed} of {plural(an.n_a, 'call')} failed in execution"
 
 
 def score_recovery_rate(an: Analysis) -> Scored:
@@ -121,5 +131,5 @@ def score_recovery_rate(an: Analysis) -> Scored:
         return None, "n/a: no tool error to recover from"
     return (
         an.recovered / an.failures,
-        f"recovered after {an.recovered} of {plural(an.failures, 'failed call')}",
+        lambda: f"recovered after {an.recovered} of {plural(an.failures, 'failed call')}",
     )

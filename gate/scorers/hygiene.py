@@ -49,19 +49,17 @@ def repeated_failures(failures: Iterable[Hashable]) -> int:
 
 def score_duplicate_calls(an: Analysis) -> Scored:
     """``Σ_key max(0, count(key) − max(1, matched(key)))`` (same name + normalised args)."""
-    return float(an.dup), (
-        "no repeated call" if an.dup == 0 else f"{plural(an.dup, 'repeated call')}"
-    )
+    if an.dup == 0:
+        return 0.0, "no repeated call"
+    return float(an.dup), lambda: plural(an.dup, "repeated call")
 
 
 def score_repeated_failing_calls(an: Analysis) -> Scored:
     """``Σ (count − 1)`` over (call, error) pairs of failed calls."""
     n = an.repeated_fail
-    return float(n), (
-        "no failing call repeated"
-        if n == 0
-        else f"{plural(n, 'failing call')} repeated with the same error"
-    )
+    if n == 0:
+        return 0.0, "no failing call repeated"
+    return float(n), lambda: f"{plural(n, 'failing call')} repeated with the same error"
 
 
 def score_required_step_missing(an: Analysis) -> Scored:

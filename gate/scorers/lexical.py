@@ -13,4 +13,4 @@ def score_free_text_similarity(an: Analysis) -> Scored:
     if not an.free_text:
         return None, "n/a: no free-text argument compared"
     v = sum(an.free_text) / len(an.free_text)
-    return v, f"mean text similarity over {plural(len(an.free_text), 'free-text argument')}"
+    return v, lambda: f"mean text similarity over {plural(len(an.free_text), 'free-text argument')}"

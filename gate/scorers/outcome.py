@@ -74,7 +74,7 @@ def score_case_passed(an: Analysis) -> Scored:
     """1.0 when every enabled pass check holds, else 0.0."""
     if not an.failed:
         return 1.0, "passed"
-    return 0.0, "failed: " + ", ".join(an.failed)
+    return 0.0, lambda: "failed: " + ", ".join(an.failed)
 
 
 def score_composite_clean_rate(an: Analysis) -> Scored:

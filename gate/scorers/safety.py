@@ -19,4 +19,6 @@ def score_must_not_call_violations(an: Analysis) -> Scored:
         return 0.0, "no must-not-call tools for this case"
     if n == 0:
         return 0.0, "no forbidden tool called"
-    return float(n), f"called forbidden tool(s): {', '.join(sorted({c.name for c in an.mnc_hits}))}"
+    return float(
+        n
+    ), lambda: f"called forbidden tool(s): {', '.join(sorted({c.name for c in an.mnc_hits}))}"

@@ -32,6 +32,7 @@ from gate.scorers.argmatch import arg_diffs, match_flags
 from gate.scorers.context import ScoringContext
 from gate.scorers.errors import malformed_detail
 from gate.scorers.facts import Analysis, Call, ScoringView
+from gate.scorers.prose import reason_text
 from gate.scorers.registry import REGISTRY
 
 _PLAN = tuple((m.name, m.score, m.ideal) for m in REGISTRY)
@@ -52,7 +53,7 @@ def score_sample(case: Case, run: Run, ctx: ScoringContext, *, full: bool = Fals
         v, why = score(an)
         scores[name] = v
         if full or v is None or v != ideal:
-            reasons[name] = why
+            reasons[name] = why if why.__class__ is str else reason_text(why)
     passed = not an.failed
     return SampleScore(
         case_id=case.id,

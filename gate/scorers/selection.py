@@ -140,25 +140,33 @@ def score_tool_selection_precision(an: Analysis) -> Scored:
     """``m / |A|`` over the multiset of names (empty A: 1.0 if E empty, else 0.0)."""
     v = precision(an.name_m, an.n_a, an.n_e)
     if an.n_a == 0:
-        return v, "no call made" + (" and none expected" if an.n_e == 0 else f"; {an.n_e} expected")
-    return v, f"{an.name_m} of {plural(an.n_a, 'call')} named an expected tool"
+        return v, "no call made and none expected" if an.n_e == 0 else (
+            lambda: f"no call made; {an.n_e} expected"
+        )
+    return v, lambda: f"{an.name_m} of {plural(an.n_a, 'call')} named an expected tool"
 
 
 def score_tool_selection_recall(an: Analysis) -> Scored:
     """``m / |E|`` over the multiset of names (empty E: 1.0 if A empty, else 0.0)."""
     v = recall(an.name_m, an.n_a, an.n_e)
     if an.n_e == 0:
-        return v, "no call expected" + ("" if an.n_a == 0 else f", {plural(an.n_a, 'call')} made")
-    missing = missing_names(an.e_counts, an.a_counts) if v < 1 else []
-    tail = f"; missing: {', '.join(missing)}" if missing else ""
-    return v, f"{an.name_m} of {plural(an.n_e, 'expected tool call')} made{tail}"
+        return v, "no call expected" if an.n_a == 0 else (
+            lambda: f"no call expected, {plural(an.n_a, 'call')} made"
+        )
+
+    def why() -> str:
+        missing = missing_names(an.e_counts, an.a_counts) if v < 1 else []
+        tail = f"; missing: {', '.join(missing)}" if missing else ""
+        return f"{an.name_m} of {plural(an.n_e, 'expected tool call')} made{tail}"
+
+    return v, why
 
 
 def score_tool_selection_f1(an: Analysis) -> Scored:
     """``2pr / (p + r)``; 0.0 when p + r = 0."""
     p = precision(an.name_m, an.n_a, an.n_e)
     r = recall(an.name_m, an.n_a, an.n_e)
-    return f1(p, r), f"precision {p:.2f}, recall {r:.2f}"
+    return f1(p, r), lambda: f"precision {p:.2f}, recall {r:.2f}"
 
 
 def score_tool_set_iou(an: Analysis) -> Scored:
@@ -167,24 +175,27 @@ def score_tool_set_iou(an: Analysis) -> Scored:
     a_counts, e_counts = an.a_counts, an.e_counts
     if a_counts.keys() == e_counts.keys() and not an.ordered_iou:
         n = len(a_counts)
-        return 1.0, f"{n} shared of {n} distinct tools"
-    names = [c.name for c in an.calls]
-    sa, se = set(a_counts), set(e_counts)
-    v = set_iou(names, an.e_names, ordered=an.ordered_iou)
-    extra = sorted(sa - se)
-    missing = sorted(se - sa)
-    parts = [f"{len(sa & se)} shared of {len(sa | se)} distinct tools"]
-    if missing:
-        parts.append("missing " + ", ".join(missing))
-    if extra:
-        parts.append("unexpected " + ", ".join(extra))
-    return v, "; ".join(parts)
+        return 1.0, lambda: f"{n} shared of {n} distinct tools"
+    v = set_iou([c.name for c in an.calls], an.e_names, ordered=an.ordered_iou)
+
+    def why() -> str:
+        sa, se = set(a_counts), set(e_counts)
+        parts = [f"{len(sa & se)} shared of {len(sa | se)} distinct tools"]
+        missing = sorted(se - sa)
+        if missing:
+            parts.append("missing " + ", ".join(missing))
+        extra = sorted(sa - se)
+        if extra:
+            parts.append("unexpected " + ", ".join(extra))
+        return "; ".join(parts)
+
+    return v, why
 
 
 def score_partial_credit_accuracy(an: Analysis) -> Scored:
     """``(1.0·exact + 0.5·name_only) / max(|E|, |A|)`` over an optimal pairing."""
     v = partial_credit(an.name_m, an.m, an.n_a, an.n_e)
-    return v, summary(an)
+    return v, lambda: summary(an)
 
 
 def summary(an: Analysis) -> str:
@@ -206,7 +217,7 @@ def score_risk_weighted_precision(an: Analysis) -> Scored:
         return entry.weight if entry is not None else 1.0
 
     v = risk_weighted_precision(an.a_counts, an.e_counts, weight)
-    return v, "unexpected: " + ", ".join(f"{n} (weight {weight(n):g})" for n in unexpected)
+    return v, lambda: "unexpected: " + ", ".join(f"{n} (weight {weight(n):g})" for n in unexpected)
 
 
 def score_unnecessary_call_rate(an: Analysis) -> Scored:
@@ -216,7 +227,7 @@ def score_unnecessary_call_rate(an: Analysis) -> Scored:
     if an.n_a == 0:
         return None, "n/a: no call made"
     if an.cc.no_tool:
-        return 1.0, f"{plural(an.n_a, 'call')} made on a case that needs no tool"
+        return 1.0, lambda: f"{plural(an.n_a, 'call')} made on a case that needs no tool"
     return 0.0, "the case needs tools"
 
 
@@ -228,5 +239,7 @@ def score_no_tool_respected(an: Analysis) -> Scored:
         return 1.0, "answered without calling a tool"
     return (
         0.0,
-        f"called {', '.join(sorted(set(c.name for c in an.calls)))} although no tool was needed",
+        lambda: (
+            f"called {', '.join(sorted({c.name for c in an.calls}))} although no tool was needed"
+        ),
     )

@@ -170,14 +170,14 @@ def score_order_score(an: Analysis) -> Scored:
     v = order_score(an.chain, an.n_e, an.n_a)
     if an.n_e == 0:
         return v, "no call expected" + ("" if an.n_a == 0 else ", but calls were made")
-    return v, f"{an.chain} of {plural(an.n_e, 'expected call')} made in the expected order"
+    return v, lambda: f"{an.chain} of {plural(an.n_e, 'expected call')} made in the expected order"
 
 
 def score_trajectory_match(an: Analysis) -> Scored:
     """1.0 when the case's order mode (strict / unordered / subset / superset) holds."""
     mode = an.cc.order
     if an.order_ok:
-        return 1.0, f"{mode.value}: holds"
+        return 1.0, lambda: f"{mode.value}: holds"
     missing = an.n_e - an.m
     extra = an.n_a - an.m
     why = []
@@ -234,9 +234,13 @@ def score_name_sequence_similarity(an: Analysis) -> Scored:
     if actual == list(an.e_names):
         return 1.0, "the same tool sequence as expected"
     v = name_similarity(an.e_names, actual)
-    longest = max(an.n_e, an.n_a)
-    d = round((1.0 - v) * longest) if longest else 0
-    return v, f"{plural(d, 'edit')} between the expected and the actual tool sequence"
+
+    def why() -> str:
+        longest = max(an.n_e, an.n_a)
+        d = round((1.0 - v) * longest) if longest else 0
+        return f"{plural(d, 'edit')} between the expected and the actual tool sequence"
+
+    return v, why
 
 
 def _names_in_expected_order(an: Analysis) -> list[str]:
@@ -285,8 +289,8 @@ def score_step_budget_exceeded(an: Analysis) -> Scored:
         return None, "n/a: no step budget"
     budget = an.cc.step_budget
     if over:
-        return 1.0, f"{plural(an.steps, 'turn')}, budget {budget}"
-    return 0.0, f"{plural(an.steps, 'turn')} within the budget of {budget}"
+        return 1.0, lambda: f"{plural(an.steps, 'turn')}, budget {budget}"
+    return 0.0, lambda: f"{plural(an.steps, 'turn')} within the budget of {budget}"
 
 
 def _budget_error(error: str | None) -> bool:

@@ -41,7 +41,9 @@ NEW_FUNCTION = '''
 def score_extra_calls(an: Analysis) -> Scored:
     """Calls that matched no expected call: ``|A| - M`` (a count; lower is better)."""
     n = an.n_a - an.m
-    return float(n), "no extra call" if n == 0 else f"{plural(n, 'call')} matched no expectation"
+    if n == 0:
+        return 0.0, "no extra call"
+    return float(n), lambda: f"{plural(n, 'call')} matched no expectation"
 '''
 NEW_LINE = '    Metric("extra_calls", selection.score_extra_calls, lower_is_better=True),\n'
 
