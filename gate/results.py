@@ -596,7 +596,7 @@ def _lean_tallies_of(t: Tallies) -> dict[str, Any]:
     return out
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+@m.value
 class RecordTemplate:
     """A sample record but its ``sample`` and ``usage``: the samples of one scored run
     (identical runs are scored once) differ in nothing else, so the record is rendered

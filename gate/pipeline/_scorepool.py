@@ -50,7 +50,7 @@ import numpy as np
 
 from gate.errors import Problem, RunAborted, RunsFileError, UsageError
 from gate.jsonio import key_text
-from gate.model import Case, HardFailure, Turn
+from gate.model import Case, HardFailure, Turn, value
 from gate.policy.table import CaseMeta, RowProto, RowsBuilder, SampleRows, SampleTable
 from gate.policy.validity import is_missing
 from gate.results import RecordTemplate, record_template
@@ -67,7 +67,7 @@ _WINDOW = 1 << 16
 """Bytes read at a time around a cut point to find the next line boundary."""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ScoreJob:
     """What to score: every line of ``index``, checked by ``coverage``; runs of a sample
     number below ``min_sample`` are checked but not scored (the confirmation stage's file
@@ -279,7 +279,7 @@ a runs file (the runner starts them together), so a small memo gets nearly every
 same as with 20,000), while a worker's peak memory fell from 598 to 187 MiB."""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class Scoring:
     """What one scoring view scored to, for every sample that has it: the sample's row
     (:class:`~gate.policy.table.RowProto`), its results.json record but its sample

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gate.config import PassCheck
-from gate.model import Case, HardFailure, Tallies
+from gate.model import Case, HardFailure, Tallies, value
 from gate.policy import stats
 from gate.policy.validity import is_missing
 
@@ -32,7 +32,7 @@ CHECK_NAMES: tuple[str, ...] = tuple(c.value for c in PassCheck)
 _NO_TALLIES = Tallies()
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CaseMeta:
     """What the reduction needs to know of a case besides its samples."""
 
@@ -141,7 +141,7 @@ class SampleRows:
         return mask
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class RowProto:
     """A scored sample as a row of one :class:`RowsBuilder` — everything but its case,
     sample number, latency, usage and hard failures. The samples of one scored run

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from gate.jsonio import key_text
 from gate.model import (
     BatchingKind,
     BatchProblem,
@@ -107,16 +108,17 @@ def _calls(view: ScoringView, cc: CompiledCase, ctx: ScoringContext) -> list[Cal
             entry = tools.get(name)
             c.entry = entry
             c.schema_error = None
+            c.text = text = key_text(args) if parse_ok else None
             if entry is None:
                 c.norm = base
                 c.malformed = _UNKNOWN_NAME if parse_ok else _INVALID_JSON
             else:
                 c.norm = entry.norm
-                if not parse_ok:
+                if text is None:
                     c.malformed = _INVALID_JSON
                 else:
                     assert entry.validator is not None
-                    c.schema_error = why = entry.validator.error(args)
+                    c.schema_error = why = entry.validator.error_text(args, text)
                     c.malformed = None if why is None else _SCHEMA_MISMATCH
             batch.append(c)
         if len(batch) > 1:
@@ -163,9 +165,12 @@ def _match_list(
             adj.append([])
         elif len(cand) == 1:
             j = cand[0]
-            adj.append([j] if matcher.matches(calls[j].args) else [])
+            c = calls[j]
+            adj.append([j] if matcher.matches_text(c.args, c.text) else [])  # type: ignore[arg-type]
         else:
-            adj.append([j for j in cand if matcher.matches(calls[j].args)])
+            adj.append(
+                [j for j in cand if matcher.matches_text(calls[j].args, calls[j].text)]  # type: ignore[arg-type]
+            )
     match pairing:
         case Pairing.MAXIMUM:
             match = hopcroft_karp(adj, len(calls))

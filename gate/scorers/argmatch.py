@@ -45,14 +45,14 @@ arguments, after normalisation (:mod:`gate.scorers.normalize`):
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
+from dataclasses import field
 from functools import lru_cache
 from typing import Any
 
 import regex
 
 from gate.jsonio import canonical
-from gate.model import ArgMatcher, ArgProblem, ArgsMatch, MatcherKind
+from gate.model import ArgMatcher, ArgProblem, ArgsMatch, MatcherKind, value
 from gate.scorers.normalize import MISSING, Normalizer, canon_text, parse_number, schema_hint
 from gate.scorers.textsim import token_set_ratio
 
@@ -362,9 +362,11 @@ def _object_diffs(
 
 _EQ, _IN, _OTHER = 0, 1, 2
 _MISSING: Any = object()
+_SEEN_SIZE = 256
+"""Answers one compiled expectation remembers (cleared when full: bounded memory)."""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CompiledArgs:
     """An expected argument object compiled once per case: expected values are
     canonicalised up front and whether absence is acceptable is decided up front, so
@@ -376,6 +378,20 @@ class CompiledArgs:
     allowed: frozenset[str]
     norm: Normalizer
     except_defaults: bool = False
+    _seen: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
+    """Answers by the actual arguments' JSON text (:meth:`matches_text`): the samples of a
+    case repeat their calls."""
+
+    def matches_text(self, actual: Mapping[str, Any], text: str) -> bool:
+        """:meth:`matches` of ``actual``, whose JSON text (keys in their order) is ``text``."""
+        seen = self._seen
+        hit = seen.get(text)
+        if hit is None:
+            hit = self.matches(actual)
+            if len(seen) >= _SEEN_SIZE:
+                seen.clear()
+            seen[text] = hit
+        return hit
 
     def matches(self, actual: Mapping[str, Any] | None) -> bool:
         if actual is None:

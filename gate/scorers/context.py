@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gate.config import Config, NormalizeConfig, PassCheck, ScoringConfig
-from gate.model import Case, ExpectedCall, OrderMode, Risk, ToolSpec, is_batched
+from gate.model import Case, ExpectedCall, OrderMode, Risk, ToolSpec, is_batched, value
 from gate.scorers.argmatch import CompiledArgs, compile_args, match_flags
 from gate.scorers.normalize import Normalizer
 from gate.scorers.rules import RISK_WEIGHT, name_skeleton, skeletons
 from gate.scorers.schema import ArgsValidator, SchemaCache, StringRule
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ToolEntry:
     """One tool as a case offers it: its schema validator, normaliser and risk weight."""
 
@@ -34,7 +34,7 @@ class ToolEntry:
     weight: float
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CompiledList:
     """One expectation list (the canonical one or an acceptable alternative)."""
 
@@ -51,7 +51,7 @@ class CompiledList:
     written with batches; ``None`` for a plain list (no batch structure to judge)."""
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ScopeRule:
     tool: str
     skeleton: str
@@ -60,7 +60,7 @@ class ScopeRule:
     regex: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ForbiddenArg:
     """One ``forbidden_args`` entry of a tool: names as skeletons, ``value`` None = any."""
 
@@ -71,7 +71,7 @@ class ForbiddenArg:
     value: str | None
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class BeforeRule:
     tool: str
     skeleton: str
@@ -79,7 +79,7 @@ class BeforeRule:
     before: frozenset[str]
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class CompiledCase:
     case: Case
     lists: tuple[CompiledList, ...]

@@ -17,10 +17,9 @@ from __future__ import annotations
 import dataclasses
 import operator
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gate.model import BatchProblem, HardFailureKind, MalformedKind, Run, ToolCall, Turn
+from gate.model import BatchProblem, HardFailureKind, MalformedKind, Run, ToolCall, Turn, value
 
 if TYPE_CHECKING:
     from gate.scorers.context import CompiledCase, CompiledList, ToolEntry
@@ -29,7 +28,7 @@ if TYPE_CHECKING:
 # ─── the scoring view ─────────────────────────────────────────────────────────
 
 
-@dataclass(frozen=True, slots=True)
+@value
 class ScoringView:
     """The fields of a run that scoring reads — declared once, here.
 
@@ -73,6 +72,7 @@ class Call:
         "orig",
         "parse_ok",
         "schema_error",
+        "text",
         "turn",
         "unrecorded",
     )
@@ -89,6 +89,9 @@ class Call:
     orig: int
     parse_ok: bool
     schema_error: str | None
+    text: str | None
+    """The arguments' JSON text (keys in their order), when they parsed: the memos of
+    schema validity and argument matching are keyed by it."""
     turn: int
     unrecorded: bool
 

@@ -19,7 +19,6 @@ the raw text it sent.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Hashable, Iterable
 from typing import TYPE_CHECKING
 
@@ -31,17 +30,32 @@ if TYPE_CHECKING:
 
 def duplicate_count(keys: Iterable[Hashable], matched_keys: Iterable[Hashable]) -> int:
     """``Σ_key max(0, count(key) − max(1, matched(key)))``."""
-    counts = Counter(keys)
+    counts = _count(keys)
     if len(counts) == sum(counts.values()):
         return 0  # fast path: all distinct
-    matched = Counter(matched_keys)
+    matched = _count(matched_keys)
     return sum(max(0, c - max(1, matched.get(k, 0))) for k, c in counts.items())
 
 
 def repeated_failures(failures: Iterable[Hashable]) -> int:
     """``Σ (count − 1)`` over (call key, error) pairs of failed calls."""
-    counts = Counter(failures)
-    return sum(c - 1 for c in counts.values())
+    n = 0
+    seen: set[Hashable] = set()
+    for f in failures:
+        if f in seen:
+            n += 1
+        else:
+            seen.add(f)
+    return n
+
+
+def _count(items: Iterable[Hashable]) -> dict[Hashable, int]:
+    # A plain dict: collections.Counter's construction costs several times more for the
+    # handful of calls a run makes.
+    counts: dict[Hashable, int] = {}
+    for k in items:
+        counts[k] = counts.get(k, 0) + 1
+    return counts
 
 
 # ─── the metrics (registered in gate.scorers.registry) ────────────────────────

@@ -497,6 +497,10 @@ class ArgsValidator:
             key = key_text(args)
         except TypeError:  # not JSON (a caller's own object): not remembered
             return self._error(args)
+        return self.error_text(args, key)
+
+    def error_text(self, args: Any, key: str) -> str | None:
+        """:meth:`error` of ``args``, whose JSON text (keys in their order) is ``key``."""
         seen = self._seen
         if key in seen:
             return seen[key]
