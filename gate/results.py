@@ -72,7 +72,9 @@ READS: tuple[int, ...] = (1, 2)
 
 
 class _M(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # defer_build: a model's validator is built when it first validates; writing a scored
+    # run builds the few of its header, not the 29 every import would.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class MetricStat(_M):
