@@ -18,6 +18,8 @@ guard nothing the model is offered.
 from __future__ import annotations
 
 import dataclasses
+import enum
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -125,6 +127,10 @@ class CaseBuilder:
         self.ids: dict[str, int] | None = {} if track_ids else None
         self.tools: dict[str, ToolSpec] = {}
         self._reported_files: set[Path] = set()
+        # The tools of the previous case and their index by name: the cases of one
+        # ``@tools.json`` share one tuple, so it is indexed and merged once, not per case.
+        self._last_tools: tuple[ToolSpec, ...] | None = None
+        self._last_by_name: dict[str, ToolSpec] = {}
 
     def build(self, line: int, row: Any) -> Case | None:
         before = self.problems.count
@@ -152,7 +158,10 @@ class CaseBuilder:
             report("user_input", f"must be a non-empty string, not {user_input!r}"[:200])
         history = self._history(get("message_history"), report)
         tools = self._tools(get("available_tools"), report)
-        by_name = {t.name: t for t in tools} if tools is not None else None
+        by_name: dict[str, ToolSpec] | None = None
+        if tools is not None:
+            same = tools is self._last_tools
+            by_name = self._last_by_name if same else {t.name: t for t in tools}
 
         no_tool = get("expected_no_tool")
         if no_tool is not None and not isinstance(no_tool, bool):
@@ -241,8 +250,10 @@ class CaseBuilder:
         if self.problems.count != before or case_id is None or tools is None:
             return None
         assert isinstance(user_input, str) and expected is not None and responses is not None
-        for t in tools:
-            self.tools.setdefault(t.name, t)
+        if tools is not self._last_tools and by_name is not None:
+            for t in tools:
+                self.tools.setdefault(t.name, t)
+            self._last_tools, self._last_by_name = tools, by_name
         return Case(
             id=case_id,
             user_input=user_input,
@@ -475,8 +486,11 @@ class CaseBuilder:
             if key not in _CALL_KEYS:
                 report(f"{fld}.{key}", f"unknown key{did_you_mean(key, _CALL_KEYS)}")
                 ok = False
-        name = self._tool_name(obj.get("name"), f"{fld}.name", tools, report)
-        args = parse_args(obj.get("args", {}), f"{fld}.args", report)
+        name = obj.get("name")
+        if tools is None or not (isinstance(name, str) and name and name in tools):
+            name = self._tool_name(name, f"{fld}.name", tools, report)
+        args_fld = f"{fld}.args"
+        args = parse_args(obj.get("args", {}), args_fld, report)
         mode = self._args_match(obj, fld, report)
         if mode is None:
             ok = False
@@ -485,7 +499,7 @@ class CaseBuilder:
         spec = tools.get(name) if tools is not None else None
         if spec is not None:
             before = self.problems.count
-            check_against_schema(args, spec.parameters, name, f"{fld}.args", report)
+            check_against_schema(args, spec.parameters, name, args_fld, report)
             if self.problems.count != before:
                 return None
         return ExpectedCall(name=name, args=args, args_match=mode)
@@ -496,6 +510,8 @@ class CaseBuilder:
     ) -> ArgsMatch | None:
         """``args_match`` (:class:`ArgsMatch`), or its older spelling ``required_args_only``
         (true = ``subset``, false = ``exact``); not both."""
+        if "args_match" not in obj and "required_args_only" not in obj:
+            return ArgsMatch.SUBSET  # what the default below gives, without the lookups
         has_new = obj.get("args_match") is not None
         has_old = obj.get("required_args_only") is not None
         if has_new and has_old:
@@ -588,6 +604,9 @@ class CaseBuilder:
     ) -> Any:
         if value is None:
             return None
+        member = _members(enum).get(value) if isinstance(value, str) else None
+        if member is not None:
+            return member
         choices = [m.value for m in enum]
         if not isinstance(value, str) or value not in choices:
             hint = did_you_mean(value, choices) if isinstance(value, str) else ""
@@ -676,6 +695,12 @@ class CaseBuilder:
             else:
                 out.append(tag)
         return tuple(out)
+
+
+@functools.cache
+def _members(kind: type[enum.Enum]) -> dict[str, enum.Enum]:
+    """An enum's members by value (the values a dataset writes)."""
+    return {m.value: m for m in kind}
 
 
 def _named(name: Any, fld: str, report: Callable[[str | None, str], None]) -> TypeGuard[str]:
