@@ -48,6 +48,10 @@ TAG = re.compile(r"^[^\s,=]{1,64}$")
 """A tag: 1-64 characters, no whitespace, comma or ``=`` (tags name slices ``tag=x``)."""
 
 _CALL_KEYS = ("name", "args", "args_match", "required_args_only")
+# Sets for the membership tests every row and call makes (the tuples keep the order the
+# did-you-mean hints search).
+_COLUMN_SET = frozenset(COLUMNS)
+_CALL_KEY_SET = frozenset(_CALL_KEYS)
 _RESPONSE_KEYS = ("name", "args", "response", "error")
 _ROLES = ("system", "developer", "user", "assistant", "tool")
 _MESSAGE_KEYS = (
@@ -146,7 +150,7 @@ class CaseBuilder:
             report(None, f"a case must be a JSON object, not {json_kind(row)}")
             return None
         for key in row:
-            if key not in COLUMNS:
+            if key not in _COLUMN_SET:
                 report(key, f"unknown column{did_you_mean(key, COLUMNS)}")
         get = {k: v for k, v in row.items() if v is not None}.get
 
@@ -483,7 +487,7 @@ class CaseBuilder:
             return None
         ok = True
         for key in obj:
-            if key not in _CALL_KEYS:
+            if key not in _CALL_KEY_SET:
                 report(f"{fld}.{key}", f"unknown key{did_you_mean(key, _CALL_KEYS)}")
                 ok = False
         name = obj.get("name")
