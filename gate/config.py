@@ -40,7 +40,9 @@ from gate.yamlio import YamlDoc, dotted, load_yaml
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    # defer_build: a model's validator is built when it first validates, so a command that
+    # never reads a config (``toolgate score --dataset``) does not build them all at import.
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
 
 # ─── dataset and normalisation ───────────────────────────────────────────────

@@ -38,6 +38,9 @@ def _umask() -> int:
 _FILE_MODE = 0o666 & ~_umask()
 """What ``open()`` would have given the file (the process's umask at import)."""
 
+_BUFFER = 1 << 20
+"""Bytes :func:`write_atomic` gathers before a write."""
+
 RUN_OUTPUTS = ("results.json", "report.md", "junit.xml", "comment.md")
 """What a scored run writes besides runs.jsonl (removed before a fresh run)."""
 
@@ -116,7 +119,9 @@ def write_atomic(path: Path, chunks: Iterable[bytes], *, display: str | None = N
         raise OutputError(Problem(name, None, None, f"cannot write: {_why(exc)}")) from None
     try:
         os.fchmod(fd, _FILE_MODE)  # mkstemp's 0600 would hide the file from the artifact upload
-        with os.fdopen(fd, "wb") as fh:
+        # A large buffer: results.json comes a case at a time (a few KB each), and 8 KB
+        # would make each chunk its own system call.
+        with os.fdopen(fd, "wb", buffering=_BUFFER) as fh:
             for chunk in chunks:
                 fh.write(chunk)
         os.replace(tmp, path)

@@ -72,7 +72,9 @@ READS: tuple[int, ...] = (1, 2)
 
 
 class _M(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # defer_build: a model's validator is built when it first validates; writing a scored
+    # run builds the few of its header, not the 29 every import would.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class MetricStat(_M):
@@ -1059,8 +1061,8 @@ def _cases_fields(cases: Sequence[m.CaseStats], names: Sequence[str]) -> Iterato
         for c in cases:
             yield _case_fields(c, names)
     else:
-        for i in range(len(cases)):
-            yield _fields(*rows(i, names))
+        for row in rows(names):
+            yield _fields(*row)
 
 
 def _fields(c: m.CaseStats, scores: list[float | None], std: list[float | None]) -> dict[str, Any]:
@@ -1357,22 +1359,28 @@ def dumps_results(results: BaseModel | Mapping[str, Any], *, indent: bool = True
     return (_layout(results, 0, "") + "\n").encode()
 
 
-def _case_bytes(fields: Mapping[str, Any], samples: Sequence[bytes]) -> bytes:
-    """One case: a field a line (its samples a record a line), at the case's depth."""
-    lines = []
-    for key in _CASE_KEYS:
+def _case_bytes(fields: Mapping[str, Any], samples: Sequence[bytes], lead: bytes = b"") -> bytes:
+    """One case: a field a line (its samples a record a line), at the case's depth, after
+    ``lead``; built in bytes and joined once (the sample records are never decoded)."""
+    parts = [lead, b"{\n"]
+    for key, head in _CASE_HEADS:
+        parts.append(head)
         if key == "samples":
             if samples:
-                body = b",\n        ".join(samples).decode()
-                value = f"[\n        {body}\n      ]"
+                parts += (b"[\n        ", b",\n        ".join(samples), b"\n      ]")
             else:
-                value = "[]"
+                parts.append(b"[]")
         else:
             # A case's other fields are scalars or arrays of scalars: one line each (what
             # _layout gives at this depth, without walking them).
-            value = orjson.dumps(fields[key], default=_default, option=_DUMP_OPTIONS).decode()
-        lines.append(f'      "{key}": {value}')
-    return ("{\n" + ",\n".join(lines) + "\n    }").encode()
+            parts.append(orjson.dumps(fields[key], default=_default, option=_DUMP_OPTIONS))
+        parts.append(b",\n")
+    parts[-1] = b"\n    }"
+    return b"".join(parts)
+
+
+_CASE_HEADS = tuple((key, f'      "{key}": '.encode()) for key in _CASE_KEYS)
+"""Each case key and the start of its line."""
 
 
 _ABSENT_WHEN_NONE = frozenset({"missing", "run_error"})
@@ -1402,7 +1410,7 @@ def _document(
         first = True
         for case_fields, samples in cases:
             head = b'  "cases": [\n    ' if first else b",\n    "
-            yield head + _case_bytes(case_fields, samples)
+            yield _case_bytes(case_fields, samples, head)
             first = False
         yield (b'  "cases": []' if first else b"\n  ]") + end.encode()
     yield ("".join(parts) + "}\n").encode()

@@ -15,13 +15,12 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, ReusedAnchorWarning, YAMLError
-from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from typing import TYPE_CHECKING, Any
 
 from gate.errors import ConfigError, Problem
+
+if TYPE_CHECKING:
+    from ruamel.yaml.nodes import Node, ScalarNode
 
 MAX_NODES = 50_000
 """Most nodes a YAML document may expand to (alias bombs stop here)."""
@@ -79,6 +78,11 @@ MAX_DEPTH = 64
 
 
 def parse_yaml(text: str, name: str) -> YamlDoc:
+    # ruamel loads here, not with this module: a command that reads no YAML
+    # (``toolgate score --dataset``) does not import it.
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import MarkedYAMLError, ReusedAnchorWarning, YAMLError
+
     yaml = YAML(typ="rt", pure=True)
     yaml.max_depth = MAX_DEPTH  # deeper raises a marked error instead of RecursionError
     try:
@@ -128,6 +132,8 @@ def parse_yaml(text: str, name: str) -> YamlDoc:
 
 
 def _convert(node: Node, path: Path_, doc: YamlDoc, budget: list[int]) -> Any:
+    from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
     budget[0] -= 1
     line = node.start_mark.line + 1
     if budget[0] < 0:

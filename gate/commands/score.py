@@ -26,9 +26,15 @@ from gate.dataset import default_display
 from gate.errors import ExitCode, UsageError
 from gate.model import Shard
 from gate.outdir import locked, remove_stale
-from gate.pipeline.check import unrecorded_calls, unrecorded_notice
 from gate.pipeline.inputs import Inputs, load_inputs, read_dataset
-from gate.pipeline.score import agent_info, reduce_runs, run_header, score_runs
+from gate.pipeline.score import (
+    agent_info,
+    reduce_runs,
+    run_header,
+    score_runs,
+    unrecorded_calls,
+    unrecorded_notice,
+)
 from gate.policy.reduce import passed_cases
 from gate.results import write_scored
 from gate.runsfile import RunsIndex

@@ -123,6 +123,9 @@ def parse_matcher(value: Any, field: str, report: Report) -> ArgMatcher | None:
     return ArgMatcher(MatcherKind.ABSENT if kind == "$absent" else MatcherKind.ANY)
 
 
+_EQUAL_STR: dict[str, ArgMatcher] = {}
+
+
 def parse_args(value: Any, field: str, report: Report) -> dict[str, ArgMatcher] | None:
     """An ``args`` object → name → matcher. None (after reporting) when it is not an
     object or any argument is malformed; every malformed argument is reported."""
@@ -132,6 +135,21 @@ def parse_args(value: Any, field: str, report: Report) -> dict[str, ArgMatcher] 
     out: dict[str, ArgMatcher] = {}
     ok = True
     for name, raw in value.items():
+        if type(raw) is str:
+            # A string is never a matcher: parse_matcher would say EQUAL without a word.
+            # Equal matchers are immutable and the same strings recur across cases
+            # (enum values, channels, cities): each is built once.
+            m = _EQUAL_STR.get(raw)
+            if m is None:
+                if len(_EQUAL_STR) >= 4096:
+                    _EQUAL_STR.clear()
+                m = _EQUAL_STR[raw] = ArgMatcher(MatcherKind.EQUAL, value=raw)
+            out[name] = m
+            continue
+        if not isinstance(raw, (dict, list)):
+            # Nor is any other scalar, and it holds none.
+            out[name] = ArgMatcher(MatcherKind.EQUAL, value=raw)
+            continue
         m = parse_matcher(raw, f"{field}.{name}", report)
         if m is None:
             ok = False
@@ -150,21 +168,18 @@ def check_against_schema(
     """Catch expectations no valid call could meet: an argument the tool's schema does not
     accept (``additionalProperties: false``), or a value outside the property's ``enum``.
     Enum values are compared case-insensitively, since normalisation may fold case."""
-    props = parameters.get("properties")
-    if not isinstance(props, dict):
+    shape = _shape(parameters)
+    if shape is None:
         return
-    closed = parameters.get("additionalProperties") is False
+    props, closed, enums = shape
     for name, matcher in args.items():
-        sub = props.get(name)
-        if sub is None:
-            if closed and matcher.kind is not MatcherKind.ABSENT:
+        enum = enums.get(name)
+        if enum is None:
+            if closed and matcher.kind is not MatcherKind.ABSENT and props.get(name) is None:
                 report(
                     f"{field}.{name}",
                     f"{tool} has no parameter {name!r}{did_you_mean(name, props)}",
                 )
-            continue
-        enum = sub.get("enum") if isinstance(sub, dict) else None
-        if not isinstance(enum, list):
             continue
         folded = _folded(enum)
         values = (
@@ -194,6 +209,33 @@ def did_you_mean(word: str, options: Iterable[str]) -> str:
         word, [o for o in options if isinstance(o, str)], n=1, cutoff=0.6
     )
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+_Shape = tuple[dict[str, Any], bool, dict[str, list[Any]]]
+_SHAPES: dict[int, tuple[Mapping[str, Any], _Shape | None]] = {}
+
+
+def _shape(parameters: Mapping[str, Any]) -> _Shape | None:
+    """A parameters schema as :func:`check_against_schema` reads it — its properties,
+    whether it is closed, and the properties that list an ``enum`` — or None when it has
+    no properties object; computed once per schema (kept in the entry, as in
+    :func:`_folded`), since every case of a tools file shares its schemas."""
+    hit = _SHAPES.get(id(parameters))
+    if hit is not None and hit[0] is parameters:
+        return hit[1]
+    props = parameters.get("properties")
+    shape: _Shape | None = None
+    if isinstance(props, dict):
+        enums = {}
+        for name, sub in props.items():
+            enum = sub.get("enum") if isinstance(sub, dict) else None
+            if isinstance(enum, list):
+                enums[name] = enum
+        shape = (props, parameters.get("additionalProperties") is False, enums)
+    if len(_SHAPES) > 4096:
+        _SHAPES.clear()
+    _SHAPES[id(parameters)] = (parameters, shape)
+    return shape
 
 
 _FOLDED: dict[int, tuple[list[Any], frozenset[Any]]] = {}

@@ -18,6 +18,8 @@ guard nothing the model is offered.
 from __future__ import annotations
 
 import dataclasses
+import enum
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -46,6 +48,10 @@ TAG = re.compile(r"^[^\s,=]{1,64}$")
 """A tag: 1-64 characters, no whitespace, comma or ``=`` (tags name slices ``tag=x``)."""
 
 _CALL_KEYS = ("name", "args", "args_match", "required_args_only")
+# Sets for the membership tests every row and call makes (the tuples keep the order the
+# did-you-mean hints search).
+_COLUMN_SET = frozenset(COLUMNS)
+_CALL_KEY_SET = frozenset(_CALL_KEYS)
 _RESPONSE_KEYS = ("name", "args", "response", "error")
 _ROLES = ("system", "developer", "user", "assistant", "tool")
 _MESSAGE_KEYS = (
@@ -125,6 +131,10 @@ class CaseBuilder:
         self.ids: dict[str, int] | None = {} if track_ids else None
         self.tools: dict[str, ToolSpec] = {}
         self._reported_files: set[Path] = set()
+        # The tools of the previous case and their index by name: the cases of one
+        # ``@tools.json`` share one tuple, so it is indexed and merged once, not per case.
+        self._last_tools: tuple[ToolSpec, ...] | None = None
+        self._last_by_name: dict[str, ToolSpec] = {}
 
     def build(self, line: int, row: Any) -> Case | None:
         before = self.problems.count
@@ -140,7 +150,7 @@ class CaseBuilder:
             report(None, f"a case must be a JSON object, not {json_kind(row)}")
             return None
         for key in row:
-            if key not in COLUMNS:
+            if key not in _COLUMN_SET:
                 report(key, f"unknown column{did_you_mean(key, COLUMNS)}")
         get = {k: v for k, v in row.items() if v is not None}.get
 
@@ -152,7 +162,10 @@ class CaseBuilder:
             report("user_input", f"must be a non-empty string, not {user_input!r}"[:200])
         history = self._history(get("message_history"), report)
         tools = self._tools(get("available_tools"), report)
-        by_name = {t.name: t for t in tools} if tools is not None else None
+        by_name: dict[str, ToolSpec] | None = None
+        if tools is not None:
+            same = tools is self._last_tools
+            by_name = self._last_by_name if same else {t.name: t for t in tools}
 
         no_tool = get("expected_no_tool")
         if no_tool is not None and not isinstance(no_tool, bool):
@@ -241,8 +254,10 @@ class CaseBuilder:
         if self.problems.count != before or case_id is None or tools is None:
             return None
         assert isinstance(user_input, str) and expected is not None and responses is not None
-        for t in tools:
-            self.tools.setdefault(t.name, t)
+        if tools is not self._last_tools and by_name is not None:
+            for t in tools:
+                self.tools.setdefault(t.name, t)
+            self._last_tools, self._last_by_name = tools, by_name
         return Case(
             id=case_id,
             user_input=user_input,
@@ -472,11 +487,14 @@ class CaseBuilder:
             return None
         ok = True
         for key in obj:
-            if key not in _CALL_KEYS:
+            if key not in _CALL_KEY_SET:
                 report(f"{fld}.{key}", f"unknown key{did_you_mean(key, _CALL_KEYS)}")
                 ok = False
-        name = self._tool_name(obj.get("name"), f"{fld}.name", tools, report)
-        args = parse_args(obj.get("args", {}), f"{fld}.args", report)
+        name = obj.get("name")
+        if tools is None or not (isinstance(name, str) and name and name in tools):
+            name = self._tool_name(name, f"{fld}.name", tools, report)
+        args_fld = f"{fld}.args"
+        args = parse_args(obj.get("args", {}), args_fld, report)
         mode = self._args_match(obj, fld, report)
         if mode is None:
             ok = False
@@ -485,7 +503,7 @@ class CaseBuilder:
         spec = tools.get(name) if tools is not None else None
         if spec is not None:
             before = self.problems.count
-            check_against_schema(args, spec.parameters, name, f"{fld}.args", report)
+            check_against_schema(args, spec.parameters, name, args_fld, report)
             if self.problems.count != before:
                 return None
         return ExpectedCall(name=name, args=args, args_match=mode)
@@ -496,6 +514,8 @@ class CaseBuilder:
     ) -> ArgsMatch | None:
         """``args_match`` (:class:`ArgsMatch`), or its older spelling ``required_args_only``
         (true = ``subset``, false = ``exact``); not both."""
+        if "args_match" not in obj and "required_args_only" not in obj:
+            return ArgsMatch.SUBSET  # what the default below gives, without the lookups
         has_new = obj.get("args_match") is not None
         has_old = obj.get("required_args_only") is not None
         if has_new and has_old:
@@ -588,6 +608,9 @@ class CaseBuilder:
     ) -> Any:
         if value is None:
             return None
+        member = _members(enum).get(value) if isinstance(value, str) else None
+        if member is not None:
+            return member
         choices = [m.value for m in enum]
         if not isinstance(value, str) or value not in choices:
             hint = did_you_mean(value, choices) if isinstance(value, str) else ""
@@ -676,6 +699,12 @@ class CaseBuilder:
             else:
                 out.append(tag)
         return tuple(out)
+
+
+@functools.cache
+def _members(kind: type[enum.Enum]) -> dict[str, enum.Enum]:
+    """An enum's members by value (the values a dataset writes)."""
+    return {m.value: m for m in kind}
 
 
 def _named(name: Any, fld: str, report: Callable[[str | None, str], None]) -> TypeGuard[str]:

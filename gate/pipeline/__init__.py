@@ -8,11 +8,11 @@ history, extra samples for undecided cases) → :mod:`~gate.pipeline.judge`
 publishing). The score stage's parallel reader is private (``_scorepool``).
 """
 
-from gate.pipeline.check import check, unrecorded_calls
+from gate.pipeline.check import check
 from gate.pipeline.inputs import load_baseline, load_inputs, redactor_for, scoring_context
 from gate.pipeline.judge import judge_stage
 from gate.pipeline.options import CheckOptions, CheckOutcome
-from gate.pipeline.score import Scored, score_file, score_runs, score_stage
+from gate.pipeline.score import Scored, score_file, score_runs, score_stage, unrecorded_calls
 from gate.pipeline.sequential import Tested, policy_stage
 
 __all__ = [

@@ -88,6 +88,9 @@ class RowRecords:
     with (batches concatenated: in memory, or as offsets into the workers' spool files);
     :meth:`bind` reads them in a table's order (:class:`gate.results.SampleRecords`)."""
 
+    BLOCK = 256
+    """Cases whose records :meth:`of_case` reads together."""
+
     def __init__(self) -> None:
         self._sources: list[_Source] = []
         self._spools: list[_Spool] = []
@@ -98,6 +101,9 @@ class RowRecords:
         self._remap: np.ndarray | None = None
         """Row → row of the sources, for the first ``len(_remap)`` rows (set by
         :meth:`joined` on bound records: their rows come on in their table's order)."""
+        self._block: tuple[int, list[int], list[bytes]] | None = None
+        """The records of the cases read last (:meth:`of_case`): the first case, each
+        case's start in the list, and the records."""
 
     def add_memory(self, records: list[bytes]) -> None:
         self._starts.append(self._total())
@@ -139,30 +145,45 @@ class RowRecords:
         self._order = table.order
         self._case_starts = table.starts
         self._sizes = table.sizes
+        self._block = None
         return self
 
     def of_case(self, case: int) -> list[bytes]:
+        block = self._block
+        if block is None or not 0 <= case - block[0] < len(block[1]) - 1:
+            block = self._block = self._read_block(case)
+        first, bounds, records = block
+        return records[bounds[case - first] : bounds[case - first + 1]]
+
+    def _read_block(self, first: int) -> tuple[int, list[int], list[bytes]]:
+        """The records of :attr:`BLOCK` cases from ``first`` on: the cases are
+        read in order (results.json is written a case at a time), and the rows of
+        neighbouring cases usually follow each other in one source, so a block is a few
+        reads, not one or more per case."""
         assert self._order is not None and self._case_starts is not None
         assert self._sizes is not None
-        a = int(self._case_starts[case])
-        rows = self._source_rows(self._order[a : a + int(self._sizes[case])]).tolist()
-        out: list[bytes] = []
+        last = min(first + self.BLOCK, len(self._sizes))
+        a = int(self._case_starts[first])
+        b = int(self._case_starts[last - 1]) + int(self._sizes[last - 1])
+        rows = self._source_rows(self._order[a:b]).tolist()
+        records: list[bytes] = []
         k = 0
         while k < len(rows):
             src = _bisect(self._starts, rows[k])
             base = self._starts[src]
-            # Rows that follow each other in one source are read together (a case's
-            # samples usually do: one read per case, not per sample).
+            # Rows that follow each other in one source are read together.
             end = k + 1
             limit = base + len(self._sources[src])
             while end < len(rows) and rows[end] == rows[end - 1] + 1 and rows[end] < limit:
                 end += 1
-            out.extend(self._sources[src].many(rows[k] - base, end - k))
+            records.extend(self._sources[src].many(rows[k] - base, end - k))
             k = end
-        return out
+        bounds = [*(self._case_starts[first:last] - a).tolist(), b - a]
+        return first, bounds, records
 
     def close(self) -> None:
         """Drop the spool files (after results.json is written)."""
+        self._block = None
         for spool in self._spools:
             spool.close()
 
@@ -201,21 +222,31 @@ class _Spooled:
     offsets: array[int]
     lengths: array[int]
 
+    STRETCH = 4 << 20
+    """Bytes of records read at once at most (a read is cut into its records, then let go)."""
+
     def __len__(self) -> int:
         return len(self.offsets)
 
     def many(self, i: int, n: int) -> list[bytes]:
         offsets, lengths = self.offsets, self.lengths
-        start = offsets[i]
-        size = sum(lengths[i : i + n])
-        if offsets[i + n - 1] + lengths[i + n - 1] != start + size:  # not one stretch
-            return [self.spool.read(self.key, offsets[j], lengths[j]) for j in range(i, i + n)]
-        blob = self.spool.read(self.key, start, size)
         out = []
-        at = 0
-        for j in range(i, i + n):
-            out.append(blob[at : at + lengths[j]])
-            at += lengths[j]
+        k, stop = i, i + n
+        while k < stop:
+            # A stretch of records that follow each other in the file (up to a bound):
+            # one read, cut into its records.
+            start = offsets[k]
+            size = lengths[k]
+            end = k + 1
+            while end < stop and offsets[end] == start + size and size < self.STRETCH:
+                size += lengths[end]
+                end += 1
+            blob = self.spool.read(self.key, start, size)
+            at = 0
+            for j in range(k, end):
+                out.append(blob[at : at + lengths[j]])
+                at += lengths[j]
+            k = end
         return out
 
 

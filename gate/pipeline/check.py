@@ -18,7 +18,12 @@ from gate.pipeline.inputs import load_baseline, load_inputs, normalizers
 from gate.pipeline.judge import judge_stage
 from gate.pipeline.options import CheckOptions, CheckOutcome
 from gate.pipeline.publish import report_and_publish, validate_run
-from gate.pipeline.score import Scored, score_stage, workers_setting
+from gate.pipeline.score import (
+    score_stage,
+    unrecorded_calls,
+    unrecorded_notice,
+    workers_setting,
+)
 from gate.pipeline.sequential import detect_sentences, policy_stage
 from gate.results import assemble, policy_fields
 from gate.runsfile import RunsIndex
@@ -138,48 +143,3 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
             head.records.close()  # the sample records are in the results now
         results = validate_run(results, config.max_missing)
         return report_and_publish(results, config, out, opts, environ, stream)
-
-
-def unrecorded_calls(scored: Scored, runs: RunsIndex) -> list[tuple[str, str]]:
-    """(case id, call) of every call the frozen responses could not answer, in dataset
-    order then sample order (never in the order concurrent workers happened to finish) —
-    from the scored runs that had one, whatever ran them (this run, an earlier resumed
-    one, a replay)."""
-    from gate.report.escape import call_repr
-
-    rows = runs.rows
-    assert rows is not None
-    flagged = scored.runs.unrecorded
-    found: list[tuple[int, int, str, str]] = []
-    for k, (_, run) in zip(flagged, runs.runs(flagged), strict=True):
-        for turn in run.turns:
-            calls = {c.id: c for c in turn.calls}
-            for result in turn.tool_results:
-                if result.unrecorded:
-                    call = calls.get(result.id)
-                    shown = (
-                        call_repr({"name": call.name, "arguments": call.arguments})
-                        if call is not None
-                        else "a call"
-                    )
-                    found.append((rows.case[k], rows.sample[k], run.case_id, shown))
-    return [(case, call) for *_, case, call in sorted(found)]
-
-
-def unrecorded_notice(misses: list[tuple[str, str]]) -> str:
-    """One sentence: how many calls had no recorded response, in how many cases, and the
-    first few (each case and call once)."""
-    distinct = list(dict.fromkeys(misses))  # samples repeat the same call
-    cases = len({case for case, _ in misses})
-    first = "; ".join(
-        f"case {case} called {call if len(call) <= 80 else call.split('(', 1)[0] + '(…)'}"
-        for case, call in distinct[:3]
-    )
-    n = len(misses)
-    calls = "1 tool call" if n == 1 else f"{n:,} tool calls"
-    where = "1 case" if cases == 1 else f"{cases:,} cases"
-    return (
-        f"{calls} in {where} had no recorded response, so the agent was answered with an "
-        f"error; add their responses to the dataset (toolgate record) to score these cases on "
-        f"real answers. First: {first}."
-    )

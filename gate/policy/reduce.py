@@ -271,22 +271,61 @@ class CaseTable(Sequence[CaseStats]):
             yield self[i]
 
     def score_rows(
-        self, i: int, names: Sequence[str]
-    ) -> tuple[CaseStats, list[float | None], list[float | None]]:
-        """Case ``i`` without its ``scores`` and ``std`` mappings, and those as rows over
-        ``names`` (``None`` = n/a): what results.json's writer reads of every case."""
-        if tuple(names) == self.names:
-            means = self._mean[i].tolist()
-            stds = self._std[i].tolist()
-            stds.append(float("nan"))  # the pooled metric has no std
-            light = self._case(i, {}, {})
-            return (
-                light,
-                [None if v != v else v for v in means],
-                [None if v != v else v for v in stds],
-            )
-        c = self[i]
-        return c, [c.scores.get(n) for n in names], [c.std.get(n) for n in names]
+        self, names: Sequence[str]
+    ) -> Iterator[tuple[CaseStats, list[float | None], list[float | None]]]:
+        """Every case in order without its ``scores`` and ``std`` mappings, and those as
+        rows over ``names`` (``None`` = n/a, and for a name the table lacks): what
+        results.json's writer reads of every case. The arrays are read a block of cases
+        at a time (one conversion per block, not a few numpy calls per case)."""
+        where = {n: j for j, n in enumerate(self.names)}
+        # Position of each name among the columns, -1 for none: -1 picks the NaN column
+        # appended below. ``std`` has no column for the pooled metric (the last name).
+        cols = [where.get(n, -1) for n in names]
+        k_std = int(self._std.shape[1])
+        std_cols = [j if j < k_std else -1 for j in cols]
+        for a in range(0, len(self), _ROWS_BLOCK):
+            b = min(a + _ROWS_BLOCK, len(self))
+            means = _with_nan_column(self._mean[a:b])[:, cols].tolist()
+            stds = _with_nan_column(self._std[a:b])[:, std_cols].tolist()
+            rates = self._rate[a:b].tolist()
+            sizes = self._sizes[a:b].tolist()
+            extras = self._extras[a:b].tolist()
+            for r in range(b - a):
+                m = self.metas[a + r]
+                rate = float(rates[r])
+                light = CaseStats(
+                    id=m.id,
+                    line=m.line,
+                    difficulty=m.difficulty,
+                    tags=m.tags,
+                    expected_no_tool=m.expected_no_tool,
+                    must_not_call=m.must_not_call,
+                    tools=tuple(self._tools[a + r]),
+                    passed=rate == 1.0,
+                    pass_rate=rate,
+                    flaky=0.0 < rate < 1.0,
+                    samples=int(sizes[r]),
+                    extra_samples=int(extras[r]),
+                    scores={},
+                    std={},
+                    failed_checks=self._failed[a + r],
+                )
+                yield (
+                    light,
+                    [None if v != v else v for v in means[r]],
+                    [None if v != v else v for v in stds[r]],
+                )
+
+
+_ROWS_BLOCK = 1024
+"""Cases a block of :meth:`CaseTable.score_rows` (its lists are a block's, never all)."""
+
+
+def _with_nan_column(a: stats.Floats) -> stats.Floats:
+    out = np.empty((a.shape[0], a.shape[1] + 1))
+    out[:, :-1] = a
+    out[:, -1] = np.nan
+    return out
 
 
 def _slices(metas: Sequence[CaseMeta]) -> dict[str, stats.Bools]:

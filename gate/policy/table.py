@@ -431,10 +431,16 @@ class SampleTable:
         for j in range(len(names)):
             counts[:, j] = np.bincount(case, weights=(checks >> j) & 1, minlength=len(self.metas))
         out: list[tuple[str, ...]] = []
-        for row in counts.tolist():
-            tally = [(n, k) for n, k in zip(names, row, strict=True) if k]
-            tally.sort(key=lambda nk: (-nk[1], nk[0]))
-            out.append(tuple(n for n, _ in tally))
+        # Cases share a few count rows (most fail the same checks as many times): each
+        # row's order is worked out once.
+        seen: dict[tuple[int, ...], tuple[str, ...]] = {}
+        for row in map(tuple, counts.tolist()):
+            failed = seen.get(row)
+            if failed is None:
+                tally = [(n, k) for n, k in zip(names, row, strict=True) if k]
+                tally.sort(key=lambda nk: (-nk[1], nk[0]))
+                failed = seen[row] = tuple(n for n, _ in tally)
+            out.append(failed)
         return out
 
 

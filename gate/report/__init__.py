@@ -13,14 +13,17 @@ every data string escaped (:mod:`gate.report.escape`) and every secret redacted
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from gate.report.comment import marker, render_comment
-from gate.report.console import render_console
-from gate.report.junit import render_junit
-from gate.report.redact import Redactor
-from gate.report.summary import STEP_SUMMARY_LIMIT, render_markdown
-from gate.results import Results
+if TYPE_CHECKING:
+    from gate.report.comment import marker, render_comment
+    from gate.report.console import render_console
+    from gate.report.junit import render_junit
+    from gate.report.redact import Redactor
+    from gate.report.summary import STEP_SUMMARY_LIMIT, render_markdown
+    from gate.results import Results
 
 __all__ = [
     "STEP_SUMMARY_LIMIT",
@@ -33,6 +36,27 @@ __all__ = [
     "write_reports",
 ]
 
+# The renderers load on first use (PEP 562): a command that only redacts (``toolgate
+# score``, through gate.report.redact) does not import every renderer with this package.
+_LAZY = {
+    "STEP_SUMMARY_LIMIT": "gate.report.summary",
+    "Redactor": "gate.report.redact",
+    "marker": "gate.report.comment",
+    "render_comment": "gate.report.comment",
+    "render_console": "gate.report.console",
+    "render_junit": "gate.report.junit",
+    "render_markdown": "gate.report.summary",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 def write_reports(
     results: Results,
@@ -43,6 +67,9 @@ def write_reports(
 ) -> None:
     """Write ``out/report.md``, ``out/junit.xml`` and ``out/comment.md``."""
     from gate.outdir import write_atomic
+    from gate.report.comment import render_comment
+    from gate.report.junit import render_junit
+    from gate.report.summary import render_markdown
 
     files = {
         "report.md": render_markdown(results, redactor=redactor, report_url=report_url),
