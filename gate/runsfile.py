@@ -104,15 +104,13 @@ def call_from_json(obj: Any, field: str = "call") -> ToolCall:
         raise FieldError(f"{field}.parse_ok", "must be true or false")
     args = obj.get("arguments")
     if parse_ok is False:
-        return ToolCall(name=name, arguments=None, id=cid, raw_arguments=raw_field, parse_ok=False)
+        return ToolCall(name, None, cid, raw_field, False)
     if args is None and raw_field is not None:
         args = raw_field
     if args is None and "arguments" not in obj:
         args = {}
     decoded, raw, ok = decode_arguments(args)
-    return ToolCall(
-        name=name, arguments=decoded, id=cid, raw_arguments=raw_field or raw, parse_ok=ok
-    )
+    return ToolCall(name, decoded, cid, raw_field or raw, ok)
 
 
 def _result_from_json(obj: Any, field: str) -> ToolResult:
@@ -134,7 +132,7 @@ def _result_from_json(obj: Any, field: str) -> ToolResult:
         )
     elif not isinstance(unrecorded, bool):
         raise FieldError(f"{field}.unrecorded", "must be true or false")
-    return ToolResult(id=cid, content=content, is_error=is_error, unrecorded=unrecorded)
+    return ToolResult(cid, content, is_error, unrecorded)
 
 
 def _turn_from_json(obj: Any, field: str) -> Turn:
@@ -161,7 +159,7 @@ def _turn_from_json(obj: Any, field: str) -> Turn:
     except FieldError as bad:
         i = _failing(results, _result_from_json)
         raise _within(f"{field}.tool_results[{i}]", bad, "") from None
-    return Turn(calls=converted, tool_results=answers, content=content)
+    return Turn(converted, answers, content)
 
 
 def _failing(items: list[Any], convert: Callable[[Any, str], object]) -> int:
@@ -227,24 +225,28 @@ def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
     if latency is not None and (not isinstance(latency, int | float) or isinstance(latency, bool)):
         raise FieldError("latency_ms", "must be a number or null")
     usage = obj.get("usage")
-    if usage is not None and (
-        not isinstance(usage, dict)
-        or not all(isinstance(v, int) and not isinstance(v, bool) for v in usage.values())
-    ):
+    if usage is not None and (not isinstance(usage, dict) or not _counts_only(usage)):
         raise FieldError("usage", "must be an object of integer token counts")
     meta = obj.get("meta")
     if meta is not None and not isinstance(meta, dict):
         raise FieldError("meta", "must be an object or null")
     return Run(
-        case_id=case_id,
-        sample=sample,
-        turns=turns if turns is not None else _turns_from_json(raw_turns),
-        final=final,
-        error=error,
-        latency_ms=float(latency) if latency is not None else None,
-        usage=usage,
-        meta=meta,
+        case_id,
+        sample,
+        turns if turns is not None else _turns_from_json(raw_turns),
+        final,
+        error,
+        float(latency) if latency is not None else None,
+        usage,
+        meta,
     )
+
+
+def _counts_only(usage: dict[str, Any]) -> bool:
+    for v in usage.values():
+        if type(v) is not int and (not isinstance(v, int) or isinstance(v, bool)):
+            return False
+    return True
 
 
 def parse_run_line(line: bytes | str, *, file: str, lineno: int) -> Run:

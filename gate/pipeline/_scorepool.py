@@ -64,6 +64,9 @@ PARALLEL_MIN_LINES = 4000
 CHUNKS_PER_WORKER = 4
 """Chunks per worker: small enough to balance uneven lines, large enough to amortise."""
 _WINDOW = 1 << 16
+_NAN = float("nan")
+_BLANK_START = (b"", b" ", b"\t", b"\n", b"\r", b"\x0b", b"\x0c")
+"""First bytes of a line that may be blank (``bytes.strip`` removes these)."""
 """Bytes read at a time around a cut point to find the next line boundary."""
 
 
@@ -338,13 +341,19 @@ class Memo:
 
     @staticmethod
     def key_of_json(obj: Mapping[str, Any]) -> Any:
-        """The key of a decoded line that is not converted yet. Nothing in it is checked
-        here: a line whose key equals an earlier, valid line's holds the same view fields,
-        and its other fields are still checked when it is converted."""
+        """The key of a decoded line that is not converted yet: each view field as it is
+        when a string or null, else its JSON text. Nothing in it is checked here: a line
+        whose key equals an earlier, valid line's holds the same view fields — a text that
+        reads like another field's JSON is still refused, as every field but the turns is
+        checked when the line is converted, and turns that are not an array first."""
+        parts = []
         try:
-            return tuple(key_text(obj.get(name)) for name in VIEW_FIELDS)
+            for name in VIEW_FIELDS:
+                v = obj.get(name)
+                parts.append(v if v is None or type(v) is str else key_text(v))
         except TypeError:
             return None
+        return tuple(parts)
 
     def get(self, key: Any) -> Scoring | None:
         """The scoring of the run first seen with ``key``."""
@@ -446,7 +455,7 @@ def _score_chunk(data: bytes, base: int, w: _Work, memo: Memo, spool_fd: int | N
         raw = data[pos:end]
         start = pos
         pos = end
-        if not raw.strip():
+        if raw[:1] in _BLANK_START and not raw.strip():
             continue
         try:
             obj = decode_run_line(raw, file=display, lineno=lineno)
@@ -483,6 +492,8 @@ def _score_chunk(data: bytes, base: int, w: _Work, memo: Memo, spool_fd: int | N
                     scores=score.scores,
                     failed_checks=score.failed_checks,
                     tallies=score.tallies,
+                    # score_sample gives every metric, in the builder's order (METRICS).
+                    values=[_NAN if v is None else v for v in score.scores.values()],
                     missing=run.error if is_missing(run.error, hard) else None,
                 ),
                 template=record_template(score, names=METRICS, extra=extra, reasons_kept=True),

@@ -295,17 +295,21 @@ class RowsBuilder:
         self._calls_nt.append(proto.calls_no_tool)
         self._checks.append(proto.checks)
         self._latency.append(float("nan") if latency_ms is None else latency_ms)
+        columns = self._usage
+        filled = 0
         if usage:
             for key, val in usage.items():
-                if isinstance(val, int | float) and not isinstance(val, bool):
-                    column = self._usage.get(key)
+                t = type(val)
+                if t is int or (t is not bool and isinstance(val, int | float)):
+                    column = columns.get(key)
                     if column is None:
-                        column = self._usage[key] = [float("nan")] * row
+                        column = columns[key] = [float("nan")] * row
                     column.append(val)
-                    if not isinstance(val, int):
+                    filled += 1
+                    if t is not int and not isinstance(val, int):
                         self._usage_floats.add(key)
-        if self._usage:
-            for column in self._usage.values():
+        if filled != len(columns):  # a column this sample has no value for
+            for column in columns.values():
                 if len(column) == row:
                     column.append(float("nan"))
         if proto.called:

@@ -169,6 +169,10 @@ class ScoringContext:
     pairing: Pairing = Pairing.MAXIMUM
     _cases: dict[str, tuple[Case, CompiledCase]] = field(default_factory=dict)
     _entries: dict[tuple[str, int], tuple[ToolSpec | None, ToolEntry]] = field(default_factory=dict)
+    _offered: dict[int, tuple[Sequence[ToolSpec], Mapping[str, ToolEntry]]] = field(
+        default_factory=dict
+    )
+    """A case's offered tools (by the identity of its tuple of specs) → their entries."""
     _every_tool: Mapping[str, ToolEntry] | None = None
     """The entries of every dataset tool: the tools of each case that offers them all
     (built once; never changed after)."""
@@ -276,11 +280,18 @@ class ScoringContext:
             self._cases[case.id] = (case, compiled)
         return compiled
 
-    def _tools_of(self, offered: Sequence[ToolSpec]) -> dict[str, ToolEntry]:
+    def _tools_of(self, offered: Sequence[ToolSpec]) -> Mapping[str, ToolEntry]:
+        # Cases that share a tools file share its tuple of specs: built once for them all.
+        hit = self._offered.get(id(offered))
+        if hit is not None and hit[0] is offered:
+            return hit[1]
         tools: dict[str, ToolEntry] = {}
         for spec in offered:
             if spec.name not in tools:
                 tools[spec.name] = self.entry(spec.name, spec)
+        if len(self._offered) >= CASE_CACHE_SIZE:
+            self._offered.clear()
+        self._offered[id(offered)] = (offered, tools)
         return tools
 
     def _compile(self, case: Case) -> CompiledCase:

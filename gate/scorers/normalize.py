@@ -168,6 +168,11 @@ def parse_date(s: str) -> str | None:
     n = len(s)
     if n < 8 or n > 40 or not s[0].isalnum():
         return None
+    # Every accepted form starts with a year and a separator (ISO) or ends with a
+    # separator and a year (the others): a cheap test that spares most strings the
+    # expressions (``str.isdigit`` accepts every ``\d`` and more, so nothing is lost).
+    if not (s[:4].isdigit() and s[4] in "-/.") and not (s[-4:].isdigit() and s[-5] in "./- "):
+        return None
     m = _ISO_DATETIME.fullmatch(s)
     if m:
         y, mo, d, hh, mi = (int(m.group(i)) for i in range(1, 6))

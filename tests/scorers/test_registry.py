@@ -171,3 +171,14 @@ def test_score_sample__passing__lean_reasons_and_no_evidence_unless_full() -> No
         m.name for m in REGISTRY if lean.scores[m.name] in (None,) or lean.scores[m.name] != m.ideal
     }
     assert set(lean.reasons) == kept and "recovery_rate" in kept and "call_accuracy" not in kept
+
+
+def test_score_sample__scores__every_metric_in_registry_order() -> None:
+    """The score stage takes a sample's scores as a row in METRICS order as they come."""
+    from gate.model import Case, ExpectedCall, Run, SourceRef, ToolCall, Turn
+    from gate.scorers import ScoringContext, score_sample
+
+    case = Case("c", "u", SourceRef("d.jsonl", 1), expected_tool_calls=(ExpectedCall("t"),))
+    run = Run("c", 0, (Turn((ToolCall("t", {}),)),))
+    score = score_sample(case, run, ScoringContext.build())
+    assert tuple(score.scores) == METRICS
