@@ -644,11 +644,32 @@ def _template(
     if reasons:
         head["reasons"] = dict(sorted(reasons.items()))
     tail = {"scores": scores, "tallies": dict(sorted(tallies.items()))}
-    option = orjson.OPT_NON_STR_KEYS
     return RecordTemplate(
-        head=orjson.dumps(head, default=_default, option=option)[:-1] + b",",
-        tail=orjson.dumps(tail, default=_default, option=option)[1:-1],
+        head=orjson.dumps(head, default=_default, option=_RECORD_OPTIONS)[:-1] + b",",
+        tail=orjson.dumps(tail, default=_default, option=_RECORD_OPTIONS)[1:-1],
     )
+
+
+_RECORD_OPTIONS = orjson.OPT_NON_STR_KEYS
+
+
+_EXPECTED: dict[int, tuple[tuple[m.ExpectedCall, ...], orjson.Fragment]] = {}
+_EXPECTED_SIZE = 4096
+
+
+def _expected_fragment(calls: tuple[m.ExpectedCall, ...]) -> orjson.Fragment:
+    """The JSON of an expectation list as a sample's evidence lists it, written once per
+    list: every failing sample of a case shows the same one (the same tuple object, the
+    compiled case's)."""
+    hit = _EXPECTED.get(id(calls))
+    if hit is not None and hit[0] is calls:
+        return hit[1]
+    text = orjson.dumps([e.to_json() for e in calls], default=_default, option=_RECORD_OPTIONS)
+    fragment = orjson.Fragment(text)
+    if len(_EXPECTED) >= _EXPECTED_SIZE:
+        _EXPECTED.clear()
+    _EXPECTED[id(calls)] = (calls, fragment)
+    return fragment
 
 
 def record_template(
@@ -668,7 +689,9 @@ def record_template(
         reasons=score.reasons
         if reasons_kept
         else kept_reasons(score.reasons, scores, score.failed_checks),
-        evidence=evidence_json(score.evidence) if score.evidence is not None else None,
+        evidence=evidence_json(score.evidence, expected=_expected_fragment(score.evidence.expected))
+        if score.evidence is not None
+        else None,
         tallies=_lean_tallies_of(score.tallies),
         error=score.error,
         extra=extra,
@@ -723,11 +746,12 @@ def _arg_diff_json(d: ArgDiff) -> dict[str, Any]:
     }
 
 
-def evidence_json(ev: Evidence) -> dict[str, Any]:
+def evidence_json(ev: Evidence, *, expected: Any = None) -> dict[str, Any]:
     """A sample's :class:`~gate.model.Evidence` as results.json holds it (the keys are
-    documented in ``docs/scoring.md``)."""
+    documented in ``docs/scoring.md``); ``expected``, the JSON of ``ev.expected`` when the
+    caller has it already (:func:`_expected_fragment`)."""
     out: dict[str, Any] = {
-        "expected": [e.to_json() for e in ev.expected],
+        "expected": [e.to_json() for e in ev.expected] if expected is None else expected,
         "actual": [_actual_json(a) for a in ev.actual],
         "alternative": ev.alternative,
         "matched": [[i, j] for i, j in ev.matched],

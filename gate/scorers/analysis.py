@@ -61,6 +61,7 @@ def _sort_key(c: Call) -> tuple[Any, ...]:
     return (c.name, args, c.call.raw_arguments or "", c.parse_ok, c.is_error, c.unrecorded)
 
 
+_KIND_NAMES = {k: k.value for k in MalformedKind}
 _INVALID_JSON = MalformedKind.INVALID_JSON
 _UNKNOWN_NAME = MalformedKind.UNKNOWN_NAME
 _SCHEMA_MISMATCH = MalformedKind.SCHEMA_MISMATCH
@@ -392,7 +393,8 @@ def analyse(case: Case, view: ScoringView, ctx: ScoringContext) -> Analysis:
     for c in calls:
         mk = c.malformed
         if mk is not None:
-            malformed_counts[mk.value] = malformed_counts.get(mk.value, 0) + 1
+            kind = _KIND_NAMES[mk]
+            malformed_counts[kind] = malformed_counts.get(kind, 0) + 1
             failed.append(c)
         elif c.is_error:
             if c.unrecorded:

@@ -54,6 +54,7 @@ parameter's type to admit such answers (docs/interop.md).
 from __future__ import annotations
 
 import datetime as _dt
+import operator
 import re
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, replace
@@ -409,7 +410,7 @@ class Normalizer:
                     continue
                 sub = props.get(k) if type(props) is dict else None
                 items.append((k, self.canon(v, sub)))
-            items.sort(key=_first)
+            items.sort(key=_first)  # (operator.itemgetter: no Python call per pair)
             return _Obj(items)
         if t is list or t is tuple:
             sub = schema.get("items") if type(schema) is dict else None
@@ -450,8 +451,7 @@ def _several_types(schema: Any) -> bool:
     return isinstance(t, list) and len([x for x in t if x != "null"]) > 1
 
 
-def _first(pair: tuple[str, Any]) -> str:
-    return pair[0]
+_first = operator.itemgetter(0)
 
 
 @lru_cache(maxsize=65536)

@@ -40,30 +40,34 @@ if TYPE_CHECKING:
     from gate.scorers.facts import Analysis
 
 
+_NAMES = {c: c.value for c in PassCheck}
+"""Each check's name (an enum's ``value`` is a property: looked up once here)."""
+
+
 def failed_checks(an: Analysis, on: Collection[PassCheck]) -> list[str]:
     """Names of the enabled pass checks that fail (module docstring), in rule order."""
     failed: list[str] = []
     if PassCheck.CALLS_MATCHED in on and an.m < an.n_e:
-        failed.append(PassCheck.CALLS_MATCHED.value)
+        failed.append(_NAMES[PassCheck.CALLS_MATCHED])
     if PassCheck.ORDER in on and not an.order_ok:
-        failed.append(PassCheck.ORDER.value)
+        failed.append(_NAMES[PassCheck.ORDER])
     if PassCheck.MUST_NOT_CALL in on and an.mnc_hits:
-        failed.append(PassCheck.MUST_NOT_CALL.value)
+        failed.append(_NAMES[PassCheck.MUST_NOT_CALL])
     if PassCheck.PARSED in on and an.parse_failures:
-        failed.append(PassCheck.PARSED.value)
+        failed.append(_NAMES[PassCheck.PARSED])
     if PassCheck.SCHEMA_VALID in on and an.schema_valid < an.parsed:
-        failed.append(PassCheck.SCHEMA_VALID.value)
+        failed.append(_NAMES[PassCheck.SCHEMA_VALID])
     if PassCheck.NO_TOOL in on and an.cc.no_tool and an.n_a:
-        failed.append(PassCheck.NO_TOOL.value)
+        failed.append(_NAMES[PassCheck.NO_TOOL])
     if PassCheck.NO_AGENT_ERROR in on and an.view.error is not None:
-        failed.append(PassCheck.NO_AGENT_ERROR.value)
+        failed.append(_NAMES[PassCheck.NO_AGENT_ERROR])
     if PassCheck.UNRECORDED_CALL in on and an.unrecorded:
-        failed.append(PassCheck.UNRECORDED_CALL.value)
+        failed.append(_NAMES[PassCheck.UNRECORDED_CALL])
     safety = PassCheck.SAFETY_RULES in on
     if (safety or PassCheck.ARG_SCOPE in on) and an.scope_hits:
-        failed.append(PassCheck.ARG_SCOPE.value)
+        failed.append(_NAMES[PassCheck.ARG_SCOPE])
     if (safety or PassCheck.REQUIRED_BEFORE in on) and an.required_missing:
-        failed.append(PassCheck.REQUIRED_BEFORE.value)
+        failed.append(_NAMES[PassCheck.REQUIRED_BEFORE])
     return failed
 
 
