@@ -611,8 +611,12 @@ class RecordTemplate:
     """``scores`` and ``tallies`` (the keys between ``sample`` and ``usage``)."""
 
     def render(self, sample: int, usage: Mapping[str, int | float] | None) -> bytes:
+        # (orjson sorts keys by their UTF-8 bytes: the order of code points, as sorted() does)
         usage_part = (
-            b"" if usage is None else b',"usage":' + orjson.dumps(dict(sorted(usage.items())))
+            b""
+            if usage is None
+            else b',"usage":'
+            + orjson.dumps(usage if type(usage) is dict else dict(usage), option=_SORTED)
         )
         return b"".join(
             (self.head, b'"sample":', str(sample).encode(), b",", self.tail, usage_part, b"}")
@@ -651,6 +655,7 @@ def _template(
 
 
 _RECORD_OPTIONS = orjson.OPT_NON_STR_KEYS
+_SORTED = orjson.OPT_SORT_KEYS
 
 
 _EXPECTED: dict[int, tuple[tuple[m.ExpectedCall, ...], orjson.Fragment]] = {}
