@@ -48,6 +48,7 @@ from gate.scorers.rules import (
 from gate.scorers.textsim import token_set_ratio
 
 if TYPE_CHECKING:
+    from gate.scorers.argmatch import CompiledArgs
     from gate.scorers.context import CompiledCase, CompiledList, ScoringContext
     from gate.scorers.facts import ScoringView
 
@@ -109,17 +110,21 @@ def _calls(view: ScoringView, cc: CompiledCase, ctx: ScoringContext) -> list[Cal
             entry = tools.get(name)
             c.entry = entry
             c.schema_error = None
-            c.text = text = key_text(args) if parse_ok else None
+            c.text = text = _text(args) if parse_ok else None
             if entry is None:
                 c.norm = base
                 c.malformed = _UNKNOWN_NAME if parse_ok else _INVALID_JSON
             else:
                 c.norm = entry.norm
-                if text is None:
+                if not parse_ok:
                     c.malformed = _INVALID_JSON
                 else:
                     assert entry.validator is not None
-                    c.schema_error = why = entry.validator.error_text(args, text)
+                    validator = entry.validator
+                    why = (
+                        validator.error(args) if text is None else validator.error_text(args, text)
+                    )
+                    c.schema_error = why
                     c.malformed = None if why is None else _SCHEMA_MISMATCH
             batch.append(c)
         if len(batch) > 1:
@@ -128,7 +133,23 @@ def _calls(view: ScoringView, cc: CompiledCase, ctx: ScoringContext) -> list[Cal
     return out
 
 
+def _text(args: Any) -> str | None:
+    """The arguments' JSON text (the memos' key), or None for a value orjson will not
+    write (a string with a lone surrogate, built by a caller rather than decoded)."""
+    try:
+        return key_text(args)
+    except TypeError:
+        return None
+
+
 # ─── matching against one expectation list ────────────────────────────────────
+
+
+def _matches(matcher: CompiledArgs, c: Call) -> bool:
+    text = c.text
+    if text is None:  # (no text to remember the answer by)
+        return matcher.matches(c.args)
+    return matcher.matches_text(c.args, text)  # type: ignore[arg-type]
 
 
 def _chain(pairs: list[tuple[int, int]], calls: list[Call], groups: tuple[int, ...] | None) -> int:
@@ -166,12 +187,9 @@ def _match_list(
             adj.append([])
         elif len(cand) == 1:
             j = cand[0]
-            c = calls[j]
-            adj.append([j] if matcher.matches_text(c.args, c.text) else [])  # type: ignore[arg-type]
+            adj.append([j] if _matches(matcher, calls[j]) else [])
         else:
-            adj.append(
-                [j for j in cand if matcher.matches_text(calls[j].args, calls[j].text)]  # type: ignore[arg-type]
-            )
+            adj.append([j for j in cand if _matches(matcher, calls[j])])
     match pairing:
         case Pairing.MAXIMUM:
             match = hopcroft_karp(adj, len(calls))

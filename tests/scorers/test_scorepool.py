@@ -127,3 +127,22 @@ def test_read_and_score__repeat_of_an_earlier_run_with_a_bad_field__same_error_b
     assert problems[0] == problems[1]
     (problem,) = problems[0]
     assert (problem.line, problem.field) == (21, field)
+
+
+def test_score_sample__arguments_orjson_cannot_write__scored_without_the_memos() -> None:
+    """The memos of schema validity and matching are keyed by the arguments' JSON text; a
+    caller's arguments holding a lone surrogate have none, and are scored all the same."""
+    from gate.model import Case, ExpectedCall, Run, SourceRef, ToolCall, ToolSpec, Turn
+
+    tool = ToolSpec("t", "", {"type": "object", "properties": {"a": {"type": "string"}}})
+    case = Case(
+        "c",
+        "u",
+        SourceRef("d.jsonl", 1),
+        available_tools=(tool,),
+        expected_tool_calls=(ExpectedCall("t"),),
+    )
+    run = Run("c", 0, (Turn((ToolCall("t", {"a": "\ud800"}),)),))
+    score = score_sample(case, run, ScoringContext.build(tools={"t": tool}))
+    assert score.scores["call_accuracy"] == 1.0
+    assert score.scores["schema_validity"] == 1.0
