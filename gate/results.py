@@ -669,7 +669,7 @@ def _expected_fragment(calls: tuple[m.ExpectedCall, ...]) -> orjson.Fragment:
     hit = _EXPECTED.get(id(calls))
     if hit is not None and hit[0] is calls:
         return hit[1]
-    text = orjson.dumps([e.to_json() for e in calls], default=_default, option=_RECORD_OPTIONS)
+    text = orjson.dumps(expected_json(calls), default=_default, option=_RECORD_OPTIONS)
     fragment = orjson.Fragment(text)
     if len(_EXPECTED) >= _EXPECTED_SIZE:
         _EXPECTED.clear()
@@ -751,12 +751,26 @@ def _arg_diff_json(d: ArgDiff) -> dict[str, Any]:
     }
 
 
+def expected_json(calls: Sequence[m.ExpectedCall]) -> list[dict[str, Any]]:
+    """An expectation list as a sample's evidence lists it (docs/scoring.md): flat, each
+    call in the dataset's syntax, and in a list written with batches each with its
+    ``batch`` (the reports read it: no order is expected inside a batch)."""
+    if not m.is_batched(calls):
+        return [e.to_json() for e in calls]
+    out = []
+    for e in calls:
+        call = e.to_json()
+        call["batch"] = e.batch
+        out.append(call)
+    return out
+
+
 def evidence_json(ev: Evidence, *, expected: Any = None) -> dict[str, Any]:
     """A sample's :class:`~gate.model.Evidence` as results.json holds it (the keys are
     documented in ``docs/scoring.md``); ``expected``, the JSON of ``ev.expected`` when the
     caller has it already (:func:`_expected_fragment`)."""
     out: dict[str, Any] = {
-        "expected": [e.to_json() for e in ev.expected] if expected is None else expected,
+        "expected": expected_json(ev.expected) if expected is None else expected,
         "actual": [_actual_json(a) for a in ev.actual],
         "alternative": ev.alternative,
         "matched": [[i, j] for i, j in ev.matched],

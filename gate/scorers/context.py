@@ -13,7 +13,6 @@ import enum
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from gate.config import Config, NormalizeConfig, PassCheck, ScoringConfig
 from gate.model import Case, ExpectedCall, OrderMode, Risk, ToolSpec, is_batched, value
@@ -42,8 +41,6 @@ class CompiledList:
     names: tuple[str, ...]
     matchers: tuple[CompiledArgs, ...]
     counts: Mapping[str, int]
-    json: list[Mapping[str, Any]]
-    """The calls as dataset JSON, shared by every sample's evidence (never mutated)."""
     rank: Mapping[str, int]
     """Tool name → index of its first expected call (batch order for name sequences)."""
     groups: tuple[int, ...] | None = None
@@ -319,7 +316,6 @@ class ScoringContext:
                     names=tuple(e.name for e in calls),
                     matchers=tuple(matchers),
                     counts=_name_counts(calls),
-                    json=[_call_json(e, batched) for e in calls],
                     rank={n: i for i, n in reversed(list(enumerate(e.name for e in calls)))},
                     groups=tuple(e.batch or 0 for e in calls) if batched else None,
                 )
@@ -340,15 +336,6 @@ def _name_counts(calls: Sequence[ExpectedCall]) -> dict[str, int]:
     out: dict[str, int] = {}
     for e in calls:
         out[e.name] = out.get(e.name, 0) + 1
-    return out
-
-
-def _call_json(e: ExpectedCall, batched: bool) -> dict[str, Any]:
-    """An expected call as the evidence lists it: the dataset's syntax, plus its
-    ``batch`` in a list written with batches (the evidence's indices stay flat)."""
-    out = e.to_json()
-    if batched:
-        out["batch"] = e.batch
     return out
 
 

@@ -108,3 +108,24 @@ def test_batching__permuting_a_turn__changes_no_score(
     turns = [t for t in turns if t]
     shuffled = [data.draw(st.permutations(t)) for t in turns]
     assert _score(batches, turns).scores == _score(batches, shuffled).scores
+
+
+def test_evidence__batched_list__calls_carry_their_batch_and_no_order_is_said_inside_one() -> None:
+    """docs/scoring.md: in a list written with batches each expected call of the evidence
+    carries its ``batch``; the comment reads it and says no order inside a batch."""
+    from gate.report.sentences import sentence_for
+    from gate.results import SampleResult
+
+    c = case(
+        expect=[expected("a", batch=0), expected("b", batch=0), expected("c", batch=1)],
+        order=OrderMode.STRICT,
+    )
+    s = score_sample(c, run([ToolCall("b", {}), ToolCall("a", {})]), ScoringContext.build())
+    assert s.evidence is not None and "order" in s.failed_checks
+    ev = evidence_json(s.evidence)
+    assert [e.get("batch") for e in ev["expected"]] == [0, 0, 1]
+    sample = SampleResult(
+        sample=0, passed=False, scores=[], failed_checks=list(s.failed_checks), evidence=ev
+    )
+    said = "".join(str(part) for part in sentence_for("order", sample))
+    assert "came before" not in said, said
