@@ -246,8 +246,20 @@ class CaseTable(Sequence[CaseStats]):
     def _case(
         self, i: int, scores: Mapping[str, float | None], std: Mapping[str, float]
     ) -> CaseStats:
+        return self._stats(
+            i, float(self._rate[i]), int(self._sizes[i]), int(self._extras[i]), scores, std
+        )
+
+    def _stats(
+        self,
+        i: int,
+        rate: float,
+        samples: int,
+        extra_samples: int,
+        scores: Mapping[str, float | None],
+        std: Mapping[str, float],
+    ) -> CaseStats:
         m = self.metas[i]
-        rate = float(self._rate[i])
         return CaseStats(
             id=m.id,
             line=m.line,
@@ -259,8 +271,8 @@ class CaseTable(Sequence[CaseStats]):
             passed=rate == 1.0,
             pass_rate=rate,
             flaky=0.0 < rate < 1.0,
-            samples=int(self._sizes[i]),
-            extra_samples=int(self._extras[i]),
+            samples=samples,
+            extra_samples=extra_samples,
             scores=scores,
             std=std,
             failed_checks=self._failed[i],
@@ -291,25 +303,7 @@ class CaseTable(Sequence[CaseStats]):
             sizes = self._sizes[a:b].tolist()
             extras = self._extras[a:b].tolist()
             for r in range(b - a):
-                m = self.metas[a + r]
-                rate = float(rates[r])
-                light = CaseStats(
-                    id=m.id,
-                    line=m.line,
-                    difficulty=m.difficulty,
-                    tags=m.tags,
-                    expected_no_tool=m.expected_no_tool,
-                    must_not_call=m.must_not_call,
-                    tools=tuple(self._tools[a + r]),
-                    passed=rate == 1.0,
-                    pass_rate=rate,
-                    flaky=0.0 < rate < 1.0,
-                    samples=int(sizes[r]),
-                    extra_samples=int(extras[r]),
-                    scores={},
-                    std={},
-                    failed_checks=self._failed[a + r],
-                )
+                light = self._stats(a + r, float(rates[r]), int(sizes[r]), int(extras[r]), {}, {})
                 yield (
                     light,
                     [None if v != v else v for v in means[r]],
