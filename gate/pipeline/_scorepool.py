@@ -64,10 +64,10 @@ PARALLEL_MIN_LINES = 4000
 CHUNKS_PER_WORKER = 4
 """Chunks per worker: small enough to balance uneven lines, large enough to amortise."""
 _WINDOW = 1 << 16
+"""Bytes read at a time around a cut point to find the next line boundary."""
 _NAN = float("nan")
 _BLANK_START = (b"", b" ", b"\t", b"\n", b"\r", b"\x0b", b"\x0c")
 """First bytes of a line that may be blank (``bytes.strip`` removes these)."""
-"""Bytes read at a time around a cut point to find the next line boundary."""
 
 
 @value
@@ -320,7 +320,9 @@ class Scoring:
     number and usage (:class:`~gate.results.RecordTemplate`), the converted turns, and
     the hard failures as the first sample found them. Scoring reads nothing but the view:
     a sample's own number, latency and usage are all that differ (hard failures carry
-    the sample number)."""
+    the sample number). The memo outlives a chunk, so a prototype made by one chunk's
+    builder is added by the next one's: they share the metric columns (METRICS) and the
+    first check bits (every pass check), the only ones a sample score fails."""
 
     proto: RowProto
     template: RecordTemplate
@@ -331,8 +333,8 @@ class Scoring:
 
 class Memo:
     """Scorings of runs already seen, keyed by the run's scoring view: every field of
-    :class:`gate.scorers.facts.ScoringView` (:data:`~gate.scorers.facts.VIEW_FIELDS`),
-    in canonical JSON. At temperature 0 most samples of a case are the same run; each is
+    :class:`gate.scorers.facts.ScoringView` (:data:`~gate.scorers.facts.VIEW_FIELDS`)
+    (:meth:`key_of_json`). At temperature 0 most samples of a case are the same run; each is
     scored once and the others take its :class:`Scoring`. Bounded: cleared when it
     holds :data:`MEMO_SIZE` runs."""
 

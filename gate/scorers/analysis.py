@@ -146,10 +146,10 @@ def _text(args: Any) -> str | None:
 
 
 def _matches(matcher: CompiledArgs, c: Call) -> bool:
-    text = c.text
-    if text is None:  # (no text to remember the answer by)
-        return matcher.matches(c.args)
-    return matcher.matches_text(c.args, text)  # type: ignore[arg-type]
+    args, text = c.args, c.text
+    if args is None or text is None:  # unparsed (never a candidate), or no text to key by
+        return matcher.matches(args)
+    return matcher.matches_text(args, text)
 
 
 def _chain(pairs: list[tuple[int, int]], calls: list[Call], groups: tuple[int, ...] | None) -> int:
