@@ -45,6 +45,8 @@ def is_matcher_object(value: Any) -> bool:
 
 def parse_matcher(value: Any, field: str, report: Report) -> ArgMatcher | None:
     """One argument's expected value → an :class:`ArgMatcher`, or None after reporting."""
+    if not isinstance(value, dict | list):  # a scalar: never a matcher, and it holds none
+        return ArgMatcher(MatcherKind.EQUAL, value=value)
     if not is_matcher_object(value):
         nested = _nested_matcher(value, field)
         if nested is not None:
@@ -123,9 +125,6 @@ def parse_matcher(value: Any, field: str, report: Report) -> ArgMatcher | None:
     return ArgMatcher(MatcherKind.ABSENT if kind == "$absent" else MatcherKind.ANY)
 
 
-_EQUAL_STR: dict[str, ArgMatcher] = {}
-
-
 def parse_args(value: Any, field: str, report: Report) -> dict[str, ArgMatcher] | None:
     """An ``args`` object → name → matcher. None (after reporting) when it is not an
     object or any argument is malformed; every malformed argument is reported."""
@@ -135,21 +134,6 @@ def parse_args(value: Any, field: str, report: Report) -> dict[str, ArgMatcher] 
     out: dict[str, ArgMatcher] = {}
     ok = True
     for name, raw in value.items():
-        if type(raw) is str:
-            # A string is never a matcher: parse_matcher would say EQUAL without a word.
-            # Equal matchers are immutable and the same strings recur across cases
-            # (enum values, channels, cities): each is built once.
-            m = _EQUAL_STR.get(raw)
-            if m is None:
-                if len(_EQUAL_STR) >= 4096:
-                    _EQUAL_STR.clear()
-                m = _EQUAL_STR[raw] = ArgMatcher(MatcherKind.EQUAL, value=raw)
-            out[name] = m
-            continue
-        if not isinstance(raw, (dict, list)):
-            # Nor is any other scalar, and it holds none.
-            out[name] = ArgMatcher(MatcherKind.EQUAL, value=raw)
-            continue
         m = parse_matcher(raw, f"{field}.{name}", report)
         if m is None:
             ok = False

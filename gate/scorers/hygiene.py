@@ -39,14 +39,8 @@ def duplicate_count(keys: Iterable[Hashable], matched_keys: Iterable[Hashable]) 
 
 def repeated_failures(failures: Iterable[Hashable]) -> int:
     """``Σ (count − 1)`` over (call key, error) pairs of failed calls."""
-    n = 0
-    seen: set[Hashable] = set()
-    for f in failures:
-        if f in seen:
-            n += 1
-        else:
-            seen.add(f)
-    return n
+    items = list(failures)
+    return len(items) - len(set(items))
 
 
 def _count(items: Iterable[Hashable]) -> dict[Hashable, int]:

@@ -53,7 +53,7 @@ def score_sample(case: Case, run: Run, ctx: ScoringContext, *, full: bool = Fals
         v, why = score(an)
         scores[name] = v
         if full or v is None or v != ideal:
-            reasons[name] = why if why.__class__ is str else reason_text(why)
+            reasons[name] = reason_text(why)
     passed = not an.failed
     return SampleScore(
         case_id=case.id,
