@@ -141,6 +141,12 @@ def answer(msg, send, recv):
 """
 
 
+
+def _default_sigint() -> None:
+    """A shell that starts a job in the background makes it ignore SIGINT, and a child
+    inherits that: give the gate the default disposition a terminal's Ctrl-C meets."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
 def test_run_command__interrupted_then_resumed__nothing_lost_nothing_twice(
     tmp_path: Path, sig: signal.Signals
@@ -150,6 +156,7 @@ def test_run_command__interrupted_then_resumed__nothing_lost_nothing_twice(
         [sys.executable, "-m", "gate", "run", "--config", str(cfg), "--out", "out",
          "--no-progress"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_default_sigint,
     )  # fmt: skip
     runs_file = tmp_path / "out" / "runs.jsonl"
     deadline = time.monotonic() + 30
