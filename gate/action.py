@@ -73,6 +73,7 @@ OUTPUTS: tuple[str, ...] = (
     "verdict",
     "passed",
     "regressions",
+    "likely-regressions",
     "must-not-call-violations",
     "results-path",
     "report-path",
@@ -555,7 +556,7 @@ def finish(ctx: GitHubContext, deps: Collaborators, outcome: Outcome) -> int:
 
 
 def outputs_of(ctx: GitHubContext, outcome: Outcome) -> dict[str, str]:
-    """Every output, from the outcome alone: action.yml's six (``verdict`` is ``error``
+    """Every output, from the outcome alone: action.yml's seven (``verdict`` is ``error``
     unless the activity finished; ``not-gated`` for ``run`` and ``comment``) and, with
     results, :func:`gate.github.workflow.outputs_for`'s."""
     from gate.github.workflow import outputs_for
@@ -564,6 +565,7 @@ def outputs_of(ctx: GitHubContext, outcome: Outcome) -> dict[str, str]:
         "verdict": "error",
         "passed": "false",
         "regressions": "0",
+        "likely-regressions": "0",
         "must-not-call-violations": "0",
         "results-path": "",
         "report-path": "",

@@ -35,7 +35,7 @@ from pydantic import (
 )
 
 from gate.errors import ConfigError, Problem
-from gate.model import JUDGE_METRIC_PREFIX, OrderMode, Risk
+from gate.model import JUDGE_METRIC_PREFIX, MIN_HISTORY, OrderMode, Risk
 from gate.yamlio import YamlDoc, dotted, load_yaml
 
 
@@ -350,8 +350,19 @@ class VarianceConfig(_Strict):
     max_flaky_share: Annotated[float, Field(ge=0, le=1)] | None = None
 
 
+class LikelyMode(enum.StrEnum):
+    """What likely regressions (moved by the minimum effect, not significant yet) do."""
+
+    WARN = "warn"
+    """Listed and warned about; the gate does not fail on them."""
+    FAIL = "fail"
+    """Each counts like a regression against ``max_new_failures``."""
+
+
 class RegressionsConfig(_Strict):
     max_new_failures: Annotated[int, Field(ge=0)] | None = 0
+    """Significant regressions allowed (``null``: regressions never fail the gate)."""
+    likely: LikelyMode = LikelyMode.WARN
 
 
 class PolicyConfig(_Strict):
@@ -365,6 +376,12 @@ class PolicyConfig(_Strict):
     comparable case (so a run spends at most ``samples + 1`` per case on average)."""
     max_samples_per_case: Annotated[int, Field(ge=1, le=1000)] = 40
     """Most head samples of one case, initial ones included."""
+    min_history: Annotated[int, Field(ge=0, le=100)] = MIN_HISTORY
+    """Base samples per case the history should hold; a base run (``--base-run``, the
+    Action on the base branch) brings every case up to it."""
+    max_seed_samples: Annotated[int, Field(ge=0, le=10_000_000)] | None = None
+    """Most samples one base run spends bringing histories up to ``min_history``
+    (``null``: what they need); the rest follow on the next base runs."""
 
 
 CONFIRM_REPLACED = (

@@ -712,6 +712,12 @@ class SampleScore:
 JUDGE_METRIC_PREFIX = "judge."
 """Judge scores are named ``judge.<rubric>``; they are reported and can never be gated."""
 
+MIN_HISTORY = 40
+"""The default ``policy.min_history``: base samples per case a history should hold
+(docs/policy.md §9.7 measures what it detects: with the other defaults, the smallest
+history that catches the changes the policy is built for in at least 80 % of pull
+requests)."""
+
 
 # ─── one run's header ─────────────────────────────────────────────────────────
 
@@ -867,15 +873,31 @@ class SuiteStats:
 
 
 class FlipKind(enum.StrEnum):
-    """How a case's outcome changed between base and head (``gate.baseline.diff``):
-    stable pass → stable fail is a ``regression``, the reverse a ``fix``, any other change
-    of pass rate ``noise``; cases only in head are ``new``, only in base ``removed``."""
+    """How a comparable case's pass rate moved from its base history to the head
+    (:mod:`gate.policy.flips`, the one classification every command and report uses):
+    ``regression`` / ``fix`` — moved by at least the minimum effect and significant
+    (these count in the verdict); ``likely_regression`` / ``likely_fix`` — moved by at
+    least the minimum effect, the evidence points that way, not yet significant;
+    ``noise`` — any other change of pass rate; ``new`` / ``removed`` — only in head / only
+    in the base."""
 
     REGRESSION = "regression"
     FIX = "fix"
+    LIKELY_REGRESSION = "likely_regression"
+    LIKELY_FIX = "likely_fix"
     NOISE = "noise"
     NEW = "new"
     REMOVED = "removed"
+
+    @property
+    def worse(self) -> bool:
+        """A regression, likely or significant."""
+        return self in (FlipKind.REGRESSION, FlipKind.LIKELY_REGRESSION)
+
+    @property
+    def better(self) -> bool:
+        """A fix, likely or significant."""
+        return self in (FlipKind.FIX, FlipKind.LIKELY_FIX)
 
 
 @value
@@ -893,14 +915,18 @@ class Flip:
     line: int | None
     reason: str
     p_value: float | None = None
-    """For a case the test against the base history decided: the anytime-valid p-value
-    of that test (regression or improvement)."""
+    """The anytime-valid p-value of the case's test against the base history, in the
+    direction of the change."""
+    because: str | None = None
+    """For a likely regression or fix: why it is not significant yet, in words ("2 base
+    samples", "the sampling cap stopped it")."""
 
 
 @value
-class DecidedCase:
-    """A case the test against the base history found regressed (``REGRESSION``) or
-    improved (``FIX``), with the counts it was decided on: the history's and the head's."""
+class CaseFlip:
+    """A comparable case whose pass rate moved from its base history
+    (:func:`gate.policy.flips.case_flips`), with the counts it was classified on: the
+    history's and the head's."""
 
     kind: FlipKind
     base_passes: int
@@ -908,6 +934,7 @@ class DecidedCase:
     head_passes: int
     head_samples: int
     p_value: float | None
+    because: str | None = None
 
 
 @value
@@ -915,6 +942,21 @@ class MetricDelta:
     base: float | None
     head: float | None
     delta: float | None
+    beyond_noise: bool = False
+    """The change is more than noise: a suite test on the metric found it significant,
+    a flipped case moved it, or the base value lies outside the head's bootstrap
+    interval (:func:`gate.baseline.diff.compare`)."""
+
+
+@value
+class SetupChange:
+    """What a pull request changed in the setup under test: one identity key of the agent
+    (``model``, ``base_url``, ``temperature``, ``params``, ``system_prompt_sha256``,
+    ``kind``), base → head."""
+
+    key: str
+    base: JsonValue
+    head: JsonValue
 
 
 class DriftChange(enum.StrEnum):
@@ -945,6 +987,7 @@ class Comparison:
     base_dataset_sha256: str | None
     base_samples: int
     regressions: int
+    """Significant regressions."""
     fixes: int
     noise: int
     metrics: Mapping[str, MetricDelta]
@@ -952,6 +995,11 @@ class Comparison:
     flips: tuple[Flip, ...]
     tool_drift: tuple[ToolDrift, ...]
     base_usage: Mapping[str, float]
+    likely_regressions: int = 0
+    """Likely regressions: moved by the minimum effect, not yet significant."""
+    likely_fixes: int = 0
+    setup_changes: tuple[SetupChange, ...] = ()
+    """The agent identity keys that differ between the base and this run."""
 
 
 # ─── the verdict ──────────────────────────────────────────────────────────────
@@ -1005,3 +1053,8 @@ class Verdict:
     hard_failures: int
     regressions: int
     notices: tuple[str, ...] = ()
+    likely_regressions: int = 0
+    likely_fail: bool = False
+    """``regressions.likely: fail``: likely regressions count against the allowance."""
+    suite_drops: tuple[str, ...] = ()
+    """The suite tests that failed (``case_passed`` for the pass rate)."""

@@ -55,6 +55,7 @@ from gate.model import (
 from gate.policy.casetest import CaseVerdict
 from gate.policy.engine import EngineParams, Evaluation
 from gate.policy.history import (
+    CASE_HASH_VERSION,
     HISTORY_WINDOW,
     BaseHistory,
     CaseHistory,
@@ -62,6 +63,7 @@ from gate.policy.history import (
     MetricSums,
 )
 from gate.policy.merge import MergePart, merge
+from gate.policy.power import Detectability
 from gate.policy.reduce import reduce, sample_metric_names
 from gate.policy.table import CaseMeta, RowsBuilder
 from gate.scorers.registry import BY_NAME, METRICS
@@ -181,11 +183,15 @@ class CaseResult(_M):
     extra_samples: int = 0
     """How many of ``samples`` were extra ones (sequential sampling of an undecided case)."""
     hash: str | None = None
-    """The case's hash: its content, its tools' definitions, the agent/model identity and
-    the scoring config (absent in files of earlier releases)."""
+    """The case's hash: its content and the scoring config (``case_hash_version`` 2; in
+    version 1 also its tools' definitions and the agent identity; absent in files of
+    earlier releases)."""
+    setup: str | None = None
+    """The hash of the setup the case's history was made under: the agent identity and
+    the definitions of the case's tools (absent in files of earlier releases)."""
     history: list[HistoryRun] = Field(default_factory=list)
     """The base history this run carries forward for the case, oldest run first: the
-    baseline's history (when the hash matches) plus this run's counts."""
+    baseline's history (when the hash and the setup match) plus this run's counts."""
     test: CaseTestResult | None = None
     """The case's test against the base history (absent without one)."""
     samples: list[SampleResult]
@@ -280,6 +286,13 @@ class Verdict(_M):
     variance: VarianceResult = Field(default_factory=VarianceResult)
     hard_failures: int = 0
     regressions: int = 0
+    """Significant regressions."""
+    likely_regressions: int = 0
+    """Likely regressions: fell by the minimum effect, not significant yet."""
+    likely_fail: bool = False
+    """``regressions.likely: fail``: likely regressions counted against the allowance."""
+    suite_drops: list[str] = Field(default_factory=list)
+    """The suite tests that failed the gate (``case_passed``: the pass rate)."""
 
 
 class MissingInfo(_M):
@@ -302,19 +315,26 @@ class RunError(_M):
     first_errors: list[str] = Field(default_factory=list)
 
 
+FlipKindName = Literal[
+    "regression", "fix", "likely_regression", "likely_fix", "noise", "new", "removed"
+]
+
+
 class Flip(_M):
-    """A case whose outcome changed between base and head (see ``gate.baseline.diff``)."""
+    """A case whose pass rate moved from its base history (``gate.policy.flips``: one
+    classification for every command and report), or that is new or removed."""
 
     case_id: str
-    kind: Literal["regression", "fix", "noise", "new", "removed"]
+    kind: FlipKindName
     base_pass_rate: float | None
     head_pass_rate: float | None
     base_samples: int = 0
     head_samples: int = 0
     head_extra_samples: int = 0
-    """Confirmation samples included in ``head_samples``."""
+    """Extra samples (sequential sampling, seeding) included in ``head_samples``."""
     failed_checks: list[str] = Field(default_factory=list)
-    """Checks that failed in head samples (regression, noise) or in base samples (fix)."""
+    """Checks that failed in head samples (a regression, noise) or in base samples (a
+    fix)."""
     tools: list[str] = Field(default_factory=list)
     """Tools the case involves (expected, must-not-call or called)."""
     drifted_tools: list[str] = Field(default_factory=list)
@@ -322,13 +342,26 @@ class Flip(_M):
     line: int | None = None
     reason: str = ""
     p_value: float | None = None
-    """For a case decided by the test against the base history: its p-value."""
+    """The anytime-valid p-value of the case's test, in the direction of the change."""
+    because: str | None = None
+    """For a likely regression or fix: why it is not significant yet, in words."""
 
 
 class MetricDelta(_M):
     base: float | None
     head: float | None
     delta: float | None
+    beyond_noise: bool = False
+    """More than noise: a suite test found the change significant, a flipped case moved
+    it, or the base value lies outside the head's bootstrap interval."""
+
+
+class SetupChange(_M):
+    """An identity key of the agent that differs between the base and this run."""
+
+    key: str
+    base: Any = None
+    head: Any = None
 
 
 class ToolDrift(_M):
@@ -347,19 +380,27 @@ class Comparison(_M):
     comparable: bool
     note: str | None = None
     rule: str = ""
-    """The flip rule as it applies to these sample counts, in words."""
+    """The flip classification, in words."""
     base_dataset_sha256: str | None = None
     base_samples: int = 0
     regressions: int = 0
+    """Significant regressions (what ``regressions.max_new_failures`` counts)."""
+    likely_regressions: int = 0
+    """Likely regressions: fell by the minimum effect, not significant yet."""
     fixes: int = 0
+    likely_fixes: int = 0
     noise: int = 0
     metrics: dict[str, MetricDelta] = Field(default_factory=dict)
     slice_metrics: dict[str, dict[str, MetricDelta]] = Field(default_factory=dict)
     """Per slice (``key=value``) either run has: metric → base, head and delta (what a
     gate on a slice is compared with)."""
     flips: list[Flip] = Field(default_factory=list)
-    """Regressions first, then fixes, noise, new and removed; dataset order within each."""
+    """Regressions first, then likely regressions, fixes, likely fixes, noise, new and
+    removed; dataset order within each."""
     tool_drift: list[ToolDrift] = Field(default_factory=list)
+    setup_changes: list[SetupChange] = Field(default_factory=list)
+    """What this run changed of the agent's identity (model, endpoint, sampling
+    settings, system prompt, kind) against the baseline: compared, not a reason not to."""
     base_usage: dict[str, float] = Field(default_factory=dict)
 
 
@@ -437,6 +478,19 @@ class SpendInfo(_M):
     rounds: int
     per_case: dict[str, int] = Field(default_factory=dict)
     undecided: int = 0
+    seed: int = 0
+    """Samples a base run spent bringing histories up to ``min_history``."""
+    seeded: int = 0
+    """Cases those samples went to."""
+    held_back: list[str] = Field(default_factory=list)
+    """Undecided cases that got no extra samples: a hard failure of theirs already
+    fails the gate."""
+    saved: int = 0
+    """Extra samples those cases could have taken under the caps (at most)."""
+    sampled: int = 0
+    """Cases that got extra samples from sequential sampling."""
+    needed: int = 0
+    """Cases that needed extra samples after their first ones (the cap was theirs)."""
 
 
 class PolicyParams(_M):
@@ -452,6 +506,27 @@ class PolicyParams(_M):
     suite_min_effect: float
     flaky_ceiling: float | None
     history_window: int
+    min_history: int = 0
+    """``policy.min_history`` (0 in files of earlier releases)."""
+    max_seed_samples: int | None = None
+
+
+class HistoryInfo(_M):
+    """How deep the base history was, against ``policy.min_history``, and what that let
+    this run catch."""
+
+    min_history: int
+    comparable: int
+    """Cases tested against a history."""
+    short: int
+    """Of those, cases whose history holds fewer than ``min_history`` samples."""
+    median_samples: int | None = None
+    """Median history length of the comparable cases."""
+    caught_broken: float | None = None
+    """Probability that an always-passing case that now always fails is caught in this
+    run (mean over the comparable always-passing cases; None: none)."""
+    caught_half: float | None = None
+    """The same for one that now fails half the time."""
 
 
 class PolicyInfo(_M):
@@ -466,6 +541,9 @@ class PolicyInfo(_M):
     flakiness: FlakinessInfo
     spend: SpendInfo
     detect: list[str] = Field(default_factory=list)
+    history: HistoryInfo | None = None
+    base_run: bool = False
+    """This run was a base-branch run (it seeded the histories up to ``min_history``)."""
     """What this run could detect and what it spent, in words."""
 
 
@@ -477,6 +555,9 @@ class Results(_M):
     agent: dict[str, Any]
     samples: int
     seed: int
+    case_hash_version: int = 1
+    """What the cases' ``hash`` covers: 2 — the case and the scoring; 1 (files of the
+    previous release) — also the tools' definitions and the agent identity."""
     scoring_sha256: str | None = None
     """The hash of the scoring settings the run was scored with (``scoring``,
     ``dataset.normalize``); None when scored without a config or by an older release."""
@@ -913,11 +994,14 @@ def verdict_json(v: m.Verdict) -> Verdict:
         ),
         hard_failures=v.hard_failures,
         regressions=v.regressions,
+        likely_regressions=v.likely_regressions,
+        likely_fail=v.likely_fail,
+        suite_drops=list(v.suite_drops),
     )
 
 
 def _delta_json(d: m.MetricDelta) -> MetricDelta:
-    return MetricDelta(base=d.base, head=d.head, delta=d.delta)
+    return MetricDelta(base=d.base, head=d.head, delta=d.delta, beyond_noise=d.beyond_noise)
 
 
 def comparison_json(c: m.Comparison) -> Comparison:
@@ -930,7 +1014,9 @@ def comparison_json(c: m.Comparison) -> Comparison:
         base_dataset_sha256=c.base_dataset_sha256,
         base_samples=c.base_samples,
         regressions=c.regressions,
+        likely_regressions=c.likely_regressions,
         fixes=c.fixes,
+        likely_fixes=c.likely_fixes,
         noise=c.noise,
         metrics={k: _delta_json(d) for k, d in c.metrics.items()},
         slice_metrics={
@@ -951,6 +1037,7 @@ def comparison_json(c: m.Comparison) -> Comparison:
                 line=f.line,
                 reason=f.reason,
                 p_value=f.p_value,
+                because=f.because,
             )
             for f in c.flips
         ],
@@ -963,6 +1050,7 @@ def comparison_json(c: m.Comparison) -> Comparison:
             )
             for d in c.tool_drift
         ],
+        setup_changes=[SetupChange(key=x.key, base=x.base, head=x.head) for x in c.setup_changes],
         base_usage=dict(c.base_usage),
     )
 
@@ -1124,6 +1212,7 @@ def _fields(c: m.CaseStats, scores: list[float | None], std: list[float | None])
         "std": std,
         "extra_samples": c.extra_samples,
         "hash": None,
+        "setup": None,
         "history": [],
         "test": None,
     }
@@ -1136,6 +1225,8 @@ class PolicyFields:
 
     info: PolicyInfo
     cases: Mapping[str, Mapping[str, Any]]
+    hash_version: int = CASE_HASH_VERSION
+    """What the cases' hashes cover (``Results.case_hash_version``)."""
 
 
 def _history_json(h: CaseHistory | None) -> list[HistoryRun]:
@@ -1176,6 +1267,9 @@ def policy_fields(
     hashes: Mapping[str, str],
     history: BaseHistory,
     detect: Sequence[str],
+    hash_version: int = CASE_HASH_VERSION,
+    detection: Detectability | None = None,
+    base_run: bool = False,
 ) -> PolicyFields:
     """The results.json fields of an engine evaluation (``history``: the one this run
     carries forward)."""
@@ -1198,6 +1292,8 @@ def policy_fields(
             suite_min_effect=params.suite_min_effect,
             flaky_ceiling=params.flaky_ceiling,
             history_window=history.window,
+            min_history=seq.min_history,
+            max_seed_samples=seq.max_seed,
         ),
         blocked=evaluation.blocked,
         reasons=[r.value for r in evaluation.reasons],
@@ -1239,33 +1335,75 @@ def policy_fields(
             rounds=sp.rounds,
             per_case=dict(sp.per_case),
             undecided=sp.undecided,
+            seed=sp.seed,
+            seeded=sp.seeded,
+            held_back=[v.case_id for v in evaluation.cases if v.case_id in evaluation.held_back],
+            saved=sp.saved,
+            sampled=sp.sampled,
+            needed=sp.needed,
         ),
         detect=list(detect),
+        history=_history_info(evaluation, seq.min_history, detection),
+        base_run=base_run,
     )
     cases = {
         v.case_id: {
             "hash": hashes.get(v.case_id),
+            "setup": _setup_of(history.cases.get(v.case_id)),
             "history": _history_json(history.cases.get(v.case_id)),
             "test": _case_test_json(v),
         }
         for v in evaluation.cases
     }
-    return PolicyFields(info, cases)
+    return PolicyFields(info, cases, hash_version)
 
 
-def history_of(results: Results, hashes: Mapping[str, str], *, dataset_sha256: str) -> BaseHistory:
+def _history_info(
+    evaluation: Evaluation, min_history: int, detection: Detectability | None
+) -> HistoryInfo:
+    depths = sorted(v.base.samples for v in evaluation.cases if v.base is not None)
+    return HistoryInfo(
+        min_history=min_history,
+        comparable=len(depths),
+        short=sum(1 for d in depths if d < min_history),
+        median_samples=depths[len(depths) // 2] if depths else None,
+        caught_broken=None if detection is None else detection.stable_broken,
+        caught_half=None if detection is None else detection.stable_half,
+    )
+
+
+def _setup_of(h: CaseHistory | None) -> str | None:
+    return None if h is None else h.setup
+
+
+def history_of(
+    results: Results,
+    hashes: Mapping[str, str],
+    *,
+    dataset_sha256: str,
+    legacy: Mapping[str, str] | None = None,
+) -> BaseHistory:
     """The base history a results file carries. A case written with a hash and a history
-    keeps them; a case of an earlier release's file (no hash) starts its history from its
-    counts in that file, with the hash the case has now (``hashes``) when the file was made
-    from the same dataset (sha256) — and no hash, so not comparable, when not."""
+    keeps them — a file of the previous release (``case_hash_version`` 1) hashed the
+    case with its tools and agent: where that hash equals ``legacy`` (the case as the
+    base run saw it, hashed that way) the history takes the current hash, and otherwise
+    keeps the stale one (not comparable). A case of an earlier release's file (no hash)
+    starts its history from its counts in that file, with the hash the case has now
+    (``hashes``) when the file was made from the same dataset (sha256) — and no hash, so
+    not comparable, when not."""
     same = results.dataset.sha256 == dataset_sha256
     window = results.policy.params.history_window if results.policy else HISTORY_WINDOW
     out: dict[str, CaseHistory] = {}
     names = results.metric_names
     for c in results.cases:
         if c.hash is not None and c.history:
+            hash_, setup = c.hash, c.setup
+            if results.case_hash_version < CASE_HASH_VERSION:
+                matched = legacy is not None and legacy.get(c.id) == c.hash
+                hash_ = hashes.get(c.id, c.hash) if matched else c.hash
+                setup = None
             out[c.id] = CaseHistory(
-                c.hash,
+                hash_,
                 tuple(
                     HistoryEntry(
                         e.passes,
@@ -1274,6 +1412,7 @@ def history_of(results: Results, hashes: Mapping[str, str], *, dataset_sha256: s
                     )
                     for e in c.history
                 ),
+                setup,
             )
             continue
         hash_ = c.hash if c.hash is not None else (hashes.get(c.id, "") if same else "")
@@ -1321,6 +1460,7 @@ def assemble(
     fields["cases"] = cases
     if policy is not None:
         fields["policy"] = policy.info
+        fields["case_hash_version"] = policy.hash_version
     return Results(**fields)
 
 

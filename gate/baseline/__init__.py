@@ -1,6 +1,7 @@
 """The baseline: comparing this run with the base branch's results (flips, metric
-deltas, tool-definition drift). :func:`gate.baseline.diff.compare` is the entry point."""
+deltas, setup changes, tool-definition drift). :func:`gate.baseline.diff.compare` is the
+entry point."""
 
-from gate.baseline.diff import compare, flip_kind, stable_rule
+from gate.baseline.diff import HISTORY_RULE, compare, setup_changes
 
-__all__ = ["compare", "flip_kind", "stable_rule"]
+__all__ = ["HISTORY_RULE", "compare", "setup_changes"]

@@ -1,31 +1,23 @@
-"""Compare a baseline run with a head run: per-case flips, metric deltas, tool drift.
+"""Compare a baseline run with a head run: per-case flips, metric deltas, setup changes
+and tool drift.
 
-The flip rule (:func:`flip_kind`, exact). Each case has a pass rate
-on each side: passed samples ÷ samples run (confirmation samples included). A case is
-**stable** on a side when its pass rate is 1 (stable pass: every sample passed) or 0
-(stable fail: every sample failed), and **flaky** when 0 < rate < 1. Then, for a case
-present on both sides:
+The flips come from the tests against the base history (:mod:`gate.policy.flips`: the
+one classification — regression, fix, likely regression or fix, noise — that every
+command uses): :func:`compare` is handed them with the cases that were comparable, and
+lists them with both sides' counts; cases only in head are **new**, only in base
+**removed**. Not comparable cases (their content or the scoring changed since their
+history) are never flips.
 
-* stable pass → stable fail: **regression**;
-* stable fail → stable pass: **fix**;
-* any other change of pass rate (one side or both flaky): **noise**, listed apart with
-  both pass rates, never counted as a regression or a fix;
-* the same pass rate on both sides: not a flip, not listed.
+A pull request that changes the agent (model, endpoint, sampling settings, system
+prompt) or a tool's definition is *compared*: that change is what it tests.
+:func:`compare` names the agent's identity keys that differ (``setup_changes``) and the
+tools whose definition hash changed, was added or removed (tool drift, with a compact
+unified diff of description and schema and the flipped cases that involve each tool).
 
-So one unlucky run does not become a regression (3/3 → 2/3 is noise), a consistent drop
-does (3/3 → 0/3). What "stable" can mean depends on the samples: with 1 sample every
-case is stable and a single failing run is a regression. ``toolgate check`` uses this rule
-only where no test against a base history ran (``toolgate diff`` on two files); the gate
-passes ``decided``, the cases the tests of :mod:`gate.policy.engine` found regressed or
-improved, and those are then the flips. Cases only in
-head are **new**, only in base **removed**.
-
-Comparability: results made from different datasets (sha256) are not compared
-(``comparable: false`` with a note; no flips, no metric deltas) — except when only the
-tool files the dataset references differ (equal ``cases_sha256``): then the cases are the
-same and comparing is exactly how a tool-definition change shows its effect. Tool drift
-(tools whose definition hash changed, were added or removed) is listed in both cases,
-with a compact diff of description and schema and the flipped cases that involve them.
+A metric's change is **beyond noise** when the suite test on it found it significant,
+when a flipped case moved it, or when the base value lies outside the head's bootstrap
+interval (without an interval: it moved by :data:`MOVED`); every report reads that flag,
+none decides it again.
 
 Both sides are :class:`~gate.model.SuiteStats` (this run's from the reduction, a
 baseline's read back by ``gate.results``); the comparison runs before the verdict is
@@ -37,102 +29,94 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from gate import jsonio
 from gate.model import (
+    CaseFlip,
     CaseStats,
     Comparison,
-    DecidedCase,
     DriftChange,
     Flip,
     FlipKind,
     MetricDelta,
     MetricStats,
+    SetupChange,
     SuiteStats,
     ToolDrift,
     ToolRef,
 )
+from gate.policy.history import agent_identity
 
-__all__ = ["comparable", "compare", "definition_diff", "flip_kind", "stable_rule"]
+__all__ = ["HISTORY_RULE", "compare", "definition_diff", "setup_changes"]
 
 MAX_DIFF_LINES = 40
 """Longest tool-definition diff kept in results (the report shows it whole)."""
-_COUNTED = (FlipKind.REGRESSION, FlipKind.FIX, FlipKind.NOISE)
-
-
-def flip_kind(base_rate: float, head_rate: float) -> FlipKind | None:
-    """The flip rule on one case's pass rates (module docstring); ``None``: no flip."""
-    if base_rate == head_rate:
-        return None
-    if base_rate == 1.0 and head_rate == 0.0:
-        return FlipKind.REGRESSION
-    if base_rate == 0.0 and head_rate == 1.0:
-        return FlipKind.FIX
-    return FlipKind.NOISE
-
-
-def stable_rule(base_samples: int, head_samples: int) -> str:
-    """The flip rule in words, for these sample counts."""
-    if base_samples <= 1 or head_samples <= 1:
-        caveat = (
-            " With 1 sample every case counts as stable, so a single failing run is a "
-            "regression: raise `samples`."
-        )
-    else:
-        caveat = ""
-    return (
-        f"Stable means the same outcome in every sample (base {base_samples} sample(s), "
-        f"head {head_samples}). A regression is a case that passed every base sample and "
-        "fails every head sample; a fix the reverse; any other change of pass rate involves "
-        "a flaky case and is listed as noise, not counted." + caveat
-    )
-
-
-def comparable(base: SuiteStats, head: SuiteStats) -> bool:
-    """Same dataset, or datasets that differ only in the tool files they reference."""
-    b, h = base.header.dataset, head.header.dataset
-    if b.sha256 == h.sha256:
-        return True
-    return b.cases_sha256 is not None and b.cases_sha256 == h.cases_sha256
-
+MOVED = 0.01
+"""Without a bootstrap interval, a metric that moved at least this much is beyond noise."""
+_EPS = 1e-9
+_COUNTED = (
+    FlipKind.REGRESSION,
+    FlipKind.LIKELY_REGRESSION,
+    FlipKind.FIX,
+    FlipKind.LIKELY_FIX,
+    FlipKind.NOISE,
+)
 
 HISTORY_RULE = (
-    "A regression is a case whose head samples are significantly worse than its base "
-    "history (an anytime-valid test per case, the false-block rate controlled across the "
-    "cases of the run) by at least the minimum practical effect; a fix the reverse. Cases "
-    "still undecided, and cases changed since their history (not comparable), are listed "
-    "apart, never as flips."
+    "Each case's head samples are tested against its base history (an anytime-valid test "
+    "per case, the false-block rate controlled across the cases of the run). A regression "
+    "fell by at least the minimum effect and is significant; a likely regression fell as "
+    "far and the evidence points that way, but it is not significant yet; a fix and a "
+    "likely fix are the reverse; any other change of a case's pass rate is noise. Cases "
+    "changed since their history (not comparable) are listed apart, never as flips."
 )
+
+
+def setup_changes(base: Mapping[str, object], head: Mapping[str, object]) -> list[SetupChange]:
+    """The agent identity keys that differ between two agent descriptions."""
+    b, h = agent_identity(base), agent_identity(head)
+    return [
+        SetupChange(key, b.get(key), h.get(key))
+        for key in sorted(set(b) | set(h))
+        if b.get(key) != h.get(key)
+    ]
 
 
 def compare(
     base: SuiteStats,
     head: SuiteStats,
     *,
+    flips: Mapping[str, CaseFlip],
+    tested: Collection[str],
     source: str = "baseline",
-    decided: Mapping[str, DecidedCase] | None = None,
+    significant: Collection[str] = (),
 ) -> Comparison:
     """Compare ``base`` (the baseline) with ``head`` (this run). See the module docstring.
 
-    ``decided``: the cases the test against the base history found regressed or improved
-    (``gate.policy.engine``); with it, those are the flips (and nothing else is), instead
-    of the stable-pass/stable-fail rule on the two runs' pass rates."""
+    ``flips``: the classification of the comparable cases whose pass rate moved;
+    ``tested``: the ids of every comparable case; ``significant``: the metrics whose
+    suite test found a significant change (``case_passed`` for the pass rate)."""
     drift = _tool_drift(base.header.tools, head.header.tools)
     bd, hd = base.header.dataset, head.header.dataset
-    same_data = bd.sha256 == hd.sha256
-    tools_only = not same_data and comparable(base, head)
-    rule = stable_rule(base.samples, head.samples) if decided is None else HISTORY_RULE
-    if not same_data and not tools_only and decided is None:
+    changes = tuple(setup_changes(base.header.agent, head.header.agent))
+    if not tested:
+        why = (
+            "no case of this run is comparable with its base history (the cases or the "
+            "scoring changed since)"
+            if base.cases
+            else "the baseline has no cases"
+        )
+        if bd.sha256 != hd.sha256:
+            why = (
+                f"the baseline was made from another dataset (sha256 {bd.sha256[:12]}…, this "
+                f"run {hd.sha256[:12]}…) and {why}"
+            )
         return Comparison(
             source=source,
             comparable=False,
-            note=(
-                f"the baseline was made from another dataset (sha256 "
-                f"{bd.sha256[:12]}…, this run {hd.sha256[:12]}…): "
-                "nothing was compared; refresh the baseline on this dataset"
-            ),
-            rule=rule,
+            note=f"{why}: nothing was compared; their histories start again with this run",
+            rule=HISTORY_RULE,
             base_dataset_sha256=bd.sha256,
             base_samples=base.samples,
             regressions=0,
@@ -143,49 +127,77 @@ def compare(
             flips=(),
             tool_drift=tuple(drift),
             base_usage=dict(base.usage),
+            setup_changes=changes,
         )
     note = None
-    if not same_data and not tools_only:
-        note = (
-            "the dataset differs from the baseline's: each case was compared by its hash "
-            "(content, tools, agent, scoring), so changed cases are not comparable"
-        )
-    elif tools_only:
-        note = (
-            "the dataset differs from the baseline's only in the tool files it references "
-            "(tool definitions): cases compared; see the tool drift"
-        )
-    flips = _flips(
-        _in_scope(base.cases, head), _in_scope(head.cases, base), {d.tool for d in drift}, decided
+    if bd.sha256 != hd.sha256:
+        untested = sum(1 for c in head.cases if c.id not in tested)
+        if bd.cases_sha256 is not None and bd.cases_sha256 == hd.cases_sha256:
+            note = (
+                "the dataset differs from the baseline's only in the tool files it "
+                "references (tool definitions): cases compared; see the tool drift"
+            )
+        else:
+            note = (
+                "the dataset differs from the baseline's: each case was compared by its "
+                f"hash (content and scoring); {untested} case(s) changed or new"
+            )
+    listed = _flips(
+        _in_scope(base.cases, head), _in_scope(head.cases, base), {d.tool for d in drift}, flips
     )
-    counts = Counter(f.kind for f in flips)
+    counts = Counter(f.kind for f in listed)
     drift = [
         ToolDrift(
             tool=d.tool,
             change=d.change,
             diff=d.diff,
             flipped_cases=tuple(
-                f.case_id for f in flips if f.kind in _COUNTED and d.tool in f.tools
+                f.case_id for f in listed if f.kind in _COUNTED and d.tool in f.tools
             ),
         )
         for d in drift
     ]
+    moved = _moved_by_flips(base.cases, head.cases, listed)
     return Comparison(
         source=source,
         comparable=True,
         note=note,
-        rule=rule,
+        rule=HISTORY_RULE,
         base_dataset_sha256=bd.sha256,
         base_samples=base.samples,
         regressions=counts[FlipKind.REGRESSION],
         fixes=counts[FlipKind.FIX],
         noise=counts[FlipKind.NOISE],
-        metrics=_deltas(base.metrics, head.metrics),
-        slice_metrics=_slice_deltas(base, head),
-        flips=tuple(flips),
+        metrics=_deltas(base.metrics, head.metrics, significant, moved),
+        slice_metrics=_slice_deltas(base, head, moved),
+        flips=tuple(listed),
         tool_drift=tuple(drift),
         base_usage=dict(base.usage),
+        likely_regressions=counts[FlipKind.LIKELY_REGRESSION],
+        likely_fixes=counts[FlipKind.LIKELY_FIX],
+        setup_changes=changes,
     )
+
+
+def _moved_by_flips(
+    base: Sequence[CaseStats], head: Sequence[CaseStats], flips: Sequence[Flip]
+) -> set[str]:
+    """Metrics whose per-case mean changed in a case that flipped (a regression or fix,
+    likely or significant): a change of the suite's figures that is a flip, not noise."""
+    flipped = {f.case_id for f in flips if f.kind.worse or f.kind.better}
+    if not flipped:
+        return set()
+    by_id = {c.id: c for c in base}
+    out: set[str] = {"case_passed"}
+    for h in head:
+        b = by_id.get(h.id)
+        if h.id not in flipped or b is None:
+            continue
+        for name, hv in h.scores.items():
+            bv = b.scores.get(name)
+            if hv is not None and bv is not None and abs(hv - bv) >= _EPS:
+                out.add(name)
+    return out
 
 
 def _in_scope(cases: Sequence[CaseStats], other: SuiteStats) -> Sequence[CaseStats]:
@@ -201,7 +213,7 @@ def _flips(
     base_cases: Sequence[CaseStats],
     head_cases: Sequence[CaseStats],
     drifted: set[str],
-    decided: Mapping[str, DecidedCase] | None = None,
+    flips: Mapping[str, CaseFlip],
 ) -> list[Flip]:
     base_by_id = {c.id: c for c in base_cases}
     head_ids = {c.id for c in head_cases}
@@ -212,20 +224,13 @@ def _flips(
         if b is None:
             new.append(_flip(FlipKind.NEW, None, h, drifted))
             continue
-        if decided is not None:
-            d = decided.get(h.id)
-            if d is not None:
-                out[d.kind].append(_decided_flip(d, b, h, drifted))
-            continue
-        if not h.samples:  # not sampled (every sample missing): neither a pass nor a fail
-            continue
-        kind = flip_kind(b.pass_rate, h.pass_rate)
-        if kind is not None:
-            out[kind].append(_flip(kind, b, h, drifted))
+        d = flips.get(h.id)
+        if d is not None:
+            out[d.kind].append(_tested_flip(d, b, h, drifted))
     removed = [
         _flip(FlipKind.REMOVED, c, None, drifted) for c in base_cases if c.id not in head_ids
     ]
-    return [*out[FlipKind.REGRESSION], *out[FlipKind.FIX], *out[FlipKind.NOISE], *new, *removed]
+    return [*(f for k in _COUNTED for f in out[k]), *new, *removed]
 
 
 def _counts(c: CaseStats | None) -> str:
@@ -234,18 +239,26 @@ def _counts(c: CaseStats | None) -> str:
     return f"{round(c.pass_rate * c.samples)}/{c.samples}"
 
 
-def _decided_flip(d: DecidedCase, b: CaseStats, h: CaseStats, drifted: set[str]) -> Flip:
-    """A flip the test against the base history decided: the history's counts and the
-    head's, with the test's p-value."""
+def _tested_flip(d: CaseFlip, b: CaseStats, h: CaseStats, drifted: set[str]) -> Flip:
+    """A flip of the test against the base history: the history's counts and the
+    head's, the test's p-value, and for a likely one why it is not significant yet."""
     flip = _flip(d.kind, b, h, drifted)
     p = "" if d.p_value is None else f" (p = {d.p_value:.2g})"
-    base_c = f"{d.base_passes}/{d.base_samples}"
-    head_c = f"{d.head_passes}/{d.head_samples}"
-    if d.kind is FlipKind.REGRESSION:
-        reason = f"passed {base_c} in the base history, {head_c} on head{p}"
-    else:
-        reason = f"passed {base_c} in the base history, {head_c} on head: improved{p}"
-    if flip.failed_checks:
+    counts = f"passed {d.base_passes}/{d.base_samples} in the base history, " + (
+        f"{d.head_passes}/{d.head_samples} on head"
+    )
+    match d.kind:
+        case FlipKind.REGRESSION:
+            reason = f"{counts}: regressed{p}"
+        case FlipKind.FIX:
+            reason = f"{counts}: fixed{p}"
+        case FlipKind.LIKELY_REGRESSION:
+            reason = f"{counts}: likely regressed{p}, not significant: {d.because}"
+        case FlipKind.LIKELY_FIX:
+            reason = f"{counts}: likely fixed{p}, not significant: {d.because}"
+        case _:
+            reason = f"{counts}: within noise{p}"
+    if flip.failed_checks and d.kind is not FlipKind.NOISE:
         reason += f"; failed checks: {', '.join(flip.failed_checks[:4])}"
     return dataclasses.replace(
         flip,
@@ -255,33 +268,22 @@ def _decided_flip(d: DecidedCase, b: CaseStats, h: CaseStats, drifted: set[str])
         head_samples=d.head_samples,
         reason=reason,
         p_value=d.p_value,
+        because=d.because,
     )
 
 
 def _flip(kind: FlipKind, b: CaseStats | None, h: CaseStats | None, drifted: set[str]) -> Flip:
     tools = tuple(dict.fromkeys([*(h.tools if h else []), *(b.tools if b else [])]))
-    side = b if kind is FlipKind.FIX else h
+    side = b if kind.better else h
     checks = side.failed_checks if side is not None else ()
     extra = h.extra_samples if h else 0
-    confirmed = (
-        f" (confirmed with {extra} extra sample(s))" if extra and kind is not FlipKind.NOISE else ""
-    )
     match kind:
-        case FlipKind.REGRESSION:
-            reason = f"passed {_counts(b)} on base, fails {_counts(h)} on head{confirmed}"
-        case FlipKind.FIX:
-            reason = f"failed {_counts(b)} on base, passes {_counts(h)} on head{confirmed}"
-        case FlipKind.NOISE:
-            reason = (
-                f"base {_counts(b)} passed → head {_counts(h)}: a flaky case, not counted as a "
-                "regression or a fix"
-            )
         case FlipKind.NEW:
             reason = f"new case: {_counts(h)} passed"
         case FlipKind.REMOVED:
             reason = f"removed case: {_counts(b)} passed on base"
-    if checks and kind in _COUNTED:
-        reason += f"; failed checks: {', '.join(checks[:4])}"
+        case _:
+            reason = f"base {_counts(b)} passed → head {_counts(h)}"
     ref = h or b
     assert ref is not None
     return Flip(
@@ -300,17 +302,22 @@ def _flip(kind: FlipKind, b: CaseStats | None, h: CaseStats | None, drifted: set
     )
 
 
-def _slice_deltas(base: SuiteStats, head: SuiteStats) -> dict[str, dict[str, MetricDelta]]:
+def _slice_deltas(
+    base: SuiteStats, head: SuiteStats, moved: Collection[str]
+) -> dict[str, dict[str, MetricDelta]]:
     out: dict[str, dict[str, MetricDelta]] = {}
     for name in sorted(set(base.slices) | set(head.slices)):
         b = base.slices.get(name)
         h = head.slices.get(name)
-        out[name] = _deltas(b.metrics if b else {}, h.metrics if h else {})
+        out[name] = _deltas(b.metrics if b else {}, h.metrics if h else {}, (), moved)
     return out
 
 
 def _deltas(
-    base: Mapping[str, MetricStats], head: Mapping[str, MetricStats]
+    base: Mapping[str, MetricStats],
+    head: Mapping[str, MetricStats],
+    significant: Collection[str],
+    moved: Collection[str],
 ) -> dict[str, MetricDelta]:
     out: dict[str, MetricDelta] = {}
     for name in sorted(set(base) | set(head)):
@@ -319,8 +326,31 @@ def _deltas(
         bm = None if b is None else b.mean
         hm = None if h is None else h.mean
         delta = None if bm is None or hm is None else round(hm - bm, 12)
-        out[name] = MetricDelta(base=bm, head=hm, delta=delta)
+        out[name] = MetricDelta(
+            base=bm,
+            head=hm,
+            delta=delta,
+            beyond_noise=_beyond_noise(name, bm, delta, h, significant, moved),
+        )
     return out
+
+
+def _beyond_noise(
+    name: str,
+    base: float | None,
+    delta: float | None,
+    head: MetricStats | None,
+    significant: Collection[str],
+    moved: Collection[str],
+) -> bool:
+    """The module docstring's rule."""
+    if base is None or delta is None or abs(delta) < _EPS:
+        return False
+    if name in significant or name in moved:
+        return True
+    if head is not None and head.ci_low is not None and head.ci_high is not None:
+        return bool(base < head.ci_low - _EPS or base > head.ci_high + _EPS)
+    return abs(delta) >= MOVED
 
 
 def _tool_drift(base: Mapping[str, ToolRef], head: Mapping[str, ToolRef]) -> list[ToolDrift]:

@@ -2,7 +2,7 @@
 
     toolgate check [--config toolgate.yml] [--out DIR] [--baseline BASE_RESULTS|none]
                    [--baseline-source TEXT] [--samples N] [--shard i/n] [--resume]
-                   [--no-comment] [--no-progress]
+                   [--base-run] [--no-comment] [--no-progress]
 
 Exit code 0 when the gate passes, 1 when it fails, 2 for bad input. Every report is written
 (and, in GitHub Actions, published) before the exit. The stages are in
@@ -63,6 +63,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--resume", action="store_true", help="keep case-samples already in OUT/runs.jsonl"
     )
     parser.add_argument(
+        "--base-run",
+        action="store_true",
+        help="a run of the base branch: also bring every case's base history up to "
+        "policy.min_history samples (the results are the next pull request's baseline)",
+    )
+    parser.add_argument(
         "--no-comment",
         action="store_true",
         help="do not post the PR comment (reports are still written)",
@@ -84,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
         samples=args.samples,
         shard=Shard.parse(args.shard) if args.shard else None,
         resume=args.resume,
+        base_run=args.base_run,
         comment=not args.no_comment,
         progress=not args.no_progress,
     )

@@ -1,10 +1,12 @@
 """``toolgate diff BASE_RESULTS HEAD_RESULTS [--format md|json]``: the flip table alone.
 
-Reads two results.json files and prints which cases flipped between them, by the rule of
-:mod:`gate.baseline.diff` (stable pass → stable fail = regression, the reverse = fix,
-changes involving a flaky case = noise, listed apart with both pass rates; new and
-removed cases). ``--format json`` prints the :class:`gate.results.Comparison`. Exit code
-0 whatever the flips (this command reports; ``check`` and ``merge`` gate), 2 on bad input.
+Reads two results.json files and prints which cases flipped between them: HEAD's
+samples tested against the base history BASE carries, by the one classification every
+command uses (:mod:`gate.policy.flips`: regressions and fixes, likely ones with why they
+are not significant yet, noise; new and removed cases) — for a HEAD that ``toolgate
+check`` wrote with BASE as its baseline, the same kinds as that check. ``--format json``
+prints the :class:`gate.results.Comparison`. Exit code 0 whatever the flips (this
+command reports; ``check`` and ``merge`` gate), 2 on bad input.
 
 The Markdown is rendered here, small and self-contained: every string from a dataset or a
 model (case ids, check and tool names) is escaped for a Markdown table cell — control
@@ -21,9 +23,9 @@ import re
 import sys
 from pathlib import Path
 
-from gate.baseline.diff import compare
 from gate.errors import ExitCode
-from gate.results import Comparison, Flip, comparison_json, dumps_results, read_results, stats_of
+from gate.pipeline.sequential import recorded_comparison
+from gate.results import Comparison, Flip, comparison_json, dumps_results, read_results
 
 MAX_CELL = 120
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
@@ -45,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     base = read_results(Path(args.base), display=args.base)
     head = read_results(Path(args.head), display=args.head)
-    comparison = comparison_json(compare(stats_of(base), stats_of(head), source=args.base))
+    comparison = comparison_json(recorded_comparison(base, head, source=args.base))
     if args.format == "json":
         sys.stdout.write(dumps_results(comparison).decode())
     else:
@@ -74,8 +76,10 @@ def _rate(rate: float | None, n: int) -> str:
 
 _TITLES = {
     "regression": "Regressions",
+    "likely_regression": "Likely regressions (not significant yet)",
     "fix": "Fixes",
-    "noise": "Noise (flaky, not counted)",
+    "likely_fix": "Likely fixes (not significant yet)",
+    "noise": "Noise (within noise, not counted)",
     "new": "New cases",
     "removed": "Removed cases",
 }
@@ -88,14 +92,14 @@ def render_flips_md(c: Comparison) -> str:
         lines += [f"Not comparable: {cell(c.note or '', None)}", ""]
         return "\n".join(lines) + "\n"
     lines.append(
-        f"**{c.regressions} regression(s), {c.fixes} fix(es), {c.noise} noise** "
-        f"— base {cell(c.source)}"
+        f"**{c.regressions} regression(s), {c.likely_regressions} likely, {c.fixes} fix(es), "
+        f"{c.likely_fixes} likely, {c.noise} noise** — base {cell(c.source)}"
     )
     if c.note:
         lines += ["", cell(c.note, None)]
     lines += ["", f"_{cell(c.rule, None)}_", ""]
     if not c.flips:
-        lines += ["No case changed.", ""]
+        lines += ["No flips: no case moved.", ""]
     for kind, title in _TITLES.items():
         rows = [f for f in c.flips if f.kind == kind]
         if rows:
@@ -111,8 +115,8 @@ def render_flips_md(c: Comparison) -> str:
 
 def _table(rows: list[Flip]) -> list[str]:
     out = [
-        "| case | line | base | head | failed checks | tools |",
-        "|---|---:|---|---|---|---|",
+        "| case | line | base | head | p | failed checks | tools | why |",
+        "|---|---:|---|---|---|---|---|---|",
     ]
     for f in rows:
         tools = ", ".join(cell(t) + (" (changed)" if t in f.drifted_tools else "") for t in f.tools)
@@ -120,6 +124,8 @@ def _table(rows: list[Flip]) -> list[str]:
             f"| {cell(f.case_id)} | {f.line if f.line is not None else ''} "
             f"| {_rate(f.base_pass_rate, f.base_samples)} "
             f"| {_rate(f.head_pass_rate, f.head_samples)} "
-            f"| {', '.join(cell(x) for x in f.failed_checks)} | {tools} |"
+            f"| {'' if f.p_value is None else f'{f.p_value:.2g}'} "
+            f"| {', '.join(cell(x) for x in f.failed_checks)} | {tools} "
+            f"| {cell(f.because or '')} |"
         )
     return out

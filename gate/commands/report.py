@@ -34,7 +34,7 @@ from gate.report import (
 )
 from gate.report.comment import DEFAULT_MAX_CHARS
 from gate.report.redact import Redactor
-from gate.results import Results, read_results, stats_of, with_comparison
+from gate.results import Results, read_results, with_comparison
 
 
 class ReportFormat(enum.StrEnum):
@@ -128,7 +128,7 @@ def load_with_baseline(path: Path, baseline: str | None) -> Results:
             f"({results.comparison.source}); --baseline is not used\n"
         )
         return results
-    from gate.baseline.diff import compare
+    from gate.pipeline.sequential import recorded_comparison
 
-    comparison = compare(base.stats, stats_of(results))
+    comparison = recorded_comparison(base.results, results, source=base.source)
     return with_comparison(results, comparison)

@@ -105,9 +105,10 @@ def step_summary_room(path: Path, limit: int = 1_000_000) -> int:
 
 
 def outputs_for(results: Results, results_path: str) -> dict[str, str]:
-    """The action's outputs: ``verdict``, ``passed``, ``regressions``,
-    ``must-not-call-violations``, ``hard-failures``, ``results-path``, ``summary`` and
-    one ``metric-<name>[-<slice>]`` per gated metric (value with 6 decimals, or ``n/a``)."""
+    """The action's outputs: ``verdict``, ``passed``, ``regressions`` (significant),
+    ``likely-regressions``, ``must-not-call-violations``, ``hard-failures``,
+    ``results-path``, ``summary`` and one ``metric-<name>[-<slice>]`` per gated metric
+    (value with 6 decimals, or ``n/a``)."""
     v = results.verdict
     verdict = "not-gated" if v is None else ("passed" if v.passed else "failed")
     regressions = (
@@ -119,11 +120,17 @@ def outputs_for(results: Results, results_path: str) -> dict[str, str]:
             if f.kind == "regression"
         )
     )
+    likely = sum(
+        1
+        for f in (results.comparison.flips if results.comparison else [])
+        if f.kind == "likely_regression"
+    )
     mnc = sum(1 for h in results.hard_failures if h.kind == "must_not_call")
     out = {
         "verdict": verdict,
         "passed": "true" if v is not None and v.passed else "false",
         "regressions": str(regressions),
+        "likely-regressions": str(likely),
         "must-not-call-violations": str(mnc),
         "hard-failures": str(len(results.hard_failures)),
         "results-path": results_path.replace("\n", " "),
@@ -176,19 +183,33 @@ def annotations_for(
         msg = f"case {clean(case_id, 120)} (samples {samples}): {clean(first.message)}"
         items["error"].append(annotation("error", msg, file=file, line=first.line, title=title))
     cmp = results.comparison
-    regressions = [f for f in (cmp.flips if cmp else []) if f.kind == "regression"]
+    regressions = [
+        f for f in (cmp.flips if cmp else []) if f.kind in ("regression", "likely_regression")
+    ]
     regressions.sort(
-        key=lambda f: (-((f.base_pass_rate or 0) - (f.head_pass_rate or 0)), f.case_id)
+        key=lambda f: (
+            f.kind != "regression",
+            -((f.base_pass_rate or 0) - (f.head_pass_rate or 0)),
+            f.case_id,
+        )
+    )
+    counted = {"regression"} | (
+        {"likely_regression"}
+        if results.verdict is not None and results.verdict.likely_fail
+        else set()
     )
     for f in regressions:
         checks = ", ".join(clean(c, 60) for c in f.failed_checks) or "failed"
         base = f"{round((f.base_pass_rate or 0) * f.base_samples)}/{f.base_samples}"
         head = f"{round((f.head_pass_rate or 0) * f.head_samples)}/{f.head_samples}"
-        msg = f"case {clean(f.case_id, 120)} regressed: {base} → {head} samples pass ({checks})"
-        level = "error" if failed else "warning"
-        items[level].append(
-            annotation(level, msg, file=file, line=f.line, title="ToolGate regression")
+        what = "regressed" if f.kind == "regression" else "likely regressed"
+        because = f"; not significant yet: {clean(f.because, 120)}" if f.because else ""
+        msg = (
+            f"case {clean(f.case_id, 120)} {what}: {base} → {head} samples pass ({checks}){because}"
         )
+        level = "error" if failed and f.kind in counted else "warning"
+        title = "ToolGate regression" if f.kind == "regression" else "ToolGate likely regression"
+        items[level].append(annotation(level, msg, file=file, line=f.line, title=title))
     for g in results.verdict.gates if results.verdict else []:
         if not g.passed:
             where = f" on {clean(g.slice, 60)}" if g.slice else ""

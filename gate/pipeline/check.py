@@ -24,7 +24,7 @@ from gate.pipeline.score import (
     unrecorded_notice,
     workers_setting,
 )
-from gate.pipeline.sequential import detect_sentences, policy_stage
+from gate.pipeline.sequential import comparison_of, detect_sentences, policy_stage
 from gate.results import assemble, policy_fields
 from gate.runsfile import RunsIndex
 
@@ -37,9 +37,7 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
     report, and a GitHub failure never changes the verdict. The runs file is opened once,
     after the runner wrote it, and shared by every stage that reads it.
     """
-    from gate.baseline.diff import compare
     from gate.policy.decide import decide
-    from gate.policy.engine import decided_cases
     from gate.replay.runner import run_all
 
     t0 = time.perf_counter()
@@ -87,6 +85,8 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
                 samples=samples,
                 shard=opts.shard,
                 norms=norms,
+                seed=opts.base_run,
+                progress=opts.progress,
             )
             head = tested.scored
             judge = judge_stage(
@@ -94,11 +94,12 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
             )
             misses = unrecorded_calls(head, runs)
         comparison = (
-            compare(
+            comparison_of(
                 base.stats,
                 head.stats,
+                tested.evaluation,
+                tested.params,
                 source=source or "baseline",
-                decided=decided_cases(tested.evaluation),
             )
             if base is not None
             else None
@@ -115,6 +116,7 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
 
         mcp_drift, drift_notices = server_drift(config, dataset.tools, environ)
         notices.extend(drift_notices)
+        detect, detection = detect_sentences(tested)
         try:
             results = assemble(
                 head.stats,
@@ -129,7 +131,9 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
                     tested.params,
                     hashes=tested.hashes,
                     history=tested.history,
-                    detect=detect_sentences(tested),
+                    detect=detect,
+                    detection=detection,
+                    base_run=opts.base_run,
                 ),
                 timing={
                     **head.timing,

@@ -22,7 +22,7 @@ from gate.config import Config
 from gate.errors import ExitCode
 from gate.outdir import locked, remove_stale
 from gate.pipeline.publish import exit_code, say, validate_run, write_run_files
-from gate.pipeline.sequential import recorded_tests
+from gate.pipeline.sequential import comparison_of, recorded_tests
 from gate.report.redact import Redactor
 from gate.results import Results, assemble, merge_run, read_results, stats_of
 
@@ -49,25 +49,24 @@ def merge_and_decide(
 ) -> MergeOutcome:
     """``parts`` are ``(display name, results.json path)``; each file is read once. The
     merged run is compared with ``baseline`` (when given) before the verdict is decided."""
-    from gate.baseline.diff import compare
     from gate.policy.decide import decide
-    from gate.policy.engine import decided_cases
     from gate.results import policy_fields
 
     read = [(name, read_results(path, display=name)) for name, path in parts]
     merged = merge_run(read)
     tests = recorded_tests([r for _, r in read], baseline, config)
     comparison = (
-        compare(
+        comparison_of(
             stats_of(baseline),
             merged.stats,
+            tests.evaluation,
+            tests.params,
             source=baseline_source or "baseline",
-            decided=None if tests is None else decided_cases(tests.evaluation),
         )
         if baseline is not None
         else None
     )
-    verdict = decide(merged.stats, comparison, config, None if tests is None else tests.evaluation)
+    verdict = decide(merged.stats, comparison, config, tests.evaluation)
     decided = assemble(
         merged.stats,
         merged.records,
@@ -75,14 +74,14 @@ def merge_and_decide(
         comparison=comparison,
         judge=merged.judge,
         timing=merged.timing,
-        policy=None
-        if tests is None
-        else policy_fields(
+        policy=policy_fields(
             tests.evaluation,
             tests.params,
             hashes=tests.hashes,
             history=tests.history,
             detect=tests.detect,
+            hash_version=tests.hash_version,
+            detection=tests.detection,
         ),
     )
     decided = validate_run(decided, config.max_missing if config is not None else 0.0)

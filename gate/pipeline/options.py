@@ -29,6 +29,9 @@ class CheckOptions:
     samples: int | None = None
     shard: Shard | None = None
     resume: bool = False
+    base_run: bool = False
+    """A run of the base branch: its results seed the next pull request's base history
+    (every case brought up to ``policy.min_history`` samples)."""
     comment: bool = True
     progress: bool = True
     github: GitHubContext | None = None

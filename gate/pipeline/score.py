@@ -293,19 +293,24 @@ def unrecorded_calls(scored: Scored, runs: RunsIndex) -> list[tuple[str, str]]:
     """(case id, call) of every call the frozen responses could not answer, in dataset
     order then sample order (never in the order concurrent workers happened to finish) —
     from the scored runs that had one, whatever ran them (this run, an earlier resumed
-    one, a replay)."""
+    one, a replay). A call of a tool the case must never call is left out: it is a hard
+    failure, and no response should be recorded for it."""
     from gate.report.escape import call_repr
 
     rows = runs.rows
     assert rows is not None
+    never = {m.id: set(m.must_not_call) for m in scored.table.metas}
     flagged = scored.runs.unrecorded
     found: list[tuple[int, int, str, str]] = []
     for k, (_, run) in zip(flagged, runs.runs(flagged), strict=True):
+        forbidden = never.get(run.case_id, set())
         for turn in run.turns:
             calls = {c.id: c for c in turn.calls}
             for result in turn.tool_results:
                 if result.unrecorded:
                     call = calls.get(result.id)
+                    if call is not None and call.name in forbidden:
+                        continue
                     shown = (
                         call_repr({"name": call.name, "arguments": call.arguments})
                         if call is not None

@@ -3,8 +3,9 @@ only for the cases whose test is undecided (:mod:`gate.policy.engine`).
 
 score ─► **test against the base history** (extra samples through the runner) ─► decide
 
-1. every case gets its hash (:func:`case_hashes`): its content, its tools' definitions,
-   the agent/model identity and the scoring config;
+1. every case gets its hash (:func:`case_hashes`): its content and the scoring config —
+   what defines the test; and its setup (:func:`setup_hashes`): the agent identity and
+   its tools' definitions — what a pull request tests, compared, never a reason not to;
 2. the baseline's history (``gate.results.history_of``; a results file of the previous
    release starts it from its counts);
 3. :func:`gate.policy.engine.evaluate`, whose sampler runs the planned extra samples of a
@@ -30,7 +31,7 @@ import numpy as np
 from gate.config import Config, OpenAIAgent
 from gate.dataset import Dataset
 from gate.gcpause import no_gc
-from gate.model import Case, Shard
+from gate.model import Case, Comparison, Shard, SuiteStats
 from gate.pipeline.inputs import Baseline, scoring_context
 from gate.pipeline.score import Scored
 from gate.policy.engine import (
@@ -41,8 +42,17 @@ from gate.policy.engine import (
     Sample,
     case_runs,
     evaluate,
+    seeding_of,
 )
-from gate.policy.history import BaseHistory, case_hash, extend
+from gate.policy.history import (
+    BaseHistory,
+    agent_identity,
+    case_hash,
+    extend,
+    legacy_case_hash,
+    setup_hash,
+)
+from gate.policy.power import Detectability
 from gate.policy.reduce import reduce
 from gate.policy.sequential import SequentialParams
 from gate.policy.suite import Better
@@ -73,15 +83,17 @@ class Tested:
 def engine_params(config: Config, samples: int) -> EngineParams:
     """The engine's parameters from the config's ``samples`` and ``policy`` keys."""
     pol = config.policy
-    extra = pol.max_extra_samples
+    extra, seed = pol.max_extra_samples, pol.max_seed_samples
     if config.agent.kind == "replay":
-        extra = 0  # a runs file cannot grow: test on what it holds
+        extra = seed = 0  # a runs file cannot grow: test on what it holds
     return EngineParams(
         alpha=pol.alpha,
         sequential=SequentialParams(
             initial=samples,
             max_per_case=max(pol.max_samples_per_case, samples),
             max_extra=extra,
+            min_history=pol.min_history,
+            max_seed=seed,
         ),
     )
 
@@ -98,26 +110,9 @@ def gated_metrics(config: Config) -> tuple[GatedMetric, ...]:
     return tuple(out.values())
 
 
-def agent_identity(config: Config) -> dict[str, Any]:
-    """What identifies the model under test: for an endpoint, the model and its sampling
-    settings; for a program (command, python, replay), its kind only — its code is what a
-    pull request changes, so it must not make the cases incomparable."""
-    agent = config.agent
-    if isinstance(agent, OpenAIAgent):
-        return {
-            "kind": agent.kind,
-            "model": agent.model,
-            "base_url": agent.base_url,
-            "temperature": agent.temperature,
-            "params": agent.params,
-            "system_prompt_file": agent.system_prompt_file,
-        }
-    return {"kind": agent.kind}
-
-
 def case_content(case: Case) -> dict[str, Any]:
     """The case as data, without where it stands in the file (moving a line changes
-    nothing) and without its tools (hashed by definition)."""
+    nothing) and without its tools (what a pull request tests, not the test)."""
     doc = dataclasses.asdict(case)
     doc.pop("source", None)
     doc.pop("available_tools", None)
@@ -130,22 +125,62 @@ def case_content(case: Case) -> dict[str, Any]:
     return doc
 
 
-def case_hashes(cases: Sequence[Case], config: Config) -> dict[str, str]:
-    """Case id → :func:`gate.policy.history.case_hash`."""
-    agent = agent_identity(config)
-    scoring = {
+def _scoring_doc(config: Config) -> dict[str, Any]:
+    return {
         "scoring": config.scoring.model_dump(mode="json"),
         "normalize": config.dataset.normalize.model_dump(mode="json"),
     }
+
+
+def case_hashes(cases: Sequence[Case], config: Config) -> dict[str, str]:
+    """Case id → :func:`gate.policy.history.case_hash` (its content and the scoring)."""
+    scoring = _scoring_doc(config)
+    return {c.id: case_hash(case=case_content(c), scoring=scoring) for c in cases}
+
+
+def setup_hashes(cases: Sequence[Case], agent: Mapping[str, Any]) -> dict[str, str]:
+    """Case id → :func:`gate.policy.history.setup_hash`: the agent identity (from its
+    description) and the definitions of the case's tools."""
+    identity = agent_identity(agent)
     return {
-        c.id: case_hash(
-            case=case_content(c),
-            tools={t.name: t.definition_hash() for t in c.available_tools},
-            agent=agent,
-            scoring=scoring,
+        c.id: setup_hash(
+            agent=identity, tools={t.name: t.definition_hash() for t in c.available_tools}
         )
         for c in cases
     }
+
+
+def legacy_hashes(cases: Sequence[Case], config: Config, base: Results) -> dict[str, str]:
+    """Case id → the previous release's hash of the case as ``base`` saw it (this
+    content and scoring, the base run's tool definitions and agent): a history of that
+    release whose hash equals it is the same test, and takes the current hash. A case
+    offering a tool the base run did not know has none (it is not comparable, once)."""
+    scoring = _scoring_doc(config)
+    agent: dict[str, Any] = {"kind": base.agent.get("kind")}
+    if base.agent.get("kind") == "openai" and isinstance(config.agent, OpenAIAgent):
+        agent.update(
+            {
+                "model": base.agent.get("model"),
+                "base_url": base.agent.get("base_url"),
+                "temperature": base.agent.get("temperature"),
+                "params": base.agent.get("params"),
+                # the previous release hashed the prompt's path, which results do not
+                # keep: the head's path is the best guess
+                "system_prompt_file": config.agent.system_prompt_file,
+            }
+        )
+    out: dict[str, str] = {}
+    for c in cases:
+        names = [t.name for t in c.available_tools]
+        if any(n not in base.tools for n in names):
+            continue
+        out[c.id] = legacy_case_hash(
+            case=case_content(c),
+            tools={n: base.tools[n].hash for n in names},
+            agent=agent,
+            scoring=scoring,
+        )
+    return out
 
 
 def _samples_of(
@@ -155,6 +190,7 @@ def _samples_of(
     missing ones (:attr:`gate.policy.table.SampleRows.missing`): the infrastructure
     failed them, so the test against the base history sees fewer observations."""
     col = {n: j for j, n in enumerate(rows.names)}
+    hard = {r for r, _ in rows.hard}
     out: dict[str, list[tuple[int, Sample]]] = {}
     cols = [(n, col.get(n)) for n in names]
     for r in range(len(rows)):
@@ -165,7 +201,9 @@ def _samples_of(
             v = None if j is None else float(rows.values[r, j])
             metrics[n] = None if v is None or np.isnan(v) else v
         cid = case_ids[int(rows.case[r])]
-        out.setdefault(cid, []).append((int(rows.sample[r]), Sample(bool(rows.passed[r]), metrics)))
+        out.setdefault(cid, []).append(
+            (int(rows.sample[r]), Sample(bool(rows.passed[r]), metrics, r in hard))
+        )
     return out
 
 
@@ -184,8 +222,13 @@ class _Sampler:
         shard: Shard | None,
         norms: NormalizerTable | None,
         names: Sequence[str],
+        progress: bool = False,
     ) -> None:
         self.head = head
+        self.progress = progress
+        self.calls = 0
+        """Plans run so far (the first of a base run is its seeding)."""
+        self.seeding = False
         self.config = config
         self.dataset = dataset
         self.runs = runs
@@ -227,6 +270,12 @@ class _Sampler:
         groups: dict[tuple[int, int], list[str]] = {}
         for cid, k in plan.items():
             groups.setdefault((self.taken[cid], k), []).append(cid)
+        what = (
+            "case-samples seeding the base history"
+            if self.seeding and self.calls == 0
+            else f"extra case-samples (round {self.calls + (0 if self.seeding else 1)})"
+        )
+        self.calls += 1
         for (have, k), cids in sorted(groups.items()):
             run_all(
                 self.config,
@@ -236,7 +285,8 @@ class _Sampler:
                 shard=self.shard,
                 resume=True,
                 case_ids=cids,
-                progress=False,
+                progress=self.progress,
+                progress_label=what,
                 recorded=recorded,
                 norms=self.norms,
             )
@@ -288,17 +338,27 @@ def policy_stage(
     samples: int,
     shard: Shard | None,
     norms: NormalizerTable | None = None,
+    seed: bool = False,
+    progress: bool = False,
 ) -> Tested:
-    """The module docstring's steps 1–5."""
+    """The module docstring's steps 1–5. ``seed``: a base run, which also brings every
+    case's history up to ``policy.min_history`` samples."""
     from gate.results import history_of
 
     params = engine_params(config, samples)
     gated = gated_metrics(config)
     names = [g.name for g in gated]
     in_scope = {m.id for m in head.table.metas}
-    hashes = case_hashes([c for c in dataset.cases if c.id in in_scope], config)
+    cases = [c for c in dataset.cases if c.id in in_scope]
+    hashes = case_hashes(cases, config)
+    setups = setup_hashes(cases, head.stats.header.agent)
     history = (
-        history_of(base.results, hashes, dataset_sha256=dataset.sha256)
+        history_of(
+            base.results,
+            hashes,
+            dataset_sha256=dataset.sha256,
+            legacy=legacy_hashes(cases, config, base.results),
+        )
         if base is not None
         else None
     )
@@ -308,6 +368,7 @@ def policy_stage(
             m.id,
             hashes[m.id],
             tuple(s for _, s in sorted(initial.get(m.id, []), key=lambda r: r[0])),
+            setup=setups[m.id],
         )
         for m in head.table.metas
     ]
@@ -321,13 +382,16 @@ def policy_stage(
         shard=shard,
         norms=norms,
         names=names,
+        progress=progress,
     )
+    sampler.seeding = seed and bool(seeding_of(history, head_cases, params.sequential))
     evaluation = evaluate(
         history,
         head_cases,
-        sampler if params.sequential.max_extra != 0 else _no_sampler,
+        sampler if params.sequential.max_extra != 0 or seed else _no_sampler,
         params=params,
         gated=gated,
+        seed=seed,
     )
     scored = head
     if sampler.last is not None:
@@ -348,14 +412,22 @@ def policy_stage(
     return Tested(scored, evaluation, params, gated, hashes, carried, history)
 
 
-def detect_sentences(tested: Tested) -> list[str]:
+def detection_of(evaluation: Evaluation, params: EngineParams, gated: int) -> Detectability:
+    """What this run could detect (:func:`gate.policy.power.detectability`), for its
+    histories and its cap as the cases that needed samples shared it."""
+    from gate.policy.power import detectability
+
+    bases = [v.base for v in evaluation.cases if v.base is not None]
+    return detectability(bases, params=params, gated_metrics=gated, needed=evaluation.spend.needed)
+
+
+def detect_sentences(tested: Tested) -> tuple[list[str], Detectability]:
     """What this run could detect, what it spent and what stayed undecided, in words
     (:func:`gate.policy.power.sentences`); without a comparable case, only the spend."""
-    from gate.policy.power import detectability, sentences
+    from gate.policy.power import sentences
 
-    bases = [v.base for v in tested.evaluation.cases if v.base is not None]
-    detect = detectability(bases, params=tested.params, gated_metrics=len(tested.gated))
-    return sentences(tested.evaluation, detect)
+    detect = detection_of(tested.evaluation, tested.params, len(tested.gated))
+    return sentences(tested.evaluation, detect), detect
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -369,55 +441,127 @@ class RecordedTests:
     hashes: Mapping[str, str]
     history: BaseHistory
     detect: list[str]
+    hash_version: int
+    """What the parts' case hashes cover (``Results.case_hash_version``)."""
+    detection: Detectability
+
+
+def recorded_params(part: Results, config: Config | None) -> EngineParams:
+    """The parameters the tests on recorded samples use: the config's when given, else
+    the ones the part's own run recorded (``policy.params``), else the defaults."""
+    if config is not None:
+        params = engine_params(config, part.samples)
+        return dataclasses.replace(
+            params, sequential=dataclasses.replace(params.sequential, max_extra=0, max_seed=0)
+        )
+    rec = part.policy.params if part.policy is not None else None
+    if rec is None:
+        return EngineParams(
+            sequential=SequentialParams(
+                initial=part.samples, max_per_case=max(part.samples, 40), max_extra=0, max_seed=0
+            )
+        )
+    return EngineParams(
+        alpha=rec.alpha,
+        min_effect=rec.min_effect,
+        suite_min_effect=rec.suite_min_effect,
+        flaky_ceiling=rec.flaky_ceiling,
+        sequential=SequentialParams(
+            initial=part.samples,
+            max_per_case=max(rec.max_samples_per_case, part.samples),
+            max_extra=0,
+            min_history=rec.min_history,
+            max_seed=0,
+        ),
+    )
+
+
+def _recorded_hash(part: Results, baseline: Results | None, case_id: str) -> str:
+    """The hash of a recorded case written without one (a score-only run, an earlier
+    release): the baseline's, when both files come from the same cases (the same dataset,
+    or one that differs only in its tool files) and scoring, else one no history holds."""
+    same = (
+        baseline is not None
+        and (
+            baseline.dataset.sha256 == part.dataset.sha256
+            or (
+                baseline.dataset.cases_sha256 is not None
+                and baseline.dataset.cases_sha256 == part.dataset.cases_sha256
+            )
+        )
+        and (
+            baseline.scoring_sha256 is None
+            or part.scoring_sha256 is None
+            or baseline.scoring_sha256 == part.scoring_sha256
+        )
+    )
+    if same and baseline is not None:
+        for c in baseline.cases:
+            if c.id == case_id:
+                return c.hash or ""
+        return ""
+    return f"unhashed:{case_id}"
 
 
 def recorded_tests(
     parts: Sequence[Results], baseline: Results | None, config: Config | None
-) -> RecordedTests | None:
-    """The tests on the shards' samples, initial and extra, as one family over every case
-    (no more samples are taken: a merge runs no agent). ``None`` when a part was written
-    without case hashes (an earlier release): nothing to test against then."""
+) -> RecordedTests:
+    """The tests on recorded samples, initial and extra, as one family over every case
+    (no more samples are taken): the shards of a merge, or the head of ``toolgate diff``
+    and ``toolgate report --baseline``. With the same histories and counts they give
+    what the ``check`` that took the samples gave."""
     from gate.policy.history import CaseHistory, HistoryEntry, MetricSums
-    from gate.policy.power import detectability, sentences
+    from gate.policy.power import sentences
+    from gate.policy.validity import is_missing
     from gate.results import history_of
 
     cases = [c for part in parts for c in part.cases]
-    if not cases or any(c.hash is None for c in cases):
-        return None
     gated = gated_metrics(config) if config is not None else ()
     names = [g.name for g in gated]
-    samples = parts[0].samples
-    params = EngineParams(
-        alpha=config.policy.alpha if config is not None else EngineParams().alpha,
-        sequential=SequentialParams(initial=samples, max_per_case=max(samples, 40), max_extra=0),
-    )
-    hashes = {c.id: c.hash or "" for c in cases}
+    params = recorded_params(parts[0], config)
+    hashes: dict[str, str] = {}
     head: list[HeadCase] = []
+    held: set[str] = set()
     for part in parts:
+        hard = {(h.case_id, h.sample) for h in part.hard_failures}
+        if part.policy is not None:
+            held.update(part.policy.spend.held_back)
         for c in part.cases:
+            hashes[c.id] = c.hash if c.hash is not None else _recorded_hash(part, baseline, c.id)
 
-            def sample(s: Any, part: Results = part) -> Sample:
+            def sample(
+                s: Any, part: Results = part, cid: str = c.id, hard: set[Any] = hard
+            ) -> Sample:
                 sc = part.sample_scores(s)
-                return Sample(s.passed, {n: sc.get(n) for n in names})
+                return Sample(s.passed, {n: sc.get(n) for n in names}, (cid, s.sample) in hard)
 
-            ordered = sorted(c.samples, key=lambda s: s.sample)
+            ordered = sorted(
+                (
+                    s
+                    for s in c.samples
+                    if not is_missing(s.error, (True,) if (c.id, s.sample) in hard else ())
+                ),
+                key=lambda s: s.sample,
+            )
             head.append(
                 HeadCase(
                     c.id,
                     hashes[c.id],
                     tuple(sample(s) for s in ordered if not s.extra),
                     tuple(sample(s) for s in ordered if s.extra),
+                    setup=c.setup,
                 )
             )
     by_id = {h.case_id: i for i, h in enumerate(head)}
-    order = [c.id for c in cases]
-    head = [head[by_id[i]] for i in order]
+    head = [head[by_id[c.id]] for c in cases]
     history = (
         history_of(baseline, hashes, dataset_sha256=parts[0].dataset.sha256)
         if baseline is not None
         else None
     )
     evaluation = evaluate(history, head, _no_sampler, params=params, gated=gated)
+    if any(p.policy is not None for p in parts):
+        evaluation = dataclasses.replace(evaluation, held_back=frozenset(held))
     carried = BaseHistory(
         {
             c.id: CaseHistory(
@@ -430,11 +574,58 @@ def recorded_tests(
                     )
                     for e in c.history
                 ),
+                c.setup,
             )
             for c in cases
             if c.history
         }
     )
-    bases = [v.base for v in evaluation.cases if v.base is not None]
-    detect = sentences(evaluation, detectability(bases, params=params, gated_metrics=len(gated)))
-    return RecordedTests(evaluation, params, gated, hashes, carried, detect)
+    detection = detection_of(evaluation, params, len(gated))
+    return RecordedTests(
+        evaluation,
+        params,
+        gated,
+        hashes,
+        carried,
+        sentences(evaluation, detection),
+        parts[0].case_hash_version,
+        detection,
+    )
+
+
+def comparison_of(
+    base: SuiteStats,
+    head: SuiteStats,
+    evaluation: Evaluation,
+    params: EngineParams,
+    *,
+    source: str,
+) -> Comparison:
+    """The comparison of a run with its baseline from the tests against the base
+    history: the flips (:func:`gate.policy.flips.evaluation_flips`), the comparable
+    cases, and the metrics a suite test found significant."""
+    from gate.baseline.diff import compare
+    from gate.policy.casetest import CaseOutcome
+    from gate.policy.flips import evaluation_flips
+
+    return compare(
+        base,
+        head,
+        flips=evaluation_flips(evaluation, params),
+        tested=[v.case_id for v in evaluation.cases if v.outcome is not CaseOutcome.NOT_COMPARABLE],
+        source=source,
+        significant=[t.name for t in evaluation.suite if t.blocked],
+    )
+
+
+def recorded_comparison(
+    base: Results, head: Results, *, source: str, config: Config | None = None
+) -> Comparison:
+    """``head`` compared with ``base`` on the samples ``head`` recorded (``toolgate
+    diff``, ``toolgate report --baseline``): the same flips as the check that wrote it."""
+    from gate.results import stats_of
+
+    tests = recorded_tests([head], base, config)
+    return comparison_of(
+        stats_of(base), stats_of(head), tests.evaluation, tests.params, source=source
+    )

@@ -36,10 +36,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gate.config import Config, GateConfig, RegressionsConfig
+from gate.config import Config, GateConfig, LikelyMode, RegressionsConfig
 from gate.model import (
     CaseStats,
     Comparison,
+    Flip,
     FlipKind,
     GateOp,
     GateOutcome,
@@ -82,17 +83,23 @@ def decide(
     elif regressions_cfg.max_new_failures is not None:
         allowed = regressions_cfg.max_new_failures
         regs = [f for f in comparison.flips if f.kind is FlipKind.REGRESSION]
-        if len(regs) > allowed:
+        likely = [f for f in comparison.flips if f.kind is FlipKind.LIKELY_REGRESSION]
+        counted = [*regs, *likely] if regressions_cfg.likely is LikelyMode.FAIL else regs
+        if len(counted) > allowed:
             regressions_ok = False
-            shown = ", ".join(
-                f"{f.case_id} ({_frac(f.base_pass_rate, f.base_samples)} → "
-                f"{_frac(f.head_pass_rate, f.head_samples)})"
-                for f in regs[:SHOW_CASES]
+            what = (
+                "regression(s)"
+                if not likely or regressions_cfg.likely is not LikelyMode.FAIL
+                else f"regression(s) ({len(likely)} likely: regressions.likely is fail)"
             )
-            more = f", … (+{len(regs) - SHOW_CASES} more)" if len(regs) > SHOW_CASES else ""
             reasons.append(
-                f"{len(regs)} regression(s) > {allowed} allowed (regressions.max_new_failures): "
-                f"{shown}{more}"
+                f"{len(counted)} {what} > {allowed} allowed (regressions.max_new_failures): "
+                f"{_shown(counted)}"
+            )
+        if likely and regressions_cfg.likely is LikelyMode.WARN:
+            notices.append(
+                f"{len(likely)} likely regression(s), not significant yet: {_shown(likely)} — "
+                "a warning, not a block (regressions.likely: fail blocks on them)"
             )
 
     policy_ok = True
@@ -116,7 +123,14 @@ def decide(
         and all(g.passed for g in gates)
         and variance.passed
     )
-    n_regs = comparison.regressions if comparison is not None and comparison.comparable else 0
+    comparable = comparison is not None and comparison.comparable
+    n_regs = comparison.regressions if comparison is not None and comparable else 0
+    n_likely = comparison.likely_regressions if comparison is not None and comparable else 0
+    drops = (
+        tuple(t.name for t in evaluation.suite if t.blocked)
+        if evaluation is not None and comparable
+        else ()
+    )
     return Verdict(
         passed=passed,
         summary=_summary(
@@ -135,6 +149,9 @@ def decide(
         hard_failures=hard,
         regressions=n_regs,
         notices=tuple(notices),
+        likely_regressions=n_likely,
+        likely_fail=regressions_cfg.likely is LikelyMode.FAIL,
+        suite_drops=drops,
     )
 
 
@@ -175,6 +192,15 @@ def history_reasons(evaluation: Evaluation) -> tuple[list[str], list[str]]:
             "an absolute ceiling)"
         )
     return reasons, notices
+
+
+def _shown(flips: Sequence[Flip]) -> str:
+    shown = ", ".join(
+        f"{f.case_id} ({_frac(f.base_pass_rate, f.base_samples)} → "
+        f"{_frac(f.head_pass_rate, f.head_samples)})"
+        for f in flips[:SHOW_CASES]
+    )
+    return shown + (f", … (+{len(flips) - SHOW_CASES} more)" if len(flips) > SHOW_CASES else "")
 
 
 def _frac(rate: float | None, n: int) -> str:

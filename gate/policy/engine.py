@@ -29,9 +29,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import assert_never
 
-from gate.model import DecidedCase, FlipKind
 from gate.policy.casetest import (
     MIN_EFFECT,
     CaseInput,
@@ -50,7 +48,14 @@ from gate.policy.history import (
     MetricSums,
     lookup,
 )
-from gate.policy.sequential import PlanCase, SequentialParams, plan_round, status
+from gate.policy.sequential import (
+    CaseStatus,
+    PlanCase,
+    SequentialParams,
+    plan_round,
+    seed_plan,
+    status,
+)
 from gate.policy.suite import (
     SUITE_MIN_EFFECT,
     Better,
@@ -101,6 +106,9 @@ class Sample:
 
     passed: bool
     metrics: Mapping[str, float | None] = field(default_factory=dict)
+    hard: bool = False
+    """The sample broke a hard rule (a must-not-call, argument-scope or required-step
+    violation): the gate fails on it whatever the other samples show."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +121,8 @@ class HeadCase:
     case_hash: str
     samples: tuple[Sample, ...]
     extra: tuple[Sample, ...] = ()
+    setup: str | None = None
+    """The setup the case ran under (:func:`gate.policy.history.setup_hash`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,13 +152,28 @@ class Spend:
     cap: int
     rounds: int
     per_case: Mapping[str, int]
-    """Extra samples per case (cases that got any)."""
+    """Extra samples per case (cases that got any), seeding included."""
     undecided: int
     """Comparable cases the stopping rule would still have sampled."""
+    seed: int = 0
+    """Samples a base run spent bringing histories up to ``min_history``."""
+    seeded: int = 0
+    """Cases those samples went to."""
+    held_back: int = 0
+    """Undecided cases that got no extra samples because a hard failure of theirs
+    already fails the gate."""
+    saved: int = 0
+    """Extra samples those cases could have taken under the caps (an upper bound of what
+    holding them back saved)."""
+    needed: int = 0
+    """Comparable cases the stopping rule wanted to sample after their first samples:
+    the cases this run's cap was shared by."""
+    sampled: int = 0
+    """Cases that got extra samples from sequential sampling (seeding apart)."""
 
     @property
     def total(self) -> int:
-        return self.initial + self.extra
+        return self.initial + self.extra + self.seed
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,12 +186,39 @@ class Evaluation:
     spend: Spend
     samples: Mapping[str, tuple[Sample, ...]]
     """Every head sample per case, initial first."""
+    held_back: frozenset[str] = frozenset()
+    """Cases that got no extra samples because a hard failure of theirs fails the gate."""
 
     def outcome(self, case_id: str) -> CaseOutcome:
         for c in self.cases:
             if c.case_id == case_id:
                 return c.outcome
         raise KeyError(case_id)
+
+
+def kept(history: BaseHistory | None, case: HeadCase) -> int:
+    """Base samples of the case's history that this run's counts will join: none when
+    the case changed or the run's setup differs from the history's (it restarts)."""
+    prior = history.cases.get(case.case_id) if history is not None else None
+    if prior is None or prior.case_hash != case.case_hash:
+        return 0
+    if prior.setup is not None and case.setup is not None and prior.setup != case.setup:
+        return 0
+    return prior.samples
+
+
+def seeding_of(
+    history: BaseHistory | None, head: Sequence[HeadCase], seq: SequentialParams
+) -> dict[str, int]:
+    """A base run's seeding plan: what each case's history lacks of ``min_history``,
+    counting the samples this run took already, within ``max_seed``."""
+    if not seq.min_history:
+        return {}
+    need = [
+        (c.case_id, seq.min_history - kept(history, c) - len(c.samples) - len(c.extra))
+        for c in head
+    ]
+    return seed_plan(need, seq.max_seed)
 
 
 def _counts(samples: Sequence[Sample]) -> Counts:
@@ -180,8 +232,10 @@ def evaluate(
     *,
     params: EngineParams | None = None,
     gated: Sequence[GatedMetric] = (),
+    seed: bool = False,
 ) -> Evaluation:
-    """The whole engine (module doc)."""
+    """The whole engine (module doc). ``seed``: a base run, which first brings every
+    case's history up to ``min_history`` samples (:func:`gate.policy.sequential.seed_plan`)."""
     p = params if params is not None else EngineParams()
     seq = p.sequential
     ids = [c.case_id for c in head]
@@ -203,19 +257,8 @@ def evaluate(
     cap = seq.cap(m)
 
     extra: dict[str, int] = {c.case_id: len(c.extra) for c in head if c.extra}
-    spent = 0
-    rounds = 0
-    while m:
-        plan = plan_round(
-            rounds,
-            [PlanCase(i, base[i], _counts(samples[i])) for i in comparable],
-            log_bound=log_bound,
-            extra_spent=spent,
-            cap=cap,
-            params=seq,
-        )
-        if not plan:
-            break
+
+    def take(plan: Mapping[str, int]) -> int:
         got = sampler(plan)
         for i, k in plan.items():
             new = list(got.get(i, ()))
@@ -223,13 +266,55 @@ def evaluate(
                 raise ValueError(f"the sampler returned {len(new)} samples for {i!r}, not {k}")
             samples[i].extend(new)
             extra[i] = extra.get(i, 0) + k
-            spent += k
+        return sum(plan.values())
+
+    seeding: dict[str, int] = {}
+    if seed and seq.min_history:
+        need = [
+            (c.case_id, seq.min_history - kept(history, c) - len(samples[c.case_id])) for c in head
+        ]
+        seeding = seed_plan(need, seq.max_seed)
+    seeded = take(seeding) if seeding else 0
+
+    # A case whose sample broke a hard rule fails the gate whatever more samples show:
+    # it gets no extra samples (its test runs on the samples it has).
+    held: set[str] = {i for i in comparable if any(x.hard for x in samples[i])}
+    needed = sum(
+        1
+        for i in comparable
+        if i not in held
+        and status(base[i], _counts(samples[i]), log_bound=log_bound, params=seq)
+        is CaseStatus.SAMPLING
+    )
+    spent = 0
+    rounds = 0
+    sampled: set[str] = {c.case_id for c in head if c.extra}
+    while m:
+        held |= {i for i in comparable if any(x.hard for x in samples[i])}
+        plan = plan_round(
+            rounds,
+            [PlanCase(i, base[i], _counts(samples[i])) for i in comparable if i not in held],
+            log_bound=log_bound,
+            extra_spent=spent,
+            cap=cap,
+            params=seq,
+        )
+        if not plan:
+            break
+        spent += take(plan)
+        sampled.update(plan)
         rounds += 1
 
     still: dict[str, bool] = {
         i: status(base[i], _counts(samples[i]), log_bound=log_bound, params=seq).undecided
         for i in comparable
     }
+    held |= {i for i in comparable if any(x.hard for x in samples[i])}
+    held_undecided = [i for i in comparable if i in held and still[i]]
+    saved = min(
+        max(0, cap - spent),
+        sum(max(0, seq.max_per_case - len(samples[i])) for i in held_undecided),
+    )
     verdicts = classify(
         [
             CaseInput(
@@ -301,8 +386,15 @@ def evaluate(
             rounds=rounds,
             per_case=dict(extra),
             undecided=sum(still.values()),
+            seed=seeded,
+            seeded=len(seeding),
+            held_back=len(held_undecided),
+            saved=saved,
+            needed=needed,
+            sampled=len(sampled),
         ),
         samples={i: tuple(v) for i, v in samples.items()},
+        held_back=frozenset(held),
     )
 
 
@@ -320,27 +412,7 @@ def case_runs(head: Sequence[HeadCase], evaluation: Evaluation) -> list[CaseRun]
                 sum(1 for s in got if s.passed),
                 len(got),
                 {n: MetricSums.of(s.metrics.get(n) for s in got) for n in names},
+                c.setup,
             )
-        )
-    return out
-
-
-def decided_cases(evaluation: Evaluation) -> dict[str, DecidedCase]:
-    """The cases the tests found regressed or improved, as the comparison lists them
-    (:func:`gate.baseline.diff.compare`'s ``decided``): the flips, and only they."""
-    out: dict[str, DecidedCase] = {}
-    for v in evaluation.cases:
-        match v.outcome:
-            case CaseOutcome.REGRESSED:
-                kind, p = FlipKind.REGRESSION, v.p_worse
-            case CaseOutcome.IMPROVED:
-                kind, p = FlipKind.FIX, v.p_better
-            case CaseOutcome.UNCHANGED | CaseOutcome.UNDECIDED | CaseOutcome.NOT_COMPARABLE:
-                continue
-            case _ as unreachable:
-                assert_never(unreachable)
-        assert v.base is not None
-        out[v.case_id] = DecidedCase(
-            kind, v.base.passes, v.base.samples, v.head.passes, v.head.samples, p
         )
     return out

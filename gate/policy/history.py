@@ -2,11 +2,20 @@
 
 A case's history is the list of its base runs' contributions (:class:`HistoryEntry`:
 passes, samples, and per-metric sums), newest last, for as long as the case is
-unchanged. "Unchanged" is one hash per case (:func:`case_hash`) over everything that can
-change its behaviour or its score: the case's own content, the definitions of the tools
-it can call, the agent/model identity and the scoring config. A run whose hash for a
-case differs from the history's starts that case's history again (the old counts
-describe another case); a case the history does not know yet starts one.
+unchanged. "Unchanged" is one hash per case (:func:`case_hash`) over what defines the
+*test*: the case's own content and the scoring config. What a pull request tests — the
+agent (model, endpoint, sampling settings, system prompt, a program's kind) and the
+definitions of the tools it is offered — is not in it: a change of those is compared
+against the history, never a reason to stop comparing.
+
+A history also remembers the *setup* its runs were made under (:func:`setup_hash`: the
+agent identity and the definitions of the case's tools). Runs of the base branch under
+another setup than its newest run describe another agent, so when a base run's setup
+differs from the history's, the history restarts from that run (:func:`extend`): "the
+base" always means the base branch as it is now.
+
+A run whose hash for a case differs from the history's starts that case's history again
+(the old counts describe another case); a case the history does not know yet starts one.
 
 Each baseline refresh (a run on the base branch, checked against the previous history)
 appends its counts with :func:`extend`. The history is a sliding window: it keeps the
@@ -81,10 +90,12 @@ class HistoryEntry:
 
 @dataclass(frozen=True, slots=True)
 class CaseHistory:
-    """Everything the base branch has seen of one unchanged case, oldest run first."""
+    """Everything the base branch has seen of one unchanged case, oldest run first, under
+    one setup (``None``: a history written before setups were recorded)."""
 
     case_hash: str
     entries: tuple[HistoryEntry, ...]
+    setup: str | None = None
 
     @property
     def passes(self) -> int:
@@ -117,6 +128,8 @@ class CaseRun:
     passes: int
     samples: int
     metrics: Mapping[str, MetricSums] = field(default_factory=dict)
+    setup: str | None = None
+    """The setup the run was made under (:func:`setup_hash`)."""
 
     def entry(self) -> HistoryEntry:
         return HistoryEntry(self.passes, self.samples, self.metrics)
@@ -138,22 +151,53 @@ class Comparability(enum.StrEnum):
     NEW = "new"
     """The history has no entry for this case id (a new case, or no history at all)."""
     CHANGED = "changed"
-    """The case id is known but its hash differs: the case, its tools, the agent or the
-    scoring changed, so the old counts describe something else."""
+    """The case id is known but its hash differs: the case itself or the scoring
+    changed, so the old counts describe another test."""
 
 
-def case_hash(
+CASE_HASH_VERSION = 2
+"""What :func:`case_hash` covers: 2 — the case and the scoring; 1 (the previous
+release) — also the tools' definitions and the agent identity."""
+
+
+def case_hash(*, case: Mapping[str, Any], scoring: Mapping[str, Any]) -> str:
+    """sha256 over the canonical JSON of what defines a case's test: the case's content
+    and the scoring config. Key order and whitespace do not matter; any change of a value
+    does."""
+    doc = {"case": case, "scoring": scoring}
+    return hashlib.sha256(canonical(doc).encode()).hexdigest()
+
+
+def legacy_case_hash(
     *,
     case: Mapping[str, Any],
     tools: Mapping[str, Any],
     agent: Mapping[str, Any],
     scoring: Mapping[str, Any],
 ) -> str:
-    """sha256 over the canonical JSON of the four things that define a case's behaviour:
-    the case's content, the definitions of the tools it can call, the agent/model
-    identity and the scoring config. Key order and whitespace do not matter; any change
-    of a value does."""
+    """The previous release's case hash (version 1), which also covered the definitions
+    of the case's tools and the agent identity: what a history of that release is matched
+    by, once, before it takes the current hash."""
     doc = {"agent": agent, "case": case, "scoring": scoring, "tools": tools}
+    return hashlib.sha256(canonical(doc).encode()).hexdigest()
+
+
+IDENTITY_KEYS = ("kind", "model", "base_url", "temperature", "params", "system_prompt_sha256")
+"""What of an agent's description (``results.agent``) identifies the model under test: for
+an endpoint, the model, the endpoint, its sampling settings and the system prompt's
+content; for a program (command, python, mcp, replay), only the kind — its code and its
+command line are what a pull request changes."""
+
+
+def agent_identity(agent: Mapping[str, Any]) -> dict[str, Any]:
+    """The identity keys of an agent's description."""
+    return {k: agent[k] for k in IDENTITY_KEYS if k in agent}
+
+
+def setup_hash(*, agent: Mapping[str, Any], tools: Mapping[str, Any]) -> str:
+    """sha256 over what a pull request tests for one case: the agent identity and the
+    definitions of the tools the case offers (name → definition hash)."""
+    doc = {"agent": agent, "tools": tools}
     return hashlib.sha256(canonical(doc).encode()).hexdigest()
 
 
@@ -188,8 +232,11 @@ def extend(
     history: BaseHistory | None, run: Sequence[CaseRun], *, window: int | None = None
 ) -> BaseHistory:
     """The history after one more base run: each case of the run appends its counts when
-    its hash matches, and starts again otherwise; cases the run does not have are
-    dropped (they left the dataset). ``window`` defaults to the history's own."""
+    its hash and its setup match, and starts again otherwise (a new setup: the base
+    branch changed the agent or the tools, so its older runs describe another agent);
+    cases the run does not have are dropped (they left the dataset). A history without a
+    recorded setup (an earlier release's) takes the run's. ``window`` defaults to the
+    history's own."""
     size = window if window is not None else (history.window if history else HISTORY_WINDOW)
     if size < 1:
         raise ValueError(f"the history window must be ≥ 1 sample, got {size}")
@@ -198,11 +245,15 @@ def extend(
         if r.case_id in out:
             raise ValueError(f"case {r.case_id!r} appears twice in one run")
         prior = history.cases.get(r.case_id) if history is not None else None
-        if prior is not None and prior.case_hash == r.case_hash:
+        same_setup = prior is not None and (
+            prior.setup is None or r.setup is None or prior.setup == r.setup
+        )
+        if prior is not None and prior.case_hash == r.case_hash and same_setup:
             entries = trim((*prior.entries, r.entry()), size)
         else:
             entries = (r.entry(),)
-        out[r.case_id] = CaseHistory(r.case_hash, entries)
+        setup = r.setup if r.setup is not None else (prior.setup if prior else None)
+        out[r.case_id] = CaseHistory(r.case_hash, entries, setup)
     return BaseHistory(out, size)
 
 

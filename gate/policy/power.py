@@ -18,6 +18,7 @@ every factor, so the estimate is monotone and reproducible).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,9 +38,22 @@ def _binom_pmf(n: int, p: float) -> list[float]:
     return [math.comb(n, k) * p**k * (1 - p) ** (n - k) for k in range(n + 1)]
 
 
-def case_detection(base: Counts, head_rate: float, *, m: int, params: EngineParams) -> float:
-    """P(the case ends regressed | true head pass rate) — module doc."""
+def case_detection(
+    base: Counts,
+    head_rate: float,
+    *,
+    m: int,
+    params: EngineParams,
+    max_extra: int | None = None,
+) -> float:
+    """P(the case ends regressed | true head pass rate) — module doc. ``max_extra``: the
+    most extra samples the case can get (its share of the run's cap); ``None``: only
+    the per-case limit stops it."""
     seq = params.sequential
+    if max_extra is not None:
+        seq = dataclasses.replace(
+            seq, max_per_case=min(seq.max_per_case, seq.initial + max(0, max_extra))
+        )
     bound = math.log(m / params.alpha_case)
     dist = {s: q for s, q in enumerate(_binom_pmf(seq.initial, head_rate)) if q > 0}
     n = seq.initial
@@ -71,18 +85,24 @@ def case_detection(base: Counts, head_rate: float, *, m: int, params: EnginePara
 
 
 def case_detectable_drop(
-    base: Counts, *, m: int, params: EngineParams, power: float = POWER
+    base: Counts,
+    *,
+    m: int,
+    params: EngineParams,
+    power: float = POWER,
+    max_extra: int | None = None,
 ) -> float | None:
     """Smallest drop of the pass rate (in steps of 0.01) caught with probability ``power``;
     ``None`` when not even a total failure is."""
     b_rate = base.passes / base.samples
     steps = round(b_rate * 100)
-    if steps == 0 or case_detection(base, 0.0, m=m, params=params) < power:
+    if steps == 0 or case_detection(base, 0.0, m=m, params=params, max_extra=max_extra) < power:
         return None
     lo, hi = 0, steps  # detection is monotone in the drop: bisect the steps
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if case_detection(base, max(0.0, b_rate - mid / 100), m=m, params=params) >= power:
+        rate = max(0.0, b_rate - mid / 100)
+        if case_detection(base, rate, m=m, params=params, max_extra=max_extra) >= power:
             hi = mid
         else:
             lo = mid
@@ -152,38 +172,67 @@ def suite_detectable_drop(
 
 @dataclass(frozen=True, slots=True)
 class Detectability:
-    """What this run could detect."""
+    """What this run could detect, for the histories it had and the cap as this run's
+    cases shared it."""
 
-    stable_history: int | None
-    """Median history length of the always-passing cases (``None``: none)."""
-    stable_drop: float | None
-    """Smallest drop of such a case's pass rate caught with probability 0.8."""
+    stable_depths: tuple[int, ...]
+    """History lengths of the comparable always-passing cases (sorted)."""
+    stable_broken: float | None
+    """Mean over those cases of the probability that one is caught when it now always
+    fails (``None``: no such case)."""
     stable_half: float | None
-    """Probability that such a case is caught when it now fails half the time."""
+    """The same when it now fails half the time."""
+    stable_drop: float | None
+    """Smallest drop of the pass rate caught with probability 0.8 at the median depth."""
+    share: int | None
+    """Extra samples one case could get: the cap shared by the cases that needed
+    samples (``None``: no cap below the per-case limit)."""
+    needed: int
+    """Cases that needed extra samples in this run."""
     suite_drop: float | None
     """Smallest drop of the suite pass rate caught with probability 0.8."""
+    min_history: int = 0
 
 
 def detectability(
-    bases: Sequence[Counts], *, params: EngineParams, gated_metrics: int = 0
+    bases: Sequence[Counts],
+    *,
+    params: EngineParams,
+    gated_metrics: int = 0,
+    needed: int = 0,
 ) -> Detectability:
-    """The figures for this run's histories (the comparable cases' base counts)."""
+    """The figures for this run's histories (the comparable cases' base counts) and its
+    cap as shared by the ``needed`` cases that wanted samples (at least one: a broken
+    case is one of them)."""
+    seq = params.sequential
     m = len(bases)
+    cap = seq.cap(m)
+    share = cap // max(1, needed)
+    limit = seq.max_per_case - seq.initial
+    share_or_none = share if share < limit else None
     stable = sorted(b.samples for b in bases if b.samples and b.failures == 0)
+    broken = half = drop = None
     if stable and m:
-        n = stable[len(stable) // 2]
-        typical = Counts(n, n)
-        drop = case_detectable_drop(typical, m=m, params=params)
-        half = case_detection(typical, 0.5, m=m, params=params)
-    else:
-        n, drop, half = None, None, None
+        by_depth: dict[int, int] = {}
+        for n in stable:
+            by_depth[n] = by_depth.get(n, 0) + 1
+        p0 = p5 = 0.0
+        for n, k in by_depth.items():
+            typical = Counts(n, n)
+            p0 += k * case_detection(typical, 0.0, m=m, params=params, max_extra=share)
+            p5 += k * case_detection(typical, 0.5, m=m, params=params, max_extra=share)
+        broken, half = p0 / len(stable), p5 / len(stable)
+        median = stable[len(stable) // 2]
+        drop = case_detectable_drop(Counts(median, median), m=m, params=params, max_extra=share)
     suite = suite_detectable_drop(
         bases,
-        initial=params.sequential.initial,
+        initial=seq.initial,
         alpha=params.alpha_suite / (1 + gated_metrics),
         min_effect=params.suite_min_effect,
     )
-    return Detectability(n, drop, half, suite)
+    return Detectability(
+        tuple(stable), broken, half, drop, share_or_none, needed, suite, seq.min_history
+    )
 
 
 def _times(rate: float) -> str:
@@ -196,27 +245,50 @@ def _times(rate: float) -> str:
     return f"{rate * 100:.0f} % of the time"
 
 
+def pct(p: float) -> str:
+    """A probability in words that never rounds a miss up to a certainty (or the
+    reverse): 99.6 % is "more than 99 %", 0.4 % "less than 1 %"."""
+    if p >= 1 - 1e-12:
+        return "100 %"
+    if p <= 1e-12:
+        return "0 %"
+    if p > 0.99:
+        return "more than 99 %"
+    if p < 0.01:
+        return "less than 1 %"
+    return f"{p * 100:.0f} %"
+
+
+def _depths(depths: Sequence[int]) -> str:
+    lo, hi = depths[0], depths[-1]
+    if lo == hi:
+        return f"{lo} of {lo} base samples"
+    return f"{lo}–{hi} base samples, median {depths[len(depths) // 2]}"
+
+
 def sentences(evaluation: Evaluation, detect: Detectability) -> list[str]:
-    """The comment's paragraph on power and spend, one sentence per item."""
+    """The comment's paragraph on power and spend, one sentence per item: every
+    probability is for this run's histories and its cap as its cases shared it."""
     out: list[str] = []
-    if detect.stable_history is not None:
-        if detect.stable_drop is not None:
-            out.append(
-                f"A case that always passed ({detect.stable_history} of {detect.stable_history} "
-                f"base samples) and now fails {_times(detect.stable_drop)} would be caught with "
-                f"80 % probability"
-                + (
-                    f"; one that now fails half the time, with {detect.stable_half * 100:.0f} %."
-                    if detect.stable_half is not None
-                    else "."
-                )
-            )
-        else:
-            out.append(
-                f"With {detect.stable_history} base samples of an always-passing case, not even a "
-                "case that now always fails is caught with 80 % probability: the base history "
-                "is too short."
-            )
+    if detect.stable_depths and detect.stable_broken is not None:
+        shared = (
+            f" (extra samples shared by the {detect.needed} cases that needed them: up to "
+            f"{detect.share} each)"
+            if detect.share is not None and detect.needed > 1
+            else ""
+        )
+        rates = [f"{pct(detect.stable_broken)} when it now always fails"]
+        if detect.stable_half is not None:
+            rates.append(f"{pct(detect.stable_half)} when it fails half the time")
+        if detect.stable_drop is not None and detect.stable_drop < 1.0:
+            rates.append(f"80 % when it fails {_times(detect.stable_drop)}")
+        listed = rates[0] if len(rates) == 1 else ", ".join(rates[:-1]) + ", and " + rates[-1]
+        unless = " and breaks without a hard failure" if evaluation.spend.held_back else ""
+        line = (
+            f"A case that always passed ({_depths(detect.stable_depths)}){unless} is caught "
+            f"in this run with {listed}{shared}"
+        )
+        out.append(line + ".")
     if detect.suite_drop is not None:
         out.append(
             f"A suite-wide drop of the pass rate by {detect.suite_drop * 100:.0f} points would be "
@@ -224,13 +296,27 @@ def sentences(evaluation: Evaluation, detect: Detectability) -> list[str]:
         )
     sp = evaluation.spend
     n_cases = len(evaluation.cases)
-    why = (
-        f"{sp.extra} extra on {len(sp.per_case)} undecided case(s) (at most {sp.cap})"
-        if sp.extra
-        else "no extra samples (no case was undecided)"
-    )
-    out.append(f"This run spent {sp.total} samples: {sp.initial} on the {n_cases} cases, {why}.")
-    undecided = [c.case_id for c in evaluation.cases if c.outcome is CaseOutcome.UNDECIDED]
+    parts = [f"{sp.initial} on the {n_cases} cases"]
+    if sp.seed:
+        parts.append(
+            f"{sp.seed} seeding the base history of {sp.seeded} case(s) up to "
+            f"{detect.min_history} samples"
+        )
+    if sp.extra:
+        parts.append(f"{sp.extra} extra on {sp.sampled} undecided case(s) (at most {sp.cap})")
+    elif not sp.seed:
+        parts.append("no extra samples (no case was undecided)")
+    out.append(f"This run spent {sp.total} samples: {', '.join(parts)}.")
+    if sp.held_back:
+        out.append(
+            f"{sp.held_back} undecided case(s) with a hard failure got no extra samples (the "
+            f"hard failure already fails the gate; up to {sp.saved} samples saved)."
+        )
+    undecided = [
+        c.case_id
+        for c in evaluation.cases
+        if c.outcome is CaseOutcome.UNDECIDED and c.case_id not in evaluation.held_back
+    ]
     if undecided:
         shown = ", ".join(undecided[:5]) + (
             f", … (+{len(undecided) - 5})" if len(undecided) > 5 else ""

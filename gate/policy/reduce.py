@@ -169,8 +169,11 @@ def sample_metric_names(present: Iterable[str]) -> tuple[str, ...]:
 
 
 def _usage(table: SampleTable, cases: int) -> dict[str, float]:
-    """Totals over every sample, and per-case means (``<key>_per_case``)."""
+    """Totals over every sample, per-case means (``<key>_per_case``) and means per sample
+    that reported the key (``<key>_per_sample``: what two runs of different sample
+    counts compare by)."""
     out: dict[str, float] = {}
+    present = table.rows.present
     for key, col in sorted(table.rows.usage.items()):
         total: float = float(np.nansum(col))
         if key not in table.rows.usage_floats:
@@ -178,6 +181,9 @@ def _usage(table: SampleTable, cases: int) -> dict[str, float]:
         out[key] = total
         if cases:
             out[f"{key}_per_case"] = round(total / cases, 6)
+        reported = int(np.count_nonzero(~np.isnan(col) & present))
+        if reported:
+            out[f"{key}_per_sample"] = round(total / reported, 6)
     return out
 
 

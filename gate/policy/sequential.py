@@ -38,6 +38,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gate.model import MIN_HISTORY
 from gate.policy.casetest import Counts, Direction, log_evalue
 
 BATCHES = (2, 2, 4, 4, 8, 8, 8, 8)
@@ -55,6 +56,12 @@ class SequentialParams:
     """Extra samples per run; ``None``: one per comparable case."""
     futility_effect: float = 0.4
     futility_ratio: float = 1.5
+    min_history: int = MIN_HISTORY
+    """Base samples per case a history needs to catch the changes the policy is built
+    for; a base run (:func:`seed_plan`) brings every case up to it."""
+    max_seed: int | None = None
+    """Most samples one base run spends on seeding; ``None``: as many as the histories
+    need."""
 
     def __post_init__(self) -> None:
         if self.initial < 1:
@@ -67,6 +74,8 @@ class SequentialParams:
             raise ValueError("max_extra must be ≥ 0")
         if not 0 < self.futility_effect < 1 or self.futility_ratio < 1:
             raise ValueError("futility_effect must be in (0, 1) and futility_ratio ≥ 1")
+        if self.min_history < 0 or (self.max_seed is not None and self.max_seed < 0):
+            raise ValueError("min_history and max_seed must be ≥ 0")
 
     def cap(self, comparable: int) -> int:
         """Extra samples this run may spend."""
@@ -141,4 +150,39 @@ def plan_round(
         k = min(batch, params.max_per_case - c.head.samples, left)
         out[c.case_id] = k
         left -= k
+    return out
+
+
+def seed_plan(need: Sequence[tuple[str, int]], budget: int | None) -> dict[str, int]:
+    """A base run's seeding: case id → samples, from each case's need (the samples its
+    history lacks to reach ``min_history``), in order. Within ``budget`` every case gets
+    the same number (water-filling: a case that needs less gets what it needs), the
+    remainder one each in order; ``None``: every need in full."""
+    wanted = [(cid, n) for cid, n in need if n > 0]
+    if budget is None or sum(n for _, n in wanted) <= budget:
+        return dict(wanted)
+    left = budget
+    level = 0
+    open_ = sorted(n for _, n in wanted)
+    i = 0
+    # raise the level until the next step would not fit
+    while i < len(open_):
+        step = open_[i] - level
+        count = len(open_) - i
+        if step * count > left:
+            level += left // count
+            left -= (left // count) * count
+            break
+        left -= step * count
+        level = open_[i]
+        while i < len(open_) and open_[i] == level:
+            i += 1
+    out: dict[str, int] = {}
+    for cid, n in wanted:
+        k = min(n, level)
+        if k < n and left > 0:
+            k += 1
+            left -= 1
+        if k:
+            out[cid] = k
     return out

@@ -123,9 +123,11 @@ class Progress:
         *,
         interval_s: float = 30.0,
         tty: bool | None = None,
+        label: str = "case-samples",
     ) -> None:
         self.total = total
         self.stream = stream
+        self.label = label
         self.tty = bool(tty if tty is not None else stream is not None and stream.isatty())
         self.interval_s = 0.2 if self.tty else interval_s
         self.t0 = time.monotonic()
@@ -141,7 +143,7 @@ class Progress:
             f"ETA {_clock(left / rate)}" if rate > 0 and left else ("done" if not left else "ETA ?")
         )
         return (
-            f"toolgate run: {done}/{self.total} case-samples · {failed} failed · "
+            f"toolgate run: {done}/{self.total} {self.label} · {failed} failed · "
             f"{rate:.1f}/s · {_clock(elapsed)} elapsed · {eta}"
         )
 
@@ -241,6 +243,7 @@ def run_all(
     agent: Agent | None = None,
     stderr: IO[str] | None = None,
     progress_interval_s: float = 30.0,
+    progress_label: str = "case-samples",
     recorded: Collection[tuple[str, int]] | None = None,
     norms: NormalizerTable | None = None,
 ) -> RunSummary:
@@ -291,6 +294,7 @@ def run_all(
                 len(todo),
                 (stderr or sys.stderr) if progress else None,
                 interval_s=progress_interval_s,
+                label=progress_label,
             )
         )
         try:

@@ -17,8 +17,11 @@ from gate.report.markdown import (
     _first_failing,
     _flips,
     _hard_kinds,
+    _numbers,
     headline,
     samples_of,
+    setup_sentence,
+    short_history_warning,
     status,
 )
 from gate.report.redact import Redactor
@@ -51,7 +54,19 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
     cmp = results.comparison
     if cmp is not None:
         note = "" if cmp.comparable else f" (NOT comparable: {esc.console(cmp.note or '', 200)})"
-        out.append(f"baseline: {esc.console(cmp.source, 200)}{note}")
+        hist = results.policy.history if results.policy is not None else None
+        depth = (
+            f" (base history: {hist.median_samples} samples per case)"
+            if cmp.comparable and hist is not None and hist.median_samples is not None
+            else ""
+        )
+        out.append(f"baseline: {esc.console(cmp.source, 200)}{depth}{note}")
+        changed = setup_sentence(results)
+        if changed:
+            out.append(_plain(changed, esc))
+        warning = short_history_warning(results)
+        if warning:
+            out.append("warning: " + _plain(warning, esc))
 
     def section(title: str, rows: list[str], count: str | None = None) -> None:
         if not rows:
@@ -98,19 +113,25 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
     cases = {c.id: c for c in results.cases}
     hard = {h.case_id for h in results.hard_failures}
     regressions = []
-    flips = sorted(_flips(results, "regression"), key=lambda f: (-_drop(f), f.case_id))
+    flips = sorted(
+        _flips(results, "regression", "likely_regression"),
+        key=lambda f: (f.kind != "regression", -_drop(f), f.case_id),
+    )
     for f in flips:
         if f.case_id in hard:
             continue
         sample = _first_failing(cases.get(f.case_id))
+        likely = f"  likely: {esc.console(f.because or '', 120)}" if f.kind != "regression" else ""
         regressions.append(
             f"{esc.console(f.case_id, 80)}  "
             f"{fmt.rate_fraction(f.base_pass_rate, f.base_samples)} → "
-            f"{fmt.rate_fraction(f.head_pass_rate, f.head_samples)}  {_why(sample, esc)}"
+            f"{fmt.rate_fraction(f.head_pass_rate, f.head_samples)}  {_why(sample, esc)}{likely}"
         )
     if len(regressions) < len(flips):
         regressions.append(f"(+ {len(flips) - len(regressions)} listed under hard failures)")
-    section("regressions", regressions, f"{len(flips)}" if flips else None)
+    n_sig = sum(1 for f in flips if f.kind == "regression")
+    count = f"{n_sig}" + (f", {len(flips) - n_sig} likely" if len(flips) > n_sig else "")
+    section("regressions", regressions, count if flips else None)
     if cmp is None or not cmp.comparable:
         section(
             "failing cases",
@@ -127,7 +148,8 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
         [
             f"{esc.console(f.case_id, 80)}  {fmt.rate_fraction(f.base_pass_rate, f.base_samples)}"
             f" → {fmt.rate_fraction(f.head_pass_rate, f.head_samples)}"
-            for f in sorted(_flips(results, "fix"), key=lambda f: f.case_id)
+            + ("  (likely)" if f.kind == "likely_fix" else "")
+            for f in sorted(_flips(results, "fix", "likely_fix"), key=lambda f: f.case_id)
         ],
     )
     if cmp is not None:
@@ -147,12 +169,19 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
             for d in results.mcp_tool_drift
         ],
     )
+    noise = {f.case_id: f for f in _flips(results, "noise")}
     section(
-        "flaky",
+        "flaky or within noise",
         [
-            f"{esc.console(c.id, 80)}  {fmt.rate_fraction(c.pass_rate, len(c.samples))}"
+            f"{esc.console(c.id, 80)}  "
+            + (
+                f"{fmt.rate_fraction(noise[c.id].base_pass_rate, noise[c.id].base_samples)} → "
+                if c.id in noise
+                else ""
+            )
+            + fmt.rate_fraction(c.pass_rate, len(c.samples))
             for c in results.cases
-            if c.flaky
+            if (c.flaky or c.id in noise) and c.id not in hard
         ],
     )
     n_pass = sum(1 for c in results.cases if c.passed)
@@ -182,7 +211,8 @@ def _hard_rows(results: Results, esc: Escaper) -> list[str]:
             label = "sample" if len(nums) == 1 else "samples"
             rows.append(
                 f"✗ {kind} {esc.console(case_id, 80)}{f' (line {h.line})' if h.line else ''} "
-                f"{label} {', '.join(map(str, nums))}: {esc.console(calls_repr(h.call), 120)}"
+                f"{label} {_numbers(nums, results.samples)}: "
+                f"{esc.console(calls_repr(h.call), 120)}"
             )
     return rows
 

@@ -12,7 +12,10 @@ Layout::
       <testsuite name="<gate name>.gates">         one testcase per threshold gate
     </testsuites>
 
-A case fails when the policy says it failed (``CaseResult.passed``); its ``<failure>``
+A case fails when the policy says it failed (``CaseResult.passed``); a case the comparison
+with the base history classified (a regression, a likely regression, a fix, noise: the
+one classification every report uses) says so first in its ``system-out`` and, when it
+failed, in its ``<failure>`` message. Its ``<failure>``
 carries the failing checks of every failing sample with the evidence (expected and actual
 calls, missing/extra, argument differences, malformed calls, violations). When every
 failing sample failed because the agent itself errored (crash, timeout, protocol), it is
@@ -44,8 +47,12 @@ def render_junit(results: Results, *, redactor: Redactor | None = None) -> str:
     suite = ET.SubElement(suites, "testsuite", name=esc.xml(results.gate_name, 200))
     props = ET.SubElement(suite, "properties")
     _, word = status(results)
+    cmp = results.comparison
+    flips = {f.case_id: f for f in (cmp.flips if cmp is not None else [])}
     for key, value in (
         ("verdict", word),
+        ("regressions", str(cmp.regressions if cmp is not None else 0)),
+        ("likely_regressions", str(cmp.likely_regressions if cmp is not None else 0)),
         ("dataset", results.dataset.path),
         ("dataset_version", results.dataset.version or ""),
         ("dataset_sha256", results.dataset.sha256),
@@ -79,13 +86,18 @@ def render_junit(results: Results, *, redactor: Redactor | None = None) -> str:
             if all_errors:
                 labels.insert(0, "agent_error")
             first = labels[0] if labels else "failed"
+            flip = flips.get(case.id)
+            kind = f"{flip.kind.replace('_', ' ')}: " if flip is not None else ""
             message = (
-                f"{'; '.join(labels) or 'failed'} "
+                f"{kind}{'; '.join(labels) or 'failed'} "
                 f"({fmt.rate_fraction(case.pass_rate, len(case.samples))} samples pass)"
             )
             el = ET.SubElement(tc, tag, type=esc.xml(first, 200), message=esc.xml(message, 1000))
             el.text = esc.xml(_detail(case, failing, hard.get(case.id, []), esc), 20_000)
         notes = [f"pass rate {fmt.num(case.pass_rate)} over {len(case.samples)} samples"]
+        flip = flips.get(case.id)
+        if flip is not None:
+            notes.insert(0, f"{flip.kind.replace('_', ' ')}: {esc.xml(flip.reason, 500)}")
         if case.flaky:
             notes.append("flaky: passes on some samples and fails on others")
         ET.SubElement(tc, "system-out").text = "\n".join(notes)

@@ -46,7 +46,6 @@ from gate.results import (
     Flip,
     HardFailureResult,
     MetricDelta,
-    MetricStat,
     Results,
     SampleResult,
     not_sampled,
@@ -54,9 +53,6 @@ from gate.results import (
 from gate.scorers.registry import HEADLINE_METRICS, METRICS
 
 __all__ = ["HEADLINE_METRICS", "Style", "build", "status"]
-
-MOVED = 0.01
-"""A metric whose value moved at least this much is shown in the comment's table."""
 
 
 class Style(enum.Enum):
@@ -101,11 +97,11 @@ def build(
     if not full:
         blocks += _failing_without_baseline(results, esc)
     blocks += _drift(results, esc, full)
-    blocks += _fixed(results, esc)
-    blocks += _flaky(results, esc)
-    blocks += _new_removed(results, esc)
-    blocks += history_tests(results, esc)
-    blocks += _per_tool(results, esc)
+    blocks += _fixed(results, esc, full)
+    blocks += _flaky(results, esc, full)
+    blocks += _new_removed(results, esc, full)
+    blocks += history_tests(results, esc, full)
+    blocks += _per_tool(results, esc, full)
     if full:
         blocks += _slices(results, esc)
         blocks += _confusion(results, esc)
@@ -129,17 +125,134 @@ def _verdict(
         name = esc.code(results.gate_name, 64, table=False)
         level = "##" if style is Style.COMMENT else "#"
         lines = [f"{level} {emoji} ToolGate {name} {word} — {verdict_why(results, esc)}", ""]
+    return Block(head=lines + context_lines(results, esc))
+
+
+def context_lines(results: Results, esc: Escaper) -> list[str]:
+    """What this run was compared with, in the report's first lines: the baseline and
+    its history's depth, what the pull request changed of the setup under test, and a
+    warning when the history is too short to catch what the policy is built for."""
     cmp = results.comparison
     if cmp is None:
-        lines += ["_No baseline: showing this run only._", ""]
-    else:
-        src = esc.text(cmp.source, 200)
-        if not cmp.comparable:
-            note = f" — {esc.text(cmp.note, 300)}" if cmp.note else ""
-            lines += [f"> ⚠️ The baseline ({src}) is not comparable with this run{note}.", ""]
+        return ["_No baseline: showing this run only._", ""]
+    src = esc.text(cmp.source, 200)
+    if not cmp.comparable:
+        note = f" — {esc.text(cmp.note, 300)}" if cmp.note else ""
+        return [f"> ⚠️ The baseline ({src}) is not comparable with this run{note}.", ""]
+    hist = results.policy.history if results.policy is not None else None
+    depth = (
+        f": a base history of {plural(hist.median_samples, 'sample')} per case"
+        if hist is not None and hist.median_samples is not None
+        else ""
+    )
+    lines = [f"_Compared with {src}{depth}._"]
+    changed = setup_sentence(results)
+    if changed:
+        lines += ["", render_sentence(changed, esc, 200, table=False)]
+    warning = short_history_warning(results)
+    if warning:
+        lines += ["", f"> ⚠️ {render_sentence(warning, esc, 600, table=False)}"]
+    return [*lines, ""]
+
+
+_SETUP_WORDS = {
+    "model": "the model",
+    "base_url": "the endpoint",
+    "temperature": "the temperature",
+    "params": "the sampling parameters",
+    "system_prompt_sha256": "the system prompt",
+    "kind": "the agent kind",
+}
+
+
+def setup_sentence(results: Results) -> Sentence:
+    """ "This run changes the model `a` → `b` and the definition of 2 tools …": what
+    changed of the setup under test, which every case was compared across."""
+    cmp = results.comparison
+    if cmp is None:
+        return []
+    parts: list[Sentence] = []
+    for c in cmp.setup_changes:
+        what = _SETUP_WORDS.get(c.key, c.key)
+        if c.key in ("system_prompt_sha256", "params"):
+            parts.append([what])
         else:
-            lines += [f"_Compared with {src}._", ""]
-    return Block(head=lines)
+            parts.append(
+                [f"{what} ", Code(_setup_value(c.base)), " → ", Code(_setup_value(c.head))]
+            )
+    by_change: dict[str, list[str]] = defaultdict(list)
+    for d in cmp.tool_drift:
+        by_change[d.change].append(d.tool)
+    words = {"changed": "the definition of", "added": "adds", "removed": "removes"}
+    for change in ("changed", "added", "removed"):
+        tools = by_change.get(change)
+        if tools:
+            noun = "tool" if len(tools) == 1 else f"{len(tools)} tools"
+            lead = words[change] + (" the" if change != "changed" and len(tools) == 1 else "")
+            part: Sentence = [f"{lead} {noun} ("]
+            for i, t in enumerate(tools[:4]):
+                part += [", " if i else "", Code(t)]
+            part.append(f", … (+{len(tools) - 4}))" if len(tools) > 4 else ")")
+            parts.append(part)
+    if not parts:
+        return []
+    out: Sentence = ["This run changes "]
+    for i, p in enumerate(parts):
+        if i:
+            out.append(" and " if i == len(parts) - 1 else ", ")
+        out += p
+    out.append(
+        " against the baseline: every case is compared across the change, which is what it tests."
+    )
+    return out
+
+
+def _setup_value(value: Any) -> str:
+    return value if isinstance(value, str) else json_compact(value)
+
+
+def short_history_warning(results: Results) -> Sentence:
+    """The warning for a base history shorter than ``policy.min_history``: how short,
+    what this run could and could not catch with it, and how to seed it."""
+    pol = results.policy
+    hist = pol.history if pol is not None else None
+    if hist is None or not hist.short or pol is None or pol.base_run:
+        return []
+    n = hist.median_samples or 0
+    few = (
+        f"{plural(n, 'sample')} per case"
+        if hist.short == hist.comparable
+        else f"{hist.short:,} of {hist.comparable:,} cases have fewer samples"
+    )
+    out: Sentence = [
+        f"The base history is short: {few}, below ",
+        Code("policy.min_history"),
+        f" ({hist.min_history}).",
+    ]
+    if hist.caught_broken is not None:
+        half = (
+            f", but one that now fails half the time with {pct(hist.caught_half)}"
+            if hist.caught_half is not None
+            else ""
+        )
+        out.append(
+            " With it, a case that always passed and now always fails is caught with "
+            f"{pct(hist.caught_broken)} probability{half}; a broken case it cannot decide "
+            "is listed as a likely regression."
+        )
+    out += [
+        " Seed it once with a run on the base branch: ",
+        Code("toolgate check --base-run"),
+        " (the Action does it on a push to the base branch, a schedule or a manual run).",
+    ]
+    return out
+
+
+def pct(p: float | None) -> str:
+    """A probability in words (:func:`gate.policy.power.pct`)."""
+    from gate.policy.power import pct as words
+
+    return "—" if p is None else words(p)
 
 
 def verdict_why(results: Results, esc: Escaper) -> str:
@@ -165,12 +278,15 @@ def headline(results: Results) -> Sentence:
     cmp = results.comparison
     comparable = cmp is not None and cmp.comparable
     parts: list[Sentence] = []
+    likely = _flips(results, "likely_regression") if comparable else []
     if v.passed:
         parts.append([f"{plural(len(v.gates), 'gate')} met" if v.gates else "no gates configured"])
         parts.append(["no hard failures"])
         if comparable:
             assert cmp is not None
             parts.append(["no case regressed against ", cmp.source])
+        if likely:
+            parts.append([f"{plural(len(likely), 'likely regression')} (not significant yet)"])
         known = [c for c in results.cases if not c.passed]
         if known:
             parts.append(
@@ -193,6 +309,11 @@ def headline(results: Results) -> Sentence:
         assert cmp is not None
         n = sum(f.head_samples for f in regressions)
         parts.append([f"{samples_of(len(regressions), n)} regressed against ", cmp.source])
+    if likely and v.likely_fail:
+        parts.append([f"{plural(len(likely), 'likely regression')} (regressions.likely: fail)"])
+    if v.suite_drops:
+        drops = ", ".join("the pass rate" if d == "case_passed" else d for d in v.suite_drops)
+        parts.append([f"suite-level drop of {drops}"])
     missed = [g for g in v.gates if not g.passed]
     if missed:
         g = missed[0]
@@ -291,8 +412,10 @@ def _strip_word(summary: str) -> str:
 
 
 def _hard_failures(results: Results, esc: Escaper, full: bool) -> list[Block]:
-    """One row per case, its strongest rule first; the case's other broken rules and
-    failing checks follow in the same row (collapsed in the comment)."""
+    """One row per case in the full report, its strongest rule first; the case's other
+    broken rules and failing checks follow in the same row. In the comment, the cases
+    that broke the same rule with the same tool for the same reason share one row, each
+    case named once with its counts (base history → head for a regression)."""
     if not results.hard_failures:
         return []
     by_case: dict[str, list[HardFailureResult]] = defaultdict(list)
@@ -303,25 +426,73 @@ def _hard_failures(results: Results, esc: Escaper, full: bool) -> list[Block]:
     def strongest(items: list[HardFailureResult]) -> tuple[int, str]:
         return min((rank[h.kind], h.kind) for h in items)
 
+    def first_of(items: list[HardFailureResult]) -> HardFailureResult:
+        kind = strongest(items)[1]
+        return min((h for h in items if h.kind == kind), key=lambda h: h.sample)
+
     ordered = sorted(by_case.items(), key=lambda kv: (strongest(kv[1]), kv[0]))
     lim = 300 if full else 160
     cases = _case_index(results)
-    flips = {f.case_id: f for f in _flips(results, "regression")}
+    flips = {f.case_id: f for f in _flips(results, "regression", "likely_regression")}
+    significant = sum(1 for cid in by_case if cid in flips and flips[cid].kind == "regression")
+    likely = sum(1 for cid in by_case if cid in flips) - significant
+    of_them = "".join(
+        x
+        for x in (
+            f", {significant} of them regressions" if significant else "",
+            f", {likely} of them likely regressions" if likely else "",
+        )
+    )
+    title = (
+        f"### 🛑 Hard failures ({samples_of(len(by_case), len(results.hard_failures))}"
+        f"{of_them}) — these fail the gate whatever the averages"
+    )
+
+    if not full:
+        groups: dict[tuple[str, str, str], list[str]] = {}
+        for case_id, items in ordered:
+            first = first_of(items)
+            key = (first.kind, str(first.call.get("name", "")), first.message)
+            groups.setdefault(key, []).append(case_id)
+
+        def group_row(item: tuple[tuple[str, str, str], list[str]]) -> str:
+            (kind, name, message), ids = item
+            first = first_of(by_case[ids[0]])
+            named = [_case_counts(cid, cases.get(cid), flips.get(cid), esc) for cid in ids]
+            shown = ", ".join(named[:GROUP_SHOWN])
+            if len(named) > GROUP_SHOWN:
+                rest = ", ".join(named[GROUP_SHOWN:])
+                shown += (
+                    f"<details><summary>{plural(len(named) - GROUP_SHOWN, 'more case')}"
+                    f"</summary>{rest}</details>"
+                )
+            call = (
+                esc.code(_call_of(first.call), lim) if len(ids) == 1 else esc.code(name or "—", 80)
+            )
+            return (
+                f"| {esc.code(kind, 40)} | {call} | {esc.text(message, lim)} "
+                f"| {plural(len(ids), 'case')}: {shown} |"
+            )
+
+        rows = LazyRows(list(groups.items()), group_row)
+        head = [title, "", "| Rule | Call | Why | Cases |", "|---|---|---|---|"]
+        return [Block(head, rows, [""], keep=10, cut=7, what="hard failure groups")]
 
     def row(group: tuple[str, list[HardFailureResult]]) -> str:
         case_id, items = group
         kind = strongest(items)[1]
-        first = min((h for h in items if h.kind == kind), key=lambda h: h.sample)
+        first = first_of(items)
         samples = sorted({h.sample for h in items if h.kind == kind})
         lead = [esc.text(first.message, lim)]
         for other in sorted({h.kind for h in items} - {kind}, key=lambda k: rank[k]):
             hs = sorted((h for h in items if h.kind == other), key=lambda h: h.sample)
             lead.append(
-                f"also {esc.code(other, 40)} on {_sample_list(h.sample for h in hs)}: "
+                f"also {esc.code(other, 40)} on "
+                f"{_sample_list((h.sample for h in hs), results.samples)}: "
                 f"{esc.text(hs[0].message, lim)}"
             )
         if case_id in flips:
-            lead.append(f"regressed {_rates(flips[case_id])}")
+            lead.append(f"{_kind_words(flips[case_id])} {_rates(flips[case_id])}")
         sample = _first_failing(cases.get(case_id))
         done = {kind, *(h.kind for h in items)}
         rest = [
@@ -331,24 +502,60 @@ def _hard_failures(results: Results, esc: Escaper, full: bool) -> list[Block]:
         ]
         return (
             f"| {_case_cell(case_id, first.line, esc)} | {esc.code(kind, 40)} "
-            f"| {', '.join(map(str, samples))} | {esc.code(_call_of(first.call), lim)} "
+            f"| {_numbers(samples, results.samples)} | {esc.code(_call_of(first.call), lim)} "
             f"| {_cell(lead, rest, full)} |"
         )
 
     rows = LazyRows(ordered, row)
-    head = [
-        f"### 🛑 Hard failures ({samples_of(len(by_case), len(results.hard_failures))}) — "
-        "these fail the gate whatever the averages",
-        "",
-        "| Case | Rule | Samples | Call | Why |",
-        "|---|---|---|---|---|",
-    ]
+    head = [title, "", "| Case | Rule | Samples | Call | Why |", "|---|---|---|---|---|"]
     return [Block(head, rows, [""], keep=10, cut=7, what="hard failures")]
 
 
-def _sample_list(samples: Iterable[int]) -> str:
+GROUP_SHOWN = 6
+"""Cases named in a grouped hard-failure row before the rest are collapsed."""
+
+
+def _case_counts(case_id: str, case: CaseResult | None, flip: Flip | None, esc: Escaper) -> str:
+    """``refund-damaged`` 40/40 → 0/3: a case with its counts (the flip's, else the
+    head's passing samples)."""
+    if flip is not None:
+        return f"{esc.code(case_id, 80)} {_rates(flip, p=False)}"
+    if case is None:
+        return esc.code(case_id, 80)
+    head = fmt.rate_fraction(case.pass_rate, len(case.samples))
+    t = case.test
+    if t is not None and t.base_samples:
+        return f"{esc.code(case_id, 80)} {t.base_passes}/{t.base_samples} → {head}"
+    return f"{esc.code(case_id, 80)} {head}"
+
+
+def _numbers(samples: Sequence[int], initial: int) -> str:
+    """Sample numbers, runs collapsed (``0–10``), the extra ones said so: a run of
+    ``samples: 3`` numbers its initial samples 0–2 and the extra ones from 3 on."""
     nums = sorted(set(samples))
-    return ("sample " if len(nums) == 1 else "samples ") + ", ".join(map(str, nums))
+    first = [n for n in nums if n < initial]
+    extra = [n for n in nums if n >= initial]
+    out = _runs_of(first)
+    if extra:
+        out += ("; " if out else "") + f"{_runs_of(extra)} extra"
+    return out
+
+
+def _runs_of(nums: Sequence[int]) -> str:
+    parts: list[str] = []
+    i = 0
+    while i < len(nums):
+        j = i
+        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+            j += 1
+        parts.append(str(nums[i]) if j == i else f"{nums[i]}–{nums[j]}")
+        i = j + 1
+    return ", ".join(parts)
+
+
+def _sample_list(samples: Iterable[int], initial: int) -> str:
+    nums = sorted(set(samples))
+    return ("sample " if len(nums) == 1 else "samples ") + _numbers(nums, initial)
 
 
 def _cell(lead: Sequence[str], rest: Sequence[str], full: bool) -> str:
@@ -368,20 +575,18 @@ def _call_of(call: Mapping[str, Any]) -> str:
 # ─── 3. metrics ──────────────────────────────────────────────────────────────
 
 
-def beyond_noise(stat: MetricStat | None, md: MetricDelta | None) -> bool:
-    """The base value lies outside the head's bootstrap interval (without an interval: the
-    value moved by :data:`MOVED` or more)."""
-    if md is None or md.base is None or md.delta is None or abs(md.delta) < fmt.EPS:
-        return False
-    if stat is not None and stat.ci_low is not None and stat.ci_high is not None:
-        return bool(md.base < stat.ci_low - fmt.EPS or md.base > stat.ci_high + fmt.EPS)
-    return abs(md.delta) >= MOVED
+def beyond_noise(md: MetricDelta | None) -> bool:
+    """The comparison's word on a metric's change (``MetricDelta.beyond_noise``: a suite
+    test found it significant, a flipped case moved it, or the base value lies outside
+    the head's interval)."""
+    return md is not None and md.beyond_noise
 
 
 def _metrics(results: Results, esc: Escaper, full: bool) -> list[Block]:
     """The metric table. The comment shows the gated metrics and the changes beyond their
     noise, the rest collapsed under it; the full report shows every metric with its
-    interval. A change within noise has no colour."""
+    interval. A change within noise has no colour, and is never called so beside a gate
+    that failed. Under the table, each missed gate names its worst cases."""
     cmp = results.comparison
     deltas: Mapping[str, MetricDelta] = cmp.metrics if cmp is not None and cmp.comparable else {}
     gates = results.verdict.gates if results.verdict else []
@@ -407,11 +612,7 @@ def _metrics(results: Results, esc: Escaper, full: bool) -> list[Block]:
     if full:
         top, rest = names, []
     else:
-        moved = [
-            m
-            for m in names
-            if m not in shown_gated and beyond_noise(results.metrics.get(m), deltas.get(m))
-        ]
+        moved = [m for m in names if m not in shown_gated and beyond_noise(deltas.get(m))]
         top = shown_gated + moved
         if not deltas:
             top += [m for m in HEADLINE_METRICS if m in results.metrics and m not in top]
@@ -422,18 +623,20 @@ def _metrics(results: Results, esc: Escaper, full: bool) -> list[Block]:
     else:
         head = ["| Metric | Value | Gate |", "|---|--:|---|"]
 
-    def delta_cell(m: str, md: MetricDelta | None, stat: MetricStat | None) -> str:
+    def delta_cell(m: str, md: MetricDelta | None, failed: bool) -> str:
         if md is None:
             return "—"
-        if beyond_noise(stat, md):
+        if md.beyond_noise:
             return fmt.delta(m, md.delta)
-        noise = " (within noise)" if md.delta is not None and abs(md.delta) >= fmt.EPS else ""
+        moved = md.delta is not None and abs(md.delta) >= fmt.EPS
+        noise = " (within noise)" if moved and not failed else ""
         return fmt.delta(m, md.delta, plain=True) + noise
 
     def metric_row(m: str) -> str:
         stat = results.metrics.get(m)
         value = stat.mean if stat else None
-        gate_cell = " ".join(_gate_cell(g) for g in gate_of.get(m, [])) or ""
+        own = gate_of.get(m, [])
+        gate_cell = " ".join(_gate_cell(g) for g in own) or ""
         label = esc.code(m, 80)
         if full and stat is not None and stat.ci_low is not None and stat.ci_high is not None:
             value_cell = f"{fmt.num(value)} [{fmt.num(stat.ci_low)}, {fmt.num(stat.ci_high)}]"
@@ -442,7 +645,10 @@ def _metrics(results: Results, esc: Escaper, full: bool) -> list[Block]:
         if has_base:
             md = deltas.get(m)
             base = fmt.num(md.base) if md else "—"
-            return f"| {label} | {base} | {value_cell} | {delta_cell(m, md, stat)} | {gate_cell} |"
+            failed = any(not g.passed for g in own)
+            return (
+                f"| {label} | {base} | {value_cell} | {delta_cell(m, md, failed)} | {gate_cell} |"
+            )
         return f"| {label} | {value_cell} | {gate_cell} |"
 
     rows = [metric_row(m) for m in top]
@@ -452,12 +658,10 @@ def _metrics(results: Results, esc: Escaper, full: bool) -> list[Block]:
             if has_base:
                 assert cmp is not None
                 md = cmp.slice_metrics.get(g.slice, {}).get(g.metric)
-                stat = results.slices.get(g.slice)
-                sstat = stat.metrics.get(g.metric) if stat else None
                 base = fmt.num(md.base) if md else "—"
                 rows.append(
-                    f"| {label} | {base} | {fmt.num(g.value)} | {delta_cell(g.metric, md, sstat)} "
-                    f"| {_gate_cell(g)} |"
+                    f"| {label} | {base} | {fmt.num(g.value)} "
+                    f"| {delta_cell(g.metric, md, not g.passed)} | {_gate_cell(g)} |"
                 )
             else:
                 rows.append(f"| {label} | {fmt.num(g.value)} | {_gate_cell(g)} |")
@@ -466,7 +670,9 @@ def _metrics(results: Results, esc: Escaper, full: bool) -> list[Block]:
     title = "### Metrics" + (" (base → head)" if has_base else "")
     if full and has_base is False and cmp is not None and not cmp.comparable:
         title += " — baseline not comparable"
-    blocks = [Block([title, "", *head], rows, [""])]
+    missed = [_missed_gate_line(g, esc) for g in gates if not g.passed]
+    tail = ["", *missed, ""] if missed else [""]
+    blocks = [Block([title, "", *head], rows, tail)]
     if rest:
         what = "unchanged beyond noise" if has_base else "not gated"
         blocks.append(
@@ -486,6 +692,26 @@ def _metrics(results: Results, esc: Escaper, full: bool) -> list[Block]:
             )
         )
     return blocks
+
+
+SHOW_GATE_CASES = 5
+"""Worst cases named under the metric table for a missed gate."""
+
+
+def _missed_gate_line(g: Any, esc: Escaper) -> str:
+    """``❌ call_accuracy on tag=refund 0.423 < 0.800 — 13 cases below: a, b, c, …``."""
+    where = f" on {esc.code(g.slice, 60, table=False)}" if g.slice else ""
+    label = f"{esc.code(g.metric, 80, table=False)}{where}"
+    if g.no_data:
+        return f"- ❌ {label}: {esc.text(g.reason, 300)}"
+    op = "<" if g.op == "min" else ">"
+    line = f"- ❌ {label} {fmt.num(g.value)} {op} {fmt.num(g.threshold)}"
+    if g.failing_cases:
+        side = "below" if g.op == "min" else "above"
+        shown = ", ".join(esc.code(c, 80, table=False) for c in g.failing_cases[:SHOW_GATE_CASES])
+        more = ", …" if len(g.failing_cases) > SHOW_GATE_CASES else ""
+        line += f" — {plural(len(g.failing_cases), 'case')} {side}, worst first: {shown}{more}"
+    return line
 
 
 def _gate_cell(g: Any) -> str:
@@ -535,10 +761,20 @@ def _gates(results: Results, esc: Escaper) -> list[Block]:
 # ─── 4. regressions (with evidence) ──────────────────────────────────────────
 
 
-def _flips(results: Results, kind: str) -> list[Flip]:
+def _flips(results: Results, *kinds: str) -> list[Flip]:
     if results.comparison is None:
         return []
-    return [f for f in results.comparison.flips if f.kind == kind]
+    return [f for f in results.comparison.flips if f.kind in kinds]
+
+
+def _kind_words(f: Flip) -> str:
+    return {
+        "regression": "regressed",
+        "likely_regression": "likely regressed",
+        "fix": "fixed",
+        "likely_fix": "likely fixed",
+        "noise": "within noise",
+    }.get(f.kind, f.kind)
 
 
 def _drop(f: Flip) -> float:
@@ -595,15 +831,18 @@ def _evidence_cells(
 
 
 def _regressions(results: Results, esc: Escaper, full: bool) -> list[Block]:
-    flips = sorted(_flips(results, "regression"), key=lambda f: (-_drop(f), f.case_id))
+    """Regressions, significant then likely, worst first — those that broke a hard rule
+    are in the hard failures already (each case is listed once), counted in the title."""
+    flips = sorted(
+        _flips(results, "regression", "likely_regression"),
+        key=lambda f: (f.kind != "regression", -_drop(f), f.case_id),
+    )
     if not flips:
-        cmp = results.comparison
-        if cmp is not None and cmp.comparable and not _flips(results, "fix"):
-            return [Block(["_No flips: no case changed outcome between base and head._", ""])]
         return []
     hard = {h.case_id for h in results.hard_failures}
     shown = [f for f in flips if f.case_id not in hard]
-    above = len(flips) - len(shown)
+    if not shown:
+        return []
     cases = _case_index(results)
     drift = _drift_by_case(results)
     lim = 240 if full else 160
@@ -618,37 +857,30 @@ def _regressions(results: Results, esc: Escaper, full: bool) -> list[Block]:
         if drift.get(f.case_id):
             tools = ", ".join(esc.code(t, 60) for t in drift[f.case_id])
             cells += f"<br>🔧 tool definition changed: {tools}"
+        rates = _rates(f)
+        if f.kind == "likely_regression":
+            rates += f"<br>likely: {esc.text(f.because or 'not significant yet', 120)}"
         return (
             f"| {_case_cell(f.case_id, f.line or (case.line if case else None), esc)} "
-            f"| {_rates(f)} | {cells} |"
+            f"| {rates} | {cells} |"
         )
 
-    n = sum(f.head_samples for f in flips)
-    note = (
-        [
-            f"{plural(above, 'regressed case')} broke a hard rule and "
-            f"{'is' if above == 1 else 'are'} listed under Hard failures above.",
-            "",
-        ]
-        if above
-        else []
+    significant = sum(1 for f in shown if f.kind == "regression")
+    likely = len(shown) - significant
+    counts = ", ".join(
+        x
+        for x in (
+            f"{significant} significant" if significant else "",
+            f"{likely} likely" if likely else "",
+        )
+        if x
     )
+    above = len(flips) - len(shown)
+    more = f"; {above} more under Hard failures" if above else ""
     head = [
-        f"### 🔻 Regressions ({samples_of(len(flips), n)}) — "
-        + (
-            "significantly worse than the base history"
-            if results.policy is not None
-            else "passed on base, fail on head"
-        ),
+        f"### 🔻 Regressions ({counts}{more}) — worse than the base history",
         "",
-        *note,
-    ]
-    if not shown:
-        return [Block(head)]
-    head += [
-        "| Case | Passing samples (base → head) | Failing checks | Expected | Actual | Why |"
-        if results.policy is None
-        else "| Case | Passing samples (base history → head) | Failing checks | Expected | Actual "
+        "| Case | Passing samples (base history → head) | Failing checks | Expected | Actual "
         "| Why |",
         "|---|---|---|---|---|---|",
     ]
@@ -656,27 +888,33 @@ def _regressions(results: Results, esc: Escaper, full: bool) -> list[Block]:
 
 
 def _known_failures(results: Results, esc: Escaper) -> list[Block]:
-    """Cases that fail on base and head alike: known, unchanged, not what this change did."""
+    """Cases that fail every head sample and failed every sample of their base history
+    too: known, unchanged, not what this change did."""
     cmp = results.comparison
     if cmp is None or not cmp.comparable:
         return []
-    changed = {f.case_id for f in cmp.flips if f.kind in ("regression", "fix", "noise", "new")}
+    listed = {f.case_id for f in cmp.flips}
     hard = {h.case_id for h in results.hard_failures}
     known = [
         c
         for c in results.cases
-        if not c.passed and not c.flaky and c.id not in changed and c.id not in hard
+        if c.samples
+        and c.pass_rate == 0.0
+        and c.id not in listed
+        and c.id not in hard
+        and c.test is not None
+        and c.test.comparability == "comparable"
+        and c.test.base_passes == 0
     ]
     if not known:
         return []
     ids = ", ".join(esc.code(c.id, 80, table=False) for c in known[:30])
     more = f" and {len(known) - 30:,} more" if len(known) > 30 else ""
-    n = sum(len(c.samples) for c in known)
     return [
         Block(
             [
-                f"_Known failures, unchanged: {samples_of(len(known), n)} fail on base and "
-                f"head alike: {ids}{more}._",
+                f"_Known failures, unchanged: {plural(len(known), 'case')} failed every sample "
+                f"of the base history and of this run: {ids}{more}._",
                 "",
             ]
         )
@@ -730,11 +968,11 @@ def _case_cell(case_id: str, line: int | None, esc: Escaper) -> str:
     return f"{esc.code(case_id, 80)}{where}"
 
 
-def _rates(f: Flip) -> str:
+def _rates(f: Flip, *, p: bool = True) -> str:
     base = fmt.rate_fraction(f.base_pass_rate, f.base_samples)
     head = fmt.rate_fraction(f.head_pass_rate, f.head_samples)
-    p = "" if f.p_value is None else f" (p = {f.p_value:.2g})"
-    return f"{base} → {head}{p}"
+    shown = "" if f.p_value is None or not p else f" (p = {f.p_value:.2g})"
+    return f"{base} → {head}{shown}"
 
 
 def _checks(checks: Iterable[str], esc: Escaper) -> str:
@@ -839,29 +1077,71 @@ def _runs(s: str, ch: str) -> list[str]:
 # ─── 6. fixed, flaky, new/removed ────────────────────────────────────────────
 
 
-def _fixed(results: Results, esc: Escaper) -> list[Block]:
-    flips = sorted(_flips(results, "fix"), key=lambda f: (_drop(f), f.case_id))
+def _listing(
+    title: str,
+    intro: Sequence[str],
+    table: Sequence[str],
+    rows: Sequence[str],
+    *,
+    full: bool,
+    what: str,
+    collapse: bool = True,
+) -> Block:
+    """A titled table: a section of the full report; in the comment, collapsed under its
+    title (``collapse``) so that a case appears once outside collapsed blocks."""
+    if full or not collapse:
+        head = [f"### {title}", "", *intro, *table]
+        return Block(head, rows, [""], keep=0, cut=3, what=what)
+    head = ["<details>", f"<summary>{title}</summary>", "", *intro, *table]
+    return Block(head, rows, ["", "</details>", ""], keep=0, cut=3, what=what, drop_whole=True)
+
+
+def _fixed(results: Results, esc: Escaper, full: bool) -> list[Block]:
+    flips = sorted(
+        _flips(results, "fix", "likely_fix"),
+        key=lambda f: (f.kind != "fix", _drop(f), f.case_id),
+    )
     if not flips:
         return []
-    rows = LazyRows(flips, lambda f: f"| {_case_cell(f.case_id, f.line, esc)} | {_rates(f)} |")
-    head = [
-        f"### ✅ Fixed ({len(flips)}) — "
-        + (
-            "significantly better than the base history"
-            if results.policy is not None
-            else "failed on base, pass on head"
-        ),
-        "",
-        "| Case | Passing samples (base → head) |",
-        "|---|---|",
+
+    def row(f: Flip) -> str:
+        rates = _rates(f)
+        if f.kind == "likely_fix":
+            rates += f" — likely: {esc.text(f.because or 'not significant yet', 120)}"
+        return f"| {_case_cell(f.case_id, f.line, esc)} | {rates} |"
+
+    significant = sum(1 for f in flips if f.kind == "fix")
+    counts = ", ".join(
+        x
+        for x in (
+            f"{significant} significant" if significant else "",
+            f"{len(flips) - significant} likely" if len(flips) > significant else "",
+        )
+        if x
+    )
+    return [
+        _listing(
+            f"✅ Fixed ({counts}) — better than the base history",
+            [],
+            ["| Case | Passing samples (base history → head) |", "|---|---|"],
+            LazyRows(flips, row),
+            full=full,
+            what="fixed cases",
+            collapse=False,
+        )
     ]
-    return [Block(head, rows, [""], keep=0, cut=3, what="fixed cases")]
 
 
-def _flaky(results: Results, esc: Escaper) -> list[Block]:
+def _flaky(results: Results, esc: Escaper, full: bool) -> list[Block]:
+    """Cases whose change is within noise, and cases flaky on head that no other section
+    lists (collapsed in the comment)."""
     noise = {f.case_id: f for f in _flips(results, "noise")}
-    flipped = {f.case_id for f in _flips(results, "regression") + _flips(results, "fix")}
-    flaky = [c for c in results.cases if (c.flaky or c.id in noise) and c.id not in flipped]
+    elsewhere = {
+        f.case_id
+        for f in (results.comparison.flips if results.comparison is not None else [])
+        if f.kind != "noise"
+    } | {h.case_id for h in results.hard_failures}
+    flaky = [c for c in results.cases if (c.flaky or c.id in noise) and c.id not in elsewhere]
     if not flaky:
         return []
 
@@ -872,24 +1152,27 @@ def _flaky(results: Results, esc: Escaper) -> list[Block]:
         return f"| {_case_cell(c.id, c.line, esc)} | {change} | {_checks(checks, esc)} |"
 
     rows = LazyRows(sorted(flaky, key=lambda c: (c.pass_rate, c.id)), row)
-    head = [
-        f"### 🎲 Flaky or within noise ({len(rows)}) — not counted as flips",
-        "",
-        "Cases that pass on some samples and fail on others, or whose change is within what "
-        "the sample count can tell apart."
-        + (f" Flip rule: {esc.text(_rule(results), 300)}" if _rule(results) else ""),
-        "",
-        "| Case | Passing samples | Checks failing on some samples |",
-        "|---|---|---|",
+    return [
+        _listing(
+            f"🎲 Flaky or within noise ({len(rows)}) — not counted as flips",
+            [
+                "Cases that pass on some samples and fail on others, or whose change from "
+                "the base history is within noise.",
+                "",
+            ],
+            ["| Case | Passing samples | Checks failing on some samples |", "|---|---|---|"],
+            rows,
+            full=full,
+            what="flaky cases",
+        )
     ]
-    return [Block(head, rows, [""], keep=0, cut=3, what="flaky cases")]
 
 
 def _rule(results: Results) -> str:
     return results.comparison.rule if results.comparison is not None else ""
 
 
-def _new_removed(results: Results, esc: Escaper) -> list[Block]:
+def _new_removed(results: Results, esc: Escaper, full: bool) -> list[Block]:
     new = _flips(results, "new")
     removed = _flips(results, "removed")
     if not new and not removed:
@@ -903,23 +1186,34 @@ def _new_removed(results: Results, esc: Escaper) -> list[Block]:
         f"| {esc.code(f.case_id, 80)} | removed | — |"
         for f in sorted(removed, key=lambda f: f.case_id)
     ]
-    head = [
-        f"### New and removed cases ({len(new)} new, {len(removed)} removed)",
-        "",
-        "| Case | Change | Passing samples (head) |",
-        "|---|---|---|",
+    return [
+        _listing(
+            f"New and removed cases ({len(new)} new, {len(removed)} removed)",
+            [],
+            ["| Case | Change | Passing samples (head) |", "|---|---|---|"],
+            rows,
+            full=full,
+            what="new or removed cases",
+        )
     ]
-    return [Block(head, rows, [""], keep=0, cut=3, what="new or removed cases")]
 
 
-def history_tests(results: Results, esc: Escaper) -> list[Block]:
+def history_tests(results: Results, esc: Escaper, full: bool = True) -> list[Block]:
     """The tests against the base history: what this run could detect and spent, in
     words, then the cases listed apart from the flips — undecided (the sampling cap
-    stopped them) and not comparable (changed since their history, or new)."""
+    stopped them) and not comparable (changed since their history) — collapsed in the
+    comment."""
     pol = results.policy
     if pol is None or results.comparison is None:
         return []
-    undecided = [c for c in results.cases if c.test is not None and c.test.outcome == "undecided"]
+    listed = {f.case_id for f in results.comparison.flips} | {
+        h.case_id for h in results.hard_failures
+    }
+    undecided = [
+        c
+        for c in results.cases
+        if c.test is not None and c.test.outcome == "undecided" and c.id not in listed
+    ]
     changed = [
         c
         for c in results.cases
@@ -940,24 +1234,18 @@ def history_tests(results: Results, esc: Escaper) -> list[Block]:
 
     blocks = [Block(lines)]
     if undecided:
-        head = [
-            f"**Undecided ({len(undecided)})** — the sampling cap stopped them before the "
-            "test could tell; not counted as flips",
-            "",
-            "| Case | Passing samples (base history → head) |",
-            "|---|---|",
-        ]
         blocks.append(
-            Block(head, LazyRows(undecided, counts), [""], keep=0, cut=3, what="undecided cases")
+            _listing(
+                f"Undecided ({len(undecided)}) — the sampling cap stopped them before the "
+                "test could tell; not counted as flips",
+                [],
+                ["| Case | Passing samples (base history → head) |", "|---|---|"],
+                LazyRows(undecided, counts),
+                full=full,
+                what="undecided cases",
+            )
         )
     if changed:
-        head = [
-            f"**Not comparable ({len(changed)})** — the case, its tools, the agent or the "
-            "scoring changed since its history, which starts again; never a flip",
-            "",
-            "| Case | Passing samples (head) |",
-            "|---|---|",
-        ]
         rows = LazyRows(
             changed,
             lambda c: (
@@ -965,14 +1253,24 @@ def history_tests(results: Results, esc: Escaper) -> list[Block]:
                 f"{c.test.head_passes if c.test else 0}/{c.test.head_samples if c.test else 0} |"
             ),
         )
-        blocks.append(Block(head, rows, [""], keep=0, cut=3, what="not comparable cases"))
+        blocks.append(
+            _listing(
+                f"Not comparable ({len(changed)}) — the case or the scoring changed since its "
+                "history, which starts again; never a flip",
+                [],
+                ["| Case | Passing samples (head) |", "|---|---|"],
+                rows,
+                full=full,
+                what="not comparable cases",
+            )
+        )
     return blocks
 
 
 # ─── 7. per-tool recall ──────────────────────────────────────────────────────
 
 
-def _per_tool(results: Results, esc: Escaper) -> list[Block]:
+def _per_tool(results: Results, esc: Escaper, full: bool) -> list[Block]:
     if not results.per_tool:
         return []
     items = sorted(
@@ -986,13 +1284,18 @@ def _per_tool(results: Results, esc: Escaper) -> list[Block]:
             f"| {kv[1].matched}/{kv[1].expected} | {kv[1].called} |"
         ),
     )
-    head = [
-        "### Per-tool recall",
-        "",
-        "| Tool | Recall | Matched / expected | Called |",
-        "|---|---|--:|--:|",
-    ]
-    return [Block(head, rows, [""], keep=0, cut=2, what="tools")]
+    low = sum(1 for _, t in items if t.recall is not None and t.recall < 1.0)
+    title = "Per-tool recall" + (f" ({low} below 1.000)" if low and not full else "")
+    block = _listing(
+        title,
+        [],
+        ["| Tool | Recall | Matched / expected | Called |", "|---|---|--:|--:|"],
+        rows,
+        full=full,
+        what="tools",
+    )
+    block.cut = 2
+    return [block]
 
 
 # ─── full report only: slices, confusion, failing cases ─────────────────────
@@ -1176,8 +1479,9 @@ def _run_info(results: Results, esc: Escaper, full: bool) -> list[Block]:
     if results.policy is not None:
         sp = results.policy.spend
         lines.append(
-            f"- extra samples: {sp.extra} on {len(sp.per_case)} undecided case(s), at most "
+            f"- extra samples: {sp.extra} on {sp.sampled} undecided case(s), at most "
             f"{sp.cap}, in {sp.rounds} round(s)"
+            + (f"; {sp.seed} seeding {sp.seeded} base histories" if sp.seed else "")
         )
     elif results.confirm is not None and results.confirm.extra_samples:
         c = results.confirm
@@ -1191,17 +1495,7 @@ def _run_info(results: Results, esc: Escaper, full: bool) -> list[Block]:
     if results.agent:
         agent = json_compact(results.agent)
         lines.append(f"- agent: {esc.code(agent, 600 if full else 300, table=False)}")
-    base_usage = results.comparison.base_usage if results.comparison else {}
-    for key in sorted(set(results.usage) | set(base_usage)):
-        head = results.usage.get(key)
-        base = base_usage.get(key)
-        label = esc.code(key, 60, table=False)
-        if base_usage:
-            lines.append(
-                f"- {label}: {fmt.count(base)} → {fmt.count(head)}{fmt.pct_change(base, head)}"
-            )
-        else:
-            lines.append(f"- {label}: {fmt.count(head)}")
+    lines += _usage_lines(results, esc, full)
     # Wall-clock figures differ between identical runs: never in the comment, whose body
     # would otherwise change (and be edited) on every push.
     for key in sorted(results.timing) if full else []:
@@ -1221,6 +1515,33 @@ def _run_info(results: Results, esc: Escaper, full: bool) -> list[Block]:
         "",
     ]
     return [Block(lines)]
+
+
+def _usage_lines(results: Results, esc: Escaper, full: bool) -> list[str]:
+    """Token usage per sample (base → head when the baseline has it: per sample, so runs
+    of different sample counts compare), then the totals in the full report."""
+    base_usage = results.comparison.base_usage if results.comparison else {}
+    out: list[str] = []
+    per = ("_per_sample",)
+    keys = sorted(k for k in results.usage if not k.endswith(("_per_case", "_per_sample")))
+    for key in keys:
+        label = esc.code(key, 60, table=False)
+        head = results.usage.get(f"{key}{per[0]}")
+        base = base_usage.get(f"{key}{per[0]}")
+        if head is None:
+            continue
+        if base is not None:
+            out.append(
+                f"- {label} per sample: {fmt.count(base)} → {fmt.count(head)}"
+                f"{fmt.pct_change(base, head)}"
+            )
+        else:
+            out.append(f"- {label} per sample: {fmt.count(head)}")
+    if full:
+        out += [
+            f"- {esc.code(k, 60, table=False)} in all: {fmt.count(results.usage[k])}" for k in keys
+        ]
+    return out
 
 
 def could_detect(results: Results, full: bool) -> str | None:

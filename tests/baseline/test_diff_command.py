@@ -32,28 +32,34 @@ def _files(tmp_path, base_table, head_table, cases=None):
 def test_diff_md__regressions_fixes_and_noise_tables(tmp_path):
     base, head = _files(
         tmp_path,
-        {"refund-017": "PPP", "b": "FFF", "c": "PPP"},
-        {"refund-017": "FFF", "b": "PPP", "c": "PFP"},
+        {"refund-017": "P" * 20, "b": "F" * 20, "c": "P" * 20, "d": "P" * 20},
+        {"refund-017": "F" * 20, "b": "P" * 20, "c": "P" * 19 + "F", "d": "P" * 10 + "F" * 10},
     )
     p = _cli("diff", base, head)
     assert p.returncode == 0, p.stderr
     out = p.stdout
-    assert "**1 regression(s), 1 fix(es), 1 noise**" in out
+    assert "**2 regression(s), 0 likely, 1 fix(es), 0 likely, 1 noise**" in out
     assert (
-        "### Regressions (1)" in out
+        "### Regressions (2)" in out
         and "### Fixes (1)" in out
-        and "### Noise (flaky, not counted) (1)" in out
+        and "### Noise (within noise, not counted) (1)" in out
     )
-    assert "| refund-017 | 1 | 1.00 (3/3) | 0.00 (0/3) | calls\\_matched | lookup\\_order |" in out
+    row = next(line for line in out.splitlines() if line.startswith("| refund-017 "))
+    assert row.startswith("| refund-017 | 1 | 1.00 (20/20) | 0.00 (0/20) | ")
+    assert row.endswith(" | calls\\_matched | lookup\\_order |  |")
+    assert "| d | 4 | 1.00 (20/20) | 0.50 (10/20) |" in out  # d: regressed too (20 → 10)
 
 
 def test_diff_json__is_the_comparison(tmp_path):
-    base, head = _files(tmp_path, {"a": "P"}, {"a": "F"})
+    base, head = _files(tmp_path, {"a": "PPP"}, {"a": "FFF"})
     p = _cli("diff", base, head, "--format", "json")
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
-    assert data["comparable"] is True and data["regressions"] == 1
+    assert data["comparable"] is True
+    assert (data["regressions"], data["likely_regressions"]) == (0, 1)
     assert data["flips"][0]["case_id"] == "a"
+    assert data["flips"][0]["kind"] == "likely_regression"
+    assert data["flips"][0]["because"] == "only 3 base samples (the history is short)"
 
 
 def test_diff__bad_input_is_exit_2_naming_the_file(tmp_path):
@@ -70,7 +76,7 @@ def test_diff_md__untrusted_case_ids_are_escaped(tmp_path):
     out = _cli("diff", base, head).stdout
     row = next(line for line in out.splitlines() if "octocat" in line)
     assert "<img" not in out and "@octocat" not in out
-    assert row.count(" | ") == 5  # the pipe in the id did not add a column
+    assert row.count(" | ") == 7  # the pipe in the id did not add a column
     assert "\\|" in row and "\\`" in row and "&lt;img" in row and "@\u200boctocat" in row
     assert "\n# heading" not in out
 

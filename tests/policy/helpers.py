@@ -208,11 +208,12 @@ def build_results(
 
 
 def compare_results(base: Results, head: Results, *, source: str = "baseline") -> Any:
-    """``gate.baseline.diff.compare`` on two results, as results.json holds it."""
-    from gate.baseline.diff import compare
-    from gate.results import comparison_json, stats_of
+    """The comparison of two results (the tests against the base history on ``head``'s
+    samples, as ``toolgate diff`` makes it), as results.json holds it."""
+    from gate.pipeline.sequential import recorded_comparison
+    from gate.results import comparison_json
 
-    return comparison_json(compare(stats_of(base), stats_of(head), source=source))
+    return comparison_json(recorded_comparison(base, head, source=source))
 
 
 def decide_results(
@@ -220,12 +221,15 @@ def decide_results(
 ) -> Results:
     """Compare with ``base`` (if any), decide, and put both into the results — what
     ``toolgate check`` does after scoring."""
-    from gate.baseline.diff import compare
+    from gate.pipeline.sequential import comparison_of, recorded_tests
     from gate.policy.decide import decide
     from gate.results import decided, stats_of
 
     stats = stats_of(results)
-    comparison = (
-        compare(stats_of(base), stats, source=source or "baseline") if base is not None else None
+    if base is None:
+        return decided(results, decide(stats, None, config), None)
+    tests = recorded_tests([results], base, config)
+    comparison = comparison_of(
+        stats_of(base), stats, tests.evaluation, tests.params, source=source or "baseline"
     )
-    return decided(results, decide(stats, comparison, config), comparison)
+    return decided(results, decide(stats, comparison, config, tests.evaluation), comparison)

@@ -126,16 +126,38 @@ def test_must_not_call__fails_whatever_the_averages_and_is_listed_first():
 
 
 def test_regressions__over_max_new_failures_fail_and_name_the_cases():
-    base = results_from_table({"a": "PPP", "b": "PPP", "c": "FFF"})
-    head = results_from_table({"a": "FFF", "b": "PPF", "c": "PPP"})
+    base = results_from_table({"a": "P" * 20, "b": "P" * 20, "c": "F" * 20})
+    head = results_from_table({"a": "F" * 20, "b": "P" * 19 + "F", "c": "P" * 20})
     cfg = make_config(regressions={"max_new_failures": 0})
     out = decide(head, cfg, base, "base.json")
     v = out.verdict
     assert v is not None and not v.passed and v.regressions == 1
-    assert "1 regression(s) > 0 allowed (regressions.max_new_failures): a (3/3 → 0/3)" in v.reasons
+    assert (
+        "1 regression(s) > 0 allowed (regressions.max_new_failures): a (20/20 → 0/20)" in v.reasons
+    )
     assert out.comparison is not None and out.comparison.source == "base.json"
     lenient = decide(head, make_config(regressions={"max_new_failures": 1}), base, "base.json")
     assert lenient.verdict is not None and lenient.verdict.passed
+
+
+def test_likely_regressions__warn_by_default__fail_with_likely_fail():
+    base = results_from_table({"a": "PPP", "b": "PPP"})
+    head = results_from_table({"a": "FFF", "b": "PPP"})
+    warned = decide(head, make_config(), base, "base.json")
+    v = warned.verdict
+    assert v is not None and v.passed and (v.regressions, v.likely_regressions) == (0, 1)
+    assert any(
+        n.startswith("1 likely regression(s), not significant yet: a (3/3 → 0/3)")
+        for n in warned.notices
+    )
+    from gate.config import LikelyMode
+
+    failed = decide(head, make_config(regressions={"likely": LikelyMode.FAIL}), base, "base.json")
+    v = failed.verdict
+    assert v is not None and not v.passed and v.likely_fail
+    assert any(
+        "1 regression(s) (1 likely: regressions.likely is fail) > 0 allowed" in r for r in v.reasons
+    )
 
 
 def test_no_baseline__passes_with_a_notice():

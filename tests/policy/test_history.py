@@ -12,6 +12,8 @@ from gate.policy.history import (
     case_hash,
     extend,
     from_counts,
+    legacy_case_hash,
+    setup_hash,
     lookup,
     trim,
 )
@@ -63,24 +65,40 @@ def test_metric_sums__accumulate_over_entries_skip_na():
     assert h.cases["a"].metric("other").mean is None
 
 
-def test_case_hash__key_order_irrelevant__any_value_change_matters():
-    a = case_hash(
-        case={"id": 1, "x": [1, 2]}, tools={"t": {"d": "x"}}, agent={"m": "g"}, scoring={}
-    )
-    b = case_hash(
-        case={"x": [1, 2], "id": 1}, tools={"t": {"d": "x"}}, agent={"m": "g"}, scoring={}
-    )
-    assert a == b
-    for changed in (
-        {"case": {"id": 1, "x": [2, 1]}},
-        {"tools": {"t": {"d": "y"}}},
-        {"agent": {"m": "h"}},
-        {"scoring": {"normalize": True}},
-    ):
-        parts = {
-            "case": {"id": 1, "x": [1, 2]},
-            "tools": {"t": {"d": "x"}},
-            "agent": {"m": "g"},
-            "scoring": {},
-        } | changed
-        assert case_hash(**parts) != a
+def test_case_hash__key_order_irrelevant__case_or_scoring_change_matters():
+    a = case_hash(case={"id": 1, "x": [1, 2]}, scoring={})
+    assert a == case_hash(case={"x": [1, 2], "id": 1}, scoring={})
+    assert case_hash(case={"id": 1, "x": [2, 1]}, scoring={}) != a
+    assert case_hash(case={"id": 1, "x": [1, 2]}, scoring={"normalize": True}) != a
+
+
+def test_setup_hash__agent_or_tool_definition_change_matters():
+    a = setup_hash(agent={"model": "g"}, tools={"t": "d1"})
+    assert a == setup_hash(agent={"model": "g"}, tools={"t": "d1"})
+    assert setup_hash(agent={"model": "h"}, tools={"t": "d1"}) != a
+    assert setup_hash(agent={"model": "g"}, tools={"t": "d2"}) != a
+
+
+def test_legacy_case_hash__the_previous_release_hash_of_all_four_parts():
+    parts = {"case": {"id": 1}, "tools": {"t": "d"}, "agent": {"kind": "command"}, "scoring": {}}
+    a = legacy_case_hash(**parts)
+    for changed in ({"tools": {"t": "e"}}, {"agent": {"kind": "python"}}):
+        assert legacy_case_hash(**(parts | changed)) != a
+    assert a != case_hash(case={"id": 1}, scoring={})
+
+
+def test_extend__same_hash_new_setup__history_restarts_from_the_run():
+    """The base branch changed the agent (or a tool): its older runs describe another
+    agent, so the history keeps only the run made under the new setup."""
+    h = extend(None, [CaseRun("a", "h", 40, 40, setup="s1")])
+    h = extend(h, [CaseRun("a", "h", 2, 2, setup="s1")])
+    assert (h.cases["a"].samples, h.cases["a"].setup) == (42, "s1")
+    h = extend(h, [CaseRun("a", "h", 1, 2, setup="s2")])
+    assert (h.cases["a"].passes, h.cases["a"].samples, h.cases["a"].setup) == (1, 2, "s2")
+    assert lookup(h, "a", "h")[0] is Comparability.COMPARABLE
+
+
+def test_extend__history_without_setup__keeps_its_runs_and_takes_the_runs_setup():
+    h = extend(None, [CaseRun("a", "h", 9, 9)])
+    h = extend(h, [CaseRun("a", "h", 3, 3, setup="s1")])
+    assert (h.cases["a"].samples, h.cases["a"].setup) == (12, "s1")

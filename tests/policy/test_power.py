@@ -66,6 +66,9 @@ def test_sentences__say_what_was_spent_and_what_stayed_undecided():
     )
     d = power.detectability([Counts(100, 100)] * 20, params=P)
     text = power.sentences(ev, d)
-    assert text[0].startswith("A case that always passed (100 of 100 base samples) and now fails")
+    assert text[0].startswith(
+        "A case that always passed (100 of 100 base samples) is caught in this run with 100 % "
+        "when it now always fails"
+    )
     assert any("This run spent 41 samples: 40 on the 20 cases, 1 extra" in s for s in text)
     assert any("stayed undecided" in s and "c0" in s for s in text)

@@ -192,7 +192,11 @@ def test_usage_totals_and_per_case_means():
         score("b", 0, True, usage={"prompt_tokens": 50}),
     ]
     r = _build(cases, scores)
-    assert r.usage == {"prompt_tokens": 150, "prompt_tokens_per_case": 75.0}
+    assert r.usage == {
+        "prompt_tokens": 150,
+        "prompt_tokens_per_case": 75.0,
+        "prompt_tokens_per_sample": 75.0,
+    }
 
 
 def test_tool_definition_hashes_come_from_the_dataset():

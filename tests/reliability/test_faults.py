@@ -611,11 +611,11 @@ def _alive(pids: Path) -> list[int]:
     return alive
 
 
-
 def _default_sigint() -> None:
     """A shell that starts a job in the background makes it ignore SIGINT, and a child
     inherits that: give the gate the default disposition a terminal's Ctrl-C meets."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_faults__runner_terminated__workers_stopped_and_resume_completes(

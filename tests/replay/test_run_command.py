@@ -141,11 +141,11 @@ def answer(msg, send, recv):
 """
 
 
-
 def _default_sigint() -> None:
     """A shell that starts a job in the background makes it ignore SIGINT, and a child
     inherits that: give the gate the default disposition a terminal's Ctrl-C meets."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
 def test_run_command__interrupted_then_resumed__nothing_lost_nothing_twice(
