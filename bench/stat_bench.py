@@ -47,6 +47,7 @@ scenario on a 20-run chain (young: 5, 10) with 8 engine-checked projects.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -55,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from gate.policy import engine, history
+from gate.policy import engine, history, sequential
 from gate.policy.casetest import SPIKE_FAIL, SPIKE_PASS, CaseOutcome
 from gate.policy.flakiness import LAMBDAS
 from gate.policy.suite import PSI_GRID
@@ -164,6 +165,9 @@ class Rules:
     min_effect: float
     suite_min_effect: float
     window: int
+    min_history: int
+    extra_per_case: float
+    base_extra_per_case: float
 
     @classmethod
     def defaults(cls) -> Rules:
@@ -181,6 +185,9 @@ class Rules:
             p.min_effect,
             p.suite_min_effect,
             history.HISTORY_WINDOW,
+            s.min_history,
+            sequential.EXTRA_PER_CASE,
+            sequential.BASE_EXTRA_PER_CASE,
         )
 
 
@@ -300,9 +307,20 @@ class FastRun:
 
 
 def fast_check(
-    rules: Rules, t: Tables, seed: int, worlds: Ints, run: int, p: Floats, hs: Ints, hn: Ints
+    rules: Rules,
+    t: Tables,
+    seed: int,
+    worlds: Ints,
+    run: int,
+    p: Floats,
+    hs: Ints,
+    hn: Ints,
+    *,
+    base_run: bool = False,
 ) -> FastRun:
-    """One check of every project at once: the engine's rules (gate.policy.engine)."""
+    """One check of every project at once: the engine's rules (gate.policy.engine).
+    ``base_run``: a base-branch run, which first brings every case's history up to
+    ``min_history`` samples (the samples numbered after the initial ones)."""
     wn, cn = p.shape
     w = worlds[:, None, None]
     c = np.arange(cn)[None, :, None]
@@ -311,10 +329,21 @@ def fast_check(
     s = (uniforms(seed, w, run, c, np.arange(n0)[None, None, :]) < p[..., None]).sum(-1)
     s0 = s.copy()
     n = np.full(p.shape, n0)
+    seeded = np.zeros(wn, dtype=np.int64)
+    if base_run:
+        need = np.clip(rules.min_history - hn - n0, 0, None)
+        if need.any():
+            kmax = int(need.max())
+            ks = n[..., None] + np.arange(kmax)[None, None, :]
+            u = uniforms(seed, w, run, c, ks)
+            x = ((u < p[..., None]) & (np.arange(kmax)[None, None, :] < need[..., None])).sum(-1)
+            s, n = s + x, n + need
+            seeded = need.sum(axis=1)
     m = valid.sum(axis=1)
     with np.errstate(divide="ignore"):
         bound = np.log(np.maximum(m, 1) / rules.alpha_case)
-    cap = m.copy()
+    cap = np.floor(m * (rules.base_extra_per_case if base_run else rules.extra_per_case))
+    cap = cap.astype(np.int64)
     le = log_e(t, hs, hn, s, n)
     spent = np.zeros(wn, dtype=np.int64)
     log_b = math.log(rules.futility_ratio)
@@ -363,7 +392,7 @@ def fast_check(
         improved=improved,
         suite=suite,
         flaky=flaky,
-        spent=spent + n0 * cn,
+        spent=spent + n0 * cn + seeded,
         passes=s,
         samples=n,
     )
@@ -436,6 +465,109 @@ def run_new_policy(
         for name, head in heads.items()
     }
     return prs, blocks, runs, last, hist.hs.copy(), hist.hn.copy()
+
+
+COLD = ("null", "broken", "three", "x085", "flaky", "config", "config_broken")
+"""The cold-start scenarios: the five above, a PR that only changes the agent's
+configuration (another model name and endpoint, the same behaviour) and one that changes
+it and breaks an always-passing case."""
+COLD_TITLES = {
+    **TITLES,
+    "config": "a configuration-only PR (other model and endpoint) that failed the gate",
+    "config_broken": "another model and endpoint, one always-passing case broken",
+}
+SETUP_CHANGED = ("config", "config_broken")
+
+
+def cold_heads(pairs: dict[str, tuple[Floats, Floats]]) -> dict[str, Floats]:
+    heads = {s: pairs[s][1] for s in SCENARIOS if s != "flaky"}
+    heads["config"] = pairs["null"][1]
+    heads["config_broken"] = pairs["broken"][1]
+    return heads
+
+
+def pr_run(name: str) -> int:
+    """The run index of a PR in the cold start (0: the seeded base run, 1: the refresh):
+    the configuration PRs draw their own samples."""
+    return 3 if name in SETUP_CHANGED else 2
+
+
+def run_cold(
+    rules: Rules, t: Tables, seed: int, base: Floats, heads: dict[str, Floats]
+) -> tuple[dict[str, FastRun], Ints, Ints, Ints, int, int]:
+    """The cold start: one seeded base run (``--base-run``), one ordinary refresh, then
+    one PR per project for each head. Returns the PRs, the refresh's samples per project,
+    the most samples of one case in the seeding run per project, the history length at
+    the PR, and the base runs that failed their own check (of how many)."""
+    worlds = np.arange(base.shape[0])
+    slots = rules.window // rules.initial + 2
+    hist = FastHistory(base.shape[0], base.shape[1], slots, rules.window)
+    seeding = fast_check(rules, t, seed, worlds, 0, base, hist.hs, hist.hn, base_run=True)
+    hist.append(seeding.passes, seeding.samples)
+    refresh = fast_check(rules, t, seed, worlds, 1, base, hist.hs, hist.hn, base_run=True)
+    hist.append(refresh.passes, refresh.samples)
+    prs = {
+        name: fast_check(rules, t, seed, worlds, pr_run(name), head, hist.hs, hist.hn)
+        for name, head in heads.items()
+    }
+    blocks = int(refresh.block.sum())
+    return prs, refresh.spent, seeding.samples.max(axis=1), hist.hn.copy(), blocks, base.shape[0]
+
+
+def cold_table(
+    rules: Rules, t: Tables, seed: int, pairs: dict[str, tuple[Floats, Floats]]
+) -> dict[str, Any]:
+    """The cold-start table: each scenario's rate, and the samples it took."""
+    heads = cold_heads(pairs)
+    a, refresh_a, seeded_a, hn_a, blocks_a, runs_a = run_cold(
+        rules, t, seed, pairs["null"][0], heads
+    )
+    b, refresh_b, seeded_b, _, blocks_b, runs_b = run_cold(
+        rules, t, seed + 1, pairs["flaky"][0], {"flaky": pairs["flaky"][1]}
+    )
+    prs = {**a, **b}
+    print()
+    print(
+        "cold start: one seeded base run (`--base-run`), one ordinary refresh, then the PR "
+        f"(policy.min_history {rules.min_history}):"
+    )
+    print()
+    print(
+        "| "
+        + " | ".join(COLD_TITLES[s] for s in COLD)
+        + " | the refresh failing its own check | samples per PR (head + refresh) "
+        + "| most samples of one case in the seeding run |"
+    )
+    print("|" + "--:|" * (len(COLD) + 3))
+    cells = [cell(int(prs[s].block.sum()), prs[s].block.size) for s in COLD]
+    per_pr = [
+        float((prs[s].spent + (refresh_b if s == "flaky" else refresh_a)).max()) for s in COLD
+    ]
+    seeding = int(max(seeded_a.max(), seeded_b.max()))
+    print(
+        "| "
+        + " | ".join(cells)
+        + f" | {cell(blocks_a + blocks_b, runs_a + runs_b)} | at most {max(per_pr):.0f} "
+        + f"| {seeding} |"
+    )
+    print()
+    print(
+        "samples per PR (head + refresh), mean by scenario: "
+        + ", ".join(
+            f"{s} {float((prs[s].spent + (refresh_b if s == 'flaky' else refresh_a)).mean()):.1f}"
+            for s in COLD
+        )
+    )
+    for s in COLD:
+        out = prs[s]
+        reg = out.regressed.any(axis=1).mean() * 100
+        print(
+            f"  {s:13s} failed by: regressed case {reg:5.1f} %, "
+            f"suite pass rate {out.suite.mean() * 100:5.1f} %, "
+            f"flakier {out.flaky.mean() * 100:5.1f} %"
+        )
+    print(f"base history at the PR: mean {hn_a.mean():.1f} samples per case")
+    return {"prs": prs, "per_pr": max(per_pr), "seeding": seeding}
 
 
 # ----------------------------------------------- the engine on the same sample stream
@@ -520,6 +652,85 @@ def fast_chain_record(
     return runs, prs
 
 
+def engine_cold(
+    seed: int, world: int, base: Floats, heads: dict[str, Floats]
+) -> tuple[list[tuple[bool, int, frozenset[str]]], dict[str, tuple[bool, int, frozenset[str]]]]:
+    """:func:`run_cold` through the engine modules on one project: the seeded base run and
+    the refresh under one setup, each PR under its own (another model and endpoint for the
+    configuration PRs: compared all the same)."""
+    ids = [f"case-{i:02d}" for i in range(CASES)]
+    initial = engine.EngineParams().sequential.initial
+
+    def check(
+        hist: history.BaseHistory | None, run: int, p: Floats, setup: str, base_run: bool
+    ) -> tuple[engine.Evaluation, list[engine.HeadCase]]:
+        def outcomes(case: int, start: int, k: int) -> list[engine.Sample]:
+            u = uniforms(seed, world, run, case, np.arange(start, start + k))
+            return [engine.Sample(bool(x < p[case])) for x in u]
+
+        head = [
+            engine.HeadCase(ids[i], "h", tuple(outcomes(i, 0, initial)), setup=setup)
+            for i in range(CASES)
+        ]
+        taken = {h.case_id: len(h.samples) for h in head}
+
+        def sampler(plan: Any) -> dict[str, list[engine.Sample]]:
+            got = {}
+            for cid, k in plan.items():
+                got[cid] = outcomes(ids.index(cid), taken[cid], k)
+                taken[cid] += k
+            return got
+
+        return engine.evaluate(hist, head, sampler, seed=base_run), head
+
+    def summary(ev: engine.Evaluation) -> tuple[bool, int, frozenset[str]]:
+        reg = frozenset(c.case_id for c in ev.cases if c.outcome is CaseOutcome.REGRESSED)
+        return ev.blocked, ev.spend.total, reg
+
+    hist: history.BaseHistory | None = None
+    runs = []
+    for r in (0, 1):
+        ev, head = check(hist, r, base, "model-a", True)
+        runs.append(summary(ev))
+        hist = history.extend(hist, engine.case_runs(head, ev))
+    prs = {
+        name: summary(
+            check(hist, pr_run(name), ph, "model-b" if name in SETUP_CHANGED else "model-a", False)[
+                0
+            ]
+        )
+        for name, ph in heads.items()
+    }
+    return runs, prs
+
+
+def fast_cold_record(
+    rules: Rules, t: Tables, seed: int, world: int, base: Floats, heads: dict[str, Floats]
+) -> tuple[list[tuple[bool, int, frozenset[str]]], dict[str, tuple[bool, int, frozenset[str]]]]:
+    """The fast rules' cold start on the same single project, run by run."""
+    ids = [f"case-{i:02d}" for i in range(CASES)]
+    wv = np.array([world])
+    hist = FastHistory(1, CASES, rules.window // rules.initial + 2, rules.window)
+
+    def summary(out: FastRun) -> tuple[bool, int, frozenset[str]]:
+        return (
+            bool(out.block[0]),
+            int(out.spent[0]),
+            frozenset(ids[i] for i in np.flatnonzero(out.regressed[0])),
+        )
+
+    runs = []
+    for r in (0, 1):
+        out = fast_check(rules, t, seed, wv, r, base[None, :], hist.hs, hist.hn, base_run=True)
+        runs.append(summary(out))
+        hist.append(out.passes, out.samples)
+    prs = {
+        name: summary(fast_check(rules, t, seed, wv, pr_run(name), ph[None, :], hist.hs, hist.hn))
+        for name, ph in heads.items()
+    }
+    return runs, prs
+
+
 # ------------------------------------------- the real `toolgate check` on the same stream
 
 _AGENT = """\
@@ -592,20 +803,28 @@ def real_project(root: Any) -> Any:
 
 
 def real_check(
-    root: Any, out: Any, baseline: Any, *, seed: int, world: int, run: int, p: Floats
+    root: Any,
+    out: Any,
+    baseline: Any,
+    *,
+    plan: dict[str, Any] | None = None,
+    base_run: bool = False,
+    config: str = "toolgate.yml",
 ) -> tuple[bool, int, frozenset[str]]:
     """One `toolgate check` in a subprocess: (blocked, samples spent, regressed case ids)
-    from the results.json it wrote."""
+    from the results.json it wrote. ``plan``: what the python agent draws from."""
     import json
+    import os
     import subprocess
     import sys
 
-    (root / "plan.json").write_text(
-        json.dumps({"seed": seed, "world": world, "run": run, "p": [float(x) for x in p]})
-    )
-    cmd = [sys.executable, "-m", "gate", "check", "--config", str(root / "toolgate.yml")]
+    if plan is not None:
+        (root / "plan.json").write_text(json.dumps(plan))
+    cmd = [sys.executable, "-m", "gate", "check", "--config", str(root / config)]
     cmd += ["--out", str(out), "--baseline", str(baseline) if baseline else "none"]
-    got = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    cmd += ["--no-progress"] + (["--base-run"] if base_run else [])
+    env = {**os.environ, "STAT_BENCH_KEY": "sk-stat-bench"}
+    got = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False, env=env)
     if got.returncode not in (0, 1):
         raise RuntimeError(f"toolgate check exited {got.returncode}: {got.stderr[-2000:]}")
     res = json.loads((out / "results.json").read_text())
@@ -616,7 +835,11 @@ def real_check(
     blocked = not res["verdict"]["passed"]
     if blocked != (got.returncode == 1):
         raise RuntimeError("the exit code and the verdict disagree")
-    return blocked, spend["initial"] + spend["extra"], regressed
+    return blocked, spend["initial"] + spend["extra"] + spend.get("seed", 0), regressed
+
+
+def _plan(seed: int, world: int, run: int, p: Floats) -> dict[str, Any]:
+    return {"seed": seed, "world": world, "run": run, "p": [float(x) for x in p]}
 
 
 def real_chain(
@@ -629,14 +852,130 @@ def real_chain(
     runs = []
     for r in range(chain):
         out = project / f"base-{r}"
-        runs.append(real_check(project, out, prev, seed=seed, world=world, run=r, p=base))
+        runs.append(real_check(project, out, prev, plan=_plan(seed, world, r, base)))
         prev = out / "results.json"
     prs = {
-        name: real_check(
-            project, project / f"pr-{name}", prev, seed=seed, world=world, run=chain, p=ph
-        )
+        name: real_check(project, project / f"pr-{name}", prev, plan=_plan(seed, world, chain, ph))
         for name, ph in heads.items()
     }
+    return runs, prs
+
+
+class SimEndpoint:
+    """An OpenAI-compatible chat-completions endpoint on 127.0.0.1 that *is* the simulated
+    model: the first request of a case-sample takes the case's next sample number and
+    answers ``ping(n=i)`` when the bench's uniform for (seed, project, run, case, sample)
+    is below p[i], else a final answer without a call; a request that carries the tool's
+    result gets the final answer. Two paths, ``/a/v1`` and ``/b/v1``, are two endpoints
+    (and, in the configs, two model names) with the same behaviour: a PR that moves from
+    one to the other changes the configuration and nothing else."""
+
+    def __init__(self) -> None:
+        import http.server
+        import json
+        import threading
+
+        endpoint = self
+        self.plan: dict[str, Any] = {}
+        self.taken: dict[int, int] = {}
+        self.lock = threading.Lock()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                return None
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                reply = json.dumps(endpoint.answer(body)).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(reply)))
+                self.end_headers()
+                self.wfile.write(reply)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def start_run(self, *, seed: int, world: int, run: int, p: Floats) -> None:
+        with self.lock:
+            self.plan = {"seed": seed, "world": world, "run": run, "p": [float(x) for x in p]}
+            self.taken = {}
+
+    def answer(self, body: Any) -> dict[str, Any]:
+        messages = body["messages"]
+        model = body.get("model", "sim")
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+
+        def final(text: str) -> dict[str, Any]:
+            message = {"role": "assistant", "content": text}
+            choice = {"index": 0, "message": message, "finish_reason": "stop"}
+            return {"id": "sim", "object": "chat.completion", "created": 0, "model": model,
+                    "choices": [choice], "usage": usage}  # fmt: skip
+
+        if any(m.get("role") == "tool" for m in messages):
+            return final("done")
+        user = next(m["content"] for m in reversed(messages) if m.get("role") == "user")
+        i = int(user.split()[-1])
+        with self.lock:
+            k = self.taken.get(i, 0)
+            self.taken[i] = k + 1
+            plan = self.plan
+        u = uniforms(plan["seed"], plan["world"], plan["run"], i, [k])[0]
+        if u >= plan["p"][i]:
+            return final("I cannot help with that.")
+        call = {"id": f"call_{i}_{k}", "type": "function",
+                "function": {"name": "ping", "arguments": f'{{"n": {i}}}'}}  # fmt: skip
+        message = {"role": "assistant", "content": None, "tool_calls": [call]}
+        choice = {"index": 0, "message": message, "finish_reason": "tool_calls"}
+        return {"id": "sim", "object": "chat.completion", "created": 0, "model": model,
+                "choices": [choice], "usage": usage}  # fmt: skip
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def real_endpoint_project(root: Any, url: str) -> Any:
+    """:func:`real_project` with an ``openai`` agent on the simulated endpoint: the base
+    branch's config (``toolgate.yml``: model ``sim-a`` at ``/a/v1``) and a PR's that
+    changes the model and the endpoint (``toolgate.b.yml``: ``sim-b`` at ``/b/v1``)."""
+    root = real_project(root)
+    text = (root / "toolgate.yml").read_text()
+    head, _, _ = text.partition("agent:")
+    for name, model, path in (("toolgate.yml", "sim-a", "a"), ("toolgate.b.yml", "sim-b", "b")):
+        (root / name).write_text(
+            head
+            + f"agent:\n  kind: openai\n  model: {model}\n  base_url: {url}/{path}/v1\n"
+            + "  api_key_env: STAT_BENCH_KEY\n  timeout_s: 30\n"
+            + "concurrency: 8\n"
+        )
+    return root
+
+
+def real_cold(
+    root: Any, endpoint: SimEndpoint, seed: int, world: int, base: Floats, heads: dict[str, Floats]
+) -> tuple[list[tuple[bool, int, frozenset[str]]], dict[str, tuple[bool, int, frozenset[str]]]]:
+    """:func:`engine_cold` through the real gate: `toolgate check --base-run` twice (the
+    seeding run, then the refresh with the first as its baseline), then each PR against
+    the refresh — the configuration PRs with the other model and endpoint."""
+    project = real_endpoint_project(root / f"cold-{seed}-{world}", endpoint.url)
+    prev = None
+    runs = []
+    for r in (0, 1):
+        out = project / f"base-{r}"
+        endpoint.start_run(seed=seed, world=world, run=r, p=base)
+        runs.append(real_check(project, out, prev, base_run=True))
+        prev = out / "results.json"
+    prs = {}
+    for name, ph in heads.items():
+        endpoint.start_run(seed=seed, world=world, run=pr_run(name), p=ph)
+        config = "toolgate.b.yml" if name in SETUP_CHANGED else "toolgate.yml"
+        prs[name] = real_check(project, project / f"pr-{name}", prev, config=config)
     return runs, prs
 
 
@@ -789,11 +1128,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--real-chain", type=int, default=8, help="base runs chained for the real checks"
     )
+    ap.add_argument(
+        "--real-cold",
+        type=int,
+        default=2,
+        help="projects whose cold start also goes through the real toolgate check",
+    )
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--quick", action="store_true", help="--prs 300 --chain 20 --check 8")
+    ap.add_argument(
+        "--min-histories",
+        type=int,
+        nargs="*",
+        default=[32, 34, 35, 38, 40],
+        help="other policy.min_history values for the cold-start sweep (none: skip it)",
+    )
+    ap.add_argument(
+        "--sweep-seeds",
+        type=int,
+        default=4,
+        help="more seeds the min_history sweep draws projects with, beside the bench's own",
+    )
+    ap.add_argument(
+        "--cold-only",
+        action="store_true",
+        help="only the cold start (its table, the engine and the real checks of it)",
+    )
     args = ap.parse_args(argv)
     if args.quick:
         args.prs, args.chain, args.check, args.young = 300, 20, 8, [5, 10]
+        args.min_histories, args.sweep_seeds, args.real_cold = [], 0, 1
     t0 = time.perf_counter()
     rules = Rules.defaults()
     tables = Tables(rules.window + rules.max_per_case + 64)
@@ -801,6 +1165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = base_probabilities(rng, args.prs)
     pairs = {name: scenario(name, p) for name in SCENARIOS}
 
+    if args.cold_only:
+        return cold_main(args, rules, tables, pairs, t0)
     print(
         f"{args.prs:,} simulated PRs per scenario, 60 cases; seed {args.seed}; "
         f"new policy: history from {args.chain} chained base runs"
@@ -932,8 +1298,158 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{len(heads_shared)} PRs)), {real_bad} disagreement(s) "
         f"[{time.perf_counter() - t2:.1f} s]"
     )
+    cold_bad = cold_main(args, rules, tables, pairs, t0, header=False)
+    return 1 if mismatches or real_bad or cold_bad else 0
+
+
+def min_history_sweep(
+    args: argparse.Namespace, rules: Rules, tables: Tables, pairs: dict[str, tuple[Floats, Floats]]
+) -> None:
+    """The cold start again for other ``policy.min_history`` values, on the PRs of the
+    bench's seed and of ``--sweep-seeds`` more: the default is the smallest value whose
+    every rate meets its target with the whole 95 % interval in every seed (a value that
+    meets them in one draw of projects but not another is not the policy's)."""
+    import contextlib
+    import io
+
+    values = sorted(set(args.min_histories) | {rules.min_history})
+    if len(values) < 2:
+        return
+    worlds = [(args.seed, pairs)]
+    for k in range(args.sweep_seeds):
+        extra = args.seed + 1000 * (k + 1)
+        p = base_probabilities(np.random.default_rng(extra), args.prs)
+        worlds.append((extra, {name: scenario(name, p) for name in SCENARIOS}))
+    seeds = ", ".join(str(sd) for sd, _ in worlds)
+    print()
+    print(f"cold start by policy.min_history ({args.prs:,} PRs per scenario for each of the seeds")
+    print(f"{seeds}; the lowest and highest rate of the seeds; targets met with the whole")
+    print("interval in every seed?):")
+    print()
+    print("| min_history | " + " | ".join(COLD_TITLES[s] for s in TARGETS) + " | targets met |")
+    print("|--:|" + "--:|" * (len(TARGETS) + 1))
+    for mh in values:
+        rates: dict[str, list[float]] = {s: [] for s in TARGETS}
+        ok = True
+        for sd, prs_pairs in worlds:
+            with contextlib.redirect_stdout(io.StringIO()):
+                got = cold_table(dataclasses.replace(rules, min_history=mh), tables, sd, prs_pairs)
+            ok &= got["per_pr"] <= MAX_PER_PR and got["seeding"] <= MAX_SEEDING
+            for s, (op, bound) in TARGETS.items():
+                k, n = int(got["prs"][s].block.sum()), got["prs"][s].block.size
+                rate, lo, hi = wilson(k, n)
+                rates[s].append(rate)
+                ok &= hi <= bound if op == "≤" else lo >= bound
+        cells = [
+            f"{min(r) * 100:.1f} %"
+            if len(r) == 1 or min(r) == max(r)
+            else f"{min(r) * 100:.1f}–{max(r) * 100:.1f} %"
+            for r in rates.values()
+        ]
+        mark = " (default)" if mh == rules.min_history else ""
+        print(f"| {mh}{mark} | " + " | ".join(cells) + f" | {'yes' if ok else 'no'} |")
+
+
+TARGETS = {
+    "null": ("≤", 0.05),
+    "broken": ("≥", 0.95),
+    "three": ("≥", 0.80),
+    "x085": ("≥", 0.80),
+    "flaky": ("≥", 0.80),
+    "config": ("≤", 0.05),
+}
+MAX_PER_PR = 360
+MAX_SEEDING = 40
+
+
+def cold_main(
+    args: argparse.Namespace,
+    rules: Rules,
+    tables: Tables,
+    pairs: dict[str, tuple[Floats, Floats]],
+    t0: float,
+    *,
+    header: bool = True,
+) -> int:
+    """The cold start: its table and targets, the engine on the same stream, and the real
+    `toolgate check` of an `openai` agent on a local endpoint (the configuration PRs with
+    another model and endpoint). Returns the number of disagreements."""
+    import tempfile
+    from pathlib import Path
+
+    if header:
+        print(f"{args.prs:,} simulated PRs per scenario, 60 cases; seed {args.seed}")
+    got = cold_table(rules, tables, args.seed, pairs)
+    prs = got["prs"]
+    print()
+    for s, (op, bound) in TARGETS.items():
+        rate = float(prs[s].block.mean())
+        ok = rate <= bound if op == "≤" else rate >= bound
+        print(
+            f"target {s}: {rate * 100:.1f} % {op} {bound * 100:.0f} %: {'met' if ok else 'NOT met'}"
+        )
+    print(
+        f"target samples per PR: at most {got['per_pr']:.0f} ≤ {MAX_PER_PR}: "
+        f"{'met' if got['per_pr'] <= MAX_PER_PR else 'NOT met'}"
+    )
+    print(
+        f"target seeding: at most {got['seeding']} samples of one case ≤ {MAX_SEEDING}: "
+        f"{'met' if got['seeding'] <= MAX_SEEDING else 'NOT met'}"
+    )
+    min_history_sweep(args, rules, tables, pairs)
+    heads = cold_heads(pairs)
+    t1 = time.perf_counter()
+    bad = compared = 0
+    for wi in range(min(args.check, args.prs)):
+        for seed, base, hs in (
+            (args.seed, pairs["null"][0][wi], {s: h[wi] for s, h in heads.items()}),
+            (args.seed + 1, pairs["flaky"][0][wi], {"flaky": pairs["flaky"][1][wi]}),
+        ):
+            e_runs, e_prs = engine_cold(seed, wi, base, hs)
+            f_runs, f_prs = fast_cold_record(rules, tables, seed, wi, base, hs)
+            for a, b in zip(
+                e_runs + list(e_prs.values()), f_runs + list(f_prs.values()), strict=True
+            ):
+                compared += 1
+                bad += a != b
+            for s, rec in f_prs.items():
+                if (bool(prs[s].block[wi]),) != rec[:1]:
+                    bad += 1
+    print(
+        f"cold start, engine vs the fast rules: {compared:,} checks "
+        f"({min(args.check, args.prs)} projects × (2 base runs + the PRs)), {bad} "
+        f"disagreement(s) [{time.perf_counter() - t1:.1f} s]"
+    )
+    t2 = time.perf_counter()
+    real_bad = real_compared = 0
+    endpoint = SimEndpoint()
+    try:
+        with tempfile.TemporaryDirectory(prefix="stat-bench-cold-") as tmp:
+            for wi in range(min(args.real_cold, args.prs)):
+                base, hs = pairs["null"][0][wi], {s: h[wi] for s, h in heads.items()}
+                r_runs, r_prs = real_cold(Path(tmp), endpoint, args.seed, wi, base, hs)
+                e_runs, e_prs = engine_cold(args.seed, wi, base, hs)
+                f_runs, f_prs = fast_cold_record(rules, tables, args.seed, wi, base, hs)
+                for a, b, c in zip(
+                    r_runs + list(r_prs.values()),
+                    e_runs + list(e_prs.values()),
+                    f_runs + list(f_prs.values()),
+                    strict=True,
+                ):
+                    real_compared += 1
+                    if not a == b == c:
+                        real_bad += 1
+                        print(f"  disagreement: real {a[:2]} engine {b[:2]} fast {c[:2]}")
+    finally:
+        endpoint.close()
+    print(
+        f"cold start, real `toolgate check` (an openai agent on a local endpoint) vs the "
+        f"engine vs the fast rules: {real_compared} checks ({min(args.real_cold, args.prs)} "
+        f"projects × (2 base runs + {len(heads)} PRs)), {real_bad} disagreement(s) "
+        f"[{time.perf_counter() - t2:.1f} s]"
+    )
     print(f"total {time.perf_counter() - t0:.1f} s")
-    return 1 if mismatches or real_bad else 0
+    return bad + real_bad
 
 
 if __name__ == "__main__":

@@ -213,6 +213,7 @@ def do_check(
         baseline_source=baseline.source,
         samples=activity.samples,
         shard=activity.shard,
+        base_run=activity.base_run,
         github=ctx,  # the pipeline reads no environment for GitHub; publishing is below
         inputs=inputs,
     )

@@ -372,9 +372,10 @@ class PolicyConfig(_Strict):
     alpha: Annotated[float, Field(gt=0, le=0.2)] = 0.05
     """Upper bound of the share of pull requests that changed nothing but are blocked."""
     max_extra_samples: Annotated[int, Field(ge=0, le=100_000)] | None = None
-    """Extra head samples one run may spend on undecided cases; ``null``: one per
-    comparable case (so a run spends at most ``samples + 1`` per case on average)."""
-    max_samples_per_case: Annotated[int, Field(ge=1, le=1000)] = 40
+    """Extra head samples one run may spend on undecided cases; ``null``: 1.5 per
+    comparable case on a pull request, 0.5 on a base run (which mostly extends the
+    history)."""
+    max_samples_per_case: Annotated[int, Field(ge=1, le=1000)] = 60
     """Most head samples of one case, initial ones included."""
     min_history: Annotated[int, Field(ge=0, le=100)] = MIN_HISTORY
     """Base samples per case the history should hold; a base run (``--base-run``, the

@@ -712,7 +712,7 @@ class SampleScore:
 JUDGE_METRIC_PREFIX = "judge."
 """Judge scores are named ``judge.<rubric>``; they are reported and can never be gated."""
 
-MIN_HISTORY = 40
+MIN_HISTORY = 36
 """The default ``policy.min_history``: base samples per case a history should hold
 (docs/policy.md §9.7 measures what it detects: with the other defaults, the smallest
 history that catches the changes the policy is built for in at least 80 % of pull

@@ -1108,6 +1108,7 @@ def _outline(
     confirm = stats.confirm
     return {
         "schema_version": SCHEMA_VERSION,
+        "case_hash_version": CASE_HASH_VERSION,
         **_header_fields(stats.header),
         "samples": stats.samples,
         "metric_names": list(stats.metric_names),

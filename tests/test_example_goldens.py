@@ -1,10 +1,10 @@
-"""The shipped example, end to end through ``toolgate check``: the good agent passes, the
-regressed build fails against the good run's base history with the regressed cases named,
-the flaky build fails on its suite-level drop and on the absolute ceilings the example's
-config sets (``variance:``), never with regressed cases — and report.md / comment.md of
-each are golden files. The good run is the third of a chain of base runs, each with the
-previous one's results as its baseline (as the baseline-refresh workflow does), so the
-base history holds 9 samples per case.
+"""The shipped example, end to end through ``toolgate check``, as README.md runs it: the
+good agent's run is a base run (``--base-run``: it seeds every case's history up to
+``policy.min_history``), then the regressed build fails against it with its broken cases
+as regressions, and the flaky build fails on its suite-level drop and on the absolute
+ceilings the example's config sets (``variance:``) — and report.md / comment.md /
+console of each are golden files. ``toolgate diff`` on each pair gives the flips the check
+gave.
 
 Timing figures (the only part allowed to differ between identical runs) are cleared before
 rendering. Regenerate with ``TOOLGATE_UPDATE_GOLDEN=1`` and review the diff.
@@ -31,28 +31,23 @@ UPDATE = os.environ.get("TOOLGATE_UPDATE_GOLDEN") == "1"
 ENV = {"PATH": os.environ.get("PATH", "")}
 
 
-REFRESHES = 3
-"""Runs of the good agent chained as the baseline-refresh workflow chains them (each with
-the previous one's results.json as its baseline): 3 runs of 3 samples, a base history of
-9 samples per case."""
+MIN_HISTORY = 36
+"""``policy.min_history``'s default: the base run brings each case to it."""
 
 CONSOLE: dict[Path, str] = {}
 """What each check printed, by its out folder."""
 
 
 def _check(
-    config: str, out: Path, baseline: Path | None = None, source: str = "the good agent's run"
+    config: str,
+    out: Path,
+    baseline: Path | None = None,
+    source: str = "the good agent's run",
+    *,
+    base_run: bool = False,
 ) -> CheckOutcome:
     stream = io.StringIO()
-    outcome = _run_check(config, out, baseline, source, stream)
-    CONSOLE[out] = stream.getvalue()
-    return outcome
-
-
-def _run_check(
-    config: str, out: Path, baseline: Path | None, source: str, stream: io.StringIO
-) -> CheckOutcome:
-    return check(
+    outcome = check(
         CheckOptions(
             config_path=EXAMPLE / config,
             config_display=f"examples/support-agent/{config}",
@@ -60,10 +55,13 @@ def _run_check(
             baseline=str(baseline) if baseline else "none",
             baseline_source=source if baseline else None,
             progress=False,
+            base_run=base_run,
         ),
         ENV,
         stream,
     )
+    CONSOLE[out] = stream.getvalue()
+    return outcome
 
 
 @pytest.fixture(scope="module")
@@ -72,14 +70,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, CheckOu
     old = Path.cwd()
     os.chdir(ROOT)  # reports name files relative to the working directory
     try:
-        base: Path | None = None
-        for i in range(REFRESHES - 1):
-            _check("toolgate.yml", tmp / f"base-{i}", base, "the previous base run")
-            base = tmp / f"base-{i}" / "results.json"
-        good = _check("toolgate.yml", tmp / "good", base, "the previous base run")
+        good = _check("toolgate.yml", tmp / "good", base_run=True)
         out = {
             "good": good,
-            "good-again": _check("toolgate.yml", tmp / "good-again", base, "the previous base run"),
+            "good-again": _check("toolgate.yml", tmp / "good-again", base_run=True),
             "regressed": _check(
                 "toolgate.regressed.yml", tmp / "regressed", tmp / "good/results.json"
             ),
@@ -125,41 +119,84 @@ def test_example__regressed_agent__fails_naming_flipped_cases(
     assert reg.results.hard_failures, "it skips verification and deletes accounts"
 
 
-def test_example__flaky_agent__stopped_by_variance_guard_not_regressions(
+def test_example__flaky_agent__stopped_by_the_suite_test_and_the_ceilings(
     runs: dict[str, CheckOutcome],
 ) -> None:
     flaky = runs["flaky"]
     assert flaky.exit_code == 1
     verdict = flaky.results.verdict
     assert verdict is not None and not verdict.variance.passed
-    assert verdict.regressions == 0, "flaky cases are never regressed cases"
-    policy = flaky.results.policy
-    assert policy is not None and "regressed" not in policy.outcomes
     assert any(r.startswith("suite-level drop") for r in verdict.reasons)
 
 
-def test_example__good_agent__history_grows_by_each_base_run(
+def test_example__good_agent__its_base_run_seeds_every_history(
     runs: dict[str, CheckOutcome],
 ) -> None:
     good = runs["good"].results
-    assert good.policy is not None and good.policy.outcomes == {"unchanged": len(good.cases)}
+    assert good.policy is not None and good.policy.base_run
+    assert good.policy.spend.seed == len(good.cases) * (MIN_HISTORY - good.samples)
     for case in good.cases:
-        assert case.hash is not None and case.test is not None
-        assert case.test.base_samples == 3 * (REFRESHES - 1)
-        assert sum(e.samples for e in case.history) == 3 * REFRESHES
+        assert case.hash is not None and case.setup is not None
+        assert sum(e.samples for e in case.history) == MIN_HISTORY
 
 
-def test_example__regressed_agent__regressed_cases_carry_counts_and_p_values(
+def test_example__regressed_agent__its_13_broken_cases_are_regressions_with_counts(
     runs: dict[str, CheckOutcome],
 ) -> None:
     reg = runs["regressed"].results
     assert reg.comparison is not None
     flips = [f for f in reg.comparison.flips if f.kind == "regression"]
-    assert flips and all(f.p_value is not None and f.p_value < 0.05 for f in flips)
-    assert all(f.base_samples == 3 * REFRESHES for f in flips)
+    assert len(flips) == 13 and reg.comparison.likely_regressions == 0
+    assert all(f.p_value is not None and f.p_value < 0.05 for f in flips)
+    assert all(f.base_samples == MIN_HISTORY for f in flips)
     assert {f.case_id for f in flips} == {
         c.id for c in reg.cases if c.test is not None and c.test.outcome == "regressed"
     }
+
+
+@pytest.mark.parametrize("name", ["regressed", "flaky"])
+def test_example__diff_of_the_two_files__the_flips_the_check_gave(
+    runs: dict[str, CheckOutcome], name: str
+) -> None:
+    from gate.pipeline.sequential import recorded_comparison
+
+    head = runs[name].results
+    good = runs["good"].results
+    again = recorded_comparison(good, head, source="the good agent's run")
+    assert head.comparison is not None
+    got = [(f.case_id, f.kind.value, f.because) for f in again.flips]
+    assert got == [(f.case_id, f.kind, f.because) for f in head.comparison.flips]
+
+
+VISIBLE_LINES = 60
+"""The comment's budget: non-empty lines outside collapsed blocks."""
+
+
+def visible_lines(comment: str) -> list[str]:
+    """The non-empty lines a reader sees without opening a ``<details>`` block (a block's
+    ``<details>`` line counts), with what a block inside a line hides taken out."""
+    import re
+
+    out: list[str] = []
+    depth = 0
+    for line in comment.splitlines():
+        opens, closes = line.count("<details>"), line.count("</details>")
+        if depth == 0 and line.strip():
+            out.append(re.sub(r"<details>.*?</details>", "<details>…</details>", line))
+        depth += opens - closes
+    return out
+
+
+def test_example__regressed_comment__each_case_once_within_the_line_budget(
+    runs: dict[str, CheckOutcome],
+) -> None:
+    body = render_comment(_untimed(runs["regressed"].results))
+    seen = visible_lines(body)
+    assert len(seen) <= VISIBLE_LINES, len(seen)
+    text = "\n".join(seen)
+    for case in runs["regressed"].results.cases:
+        if not case.passed:
+            assert text.count(f"`{case.id}`") <= 1, case.id
 
 
 def test_example__same_inputs__identical_results_and_report_apart_from_timing(
@@ -187,7 +224,7 @@ def test_example__console__the_summary_then_where_the_files_are(
 ) -> None:
     out = runs[name].out
     printed = CONSOLE[out]
-    assert printed.startswith(render_console(runs[name].results))
+    assert render_console(runs[name].results) in printed
     last = printed.rstrip("\n").splitlines()[-1]
     assert last.startswith("wrote results.json, report.md, junit.xml, comment.md to ")
     assert last.endswith(f"{out}/")

@@ -7,7 +7,9 @@
 ``mode``           activity
 =================  =============================================================
 ``check``          :class:`Check` — run, score, gate, compare with the baseline
-                   (:data:`BaselinePlan`), report, comment (:data:`CommentPlan`)
+                   (:data:`BaselinePlan`), report, comment (:data:`CommentPlan`);
+                   on a push, schedule or manual dispatch of a branch, a base run
+                   that seeds the histories
 ``run``            :class:`RunShard` — run and score one shard; no gate, no comment
 ``merge``          :class:`Merge` — join the shards, gate once, compare, report,
                    comment
@@ -164,6 +166,9 @@ class Check:
     shard: Shard | None
     baseline: BaselinePlan
     comment: CommentPlan
+    base_run: bool = False
+    """A run of a branch (a push, a schedule, a manual dispatch): it seeds every case's
+    base history up to ``policy.min_history`` (``toolgate check --base-run``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,6 +229,7 @@ def plan(ctx: GitHubContext, inputs: ActionInputs) -> Activity:
                 shard=inputs.shard,
                 baseline=plan_baseline(ctx, inputs),
                 comment=_own_comment(ctx, inputs),
+                base_run=ctx.base_run_branch is not None,
             )
         case Mode.RUN:
             return RunShard(

@@ -458,7 +458,10 @@ def recorded_params(part: Results, config: Config | None) -> EngineParams:
     if rec is None:
         return EngineParams(
             sequential=SequentialParams(
-                initial=part.samples, max_per_case=max(part.samples, 40), max_extra=0, max_seed=0
+                initial=part.samples,
+                max_per_case=max(part.samples, SequentialParams().max_per_case),
+                max_extra=0,
+                max_seed=0,
             )
         )
     return EngineParams(

@@ -254,7 +254,7 @@ def evaluate(
         base[i] = Counts(h.passes, h.samples)
     m = len(comparable)
     log_bound = single_bound(m, p.alpha_case) if m else 0.0
-    cap = seq.cap(m)
+    cap = seq.cap(m, base_run=seed)
 
     extra: dict[str, int] = {c.case_id: len(c.extra) for c in head if c.extra}
 

@@ -17,11 +17,12 @@ head samples so far (s_h of n_h), with m comparable cases and the per-case level
 * **at limit** — neither, with ``max_per_case`` head samples already;
 * **sampling** — neither: the case is undecided and gets the round's batch.
 
-Rounds give ``batches[r]`` samples (2, 2, 4, 4, 8, 8, 8, 8) to every sampling case, most
-suspicious first (largest e-value, then dataset order), until the run's extra samples
-reach ``max_extra`` (by default one per comparable case, so a run never spends more than
-``initial + 1`` samples per case on average: 3 with the defaults, the cost of
-``samples: 3``). The last case served may get fewer than the batch.
+Rounds give ``batches[r]`` samples (2, 2, 4, 4, 8, 8, 8, 8, 8, 8) to every sampling case,
+most suspicious first (largest e-value, then dataset order), until the run's extra samples
+reach ``max_extra`` — by default 1.5 per comparable case on a pull request (whose verdict
+depends on them) and 0.5 on a base run (which mostly extends the history), so a pull
+request and the base run before it spend at most ``2 × initial + 2`` samples per case
+together: 6 with the defaults. The last case served may get fewer than the batch.
 
 Why this is valid however often it is checked: every case's e-value is an e-process
 (Ville's inequality holds at any stopping time), so looking after every round, stopping
@@ -41,8 +42,12 @@ from dataclasses import dataclass
 from gate.model import MIN_HISTORY
 from gate.policy.casetest import Counts, Direction, log_evalue
 
-BATCHES = (2, 2, 4, 4, 8, 8, 8, 8)
-"""Extra samples per sampling case, round by round."""
+BATCHES = (2, 2, 4, 4, 8, 8, 8, 8, 8, 8)
+"""Extra samples per sampling case, round by round (they add up to 60)."""
+EXTRA_PER_CASE = 1.5
+"""A pull request's default cap on extra samples, per comparable case."""
+BASE_EXTRA_PER_CASE = 0.5
+"""A base run's default cap on extra samples, per comparable case."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,9 +56,10 @@ class SequentialParams:
 
     initial: int = 2
     batches: tuple[int, ...] = BATCHES
-    max_per_case: int = 40
+    max_per_case: int = 60
     max_extra: int | None = None
-    """Extra samples per run; ``None``: one per comparable case."""
+    """Extra samples per run; ``None``: :data:`EXTRA_PER_CASE` per comparable case on a
+    pull request, :data:`BASE_EXTRA_PER_CASE` on a base run."""
     futility_effect: float = 0.4
     futility_ratio: float = 1.5
     min_history: int = MIN_HISTORY
@@ -77,9 +83,11 @@ class SequentialParams:
         if self.min_history < 0 or (self.max_seed is not None and self.max_seed < 0):
             raise ValueError("min_history and max_seed must be ≥ 0")
 
-    def cap(self, comparable: int) -> int:
+    def cap(self, comparable: int, *, base_run: bool = False) -> int:
         """Extra samples this run may spend."""
-        return comparable if self.max_extra is None else self.max_extra
+        if self.max_extra is not None:
+            return self.max_extra
+        return math.floor(comparable * (BASE_EXTRA_PER_CASE if base_run else EXTRA_PER_CASE))
 
 
 class CaseStatus(enum.StrEnum):

@@ -26,7 +26,7 @@ from __future__ import annotations
 import enum
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from gate.model import JUDGE_METRIC_PREFIX
@@ -183,17 +183,28 @@ def setup_sentence(results: Results) -> Sentence:
     by_change: dict[str, list[str]] = defaultdict(list)
     for d in cmp.tool_drift:
         by_change[d.change].append(d.tool)
-    words = {"changed": "the definition of", "added": "adds", "removed": "removes"}
+    one = {
+        "changed": "the definition of the tool ",
+        "added": "adds the tool ",
+        "removed": "removes the tool ",
+    }
+    many = {
+        "changed": "the definitions of {n} tools (",
+        "added": "adds {n} tools (",
+        "removed": "removes {n} tools (",
+    }
     for change in ("changed", "added", "removed"):
         tools = by_change.get(change)
-        if tools:
-            noun = "tool" if len(tools) == 1 else f"{len(tools)} tools"
-            lead = words[change] + (" the" if change != "changed" and len(tools) == 1 else "")
-            part: Sentence = [f"{lead} {noun} ("]
-            for i, t in enumerate(tools[:4]):
-                part += [", " if i else "", Code(t)]
-            part.append(f", … (+{len(tools) - 4}))" if len(tools) > 4 else ")")
-            parts.append(part)
+        if not tools:
+            continue
+        if len(tools) == 1:
+            parts.append([one[change], Code(tools[0])])
+            continue
+        part: Sentence = [many[change].format(n=len(tools))]
+        for i, t in enumerate(tools[:4]):
+            part += [", " if i else "", Code(t)]
+        part.append(f", … (+{len(tools) - 4}))" if len(tools) > 4 else ")")
+        parts.append(part)
     if not parts:
         return []
     out: Sentence = ["This run changes "]
@@ -439,8 +450,12 @@ def _hard_failures(results: Results, esc: Escaper, full: bool) -> list[Block]:
     of_them = "".join(
         x
         for x in (
-            f", {significant} of them regressions" if significant else "",
-            f", {likely} of them likely regressions" if likely else "",
+            f", {significant} of them {'a regression' if significant == 1 else 'regressions'}"
+            if significant
+            else "",
+            f", {likely} of them {'a likely regression' if likely == 1 else 'likely regressions'}"
+            if likely
+            else "",
         )
     )
     title = (
@@ -491,9 +506,16 @@ def _hard_failures(results: Results, esc: Escaper, full: bool) -> list[Block]:
                 f"{_sample_list((h.sample for h in hs), results.samples)}: "
                 f"{esc.text(hs[0].message, lim)}"
             )
+        case = cases.get(case_id)
         if case_id in flips:
             lead.append(f"{_kind_words(flips[case_id])} {_rates(flips[case_id])}")
-        sample = _first_failing(cases.get(case_id))
+        elif case is not None and case.test is not None and case.test.base_samples:
+            t = case.test
+            lead.append(
+                f"{t.base_passes}/{t.base_samples} in the base history → "
+                f"{t.head_passes}/{t.head_samples} on head"
+            )
+        sample = _first_failing(case)
         done = {kind, *(h.kind for h in items)}
         rest = [
             render_sentence(sn, esc, lim)
@@ -670,7 +692,13 @@ def _metrics(results: Results, esc: Escaper, full: bool) -> list[Block]:
     title = "### Metrics" + (" (base → head)" if has_base else "")
     if full and has_base is False and cmp is not None and not cmp.comparable:
         title += " — baseline not comparable"
-    missed = [_missed_gate_line(g, esc) for g in gates if not g.passed]
+    shown_elsewhere: set[str] = (
+        set()
+        if full
+        else {h.case_id for h in results.hard_failures}
+        | {f.case_id for f in _flips(results, "regression", "likely_regression")}
+    )
+    missed = [_missed_gate_line(g, esc, shown_elsewhere) for g in gates if not g.passed]
     tail = ["", *missed, ""] if missed else [""]
     blocks = [Block([title, "", *head], rows, tail)]
     if rest:
@@ -698,20 +726,37 @@ SHOW_GATE_CASES = 5
 """Worst cases named under the metric table for a missed gate."""
 
 
-def _missed_gate_line(g: Any, esc: Escaper) -> str:
-    """``❌ call_accuracy on tag=refund 0.423 < 0.800 — 13 cases below: a, b, c, …``."""
+def _missed_gate_line(g: Any, esc: Escaper, listed: Collection[str] = ()) -> str:
+    """``❌ call_accuracy on tag=refund 0.423 < 0.800 — 13 cases below, worst first: …``.
+    In the comment (``listed``: the cases it shows elsewhere) the cases shown elsewhere
+    are named under a collapsed summary, so that each case is visible once."""
     where = f" on {esc.code(g.slice, 60, table=False)}" if g.slice else ""
     label = f"{esc.code(g.metric, 80, table=False)}{where}"
     if g.no_data:
         return f"- ❌ {label}: {esc.text(g.reason, 300)}"
     op = "<" if g.op == "min" else ">"
     line = f"- ❌ {label} {fmt.num(g.value)} {op} {fmt.num(g.threshold)}"
-    if g.failing_cases:
-        side = "below" if g.op == "min" else "above"
-        shown = ", ".join(esc.code(c, 80, table=False) for c in g.failing_cases[:SHOW_GATE_CASES])
-        more = ", …" if len(g.failing_cases) > SHOW_GATE_CASES else ""
-        line += f" — {plural(len(g.failing_cases), 'case')} {side}, worst first: {shown}{more}"
-    return line
+    if not g.failing_cases:
+        return line
+    side = "below" if g.op == "min" else "above"
+    worst = list(g.failing_cases)
+
+    def names(ids: Sequence[str]) -> str:
+        shown = ", ".join(esc.code(c, 80, table=False) for c in ids[:SHOW_GATE_CASES])
+        return shown + (", …" if len(ids) > SHOW_GATE_CASES else "")
+
+    line += f" — {plural(len(worst), 'case')} {side}"
+    fresh = [c for c in worst if c not in listed]
+    if fresh:
+        line += f", worst first: {names(fresh)}"
+        if len(fresh) < len(worst):
+            line += f" (and {len(worst) - len(fresh)} more listed in this comment)"
+        return line
+    return (
+        f"{line}, all listed in this comment<details><summary>worst first</summary>"
+        f"{names(worst)}"
+        "</details>"
+    )
 
 
 def _gate_cell(g: Any) -> str:

@@ -33,7 +33,7 @@ def test_config__minimal__defaults(tmp_path: Path) -> None:
     assert cfg.samples == 2 and cfg.gates == [] and cfg.dataset.sha256 is None
     # no policy key set: the tests against the base history with their defaults
     assert (cfg.policy.alpha, cfg.policy.max_extra_samples) == (0.05, None)
-    assert cfg.policy.max_samples_per_case == 40
+    assert cfg.policy.max_samples_per_case == 60 and cfg.policy.min_history == 36
     assert cfg.resolve(cfg.dataset.path) == (tmp_path / "cases.jsonl").resolve()
 
 

@@ -84,12 +84,13 @@ TABLE: list[tuple[str, GitHubContext, ActionInputs, Activity]] = [
         check(baseline=AutoBaseline(None, searchable=True), comment=SkipComment(NOT_A_PR)),
     ),
     (
-        "check__push_to_a_branch__its_own_latest_results_extend_the_history",
+        "check__push_to_a_branch__a_base_run_extending_its_own_latest_results",
         replace(ctx("push", None), ref="refs/heads/main", sha="d" * 40),
         inputs(),
         check(
             baseline=AutoBaseline(PullRequestRef(0, "main", "d" * 40, "d" * 40), searchable=True),
             comment=SkipComment(NOT_A_PR),
+            base_run=True,
         ),
     ),
     (

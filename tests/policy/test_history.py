@@ -13,8 +13,8 @@ from gate.policy.history import (
     extend,
     from_counts,
     legacy_case_hash,
-    setup_hash,
     lookup,
+    setup_hash,
     trim,
 )
 

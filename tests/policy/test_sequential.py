@@ -28,7 +28,7 @@ BOUND = math.log(60 / 0.03)
         ((100, 100), (0, 3), CaseStatus.REGRESSED),  # E = 66,280
         ((100, 100), (1, 2), CaseStatus.SAMPLING),
         ((0, 100), (0, 2), CaseStatus.SETTLED),  # cannot drop by 0.4
-        ((90, 100), (20, 40), CaseStatus.AT_LIMIT),
+        ((90, 100), (30, 60), CaseStatus.AT_LIMIT),
     ],
 )
 def test_status__examples(base, head, want):
@@ -70,5 +70,8 @@ def test_params__invalid__refused():
         SequentialParams(max_per_case=1)
     with pytest.raises(ValueError):
         SequentialParams(futility_ratio=0.5)
-    assert SequentialParams().cap(60) == 60
+    # 1.5 extra samples per comparable case on a pull request, 0.5 on a base run
+    assert SequentialParams().cap(60) == 90
+    assert SequentialParams().cap(60, base_run=True) == 30
     assert SequentialParams(max_extra=7).cap(60) == 7
+    assert SequentialParams(max_extra=7).cap(60, base_run=True) == 7

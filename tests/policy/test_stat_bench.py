@@ -29,10 +29,13 @@ def test_stat_bench__tiny_run__table_and_zero_disagreements():
             "--real-chain",
             "1",
             "--young",
+            "--real-cold",
+            "1",
+            "--min-histories",
         ],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=600,
         check=False,
     )
     assert got.returncode == 0, got.stdout + got.stderr
@@ -44,3 +47,10 @@ def test_stat_bench__tiny_run__table_and_zero_disagreements():
     assert "checks (2 projects × (6 chained base runs + the PRs))" in out
     assert "real `toolgate check` vs the engine vs the fast rules: 5 checks" in out
     assert "disagreement:" not in out
+    # the cold start: one seeded base run and a refresh, then the PRs, configuration PRs
+    # (another model and endpoint) included, through the engine and the real gate
+    assert "cold start: one seeded base run (`--base-run`)" in out
+    assert "cold start, engine vs the fast rules: 22 checks (2 projects" in out
+    assert "cold start, real `toolgate check` (an openai agent on a local endpoint)" in out
+    assert "8 checks (1 projects × (2 base runs + 6 PRs)), 0 disagreement(s)" in out
+    assert "target config: " in out and "target seeding: " in out

@@ -158,7 +158,12 @@ def passing() -> Results:
             "case_passed": MetricDelta(base=0.8, head=0.8, delta=0.0),
         },
         flips=[],
-        base_usage={"input_tokens": 1200.0, "output_tokens": 300.0},
+        base_usage={
+            "input_tokens": 1200.0,
+            "output_tokens": 300.0,
+            "input_tokens_per_sample": 80.0,
+            "output_tokens_per_sample": 20.0,
+        },
     )
     return Results(
         metric_names=NAMES,
@@ -175,7 +180,12 @@ def passing() -> Results:
             "refund_order": ToolRollup(expected=3, matched=3, recall=1.0, called=3),
         },
         cases=cases,
-        usage={"input_tokens": 1250.0, "output_tokens": 310.0},
+        usage={
+            "input_tokens": 1250.0,
+            "output_tokens": 310.0,
+            "input_tokens_per_sample": 83.3,
+            "output_tokens_per_sample": 20.7,
+        },
         verdict=verdict,
         comparison=cmp,
         timing={"wall_s": 12.5, "latency_ms": {"mean": 420.0, "p95": 900.0}},
@@ -352,11 +362,15 @@ def failing() -> Results:
         comparable=True,
         base_dataset_sha256=DATASET.sha256,
         metrics={
-            "case_passed": MetricDelta(base=1.0, head=0.2, delta=-0.8),
-            "tool_selection_recall": MetricDelta(base=0.95, head=0.72, delta=-0.23),
-            "call_accuracy": MetricDelta(base=0.9, head=0.6, delta=-0.3),
-            "must_not_call_violations": MetricDelta(base=0.0, head=0.2, delta=0.2),
-            "malformed_call_rate": MetricDelta(base=0.0, head=0.1, delta=0.1),
+            "case_passed": MetricDelta(base=1.0, head=0.2, delta=-0.8, beyond_noise=True),
+            "tool_selection_recall": MetricDelta(
+                base=0.95, head=0.72, delta=-0.23, beyond_noise=True
+            ),
+            "call_accuracy": MetricDelta(base=0.9, head=0.6, delta=-0.3, beyond_noise=True),
+            "must_not_call_violations": MetricDelta(
+                base=0.0, head=0.2, delta=0.2, beyond_noise=True
+            ),
+            "malformed_call_rate": MetricDelta(base=0.0, head=0.1, delta=0.1, beyond_noise=True),
             "schema_validity": MetricDelta(base=1.0, head=1.0, delta=0.0),
             "judge.tool_appropriateness": MetricDelta(base=0.9, head=0.7, delta=-0.2),
         },
@@ -430,8 +444,17 @@ def failing() -> Results:
                 flipped_cases=["refund-wrong-amount"],
             )
         ],
-        base_usage={"input_tokens": 5000.0, "output_tokens": 800.0},
-        slice_metrics={"hard": {"call_accuracy": MetricDelta(base=0.7, head=0.3, delta=-0.4)}},
+        base_usage={
+            "input_tokens": 5000.0,
+            "output_tokens": 800.0,
+            "input_tokens_per_sample": 333.3,
+            "output_tokens_per_sample": 53.3,
+        },
+        slice_metrics={
+            "hard": {
+                "call_accuracy": MetricDelta(base=0.7, head=0.3, delta=-0.4, beyond_noise=True)
+            }
+        },
     )
     metrics = _metrics(
         {
@@ -461,7 +484,12 @@ def failing() -> Results:
         malformed={"InvalidJson": 2},
         hard_failures=hard,
         cases=cases,
-        usage={"input_tokens": 5600.0, "output_tokens": 900.0},
+        usage={
+            "input_tokens": 5600.0,
+            "output_tokens": 900.0,
+            "input_tokens_per_sample": 373.3,
+            "output_tokens_per_sample": 60.0,
+        },
         verdict=verdict,
         comparison=cmp,
         judge={"model": "judge-mini", "evaluations": 4, "skipped_for_budget": 1},

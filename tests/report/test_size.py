@@ -58,9 +58,11 @@ def test_comment__huge_run__fits_and_keeps_what_matters(big: Results) -> None:
     body = render_comment(big)
     assert utf16_len(body) <= 65_000
     assert body.startswith("<!-- toolgate:comment name=support-agent -->\n## ❌ ToolGate")
-    assert "### 🛑 Hard failures (40 cases [40 samples])" in body
-    for i in range(10):  # regressed cases with a hard failure are shown once, up there
-        assert f"`reg-{i:04d}` <sub>line 3</sub> | `must_not_call`" in body
+    assert "### 🛑 Hard failures (40 cases [40 samples], 40 of them regressions)" in body
+    # the 40 broke one rule the same way: one row names them all, once, with their counts
+    assert "| `must_not_call` |" in body and "| 40 cases: `reg-0000` 3/3 → 0/3, " in body
+    for i in range(40):
+        assert body.count(f"`reg-{i:04d}` 3/3 → 0/3") == 1
     for i in range(40, 50):  # the worst other flips (3/3 → 0/3) come first and are kept
         assert f"`reg-{i:04d}` <sub>line {i + 1}</sub> | 3/3 → 0/3" in body
     assert "Shortened to fit GitHub's comment size limit" in body
@@ -71,7 +73,7 @@ def test_comment__huge_run__fits_and_keeps_what_matters(big: Results) -> None:
 def test_comment__small_limit__still_keeps_verdict_failures_and_worst_flips(big: Results) -> None:
     body = render_comment(big, max_chars=20_000)
     assert utf16_len(body) <= 20_000
-    assert "### 🛑 Hard failures (40 cases [40 samples])" in body
+    assert "### 🛑 Hard failures (40 cases [40 samples], 40 of them regressions)" in body
     assert body.count("| 3/3 → 0/3 |") >= 10
     shown = body.count("| 3/3 → 0/3 |") + body.count("| 2/3 → 0/3 |")
     assert f"_… and {3_000 - 40 - shown:,} more regressions left out;" in body
@@ -90,7 +92,7 @@ def test_comment__report_url__named_where_the_full_report_is(big: Results) -> No
 def test_markdown__huge_run__fits_step_summary(big: Results) -> None:
     text = render_markdown(big)
     assert utf8_len(text) <= 1_000_000
-    assert "### 🛑 Hard failures (40 cases [40 samples])" in text
+    assert "### 🛑 Hard failures (40 cases [40 samples], 40 of them regressions)" in text
     assert "more failing cases left out" in text or "cases left out" in text
 
 
