@@ -28,7 +28,7 @@ BOUND = math.log(60 / 0.03)
         ((100, 100), (0, 3), CaseStatus.REGRESSED),  # E = 66,280
         ((100, 100), (1, 2), CaseStatus.SAMPLING),
         ((0, 100), (0, 2), CaseStatus.SETTLED),  # cannot drop by 0.4
-        ((90, 100), (30, 60), CaseStatus.AT_LIMIT),
+        ((90, 100), (38, 60), CaseStatus.AT_LIMIT),
     ],
 )
 def test_status__examples(base, head, want):
