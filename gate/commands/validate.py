@@ -20,11 +20,12 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from gate.commands import require_config
 from gate.config import Config, ReplyIds
 from gate.dataset import Dataset, default_display
 from gate.dataset.matchers import did_you_mean
 from gate.dataset.pin import check_pin
-from gate.errors import ConfigError, ExitCode, PinMismatchError, Problem, UsageError
+from gate.errors import ConfigError, ExitCode, PinMismatchError, Problem
 from gate.model import Difficulty
 from gate.pipeline.inputs import missing_dataset, read_config_doc, read_dataset
 from gate.replay.preflight import agent_problems, interpreter_note
@@ -54,11 +55,7 @@ def run(args: argparse.Namespace) -> int:
         dataset = read_dataset(Path(args.dataset), display=default_display(Path(args.dataset)))
         print(f"OK: {summary(dataset)}")
         return ExitCode.PASS
-    if not config_path.exists():
-        raise UsageError(
-            f"no config file {default_display(config_path)}",
-            hint="Pass --config FILE, or create one with `toolgate init`.",
-        )
+    require_config(config_path)
     shown = default_display(config_path)
     config, doc = read_config_doc(config_path, display=shown)
     configured = config.resolve(config.dataset.path)
