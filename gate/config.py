@@ -264,7 +264,9 @@ class PassCheck(enum.StrEnum):
     PARSED = "parsed"
     SCHEMA_VALID = "schema_valid"
     NO_TOOL = "no_tool"
-    NO_AGENT_ERROR = "no_agent_error"
+    AGENT_ERROR = "agent_error"
+    """The agent did not fail the case-sample (crash, timeout, protocol error, its own
+    error): always counts. Earlier configs called it ``no_agent_error``."""
     UNRECORDED_CALL = "unrecorded_call"
     ARG_SCOPE = "arg_scope"
     REQUIRED_BEFORE = "required_before"
@@ -320,6 +322,8 @@ class ScoringConfig(_Strict):
     @field_validator("pass_checks", mode="before")
     @classmethod
     def _no_removed_checks(cls, v: Any) -> Any:
+        if isinstance(v, list):  # the name earlier configs used
+            v = [PassCheck.AGENT_ERROR.value if x == "no_agent_error" else x for x in v]
         if isinstance(v, list) and "no_extra_calls" in v:
             raise ValueError(
                 "`no_extra_calls` was removed: the `order` check fails a case with extra "

@@ -300,6 +300,16 @@ class RunError(_M):
 
     reason: str
     first_errors: list[str] = Field(default_factory=list)
+    headline: str | None = None
+    """What happened, in one line: the first line of every report ("the agent could not
+    start: ModuleNotFoundError: No module named 'openai'"); ``None`` in results of earlier
+    releases (the reason stands in)."""
+    hint: str | None = None
+    """What to do about it, when something can be said."""
+
+    @property
+    def first_line(self) -> str:
+        return self.headline or self.reason
 
 
 class Flip(_M):
@@ -1082,12 +1092,21 @@ def with_validity(
             first_errors=list(missing.first_errors),
         )
     if invalid is not None:
-        update["run_error"] = RunError(
-            reason=invalid.reason, first_errors=list(invalid.first_errors)
+        error = RunError(
+            reason=invalid.reason,
+            first_errors=list(invalid.first_errors),
+            headline=invalid.headline or None,
+            hint=invalid.hint,
         )
+        update["run_error"] = error
         if results.verdict is not None:
-            update["verdict"] = results.verdict.model_copy(
-                update={"passed": False, "summary": f"ERROR — {invalid.reason}"}
+            # Nothing was measured: no gate, variance rule or regression was evaluated on
+            # it, and none is named as missed.
+            update["verdict"] = Verdict(
+                passed=False,
+                summary=f"ERROR — {error.first_line}",
+                reasons=[error.first_line],
+                hard_failures=results.verdict.hard_failures,
             )
     return results.model_copy(update=update) if update else results
 

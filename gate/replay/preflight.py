@@ -13,7 +13,8 @@ from pathlib import Path
 
 from gate.config import BARE_PYTHON, CommandAgent, Config, PythonAgent
 from gate.dataset import default_display
-from gate.errors import Problem
+from gate.errors import ErrorKind, Problem
+from gate.model import DatasetLike
 from gate.yamlio import YamlDoc
 
 INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "ruby", "deno", "bun", "perl"})
@@ -155,3 +156,59 @@ def _folder(path: Path) -> str:
     that is the working directory itself (``.`` names nothing)."""
     shown = default_display(path)
     return f"the folder {path.resolve()}" if shown == "." else f"the folder {shown}"
+
+
+START_FAILURES = frozenset(
+    {ErrorKind.CRASH, ErrorKind.PROTOCOL, ErrorKind.TIMEOUT, ErrorKind.EXCEPTION, ErrorKind.START}
+)
+"""How a first case-sample fails when the agent cannot start or cannot speak the protocol
+(its own ``error`` message, a step budget overrun or a malformed output are answers)."""
+
+FIRST_ERROR_LINES = 12
+"""How many lines of the first case-sample's error a start failure quotes."""
+
+
+def first_case_problems(config: Config, doc: YamlDoc, dataset: DatasetLike) -> list[Problem]:
+    """Start a ``command`` or ``python`` agent once — the dataset's first case, one sample,
+    in a scratch folder, nothing scored (``toolgate validate``) — and report a start
+    failure at the agent's config line with its first error lines."""
+    import tempfile
+
+    from gate.errors import ConfigError, error_kind_of
+    from gate.policy.validity import agents_words
+    from gate.replay.runner import run_all
+    from gate.runsfile import iter_runs
+
+    agent = config.agent
+    if agent.kind not in ("command", "python") or not dataset.cases:
+        return []
+    field = "agent.command" if agent.kind == "command" else "agent.callable"
+    first = dataset.cases[0]
+    with tempfile.TemporaryDirectory(prefix="toolgate-validate-") as scratch:
+        try:
+            summary = run_all(
+                config,
+                dataset,
+                Path(scratch),
+                samples=1,
+                shard=None,
+                resume=False,
+                case_ids=[first.id],
+                progress=False,
+            )
+        except ConfigError as exc:  # a python callable that cannot be imported
+            return list(exc.problems)
+        runs = [run for _, run in iter_runs(summary.runs_path)]
+    error = runs[0].error if runs else None
+    if error is None or error_kind_of(error) not in START_FAILURES:
+        return []
+    lines = [ln for ln in error.strip().splitlines() if ln.strip()][:FIRST_ERROR_LINES]
+    return [
+        Problem(
+            doc.file,
+            doc.line_of(("agent", field.split(".")[1])),
+            field,
+            f"the agent could not start on the first case ({first.id!r}): "
+            f"{agents_words(error)}\n" + "\n".join(f"    {ln}" for ln in lines),
+        )
+    ]

@@ -38,8 +38,11 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
         f"{esc.console(summary, 400)}"
     )
     if results.run_error is not None:
+        err = results.run_error
+        if err.hint:
+            out.append(f"what to do: {esc.console(err.hint, 400)}")
         out.append("the run is not valid: it says nothing about the agent; first errors:")
-        out.extend(f"  {esc.console(e, 300)}" for e in results.run_error.first_errors)
+        out.extend(f"  {esc.console(e, 300)}" for e in err.first_errors)
     if results.missing is not None:
         gone = results.missing
         why = ", ".join(f"{k} {n}" for k, n in gone.by_reason.items())
@@ -52,6 +55,10 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
     if cmp is not None:
         note = "" if cmp.comparable else f" (NOT comparable: {esc.console(cmp.note or '', 200)})"
         out.append(f"baseline: {esc.console(cmp.source, 200)}{note}")
+    if results.run_error is not None:  # nothing was measured: no gate, metric or case to show
+        out.append("")
+        out.append(_cases_line(results, esc))
+        return (redactor or Redactor()).redact("\n".join(out)) + "\n"
 
     def section(title: str, rows: list[str], count: str | None = None) -> None:
         if not rows:
@@ -155,15 +162,19 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
             if c.flaky
         ],
     )
+    out.append("")
+    out.append(_cases_line(results, esc))
+    return (redactor or Redactor()).redact("\n".join(out)) + "\n"
+
+
+def _cases_line(results: Results, esc: Escaper) -> str:
     n_pass = sum(1 for c in results.cases if c.passed)
     ds = results.dataset
-    out.append("")
-    out.append(
+    return (
         f"cases: {len(results.cases)} ({n_pass} pass, {len(results.cases) - n_pass} fail) · "
         f"samples {results.samples} · dataset {esc.console(ds.path, 120)}"
         f"{'@' + esc.console(ds.version, 40) if ds.version else ''} sha256 {ds.sha256[:12]}"
     )
-    return (redactor or Redactor()).redact("\n".join(out)) + "\n"
 
 
 def _hard_rows(results: Results, esc: Escaper) -> list[str]:

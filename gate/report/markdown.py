@@ -159,6 +159,8 @@ def samples_of(n_cases: int, n_samples: int, word: str = "case") -> str:
 def headline(results: Results) -> Sentence:
     """Why the gate passed or failed, in one line: cases counted (samples in brackets),
     each failure kind by the one name it has in the config and ``failed_checks``."""
+    if results.run_error is not None:  # nothing was measured: what happened, alone
+        return [results.run_error.first_line]
     v = results.verdict
     if v is None:
         return ["scored only; no thresholds were evaluated"]
@@ -245,6 +247,8 @@ def run_not_valid(results: Results, esc: Escaper) -> Block:
         f"{esc.text(err.reason, 400)}. Fix the cause and run it again.",
         "",
     ]
+    if err.hint:
+        lines += [f"**What to do:** {esc.text(err.hint, 400)}", ""]
     lines += _missing_lines(results, esc)
     if err.first_errors:
         lines += ["First errors:", ""]
