@@ -1068,6 +1068,25 @@ def _outline(
     }
 
 
+def sampled(results: Results, case: CaseResult) -> int:
+    """How many samples of ``case`` were sampled: its samples but the missing ones (the
+    infrastructure failed them; neither a pass nor a failure)."""
+    gone = results.missing.per_case.get(case.id, 0) if results.missing is not None else 0
+    return len(case.samples) - gone
+
+
+def failed_by_agent(results: Results) -> list[str]:
+    """The ids of the cases every sample of which the agent failed before answering (a
+    crash, a timeout, a protocol error, its own error: :func:`gate.errors.agent_failed`),
+    in dataset order — no answer to score, listed apart from the cases it answered
+    wrongly."""
+    from gate.errors import agent_failed
+
+    return [
+        c.id for c in results.cases if c.samples and all(agent_failed(s.error) for s in c.samples)
+    ]
+
+
 def not_sampled(results: Results) -> list[str]:
     """The ids of the cases every sample of which is missing, in dataset order: *not
     sampled* — neither passed nor failed (listed apart by the reports)."""

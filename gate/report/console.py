@@ -23,7 +23,14 @@ from gate.report.markdown import (
 )
 from gate.report.redact import Redactor
 from gate.report.sentences import Code, Sentence, check_sentences
-from gate.results import HardFailureResult, Results, SampleResult, not_sampled
+from gate.results import (
+    HardFailureResult,
+    Results,
+    SampleResult,
+    failed_by_agent,
+    not_sampled,
+    sampled,
+)
 
 MAX_ROWS = 20
 
@@ -118,15 +125,25 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
     if len(regressions) < len(flips):
         regressions.append(f"(+ {len(flips) - len(regressions)} listed under hard failures)")
     section("regressions", regressions, f"{len(flips)}" if flips else None)
+    apart = set(failed_by_agent(results))
+    section(
+        "no answer: the agent failed every sample before answering",
+        [
+            f"{esc.console(c.id, 80)}{f' (line {c.line})' if c.line else ''}  "
+            f"{esc.console((c.samples[0].error or '').strip().splitlines()[0], 200)}"
+            for c in results.cases
+            if c.id in apart
+        ],
+    )
     if cmp is None or not cmp.comparable:
         section(
             "failing cases",
             [
                 f"{esc.console(c.id, 80)}{f' (line {c.line})' if c.line else ''}  "
-                f"{fmt.rate_fraction(c.pass_rate, len(c.samples))}  "
+                f"{fmt.rate_fraction(c.pass_rate, sampled(results, c))}  "
                 f"{_why(_first_failing(c), esc)}"
                 for c in results.cases
-                if not c.passed and not c.flaky and c.id not in hard
+                if not c.passed and not c.flaky and c.id not in hard and c.id not in apart
             ],
         )
     section(
@@ -157,7 +174,7 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
     section(
         "flaky",
         [
-            f"{esc.console(c.id, 80)}  {fmt.rate_fraction(c.pass_rate, len(c.samples))}"
+            f"{esc.console(c.id, 80)}  {fmt.rate_fraction(c.pass_rate, sampled(results, c))}"
             for c in results.cases
             if c.flaky
         ],

@@ -49,7 +49,9 @@ from gate.results import (
     MetricStat,
     Results,
     SampleResult,
+    failed_by_agent,
     not_sampled,
+    sampled,
 )
 from gate.scorers.registry import HEADLINE_METRICS, METRICS
 
@@ -92,6 +94,7 @@ def build(
             *_run_info(results, esc, full),
         ]
     blocks += _missing(results, esc)
+    blocks += _failed_by_agent(results, esc)
     blocks += _hard_failures(results, esc, full)
     blocks += _metrics(results, esc, full)
     if full:
@@ -281,6 +284,32 @@ def _missing_lines(results: Results, esc: Escaper) -> list[str]:
 def _missing(results: Results, esc: Escaper) -> list[Block]:
     lines = _missing_lines(results, esc)
     return [Block(head=lines)] if lines else []
+
+
+def _failed_by_agent(results: Results, esc: Escaper) -> list[Block]:
+    """The cases the agent failed on every sample before answering, apart from the cases
+    it answered wrongly: there was no answer to score."""
+    ids = failed_by_agent(results)
+    if not ids:
+        return []
+    cases = {c.id: c for c in results.cases}
+    lines = [
+        f"### ⚠️ No answer ({plural(len(ids), 'case')}) — the agent failed every sample "
+        "before answering",
+        "",
+        "| Case | Samples | Error |",
+        "|---|--:|---|",
+    ]
+    for cid in ids[:20]:
+        c = cases[cid]
+        error = (c.samples[0].error or "").strip().splitlines()
+        lines.append(
+            f"| {_case_cell(c.id, c.line, esc)} | {len(c.samples)} "
+            f"| {esc.code(error[0] if error else '', 200)} |"
+        )
+    if len(ids) > 20:
+        lines.append(f"| … {len(ids) - 20} more in report.md | | |")
+    return [Block(head=[*lines, ""])]
 
 
 _VERDICT_WORD = re.compile(r"^\s*(?:pass(?:ed)?|fail(?:ed)?|error)\s*(?:—|-|:)\s*", re.IGNORECASE)
@@ -577,7 +606,8 @@ def _drift_by_case(results: Results) -> dict[str, list[str]]:
 def _first_failing(case: CaseResult | None) -> SampleResult | None:
     if case is None:
         return None
-    failing = [s for s in case.samples if not s.passed]
+    # a missing sample failed no check: it is not a failing one
+    failing = [s for s in case.samples if not s.passed and s.failed_checks]
     return min(failing, key=lambda s: s.sample) if failing else None
 
 
@@ -695,9 +725,14 @@ def _failing_without_baseline(results: Results, esc: Escaper) -> list[Block]:
     if cmp is not None and cmp.comparable:
         return []
     hard = {h.case_id for h in results.hard_failures}
+    apart = set(failed_by_agent(results))  # listed apart: the agent gave no answer
     # Flaky cases have their own section ("flaky cases apart").
     failing = sorted(
-        (c for c in results.cases if not c.passed and not c.flaky and c.id not in hard),
+        (
+            c
+            for c in results.cases
+            if not c.passed and not c.flaky and c.id not in hard and c.id not in apart
+        ),
         key=lambda c: (c.pass_rate, c.id),
     )
     if not failing:
@@ -708,7 +743,8 @@ def _failing_without_baseline(results: Results, esc: Escaper) -> list[Block]:
         sample = _first_failing(c)
         checks = list(sample.failed_checks) if sample else []
         return (
-            f"| {_case_cell(c.id, c.line, esc)} | {fmt.rate_fraction(c.pass_rate, len(c.samples))} "
+            f"| {_case_cell(c.id, c.line, esc)} "
+            f"| {fmt.rate_fraction(c.pass_rate, sampled(results, c))} "
             f"| {_evidence_cells(sample, checks, esc, lim, False)} |"
         )
 
@@ -1144,7 +1180,8 @@ def _all_cases(results: Results, esc: Escaper) -> list[Block]:
         flaky = "🎲" if c.flaky else ""
         checks = sorted({x for s in c.samples if not s.passed for x in s.failed_checks})
         return (
-            f"| {esc.code(c.id, 80)} | {mark} | {fmt.rate_fraction(c.pass_rate, len(c.samples))} "
+            f"| {esc.code(c.id, 80)} | {mark} "
+            f"| {fmt.rate_fraction(c.pass_rate, sampled(results, c))} "
             f"| {flaky} | {_checks(checks, esc)} | {c.line or ''} |"
         )
 
