@@ -600,16 +600,20 @@ def outputs_of(ctx: GitHubContext, outcome: Outcome) -> dict[str, str]:
         "results-path": "",
         "report-path": "",
     }
-    if outcome.exit_code not in (ExitCode.PASS, ExitCode.GATE_FAILED):
-        return values
     results = outcome.results
+    invalid = outcome.exit_code == ExitCode.RUN_INVALID and results is not None
+    if outcome.exit_code not in (ExitCode.PASS, ExitCode.GATE_FAILED) and not invalid:
+        return values
     if results is None:
         values["verdict"] = "error" if outcome.gated else "not-gated"
         return values
     values.update(outputs_for(results, _rel(ctx, outcome.results_path)))
     values["report-path"] = _rel(ctx, outcome.report_path)
-    if outcome.gated and results.verdict is None:
+    if (outcome.gated and results.verdict is None) or invalid:
+        # a run that decided nothing: its reports are there (results-path, report-path,
+        # summary says what happened), its verdict is "error"
         values["verdict"] = "error"
+        values["passed"] = "false"
     return values
 
 

@@ -206,7 +206,16 @@ def test_action__without_install__the_same_agent_cannot_import_its_packages__ver
     r = step(host, gh, {})
     assert r.code == 4, r.stdout[-3000:]
     assert r.outputs["verdict"] == "error"
-    assert "No module named 'acme_phrasing'" in r.stdout
+    words = "the agent could not start: ModuleNotFoundError: No module named 'acme_phrasing'"
+    assert f"ToolGate mini: ERROR — {words}" in r.stdout.splitlines()
+    assert r.outputs["summary"] == f"ERROR — {words}"
+    escaped = words.replace("_", "\\_")
+    summary = r.summary.decode()
+    assert summary.lstrip().startswith(f"# ⛔ ToolGate `mini` error — {escaped}\n"), summary[:300]
+    (comment,) = gh.comments_on(7)
+    assert comment.body.splitlines()[1] == f"## ⛔ ToolGate `mini` error — {escaped}"
+    assert "install: requirements.txt" in comment.body  # the hint
+    assert "missed" not in summary and "missed" not in comment.body
 
 
 @needs_namespaces
