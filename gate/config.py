@@ -593,8 +593,8 @@ class Config(_Strict):
             return sys.executable
         if choice == PYTHON_PATH:
             return None
-        # Never resolved: a virtualenv's python is a symlink, and its target is another
-        # environment's interpreter.
+        # Never resolved: a virtualenv's python is a symlink to another environment's
+        # interpreter.
         import os
 
         return os.path.abspath(self.root / choice)
