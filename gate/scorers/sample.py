@@ -55,7 +55,7 @@ def score_sample(case: Case, run: Run, ctx: ScoringContext, *, full: bool = Fals
         agent_failed(run.error)
         or (not an.hard and error_class_of(run.error) is ErrorClass.INFRASTRUCTURE)
     ):
-        return _no_answer(case, run, an, full=full)
+        return _no_answer(case, run, an)
     scores: dict[str, float | None] = {}
     reasons: dict[str, str] = {}
     for name, score, ideal in _PLAN:
@@ -86,7 +86,7 @@ _HARD_CHECKS = frozenset({"must_not_call", "arg_scope", "required_before"})
 """The checks a call fails by being made, whatever came after it."""
 
 
-def _no_answer(case: Case, run: Run, an: Analysis, *, full: bool) -> SampleScore:
+def _no_answer(case: Case, run: Run, an: Analysis) -> SampleScore:
     """A sample without an answer to score: the agent failed it (a crash, a timeout, a
     protocol error, its own error — :func:`gate.errors.agent_failed`), or the
     infrastructure did (a *missing* sample). It earns nothing: every metric is n/a — no

@@ -240,7 +240,7 @@ def test_check__missing_sample_within_max_missing__not_sampled_in_every_report(
     and JUnit counts no failure for it."""
     plan: dict[str, list[bool | None]] = {"good": [True, True, None], "bad": [False, False, False]}
     cfg = _replay_project(tmp_path, plan, samples=3, extra="max_missing: 0.25\n")
-    code, results = _decided(tmp_path, cfg)
+    _, results = _decided(tmp_path, cfg)
     assert results.run_error is None and results.missing is not None
     good = next(c for c in results.cases if c.id == "good")
     assert [s.failed_checks for s in good.samples] == [[], [], []]
