@@ -36,6 +36,10 @@ RUN apt-get update \
 COPY requirements.lock /opt/toolgate/requirements.lock
 RUN python -m pip install --no-cache-dir -r /opt/toolgate/requirements.lock
 
+# The agent's own packages are not baked in: the `install` and `setup` inputs are run by the
+# entrypoint when the step starts (a virtualenv of the agent's made with this image's
+# python -m venv, then bash), so the prebuilt image takes them as a Dockerfile build does.
+
 # ToolGate itself: the package source on PYTHONPATH (no build backend needed in the image).
 COPY gate /opt/toolgate/gate
 

@@ -7,6 +7,9 @@ This module only wires parts together, one way through:
    ``repr``); a bad input or variable is an input error (exit 2) naming it;
 2. **where** — ``GITHUB_WORKSPACE`` + ``working-directory`` (never outside the workspace),
    marked a git ``safe.directory`` for this process and its children;
+2b. **the agent's environment** — ``install`` (a requirements file, into a virtualenv of
+   its own) and ``setup`` (a shell command), before the gate starts
+   (:mod:`gate.replay.agentenv`);
 3. **what** — :func:`gate.github.activity.plan` decides from the context alone:
 
    * ``check`` — the baseline (``baseline: auto`` → :mod:`gate.github.artifacts`), then
@@ -175,11 +178,12 @@ def run(ctx: GitHubContext, environ: Mapping[str, str], deps: Collaborators) -> 
     os.chdir(workdir)
     mark_safe_directory(workspace)
     activity = plan(ctx, ctx.inputs)
+    agent_python = prepare_agent(ctx, workspace, workdir, deps)
     match activity:
         case Check():
-            return do_check(activity, ctx, environ, deps, workdir)
+            return do_check(activity, ctx, environ, deps, workdir, agent_python)
         case RunShard():
-            return do_run_shard(activity, ctx, environ, deps, workdir)
+            return do_run_shard(activity, ctx, environ, deps, workdir, agent_python)
         case Merge():
             return do_merge(activity, ctx, environ, deps, workdir)
         case RelayComment():
@@ -188,19 +192,45 @@ def run(ctx: GitHubContext, environ: Mapping[str, str], deps: Collaborators) -> 
             assert_never(activity)
 
 
+def prepare_agent(
+    ctx: GitHubContext, workspace: Path, workdir: Path, deps: Collaborators
+) -> str | None:
+    """The ``install`` and ``setup`` inputs, before the gate starts
+    (:mod:`gate.replay.agentenv`); the interpreter of the agent's environment ``install``
+    made, or ``None``. A failure is an input error naming the input: the gate never
+    starts."""
+    inputs = ctx.inputs
+    if not inputs.install and not inputs.setup:
+        return None
+    from gate.replay.agentenv import prepare
+
+    made = prepare(
+        install=inputs.install,
+        setup=inputs.setup,
+        workdir=workdir,
+        workspace=workspace,
+        scratch=ctx.runner_temp,
+        log=deps.out,
+    )
+    return str(made.python) if made is not None else None
+
+
 def do_check(
     activity: Check,
     ctx: GitHubContext,
     environ: Mapping[str, str],
     deps: Collaborators,
     workdir: Path,
+    agent_python: str | None = None,
 ) -> Outcome:
     from gate.pipeline import CheckOptions, check
     from gate.pipeline.inputs import load_inputs
 
     # Read once here (the output folder and the baseline depend on the config) and
     # handed to the pipeline, which then reads no input file again.
-    inputs = load_inputs(Path(activity.config), activity.config, agent=True)
+    inputs = load_inputs(
+        Path(activity.config), activity.config, agent=True, agent_python=agent_python
+    )
     config = inputs.config
     out = _out_folder(ctx, workdir, activity.out, config)
     assert out is not None
@@ -235,6 +265,7 @@ def do_run_shard(
     environ: Mapping[str, str],
     deps: Collaborators,
     workdir: Path,
+    agent_python: str | None = None,
 ) -> Outcome:
     from gate.github.publish import write_step_summary
     from gate.pipeline.inputs import redactor_for
@@ -248,6 +279,7 @@ def do_run_shard(
             samples=activity.samples,
             shard=activity.shard,
             stream=deps.out,
+            agent_python=agent_python,
         )
     problem = write_step_summary(done.results, ctx, redactor=redactor_for(done.config, environ))
     if problem is not None:
@@ -571,16 +603,20 @@ def outputs_of(ctx: GitHubContext, outcome: Outcome) -> dict[str, str]:
         "results-path": "",
         "report-path": "",
     }
-    if outcome.exit_code not in (ExitCode.PASS, ExitCode.GATE_FAILED):
-        return values
     results = outcome.results
+    invalid = outcome.exit_code == ExitCode.RUN_INVALID and results is not None
+    if outcome.exit_code not in (ExitCode.PASS, ExitCode.GATE_FAILED) and not invalid:
+        return values
     if results is None:
         values["verdict"] = "error" if outcome.gated else "not-gated"
         return values
     values.update(outputs_for(results, _rel(ctx, outcome.results_path)))
     values["report-path"] = _rel(ctx, outcome.report_path)
-    if outcome.gated and results.verdict is None:
+    if (outcome.gated and results.verdict is None) or invalid:
+        # a run that decided nothing: its reports are there (results-path, report-path,
+        # summary says what happened), its verdict is "error"
         values["verdict"] = "error"
+        values["passed"] = "false"
     return values
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -119,7 +120,22 @@ class ReplayAgent(_AgentBase):
 
 
 BARE_PYTHON = ("python", "python3")
-"""A command's program that ``agent.python`` decides: ToolGate's interpreter or PATH's."""
+"""A command's program that ``agent.python`` decides: ToolGate's interpreter, PATH's, or
+the one it names."""
+
+PYTHON_TOOLGATE = "toolgate"
+"""``agent.python: toolgate``: the interpreter running ToolGate (the default)."""
+PYTHON_PATH = "path"
+"""``agent.python: path``: the ``python`` found on ``PATH``."""
+
+
+def _python_choice(v: str) -> str:
+    if not v.strip():
+        raise ValueError(
+            "must be `toolgate`, `path` or the path of a Python interpreter "
+            "(for example .venv/bin/python)"
+        )
+    return v
 
 
 class ReplyIds(enum.StrEnum):
@@ -136,11 +152,13 @@ class ReplyIds(enum.StrEnum):
 class CommandAgent(_AgentBase):
     kind: Literal["command"]
     command: list[str] | str
-    python: Literal["toolgate", "path"] = "toolgate"
+    python: Annotated[str, AfterValidator(_python_choice)] = PYTHON_TOOLGATE
     """Which interpreter a command starting with a bare ``python``/``python3`` runs:
     ``toolgate`` the one running ToolGate (it exists wherever ToolGate does), ``path`` the
-    one found on ``PATH`` (the agent's own environment). A path as the program is always
-    run as given."""
+    one found on ``PATH``, or the path of an interpreter (relative to the config's folder:
+    ``.venv/bin/python``, the agent's own environment). In the Action, ``install:`` makes
+    the agent's environment and a config that does not set this key runs its interpreter.
+    A path as the program is always run as given."""
     workers: Annotated[int, Field(ge=1, le=256)] = 4
     env: dict[str, str] = Field(default_factory=dict)
     cwd: str | None = None
@@ -152,6 +170,9 @@ class PythonAgent(_AgentBase):
     kind: Literal["python"]
     callable: Annotated[str, Field(pattern=r"^[\w.]+:[\w.]+$")]
     path: list[str] = Field(default_factory=list)
+    python: Annotated[str, AfterValidator(_python_choice)] = PYTHON_TOOLGATE
+    """The interpreter of the worker processes that import the callable, as for a
+    ``command`` agent: ``toolgate``, ``path`` or an interpreter's path."""
 
 
 class OpenAIAgent(_AgentBase):
@@ -243,7 +264,9 @@ class PassCheck(enum.StrEnum):
     PARSED = "parsed"
     SCHEMA_VALID = "schema_valid"
     NO_TOOL = "no_tool"
-    NO_AGENT_ERROR = "no_agent_error"
+    AGENT_ERROR = "agent_error"
+    """The agent did not fail the case-sample (crash, timeout, protocol error, its own
+    error): always counts. Earlier configs called it ``no_agent_error``."""
     UNRECORDED_CALL = "unrecorded_call"
     ARG_SCOPE = "arg_scope"
     REQUIRED_BEFORE = "required_before"
@@ -299,6 +322,8 @@ class ScoringConfig(_Strict):
     @field_validator("pass_checks", mode="before")
     @classmethod
     def _no_removed_checks(cls, v: Any) -> Any:
+        if isinstance(v, list):  # the name earlier configs used
+            v = [PassCheck.AGENT_ERROR.value if x == "no_agent_error" else x for x in v]
         if isinstance(v, list) and "no_extra_calls" in v:
             raise ValueError(
                 "`no_extra_calls` was removed: the `order` check fails a case with extra "
@@ -563,6 +588,34 @@ class Config(_Strict):
         if "samples" in self.model_fields_set or self.agent.kind != "replay":
             return self.samples
         return 1
+
+    def with_agent_python(self, interpreter: str) -> Config:
+        """This config with a ``command`` or ``python`` agent that does not state
+        ``agent.python`` running ``interpreter`` (the Action's ``install:`` environment);
+        what the file says wins, and other agents are unchanged."""
+        agent = self.agent
+        if not isinstance(agent, CommandAgent | PythonAgent) or "python" in agent.model_fields_set:
+            return self
+        return self.model_copy(update={"agent": agent.model_copy(update={"python": interpreter})})
+
+    def agent_python(self) -> str | None:
+        """The interpreter a bare ``python`` (a ``command`` agent's program, a ``python``
+        agent's workers) runs: ToolGate's own, the one ``agent.python`` names (resolved
+        against the config's folder), or ``None`` for ``path`` (found on ``PATH`` when it
+        starts)."""
+        import sys
+
+        agent = self.agent
+        choice = agent.python if isinstance(agent, CommandAgent | PythonAgent) else PYTHON_TOOLGATE
+        if choice == PYTHON_TOOLGATE:
+            return sys.executable
+        if choice == PYTHON_PATH:
+            return None
+        # Never resolved: a virtualenv's python is a symlink to another environment's
+        # interpreter.
+        import os
+
+        return os.path.abspath(self.root / choice)
 
     @property
     def root(self) -> Path:

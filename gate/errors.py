@@ -235,6 +235,25 @@ def error_kind_of(error: str | None) -> ErrorKind | None:
         return None
 
 
+ANSWER_KINDS = frozenset({ErrorKind.STEP_BUDGET, ErrorKind.PAYLOAD})
+"""Agent errors that are the model's answer however they end (too many tool-calling turns,
+a malformed model output): scored like any answer."""
+
+
+def agent_failed(error: str | None) -> bool:
+    """Whether a case-sample ended in the agent's failure rather than an answer — a crash,
+    a timeout, a protocol error, an exception, its own ``error`` message: it earns nothing
+    (every metric n/a but ``agent_error_rate`` and ``case_passed``) and fails the check
+    ``agent_error``. Not the infrastructure's (a *missing* sample) nor an answer
+    (:data:`ANSWER_KINDS`)."""
+    if error is None:
+        return False
+    kind = error_kind_of(error)
+    if kind is None:
+        return True  # an older release's or another tool's text: the agent's
+    return kind.error_class is ErrorClass.AGENT and kind not in ANSWER_KINDS
+
+
 def error_class_of(error: str | None) -> ErrorClass | None:
     """The class of a ``Run.error`` text; None when there is no error."""
     if error is None:

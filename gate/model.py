@@ -519,6 +519,11 @@ class RunInvalid:
     missing: MissingSamples
     first_errors: tuple[str, ...] = ()
     """The first lines of the errors that made it so (printed, and in the comment)."""
+    headline: str = ""
+    """What happened, in one line — the first line of the console, the comment and the
+    step summary ("the agent could not start: ModuleNotFoundError: …")."""
+    hint: str | None = None
+    """What to do about it, when something can be said."""
 
 
 class MissingWhy(enum.StrEnum):

@@ -313,6 +313,16 @@ class RunError(_M):
 
     reason: str
     first_errors: list[str] = Field(default_factory=list)
+    headline: str | None = None
+    """What happened, in one line: the first line of every report ("the agent could not
+    start: ModuleNotFoundError: No module named 'openai'"); ``None`` in results of earlier
+    releases (the reason stands in)."""
+    hint: str | None = None
+    """What to do about it, when something can be said."""
+
+    @property
+    def first_line(self) -> str:
+        return self.headline or self.reason
 
 
 FlipKindName = Literal[
@@ -1147,6 +1157,25 @@ def _outline(
     }
 
 
+def sampled(results: Results, case: CaseResult) -> int:
+    """How many samples of ``case`` were sampled: its samples but the missing ones (the
+    infrastructure failed them; neither a pass nor a failure)."""
+    gone = results.missing.per_case.get(case.id, 0) if results.missing is not None else 0
+    return len(case.samples) - gone
+
+
+def failed_by_agent(results: Results) -> list[str]:
+    """The ids of the cases every sample of which the agent failed before answering (a
+    crash, a timeout, a protocol error, its own error: :func:`gate.errors.agent_failed`),
+    in dataset order — no answer to score, listed apart from the cases it answered
+    wrongly."""
+    from gate.errors import agent_failed
+
+    return [
+        c.id for c in results.cases if c.samples and all(agent_failed(s.error) for s in c.samples)
+    ]
+
+
 def not_sampled(results: Results) -> list[str]:
     """The ids of the cases every sample of which is missing, in dataset order: *not
     sampled* — neither passed nor failed (listed apart by the reports)."""
@@ -1171,12 +1200,21 @@ def with_validity(
             first_errors=list(missing.first_errors),
         )
     if invalid is not None:
-        update["run_error"] = RunError(
-            reason=invalid.reason, first_errors=list(invalid.first_errors)
+        error = RunError(
+            reason=invalid.reason,
+            first_errors=list(invalid.first_errors),
+            headline=invalid.headline or None,
+            hint=invalid.hint,
         )
+        update["run_error"] = error
         if results.verdict is not None:
-            update["verdict"] = results.verdict.model_copy(
-                update={"passed": False, "summary": f"ERROR — {invalid.reason}"}
+            # Nothing was measured: no gate, variance rule or regression was evaluated on
+            # it, and none is named as missed.
+            update["verdict"] = Verdict(
+                passed=False,
+                summary=f"ERROR — {error.first_line}",
+                reasons=[error.first_line],
+                hard_failures=results.verdict.hard_failures,
             )
     return results.model_copy(update=update) if update else results
 

@@ -77,8 +77,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gate.commands import require_config
     from gate.errors import UsageError
 
+    require_config(Path(args.config))
     if args.samples is not None and not 1 <= args.samples <= 100:
         raise UsageError(f"--samples must be between 1 and 100, not {args.samples}")
     opts = CheckOptions(

@@ -18,6 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from gate.commands import require_config
 from gate.dataset import default_display
 from gate.errors import ExitCode, UsageError
 from gate.model import Shard
@@ -72,11 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config_path = Path(args.config)
-    if not config_path.exists():
-        raise UsageError(
-            f"no config file {default_display(config_path)}",
-            hint="Pass --config FILE, or create one with `toolgate init`.",
-        )
+    require_config(config_path)
     inputs = load_inputs(config_path, default_display(config_path), agent=True)
     config, dataset = inputs.config, inputs.dataset
     updates: dict[str, object] = {}

@@ -20,14 +20,15 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from gate.commands import require_config
 from gate.config import Config, ReplyIds
 from gate.dataset import Dataset, default_display
 from gate.dataset.matchers import did_you_mean
 from gate.dataset.pin import check_pin
-from gate.errors import ConfigError, ExitCode, PinMismatchError, Problem, UsageError
+from gate.errors import ConfigError, ExitCode, PinMismatchError, Problem
 from gate.model import Difficulty
 from gate.pipeline.inputs import missing_dataset, read_config_doc, read_dataset
-from gate.replay.preflight import agent_problems, interpreter_note
+from gate.replay.preflight import agent_problems, first_case_problems, interpreter_note
 from gate.yamlio import YamlDoc
 
 DEFAULT_CONFIG = "toolgate.yml"
@@ -46,6 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="validate this dataset instead of the config's (the pin is then not checked)",
     )
+    parser.add_argument(
+        "--no-agent",
+        action="store_true",
+        help="do not start the agent (a command or python agent runs the first case once)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,11 +60,7 @@ def run(args: argparse.Namespace) -> int:
         dataset = read_dataset(Path(args.dataset), display=default_display(Path(args.dataset)))
         print(f"OK: {summary(dataset)}")
         return ExitCode.PASS
-    if not config_path.exists():
-        raise UsageError(
-            f"no config file {default_display(config_path)}",
-            hint="Pass --config FILE, or create one with `toolgate init`.",
-        )
+    require_config(config_path)
     shown = default_display(config_path)
     config, doc = read_config_doc(config_path, display=shown)
     configured = config.resolve(config.dataset.path)
@@ -80,6 +82,10 @@ def run(args: argparse.Namespace) -> int:
             PinMismatchError if all(p.field == "dataset.sha256" for p in problems) else ConfigError
         )
         raise kind(problems)
+    if not args.no_agent:  # the agent started once: the first case, one sample, no scoring
+        started = first_case_problems(config, doc, dataset)
+        if started:
+            raise ConfigError(started, hint=start_hint(started))
     pin = (
         f"pinned {config.dataset.version + ' ' if config.dataset.version else ''}sha256 "
         f"{dataset.sha256[:12]}"
@@ -228,8 +234,20 @@ def cross_check(config: Config, doc: YamlDoc, dataset: Dataset) -> list[Problem]
                         f"scoring.free_text.{name}[{j}]",
                         f"{name} has no parameter {arg!r}{did_you_mean(arg, props)}",
                     )
-    problems += agent_problems(config, doc)
+    problems += agent_problems(config, doc, start_python=False)
     return problems
+
+
+def start_hint(problems: list[Problem]) -> str:
+    """What to do about an agent that could not start (:func:`gate.policy.validity.hint_for`
+    on its error), or how to validate without starting it."""
+    from gate.policy.validity import hint_for
+
+    for p in problems:
+        hint = hint_for(p.message)
+        if hint:
+            return hint
+    return "Fix the agent, or pass --no-agent to validate without starting it."
 
 
 def reply_ids_note(config: Config) -> str | None:

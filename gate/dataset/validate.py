@@ -381,10 +381,16 @@ class CaseBuilder:
             return None
         if isinstance(value, str):
             if not value.startswith("@"):
+                # A file name written without its `@` is the usual slip: say how to write it.
+                hint = (
+                    f" (did you mean {'@' + value.strip()!r}? a file is named with @)"
+                    if value.strip().lower().endswith(".json")
+                    else ""
+                )
                 report(
                     "available_tools",
                     'must be an array of tools or an "@file.json" reference, not the string '
-                    f"{value[:60]!r}",
+                    f"{value[:60]!r}{hint}",
                 )
                 return None
             tf, why = self.resolver.reference(value)
@@ -553,7 +559,11 @@ class CaseBuilder:
         if not _named(name, fld, report):
             return None
         if tools is not None and name not in tools:
-            report(fld, f"{name!r} is not among available_tools{did_you_mean(name, tools)}")
+            report(
+                fld,
+                f"{name!r} is not among available_tools{did_you_mean(name, tools)}; "
+                f"available: {offered_list(tools)}",
+            )
             return None
         return name
 
@@ -705,6 +715,14 @@ class CaseBuilder:
 def _members(kind: type[enum.Enum]) -> dict[str, enum.Enum]:
     """An enum's members by value (the values a dataset writes)."""
     return {m.value: m for m in kind}
+
+
+def offered_list(tools: Mapping[str, ToolSpec], limit: int = 20) -> str:
+    """The tools a case offers, as a message lists them (at most ``limit`` names)."""
+    names = sorted(tools)
+    shown = ", ".join(repr(n) for n in names[:limit])
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return (shown + more) if names else "none"
 
 
 def _named(name: Any, fld: str, report: Callable[[str | None, str], None]) -> TypeGuard[str]:

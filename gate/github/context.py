@@ -136,6 +136,8 @@ INPUT_DEFAULTS: dict[str, str] = {
     "fail-on": "gate",
     "out": "",
     "working-directory": ".",
+    "install": "",
+    "setup": "",
 }
 """Every input of action.yml with the default applied when its variable is missing. A test
 checks this table against action.yml."""
@@ -156,6 +158,10 @@ class ActionInputs:
     fail_on: FailOn = FailOn.GATE
     out: str | None = None
     working_directory: str = "."
+    install: str | None = None
+    """A requirements file installed into the agent's own environment (a virtualenv)."""
+    setup: str | None = None
+    """A shell command run in the container before the gate starts."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -382,6 +388,13 @@ def _read_inputs(environ: Mapping[str, str], problems: list[Problem]) -> ActionI
     for name in ("config", "working-directory"):
         if not get(name):
             bad(name, "must not be empty")
+    runs_agent = mode in (Mode.CHECK, Mode.RUN)
+    for name in ("install", "setup"):
+        if get(name) and not runs_agent:
+            bad(
+                name,
+                f"is only used when the agent runs (mode check or run; mode is {mode.value!r})",
+            )
     return ActionInputs(
         mode=mode,
         config=get("config"),
@@ -393,6 +406,8 @@ def _read_inputs(environ: Mapping[str, str], problems: list[Problem]) -> ActionI
         fail_on=fail_on,
         out=get("out") or None,
         working_directory=get("working-directory"),
+        install=get("install") or None,
+        setup=get("setup") or None,
     )
 
 

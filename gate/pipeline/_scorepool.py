@@ -30,19 +30,23 @@ no other thread (forking beside live threads risks copying a held lock).
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import itertools
+import json
 import multiprocessing
 import os
 import pickle
+import select
 import shutil
 import signal
 import struct
 import tempfile
 import threading
+import time
 import traceback
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -65,6 +69,13 @@ CHUNKS_PER_WORKER = 4
 """Chunks per worker: small enough to balance uneven lines, large enough to amortise."""
 _WINDOW = 1 << 16
 """Bytes read at a time around a cut point to find the next line boundary."""
+STALL_S = 600.0
+"""Longest a scoring worker may go without sending a byte (a chunk scores in seconds):
+past it the worker is stopped or stuck, and the run is aborted (exit code 4)."""
+POLL_S = 1.0
+"""How often a wait on a worker's pipe wakes up to look at the time."""
+REAP_S = 10.0
+"""Longest the exit of a killed worker is waited for."""
 _NAN = float("nan")
 _BLANK_START = (b"", b" ", b"\t", b"\n", b"\r", b"\x0b", b"\x0c")
 """First bytes of a line that may be blank (``bytes.strip`` removes these)."""
@@ -664,7 +675,7 @@ class ForkExecutor:
         try:
             for w in range(n):
                 children.append(_Child.fork(chunks[w::n]))
-            _collect(_in_order(children, len(chunks)), job, result, spool)
+            _collect(_in_order(children, chunks, index), job, result, spool)
         except BaseException:
             spool.close()
             raise
@@ -708,11 +719,14 @@ class _Child:
         os.close(w)
         return cls(pid, r)
 
-    def receive(self) -> _ChunkOut:
-        head = _read_exact(self.fd, _HEADER.size)
+    def receive(self, where: Callable[[], str]) -> _ChunkOut:
+        """The next chunk's output. A worker that ends before it answered, or sends
+        nothing for :data:`STALL_S` (stopped, stuck), is a :class:`RunAborted` naming its
+        exit status and ``where()`` — the lines and cases of the chunk it owed."""
+        head = self._read_exact(_HEADER.size, where)
         if head is not None:
             kind, size = _HEADER.unpack(head)
-            body = _read_exact(self.fd, size)
+            body = self._read_exact(size, where)
             if body is not None and kind == _OK:
                 chunk: _ChunkOut = pickle.loads(body)
                 return chunk
@@ -723,31 +737,66 @@ class _Child:
                 )
             if body is not None:  # a scorer raised: a bug, with its traceback
                 raise RuntimeError(f"a scoring worker failed:\n{body.decode(errors='replace')}")
-        self.reap(block=True)
+        self.reap(timeout=REAP_S)
         raise RunAborted(
-            f"a scoring worker (pid {self.pid}) ended before it answered "
-            f"({_describe(self.status)}): stopped from outside, most often for lack of memory",
+            f"a scoring worker ended before it answered ({_describe(self.status)}) while "
+            f"scoring {where()}: stopped from outside, most often for lack of memory",
             hint="TOOLGATE_SCORE_WORKERS=1 scores in this process alone, with less memory",
         )
 
-    def reap(self, *, block: bool) -> None:
-        if self.status is not None:
-            return
-        try:
-            pid, status = os.waitpid(self.pid, 0 if block else os.WNOHANG)
-        except ChildProcessError:
-            self.status = 0
-            return
-        if pid:
-            self.status = status
+    def _read_exact(self, size: int, where: Callable[[], str]) -> bytes | None:
+        """``size`` bytes from the worker's pipe, or None at an end of file before them;
+        every wait bounded: nothing for :data:`STALL_S` is a :class:`RunAborted`."""
+        parts: list[bytes] = []
+        left = size
+        poller = select.poll()
+        poller.register(self.fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+        quiet_since = time.monotonic()
+        while left:
+            if not poller.poll(int(POLL_S * 1000)):
+                if time.monotonic() - quiet_since < STALL_S:
+                    continue
+                raise RunAborted(
+                    f"a scoring worker sent nothing for {STALL_S:g} s while scoring "
+                    f"{where()} ({_describe(self._status_now())}): stopped or stuck",
+                    hint="run again; TOOLGATE_SCORE_WORKERS=1 scores in this process alone",
+                )
+            part = os.read(self.fd, min(left, 1 << 20))
+            if not part:
+                return None
+            quiet_since = time.monotonic()
+            parts.append(part)
+            left -= len(part)
+        return b"".join(parts)
+
+    def _status_now(self) -> int | None:
+        self.reap(timeout=0)
+        return self.status
+
+    def reap(self, *, timeout: float) -> None:
+        """Collect the worker's exit status, waiting at most ``timeout`` seconds."""
+        end = time.monotonic() + timeout
+        while self.status is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                self.status = 0
+                return
+            if pid:
+                self.status = status
+                return
+            if time.monotonic() >= end:
+                return
+            time.sleep(0.01)
 
     def stop(self) -> None:
-        """Kill (if still running), reap, close: never leaves a process or a descriptor."""
-        self.reap(block=False)
+        """Kill (if still running), reap, close: never leaves a descriptor, nor — unless
+        the kernel cannot deliver SIGKILL within :data:`REAP_S` — a process."""
+        self.reap(timeout=0)
         if self.status is None:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self.pid, signal.SIGKILL)
-            self.reap(block=True)
+            self.reap(timeout=REAP_S)
         with contextlib.suppress(OSError):
             os.close(self.fd)
 
@@ -758,31 +807,69 @@ def _send(fd: int, kind: int, payload: bytes) -> None:
         data = data[os.write(fd, data) :]
 
 
-def _read_exact(fd: int, size: int) -> bytes | None:
-    """``size`` bytes from ``fd``, or None at an end of file before them."""
-    parts: list[bytes] = []
-    left = size
-    while left:
-        part = os.read(fd, min(left, 1 << 20))
-        if not part:
-            return None
-        parts.append(part)
-        left -= len(part)
-    return b"".join(parts)
-
-
 def _describe(status: int | None) -> str:
     if status is None:
         return "still running"
     if os.WIFSIGNALED(status):
-        return f"killed by signal {os.WTERMSIG(status)}"
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            return f"killed by signal {number}"
+        return f"killed by signal {number}, {name}"
     return f"exit code {os.waitstatus_to_exitcode(status)}"
 
 
-def _in_order(children: Sequence[_Child], count: int) -> Iterator[_ChunkOut]:
+def _in_order(
+    children: Sequence[_Child], chunks: Sequence[tuple[int, int]], index: RunsIndex
+) -> Iterator[_ChunkOut]:
     """The chunks' outputs in file order (chunk ``k`` from worker ``k mod n``)."""
-    for k in range(count):
-        yield children[k % len(children)].receive()
+    for k, chunk in enumerate(chunks):
+        yield children[k % len(children)].receive(functools.partial(chunk_where, index, chunk))
+
+
+def chunk_where(index: RunsIndex, chunk: tuple[int, int]) -> str:
+    """Where a chunk of the runs file is, in words: ``runs.jsonl lines 31–60 (cases
+    'a-1' … 'b-3')`` (read only when a worker failed on it)."""
+    start, end = chunk
+    first_line = 1
+    pos = 0
+    while pos < start:  # the newlines before the chunk, in windows: never the whole file
+        window = index.pread(pos, min(1 << 20, start - pos))
+        if not window:
+            break
+        first_line += window.count(b"\n")
+        pos += len(window)
+    body = index.pread(start, end - start) if end - start <= 1 << 20 else b""
+    if body:
+        lines = body.rstrip(b"\n").split(b"\n")
+        last_line = first_line + len(lines) - 1
+        ids = [i for i in (_case_of(lines[0]), _case_of(lines[-1])) if i is not None]
+    else:  # a large chunk: its first line alone
+        head = index.pread(start, min(end - start, 1 << 16)).split(b"\n", 1)[0]
+        last_line = None
+        ids = [i for i in (_case_of(head),) if i is not None]
+    lines_text = (
+        f"line {first_line}"
+        if last_line == first_line
+        else f"lines {first_line}–{last_line}"
+        if last_line is not None
+        else f"lines from {first_line}"
+    )
+    cases = ""
+    if ids:
+        shown = " … ".join(repr(i) for i in dict.fromkeys(ids))
+        cases = f" (case{'s' if len(set(ids)) > 1 else ''} {shown})"
+    return f"{index.display} {lines_text}{cases}"
+
+
+def _case_of(line: bytes) -> str | None:
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    cid = obj.get("case_id") if isinstance(obj, dict) else None
+    return cid[:80] if isinstance(cid, str) else None
 
 
 def _work(chunk: tuple[int, int]) -> bytes:

@@ -75,6 +75,11 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
                 agent=summary.agent,
                 norms=norms,
             )
+            # A run that is not valid already (the agent cannot start, too many samples
+            # missing) decides nothing: no extra sample, no seeding, would change that.
+            hopeless = bool(summary.errors) and (
+                validate_run(head.results, config.max_missing).run_error is not None
+            )
             tested = policy_stage(
                 head,
                 base=base,
@@ -85,8 +90,9 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
                 samples=samples,
                 shard=opts.shard,
                 norms=norms,
-                seed=opts.base_run,
+                seed=opts.base_run and not hopeless,
                 progress=opts.progress,
+                sample_more=not hopeless,
             )
             head = tested.scored
             judge = judge_stage(

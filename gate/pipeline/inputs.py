@@ -99,17 +99,26 @@ def read_dataset(path: Path, display: str | None = None) -> Dataset:
 
 
 def load_inputs(
-    config_path: Path, display: str | None = None, *, pin: bool = True, agent: bool = False
+    config_path: Path,
+    display: str | None = None,
+    *,
+    pin: bool = True,
+    agent: bool = False,
+    agent_python: str | None = None,
 ) -> Inputs:
     """Config, dataset and their cross-checks: the pin (unless ``pin`` is false: ``record``
     writes a new dataset), the judge's rubrics and calibration file, and — with ``agent``,
     for the commands that run it — whether the agent can start at all
     (:func:`gate.replay.preflight.agent_problems`: a missing program or script is refused
-    before the first case, not recorded as every case failing). Raises
-    :class:`~gate.errors.InputError` naming file, line and field."""
+    before the first case, not recorded as every case failing). ``agent_python``: the
+    interpreter of the agent's environment the Action's ``install:`` made, for a config
+    that does not set ``agent.python`` (:meth:`~gate.config.Config.with_agent_python`).
+    Raises :class:`~gate.errors.InputError` naming file, line and field."""
     from gate.dataset.pin import check_pin
 
     config, doc = read_config_doc(config_path, display=display)
+    if agent_python is not None:
+        config = config.with_agent_python(agent_python)
     if agent:
         from gate.replay.preflight import agent_problems
 

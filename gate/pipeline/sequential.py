@@ -340,12 +340,18 @@ def policy_stage(
     norms: NormalizerTable | None = None,
     seed: bool = False,
     progress: bool = False,
+    sample_more: bool = True,
 ) -> Tested:
     """The module docstring's steps 1–5. ``seed``: a base run, which also brings every
-    case's history up to ``policy.min_history`` samples."""
+    case's history up to ``policy.min_history`` samples; ``sample_more`` false: no extra
+    sample at all (a run that is not valid whatever they show)."""
     from gate.results import history_of
 
     params = engine_params(config, samples)
+    if not sample_more:
+        params = dataclasses.replace(
+            params, sequential=dataclasses.replace(params.sequential, max_extra=0, max_seed=0)
+        )
     gated = gated_metrics(config)
     names = [g.name for g in gated]
     in_scope = {m.id for m in head.table.metas}

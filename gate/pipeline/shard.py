@@ -41,11 +41,13 @@ def run_shard(
     shard: Shard | None = None,
     progress: bool = True,
     stream: TextIO,
+    agent_python: str | None = None,
 ) -> ShardOutcome:
     """Run and score ``shard`` (every case when ``None``); write ``out/results.json``
-    (``out`` defaults to the config's ``reporting.out``). Bad input raises
+    (``out`` defaults to the config's ``reporting.out``; ``agent_python`` as for
+    :func:`~gate.pipeline.inputs.load_inputs`). Bad input raises
     :class:`~gate.errors.InputError` naming file, line and field."""
-    inputs = load_inputs(config_path, config_display, agent=True)
+    inputs = load_inputs(config_path, config_display, agent=True, agent_python=agent_python)
     config, dataset = inputs.config, inputs.dataset
     norms = normalizers(config)
     folder = out if out is not None else config.resolve(config.reporting.out)

@@ -4,7 +4,7 @@ A pool of ``agent.workers`` long-lived worker processes (``agent.command``, star
 ``agent.cwd`` — default: the config's folder — with ``agent.env`` added to the
 environment, the gate's GitHub credentials removed, and ``PYTHONUNBUFFERED=1`` so Python
 agents need not flush; a bare ``python`` as the program is the interpreter running
-ToolGate). Each case-sample
+ToolGate, or the one ``agent.python`` names). Each case-sample
 borrows one idle worker and speaks the protocol of ``docs/agent-protocol.md``::
 
     runner → {"type": "start", "case_id", "sample", "seed", "messages", "tools"}
@@ -48,7 +48,6 @@ import select
 import shlex
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -616,11 +615,12 @@ class CommandPoolAgent(WorkerPoolAgent):
             raise ConfigError(
                 Problem(file, config.agent_lines.get("agent.command"), "agent.command", "is empty")
             )
-        if argv[0] in BARE_PYTHON and cfg.python == "toolgate":
-            # A bare `python` means the interpreter running ToolGate unless the config
-            # says `agent.python: path`: it exists wherever ToolGate does (a fresh machine
-            # may have no `python` on PATH).
-            argv[0] = sys.executable
+        interpreter = config.agent_python()
+        if argv[0] in BARE_PYTHON and interpreter is not None:
+            # A bare `python` means the interpreter running ToolGate (it exists wherever
+            # ToolGate does: a fresh machine may have no `python` on PATH), or the one
+            # `agent.python` names; `agent.python: path` leaves it to PATH.
+            argv[0] = interpreter
         super().__init__(
             argv=argv,
             cwd=str(config.resolve(cfg.cwd) if cfg.cwd else config.root),

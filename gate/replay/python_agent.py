@@ -15,8 +15,9 @@ parallel calls and returns their outcomes in order. The callable returns the fin
 answer: a string, ``None``, or ``{"content": str, "usage": {...}}``.
 
 **Where it runs.** Not in ToolGate's process: in a pool of ``concurrency`` long-lived
-worker processes (:mod:`gate.replay.python_worker`, the interpreter running ToolGate,
-started in the current folder with the ``command`` adapter's environment), each serving
+worker processes (:mod:`gate.replay.python_worker`, the interpreter running ToolGate
+or the one ``agent.python`` names — in the Action, ``install:``'s environment —, started
+in the current folder with the ``command`` adapter's environment), each serving
 the ``command`` protocol through :class:`gate.replay.command.WorkerPoolAgent` — the same
 bounded reads and writes, process-group kills and replacement. So nothing the callable
 does can end or hang ToolGate: ``os._exit()`` or a crashing C extension is a ``crash``
@@ -35,6 +36,7 @@ traceback; the worker stays.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,13 @@ from gate.config import Config, PythonAgent
 from gate.errors import ConfigError, Problem, WorkerBroken
 from gate.replay.command import Worker, WorkerPoolAgent, agent_environ
 from gate.replay.session import AgentFailure, ErrorKind
+
+_RUN_WORKER_FILE = "import runpy, sys; runpy.run_path(sys.argv.pop(1), run_name='__main__')"
+"""How another interpreter runs :mod:`gate.replay.python_worker`: by its file's path
+(``runpy.run_path`` of a file leaves ``sys.path`` as it is: the worker's folder, with its
+``http.py``, is never put on it)."""
+
+_WORKER_FILE = Path(__file__).with_name("python_worker.py")
 
 STARTUP_S = 60.0
 """Most time a worker may take to import the callable (at least ``timeout_s``)."""
@@ -64,10 +73,20 @@ class PythonCallableAgent(WorkerPoolAgent):
         self._spec = cfg.callable
         self._startup_s = max(STARTUP_S, cfg.timeout_s)
         paths = [str(config.resolve(p)) for p in cfg.path]
+        interpreter = config.agent_python() or shutil.which("python3") or "python3"
+        if interpreter == sys.executable:
+            argv = [interpreter, "-m", "gate.replay.python_worker"]
+            env = {**agent_environ(os.environ), "PYTHONUNBUFFERED": "1", **_importable()}
+        else:
+            # Another environment (``agent.python``, the Action's ``install:``) has no
+            # ToolGate: the worker's file runs by its path (it imports only the standard
+            # library), and nothing of ToolGate's environment is put on its sys.path.
+            argv = [interpreter, "-c", _RUN_WORKER_FILE, str(_WORKER_FILE)]
+            env = {**agent_environ(os.environ), "PYTHONUNBUFFERED": "1"}
         super().__init__(
-            argv=[sys.executable, "-m", "gate.replay.python_worker", cfg.callable, *paths],
+            argv=[*argv, cfg.callable, *paths],
             cwd=os.getcwd(),
-            env={**agent_environ(os.environ), "PYTHONUNBUFFERED": "1", **_importable()},
+            env=env,
             workers=config.concurrency,
             file=str(config.source) if config.source else "toolgate.yml",
             line=config.agent_lines.get("agent.callable"),

@@ -26,7 +26,14 @@ from gate.report.markdown import (
 )
 from gate.report.redact import Redactor
 from gate.report.sentences import Code, Sentence, check_sentences
-from gate.results import HardFailureResult, Results, SampleResult, not_sampled
+from gate.results import (
+    HardFailureResult,
+    Results,
+    SampleResult,
+    failed_by_agent,
+    not_sampled,
+    sampled,
+)
 
 MAX_ROWS = 20
 
@@ -41,8 +48,11 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
         f"{esc.console(summary, 400)}"
     )
     if results.run_error is not None:
+        err = results.run_error
+        if err.hint:
+            out.append(f"what to do: {esc.console(err.hint, 400)}")
         out.append("the run is not valid: it says nothing about the agent; first errors:")
-        out.extend(f"  {esc.console(e, 300)}" for e in results.run_error.first_errors)
+        out.extend(f"  {esc.console(e, 300)}" for e in err.first_errors)
     if results.missing is not None:
         gone = results.missing
         why = ", ".join(f"{k} {n}" for k, n in gone.by_reason.items())
@@ -67,6 +77,10 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
         warning = short_history_warning(results)
         if warning:
             out.append("warning: " + _plain(warning, esc))
+    if results.run_error is not None:  # nothing was measured: no gate, metric or case to show
+        out.append("")
+        out.append(_cases_line(results, esc))
+        return (redactor or Redactor()).redact("\n".join(out)) + "\n"
 
     def section(title: str, rows: list[str], count: str | None = None) -> None:
         if not rows:
@@ -132,15 +146,25 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
     n_sig = sum(1 for f in flips if f.kind == "regression")
     count = f"{n_sig}" + (f", {len(flips) - n_sig} likely" if len(flips) > n_sig else "")
     section("regressions", regressions, count if flips else None)
+    apart = set(failed_by_agent(results))
+    section(
+        "no answer: the agent failed every sample before answering",
+        [
+            f"{esc.console(c.id, 80)}{f' (line {c.line})' if c.line else ''}  "
+            f"{esc.console((c.samples[0].error or '').strip().splitlines()[0], 200)}"
+            for c in results.cases
+            if c.id in apart
+        ],
+    )
     if cmp is None or not cmp.comparable:
         section(
             "failing cases",
             [
                 f"{esc.console(c.id, 80)}{f' (line {c.line})' if c.line else ''}  "
-                f"{fmt.rate_fraction(c.pass_rate, len(c.samples))}  "
+                f"{fmt.rate_fraction(c.pass_rate, sampled(results, c))}  "
                 f"{_why(_first_failing(c), esc)}"
                 for c in results.cases
-                if not c.passed and not c.flaky and c.id not in hard
+                if not c.passed and not c.flaky and c.id not in hard and c.id not in apart
             ],
         )
     section(
@@ -179,20 +203,24 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
                 if c.id in noise
                 else ""
             )
-            + fmt.rate_fraction(c.pass_rate, len(c.samples))
+            + fmt.rate_fraction(c.pass_rate, sampled(results, c))
             for c in results.cases
             if (c.flaky or c.id in noise) and c.id not in hard
         ],
     )
+    out.append("")
+    out.append(_cases_line(results, esc))
+    return (redactor or Redactor()).redact("\n".join(out)) + "\n"
+
+
+def _cases_line(results: Results, esc: Escaper) -> str:
     n_pass = sum(1 for c in results.cases if c.passed)
     ds = results.dataset
-    out.append("")
-    out.append(
+    return (
         f"cases: {len(results.cases)} ({n_pass} pass, {len(results.cases) - n_pass} fail) · "
         f"samples {results.samples} · dataset {esc.console(ds.path, 120)}"
         f"{'@' + esc.console(ds.version, 40) if ds.version else ''} sha256 {ds.sha256[:12]}"
     )
-    return (redactor or Redactor()).redact("\n".join(out)) + "\n"
 
 
 def _hard_rows(results: Results, esc: Escaper) -> list[str]:

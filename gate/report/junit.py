@@ -32,7 +32,7 @@ from gate.report import evidence, fmt
 from gate.report.escape import Escaper, calls_repr
 from gate.report.markdown import group_samples, status
 from gate.report.redact import Redactor
-from gate.results import CaseResult, HardFailureResult, Results, SampleResult
+from gate.results import CaseResult, HardFailureResult, Results, SampleResult, sampled
 
 _DETAIL_LIMIT = 2_000
 
@@ -72,8 +72,11 @@ def render_junit(results: Results, *, redactor: Redactor | None = None) -> str:
         )
         if case.line:
             tc.set("line", str(case.line))
-        if not case.passed:
-            failing = [s for s in case.samples if not s.passed]
+        # a missing sample (the infrastructure failed it) failed no check: not a failure
+        failing = [s for s in case.samples if not s.passed and s.failed_checks]
+        if not case.passed and not failing:
+            ET.SubElement(tc, "skipped", message="not sampled: every sample is missing")
+        elif not case.passed:
             all_errors = bool(failing) and all(s.error for s in failing) and not hard.get(case.id)
             tag = "error" if all_errors else "failure"
             if all_errors:
@@ -84,17 +87,17 @@ def render_junit(results: Results, *, redactor: Redactor | None = None) -> str:
             for s in failing:
                 labels += [c for c in s.failed_checks if c not in labels]
             if all_errors:
-                labels.insert(0, "agent_error")
+                labels = list(dict.fromkeys(["agent_error", *labels]))
             first = labels[0] if labels else "failed"
             flip = flips.get(case.id)
             kind = f"{flip.kind.replace('_', ' ')}: " if flip is not None else ""
             message = (
                 f"{kind}{'; '.join(labels) or 'failed'} "
-                f"({fmt.rate_fraction(case.pass_rate, len(case.samples))} samples pass)"
+                f"({fmt.rate_fraction(case.pass_rate, sampled(results, case))} samples pass)"
             )
             el = ET.SubElement(tc, tag, type=esc.xml(first, 200), message=esc.xml(message, 1000))
             el.text = esc.xml(_detail(case, failing, hard.get(case.id, []), esc), 20_000)
-        notes = [f"pass rate {fmt.num(case.pass_rate)} over {len(case.samples)} samples"]
+        notes = [f"pass rate {fmt.num(case.pass_rate)} over {sampled(results, case)} samples"]
         flip = flips.get(case.id)
         if flip is not None:
             notes.insert(0, f"{flip.kind.replace('_', ' ')}: {esc.xml(flip.reason, 500)}")

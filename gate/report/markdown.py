@@ -48,7 +48,9 @@ from gate.results import (
     MetricDelta,
     Results,
     SampleResult,
+    failed_by_agent,
     not_sampled,
+    sampled,
 )
 from gate.scorers.registry import HEADLINE_METRICS, METRICS
 
@@ -88,6 +90,7 @@ def build(
             *_run_info(results, esc, full),
         ]
     blocks += _missing(results, esc)
+    blocks += _failed_by_agent(results, esc)
     blocks += _hard_failures(results, esc, full)
     blocks += _metrics(results, esc, full)
     if full:
@@ -283,6 +286,8 @@ def samples_of(n_cases: int, n_samples: int, word: str = "case") -> str:
 def headline(results: Results) -> Sentence:
     """Why the gate passed or failed, in one line: cases counted (samples in brackets),
     each failure kind by the one name it has in the config and ``failed_checks``."""
+    if results.run_error is not None:  # nothing was measured: what happened, alone
+        return [results.run_error.first_line]
     v = results.verdict
     if v is None:
         return ["scored only; no thresholds were evaluated"]
@@ -377,6 +382,8 @@ def run_not_valid(results: Results, esc: Escaper) -> Block:
         f"{esc.text(err.reason, 400)}. Fix the cause and run it again.",
         "",
     ]
+    if err.hint:
+        lines += [f"**What to do:** {esc.text(err.hint, 400)}", ""]
     lines += _missing_lines(results, esc)
     if err.first_errors:
         lines += ["First errors:", ""]
@@ -409,6 +416,32 @@ def _missing_lines(results: Results, esc: Escaper) -> list[str]:
 def _missing(results: Results, esc: Escaper) -> list[Block]:
     lines = _missing_lines(results, esc)
     return [Block(head=lines)] if lines else []
+
+
+def _failed_by_agent(results: Results, esc: Escaper) -> list[Block]:
+    """The cases the agent failed on every sample before answering, apart from the cases
+    it answered wrongly: there was no answer to score."""
+    ids = failed_by_agent(results)
+    if not ids:
+        return []
+    cases = {c.id: c for c in results.cases}
+    lines = [
+        f"### ⚠️ No answer ({plural(len(ids), 'case')}) — the agent failed every sample "
+        "before answering",
+        "",
+        "| Case | Samples | Error |",
+        "|---|--:|---|",
+    ]
+    for cid in ids[:20]:
+        c = cases[cid]
+        error = (c.samples[0].error or "").strip().splitlines()
+        lines.append(
+            f"| {_case_cell(c.id, c.line, esc)} | {len(c.samples)} "
+            f"| {esc.code(error[0] if error else '', 200)} |"
+        )
+    if len(ids) > 20:
+        lines.append(f"| … {len(ids) - 20} more in report.md | | |")
+    return [Block(head=[*lines, ""])]
 
 
 _VERDICT_WORD = re.compile(r"^\s*(?:pass(?:ed)?|fail(?:ed)?|error)\s*(?:—|-|:)\s*", re.IGNORECASE)
@@ -854,7 +887,8 @@ def _drift_by_case(results: Results) -> dict[str, list[str]]:
 def _first_failing(case: CaseResult | None) -> SampleResult | None:
     if case is None:
         return None
-    failing = [s for s in case.samples if not s.passed]
+    # a missing sample failed no check: it is not a failing one
+    failing = [s for s in case.samples if not s.passed and s.failed_checks]
     return min(failing, key=lambda s: s.sample) if failing else None
 
 
@@ -974,9 +1008,14 @@ def _failing_without_baseline(results: Results, esc: Escaper) -> list[Block]:
     if cmp is not None and cmp.comparable:
         return []
     hard = {h.case_id for h in results.hard_failures}
+    apart = set(failed_by_agent(results))  # listed apart: the agent gave no answer
     # Flaky cases have their own section ("flaky cases apart").
     failing = sorted(
-        (c for c in results.cases if not c.passed and not c.flaky and c.id not in hard),
+        (
+            c
+            for c in results.cases
+            if not c.passed and not c.flaky and c.id not in hard and c.id not in apart
+        ),
         key=lambda c: (c.pass_rate, c.id),
     )
     if not failing:
@@ -987,7 +1026,8 @@ def _failing_without_baseline(results: Results, esc: Escaper) -> list[Block]:
         sample = _first_failing(c)
         checks = list(sample.failed_checks) if sample else []
         return (
-            f"| {_case_cell(c.id, c.line, esc)} | {fmt.rate_fraction(c.pass_rate, len(c.samples))} "
+            f"| {_case_cell(c.id, c.line, esc)} "
+            f"| {fmt.rate_fraction(c.pass_rate, sampled(results, c))} "
             f"| {_evidence_cells(sample, checks, esc, lim, False)} |"
         )
 
@@ -1488,7 +1528,8 @@ def _all_cases(results: Results, esc: Escaper) -> list[Block]:
         flaky = "🎲" if c.flaky else ""
         checks = sorted({x for s in c.samples if not s.passed for x in s.failed_checks})
         return (
-            f"| {esc.code(c.id, 80)} | {mark} | {fmt.rate_fraction(c.pass_rate, len(c.samples))} "
+            f"| {esc.code(c.id, 80)} | {mark} "
+            f"| {fmt.rate_fraction(c.pass_rate, sampled(results, c))} "
             f"| {flaky} | {_checks(checks, esc)} | {c.line or ''} |"
         )
 

@@ -25,7 +25,8 @@ CHECK_ORDER = (
     "arg_scope",
     "required_before",
     "safety_rules",
-    "no_agent_error",
+    "agent_error",
+    "no_agent_error",  # the name in results of earlier releases
     "calls_matched",
     "no_tool",
     "order",
@@ -114,7 +115,7 @@ def sentence_for(check: str, sample: SampleResult) -> Sentence:
         hits = [v for v in violations if v.get("rule") in rules]
         if hits:
             return [str(hits[0].get("message") or f"{check} rule broken")]
-    if check == "no_agent_error" and sample.error:
+    if check in ("agent_error", "no_agent_error") and sample.error:
         return [Code(error_summary(sample.error))]
     if check == "calls_matched":
         return _calls_matched(ev)

@@ -369,7 +369,7 @@ def enabled_checks(config: ScoringConfig) -> frozenset[PassCheck]:
     """The pass checks that count (docs/scoring.md).
 
     Default: every check except ``unrecorded_call``; ``unrecorded_call: fail_case`` adds
-    it whatever ``pass_checks`` says; ``no_agent_error`` always counts (a crashed or
+    it whatever ``pass_checks`` says; ``agent_error`` always counts (a crashed or
     timed-out run is never a pass). Extra calls are the ``order`` check's business: the
     case's order mode decides (``superset`` allows them).
     """
@@ -379,5 +379,5 @@ def enabled_checks(config: ScoringConfig) -> frozenset[PassCheck]:
         checks = set(config.pass_checks)
     if config.unrecorded_call == "fail_case":
         checks.add(PassCheck.UNRECORDED_CALL)
-    checks.add(PassCheck.NO_AGENT_ERROR)
+    checks.add(PassCheck.AGENT_ERROR)
     return frozenset(checks)

@@ -14,7 +14,9 @@ count; :func:`gate.scorers.context.enabled_checks`):
 * ``parsed`` — every call's arguments decoded;
 * ``schema_valid`` — every parsed call names an offered tool and validates;
 * ``no_tool`` — a no-tool case made no call;
-* ``no_agent_error`` — the run did not crash or time out;
+* ``agent_error`` — the agent did not fail the run (a crash, a timeout, a protocol error,
+  its own ``error`` message); such a sample earns nothing else (:func:`gate.scorers.sample
+  .score_sample`: every other metric n/a);
 * ``unrecorded_call`` (with ``unrecorded_call: fail_case``) — every call was answered by
   the frozen responses;
 * ``arg_scope`` — no argument-scope rule broken;
@@ -33,6 +35,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from gate.config import PassCheck
+from gate.errors import ErrorClass, error_class_of
 from gate.scorers.prose import Scored
 from gate.scorers.trajectory import over_budget
 
@@ -59,8 +62,8 @@ def failed_checks(an: Analysis, on: Collection[PassCheck]) -> list[str]:
         failed.append(_NAMES[PassCheck.SCHEMA_VALID])
     if PassCheck.NO_TOOL in on and an.cc.no_tool and an.n_a:
         failed.append(_NAMES[PassCheck.NO_TOOL])
-    if PassCheck.NO_AGENT_ERROR in on and an.view.error is not None:
-        failed.append(_NAMES[PassCheck.NO_AGENT_ERROR])
+    if PassCheck.AGENT_ERROR in on and an.view.error is not None:
+        failed.append(_NAMES[PassCheck.AGENT_ERROR])
     if PassCheck.UNRECORDED_CALL in on and an.unrecorded:
         failed.append(_NAMES[PassCheck.UNRECORDED_CALL])
     safety = PassCheck.SAFETY_RULES in on
@@ -79,6 +82,16 @@ def score_case_passed(an: Analysis) -> Scored:
     if not an.failed:
         return 1.0, "passed"
     return 0.0, lambda: "failed: " + ", ".join(an.failed)
+
+
+def score_agent_error_rate(an: Analysis) -> Scored:
+    """1.0 when the run ended in an error of the agent's (:class:`gate.errors.ErrorClass`:
+    a crash, a timeout, a protocol error, its own error, a step budget overrun, a
+    malformed model output), else 0.0. (A sample the agent failed before answering earns
+    nothing else: :func:`gate.scorers.sample.score_sample`.)"""
+    if error_class_of(an.view.error) is ErrorClass.AGENT:
+        return 1.0, lambda: f"the agent failed: {(an.view.error or '').splitlines()[0][:200]}"
+    return 0.0, "no agent error"
 
 
 def score_composite_clean_rate(an: Analysis) -> Scored:

@@ -85,6 +85,7 @@ REGISTRY: tuple[Metric, ...] = (
     Metric("composite_clean_rate", outcome.score_composite_clean_rate),
     Metric("risk_weighted_precision", selection.score_risk_weighted_precision),
     Metric("free_text_similarity", lexical.score_free_text_similarity),
+    Metric("agent_error_rate", outcome.score_agent_error_rate, lower_is_better=True),
     Metric("case_passed", outcome.score_case_passed, headline=1),
 )
 """Every deterministic metric, in the order the full report lists them."""

@@ -4,11 +4,14 @@
 :func:`gate.scorers.analysis.analyse` compute what the metrics share, then scores every
 metric of :data:`gate.scorers.registry.REGISTRY` from that analysis (formulas in the
 family modules), and adds the evidence the reports show, the tallies the dataset level
-pools and the hard failures.
+pools and the hard failures. A sample without an answer — the agent failed it, or the
+infrastructure did — earns nothing (:func:`_no_answer`).
 """
 
 from __future__ import annotations
 
+from gate.config import PassCheck
+from gate.errors import ErrorClass, agent_failed, error_class_of
 from gate.model import (
     ActualCall,
     ArgDiff,
@@ -37,6 +40,7 @@ from gate.scorers.registry import REGISTRY
 
 _PLAN = tuple((m.name, m.score, m.ideal) for m in REGISTRY)
 """The registry as (name, function, best value), looked up once."""
+_NAMES = tuple(name for name, _, _ in _PLAN)
 
 
 def score_sample(case: Case, run: Run, ctx: ScoringContext, *, full: bool = False) -> SampleScore:
@@ -47,6 +51,11 @@ def score_sample(case: Case, run: Run, ctx: ScoringContext, *, full: bool = Fals
     keeps; a passing sample needs no "expected vs actual"); ``full`` keeps every reason
     and the evidence of a passing sample too (``gate.assert_tool_calls``)."""
     an = analyse(case, ScoringView.of(run), ctx)
+    if run.error is not None and (
+        agent_failed(run.error)
+        or (not an.hard and error_class_of(run.error) is ErrorClass.INFRASTRUCTURE)
+    ):
+        return _no_answer(case, run, an)
     scores: dict[str, float | None] = {}
     reasons: dict[str, str] = {}
     for name, score, ideal in _PLAN:
@@ -64,6 +73,59 @@ def score_sample(case: Case, run: Run, ctx: ScoringContext, *, full: bool = Fals
         reasons=reasons,
         evidence=_evidence(an) if full or not passed else None,
         tallies=_tallies(an),
+        hard_failures=tuple(
+            HardFailure(kind, case.id, run.sample, call, message) for kind, call, message in an.hard
+        ),
+        error=run.error,
+        latency_ms=run.latency_ms,
+        usage=run.usage,
+    )
+
+
+_HARD_CHECKS = frozenset({"must_not_call", "arg_scope", "required_before"})
+"""The checks a call fails by being made, whatever came after it."""
+
+
+def _no_answer(case: Case, run: Run, an: Analysis) -> SampleScore:
+    """A sample without an answer to score: the agent failed it (a crash, a timeout, a
+    protocol error, its own error — :func:`gate.errors.agent_failed`), or the
+    infrastructure did (a *missing* sample). It earns nothing: every metric is n/a — no
+    ``no_tool_respected`` for making no call, no selection score from an empty run — but
+    ``agent_error_rate`` (1.0) and ``case_passed`` (0.0) for the agent's failure, which
+    fails the check ``agent_error`` (a hard failure in the calls it made before stands).
+    A missing sample fails no check and has no value at all: *not sampled*."""
+    assert run.error is not None
+    missing = not agent_failed(run.error)
+    scores: dict[str, float | None] = dict.fromkeys(_NAMES)
+    why = (
+        "n/a: not sampled (the infrastructure failed this case-sample)"
+        if missing
+        else "n/a: the agent failed before answering: " + run.error.splitlines()[0][:200]
+    )
+    reasons = dict.fromkeys(_NAMES, why)
+    failed: tuple[str, ...] = ()
+    if not missing:
+        scores["agent_error_rate"] = 1.0
+        scores["case_passed"] = 0.0
+        reasons["agent_error_rate"] = reasons["case_passed"] = why.removeprefix("n/a: ")
+        failed = (PassCheck.AGENT_ERROR.value, *(c for c in an.failed if c in _HARD_CHECKS))
+    tallies = _tallies(an)
+    return SampleScore(
+        case_id=case.id,
+        sample=run.sample,
+        passed=False,
+        scores=scores,
+        failed_checks=failed,
+        reasons=reasons,
+        evidence=_evidence(an),
+        # The calls it made are facts (the pooled counts keep them); no credit for the
+        # expected calls of an answer it never gave.
+        tallies=Tallies(
+            calls=tallies.calls,
+            calls_on_no_tool=tallies.calls_on_no_tool,
+            malformed=tallies.malformed,
+            unrecorded=tallies.unrecorded,
+        ),
         hard_failures=tuple(
             HardFailure(kind, case.id, run.sample, call, message) for kind, call, message in an.hard
         ),

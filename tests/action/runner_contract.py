@@ -23,7 +23,8 @@ Read from the runner's source (repository ``actions/runner``):
 * ``src/Runner.Common/ActionCommand.cs`` — ``TryParseV2``, the ``::name k=v,…::data``
   workflow-command parser and its unescaping;
 * ``src/Runner.Worker/ActionCommandManager.cs`` — ``IssueCommandExtension``: an
-  annotation's ``file`` is translated back to the host and made relative to the workspace.
+  annotation's ``file`` is translated back to the host and made relative to the workspace;
+  ``::stop-commands::TOKEN`` turns command processing off until a line ``::TOKEN::``.
 """
 
 from __future__ import annotations
@@ -272,11 +273,13 @@ def run_container_action(
     repository: str,
     sha: str,
     timeout: float = 180,
+    step_env: dict[str, str] | None = None,
 ) -> StepResult:
     """Start ``python -P -m gate.action`` as ``docker run`` would start the image's
     entrypoint: in a private mount namespace with the runner's five mounts under
     ``/github``, working directory ``/github/workspace``, only the variables the runner
-    passes (paths translated), then read the step's files back as the runner does."""
+    passes (paths translated) — the step's ``env:`` (``step_env``) among them —, then read
+    the step's files back as the runner does."""
     paths = host.path_map()
     (host.temp / "_github_workflow" / "event.json").write_text(json.dumps(event), "utf-8")
     suffix = str(uuid.uuid4())
@@ -336,11 +339,18 @@ def run_container_action(
         "ACTIONS_RUNTIME_TOKEN": "runtime-token-not-for-toolgate",
         "ACTIONS_RESULTS_URL": "https://results.github.test/",
         "TOOLGATE_GITHUB_BUDGET_S": "20",
+        **(step_env or {}),
     }
     env = {k: paths.to_container(v) for k, v in env.items()}  # as docker run -e gets them
     # What the image provides itself (ENV in the Dockerfile): the interpreter is this
-    # venv's, so its PATH; LANG as python images set it.
-    env |= {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8"}
+    # venv's, so its PATH; LANG as python images set it; pip's settings as the
+    # Dockerfile's ENV sets them.
+    env |= {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "LANG": "C.UTF-8",
+        "PIP_NO_CACHE_DIR": "1",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
 
     mounts = " && ".join(
         f"mkdir -p {cont} && mount --bind {host_path} {cont}"
@@ -389,7 +399,15 @@ def run_container_action(
 
 def _annotations(stdout: str, paths: PathMap, workspace: Path) -> list[Annotation]:
     found = []
+    stopped: str | None = None  # ActionCommandManager: ``::stop-commands::TOKEN`` … ``::TOKEN::``
     for line in stdout.splitlines():
+        if stopped is not None:
+            if line.strip() == f"::{stopped}::":
+                stopped = None
+            continue
+        if line.lstrip().startswith("::stop-commands::"):
+            stopped = line.lstrip()[len("::stop-commands::") :].strip()
+            continue
         cmd = parse_command(line)
         if cmd is None or cmd.name not in ISSUE_COMMANDS:
             continue

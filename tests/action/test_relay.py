@@ -126,7 +126,7 @@ def assert_nothing_active(body: str, *, gate: str, conclusion_word: str) -> None
     ours = (
         "🛑 Hard failures", "Metrics", "🔻 Regressions", "🔧 Tool-definition drift",
         "✅ Fixed", "🎲 Flaky", "New and removed", "Per-tool recall", "⚖️ Judge scores",
-        "Failing cases",
+        "Failing cases", "⚠️ No answer",
     )  # fmt: skip
     for h in p.headings[1:]:
         assert h.startswith(ours), f"a heading that is not the report's own: {h!r}"

@@ -87,6 +87,8 @@ NON_DEFAULT = {
     "fail-on": ("never", lambda c: c.inputs.fail_on is FailOn.NEVER),
     "out": ("gate-out", lambda c: c.inputs.out == "gate-out"),
     "working-directory": ("sub", lambda c: c.inputs.working_directory == "sub"),
+    "install": ("requirements.txt", lambda c: c.inputs.install == "requirements.txt"),
+    "setup": ("npm ci", lambda c: c.inputs.setup == "npm ci"),
 }
 
 
@@ -125,6 +127,16 @@ def test_inputs__hyphenated_names__read_as_the_runner_passes_them(tmp_path):
 def test_inputs__underscore_spelling__also_accepted():
     assert input_value({"INPUT_FAIL_ON": "never"}, "fail-on") == "never"
     assert input_value({"INPUT_FAIL-ON": "gate", "INPUT_FAIL_ON": "never"}, "fail-on") == "gate"
+
+
+@pytest.mark.parametrize("name", ["install", "setup"])
+def test_inputs__install_or_setup_in_a_mode_that_runs_no_agent__input_error(tmp_path, name):
+    c = GitHubContext.from_environ(
+        {"GITHUB_WORKSPACE": str(tmp_path), "INPUT_MODE": "comment", f"INPUT_{name.upper()}": "x"}
+    )
+    assert [(p.field, p.message) for p in c.problems] == [
+        (name, "is only used when the agent runs (mode check or run; mode is 'comment')")
+    ]
 
 
 def test_inputs__missing__take_the_defaults(tmp_path):

@@ -232,6 +232,25 @@ def test_check__missing_samples_within_max_missing__same_verdict_as_without_them
     FAULT_FIGURES["case-samples recorded"] += 9
 
 
+def test_check__missing_sample_within_max_missing__not_sampled_in_every_report(
+    tmp_path: Path,
+) -> None:
+    """A missing sample is *not sampled* wherever a case is shown: the passing case passes
+    2 of 2 samples (not 3 of 3, not with the missing sample's checks as failing ones),
+    and JUnit counts no failure for it."""
+    plan: dict[str, list[bool | None]] = {"good": [True, True, None], "bad": [False, False, False]}
+    cfg = _replay_project(tmp_path, plan, samples=3, extra="max_missing: 0.25\n")
+    _, results = _decided(tmp_path, cfg)
+    assert results.run_error is None and results.missing is not None
+    good = next(c for c in results.cases if c.id == "good")
+    assert [s.failed_checks for s in good.samples] == [[], [], []]
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "| `good` | ✅ | 2/2 |  | — | 1 |" in report, report
+    junit = (tmp_path / "out" / "junit.xml").read_text()
+    assert "pass rate 1.000 over 2 samples" in junit
+    assert "<failure" not in junit.split('name="good"', 1)[1].split("</testcase>", 1)[0]
+
+
 def test_check__case_with_every_sample_missing__not_sampled_never_a_regression(
     tmp_path: Path,
 ) -> None:

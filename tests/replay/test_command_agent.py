@@ -437,3 +437,30 @@ def test_config__reply_ids_unknown_value__located_error(tmp_path: Path) -> None:
         load_config(path)
     (problem,) = exc.value.problems
     assert (problem.line, problem.field) == (5, "agent.reply_ids"), problem
+
+
+def test_command__agent_python_names_an_interpreter__a_bare_python_runs_it(
+    tmp_path: Path,
+) -> None:
+    """``agent.python: <path>`` (relative to the config's folder): a bare ``python`` in
+    the command is that interpreter — here a fresh virtualenv's."""
+    import subprocess
+    import sys
+
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "env")], check=True
+    )
+    body = """
+def answer(msg, send, recv):
+    send({"type": "final", "content": sys.prefix})
+"""
+    argv = write_agent(tmp_path, "agent", body)
+    agent = {"kind": "command", "command": ["python", *argv[1:]], "python": "env/bin/python"}
+    cfg = config(tmp_path, agent, concurrency=1)
+    run_all(
+        cfg, FakeDataset([case("a")]), tmp_path / "out", samples=1, shard=None, resume=False,
+        progress=False,
+    )  # fmt: skip
+    ((_, run),) = list(read_runs(tmp_path / "out" / "runs.jsonl"))
+    assert run.error is None, run.error
+    assert run.final == str(tmp_path / "env")

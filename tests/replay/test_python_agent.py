@@ -201,3 +201,39 @@ def test_python__import_exits_the_process__config_error_before_any_sample(
     assert not (tmp_path / "out" / "runs.jsonl").exists() or not (
         tmp_path / "out" / "runs.jsonl"
     ).read_text("utf-8")
+
+
+def test_python__agent_python_names_another_environment__workers_run_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``agent.python``: the workers run in that interpreter — here a fresh virtualenv,
+    which has no ToolGate — and the callable answers as in ToolGate's own."""
+    import subprocess
+    import sys
+
+    monkeypatch.chdir(tmp_path)  # the workers start here: not in ToolGate's source tree
+
+    env_dir = tmp_path / "agent-env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True)
+    (tmp_path / "where_agent.py").write_text(
+        "import sys\n\n"
+        "def run(messages, tools, call_tool):\n"
+        "    call_tool('lookup_order', {'order_id': 'ord_1'})\n"
+        "    try:\n"
+        "        import gate  # noqa: F401\n"
+        "        toolgate = 'importable'\n"
+        "    except ImportError:\n"
+        "        toolgate = 'absent'\n"
+        "    return sys.prefix + ' ' + toolgate\n"
+    )
+    run = _run(
+        tmp_path,
+        "run",
+        callable="where_agent:run",
+        path=[str(tmp_path)],
+        python=str(env_dir / "bin" / "python"),
+        timeout_s=20,
+    )
+    assert run.error is None, run.error
+    assert run.final == f"{env_dir} absent"
+    assert [c.name for c in run.calls] == ["lookup_order"]

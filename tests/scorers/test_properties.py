@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from gate.config import ScoringConfig
+from gate.errors import agent_failed
 from gate.model import Case, OrderMode, Run, ToolCall, ToolResult, Turn
 from gate.scorers import ScoringContext, score_sample
 from gate.scorers.matching import greedy_matching, hopcroft_karp, matching_size
@@ -108,6 +109,10 @@ def test_pass_rule__any_run_and_order_mode__never_disagrees_with_trajectory_matc
 ) -> None:
     c, r = sc
     s = score_sample(c, r, BY_DEFAULT_ORDER[default_order])
+    if agent_failed(r.error) or (s.scores["trajectory_match"] is None and r.error is not None):
+        # no answer to score (the agent or the infrastructure failed it): never a pass
+        assert not s.passed and s.scores["trajectory_match"] is None
+        return
     holds = s.scores["trajectory_match"] == 1.0
     assert ("order" not in s.failed_checks) is holds
     if s.passed:
@@ -129,6 +134,9 @@ def test_scores__any_run__rates_in_unit_interval_counts_non_negative(sc: tuple[C
             assert v >= 0 and float(v).is_integer(), (name, v)
         else:
             assert 0.0 <= v <= 1.0, (name, v)
+    if s.scores["case_passed"] is None:  # a missing sample: not sampled, no check failed
+        assert r.error is not None and not s.passed and not s.failed_checks
+        return
     assert s.passed is (not s.failed_checks)
     assert s.scores["case_passed"] == (1.0 if s.passed else 0.0)
 

@@ -130,10 +130,12 @@ def test_score__dataset_and_runs__writes_results_with_every_sample(tmp_path: Pat
     assert by_id["no-tool"]["samples"][1]["failed_checks"] == ["order", "schema_valid", "no_tool"]
     # The crashed sample is a failed sample, not a dropped one.
     s_err = by_id["third"]["samples"][1]
-    assert s_err["passed"] is False and "no_agent_error" in s_err["failed_checks"]
+    assert s_err["passed"] is False and "agent_error" in s_err["failed_checks"]
     # Pooled unnecessary-call rate: 1 call on a no-tool case of 4 calls made.
     assert res["metrics"]["unnecessary_call_rate"]["mean"] == pytest.approx(1 / 4)
-    assert res["per_tool"]["lookup_order"]["expected"] == 4
+    # The crashed sample earns nothing: its expected call is not in the per-tool recall.
+    assert res["per_tool"]["lookup_order"]["expected"] == 3
+    assert s_err["scores"][res["metric_names"].index("call_accuracy")] is None
     assert set(res["metrics"]) >= {"tool_selection_f1", "call_accuracy", "risk_weighted_precision"}
 
 

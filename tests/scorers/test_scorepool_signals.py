@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import time
 from collections.abc import Iterator
@@ -85,7 +86,11 @@ def test_fork_executor__a_worker_killed__run_aborted_names_the_signal_and_every_
 
     monkeypatch.setattr(scorepool, "_work", dying)
     start = time.monotonic()
-    with pytest.raises(RunAborted, match=r"ended before it answered \(killed by signal 9\)"):
+    with pytest.raises(
+        RunAborted,
+        match=r"ended before it answered \(killed by signal 9, SIGKILL\) while scoring "
+        r"runs\.jsonl lines \d+–\d+ \(case",
+    ):
         _score(ds, runs_path)
     assert time.monotonic() - start < 30
     assert not _children(), "a worker left behind"
@@ -198,3 +203,63 @@ def test_fork_executor__parent_interrupted_while_reading__workers_killed_and_rea
         signal.signal(signal.SIGALRM, previous)
     assert time.monotonic() - start < 10
     assert not _children()
+
+
+def test_check__a_scoring_worker_killed__exit_4_naming_the_signal_and_its_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``toolgate check`` with a worker killed from outside (the out-of-memory killer's
+    SIGKILL): an infrastructure error located by the runs file's lines and cases the
+    worker was scoring (exit 4), never "a bug in ToolGate" (exit 3)."""
+    (tmp_path / "dataset.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CASES))
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _many_runs(60)))
+    sha = load_dataset(tmp_path / "dataset.jsonl").sha256
+    (tmp_path / "toolgate.yml").write_text(
+        f"dataset:\n  path: dataset.jsonl\n  sha256: {sha}\n"
+        "agent:\n  kind: replay\n  runs: runs.jsonl\n"
+    )
+    real = scorepool._work
+
+    def dying(chunk: tuple[int, int]) -> bytes:
+        if chunk[0] > 0:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return real(chunk)
+
+    monkeypatch.setattr(scorepool, "_work", dying)
+    monkeypatch.setenv("TOOLGATE_SCORE_WORKERS", "2")
+    code = cli.main(
+        ["check", "--config", str(tmp_path / "toolgate.yml"), "--out", str(tmp_path / "o"),
+         "--baseline", "none", "--no-progress"]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == ExitCode.RUN_INVALID, err
+    assert re.search(
+        r"a scoring worker ended before it answered \(killed by signal 9, SIGKILL\) while "
+        r"scoring \S*runs\.jsonl lines \d+–\d+ \(cases? '[\w-]+'", err
+    ), err
+    assert "Traceback" not in err and "internal error" not in err
+    assert not _children()
+
+
+def test_fork_executor__a_worker_stopped__bounded_wait_run_aborted_every_worker_reaped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker that stops answering without ending (SIGSTOP here; a hang alike): the
+    parent's wait is bounded (``STALL_S``), the run aborts naming where, and the stopped
+    worker is killed and reaped."""
+    ds, runs_path = _files(tmp_path)
+    real = scorepool._work
+
+    def stopping(chunk: tuple[int, int]) -> bytes:
+        if chunk[0] > 0:
+            os.kill(os.getpid(), signal.SIGSTOP)
+        return real(chunk)
+
+    monkeypatch.setattr(scorepool, "_work", stopping)
+    monkeypatch.setattr(scorepool, "STALL_S", 1.5)
+    monkeypatch.setattr(scorepool, "POLL_S", 0.1)
+    start = time.monotonic()
+    with pytest.raises(RunAborted, match=r"sent nothing for 1\.5 s while scoring runs\.jsonl"):
+        _score(ds, runs_path)
+    assert time.monotonic() - start < 20
+    assert not _children(), "a worker left behind"

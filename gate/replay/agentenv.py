@@ -1,0 +1,288 @@
+"""The agent's own environment in the Action's container: the ``install`` and ``setup``
+inputs, run before the gate starts.
+
+* ``install: requirements.txt`` — a requirements file of the repository (relative to
+  ``working-directory``) is installed with pip into a **separate virtual environment**,
+  made from the interpreter running ToolGate (``python -m venv``, no system site
+  packages) in the runner's temporary folder: ToolGate's own pinned environment is never
+  changed. That environment is then *activated* for everything started afterwards
+  (``VIRTUAL_ENV``, its ``bin`` first on ``PATH``), and a ``command`` agent's bare
+  ``python`` and a ``python`` agent's workers run its interpreter unless the config says
+  ``agent.python`` itself (:meth:`gate.config.Config.with_agent_python`).
+  ``PIP_CACHE_DIR`` from the step's ``env:`` is honoured (a relative one is under the
+  workspace, where ``actions/cache`` finds it); without it nothing is cached.
+* ``setup: <shell command>`` — run by ``bash -eo pipefail -c`` in the working directory,
+  after the install, with the same environment as the agent (the gate's GitHub tokens
+  removed; pip refuses to install outside a virtual environment, so a ``pip install`` in
+  it can only reach the agent's environment).
+
+Each runs in a collapsed log group (``::group::``) with its output — workflow commands in
+it are not obeyed (``::stop-commands::``) — and its duration, and each is bounded
+(:data:`STEP_TIMEOUT_S`). A failure is an input error naming the input (exit code 2) with
+the last lines of the output: the gate never starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Mapping, MutableMapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+from gate.errors import InputError, Problem
+from gate.replay.command import agent_environ
+
+INPUTS_FILE = "action inputs"
+"""Where an input's problem is reported (as :data:`gate.github.context.INPUTS_FILE`)."""
+
+STEP_TIMEOUT_S = 30 * 60.0
+"""Most time ``install`` or ``setup`` may take; then it is stopped and the step fails."""
+
+TAIL_LINES = 15
+"""How many of its last output lines a failed ``install`` or ``setup`` quotes."""
+
+_STOP_GRACE_S = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class AgentEnvironment:
+    """The virtual environment ``install`` made."""
+
+    root: Path
+    python: Path
+    """Its interpreter (``root/bin/python``, never resolved: it is a symlink)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StepOutcome:
+    code: int | None
+    """The exit code; ``None`` when it was stopped at :data:`STEP_TIMEOUT_S`."""
+    seconds: float
+    tail: tuple[str, ...]
+
+
+def prepare(
+    *,
+    install: str | None,
+    setup: str | None,
+    workdir: Path,
+    workspace: Path,
+    scratch: Path | None,
+    log: TextIO,
+    environ: MutableMapping[str, str] | None = None,
+) -> AgentEnvironment | None:
+    """Run ``install`` then ``setup`` (module docstring); the environment ``install``
+    made, activated in ``environ`` (default :data:`os.environ`, where ToolGate's children
+    get theirs), or ``None`` without ``install``. Raises :class:`InputError` naming the
+    input that failed."""
+    env = os.environ if environ is None else environ
+    made: AgentEnvironment | None = None
+    if install:
+        made = install_requirements(install, workdir, workspace, scratch, log, env)
+        activate(made, env)
+    if setup:
+        run_setup(setup, workdir, log, env)
+    return made
+
+
+def install_requirements(
+    install: str,
+    workdir: Path,
+    workspace: Path,
+    scratch: Path | None,
+    log: TextIO,
+    environ: Mapping[str, str],
+) -> AgentEnvironment:
+    """A new virtual environment with the requirements file installed into it."""
+    requirements = (workdir / install).resolve()
+    root = workspace.resolve()
+    if requirements != root and root not in requirements.parents:
+        raise _bad("install", f"{install!r} leaves the workspace ({root})")
+    if not requirements.is_file():
+        near = _nearest(workdir, install)
+        raise _bad("install", f"no such file {install!r} in {workdir}{near}")
+    folder = Path(tempfile.mkdtemp(prefix="toolgate-agent-env-", dir=scratch))
+    made = AgentEnvironment(folder, folder / "bin" / "python")
+    title = f"ToolGate: install {install} into the agent's environment"
+    with _group(log, title):
+        t0 = time.monotonic()
+        venv = _run(
+            [sys.executable, "-m", "venv", str(folder)],
+            cwd=workdir,
+            env=agent_environ(environ),
+            log=log,
+        )
+        if venv.code != 0:
+            raise _failed("install", "could not make the agent's virtual environment", venv)
+        pip = _run(
+            [
+                str(made.python),
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "--no-input",
+                "-r",
+                str(requirements),
+            ],
+            cwd=workdir,
+            env=_pip_environ(environ, workspace, made),
+            log=log,
+        )
+        seconds = time.monotonic() - t0
+    if pip.code != 0:
+        raise _failed("install", f"pip could not install {install}", pip)
+    _say(log, f"ToolGate: installed {install} into the agent's environment in {seconds:.1f} s")
+    return made
+
+
+def run_setup(setup: str, workdir: Path, log: TextIO, environ: Mapping[str, str]) -> None:
+    """``setup`` in a shell, in the working directory, with the agent's environment."""
+    shell = shutil.which("bash", path=environ.get("PATH"))
+    argv = [shell, "-eo", "pipefail", "-c", setup] if shell else ["/bin/sh", "-ec", setup]
+    env = {**agent_environ(environ), "PIP_REQUIRE_VIRTUALENV": "1"}
+    with _group(log, "ToolGate: setup"):
+        done = _run(argv, cwd=workdir, env=env, log=log)
+    if done.code != 0:
+        raise _failed("setup", "the setup command failed", done)
+    _say(log, f"ToolGate: setup ran in {done.seconds:.1f} s")
+
+
+def activate(made: AgentEnvironment, environ: MutableMapping[str, str]) -> None:
+    """What ``source bin/activate`` does, for every process started afterwards."""
+    environ["VIRTUAL_ENV"] = str(made.root)
+    bin_dir = str(made.root / "bin")
+    rest = environ.get("PATH", "")
+    environ["PATH"] = bin_dir + (os.pathsep + rest if rest else "")
+    environ.pop("PYTHONHOME", None)
+
+
+def _pip_environ(
+    environ: Mapping[str, str], workspace: Path, made: AgentEnvironment
+) -> dict[str, str]:
+    """pip's environment: the agent's, with ``PIP_CACHE_DIR`` (when the step sets it)
+    under the workspace if relative, and no ``PIP_NO_CACHE_DIR`` then (the image sets it,
+    and it would win)."""
+    env = {**agent_environ(environ), "VIRTUAL_ENV": str(made.root)}
+    cache = env.get("PIP_CACHE_DIR", "").strip()
+    if cache:
+        env["PIP_CACHE_DIR"] = str(Path(cache) if Path(cache).is_absolute() else workspace / cache)
+        env.pop("PIP_NO_CACHE_DIR", None)
+    return env
+
+
+def _run(argv: Sequence[str], *, cwd: Path, env: dict[str, str], log: TextIO) -> StepOutcome:
+    """Run ``argv`` with its output (stdout and stderr, merged) copied to ``log`` between
+    ``::stop-commands::`` markers; stopped (its process group killed) past
+    :data:`STEP_TIMEOUT_S`."""
+    t0 = time.monotonic()
+    tail: deque[str] = deque(maxlen=TAIL_LINES)
+    token = uuid.uuid4().hex
+    _say(log, f"::stop-commands::{token}")
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        _say(log, f"::{token}::")
+        return StepOutcome(127, time.monotonic() - t0, (f"cannot start {argv[0]}: {exc}",))
+    assert proc.stdout is not None
+    stream = proc.stdout
+
+    def copy() -> None:
+        for raw in iter(stream.readline, b""):
+            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            tail.append(line)
+            log.write(line + "\n")
+        log.flush()
+
+    reader = threading.Thread(target=copy, daemon=True)
+    reader.start()
+    code: int | None
+    try:
+        code = proc.wait(timeout=STEP_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        code = None
+    finally:
+        if proc.poll() is None or code is None:
+            _kill_group(proc)
+        reader.join(timeout=_STOP_GRACE_S)
+        stream.close()
+        _say(log, f"::{token}::")
+    seconds = time.monotonic() - t0
+    if code is None:
+        tail.append(f"(stopped after {STEP_TIMEOUT_S / 60:.0f} minutes)")
+    return StepOutcome(code, seconds, tuple(tail))
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=_STOP_GRACE_S)
+
+
+def _failed(name: str, what: str, done: StepOutcome) -> InputError:
+    how = (
+        f"exit code {done.code}"
+        if done.code is not None
+        else f"stopped after {STEP_TIMEOUT_S / 60:.0f} minutes"
+    )
+    lines = [ln for ln in done.tail if ln.strip()]
+    last = f"; its last lines:\n{chr(10).join(lines)}" if lines else ""
+    return _bad(name, f"{what} ({how}, after {done.seconds:.1f} s){last}")
+
+
+def _bad(name: str, message: str) -> InputError:
+    return InputError(
+        Problem(INPUTS_FILE, None, name, message),
+        hint="The gate did not start: fix the input and run the job again.",
+    )
+
+
+def _nearest(folder: Path, wanted: str) -> str:
+    from gate.dataset.matchers import did_you_mean
+
+    try:
+        names = [p.name for p in folder.iterdir() if p.is_file()]
+    except OSError:
+        return ""
+    return did_you_mean(Path(wanted).name, names)
+
+
+def _say(log: TextIO, text: str) -> None:
+    log.write(text + "\n")
+    log.flush()
+
+
+class _group:
+    """A collapsed log group (``::group::`` … ``::endgroup::``)."""
+
+    def __init__(self, log: TextIO, title: str) -> None:
+        self.log = log
+        self.title = title
+
+    def __enter__(self) -> None:
+        _say(self.log, f"::group::{self.title}")
+
+    def __exit__(self, *exc: object) -> None:
+        _say(self.log, "::endgroup::")
