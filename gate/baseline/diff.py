@@ -78,9 +78,13 @@ def setup_changes(base: Mapping[str, object], head: Mapping[str, object]) -> lis
     b, h = agent_identity(base), agent_identity(head)
     return [
         SetupChange(key, b.get(key), h.get(key))
-        for key in sorted(set(b) | set(h))
-        if b.get(key) != h.get(key)
+        for key in SETUP_ORDER
+        if (key in b or key in h) and b.get(key) != h.get(key)
     ]
+
+
+SETUP_ORDER = ("model", "base_url", "temperature", "params", "system_prompt_sha256", "kind")
+"""The order the reports name a setup's changes in."""
 
 
 def compare(

@@ -420,11 +420,20 @@ def policy_stage(
 
 def detection_of(evaluation: Evaluation, params: EngineParams, gated: int) -> Detectability:
     """What this run could detect (:func:`gate.policy.power.detectability`), for its
-    histories and its cap as the cases that needed samples shared it."""
+    histories, its cap as the cases that needed samples shared it, and the threshold its
+    regressions set (e-BH rejects cases together)."""
+    from gate.policy.casetest import CaseOutcome
     from gate.policy.power import detectability
 
     bases = [v.base for v in evaluation.cases if v.base is not None]
-    return detectability(bases, params=params, gated_metrics=gated, needed=evaluation.spend.needed)
+    rejected = sum(1 for v in evaluation.cases if v.outcome is CaseOutcome.REGRESSED)
+    return detectability(
+        bases,
+        params=params,
+        gated_metrics=gated,
+        needed=evaluation.spend.needed,
+        rejected=rejected,
+    )
 
 
 def detect_sentences(tested: Tested) -> tuple[list[str], Detectability]:

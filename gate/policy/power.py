@@ -45,16 +45,19 @@ def case_detection(
     m: int,
     params: EngineParams,
     max_extra: int | None = None,
+    rejected: int = 1,
 ) -> float:
     """P(the case ends regressed | true head pass rate) — module doc. ``max_extra``: the
     most extra samples the case can get (its share of the run's cap); ``None``: only
-    the per-case limit stops it."""
+    the per-case limit stops it. ``rejected``: how many cases e-BH rejects together (the
+    final threshold is m/(α·rejected); sampling stops at the single-case m/α)."""
     seq = params.sequential
     if max_extra is not None:
         seq = dataclasses.replace(
             seq, max_per_case=min(seq.max_per_case, seq.initial + max(0, max_extra))
         )
     bound = math.log(m / params.alpha_case)
+    final = math.log(m / (params.alpha_case * max(1, rejected)))
     dist = {s: q for s, q in enumerate(_binom_pmf(seq.initial, head_rate)) if q > 0}
     n = seq.initial
     b_rate = base.passes / base.samples
@@ -63,7 +66,7 @@ def case_detection(
     def regressed(s: int, n: int) -> bool:
         head = Counts(s, n)
         return (
-            log_evalue(base, head, Direction.WORSE) >= bound
+            log_evalue(base, head, Direction.WORSE) >= final
             and b_rate - s / n >= params.min_effect - 1e-12
         )
 
@@ -91,18 +94,24 @@ def case_detectable_drop(
     params: EngineParams,
     power: float = POWER,
     max_extra: int | None = None,
+    rejected: int = 1,
 ) -> float | None:
     """Smallest drop of the pass rate (in steps of 0.01) caught with probability ``power``;
     ``None`` when not even a total failure is."""
     b_rate = base.passes / base.samples
     steps = round(b_rate * 100)
-    if steps == 0 or case_detection(base, 0.0, m=m, params=params, max_extra=max_extra) < power:
+
+    def caught(rate: float) -> float:
+        return case_detection(
+            base, rate, m=m, params=params, max_extra=max_extra, rejected=rejected
+        )
+
+    if steps == 0 or caught(0.0) < power:
         return None
     lo, hi = 0, steps  # detection is monotone in the drop: bisect the steps
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        rate = max(0.0, b_rate - mid / 100)
-        if case_detection(base, rate, m=m, params=params, max_extra=max_extra) >= power:
+        if caught(max(0.0, b_rate - mid / 100)) >= power:
             hi = mid
         else:
             lo = mid
@@ -200,10 +209,12 @@ def detectability(
     params: EngineParams,
     gated_metrics: int = 0,
     needed: int = 0,
+    rejected: int = 0,
 ) -> Detectability:
-    """The figures for this run's histories (the comparable cases' base counts) and its
-    cap as shared by the ``needed`` cases that wanted samples (at least one: a broken
-    case is one of them)."""
+    """The figures for this run's histories (the comparable cases' base counts), its cap
+    as shared by the ``needed`` cases that wanted samples (at least one: a broken case is
+    one of them), and e-BH's threshold as the run's ``rejected`` regressions set it (a
+    case breaking beside them needs less evidence than a case alone)."""
     seq = params.sequential
     m = len(bases)
     cap = seq.cap(m)
@@ -219,11 +230,19 @@ def detectability(
         p0 = p5 = 0.0
         for n, k in by_depth.items():
             typical = Counts(n, n)
-            p0 += k * case_detection(typical, 0.0, m=m, params=params, max_extra=share)
-            p5 += k * case_detection(typical, 0.5, m=m, params=params, max_extra=share)
+            for rate in (0.0, 0.5):
+                caught = case_detection(
+                    typical, rate, m=m, params=params, max_extra=share, rejected=rejected
+                )
+                if rate == 0.0:
+                    p0 += k * caught
+                else:
+                    p5 += k * caught
         broken, half = p0 / len(stable), p5 / len(stable)
         median = stable[len(stable) // 2]
-        drop = case_detectable_drop(Counts(median, median), m=m, params=params, max_extra=share)
+        drop = case_detectable_drop(
+            Counts(median, median), m=m, params=params, max_extra=share, rejected=rejected
+        )
     suite = suite_detectable_drop(
         bases,
         initial=seq.initial,

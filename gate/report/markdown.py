@@ -303,13 +303,15 @@ def headline(results: Results) -> Sentence:
             parts.append(["no case regressed against ", cmp.source])
         if likely:
             parts.append([f"{plural(len(likely), 'likely regression')} (not significant yet)"])
-        known = [c for c in results.cases if not c.passed]
+        moved = {f.case_id for f in likely}
+        known = [c for c in results.cases if not c.passed and c.id not in moved]
         if known:
+            n = len(known)
             parts.append(
                 [
-                    f"{plural(len(known), 'case')} fail as before"
+                    f"{plural(n, 'case')} {'fails' if n == 1 else 'fail'} as before"
                     if comparable
-                    else f"{plural(len(known), 'known failing case')}"
+                    else f"{plural(n, 'known failing case')}"
                 ]
             )
         return _join(parts, ", ")

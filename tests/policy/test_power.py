@@ -72,3 +72,55 @@ def test_sentences__say_what_was_spent_and_what_stayed_undecided():
     )
     assert any("This run spent 41 samples: 40 on the 20 cases, 1 extra" in s for s in text)
     assert any("stayed undecided" in s and "c0" in s for s in text)
+
+
+def _simulate(
+    m: int, depth: int, broken: int, rate: float, runs: int, seed: int
+) -> tuple[float, float]:
+    """``runs`` seeded runs of the engine: m cases that always passed ``depth`` base
+    samples, the first ``broken`` of them now passing at ``rate``. Returns the mean of
+    what each run's report states for such a case (its own detection figure, for the
+    histories, the cap as its cases shared it and the regressions it found) and the share
+    of broken cases the runs caught."""
+    from gate.pipeline.sequential import detection_of
+    from gate.policy.casetest import CaseOutcome
+
+    rng = np.random.default_rng(seed)
+    hist = history.from_counts([CaseRun(f"c{i}", "h", depth, depth) for i in range(m)])
+    truth = {f"c{i}": rate if i < broken else 1.0 for i in range(m)}
+
+    def draw(cid: str, k: int) -> list[Sample]:
+        return [Sample(bool(x < truth[cid])) for x in rng.random(k)]
+
+    stated: dict[tuple[int, int], float] = {}
+    said, caught = [], []
+    for _ in range(runs):
+        head = [HeadCase(c, "h", tuple(draw(c, 2))) for c in truth]
+        ev = engine.evaluate(hist, head, lambda plan: {c: draw(c, k) for c, k in plan.items()})
+        regressed = [c for c in truth if ev.outcome(c) is CaseOutcome.REGRESSED]
+        key = (ev.spend.needed, len(regressed))
+        if key not in stated:
+            d = detection_of(ev, EngineParams(), 0)
+            got = d.stable_half if rate == 0.5 else d.stable_broken
+            assert got is not None
+            stated[key] = got
+        said.append(stated[key])
+        caught.append(sum(1 for c in regressed if truth[c] < 1.0) / broken)
+    return float(np.mean(said)), float(np.mean(caught))
+
+
+@pytest.mark.parametrize(
+    ("m", "depth", "broken", "rate"),
+    [
+        (20, 36, 1, 0.5),  # one case alone: the single-case threshold, the whole cap
+        (20, 12, 4, 0.5),  # four beside each other share the cap
+        (20, 8, 10, 0.0),  # ten broken together: e-BH's threshold falls with them
+    ],
+)
+def test_detection__stated_probability__matches_the_catches_of_seeded_runs(
+    m: int, depth: int, broken: int, rate: float
+) -> None:
+    """What the report says a run could catch is what such runs catch: never a
+    probability the same run's outcome contradicts (a seeded simulation, 150 runs)."""
+    said, caught = _simulate(m, depth, broken, rate, runs=150, seed=depth)
+    assert abs(said - caught) <= 0.08, (said, caught)
