@@ -92,8 +92,13 @@ def agent_repo(ws: Path) -> None:
     mini_repo(ws)
     wheels = ws / "wheels"
     wheels.mkdir()
-    wheel(wheels, "acme_support_sdk", "1.0", "acme_support_sdk",
-          "import re\n\ndef order_id(text):\n    return re.search(r'\\d+', text).group(0)\n")
+    wheel(
+        wheels,
+        "acme_support_sdk",
+        "1.0",
+        "acme_support_sdk",
+        "import re\n\ndef order_id(text):\n    return re.search(r'\\d+', text).group(0)\n",
+    )
     wheel(wheels, "acme_phrasing", "2.0", "acme_phrasing",
           "def say(status):\n    return f'Your order has {status}.'\n")  # fmt: skip
     (ws / "requirements.txt").write_text(

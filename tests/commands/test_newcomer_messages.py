@@ -66,7 +66,7 @@ def test_validate__tools_file_without_its_at__suggests_the_at_form(
     code, _, err = cli(capsys, "validate")
     assert code == 2
     assert (
-        "dataset.jsonl:1: available_tools: must be an array of tools or an \"@file.json\" "
+        'dataset.jsonl:1: available_tools: must be an array of tools or an "@file.json" '
         "reference, not the string 'tools.json' (did you mean '@tools.json'? a file is named "
         "with @)"
     ) in err

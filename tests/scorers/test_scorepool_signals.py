@@ -235,7 +235,8 @@ def test_check__a_scoring_worker_killed__exit_4_naming_the_signal_and_its_lines(
     assert code == ExitCode.RUN_INVALID, err
     assert re.search(
         r"a scoring worker ended before it answered \(killed by signal 9, SIGKILL\) while "
-        r"scoring \S*runs\.jsonl lines \d+–\d+ \(cases? '[\w-]+'", err
+        r"scoring \S*runs\.jsonl lines \d+–\d+ \(cases? '[\w-]+'",
+        err,
     ), err
     assert "Traceback" not in err and "internal error" not in err
     assert not _children()
