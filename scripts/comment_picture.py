@@ -9,13 +9,20 @@ The README's picture is made with::
 
 Needs the ``cmark-gfm`` and ``chromium`` programs (Debian: ``apt-get install cmark-gfm
 chromium fonts-noto-color-emoji``). Exit code 2 when one is missing.
+
+The picture carries the sha256 of the Markdown it shows in a ``tEXt`` chunk
+(``toolgate-comment-sha256``): tests/test_doc_excerpts.py compares it with the golden
+comment, so a picture that no longer shows what the README's commands produce fails.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import html
 import shutil
+import struct
+import zlib
 import subprocess
 import sys
 import tempfile
@@ -56,6 +63,20 @@ def render_html(markdown: str, cmark: str) -> str:
     )
 
 
+KEY = b"toolgate-comment-sha256"
+
+
+def with_source(png: bytes, markdown: str) -> bytes:
+    """The PNG with a tEXt chunk naming the sha256 of the Markdown it shows, right after
+    the header chunk."""
+    digest = hashlib.sha256(markdown.encode("utf-8")).hexdigest().encode()
+    data = KEY + b"\0" + digest
+    chunk = struct.pack(">I", len(data)) + b"tEXt" + data
+    chunk += struct.pack(">I", zlib.crc32(b"tEXt" + data) & 0xFFFFFFFF)
+    end_of_ihdr = 8 + 8 + 13 + 4  # signature, IHDR length and type, its data, its CRC
+    return png[:end_of_ihdr] + chunk + png[end_of_ihdr:]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("comment", type=Path, help="the comment.md to render")
@@ -68,7 +89,8 @@ def main() -> int:
         missing = ", ".join(n for n, p in (("cmark-gfm", cmark), ("chromium", chromium)) if not p)
         sys.stderr.write(f"comment_picture: {missing} not found on PATH\n")
         return 2
-    page = render_html(args.comment.read_text(encoding="utf-8"), cmark)
+    markdown = args.comment.read_text(encoding="utf-8")
+    page = render_html(markdown, cmark)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "comment.html"
         path.write_text(page, encoding="utf-8")
@@ -79,6 +101,7 @@ def main() -> int:
              f"--screenshot={args.png.resolve()}", path.as_uri()],
             capture_output=True, check=True, timeout=120,
         )  # fmt: skip
+    args.png.write_bytes(with_source(args.png.read_bytes(), markdown))
     print(f"wrote {args.png} ({html.escape(str(args.comment))} rendered)")
     return 0
 

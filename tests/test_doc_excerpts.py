@@ -70,8 +70,35 @@ def test_docs__comment_shown__is_the_golden_comment(doc: str, make: object) -> N
     assert text[a:b] == want, f"{doc}: the comment shown differs from the golden file"
 
 
-def test_readme__shows_the_picture_of_the_rendered_comment() -> None:
+def _png_text(png: bytes) -> dict[bytes, bytes]:
+    """The tEXt chunks of a PNG."""
+    import struct
+
+    out: dict[bytes, bytes] = {}
+    i = 8
+    while i < len(png):
+        (length,) = struct.unpack(">I", png[i : i + 4])
+        kind, data = png[i + 4 : i + 8], png[i + 8 : i + 8 + length]
+        if kind == b"tEXt":
+            key, _, value = data.partition(b"\0")
+            out[key] = value
+        i += 12 + length
+    return out
+
+
+def test_readme__shows_the_picture_of_the_comment_its_commands_produce() -> None:
+    """docs/comment.png is rendered from the golden comment of the README's commands
+    (``python scripts/comment_picture.py tests/golden/example/regressed.comment.md
+    docs/comment.png`` writes the golden's sha256 into it)."""
+    import hashlib
+
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "](docs/comment.png)" in text
     png = (ROOT / "docs" / "comment.png").read_bytes()
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 10_000
+    shown = _png_text(png).get(b"toolgate-comment-sha256", b"").decode()
+    assert shown == hashlib.sha256(GOLDEN.read_bytes()).hexdigest(), (
+        "docs/comment.png shows another comment than the golden: run "
+        "python scripts/comment_picture.py tests/golden/example/regressed.comment.md "
+        "docs/comment.png"
+    )

@@ -7,6 +7,9 @@ Writes, under DIR (default: the current folder)::
                             an error response, no-tool
     evals/tools.json        four tools with real JSON Schemas
     evals/agent.py          a starter agent speaking the command protocol
+    .github/workflows/toolgate.yml
+                            the Action on every pull request, and on pushes to main
+                            as the base runs that keep the baseline (and seed it)
 
 It never overwrites: if any of these files exists, nothing is written.
 """
@@ -27,6 +30,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("dataset.jsonl", "evals/dataset.jsonl"),
     ("tools.json", "evals/tools.json"),
     ("agent.py", "evals/agent.py"),
+    ("workflow.yml", ".github/workflows/toolgate.yml"),
     ("toolgate.yml", "toolgate.yml"),
 )
 _PLACEHOLDER = "__SHA256__"

@@ -15,6 +15,7 @@ from gate.dataset import load_dataset
 from tests.dataset.agent_driver import AgentProcess
 from tests.dataset.helpers import row, rows, write_jsonl
 
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "support-agent"
 
 
@@ -325,7 +326,14 @@ def test_init__empty_folder__scaffold_validates_immediately(
     assert code == 0 and "Created" in out
     for rel in ("toolgate.yml", "evals/dataset.jsonl", "evals/tools.json", "evals/agent.py"):
         assert (target / rel).is_file(), rel
-    assert "# " in (target / "toolgate.yml").read_text()  # commented
+    config = (target / "toolgate.yml").read_text()
+    assert "# " in config  # commented
+    # the defaults it states are the defaults
+    assert "samples: 2                     # the default" in config
+    assert "significant regressions allowed" in config and "min_history: 36" in config
+    # the workflow is the repository's basic example, base runs on pushes to main included
+    workflow = (target / ".github" / "workflows" / "toolgate.yml").read_bytes()
+    assert workflow == (ROOT / "examples" / "workflows" / "basic.yml").read_bytes()
     code, out, _ = cli(capsys, "validate", "--config", str(target / "toolgate.yml"))
     assert code == 0 and "8 cases" in out and "pinned" in out
 
