@@ -1140,7 +1140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--min-histories",
         type=int,
         nargs="*",
-        default=[32, 34, 35, 38, 40],
+        default=[24, 32, 34, 35, 38, 40],
         help="other policy.min_history values for the cold-start sweep (none: skip it)",
     )
     ap.add_argument(

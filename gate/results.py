@@ -510,7 +510,7 @@ class PolicyParams(_M):
     alpha_flaky: float
     initial_samples: int
     max_extra_samples: int | None
-    """``None``: one per comparable case."""
+    """``None``: 1.5 per comparable case on a pull request, 0.5 on a base run."""
     max_samples_per_case: int
     min_effect: float
     suite_min_effect: float

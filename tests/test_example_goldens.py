@@ -73,6 +73,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, CheckOu
         good = _check("toolgate.yml", tmp / "good", base_run=True)
         out = {
             "good": good,
+            "plain": _check("toolgate.yml", tmp / "plain"),
             "good-again": _check("toolgate.yml", tmp / "good-again", base_run=True),
             "regressed": _check(
                 "toolgate.regressed.yml", tmp / "regressed", tmp / "good/results.json"
@@ -166,6 +167,38 @@ def test_example__diff_of_the_two_files__the_flips_the_check_gave(
     assert head.comparison is not None
     got = [(f.case_id, f.kind.value, f.because) for f in again.flips]
     assert got == [(f.case_id, f.kind, f.because) for f in head.comparison.flips]
+
+
+def test_example__regressed_against_a_plain_base_run__likely_regressions_and_no_extra_samples(
+    runs: dict[str, CheckOutcome], tmp_path: Path
+) -> None:
+    """One good run without --base-run is a history of 3 samples per case: the 13 broken
+    cases are likely regressions, the comment says the history is short, and the cases
+    whose hard failure fails the gate anyway get no extra samples."""
+    old = Path.cwd()
+    os.chdir(ROOT)
+    try:
+        reg = _check(
+            "toolgate.regressed.yml", tmp_path / "reg", runs["plain"].out / "results.json"
+        ).results
+    finally:
+        os.chdir(old)
+    assert reg.comparison is not None
+    assert (reg.comparison.regressions, reg.comparison.likely_regressions) == (0, 13)
+    assert all(
+        f.because == "only 3 base samples (the history is short)"
+        for f in reg.comparison.flips
+        if f.kind == "likely_regression"
+    )
+    assert reg.policy is not None and reg.policy.spend.extra == 0
+    assert reg.policy.spend.saved == 106  # the pull request's cap, 1.5 × 71
+    assert len(reg.policy.spend.held_back) == 16
+    body = render_comment(_untimed(reg))
+    assert "> ⚠️ The base history is short: 3 samples per case" in body
+    assert len(visible_lines(body)) <= VISIBLE_LINES
+    # no advice to record a response for a call the case must never make
+    notice = next(n for n in reg.notices if "had no recorded response" in n)
+    assert "delete_account" not in notice and "issue_refund" not in notice
 
 
 VISIBLE_LINES = 60
