@@ -300,8 +300,30 @@ class FrozenResponse:
 
 
 @value
+class UserTurn:
+    """One scripted user turn of a conversation case (docs/dataset.md): the user's
+    message, and what the agent should do between it and the next user turn — its
+    expected calls (``[]`` with ``expected_no_tool``: none, a clarifying answer), their
+    alternatives and order mode, the turn's own frozen responses (tried before the
+    case's) and its own must-not-call tools (on top of the case's, which hold in every
+    turn)."""
+
+    user: str
+    expected_tool_calls: tuple[ExpectedCall, ...] = ()
+    expected_no_tool: bool = False
+    acceptable_alternatives: tuple[tuple[ExpectedCall, ...], ...] = ()
+    order: OrderMode | None = None
+    tool_responses: tuple[FrozenResponse, ...] = ()
+    must_not_call: tuple[str, ...] = ()
+
+
+@value
 class Case:
-    """One dataset row (docs/dataset.md), validated."""
+    """One dataset row (docs/dataset.md), validated. A conversation case (``conversation``
+    not empty) has several user turns, each scored where it happened; its
+    ``user_input`` is the first turn's message, its ``expected_tool_calls`` every turn's
+    expected calls in order (for the reports' tallies), ``expected_no_tool`` true when no
+    turn expects a call."""
 
     id: str
     user_input: str
@@ -320,6 +342,7 @@ class Case:
     tags: tuple[str, ...] = ()
     source_trace_id: str | None = None
     notes: str | None = None
+    conversation: tuple[UserTurn, ...] = ()
 
     def tool(self, name: str) -> ToolSpec | None:
         for spec in self.available_tools:
@@ -329,8 +352,39 @@ class Case:
 
     def expectation_lists(self) -> tuple[tuple[ExpectedCall, ...], ...]:
         """The canonical expected list first, then every acceptable alternative; a case
-        passes when its calls match any one of them."""
+        passes when its calls match any one of them. (For a conversation: every turn's
+        lists, in turn order.)"""
+        if self.conversation:
+            return tuple(
+                lst
+                for t in self.conversation
+                for lst in (t.expected_tool_calls, *t.acceptable_alternatives)
+            )
         return (self.expected_tool_calls, *self.acceptable_alternatives)
+
+    def turn_case(self, index: int) -> Case:
+        """User turn ``index`` of a conversation as a one-turn case: its message, its
+        expectations, its order mode (else the case's), its frozen responses before the
+        case's, its must-not-call tools with the case's — what that turn is scored
+        against."""
+        t = self.conversation[index]
+        return Case(
+            id=self.id,
+            user_input=t.user,
+            source=self.source,
+            available_tools=self.available_tools,
+            expected_tool_calls=t.expected_tool_calls,
+            expected_no_tool=t.expected_no_tool,
+            acceptable_alternatives=t.acceptable_alternatives,
+            must_not_call=tuple(dict.fromkeys((*self.must_not_call, *t.must_not_call))),
+            difficulty=self.difficulty,
+            order=t.order if t.order is not None else self.order,
+            tool_responses=(*t.tool_responses, *self.tool_responses),
+            step_budget=self.step_budget,
+            tags=self.tags,
+            source_trace_id=self.source_trace_id,
+            notes=self.notes,
+        )
 
 
 class DatasetLike(Protocol):
@@ -420,11 +474,17 @@ class ToolResult:
 
 @value
 class Turn:
-    """One assistant message: its calls form a parallel batch (scored as a set)."""
+    """One assistant message: its calls form a parallel batch (scored as a set).
+
+    In a conversation, ``user`` is the scripted user message the assistant message
+    answers first (set on the first assistant message after each user turn, the first
+    included): it splits the run into its user turns. A message without calls is the
+    agent's answer to its user turn."""
 
     calls: tuple[ToolCall, ...] = ()
     tool_results: tuple[ToolResult, ...] = ()
     content: str | None = None
+    user: str | None = None
 
 
 @value
@@ -647,6 +707,17 @@ class Evidence:
     unrecorded: tuple[int, ...] = ()
     agent_error: str | None = None
     batching: tuple[BatchProblem, ...] = ()
+    turn: TurnRef | None = None
+    """In a conversation: the user turn this evidence is of (the first that failed)."""
+
+
+@value
+class TurnRef:
+    """User turn ``index`` (1-based) of ``of`` in a conversation, and what the user said."""
+
+    index: int
+    of: int
+    user: str
 
 
 @value
@@ -707,6 +778,36 @@ class SampleScore:
     error: str | None = None
     latency_ms: float | None = None
     usage: Mapping[str, int] | None = None
+    turns: tuple[TurnScore, ...] = ()
+    """A conversation's user turns, each scored where it happened (empty for a one-turn
+    case)."""
+
+    @property
+    def turns_passed(self) -> int | None:
+        """User turns that passed (``None`` for a one-turn case)."""
+        return sum(1 for t in self.turns if t.passed) if self.turns else None
+
+    @property
+    def first_failing_turn(self) -> int | None:
+        """The 1-based number of the first user turn that failed or was never run
+        (``None``: every turn passed, or a one-turn case)."""
+        for i, t in enumerate(self.turns, start=1):
+            if not t.passed:
+                return i
+        return None
+
+
+@value
+class TurnScore:
+    """One user turn of a conversation sample: whether it passed, its failed checks and
+    its scores (metric name → value, ``None``: n/a). ``ran`` is false for a turn the
+    conversation never reached (it ended earlier: an error, a step budget, a
+    must-not-call): such a turn is not passed and every score of it is n/a."""
+
+    passed: bool
+    scores: Mapping[str, float | None]
+    failed_checks: tuple[str, ...] = ()
+    ran: bool = True
 
 
 # ─── metric names ────────────────────────────────────────────────────────────

@@ -118,7 +118,25 @@ class SampleResult(_M):
     error: str | None = None
     usage: dict[str, int | float] | None = None
     extra: bool = False
-    """True for a sample added by adaptive confirmation (``confirm:``)."""
+    """True for an extra sample (sequential sampling, seeding)."""
+    turns: list[TurnResult] | None = None
+    """A conversation's user turns, each scored where it happened (absent for a one-turn
+    case): ``passed``, ``failed_checks``, ``scores`` (in ``metric_names`` order) and
+    ``ran`` (false for a turn the conversation never reached)."""
+    turns_passed: int | None = None
+    """A conversation's user turns that passed."""
+    first_failing_turn: int | None = None
+    """The 1-based number of a conversation's first user turn that failed (``None`` when
+    every turn passed, or a one-turn case)."""
+
+
+class TurnResult(_M):
+    """One user turn of a conversation sample (:class:`SampleResult.turns`)."""
+
+    passed: bool
+    scores: list[float | None]
+    failed_checks: list[str] = Field(default_factory=list)
+    ran: bool = True
 
 
 class HistoryRun(_M):
@@ -724,9 +742,10 @@ def _template(
     tallies: Mapping[str, Any],
     error: str | None,
     extra: bool,
+    turns: Sequence[Mapping[str, Any]] | None = None,
 ) -> RecordTemplate:
     """One sample record (compact, its keys in sorted order, its defaults left out) as a
-    template."""
+    template. ``turns``: a conversation's user turns (``TurnResult`` fields)."""
     head: dict[str, Any] = {}
     if error is not None:
         head["error"] = error
@@ -735,10 +754,17 @@ def _template(
     if extra:
         head["extra"] = True
     head["failed_checks"] = list(failed_checks)
+    if turns is not None:
+        head["first_failing_turn"] = next(
+            (i for i, t in enumerate(turns, start=1) if not t["passed"]), None
+        )
     head["passed"] = passed
     if reasons:
         head["reasons"] = dict(sorted(reasons.items()))
-    tail = {"scores": scores, "tallies": dict(sorted(tallies.items()))}
+    tail: dict[str, Any] = {"scores": scores, "tallies": dict(sorted(tallies.items()))}
+    if turns is not None:
+        tail["turns"] = [dict(sorted(t.items())) for t in turns]
+        tail["turns_passed"] = sum(1 for t in turns if t["passed"])
     return RecordTemplate(
         head=orjson.dumps(head, default=_default, option=_RECORD_OPTIONS)[:-1] + b",",
         tail=orjson.dumps(tail, default=_default, option=_RECORD_OPTIONS)[1:-1],
@@ -791,7 +817,19 @@ def record_template(
         tallies=_lean_tallies_of(score.tallies),
         error=score.error,
         extra=extra,
+        turns=[_turn_json(t, names) for t in score.turns] if score.turns else None,
     )
+
+
+def _turn_json(t: m.TurnScore, names: Sequence[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "failed_checks": list(t.failed_checks),
+        "passed": t.passed,
+        "scores": [t.scores.get(n) for n in names],
+    }
+    if not t.ran:
+        out["ran"] = False
+    return out
 
 
 def sample_record(score: SampleScore, *, names: Sequence[str], extra: bool = False) -> bytes:
@@ -806,15 +844,36 @@ def result_record(
     are its results' ``metric_names``; ``write``, the names to write its scores over, when
     they differ)."""
     scores = dict(zip(names, s.scores, strict=True))
+
+    def over(values: Sequence[float | None]) -> list[float | None]:
+        if write is None:
+            return list(values)
+        by = dict(zip(names, values, strict=True))
+        return [by.get(n) for n in write]
+
+    turns = (
+        [
+            {
+                "failed_checks": list(t.failed_checks),
+                "passed": t.passed,
+                "scores": over(t.scores),
+                **({} if t.ran else {"ran": False}),
+            }
+            for t in s.turns
+        ]
+        if s.turns is not None
+        else None
+    )
     return _template(
         passed=s.passed,
-        scores=list(s.scores) if write is None else [scores.get(n) for n in write],
+        scores=over(s.scores),
         failed_checks=s.failed_checks,
         reasons=kept_reasons(s.reasons, scores, s.failed_checks),
         evidence=s.evidence,
         tallies=_lean_tallies(s.tallies),
         error=s.error,
         extra=s.extra,
+        turns=turns,
     ).render(s.sample, s.usage)
 
 
@@ -892,6 +951,8 @@ def evidence_json(ev: Evidence, *, expected: Any = None) -> dict[str, Any]:
             }
             for b in ev.batching
         ]
+    if ev.turn is not None:
+        out["turn"] = {"index": ev.turn.index, "of": ev.turn.of, "user": ev.turn.user}
     return out
 
 

@@ -11,6 +11,11 @@ A line::
                 "content": null}],
      "final": "…", "error": null, "latency_ms": 812.5, "usage": {"prompt_tokens": 310}}
 
+In a conversation (a case of several user turns) the first assistant turn after each
+user turn records that user message as ``"user"``, and an assistant turn without calls is
+the agent's answer to its user turn: the scorers split the run into its user turns by
+``user`` (docs/agent-protocol.md).
+
 A failed run also records ``"error_class"``: ``"agent"`` or ``"infrastructure"``
 (:class:`gate.errors.ErrorClass`), decided by the kind its ``error`` starts with; a line
 without it reads the same (older files), one that contradicts its kind is refused.
@@ -46,7 +51,7 @@ from gate.model import Case, Run, Shard, ToolCall, ToolResult, Turn
 _RUN_KEYS = frozenset(
     {"case_id", "sample", "turns", "final", "error", "error_class", "latency_ms", "usage", "meta"}
 )
-_TURN_KEYS = frozenset({"calls", "tool_results", "content"})
+_TURN_KEYS = frozenset({"calls", "tool_results", "content", "user"})
 _CALL_KEYS = frozenset({"id", "name", "arguments", "raw_arguments", "parse_ok", "type", "index"})
 _RESULT_KEYS = frozenset({"id", "content", "is_error", "name", "unrecorded"})
 
@@ -149,6 +154,9 @@ def _turn_from_json(obj: Any, field: str) -> Turn:
     content = obj.get("content")
     if content is not None and not isinstance(content, str):
         raise FieldError(f"{field}.content", "must be a string or null")
+    user = obj.get("user")
+    if user is not None and not isinstance(user, str):
+        raise FieldError(f"{field}.user", "must be a string or null (the user turn it answers)")
     try:
         converted = tuple([call_from_json(c, "") for c in calls])
     except FieldError as bad:
@@ -159,7 +167,7 @@ def _turn_from_json(obj: Any, field: str) -> Turn:
     except FieldError as bad:
         i = _failing(results, _result_from_json)
         raise _within(f"{field}.tool_results[{i}]", bad, "") from None
-    return Turn(converted, answers, content)
+    return Turn(converted, answers, content, user)
 
 
 def _failing(items: list[Any], convert: Callable[[Any, str], object]) -> int:
@@ -307,14 +315,7 @@ def run_to_json(run: Run) -> dict[str, Any]:
     out: dict[str, Any] = {
         "case_id": run.case_id,
         "sample": run.sample,
-        "turns": [
-            {
-                "calls": [c.to_json() for c in t.calls],
-                "tool_results": [_result_to_json(r) for r in t.tool_results],
-                "content": t.content,
-            }
-            for t in run.turns
-        ],
+        "turns": [_turn_to_json(t) for t in run.turns],
         "final": run.final,
         "error": run.error,
         "latency_ms": run.latency_ms,
@@ -324,6 +325,17 @@ def run_to_json(run: Run) -> dict[str, Any]:
         out["error_class"] = run.error_class.value
     if run.meta is not None:
         out["meta"] = dict(run.meta)
+    return out
+
+
+def _turn_to_json(t: Turn) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "calls": [c.to_json() for c in t.calls],
+        "tool_results": [_result_to_json(r) for r in t.tool_results],
+        "content": t.content,
+    }
+    if t.user is not None:  # a conversation's user turn starts here (one-turn runs: never)
+        out["user"] = t.user
     return out
 
 

@@ -20,6 +20,7 @@ COLUMNS: tuple[str, ...] = (
     "tool_responses",
     "step_budget",
     "tags",
+    "conversation",
 )
 """Every column docs/dataset.md lists; any other key is an error."""
 

@@ -39,6 +39,7 @@ from gate.model import (
     OrderMode,
     SourceRef,
     ToolSpec,
+    UserTurn,
 )
 from gate.scorers.rules import name_skeleton
 
@@ -53,6 +54,25 @@ _CALL_KEYS = ("name", "args", "args_match", "required_args_only")
 _COLUMN_SET = frozenset(COLUMNS)
 _CALL_KEY_SET = frozenset(_CALL_KEYS)
 _RESPONSE_KEYS = ("name", "args", "response", "error")
+_TURN_KEYS = (
+    "user",
+    "expected_tool_calls",
+    "expected_no_tool",
+    "alternatives",
+    "order",
+    "args_match",
+    "tool_responses",
+    "must_not_call",
+)
+"""The keys of one user turn of a ``conversation``."""
+_TURN_KEY_SET = frozenset(_TURN_KEYS)
+_ONE_TURN_ONLY = (
+    "user_input",
+    "expected_tool_calls",
+    "expected_no_tool",
+    "acceptable_alternatives",
+)
+"""Columns a conversation case gives per turn instead."""
 _ROLES = ("system", "developer", "user", "assistant", "tool")
 _MESSAGE_KEYS = (
     "role",
@@ -155,17 +175,23 @@ class CaseBuilder:
         get = {k: v for k, v in row.items() if v is not None}.get
 
         case_id = self._id(get("id"), line, report)
-        user_input = get("user_input")
-        if user_input is None:
-            report("user_input", "required: the user turn under test")
-        elif not isinstance(user_input, str) or not user_input.strip():
-            report("user_input", f"must be a non-empty string, not {user_input!r}"[:200])
         history = self._history(get("message_history"), report)
         tools = self._tools(get("available_tools"), report)
         by_name: dict[str, ToolSpec] | None = None
         if tools is not None:
             same = tools is self._last_tools
             by_name = self._last_by_name if same else {t.name: t for t in tools}
+        if get("conversation") is not None:
+            return self._conversation_case(row, line, case_id, history, tools, by_name, report)
+        user_input = get("user_input")
+        if user_input is None:
+            report(
+                "user_input",
+                "required: the user turn under test (or `conversation`: the user turns of a "
+                "conversation)",
+            )
+        elif not isinstance(user_input, str) or not user_input.strip():
+            report("user_input", f"must be a non-empty string, not {user_input!r}"[:200])
 
         no_tool = get("expected_no_tool")
         if no_tool is not None and not isinstance(no_tool, bool):
@@ -232,32 +258,14 @@ class CaseBuilder:
         order = self._enum(get("order"), "order", OrderMode, report)
         responses = self._responses(get("tool_responses"), by_name, report)
 
-        step_budget = get("step_budget")
-        if step_budget is not None and (
-            isinstance(step_budget, bool)
-            or not isinstance(step_budget, int)
-            or not 1 <= step_budget <= MAX_STEP_BUDGET
-        ):
-            report(
-                "step_budget",
-                f"must be a whole number from 1 to {MAX_STEP_BUDGET}, not {step_budget!r}",
-            )
+        step_budget = self._step_budget(get("step_budget"), report)
         tags = self._tags(get("tags"), report)
-        texts: dict[str, str | None] = {}
-        for key in ("source_trace_id", "notes"):
-            value = get(key)
-            if value is not None and not isinstance(value, str):
-                report(key, f"must be a string, not {json_kind(value)}")
-                value = None
-            texts[key] = value
+        texts = self._texts(get, report)
 
         if self.problems.count != before or case_id is None or tools is None:
             return None
         assert isinstance(user_input, str) and expected is not None and responses is not None
-        if tools is not self._last_tools and by_name is not None:
-            for t in tools:
-                self.tools.setdefault(t.name, t)
-            self._last_tools, self._last_by_name = tools, by_name
+        self._remember(tools, by_name)
         return Case(
             id=case_id,
             user_input=user_input,
@@ -275,6 +283,219 @@ class CaseBuilder:
             tags=tags,
             source_trace_id=texts["source_trace_id"],
             notes=texts["notes"],
+        )
+
+    def _step_budget(self, value: Any, report: _Report) -> int | None:
+        if value is not None and (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or not 1 <= value <= MAX_STEP_BUDGET
+        ):
+            report(
+                "step_budget", f"must be a whole number from 1 to {MAX_STEP_BUDGET}, not {value!r}"
+            )
+            return None
+        return value
+
+    def _texts(self, get: Callable[[str], Any], report: _Report) -> dict[str, str | None]:
+        texts: dict[str, str | None] = {}
+        for key in ("source_trace_id", "notes"):
+            value = get(key)
+            if value is not None and not isinstance(value, str):
+                report(key, f"must be a string, not {json_kind(value)}")
+                value = None
+            texts[key] = value
+        return texts
+
+    def _remember(self, tools: tuple[ToolSpec, ...], by_name: dict[str, ToolSpec] | None) -> None:
+        """The dataset's tools by name, merged once per tools file."""
+        if tools is not self._last_tools and by_name is not None:
+            for t in tools:
+                self.tools.setdefault(t.name, t)
+            self._last_tools, self._last_by_name = tools, by_name
+
+    def _conversation_case(
+        self,
+        row: Mapping[str, Any],
+        line: int,
+        case_id: str | None,
+        history: tuple[Mapping[str, Any], ...],
+        tools: tuple[ToolSpec, ...] | None,
+        by_name: dict[str, ToolSpec] | None,
+        report: _Report,
+    ) -> Case | None:
+        """A case of several user turns (``conversation``): the turns replace
+        ``user_input`` and the case's expectations; frozen responses, must-not-call and
+        the order mode may be given for the whole case (the default of every turn) and
+        per turn."""
+        before = self.problems.count
+        get = {k: v for k, v in row.items() if v is not None}.get
+        for key in _ONE_TURN_ONLY:
+            if get(key) is not None:
+                report(
+                    key,
+                    "a conversation case gives it per turn (in `conversation`), not for the "
+                    "whole case",
+                )
+        must_not = self._must_not_call(get("must_not_call"), by_name, report)
+        turns = self._turns(get("conversation"), by_name, must_not, report)
+        difficulty = self._enum(get("difficulty"), "difficulty", Difficulty, report)
+        order = self._enum(get("order"), "order", OrderMode, report)
+        responses = self._responses(get("tool_responses"), by_name, report)
+        step_budget = self._step_budget(get("step_budget"), report)
+        tags = self._tags(get("tags"), report)
+        texts = self._texts(get, report)
+        if self.problems.count != before or case_id is None or tools is None:
+            return None
+        assert turns is not None and responses is not None
+        self._remember(tools, by_name)
+        return Case(
+            id=case_id,
+            user_input=turns[0].user,
+            source=SourceRef(self.display, line),
+            message_history=history,
+            available_tools=tools,
+            expected_tool_calls=tuple(c for t in turns for c in t.expected_tool_calls),
+            expected_no_tool=all(t.expected_no_tool for t in turns),
+            must_not_call=must_not,
+            difficulty=difficulty,
+            order=order,
+            tool_responses=responses,
+            step_budget=step_budget,
+            tags=tags,
+            source_trace_id=texts["source_trace_id"],
+            notes=texts["notes"],
+            conversation=turns,
+        )
+
+    def _turns(
+        self,
+        value: Any,
+        tools: Mapping[str, ToolSpec] | None,
+        case_must_not: tuple[str, ...],
+        report: _Report,
+    ) -> tuple[UserTurn, ...] | None:
+        if not isinstance(value, list) or not value:
+            report(
+                "conversation",
+                "must be a non-empty array of user turns {user, expected_tool_calls, …}, "
+                f"not {json_kind(value)}" + (" (empty)" if value == [] else ""),
+            )
+            return None
+        out: list[UserTurn] = []
+        ok = True
+        for i, obj in enumerate(value):
+            turn = self._turn(obj, f"conversation[{i}]", tools, case_must_not, report)
+            if turn is None:
+                ok = False
+            else:
+                out.append(turn)
+        return tuple(out) if ok else None
+
+    def _turn(
+        self,
+        obj: Any,
+        fld: str,
+        tools: Mapping[str, ToolSpec] | None,
+        case_must_not: tuple[str, ...],
+        report: _Report,
+    ) -> UserTurn | None:
+        if not isinstance(obj, dict):
+            report(
+                fld,
+                "a user turn must be an object {user, expected_tool_calls, …}, not "
+                f"{json_kind(obj)}",
+            )
+            return None
+        before = self.problems.count
+        for key in obj:
+            if key not in _TURN_KEY_SET:
+                report(f"{fld}.{key}", f"unknown key{did_you_mean(key, _TURN_KEYS)}")
+        get = {k: v for k, v in obj.items() if v is not None}.get
+        user = get("user")
+        if user is None:
+            report(f"{fld}.user", "required: what the user says in this turn")
+        elif not isinstance(user, str) or not user.strip():
+            report(f"{fld}.user", f"must be a non-empty string, not {user!r}"[:200])
+        default_mode = None
+        if get("args_match") is not None:
+            default_mode = self._args_match({"args_match": get("args_match")}, fld, report)
+
+        def with_mode(calls: Any) -> Any:
+            # The turn's args_match is the default of its calls that set none.
+            if default_mode is None or not isinstance(calls, list):
+                return calls
+            out = []
+            for c in calls:
+                if isinstance(c, list):
+                    out.append(with_mode(c))
+                elif (
+                    isinstance(c, dict) and "args_match" not in c and "required_args_only" not in c
+                ):
+                    out.append({**c, "args_match": default_mode.value})
+                else:
+                    out.append(c)
+            return out
+
+        no_tool = get("expected_no_tool")
+        if no_tool is not None and not isinstance(no_tool, bool):
+            report(f"{fld}.expected_no_tool", f"must be true or false, not {no_tool!r}")
+            no_tool = None
+        raw = get("expected_tool_calls")
+        expected = self._calls(with_mode(raw), f"{fld}.expected_tool_calls", tools, report)
+        if raw is None and no_tool is None:
+            report(
+                f"{fld}.expected_tool_calls",
+                "required: the calls the agent should make in this turn, [] for none (a "
+                "clarifying question, say)",
+            )
+        elif no_tool is True and isinstance(raw, list) and raw:
+            report(
+                f"{fld}.expected_no_tool",
+                f"is true but expected_tool_calls lists {len(raw)} call(s); keep one of the two",
+            )
+        elif no_tool is False and raw == []:
+            report(
+                f"{fld}.expected_no_tool",
+                "is false but expected_tool_calls is []: a turn that expects no call says "
+                "`expected_tool_calls: []` (or `expected_no_tool: true`)",
+            )
+        alternatives: list[tuple[ExpectedCall, ...]] = []
+        raw_alts = get("alternatives")
+        if raw_alts is not None:
+            if not isinstance(raw_alts, list):
+                report(
+                    f"{fld}.alternatives",
+                    f"must be an array of call lists, not {json_kind(raw_alts)}",
+                )
+            else:
+                for i, alt in enumerate(raw_alts):
+                    calls = self._calls(with_mode(alt), f"{fld}.alternatives[{i}]", tools, report)
+                    if calls is not None:
+                        alternatives.append(calls)
+        must_not = self._must_not_call(get("must_not_call"), tools, report, f"{fld}.must_not_call")
+        for where, calls in [("expected_tool_calls", expected or ())] + [
+            (f"alternatives[{i}]", alt) for i, alt in enumerate(alternatives)
+        ]:
+            clash = sorted({c.name for c in calls} & {*case_must_not, *must_not})
+            if clash:
+                report(
+                    f"{fld}.{where}",
+                    f"{clash[0]!r} is on the must-not-call list; a tool cannot be both",
+                )
+        order = self._enum(get("order"), f"{fld}.order", OrderMode, report)
+        responses = self._responses(get("tool_responses"), tools, report, f"{fld}.tool_responses")
+        if self.problems.count != before or expected is None or responses is None:
+            return None
+        assert isinstance(user, str)
+        return UserTurn(
+            user=user,
+            expected_tool_calls=expected,
+            expected_no_tool=no_tool is True or (raw == [] and not alternatives),
+            acceptable_alternatives=tuple(alternatives),
+            order=order,
+            tool_responses=responses,
+            must_not_call=must_not,
         )
 
     # ── columns ──
@@ -596,19 +817,20 @@ class CaseBuilder:
         value: Any,
         tools: Mapping[str, ToolSpec] | None,
         report: Callable[[str | None, str], None],
+        fld: str = "must_not_call",
     ) -> tuple[str, ...]:
         if value is None:
             return ()
         if not isinstance(value, list):
-            report("must_not_call", f"must be an array of tool names, not {json_kind(value)}")
+            report(fld, f"must be an array of tool names, not {json_kind(value)}")
             return ()
         out: list[str] = []
         for i, name in enumerate(value):
-            checked = self._forbidden_name(name, f"must_not_call[{i}]", tools, report)
+            checked = self._forbidden_name(name, f"{fld}[{i}]", tools, report)
             if checked is None:
                 continue
             if checked in out:
-                report(f"must_not_call[{i}]", f"{checked!r} is listed twice")
+                report(f"{fld}[{i}]", f"{checked!r} is listed twice")
                 continue
             out.append(checked)
         return tuple(out)
@@ -633,19 +855,20 @@ class CaseBuilder:
         value: Any,
         tools: Mapping[str, ToolSpec] | None,
         report: Callable[[str | None, str], None],
+        column: str = "tool_responses",
     ) -> tuple[FrozenResponse, ...] | None:
         if value is None:
             return ()
         if not isinstance(value, list):
             report(
-                "tool_responses",
+                column,
                 f"must be an array of {{name, args?, response | error}}, not {json_kind(value)}",
             )
             return None
         out: list[FrozenResponse] = []
         ok = True
         for i, obj in enumerate(value):
-            fld = f"tool_responses[{i}]"
+            fld = f"{column}[{i}]"
             if not isinstance(obj, dict):
                 report(
                     fld,

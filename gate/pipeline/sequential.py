@@ -122,6 +122,19 @@ def case_content(case: Case) -> dict[str, Any]:
     doc["acceptable_alternatives"] = [
         [e.content() for e in alt] for alt in case.acceptable_alternatives
     ]
+    if case.conversation:
+        doc["conversation"] = [
+            {
+                **dataclasses.asdict(t),
+                "expected_tool_calls": [e.content() for e in t.expected_tool_calls],
+                "acceptable_alternatives": [
+                    [e.content() for e in alt] for alt in t.acceptable_alternatives
+                ],
+            }
+            for t in case.conversation
+        ]
+    else:
+        doc.pop("conversation", None)  # one-turn cases keep the hash they had
     return doc
 
 

@@ -14,6 +14,12 @@ borrows one idle worker and speaks the protocol of ``docs/agent-protocol.md``::
     ...
     agent  → {"type": "final", "case_id", "sample", "content", "usage"?}
            | {"type": "error", "case_id", "sample", "message"}
+    runner → {"type": "user", "case_id", "sample", "content", "messages"}   (conversations)
+    ...      answered like "start": tool calls, then "final"
+
+A conversation case sends, after each ``final`` but the last, its next scripted user turn
+with the whole conversation so far (this turn's message last): a stateless agent answers
+from ``messages``, a stateful one from its own memory of the case-sample.
 
 Every reply echoes the start message's ``case_id`` and ``sample``: a reply without them
 is a ``protocol`` error unless ``agent.reply_ids`` is ``optional``, and a reply naming
@@ -546,8 +552,21 @@ class WorkerPoolAgent(abc.ABC):
                     raise WorkerBroken(
                         ErrorKind.PROTOCOL, '"final" content must be a string or null'
                     )
-                session.final = content
-                return
+                nxt = session.next_user(content)
+                if nxt is None:
+                    return
+                worker.send(
+                    {
+                        "type": "user",
+                        "case_id": job.case.id,
+                        "sample": job.sample,
+                        "content": nxt,
+                        "messages": session.messages(),
+                    },
+                    job.step_timeout(),
+                )
+                step += 1
+                continue
             if kind == "error":
                 raise self._agent_error(message)
             if kind != "tool_calls":

@@ -19,7 +19,10 @@ request goes through a transport (STYLE habit 5). Three backends:
 3. several candidates are used **in order**: the first candidate not yet used answers, and
    once all are used the last one repeats — so the k-th matching call gets the k-th
    matching response (a status that changes between two polls);
-4. with no candidate at all, the call is **unrecorded**: the agent gets an error result
+4. in a conversation case, the current user turn's own responses are tried first (steps 1
+   and 2 over them), then the case's (steps 1 and 2 again); the counts of step 3 are kept
+   over the whole conversation, so a response used in turn 1 is used in turn 3;
+5. with no candidate at all, the call is **unrecorded**: the agent gets an error result
    whose content is ``{"toolgate_unrecorded": true, "error": "no frozen response for
    lookup_order({\\"order_id\\": \\"x\\"})", "nearest": "<nearest recorded call>"}`` and
    the miss is kept in :attr:`ReplayBackend.misses` (the config decides whether it fails
@@ -70,9 +73,14 @@ class ToolOutcome:
 
 
 class ToolBackend(Protocol):
-    """Answers one tool call. ``args`` is None when the model's arguments did not parse."""
+    """Answers one tool call. ``args`` is None when the model's arguments did not parse.
+    ``start_turn(k)`` says a conversation's user turn ``k`` (0-based) begins: a backend
+    whose answers depend on the turn (the replay backend: a turn's own frozen responses)
+    switches to it."""
 
     def call(self, name: str, args: Mapping[str, Any] | None) -> ToolOutcome: ...
+
+    def start_turn(self, index: int) -> None: ...
 
 
 def render_call(name: str, args: Mapping[str, Any] | None) -> str:
@@ -96,26 +104,46 @@ class ReplayBackend:
 
     def __init__(self, case: Case, normalizers: NormalizerTable | None = None) -> None:
         self.case = case
-        self._responses = case.tool_responses
+        responses = list(case.tool_responses)
+        self._tiers: list[tuple[range, ...]] = []
+        """Per user turn, the index ranges of ``_responses`` tried in order (its own, the
+        case's); one-turn cases have one tier, the case's."""
+        base = range(len(responses))
+        for turn in case.conversation:
+            own = range(len(responses), len(responses) + len(turn.tool_responses))
+            responses.extend(turn.tool_responses)
+            self._tiers.append((own, base) if own else (base,))
+        self._responses = tuple(responses)
+        self._tier: tuple[range, ...] = self._tiers[0] if self._tiers else (base,)
         self._used = [0] * len(self._responses)
         self._norms = normalizers or NormalizerTable()
         self._lock = threading.Lock()
         self.misses: list[str] = []
         """One line per unrecorded call: case, tool, canonical arguments, nearest."""
 
+    def start_turn(self, index: int) -> None:
+        with self._lock:
+            self._tier = self._tiers[index]
+
     def call(self, name: str, args: Mapping[str, Any] | None) -> ToolOutcome:
         norm = self._norms.get(name, self.case.tool(name))
-        matching = [
-            i
-            for i, r in enumerate(self._responses)
-            if r.name == name
-            and r.args is not None
-            and args_match(r.args, args, exact=False, norm=norm)
-        ]
-        if not matching:
+        with self._lock:
+            tier = self._tier
+        matching: list[int] = []
+        for span in tier:
             matching = [
-                i for i, r in enumerate(self._responses) if r.name == name and r.args is None
+                i
+                for i in span
+                if (r := self._responses[i]).name == name
+                and r.args is not None
+                and args_match(r.args, args, exact=False, norm=norm)
             ]
+            if not matching:
+                matching = [
+                    i for i in span if (r := self._responses[i]).name == name and r.args is None
+                ]
+            if matching:
+                break
         with self._lock:
             if matching:
                 pick = next((i for i in matching if self._used[i] == 0), matching[-1])
@@ -195,6 +223,9 @@ class FunctionBackend:
             return ToolOutcome({"error": f"{type(exc).__name__}: {exc}"}, is_error=True)
         return value if isinstance(value, ToolOutcome) else ToolOutcome(value)
 
+    def start_turn(self, index: int) -> None:
+        return None
+
 
 class RecordingBackend:
     """Answers from ``replay`` when it knows the call, otherwise from ``fallback`` — once
@@ -219,3 +250,8 @@ class RecordingBackend:
         self._seen[key] = outcome
         self.recorded.append(RecordedCall(name, args, outcome))
         return outcome
+
+    def start_turn(self, index: int) -> None:
+        if self._replay is not None:
+            self._replay.start_turn(index)
+        self._fallback.start_turn(index)

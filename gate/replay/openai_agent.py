@@ -56,9 +56,16 @@ from gate.adapters.sse import iter_events
 from gate.config import DEFAULT_BREAKER_AFTER, Config, OpenAIAgent
 from gate.errors import ConfigError, Problem, StreamTruncated
 from gate.http_retry import retry_after_s
-from gate.model import Run, ToolResult, Turn
+from gate.model import Run, ToolResult
 from gate.replay.http import TRANSPORT_ERRORS, HttpClient, HttpResponse
-from gate.replay.session import AgentFailure, ErrorKind, Job, Session
+from gate.replay.session import (
+    AgentFailure,
+    ErrorKind,
+    Job,
+    Session,
+    assistant_message,
+    tool_message_content,
+)
 
 RETRY_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 MAX_BACKOFF_S = 30.0
@@ -86,35 +93,6 @@ def _is_loopback(base_url: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
-
-
-def tool_message_content(content: Any) -> str:
-    """A tool result as the text of a ``tool`` message (JSON unless already a string)."""
-    if isinstance(content, str):
-        return content
-    return json.dumps(content, ensure_ascii=False, sort_keys=True)
-
-
-def assistant_message(turn: Turn) -> dict[str, Any]:
-    """The assistant message to send back in the history, rebuilt from the recorded turn
-    (so ids assigned by the runner and the model's raw argument text are kept)."""
-    return {
-        "role": "assistant",
-        "content": turn.content,
-        "tool_calls": [
-            {
-                "id": c.id,
-                "type": "function",
-                "function": {
-                    "name": c.name,
-                    "arguments": c.raw_arguments
-                    if c.raw_arguments is not None
-                    else json.dumps(c.arguments, ensure_ascii=False),
-                },
-            }
-            for c in turn.calls
-        ],
-    }
 
 
 class OpenAIChatAgent:
@@ -224,9 +202,8 @@ class OpenAIChatAgent:
                 )
 
     def _converse(self, job: Job, session: Session) -> None:
-        messages: list[dict[str, Any]] = job.messages
-        if self._system is not None:
-            messages = [{"role": "system", "content": self._system}, *messages]
+        system = [{"role": "system", "content": self._system}] if self._system is not None else []
+        messages: list[dict[str, Any]] = [*system, *job.messages]
         tools = job.tools
         session.meta["request"] = self._request_meta
         rng = random.Random(job.seed)
@@ -245,8 +222,11 @@ class OpenAIChatAgent:
             session.meta["http_attempts"] = attempts
             session.add_usage(turn.usage)
             if not turn.calls:
-                session.final = turn.content
-                return
+                if session.next_user(turn.content) is None:
+                    return
+                # the next scripted user turn, after the conversation so far
+                messages = [*system, *session.messages()]
+                continue
             results = session.answer(turn.calls, turn.content)
             messages = [
                 *messages,

@@ -6,7 +6,10 @@ are put first on ``sys.path``) is called once per case-sample with keyword argum
     run(messages=[...], tools=[...], call_tool=call_tool)      # plus seed=, case_id=,
                                                                # sample= if it accepts them
 
-``messages`` and ``tools`` are the OpenAI chat shapes the ``command`` protocol uses.
+``messages`` and ``tools`` are the OpenAI chat shapes the ``command`` protocol uses. In a
+conversation case the callable is called once per scripted user turn, each time with the
+conversation so far (its own earlier calls, their results and its answers, then the new
+user message); what it returns answers that turn.
 ``call_tool(name, arguments)`` (``arguments`` a dict or a JSON string) answers from the
 frozen responses and returns an outcome (``.content``, ``.is_error``); for an ``async
 def`` callable it is a coroutine function (``await call_tool(...)``). Each ``call_tool``

@@ -5,11 +5,13 @@ It imports the callable ``SPEC`` (``module:attr.attr``; each ``PATH`` first on
 ``sys.path``), says so on its protocol output — ``{"type": "ready"}``, or ``{"type":
 "error", "kind": "start", "message": "cannot import …"}`` and exit — and then serves the
 ``command`` protocol (:mod:`gate.replay.command`) for as many case-samples as it is given:
-each ``start`` calls the callable once, each ``call_tool`` is a ``tool_calls`` message
-answered by the next ``tool_results``, the return value is the ``final`` message. So
-``os._exit()``, ``sys.exit()``, a crashing C extension or an endless loop inside the
-callable end or stall this process only: the parent records it as that case-sample's
-``crash`` or ``timeout`` (or, for ``sys.exit()``, ``exception``) and starts another.
+each ``start`` calls the callable once (and so does each ``user`` message of a
+conversation, with the conversation so far as ``messages``), each ``call_tool`` is a
+``tool_calls`` message answered by the next ``tool_results``, the return value is the
+``final`` message. So ``os._exit()``, ``sys.exit()``, a crashing C extension or an
+endless loop inside the callable end or stall this process only: the parent records it
+as that case-sample's ``crash`` or ``timeout`` (or, for ``sys.exit()``, ``exception``)
+and starts another.
 
 The protocol runs on private copies of the original stdin and stdout; file descriptors 0
 and 1 are pointed at ``/dev/null`` and at stderr before the callable is imported, so
@@ -117,9 +119,15 @@ class Agent:
         self.extra = optional_kwargs(fn)
 
     def serve(self) -> None:
+        start: Mapping[str, Any] = {}
         while (message := self.channel.receive()) is not None:
-            if message.get("type") != "start":
-                raise ValueError(f"expected a start message, got {message.get('type')!r}")
+            kind = message.get("type")
+            if kind == "start":
+                start = message
+            elif kind == "user":  # a conversation's next turn: the start's seed still holds
+                message = {**start, **message}
+            else:
+                raise ValueError(f"expected a start message, got {kind!r}")
             self.channel.send(self.one(message))
 
     def one(self, start: Mapping[str, Any]) -> dict[str, Any]:

@@ -201,6 +201,9 @@ class _Only:
             )  # fmt: skip
         return self._tools.call(name, args)
 
+    def start_turn(self, index: int) -> None:
+        self._tools.start_turn(index)
+
 
 def _write_copy(src: Path, out: Path, new: Mapping[str, list[RecordedCall]]) -> tuple[int, int]:
     recorded = errors = 0

@@ -22,6 +22,7 @@ colon: ``timeout``, ``crash``, ``protocol``, ``agent_error``, ``step_budget``, `
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -63,6 +64,56 @@ def openai_tools(case: Case) -> list[dict[str, Any]]:
 def case_messages(case: Case) -> list[dict[str, Any]]:
     """The conversation the agent is given: the case's history, then the user turn."""
     return [*(dict(m) for m in case.message_history), {"role": "user", "content": case.user_input}]
+
+
+def tool_message_content(content: Any) -> str:
+    """A tool result as the text of a ``tool`` message (JSON unless already a string)."""
+    if isinstance(content, str):
+        return content
+    return json.dumps(content, ensure_ascii=False, sort_keys=True)
+
+
+def assistant_message(turn: Turn) -> dict[str, Any]:
+    """The assistant message to send back in the history, rebuilt from the recorded turn
+    (so ids assigned by the runner and the model's raw argument text are kept)."""
+    return {
+        "role": "assistant",
+        "content": turn.content,
+        "tool_calls": [
+            {
+                "id": c.id,
+                "type": "function",
+                "function": {
+                    "name": c.name,
+                    "arguments": c.raw_arguments
+                    if c.raw_arguments is not None
+                    else json.dumps(c.arguments, ensure_ascii=False),
+                },
+            }
+            for c in turn.calls
+        ],
+    }
+
+
+def conversation_messages(case: Case, turns: Sequence[Turn]) -> list[dict[str, Any]]:
+    """The conversation so far in the OpenAI chat shape: the case's history, then each
+    user turn that started (its message, the agent's tool-calling messages with their
+    tool results, its answer). A new user turn starts at an assistant turn carrying
+    :attr:`~gate.model.Turn.user`; a turn with neither calls nor content (a user turn the
+    agent never answered) adds its user message only."""
+    out: list[dict[str, Any]] = [dict(m) for m in case.message_history]
+    for t in turns:
+        if t.user is not None:
+            out.append({"role": "user", "content": t.user})
+        if t.calls:
+            out.append(assistant_message(t))
+            out.extend(
+                {"role": "tool", "tool_call_id": r.id, "content": tool_message_content(r.content)}
+                for r in t.tool_results
+            )
+        elif t.content is not None:
+            out.append({"role": "assistant", "content": t.content})
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +161,75 @@ class Session:
     closed: bool = False
     failure: AgentFailure | None = None
     """Set when :meth:`answer` refused a turn, in case the agent swallowed the exception."""
+    user_turn: int = 0
+    """The scripted user turn being answered (0-based; always 0 for a one-turn case)."""
+    ended_by: str | None = None
+    """Why a conversation stopped before its last user turn (a must-not-call tool)."""
+    _steps: int = 0
+    _pending_user: str | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.job.case.conversation:
+            self._pending_user = self.job.case.conversation[0].user
+
+    @property
+    def conversation(self) -> bool:
+        return bool(self.job.case.conversation)
+
+    def messages(self) -> list[dict[str, Any]]:
+        """What the agent is given now: the case's messages for a one-turn case or a
+        conversation's first turn, else the conversation so far (this user turn's
+        message last)."""
+        with self._lock:
+            if not self.user_turn:
+                return self.job.messages
+            out = conversation_messages(self.job.case, self.turns)
+        out.append({"role": "user", "content": self.job.case.conversation[self.user_turn].user})
+        return out
+
+    def next_user(self, answer: str | None) -> str | None:
+        """The agent answered the current user turn with ``answer`` (its final message):
+        record it, and return the next scripted user message — or ``None`` when there is
+        none: a one-turn case, the conversation's last turn, or a turn in which the agent
+        called a tool that must never be called (the conversation ends there; the turns
+        not reached fail the case). ``final`` is always the latest answer."""
+        with self._lock:
+            if self.closed:
+                raise AgentFailure(ErrorKind.TIMEOUT, "the case-sample already ended")
+            self.final = answer
+            case = self.job.case
+            if not case.conversation:
+                return None
+            self.turns.append(Turn(content=answer, user=self._pending_user))
+            self._pending_user = None
+            forbidden = self._forbidden_called()
+            if forbidden is not None:
+                self.ended_by = (
+                    f"turn {self.user_turn + 1} of {len(case.conversation)} called "
+                    f"{forbidden}, which must never be called"
+                )
+                return None
+            if self.user_turn + 1 >= len(case.conversation):
+                return None
+            self.user_turn += 1
+            self._steps = 0
+            nxt = case.conversation[self.user_turn].user
+            self._pending_user = nxt
+            self.backend.start_turn(self.user_turn)
+            return nxt
+
+    def _forbidden_called(self) -> str | None:
+        """A must-not-call tool the current user turn called (the case's or the turn's)."""
+        case = self.job.case
+        names = {*case.must_not_call, *case.conversation[self.user_turn].must_not_call}
+        for t in reversed(self.turns):
+            for c in t.calls:
+                if c.name in names:
+                    return c.name
+            if t.user is not None:
+                break
+        return None
 
     def add_usage(self, usage: Mapping[str, Any] | None) -> None:
         if isinstance(usage, Mapping):
@@ -136,11 +255,15 @@ class Session:
                 raise AgentFailure(ErrorKind.TIMEOUT, "the case-sample already ended")
             n = len(self.turns)
             ided = [c if c.id else replace(c, id=f"call_{n}_{i}") for i, c in enumerate(calls)]
-            if n >= self.job.step_budget:
-                self.turns.append(Turn(calls=tuple(ided), content=content))
+            user, self._pending_user = self._pending_user, None
+            steps = self._steps
+            self._steps += 1
+            if steps >= self.job.step_budget:
+                self.turns.append(Turn(calls=tuple(ided), content=content, user=user))
+                where = f" in user turn {self.user_turn + 1}" if self.job.case.conversation else ""
                 self.failure = AgentFailure(
                     ErrorKind.STEP_BUDGET,
-                    f"the agent asked for tool-calling turn {n + 1} "
+                    f"the agent asked for tool-calling turn {steps + 1}{where} "
                     f"with a step budget of {self.job.step_budget}",
                 )
                 raise self.failure
@@ -160,7 +283,9 @@ class Session:
                 results.append(
                     ToolResult(call.id, outcome.content, outcome.is_error, outcome.unrecorded)
                 )
-            self.turns.append(Turn(calls=tuple(ided), tool_results=tuple(results), content=content))
+            self.turns.append(
+                Turn(calls=tuple(ided), tool_results=tuple(results), content=content, user=user)
+            )
             return results
 
     def close(self) -> None:
@@ -171,13 +296,23 @@ class Session:
     def to_run(self, *, error: str | None = None, latency_ms: float | None = None) -> Run:
         with self._lock:
             self.closed = True
+            turns = list(self.turns)
+            if self._pending_user is not None and self.user_turn and error is not None:
+                # a later user turn was sent and the agent failed before any message of
+                # its own: the empty turn says which user turn the failure belongs to
+                turns.append(Turn(user=self._pending_user))
             return Run(
                 case_id=self.job.case.id,
                 sample=self.job.sample,
-                turns=tuple(self.turns),
+                turns=tuple(turns),
                 final=self.final,
                 error=error,
                 latency_ms=latency_ms,
                 usage=dict(self.usage) or None,
-                meta=dict(self.meta) or None,
+                meta=(
+                    {**self.meta, "conversation_ended": self.ended_by}
+                    if self.ended_by
+                    else dict(self.meta)
+                )
+                or None,
             )

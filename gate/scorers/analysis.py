@@ -17,7 +17,7 @@ credit, then the earlier list. ``Evidence.alternative`` says which (0 = canonica
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -31,6 +31,7 @@ from gate.model import (
     MalformedKind,
     OrderMode,
     ToolCall,
+    Turn,
 )
 from gate.scorers import outcome
 from gate.scorers import selection as sel
@@ -310,8 +311,12 @@ def _counts(names: list[str]) -> dict[str, int]:
     return out
 
 
-def analyse(case: Case, view: ScoringView, ctx: ScoringContext) -> Analysis:
-    """Everything the metrics share, for ``case`` and the scoring view of one run."""
+def analyse(
+    case: Case, view: ScoringView, ctx: ScoringContext, prior: Sequence[Turn] = ()
+) -> Analysis:
+    """Everything the metrics share, for ``case`` and the scoring view of one run.
+    ``prior``: the turns of a conversation's earlier user turns — their calls count only
+    as the steps a ``required_before`` rule asks for."""
     cc = ctx.compile(case)
     calls = _calls(view, cc, ctx)
     an = Analysis()
@@ -487,6 +492,9 @@ def analyse(case: Case, view: ScoringView, ctx: ScoringContext) -> Analysis:
                     hard.append((HardFailureKind.ARG_SCOPE, c.call, msg))
     an.scope_hits = scope_hits
     required_missing: list[tuple[Call, str]] = []
+    earlier: list[Call] = []
+    if prior and ctx.before_rules:
+        earlier = _calls(type(view)(view.case_id, tuple(prior), None, None), cc, ctx)
     for before in ctx.before_rules:
         target = frozenset((before.skeleton,))
         for c in calls:
@@ -498,6 +506,9 @@ def analyse(case: Case, view: ScoringView, ctx: ScoringContext) -> Analysis:
                 and not p.is_error
                 and name_matches(p.name, before.before)
                 for p in calls
+            ) or any(
+                p.parse_ok and not p.is_error and name_matches(p.name, before.before)
+                for p in earlier
             ):
                 continue
             steps = " or ".join(before.preceded_by)

@@ -164,7 +164,7 @@ class ScoringContext:
     step_budget: int | None = None
     has_free_text: bool = False
     pairing: Pairing = Pairing.MAXIMUM
-    _cases: dict[str, tuple[Case, CompiledCase]] = field(default_factory=dict)
+    _cases: dict[int, tuple[Case, CompiledCase]] = field(default_factory=dict)
     _entries: dict[tuple[str, int], tuple[ToolSpec | None, ToolEntry]] = field(default_factory=dict)
     _offered: dict[int, tuple[Sequence[ToolSpec], Mapping[str, ToolEntry]]] = field(
         default_factory=dict
@@ -265,16 +265,16 @@ class ScoringContext:
     # ── per case ───────────────────────────────────────────────────────────────
 
     def compile(self, case: Case) -> CompiledCase:
-        """The case compiled for scoring (cached by id; a different Case object with the
-        same id is compiled afresh)."""
-        hit = self._cases.get(case.id)
+        """The case compiled for scoring (cached by the case object: the user turns of a
+        conversation share the case's id, each compiled once)."""
+        hit = self._cases.get(id(case))
         if hit is not None and hit[0] is case:
             return hit[1]
         with self._lock:
             compiled = self._compile(case)
             if len(self._cases) >= CASE_CACHE_SIZE:
                 self._cases.clear()  # bounded: a run's cases come in order, few at a time
-            self._cases[case.id] = (case, compiled)
+            self._cases[id(case)] = (case, compiled)
         return compiled
 
     def _tools_of(self, offered: Sequence[ToolSpec]) -> Mapping[str, ToolEntry]:

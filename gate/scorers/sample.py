@@ -10,6 +10,8 @@ infrastructure did — earns nothing (:func:`_no_answer`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gate.config import PassCheck
 from gate.errors import ErrorClass, agent_failed, error_class_of
 from gate.model import (
@@ -27,12 +29,14 @@ from gate.model import (
     SampleScore,
     Tallies,
     ToolTally,
+    Turn,
     Violation,
 )
 from gate.scorers import selection as sel
 from gate.scorers.analysis import analyse
 from gate.scorers.argmatch import arg_diffs, match_flags
 from gate.scorers.context import ScoringContext
+from gate.scorers.conversation import score_conversation
 from gate.scorers.errors import malformed_detail
 from gate.scorers.facts import Analysis, Call, ScoringView
 from gate.scorers.prose import reason_text
@@ -43,14 +47,31 @@ _PLAN = tuple((m.name, m.score, m.ideal) for m in REGISTRY)
 _NAMES = tuple(name for name, _, _ in _PLAN)
 
 
-def score_sample(case: Case, run: Run, ctx: ScoringContext, *, full: bool = False) -> SampleScore:
+def score_sample(
+    case: Case,
+    run: Run,
+    ctx: ScoringContext,
+    *,
+    full: bool = False,
+    prior: Sequence[Turn] = (),
+) -> SampleScore:
     """Every deterministic metric for one run of one case (module docstring).
 
     The reasons kept are those of the metrics that missed their best value or do not
     apply, and the evidence is that of a sample that did not pass (what results.json
     keeps; a passing sample needs no "expected vs actual"); ``full`` keeps every reason
-    and the evidence of a passing sample too (``gate.assert_tool_calls``)."""
-    an = analyse(case, ScoringView.of(run), ctx)
+    and the evidence of a passing sample too (``gate.assert_tool_calls``). A conversation
+    case is scored turn by turn (:mod:`gate.scorers.conversation`); ``prior``: the calls
+    of the earlier user turns of a conversation (what a ``required_before`` step may
+    have been made in)."""
+    if case.conversation:
+        return score_conversation(
+            case,
+            run,
+            lambda c, r, *, full, prior: score_sample(c, r, ctx, full=full, prior=prior),
+            full=full,
+        )
+    an = analyse(case, ScoringView.of(run), ctx, prior=prior)
     if run.error is not None and (
         agent_failed(run.error)
         or (not an.hard and error_class_of(run.error) is ErrorClass.INFRASTRUCTURE)

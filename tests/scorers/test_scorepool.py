@@ -88,6 +88,7 @@ def test_memo__sample_score_fields__each_from_the_view_or_the_sample() -> None:
     per_sample = {"sample", "latency_ms", "usage", "hard_failures"}
     from_view = {
         "case_id", "passed", "scores", "failed_checks", "reasons", "evidence", "tallies", "error",
+        "turns",
     }  # fmt: skip
     assert {f.name for f in dataclasses.fields(SampleScore)} == per_sample | from_view
 

@@ -140,6 +140,9 @@ class Upstream:
     def server_of(self, tool: str) -> str | None:
         return next((s for s, tools in self.tools.items() if tool in tools), None)
 
+    def start_turn(self, index: int) -> None:
+        return None  # live servers: the same tools in every user turn
+
     def call(self, name: str, args: Mapping[str, Any] | None) -> ToolOutcome:
         """Call ``name`` on the server that advertises it (a ToolBackend)."""
         server = self.server_of(name)

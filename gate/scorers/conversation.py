@@ -1,0 +1,182 @@
+"""Scoring a conversation: each user turn where it happened, then the sample as a whole.
+
+A conversation case (:attr:`gate.model.Case.conversation`) has several scripted user
+turns; its run records, on the first assistant turn after each user message, that
+message (:attr:`gate.model.Turn.user`), and ends each user turn with the agent's answer
+(an assistant turn without calls). :func:`split` cuts the run there; each user turn is
+then scored as a one-turn case is (:meth:`gate.model.Case.turn_case`: its expected calls
+against the calls made between that user message and the next), with the calls of the
+earlier turns as what came before (a ``required_before`` step made in turn 1 counts for a
+refund in turn 3). Rules of the whole conversation hold in every turn: the case's
+``must_not_call``, argument scopes and forbidden arguments are checked on every turn's
+calls, ``required_before`` across turns.
+
+The sample (:func:`score_conversation`):
+
+* **passes** when every user turn ran and passed — a conversation that ended early (an
+  error, a step budget, a must-not-call; the runner stops there) fails at the turn where
+  it ended, and the turns it never reached are not scored;
+* its **metrics** are the means over the turns that ran (a metric a turn does not apply
+  to is n/a for that turn; n/a when it applies to none); ``case_passed`` is the sample's
+  pass, ``agent_error_rate`` whether the run ended in an agent's error;
+* its **tallies** are the sums over turns (calls, per-tool counts, malformed calls: the
+  dataset-level figures pool them as for any sample); its **hard failures** every turn's;
+* its **failed checks** every turn's, in turn order; its **reasons** and **evidence**
+  those of the first failing turn, which the evidence names (turn k of n, and the user's
+  message), so the reports say where it broke;
+* :attr:`gate.model.SampleScore.turns` keeps each turn's pass, failed checks and scores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from gate.errors import ErrorClass, agent_failed, error_class_of
+from gate.model import (
+    Case,
+    Run,
+    SampleScore,
+    Tallies,
+    ToolTally,
+    Turn,
+    TurnRef,
+    TurnScore,
+)
+
+ScoreFn = Callable[..., SampleScore]
+
+_TURN_CASES: dict[int, tuple[Case, tuple[Case, ...]]] = {}
+_TURN_CASES_SIZE = 4096
+
+
+def turn_cases(case: Case) -> tuple[Case, ...]:
+    """The user turns of a conversation case as one-turn cases
+    (:meth:`gate.model.Case.turn_case`), built once per case object: the scoring context
+    compiles each once."""
+    hit = _TURN_CASES.get(id(case))
+    if hit is not None and hit[0] is case:
+        return hit[1]
+    built = tuple(case.turn_case(k) for k in range(len(case.conversation)))
+    if len(_TURN_CASES) >= _TURN_CASES_SIZE:
+        _TURN_CASES.clear()
+    _TURN_CASES[id(case)] = (case, built)
+    return built
+
+
+def split(run: Run, n: int) -> list[tuple[tuple[Turn, ...], str | None]]:
+    """The run's user turns, at most ``n``: each its assistant turns that made calls and
+    its answer (the content of its last turn without calls). A new user turn starts at a
+    turn carrying ``user``; turns before the first such mark belong to the first user
+    turn, and turns past the ``n``-th user turn to the last."""
+    groups: list[list[Turn]] = []
+    for t in run.turns:
+        if not groups or (t.user is not None and len(groups) < n):
+            groups.append([])
+        groups[-1].append(t)
+    out: list[tuple[tuple[Turn, ...], str | None]] = []
+    for i, g in enumerate(groups):
+        answer = next((t.content for t in reversed(g) if not t.calls), None)
+        if i == len(groups) - 1 and answer is None:
+            answer = run.final
+        out.append((tuple(t for t in g if t.calls), answer))
+    return out
+
+
+def score_conversation(case: Case, run: Run, score: ScoreFn, *, full: bool) -> SampleScore:
+    """Every turn of one conversation sample, and the sample (module docstring). ``score``
+    scores one turn: ``score(turn case, sub-run, full=…, prior=…)``."""
+    n = len(case.conversation)
+    groups = split(run, n)
+    turns: list[TurnScore] = []
+    scored: list[SampleScore] = []
+    prior: list[Turn] = []
+    for k in range(n):
+        if k >= len(groups):
+            turns.append(TurnScore(False, {}, (), ran=False))
+            continue
+        calls, answer = groups[k]
+        last = k == len(groups) - 1
+        sub = Run(
+            case_id=run.case_id,
+            sample=run.sample,
+            turns=calls,
+            final=answer,
+            error=run.error if last else None,
+            latency_ms=run.latency_ms,
+            usage=run.usage,
+        )
+        s = score(turn_cases(case)[k], sub, full=full, prior=tuple(prior))
+        scored.append(s)
+        turns.append(TurnScore(s.passed, dict(s.scores), s.failed_checks))
+        prior.extend(calls)
+    if run.error is not None and not agent_failed(run.error):
+        hard = [h for s in scored for h in s.hard_failures]
+        if not hard and error_class_of(run.error) is ErrorClass.INFRASTRUCTURE:
+            # the infrastructure failed it: the whole conversation is not sampled
+            return replace(scored[-1], turns=tuple(turns))
+    return _whole(case, run, scored, turns)
+
+
+def _whole(
+    case: Case, run: Run, scored: Sequence[SampleScore], turns: Sequence[TurnScore]
+) -> SampleScore:
+    n = len(turns)
+    passed = all(t.passed and t.ran for t in turns)
+    names = list(scored[0].scores) if scored else []
+    scores: dict[str, float | None] = {}
+    for name in names:
+        values = [v for s in scored if (v := s.scores.get(name)) is not None]
+        scores[name] = sum(values) / len(values) if values else None
+    if "case_passed" in scores:
+        scores["case_passed"] = 1.0 if passed else 0.0
+    if "agent_error_rate" in scores:
+        scores["agent_error_rate"] = 1.0 if run.error and agent_failed(run.error) else 0.0
+    failing = next((i for i, t in enumerate(turns) if not t.passed), None)
+    failed: list[str] = []
+    for t in turns:
+        failed += [c for c in t.failed_checks if c not in failed]
+    if failing is not None and not turns[failing].ran and not failed:
+        failed.append("calls_matched")  # a turn never run: its expected calls never made
+    lead = scored[failing] if failing is not None and failing < len(scored) else scored[-1]
+    where = failing if failing is not None and failing < len(scored) else len(scored) - 1
+    reasons = {k: f"turn {where + 1} of {n}: {v}" for k, v in lead.reasons.items()}
+    evidence = lead.evidence
+    if evidence is not None:
+        evidence = replace(evidence, turn=TurnRef(where + 1, n, case.conversation[where].user))
+    return SampleScore(
+        case_id=case.id,
+        sample=run.sample,
+        passed=passed,
+        scores=scores,
+        failed_checks=tuple(failed),
+        reasons=reasons,
+        evidence=evidence,
+        tallies=_sum_tallies([s.tallies for s in scored]),
+        hard_failures=tuple(h for s in scored for h in s.hard_failures),
+        error=run.error,
+        latency_ms=run.latency_ms,
+        usage=run.usage,
+        turns=tuple(turns),
+    )
+
+
+def _sum_tallies(all_: Sequence[Tallies]) -> Tallies:
+    per_tool: dict[str, list[int]] = {}
+    malformed: dict[str, int] = {}
+    for t in all_:
+        for name, tt in t.per_tool.items():
+            acc = per_tool.setdefault(name, [0, 0, 0])
+            acc[0] += tt.expected
+            acc[1] += tt.matched
+            acc[2] += tt.called
+        for kind, k in t.malformed.items():
+            malformed[kind] = malformed.get(kind, 0) + k
+    return Tallies(
+        calls=sum(t.calls for t in all_),
+        calls_on_no_tool=sum(t.calls_on_no_tool for t in all_),
+        per_tool={n: ToolTally(e, m, k) for n, (e, m, k) in per_tool.items()},
+        confusion=tuple(c for t in all_ for c in t.confusion),
+        malformed=malformed,
+        unrecorded=sum(t.unrecorded for t in all_),
+    )
