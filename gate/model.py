@@ -711,6 +711,10 @@ class Evidence:
     """In a conversation: the user turn this evidence is of (the first that failed)."""
 
 
+TURN_USER_SHOWN = 80
+"""Most characters of a conversation turn's user message a report quotes."""
+
+
 @value
 class TurnRef:
     """User turn ``index`` (1-based) of ``of`` in a conversation, and what the user said."""
@@ -718,6 +722,14 @@ class TurnRef:
     index: int
     of: int
     user: str
+
+    def label(self) -> str:
+        """``turn 2 of 3 (the user: “…”)`` — how every report names where a conversation
+        broke (the message on one line, cut at :data:`TURN_USER_SHOWN` characters)."""
+        text = " ".join(self.user.split())
+        if len(text) > TURN_USER_SHOWN:
+            text = text[: TURN_USER_SHOWN - 1].rstrip() + "…"
+        return f"turn {self.index} of {self.of} (the user: “{text}”)"
 
 
 @value
@@ -808,6 +820,10 @@ class TurnScore:
     scores: Mapping[str, float | None]
     failed_checks: tuple[str, ...] = ()
     ran: bool = True
+    user: str = ""
+    """The scripted user message that started the turn."""
+    called: tuple[str, ...] = ()
+    """The tools the agent called in the turn, in order."""
 
 
 # ─── metric names ────────────────────────────────────────────────────────────

@@ -36,6 +36,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+import numpy as np
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -137,6 +138,10 @@ class TurnResult(_M):
     scores: list[float | None]
     failed_checks: list[str] = Field(default_factory=list)
     ran: bool = True
+    user: str | None = None
+    """The scripted user message that started the turn."""
+    called: list[str] = Field(default_factory=list)
+    """The tools the agent called in the turn, in order."""
 
 
 class HistoryRun(_M):
@@ -823,9 +828,11 @@ def record_template(
 
 def _turn_json(t: m.TurnScore, names: Sequence[str]) -> dict[str, Any]:
     out: dict[str, Any] = {
+        "called": list(t.called),
         "failed_checks": list(t.failed_checks),
         "passed": t.passed,
         "scores": [t.scores.get(n) for n in names],
+        "user": t.user,
     }
     if not t.ran:
         out["ran"] = False
@@ -854,9 +861,11 @@ def result_record(
     turns = (
         [
             {
+                "called": list(t.called),
                 "failed_checks": list(t.failed_checks),
                 "passed": t.passed,
                 "scores": over(t.scores),
+                **({} if t.user is None else {"user": t.user}),
                 **({} if t.ran else {"ran": False}),
             }
             for t in s.turns
@@ -1223,6 +1232,35 @@ def sampled(results: Results, case: CaseResult) -> int:
     infrastructure failed them; neither a pass nor a failure)."""
     gone = results.missing.per_case.get(case.id, 0) if results.missing is not None else 0
     return len(case.samples) - gone
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class PassHatK:
+    """pass^k of a run, k = its samples per case: per case id, the chance that k samples
+    of the case all pass (``gate.policy.stats.pass_hat_k`` over its sampled samples:
+    with no extra samples, 1 when every sample passed, else 0; ``None`` when fewer than
+    k were sampled), and the dataset's — the mean over the cases with a value (a case
+    either holds up every time or it does not)."""
+
+    k: int
+    cases: Mapping[str, float | None]
+    dataset: float | None
+
+
+def pass_hat_k(results: Results) -> PassHatK:
+    """The run's :class:`PassHatK`, from its cases' pass rates and sampled samples."""
+    from gate.policy.stats import clean
+    from gate.policy.stats import pass_hat_k as estimate
+
+    n = np.array([sampled(results, c) for c in results.cases], dtype=np.float64)
+    rates = np.array([c.pass_rate for c in results.cases], dtype=np.float64)
+    per = estimate(rates * n, n, results.samples)
+    known = per[~np.isnan(per)]
+    return PassHatK(
+        k=results.samples,
+        cases={c.id: clean(round(float(v), 12)) for c, v in zip(results.cases, per, strict=True)},
+        dataset=round(float(known.mean()), 12) if known.size else None,
+    )
 
 
 def failed_by_agent(results: Results) -> list[str]:

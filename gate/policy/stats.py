@@ -53,6 +53,20 @@ def safe_divide(num: Floats, den: NDArray[np.int64] | Floats) -> Floats:
     return out
 
 
+def pass_hat_k(passes: Floats, sampled: Floats | Ints, k: int) -> Floats:
+    """pass^k per group: the chance that ``k`` samples drawn from the group's ``sampled``
+    all pass, ``C(passes, k) / C(sampled, k)`` — τ-bench's unbiased estimator of "every
+    one of k tries succeeds" from n ≥ k tries (with n = k: 1 when every sample passed,
+    else 0). NaN where fewer than ``k`` were sampled, or ``k`` < 1."""
+    c = np.rint(np.asarray(passes, dtype=np.float64))
+    n = np.asarray(sampled, dtype=np.float64)
+    out = np.ones(c.shape)
+    for i in range(k):  # the product form of the ratio of binomials: no overflow
+        out *= np.clip(c - i, 0.0, None) / np.maximum(n - i, 1.0)
+    out[(n < k) | (k < 1)] = np.nan
+    return out
+
+
 def std_over_rows(values: Floats) -> tuple[Floats, Ints]:
     """Sample std (ddof=1) over axis 0 of the non-NaN values, and their count."""
     valid = ~np.isnan(values)

@@ -25,13 +25,14 @@ from gate.report.markdown import (
     status,
 )
 from gate.report.redact import Redactor
-from gate.report.sentences import Code, Sentence, check_sentences
+from gate.report.sentences import Code, Sentence, check_sentences, turn_label
 from gate.results import (
     HardFailureResult,
     Results,
     SampleResult,
     failed_by_agent,
     not_sampled,
+    pass_hat_k,
     sampled,
 )
 
@@ -218,7 +219,8 @@ def _cases_line(results: Results, esc: Escaper) -> str:
     ds = results.dataset
     return (
         f"cases: {len(results.cases)} ({n_pass} pass, {len(results.cases) - n_pass} fail) · "
-        f"samples {results.samples} · dataset {esc.console(ds.path, 120)}"
+        f"samples {results.samples} · pass^{results.samples} "
+        f"{fmt.num(pass_hat_k(results).dataset)} · dataset {esc.console(ds.path, 120)}"
         f"{'@' + esc.console(ds.version, 40) if ds.version else ''} sha256 {ds.sha256[:12]}"
     )
 
@@ -237,10 +239,12 @@ def _hard_rows(results: Results, esc: Escaper) -> list[str]:
             h = first[case_id]
             nums = sorted(set(by_case[case_id]))
             label = "sample" if len(nums) == 1 else "samples"
+            turn = turn_label(h.message)
             rows.append(
                 f"✗ {kind} {esc.console(case_id, 80)}{f' (line {h.line})' if h.line else ''} "
                 f"{label} {_numbers(nums, results.samples)}: "
                 f"{esc.console(calls_repr(h.call), 120)}"
+                + (f" in {esc.console(turn, 160)}" if turn else "")
             )
     return rows
 

@@ -50,6 +50,7 @@ from gate.results import (
     SampleResult,
     failed_by_agent,
     not_sampled,
+    pass_hat_k,
     sampled,
 )
 from gate.scorers.registry import HEADLINE_METRICS, METRICS
@@ -109,8 +110,9 @@ def build(
         blocks += _slices(results, esc)
         blocks += _confusion(results, esc)
         blocks += _failing_cases(results, esc)
+        blocks += _conversations(results, esc)
     blocks += _judge(results, esc)
-    blocks += _all_cases(results, esc)
+    blocks += _all_cases(results, esc, full)
     blocks += _run_info(results, esc, full)
     return blocks
 
@@ -735,6 +737,8 @@ def _metrics(results: Results, esc: Escaper, full: bool) -> list[Block]:
     )
     missed = [_missed_gate_line(g, esc, shown_elsewhere) for g in gates if not g.passed]
     tail = ["", *missed, ""] if missed else [""]
+    if full or has_conversations(results):
+        tail += [pass_hat_line(results), ""]
     blocks = [Block([title, "", *head], rows, tail)]
     if rest:
         what = "unchanged beyond noise" if has_base else "not gated"
@@ -755,6 +759,21 @@ def _metrics(results: Results, esc: Escaper, full: bool) -> list[Block]:
             )
         )
     return blocks
+
+
+def has_conversations(results: Results) -> bool:
+    """Whether any case of the run is a conversation (its samples carry turns)."""
+    return any(s.turns for c in results.cases for s in c.samples[:1])
+
+
+def pass_hat_line(results: Results) -> str:
+    """``pass^3 — every one of 3 samples of a case passes: 0.833 (the mean over 6 cases)``."""
+    ph = pass_hat_k(results)
+    known = sum(1 for v in ph.cases.values() if v is not None)
+    return (
+        f"pass^{ph.k} — every one of {plural(ph.k, 'sample')} of a case passes: "
+        f"{fmt.num(ph.dataset)} (the mean over {plural(known, 'case')})"
+    )
 
 
 SHOW_GATE_CASES = 5
@@ -1467,6 +1486,56 @@ def _sample_lines(s: SampleResult, esc: Escaper) -> list[str]:
     return lines
 
 
+def _conversations(results: Results, esc: Escaper) -> list[Block]:
+    """Every failing conversation case turn by turn, collapsed: what the user said in each
+    turn, what the agent called, and whether the turn passed (samples that failed the
+    same way share one table)."""
+    failing = [c for c in results.cases if not c.passed and any(s.turns for s in c.samples)]
+    if not failing:
+        return []
+
+    def table(s: SampleResult) -> list[str]:
+        lines = ["| Turn | The user | The agent called | Result |", "|--:|---|---|---|"]
+        found = check_sentences(s, where=False)
+        why = render_sentence(found[0][1], esc, 240) if found else ""
+        for i, t in enumerate(s.turns or (), start=1):
+            called = ", ".join(esc.code(n, 60) for n in t.called) or "—"
+            if not t.ran:
+                result = "not reached"
+            elif t.passed:
+                result = "✅ passed"
+            else:
+                result = f"❌ {_checks(ordered_checks(t.failed_checks), esc)}"
+                if i == s.first_failing_turn and why:
+                    result += f" — {why}"
+            lines.append(f"| {i} | {esc.text(t.user or '', 160)} | {called} | {result} |")
+        return lines
+
+    def row(c: CaseResult) -> str:
+        parts = []
+        for numbers, lines in group_samples(c, table):
+            first = next(s for s in c.samples if s.sample == numbers[0])
+            label = "sample" if len(numbers) == 1 else "samples"
+            at = first.first_failing_turn
+            where = f" failed at turn {at} of {len(first.turns or ())}" if at else " failed"
+            parts += [
+                f"- {_case_cell(c.id, c.line, esc)} — {label} "
+                f"{_numbers(numbers, results.samples)}{where}",
+                "",
+                "<details><summary>turn by turn</summary>",
+                "",
+                *lines,
+                "",
+                "</details>",
+                "",
+            ]
+        return "\n".join(parts).rstrip("\n")
+
+    rows = LazyRows(failing, row)
+    head = [f"### Failing conversations, turn by turn ({len(failing)})", ""]
+    return [Block(head, rows, [""], keep=10, cut=2, what="failing conversations")]
+
+
 def group_samples(
     case: CaseResult, describe: Callable[[SampleResult], list[str]]
 ) -> list[tuple[list[int], list[str]]]:
@@ -1521,29 +1590,33 @@ def _judge(results: Results, esc: Escaper) -> list[Block]:
 # ─── 9. all cases ─────────────────────────────────────────────────────────────
 
 
-def _all_cases(results: Results, esc: Escaper) -> list[Block]:
+def _all_cases(results: Results, esc: Escaper, full: bool) -> list[Block]:
     if not results.cases:
         return []
+
+    ph = pass_hat_k(results) if full or has_conversations(results) else None
 
     def row(c: CaseResult) -> str:
         mark = "✅" if c.passed else "❌"
         flaky = "🎲" if c.flaky else ""
         checks = sorted({x for s in c.samples if not s.passed for x in s.failed_checks})
+        hat = f" | {fmt.num(ph.cases.get(c.id))}" if ph is not None else ""
         return (
             f"| {esc.code(c.id, 80)} | {mark} "
-            f"| {fmt.rate_fraction(c.pass_rate, sampled(results, c))} "
+            f"| {fmt.rate_fraction(c.pass_rate, sampled(results, c))}{hat} "
             f"| {flaky} | {_checks(checks, esc)} | {c.line or ''} |"
         )
 
     rows = LazyRows(results.cases, row)
     n_pass = sum(1 for c in results.cases if c.passed)
+    hat_head = f" | pass^{ph.k}" if ph is not None else ""
     head = [
         "<details>",
         f"<summary>All cases ({len(results.cases):,}: {n_pass:,} pass, "
         f"{len(results.cases) - n_pass:,} fail)</summary>",
         "",
-        "| Case | Result | Passing samples | Flaky | Failing checks | Line |",
-        "|---|---|---|---|---|--:|",
+        f"| Case | Result | Passing samples{hat_head} | Flaky | Failing checks | Line |",
+        "|---|---|---|" + ("--:|" if ph is not None else "") + "---|---|--:|",
     ]
     return [Block(head, rows, ["", "</details>", ""], keep=0, cut=1, what="cases", drop_whole=True)]
 

@@ -14,9 +14,11 @@ reduced to ``name(…)`` (it is the same on both sides): what differs is kept wh
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gate.model import TurnRef
 from gate.report.escape import call_repr, json_compact
 from gate.results import SampleResult
 
@@ -34,6 +36,7 @@ CHECK_ORDER = (
     "parsed",
     "no_extra_calls",
     "unrecorded_call",
+    "turn_reached",
 )
 """Failing checks, strongest reason first (unknown names sort last, by name)."""
 
@@ -88,18 +91,61 @@ def _names(calls: Sequence[Any]) -> list[str | Code]:
     return out
 
 
-def check_sentences(sample: SampleResult) -> list[tuple[str, Sentence]]:
+def check_sentences(sample: SampleResult, *, where: bool = True) -> list[tuple[str, Sentence]]:
     """(check, sentence) for every failing check of ``sample``, strongest first; the same
-    sentence is said once."""
+    sentence is said once. In a conversation they are the checks of the first user turn
+    that failed (its evidence is the one kept), and the first sentence says which turn
+    and what the user said in it (unless not ``where``)."""
+    checks = sample.failed_checks
+    turn = failing_turn(sample)
+    if turn is not None and sample.turns and 0 < turn[0] <= len(sample.turns):
+        checks = sample.turns[turn[0] - 1].failed_checks or checks
     out: list[tuple[str, Sentence]] = []
     seen: set[tuple[str, ...]] = set()
-    for c in ordered_checks(sample.failed_checks):
+    for c in ordered_checks(checks):
         sn = sentence_for(c, sample)
         key = tuple(sn)
         if key not in seen:
             seen.add(key)
             out.append((c, sn))
+    if turn is not None and out and where:
+        out[0] = (out[0][0], [*turn_prefix(turn), *out[0][1]])
     return out
+
+
+def failing_turn(sample: SampleResult) -> tuple[int, int, str | None] | None:
+    """(turn, of, the user's message) of a conversation sample's first failing user turn,
+    from its evidence (or its ``first_failing_turn``); ``None`` for a one-turn case."""
+    ref = sample.evidence.get("turn") if isinstance(sample.evidence, Mapping) else None
+    if isinstance(ref, Mapping) and isinstance(ref.get("index"), int):
+        of = ref.get("of")
+        user = ref.get("user")
+        return (
+            ref["index"],
+            of if isinstance(of, int) else len(sample.turns or ()),
+            user if isinstance(user, str) else None,
+        )
+    if sample.first_failing_turn is not None and sample.turns:
+        return sample.first_failing_turn, len(sample.turns), None
+    return None
+
+
+def turn_prefix(turn: tuple[int, int, str | None]) -> Sentence:
+    """``turn 2 of 3 (the user: “…”): `` — where a conversation broke."""
+    index, of, user = turn
+    if user is None:
+        return [f"turn {index} of {of}: "]
+    return [TurnRef(index, of, user).label() + ": "]
+
+
+_TURN_LABEL = re.compile(r"^(turn \d+ of \d+(?: \(the user: “.*?”\))?): ", re.S)
+
+
+def turn_label(message: str) -> str | None:
+    """The turn a hard failure's message names (``turn 2 of 3 (the user: “…”)``), if any:
+    a conversation's hard failures say where they happened."""
+    m = _TURN_LABEL.match(message)
+    return m.group(1) if m else None
 
 
 def sentence_for(check: str, sample: SampleResult) -> Sentence:
@@ -145,6 +191,8 @@ def sentence_for(check: str, sample: SampleResult) -> Sentence:
         idx = [u for u in _list(ev.get("unrecorded")) if isinstance(u, int)]
         if idx:
             return [Code(call_repr(_actual(ev, idx[0]))), " had no recorded response"]
+    if check == "turn_reached":
+        return ["the conversation ended before this turn: the agent never answered it"]
     if check not in CHECK_ORDER:
         # A check this version does not know (a foreign or older results file): the
         # evidence still says what went wrong.

@@ -15,7 +15,8 @@ The sample (:func:`score_conversation`):
 
 * **passes** when every user turn ran and passed — a conversation that ended early (an
   error, a step budget, a must-not-call; the runner stops there) fails at the turn where
-  it ended, and the turns it never reached are not scored;
+  it ended, and the turns it never reached are not scored (their failed check is
+  ``turn_reached``; a run that simply ends early, such as a replayed one, fails there);
 * its **metrics** are the means over the turns that ran (a metric a turn does not apply
   to is n/a for that turn; n/a when it applies to none); ``case_passed`` is the sample's
   pass, ``agent_error_rate`` whether the run ended in an agent's error;
@@ -74,6 +75,8 @@ def split(run: Run, n: int) -> list[tuple[tuple[Turn, ...], str | None]]:
         if not groups or (t.user is not None and len(groups) < n):
             groups.append([])
         groups[-1].append(t)
+    if not groups:  # nothing at all: the first user turn got no answer
+        groups.append([])
     out: list[tuple[tuple[Turn, ...], str | None]] = []
     for i, g in enumerate(groups):
         answer = next((t.content for t in reversed(g) if not t.calls), None)
@@ -91,35 +94,57 @@ def score_conversation(case: Case, run: Run, score: ScoreFn, *, full: bool) -> S
     turns: list[TurnScore] = []
     scored: list[SampleScore] = []
     prior: list[Turn] = []
-    for k in range(n):
-        if k >= len(groups):
-            turns.append(TurnScore(False, {}, (), ran=False))
-            continue
-        calls, answer = groups[k]
-        last = k == len(groups) - 1
+    for k, (calls, answer) in enumerate(groups):
         sub = Run(
             case_id=run.case_id,
             sample=run.sample,
             turns=calls,
             final=answer,
-            error=run.error if last else None,
+            error=run.error if k == len(groups) - 1 else None,
             latency_ms=run.latency_ms,
             usage=run.usage,
         )
         s = score(turn_cases(case)[k], sub, full=full, prior=tuple(prior))
         scored.append(s)
-        turns.append(TurnScore(s.passed, dict(s.scores), s.failed_checks))
+        turns.append(
+            TurnScore(
+                s.passed,
+                dict(s.scores),
+                s.failed_checks,
+                user=case.conversation[k].user,
+                called=tuple(c.name for t in calls for c in t.calls),
+            )
+        )
         prior.extend(calls)
     if run.error is not None and not agent_failed(run.error):
         hard = [h for s in scored for h in s.hard_failures]
         if not hard and error_class_of(run.error) is ErrorClass.INFRASTRUCTURE:
             # the infrastructure failed it: the whole conversation is not sampled
             return replace(scored[-1], turns=tuple(turns))
-    return _whole(case, run, scored, turns)
+    never = None
+    if len(groups) < n:
+        # The run ends before the conversation does: the turns it never reached fail
+        # unscored; the first is what the reports show if no earlier turn failed.
+        turns += [
+            TurnScore(False, {}, (NOT_REACHED,), ran=False, user=case.conversation[k].user)
+            for k in range(len(groups), n)
+        ]
+        k = len(groups)
+        empty = Run(case_id=run.case_id, sample=run.sample)
+        never = score(turn_cases(case)[k], empty, full=full, prior=tuple(prior))
+    return _whole(case, run, scored, turns, never)
+
+
+NOT_REACHED = "turn_reached"
+"""The failed check of a user turn the conversation never reached."""
 
 
 def _whole(
-    case: Case, run: Run, scored: Sequence[SampleScore], turns: Sequence[TurnScore]
+    case: Case,
+    run: Run,
+    scored: Sequence[SampleScore],
+    turns: Sequence[TurnScore],
+    never: SampleScore | None,
 ) -> SampleScore:
     n = len(turns)
     passed = all(t.passed and t.ran for t in turns)
@@ -136,14 +161,35 @@ def _whole(
     failed: list[str] = []
     for t in turns:
         failed += [c for c in t.failed_checks if c not in failed]
-    if failing is not None and not turns[failing].ran and not failed:
-        failed.append("calls_matched")  # a turn never run: its expected calls never made
-    lead = scored[failing] if failing is not None and failing < len(scored) else scored[-1]
-    where = failing if failing is not None and failing < len(scored) else len(scored) - 1
-    reasons = {k: f"turn {where + 1} of {n}: {v}" for k, v in lead.reasons.items()}
-    evidence = lead.evidence
-    if evidence is not None:
-        evidence = replace(evidence, turn=TurnRef(where + 1, n, case.conversation[where].user))
+    reasons: dict[str, str] = {}
+    for name, value in scores.items():
+        if value is None:  # n/a in every turn: any turn's reason says why
+            why = next((s.reasons[name] for s in scored if name in s.reasons), None)
+            if why is not None:
+                reasons[name] = why
+    evidence = scored[-1].evidence if scored else None
+    if failing is not None:
+        lead = scored[failing] if failing < len(scored) else never
+        assert lead is not None
+        where = f"turn {failing + 1} of {n}"
+        if failing >= len(scored):
+            reasons[NOT_REACHED] = f"{where}: the conversation ended before it" + (
+                f" (after turn {failing})" if failing else ""
+            )
+        else:
+            for name, why in lead.reasons.items():
+                if scores.get(name) is not None:
+                    reasons[name] = f"{where}: {why}"
+        evidence = lead.evidence
+        if evidence is not None:
+            evidence = replace(
+                evidence, turn=TurnRef(failing + 1, n, case.conversation[failing].user)
+            )
+    hard = tuple(
+        replace(h, message=f"{TurnRef(k + 1, n, case.conversation[k].user).label()}: {h.message}")
+        for k, s in enumerate(scored)
+        for h in s.hard_failures
+    )
     return SampleScore(
         case_id=case.id,
         sample=run.sample,
@@ -153,7 +199,7 @@ def _whole(
         reasons=reasons,
         evidence=evidence,
         tallies=_sum_tallies([s.tallies for s in scored]),
-        hard_failures=tuple(h for s in scored for h in s.hard_failures),
+        hard_failures=hard,
         error=run.error,
         latency_ms=run.latency_ms,
         usage=run.usage,
