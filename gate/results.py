@@ -130,6 +130,13 @@ class SampleResult(_M):
     """The 1-based number of a conversation's first user turn that failed (``None`` when
     every turn passed, or a one-turn case)."""
 
+    @property
+    def answered_a_turn(self) -> bool:
+        """A conversation sample whose agent answered one of its user turns at least (it
+        got past its first): an error later is a broken turn, not an agent that never
+        answered."""
+        return bool(self.turns) and sum(t.ran for t in self.turns or ()) > 1
+
 
 class TurnResult(_M):
     """One user turn of a conversation sample (:class:`SampleResult.turns`)."""
@@ -1271,7 +1278,9 @@ def failed_by_agent(results: Results) -> list[str]:
     from gate.errors import agent_failed
 
     return [
-        c.id for c in results.cases if c.samples and all(agent_failed(s.error) for s in c.samples)
+        c.id
+        for c in results.cases
+        if c.samples and all(agent_failed(s.error) and not s.answered_a_turn for s in c.samples)
     ]
 
 

@@ -3,8 +3,8 @@
 Writes, under DIR (default: the current folder)::
 
     toolgate.yml            commented config, already pinned to the dataset below
-    evals/dataset.jsonl     eight cases: single-tool, ordered, parallel, must-not-call,
-                            an error response, no-tool
+    evals/dataset.jsonl     nine cases: single-tool, ordered, parallel, must-not-call,
+                            an error response, no-tool, a two-turn conversation
     evals/tools.json        four tools with real JSON Schemas
     evals/agent.py          a starter agent speaking the command protocol
     .github/workflows/toolgate.yml

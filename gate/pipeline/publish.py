@@ -100,6 +100,7 @@ def validate_run(results: Results, max_missing: float) -> Results:
             error=s.error,
             hard_failure=(c.id, s.sample) in hard,
             calls=int(s.tallies.get("calls", 0)),
+            answered=s.answered_a_turn,
         )
         for c in results.cases
         for s in c.samples

@@ -7,7 +7,8 @@ is not valid instead of listing regressions — when
 
 * the missing share is above ``max_missing`` (toolgate.yml; default 0: any missing
   sample), or
-* every case-sample (two or more) failed the same way before any tool call — the same
+* every case-sample (two or more) failed the same way before any tool call (or any
+  answer to a conversation's user turn) — the same
   *cause* (:func:`cause`: the last error line of the agent's stderr for a crash, "replies
   without ids" for a protocol error of that kind whatever the reply, else the error's
   kind and first line once numbers — pids, ports, seconds — are set aside): the agent
@@ -54,6 +55,8 @@ class SampleOutcome:
     hard_failure: bool = False
     calls: int = 0
     """Tool calls it recorded (a sample that got as far as a tool call did start)."""
+    answered: bool = False
+    """It answered a user turn of a conversation (it did start, too)."""
 
 
 def is_missing(error: str | None, hard_failures: Sequence[object] = ()) -> bool:
@@ -202,7 +205,7 @@ def assess(
     if (
         len(errors) >= 2
         and all(e is not None and error_kind_of(e) not in _ANSWERS for e in errors)
-        and not any(o.calls for o in outcomes)
+        and not any(o.calls or o.answered for o in outcomes)
     ):
         causes = {cause(e) for e in errors if e is not None}
         if len(causes) == 1:

@@ -2,7 +2,10 @@
 
 An adapter runs the agent under test on one case-sample (:class:`~gate.replay.session.Job`)
 and drives a :class:`~gate.replay.session.Session`: it passes every assistant turn's
-calls to ``session.answer`` and sets ``session.final``. It returns ``None`` (the runner
+calls to ``session.answer``, and each final answer to ``session.next_user``, which
+returns a conversation's next scripted user turn (sent to the agent with
+``session.messages()``, the conversation so far) or ``None`` — the case-sample is done.
+It returns ``None`` (the runner
 builds the run from the session) or, for ``replay``, a stored :class:`~gate.model.Run`.
 A failure raises :class:`~gate.replay.session.AgentFailure`; any other exception is a bug
 in the adapter or the agent and is recorded as an ``exception`` error — the run goes on.

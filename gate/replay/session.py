@@ -180,12 +180,13 @@ class Session:
     def messages(self) -> list[dict[str, Any]]:
         """What the agent is given now: the case's messages for a one-turn case or a
         conversation's first turn, else the conversation so far (this user turn's
-        message last)."""
+        message included: last, when the agent has not answered anything of it yet)."""
         with self._lock:
             if not self.user_turn:
                 return self.job.messages
             out = conversation_messages(self.job.case, self.turns)
-        out.append({"role": "user", "content": self.job.case.conversation[self.user_turn].user})
+            if self._pending_user is not None:  # no assistant turn of this user turn yet
+                out.append({"role": "user", "content": self._pending_user})
         return out
 
     def next_user(self, answer: str | None) -> str | None:

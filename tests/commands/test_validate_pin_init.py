@@ -335,7 +335,7 @@ def test_init__empty_folder__scaffold_validates_immediately(
     workflow = (target / ".github" / "workflows" / "toolgate.yml").read_bytes()
     assert workflow == (ROOT / "examples" / "workflows" / "basic.yml").read_bytes()
     code, out, _ = cli(capsys, "validate", "--config", str(target / "toolgate.yml"))
-    assert code == 0 and "8 cases" in out and "pinned" in out
+    assert code == 0 and "9 cases" in out and "pinned" in out
 
 
 def test_init__starter_agent__passes_its_own_dataset(
@@ -343,12 +343,24 @@ def test_init__starter_agent__passes_its_own_dataset(
 ) -> None:
     cli(capsys, "init", str(tmp_path))
     ds = load_dataset(tmp_path / "evals" / "dataset.jsonl")
+    one_turn = [c for c in ds.cases if not c.conversation]
     agent = AgentProcess(agent=tmp_path / "evals" / "agent.py")
     try:
-        outcomes = [agent.run_case(c) for c in ds.cases]
+        outcomes = [agent.run_case(c) for c in one_turn]
     finally:
         agent.close()
     assert [o.case_id for o in outcomes if not o.passed] == []
+    # and the whole scaffold through the gate, its conversation case included
+    out = tmp_path / "out"
+    code, _, _ = cli(
+        capsys, "check", "--config", str(tmp_path / "toolgate.yml"), "--out", str(out),
+        "--baseline", "none", "--no-progress",
+    )  # fmt: skip
+    results = json.loads((out / "results.json").read_text())
+    assert code == 0
+    assert all(c["passed"] for c in results["cases"])
+    (conv,) = [c for c in results["cases"] if c["id"] == "book-after-asking"]
+    assert [s["turns_passed"] for s in conv["samples"]] == [2, 2]
 
 
 def test_init__existing_file__refuses_and_writes_nothing(

@@ -45,6 +45,14 @@ def _tool(name: str, parameters: Any) -> dict[str, Any]:
     }
 
 
+def _turn(calls: list[Any] | None = None, user: str = "Where is order 1?") -> dict[str, Any]:
+    return {"user": user, "expected_tool_calls": [] if calls is None else calls}
+
+
+def _conv(conversation: Any) -> dict[str, Any]:
+    return row(user_input=None, expected_tool_calls=None, conversation=conversation)
+
+
 CASES: list[tuple[str, list[Any], list[tuple[int | None, str | None, str]]]] = [
     # ── JSON itself ──
     ("invalid json", [row(), '{"id": "c2", "user_input": '], [(2, None, "invalid JSON")]),
@@ -688,6 +696,67 @@ CASES: list[tuple[str, list[Any], list[tuple[int | None, str | None, str]]]] = [
         "tool twice",
         [row(available_tools=[LOOKUP, LOOKUP])],
         [(1, "available_tools[1].name", "duplicate tool 'lookup_order'")],
+    ),
+    # ── conversations ──
+    (
+        "conversation with user_input",
+        [row(expected_tool_calls=None, conversation=[_turn()])],
+        [(1, "user_input", "a conversation case gives it per turn")],
+    ),
+    (
+        "conversation with expected_tool_calls",
+        [row(user_input=None, conversation=[_turn()])],
+        [(1, "expected_tool_calls", "a conversation case gives it per turn")],
+    ),
+    (
+        "conversation empty",
+        [_conv([])],
+        [(1, "conversation", "must be a non-empty array of user turns")],
+    ),
+    (
+        "conversation not a list",
+        [_conv({"user": "hi"})],
+        [(1, "conversation", "not an object")],
+    ),
+    (
+        "turn without user",
+        [_conv([_turn(), {"expected_tool_calls": []}])],
+        [(1, "conversation[1].user", "required")],
+    ),
+    (
+        "turn without expectations",
+        [_conv([{"user": "hi"}])],
+        [(1, "conversation[0].expected_tool_calls", "required: the calls the agent should make")],
+    ),
+    (
+        "turn key typo",
+        [_conv([{**_turn(), "expected_no_tol": True}])],
+        [(1, "conversation[0].expected_no_tol", "unknown key")],
+    ),
+    (
+        "turn calls an unknown tool",
+        [_conv([_turn([{"name": "nope"}])])],
+        [(1, "conversation[0].expected_tool_calls[0].name", "'nope' is not among")],
+    ),
+    (
+        "turn expects no tool and calls",
+        [_conv([{**_turn([{"name": "lookup_order"}]), "expected_no_tool": True}])],
+        [(1, "conversation[0].expected_no_tool", "is true but expected_tool_calls lists 1")],
+    ),
+    (
+        "turn order unknown",
+        [_conv([{**_turn(), "order": "sideways"}])],
+        [(1, "conversation[0].order", "must be one of unordered, strict, subset, superset")],
+    ),
+    (
+        "turn response for an unknown tool",
+        [_conv([{**_turn(), "tool_responses": [{"name": "nope", "response": 1}]}])],
+        [(1, "conversation[0].tool_responses[0].name", "'nope' is not among")],
+    ),
+    (
+        "turn alternatives naming an unknown tool",
+        [_conv([{**_turn([{"name": "lookup_order"}]), "alternatives": [[{"name": "nope"}]]}])],
+        [(1, "conversation[0].alternatives[0][0].name", "'nope' is not among")],
     ),
 ]
 

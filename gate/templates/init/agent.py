@@ -9,6 +9,9 @@ ToolGate runs this file as a long-lived worker and talks to it in JSON Lines:
     ToolGate -> agent  {"type": "tool_results", "results": [{"id", "name", "content", "is_error"}]}
     agent -> ToolGate  ... more tool_calls, then
                        {"type": "final", "case_id", "sample", "content": "..."}
+    ToolGate -> agent  {"type": "user", "case_id", "sample", "content", "messages"}
+                       (a conversation's next user turn, with the conversation so far;
+                       answered like "start")
 
 Every reply echoes the case_id and sample of the start message it answers: a reply
 without them (or naming another case) is an error of that case.
@@ -30,11 +33,14 @@ Flow = Generator[list[dict[str, Any]], list[dict[str, Any]], str]
 
 def decide(user: str) -> Flow:
     """Yield batches of tool calls (each batch runs in parallel), receive their results,
-    and return the final answer. This keyword version only knows the starter dataset."""
+    and return the final answer. ``user`` is everything the user said so far. This
+    keyword version only knows the starter dataset."""
     dates = re.findall(r"\d{4}-\d{2}-\d{2}", user)
     if "book" in user.lower() and dates:
         title = re.search(r"'([^']+)'", user)
         time = re.search(r"\b(\d{2}:\d{2})\b", user)
+        if not time:
+            return "What time should I book it for?"  # ask rather than guess
         minutes = re.search(r"(\d+) minutes", user)
         args: dict[str, Any] = {"title": title.group(1) if title else "Meeting", "date": dates[0]}
         args["time"] = time.group(1) if time else "09:00"
@@ -69,10 +75,10 @@ def main() -> None:
     for line in sys.stdin:
         msg = json.loads(line)
         try:
-            if msg["type"] == "start":
+            if msg["type"] in ("start", "user"):
                 ids = {"case_id": msg["case_id"], "sample": msg["sample"]}
-                user = next(m["content"] for m in reversed(msg["messages"]) if m["role"] == "user")
-                flow = decide(user)
+                said = [m["content"] for m in msg["messages"] if m["role"] == "user"]
+                flow = decide(" ".join(c for c in said if isinstance(c, str)))
                 calls = next(flow)
             else:
                 assert flow is not None
