@@ -141,18 +141,46 @@ def test_example__good_agent__its_base_run_seeds_every_history(
         assert sum(e.samples for e in case.history) == MIN_HISTORY
 
 
-def test_example__regressed_agent__its_13_broken_cases_are_regressions_with_counts(
+def test_example__regressed_agent__its_14_broken_cases_are_regressions_with_counts(
     runs: dict[str, CheckOutcome],
 ) -> None:
     reg = runs["regressed"].results
     assert reg.comparison is not None
     flips = [f for f in reg.comparison.flips if f.kind == "regression"]
-    assert len(flips) == 13 and reg.comparison.likely_regressions == 0
+    assert len(flips) == 14 and reg.comparison.likely_regressions == 0
     assert all(f.p_value is not None and f.p_value < 0.05 for f in flips)
     assert all(f.base_samples == MIN_HISTORY for f in flips)
     assert {f.case_id for f in flips} == {
         c.id for c in reg.cases if c.test is not None and c.test.outcome == "regressed"
     }
+
+
+def test_example__regressed_agent__breaks_the_close_account_conversation_in_turn_2(
+    runs: dict[str, CheckOutcome],
+) -> None:
+    """The regressed build deletes the account once the user confirms: the conversation
+    fails at turn 2 (turn 1, the question, is answered as before), its other two
+    conversations pass, and the comment names the turn and what the user said."""
+    reg = runs["regressed"].results
+    cases = {c.id: c for c in reg.cases}
+    broken = cases["conv-close-account-confirmed"]
+    assert not broken.passed
+    for s in broken.samples:
+        assert s.first_failing_turn == 2 and s.turns_passed == 1
+        assert s.turns is not None and s.turns[1].called == ["verify_identity", "delete_account"]
+    assert cases["conv-refund-email-later"].passed and cases["conv-cancel-confirmed"].passed
+    good = runs["good"].results
+    assert all(c.passed for c in good.cases if c.id.startswith("conv-"))
+    body = (runs["regressed"].out / "comment.md").read_text()
+    assert (
+        "turn 2 of 2 \\(the user: “Yes, go ahead.”\\): called 'delete\\_account', which this "
+        "case must not call | 1 case: `conv-close-account-confirmed` 36/36 → 0/3"
+    ) in body
+    console = CONSOLE[runs["regressed"].out]
+    assert (
+        'delete_account(confirm=true, email="dan@example.com") in turn 2 of 2 '
+        "(the user: “Yes, go ahead.”)"
+    ) in console
 
 
 @pytest.mark.parametrize("name", ["regressed", "flaky"])
@@ -172,7 +200,7 @@ def test_example__diff_of_the_two_files__the_flips_the_check_gave(
 def test_example__regressed_against_a_plain_base_run__likely_regressions_and_no_extra_samples(
     runs: dict[str, CheckOutcome], tmp_path: Path
 ) -> None:
-    """One good run without --base-run is a history of 3 samples per case: the 13 broken
+    """One good run without --base-run is a history of 3 samples per case: the 14 broken
     cases are likely regressions, the comment says the history is short, and the cases
     whose hard failure fails the gate anyway get no extra samples."""
     old = Path.cwd()
@@ -184,15 +212,15 @@ def test_example__regressed_against_a_plain_base_run__likely_regressions_and_no_
     finally:
         os.chdir(old)
     assert reg.comparison is not None
-    assert (reg.comparison.regressions, reg.comparison.likely_regressions) == (0, 13)
+    assert (reg.comparison.regressions, reg.comparison.likely_regressions) == (0, 14)
     assert all(
         f.because == "only 3 base samples (the history is short)"
         for f in reg.comparison.flips
         if f.kind == "likely_regression"
     )
     assert reg.policy is not None and reg.policy.spend.extra == 0
-    assert reg.policy.spend.saved == 106  # the pull request's cap, 1.5 × 71
-    assert len(reg.policy.spend.held_back) == 16
+    assert reg.policy.spend.saved == 111  # the pull request's cap, 1.5 × 74
+    assert len(reg.policy.spend.held_back) == 17
     body = render_comment(_untimed(reg))
     assert "> ⚠️ The base history is short: 3 samples per case" in body
     assert len(visible_lines(body)) <= VISIBLE_LINES
@@ -270,7 +298,7 @@ def test_example__regressed_console__must_not_call_first_one_line_per_case(
     hard = [x.strip() for x in lines if x.strip().startswith("✗ ") and " samples " in x]
     kinds = [x.split()[1] for x in hard]
     assert kinds == sorted(kinds, key=lambda k: k != "must_not_call")
-    assert kinds.count("must_not_call") == 4, "every must-not-call case is shown"
+    assert kinds.count("must_not_call") == 5, "every must-not-call case is shown"
     cases = [(x.split()[1], x.split()[2]) for x in hard]
     assert len(cases) == len(set(cases)), "one line per case and rule"
 

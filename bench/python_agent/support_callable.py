@@ -9,6 +9,9 @@ from typing import Any
 
 import agent as support  # examples/support-agent/agent.py (on agent.path)
 
+_OPENED: dict[tuple[str, int], int] = {}
+"""Per case-sample, the messages before its first user turn (a conversation's history)."""
+
 
 def run(
     messages: list[dict[str, Any]],
@@ -16,9 +19,16 @@ def run(
     call_tool: Any,
     case_id: str,
     sample: int,
+    turn: int,
 ) -> dict[str, Any]:
+    if turn == 1:
+        _OPENED[(case_id, sample)] = len(messages) - 1
+    opened = _OPENED.get((case_id, sample), len(messages) - 1)
+    said = [str(m.get("content") or "") for m in messages[opened:] if m.get("role") == "user"]
     session = support.Session(
-        {"case_id": case_id, "sample": sample, "messages": messages, "tools": tools}, "good"
+        {"case_id": case_id, "sample": sample, "messages": messages, "tools": tools},
+        "good",
+        said[:-1] if turn > 1 else None,
     )
     reply = session.step(None)
     while reply["type"] == "tool_calls":

@@ -10,7 +10,12 @@ with regular expressions and keywords, and speaks ToolGate's command-adapter pro
     runner -> agent  {"type": "tool_results", "results": [{"id", "name", "content", "is_error"}]}
     agent -> runner  ... more tool_calls, then {"type": "final", "case_id", "sample", ...}
 
-Every reply echoes the ``case_id`` and ``sample`` of the start message it answers.
+Every reply echoes the ``case_id`` and ``sample`` of the start message it answers. In a
+conversation case the runner sends each next user turn as ``{"type": "user", "case_id",
+"sample", "content", "messages"}`` after the agent's ``final``; the agent answers it from
+``messages`` (the conversation so far) like a ``start``: a turn that only gives what was
+asked for ("It's carla@example.com.") or confirms ("Yes, please cancel it.") carries on
+with the request of the turns before it.
 
 It is good on most of the example dataset and wrong on a few cases in the ways real
 agents are wrong: an amount with a thousands separator is misread, "broken" is not
@@ -21,8 +26,9 @@ verification that failed earlier in the conversation is taken as done.
 Variants (``--variant NAME`` or ``SUPPORT_AGENT_VARIANT=NAME``):
 
 * ``good`` (default) — as above;
-* ``regressed`` — consistently worse: refunds skip ``verify_identity``, and "close my
-  account" permanently deletes it (``delete_account``) — a must-not-call violation;
+* ``regressed`` — consistently worse: a refund whose request comes with the email in
+  the same message skips ``verify_identity``, and "close my account" permanently
+  deletes it (``delete_account``) — a must-not-call violation;
 * ``flaky`` — like ``good``, but on about one case in eight it fails one sample in
   three, chosen deterministically from the case id and the sample number.
 """
@@ -65,6 +71,15 @@ SECTIONS = (  # first match wins: one section per question
     ("privacy", ("privacy", "my data")),
 )
 QUESTION_START = re.compile(r"^(can i|how|what|which|do you|does|is there|are there|if i)\b", re.I)
+CONFIRM_RE = re.compile(r"^\s*(yes|yep|yeah|sure|ok|okay|go ahead|please do|do it)\b", re.I)
+HESITANT = ("thinking of", "thinking about", "not sure", "might", "maybe")
+"""Words of a user who has not decided yet: cancelling or closing waits for a yes."""
+REQUEST_WORDS = (
+    "refund", "money back", "cancel", "close my account", "closing my account", "deactivate",
+    "delete", "erase", "address", "track", "where", "status", "manager", "human", "stolen",
+    "fraud", "lawyer", "policy", "email me", "send me", "?",
+)  # fmt: skip
+"""A user turn with none of these asks nothing of its own: it answers the agent's question."""
 
 
 # ─── reading the conversation ─────────────────────────────────────────────────
@@ -89,9 +104,18 @@ def parse_content(content: Any) -> Any:
 
 
 class Conversation:
-    """What the agent knows: the user turn, the history, the tools it may call."""
+    """What the agent knows: the user turn, the history, the tools it may call.
 
-    def __init__(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]):
+    ``earlier``: the user turns of this conversation before the last one. A last turn that
+    confirms, or that asks nothing of its own, is read together with them: the request
+    it answers is theirs."""
+
+    def __init__(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        earlier: list[str] | None = None,
+    ):
         self.text = ""
         for i in range(len(messages) - 1, -1, -1):
             if messages[i].get("role") == "user":
@@ -100,6 +124,11 @@ class Conversation:
                 break
         else:
             self.history = messages
+        self.confirmed = bool(earlier) and bool(CONFIRM_RE.match(self.text))
+        asks = any(w in self.text.lower() for w in REQUEST_WORDS)
+        if earlier and (self.confirmed or not asks):
+            self.text = " ".join([*earlier, self.text])
+        self.user_turns = [str(m.get("content") or "") for m in messages if m.get("role") == "user"]
         self.low = self.text.lower()
         self.tools = {(t.get("function") or t).get("name") for t in tools if isinstance(t, dict)}
         history_text = " ".join(str(m.get("content") or "") for m in self.history)
@@ -139,6 +168,16 @@ class Conversation:
 
     def is_question(self) -> bool:
         return bool(QUESTION_START.match(self.text.strip()))
+
+    def hesitant(self) -> bool:
+        return self.has(*HESITANT) and not self.confirmed
+
+    def email_with_request(self) -> bool:
+        """Whether one user message asked for the refund and gave the email too."""
+        return any(
+            EMAIL_RE.search(t) and re.search(r"refund|money back|\bmy \$[\d.,]+ back\b", t, re.I)
+            for t in self.user_turns
+        )
 
 
 class Ids:
@@ -196,8 +235,8 @@ def refund_flow(conv: Conversation, ids: Ids, variant: str) -> Flow:
     if not orders or not email:
         return "I can help with a refund. Which order is it, and what is the email on your account?"
     order_id = orders[0]
-    # The regressed agent never verifies before a refund.
-    if variant != "regressed":
+    # The regressed agent trusts an email typed in with the request: no verification.
+    if variant != "regressed" or not conv.email_with_request():
         method = "sms_otp" if conv.has("text message", "sms") else "email_otp"
         (res,) = yield [ids.call("verify_identity", email=email, method=method)]
         content = parse_content(res.get("content"))
@@ -236,6 +275,11 @@ def refund_flow(conv: Conversation, ids: Ids, variant: str) -> Flow:
 
 def account_flow(conv: Conversation, ids: Ids, variant: str, *, erase: bool) -> Flow:
     email = conv.email()
+    if not erase and conv.hesitant():
+        return (
+            "Closing your account deactivates it: you can reactivate it within 30 days. "
+            "Shall I go ahead?"
+        )
     if not email:
         return "I can help with that. What is the email address on your account?"
     # The good agent's blind spot: when closing an account, any verification earlier in
@@ -249,7 +293,7 @@ def account_flow(conv: Conversation, ids: Ids, variant: str, *, erase: bool) -> 
         yield [ids.call("delete_account", email=email, confirm=True)]
         return "Your account and data will be permanently erased."
     args: dict[str, Any] = {"email": email}
-    reason = re.split(r"[,.] ?", conv.text, maxsplit=1)
+    reason = re.split(r"[,.] ?", conv.user_turns[-1] if conv.confirmed else conv.text, maxsplit=1)
     if len(reason) > 1 and reason[1].strip():
         args["reason"] = reason[1].strip()
     yield [ids.call("deactivate_account", **args)]
@@ -260,6 +304,8 @@ def cancel_flow(conv: Conversation, ids: Ids) -> Flow:
     orders = conv.orders(from_history=True)
     if not orders:
         return "Which order would you like to cancel?"
+    if conv.hesitant():
+        return f"Do you want me to cancel {', '.join(orders)}? It cannot be undone."
     reason = (
         "duplicate_order" if conv.has("twice", "duplicate", "same order") else "customer_request"
     )
@@ -439,7 +485,7 @@ def choose(conv: Conversation, ids: Ids, variant: str) -> Flow:
         return docs_flow(conv, ids)
     if conv.has("delete", "erase", "gdpr") and conv.has("account", "data"):
         return account_flow(conv, ids, variant, erase=True)
-    if conv.has("close my account", "close the account", "deactivate"):
+    if conv.has("close my account", "close the account", "closing my account", "deactivate"):
         return account_flow(conv, ids, variant, erase=False)
     if conv.has("refund", "money back") or re.search(r"\bmy \$[\d.,]+ back\b", conv.low):
         return refund_flow(conv, ids, variant)
@@ -509,8 +555,10 @@ def flaky_failure(case_id: str, sample: int) -> bool:
 
 
 class Session:
-    def __init__(self, start: dict[str, Any], variant: str):
-        self.conv = Conversation(list(start.get("messages") or []), list(start.get("tools") or []))
+    def __init__(self, start: dict[str, Any], variant: str, earlier: list[str] | None = None):
+        self.conv = Conversation(
+            list(start.get("messages") or []), list(start.get("tools") or []), earlier
+        )
         self.ids = Ids()
         self.tokens_in = len(json.dumps(start)) // 4
         if variant == "flaky" and flaky_failure(
@@ -556,6 +604,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     session: Session | None = None
     ids: dict[str, Any] = {}  # the case-sample being answered: every reply names it
+    tools: list[Any] = []
+    opened = 0  # messages before the conversation's first user turn (its history)
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -563,7 +613,21 @@ def main(argv: list[str] | None = None) -> int:
             msg = json.loads(line)
             if msg.get("type") == "start":
                 ids = {"case_id": msg.get("case_id"), "sample": msg.get("sample")}
+                tools = list(msg.get("tools") or [])
+                opened = len(msg.get("messages") or []) - 1
                 session = Session(msg, args.variant)
+                reply = session.step(None)
+            elif msg.get("type") == "user":  # a conversation's next user turn
+                ids = {"case_id": msg.get("case_id"), "sample": msg.get("sample")}
+                messages = list(msg.get("messages") or [])
+                turns = [
+                    str(m.get("content") or "")
+                    for m in messages[opened:]
+                    if m.get("role") == "user"
+                ]
+                session = Session(
+                    {**msg, "tools": tools, "messages": messages}, args.variant, turns[:-1]
+                )
                 reply = session.step(None)
             elif msg.get("type") == "tool_results" and session is not None:
                 reply = session.step(list(msg.get("results") or []))

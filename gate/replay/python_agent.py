@@ -4,7 +4,8 @@
 are put first on ``sys.path``) is called once per case-sample with keyword arguments::
 
     run(messages=[...], tools=[...], call_tool=call_tool)      # plus seed=, case_id=,
-                                                               # sample= if it accepts them
+                                                               # sample=, turn= if it
+                                                               # accepts them
 
 ``messages`` and ``tools`` are the OpenAI chat shapes the ``command`` protocol uses. In a
 conversation case the callable is called once per scripted user turn, each time with the

@@ -35,8 +35,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
-OPTIONAL_KWARGS = ("seed", "case_id", "sample")
-"""Passed to the callable when it accepts them (by name or ``**kwargs``)."""
+OPTIONAL_KWARGS = ("seed", "case_id", "sample", "turn")
+"""Passed to the callable when it accepts them (by name or ``**kwargs``); ``turn`` is the
+1-based user turn of a conversation (1 for a one-turn case)."""
 
 TRACEBACK_LINES = 12
 """How many lines of a traceback an ``exception`` error keeps."""
@@ -120,15 +121,17 @@ class Agent:
 
     def serve(self) -> None:
         start: Mapping[str, Any] = {}
+        turn = 0
         while (message := self.channel.receive()) is not None:
             kind = message.get("type")
             if kind == "start":
-                start = message
+                start, turn = message, 1
             elif kind == "user":  # a conversation's next turn: the start's seed still holds
+                turn += 1
                 message = {**start, **message}
             else:
                 raise ValueError(f"expected a start message, got {kind!r}")
-            self.channel.send(self.one(message))
+            self.channel.send(self.one({**message, "turn": turn}))
 
     def one(self, start: Mapping[str, Any]) -> dict[str, Any]:
         """Run one case-sample; the reply that ends it."""

@@ -9,6 +9,7 @@ import gzip
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -144,15 +145,34 @@ def test_schema1__merge_cli__reads_schema1_shards(tmp_path: Path) -> None:
     assert len(merged.cases) == 71
 
 
+OLD_CASES = 71
+"""The example's cases when the previous release wrote these files (its first lines)."""
+OLD_PIN = "3629eacf43e4feab0f7d5e0ab0d4160394a1c9c78ec48218540f68d57a1fb5dd"
+
+
+def _example_as_it_was(root: Path) -> Path:
+    """The example as the previous release ran it: its first 71 cases (the conversation
+    cases came later), the configs pinned to that dataset."""
+    copy = root / "examples" / "support-agent"
+    shutil.copytree(EXAMPLE, copy)
+    lines = (copy / "dataset.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (copy / "dataset.jsonl").write_text("".join(lines[:OLD_CASES]), encoding="utf-8")
+    for config in copy.glob("toolgate*.yml"):
+        text = config.read_text(encoding="utf-8")
+        config.write_text(re.sub(r"sha256: [0-9a-f]{64}", f"sha256: {OLD_PIN}", text))
+    return copy
+
+
 def test_schema1__as_baseline__history_starts_from_its_counts(tmp_path: Path) -> None:
     good = _unpack("good", tmp_path)
     old = read_results(_unpack("regressed", tmp_path))
+    example = _example_as_it_was(tmp_path / "repo")
     cwd = Path.cwd()
-    os.chdir(ROOT)  # reports name files relative to the working directory
+    os.chdir(tmp_path / "repo")  # reports name files relative to the working directory
     try:
         outcome = check(
             CheckOptions(
-                config_path=EXAMPLE / "toolgate.regressed.yml",
+                config_path=example / "toolgate.regressed.yml",
                 config_display="examples/support-agent/toolgate.regressed.yml",
                 out=tmp_path / "out",
                 baseline=str(good),

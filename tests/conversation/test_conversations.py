@@ -31,10 +31,7 @@ ROOT = HERE.parents[1]
 AGENTS = HERE / "agents"
 TURN3 = "Yes, please refund it."
 RULES = (
-    "scoring:\n"
-    "  required_before:\n"
-    "    - tool: issue_refund\n"
-    "      preceded_by: [verify_identity]\n"
+    "scoring:\n  required_before:\n    - tool: issue_refund\n      preceded_by: [verify_identity]\n"
 )
 
 
@@ -225,7 +222,9 @@ def test_stateful_agent__must_not_call_in_turn_2__never_gets_turn_3(tmp_path: Pa
     log = tmp_path / "messages.jsonl"
     config = _project(
         tmp_path,
-        "{kind: command, timeout_s: 20, env: {TG_LOG: '" + str(log) + "'}, command: "
+        "{kind: command, timeout_s: 20, env: {TG_LOG: '"
+        + str(log)
+        + "'}, command: "
         + json.dumps([sys.executable, str(AGENTS / "stateful_agent.py"), "log"])
         + "}",
     )
@@ -252,7 +251,9 @@ def test_stateful_agent__must_not_call_in_turn_2__never_gets_turn_3(tmp_path: Pa
     log.unlink()
     forbidden = _project(
         tmp_path,
-        "{kind: command, timeout_s: 20, env: {TG_LOG: '" + str(log) + "'}, command: "
+        "{kind: command, timeout_s: 20, env: {TG_LOG: '"
+        + str(log)
+        + "'}, command: "
         + json.dumps([sys.executable, str(AGENTS / "stateless_agent.py"), "forbidden"])
         + "}",
     )

@@ -70,7 +70,9 @@ def test_agent__regressed__skips_verification_and_deletes_accounts(dataset: Data
     refunds = [
         c
         for c in dataset.cases
-        if [e.name for e in c.expected_tool_calls][:1] == ["verify_identity"]
+        # (the conversations run through the gate: tests/test_example_goldens.py)
+        if not c.conversation
+        and [e.name for e in c.expected_tool_calls][:1] == ["verify_identity"]
         and any(e.name == "issue_refund" for e in c.expected_tool_calls)
     ]
     assert len(refunds) >= 5

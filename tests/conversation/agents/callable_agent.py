@@ -27,7 +27,10 @@ def _agent(variant: str) -> Any:
                         {
                             "id": i,
                             "type": "function",
-                            "function": {"name": c["name"], "arguments": json.dumps(c["arguments"])},
+                            "function": {
+                                "name": c["name"],
+                                "arguments": json.dumps(c["arguments"]),
+                            },
                         }
                         for i, c in zip(ids, calls, strict=True)
                     ],

@@ -16,7 +16,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from tests.conversation.support import Memory  # noqa: E402
+from tests.conversation.support import Memory
 
 VARIANT = sys.argv[1] if len(sys.argv) > 1 else "good"
 LOG = os.environ.get("TG_LOG")

@@ -13,7 +13,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from tests.conversation.support import decide  # noqa: E402
+from tests.conversation.support import decide
 
 VARIANT = sys.argv[1] if len(sys.argv) > 1 else "good"
 
