@@ -264,3 +264,31 @@ def test_conversation__case_file__says_conversation_and_turns_one_turn_case_unch
         "user_input",
     ]
     assert run.meta is not None and run.meta["mcp"] == {"exit_code": 0, "connections": 1}
+
+
+def test_docs_example__mcp_conversation_agent__serves_both_kinds_of_case(tmp_path: Path) -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "agents"
+    command = ["python", str(example / "mcp_conversation_agent.py")]
+    run = run_only(tmp_path, command)
+    assert run.error is None, run.error
+    assert users(run) == USERS
+    assert [c.arguments for c in run.calls] == [{"query": u} for u in USERS]
+    assert [t.content for t in run.turns if not t.calls] == [
+        'the tool said: {"verified":false}'
+    ] * 3
+    assert run.meta is not None and run.meta["mcp"]["connections_per_turn"] == [1, 0, 0]
+    (tmp_path / "one").mkdir()
+    (one,) = run_mcp(tmp_path / "one", command)  # a one-turn case: stdout is the answer
+    assert one.error is None, one.error
+    assert one.final == 'the tool said: {"status":"unknown order"}'
+
+
+def test_docs_example__shown_in_agent_protocol_md__is_the_example_file() -> None:
+    root = Path(__file__).resolve().parents[2]
+    doc = (root / "docs" / "agent-protocol.md").read_text(encoding="utf-8")
+    after = doc.index("[`examples/agents/mcp_conversation_agent.py`]")
+    start = doc.index("```python\n", after) + len("```python\n")
+    shown = doc[start : doc.index("```\n", start)]
+    source = (root / "examples" / "agents" / "mcp_conversation_agent.py").read_text("utf-8")
+    code = source[source.index('"""\n', 3) + 4 :].lstrip("\n")  # without its docstring
+    assert shown == code
