@@ -230,7 +230,8 @@ class McpAgent(_AgentBase):
     """How long an answer is held for calls that arrive alongside it (one parallel
     batch); 0 makes every call its own step."""
     max_connections: Annotated[int, Field(ge=1, le=1000)] = 1
-    """MCP connections (sessions, stdio server launches) one case-sample may open."""
+    """MCP connections (sessions, stdio server launches) one case-sample may open in a
+    user turn (a conversation counts each of its turns on its own)."""
     max_output_bytes: Annotated[int, Field(ge=1024)] = 1024 * 1024
     """Longest final answer (stdout) accepted."""
     servers: list[McpServerConfig] = Field(default_factory=list)

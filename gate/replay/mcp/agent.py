@@ -11,23 +11,50 @@ folder) with, added to its environment:
   (:mod:`.bridge`), for MCP clients that launch their servers; ``TOOLGATE_MCP_COMMAND_JSON``
   is the same command as a JSON array;
 * ``TOOLGATE_CASE`` — the path of a JSON file holding ``case_id``, ``sample``, ``seed``,
-  ``user_input`` and ``message_history``.
+  ``user_input`` and ``message_history`` (and, for a conversation, ``"conversation":
+  true`` and ``turns``, the number of user turns).
 
 What the agent prints on stdout is its final answer (stripped; at most
 ``agent.max_output_bytes``); its exit status and the number of MCP connections are kept in
 the run's ``meta.mcp``. The gate's credentials and the tokens of ``agent.servers`` are
 removed from the environment; ``agent.env`` is added.
 
+**Conversations** (a case with several scripted user turns) talk over a line on stdin.
+The agent's stdin is a pipe and its stdout JSON Lines. Having answered a user turn
+(``user_input`` is the first), the agent prints one line and flushes it::
+
+    agent → {"type": "final", "content": "<its answer>"}          (a string, or null)
+    runner → {"type": "user", "case_id", "sample", "content", "messages"}
+    ...      the next turn's calls, then its "final" line
+    runner → end of file on stdin: the conversation is over; exit 0
+
+``messages`` is the whole conversation so far in the OpenAI chat shape, this user turn
+last — the message the ``command`` protocol sends. ToolGate closes stdin after the last
+turn's answer, or earlier when the conversation ends (a turn called a must-not-call
+tool: the agent only sees the end of file; the turns not reached fail the case). Each
+answer line is an event of the step timeout, like a tool call; once stdin is closed the
+agent has ``timeout_s`` to exit. ``max_connections`` counts per user turn (the count
+starts again at each answer), so an agent may keep one connection open across the turns
+or reconnect in each. A line longer than ``max_output_bytes`` is refused; a line that is
+not such a message, a second line before the next user turn, a line after the last
+answer, or an exit (status 0) before answering every turn is a ``protocol`` error, a
+non-zero exit a ``crash``, and either ends the conversation there, its calls kept. The
+answers are recorded each as an assistant turn without calls; ``meta.mcp`` adds
+``connections_per_turn``.
+
 **Every failure costs one case-sample, never the run**, and keeps every call recorded so
 far (a batch still held is recorded before the endpoint closes):
 
 =================  ===========================================================================
 ``timeout``        no tool call and no exit within ``timeout_s`` (the first step counts from
-                   the start; so a case-sample lasts at most ``timeout_s × (step_budget + 1)``)
+                   the start; so a case-sample lasts at most ``timeout_s × (step_budget + 1)``);
+                   in a conversation no tool call, answer line or exit, a user turn not read
+                   from stdin, or no exit after stdin closed, within ``timeout_s``
 ``crash``          the agent exits with a non-zero status (stderr tail attached), or cannot start
 ``protocol``       it exits 0 without a final answer, never connects (no MCP request at all),
-                   opens more than ``max_connections`` connections, prints more than
-                   ``max_output_bytes``, or sends a ``tools/call`` naming no tool
+                   opens more than ``max_connections`` connections (in a user turn), prints
+                   more than ``max_output_bytes``, or sends a ``tools/call`` naming no tool;
+                   in a conversation, breaks the line protocol above
 ``step_budget``    a batch of calls past the step budget (recorded; its calls get an error)
 ``deadline``       the run's ``deadline_s`` passed
 =================  ===========================================================================
@@ -40,6 +67,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import shlex
 import shutil
 import signal
@@ -47,13 +75,17 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
+from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from gate import jsonio
 from gate.config import Config, McpAgent
 from gate.errors import ConfigError, Problem
 from gate.model import Run
-from gate.replay.command import STDERR_TAIL_BYTES, agent_environ
+from gate.replay.command import EXIT_CHECK_S, STDERR_TAIL_BYTES, agent_environ
 from gate.replay.mcp import bridge
 from gate.replay.mcp.endpoint import Endpoint
 from gate.replay.mcp.host import McpHost
@@ -66,8 +98,10 @@ _READER_JOIN_S = 2.0
 
 
 class _Process:
-    """One agent process: stdout kept whole (bounded), stderr's tail kept, its exit
-    reported to ``on_exit``."""
+    """One agent process: stdout kept whole (bounded) — or, with ``lines`` (a
+    conversation), split into lines, each reported to ``on_event`` — stderr's tail kept,
+    its exit reported to ``on_event``. With ``lines`` its stdin is a pipe (non-blocking:
+    :meth:`send` waits under a deadline), else ``/dev/null``."""
 
     def __init__(
         self,
@@ -75,11 +109,13 @@ class _Process:
         cwd: str,
         env: dict[str, str],
         max_output: int,
-        on_exit: Any,
+        on_event: Callable[[], None],
+        *,
+        lines: bool = False,
     ) -> None:
         self.proc = subprocess.Popen(
             argv,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE if lines else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=cwd,
@@ -87,19 +123,109 @@ class _Process:
             start_new_session=True,  # its own process group: a kill reaches its children
         )
         assert self.proc.stdout is not None and self.proc.stderr is not None
+        if self.proc.stdin is not None:
+            os.set_blocking(self.proc.stdin.fileno(), False)
         self.max_output = max_output
         self.out = bytearray()
         self.overflow = False
         self.tail = bytearray()
         self.exited = threading.Event()
-        self._on_exit = on_exit
+        self._on_event = on_event
+        self._lines: deque[bytes] = deque()
+        self._queued = 0  # bytes of stdout read and not yet taken (lines and a partial one)
+        self._lines_lock = threading.Lock()
+        reader = self._read_lines if lines else self._read_out
         self._threads = [
-            threading.Thread(target=self._read_out, args=(self.proc.stdout,), daemon=True),
+            threading.Thread(target=reader, args=(self.proc.stdout,), daemon=True),
             threading.Thread(target=self._read_err, args=(self.proc.stderr,), daemon=True),
             threading.Thread(target=self._wait, daemon=True),
         ]
         for t in self._threads:
             t.start()
+
+    def _read_lines(self, pipe: IO[bytes]) -> None:
+        """Stdout as lines (without their newline); a last line without one counts. More
+        than ``max_output`` bytes read and not yet taken is an overflow: what follows is
+        drained and dropped."""
+        partial = bytearray()
+        with contextlib.suppress(OSError, ValueError):
+            while chunk := pipe.read1(65536):  # type: ignore[attr-defined]
+                if self.overflow:
+                    continue  # keep draining, so the agent never blocks on its own pipe
+                partial += chunk
+                with self._lines_lock:
+                    self._queued += len(chunk)
+                    before = len(self._lines)
+                    while (nl := partial.find(b"\n")) >= 0:
+                        self._lines.append(bytes(partial[:nl]))
+                        self._queued -= 1  # the newline is not kept
+                        del partial[: nl + 1]
+                    event = len(self._lines) > before
+                    if self._queued > self.max_output:
+                        self.overflow = event = True
+                        self._lines.clear()
+                        partial.clear()
+                if event:  # a line, not a part of one, is an event of the step timeout
+                    self._on_event()
+        if partial and not self.overflow:
+            with self._lines_lock:
+                self._lines.append(bytes(partial))
+            self._on_event()
+
+    def has_line(self) -> bool:
+        with self._lines_lock:
+            return bool(self._lines)
+
+    def next_line(self) -> bytes | None:
+        """The next stdout line not yet taken, if any."""
+        with self._lines_lock:
+            if not self._lines:
+                return None
+            line = self._lines.popleft()
+            self._queued -= len(line)
+            return line
+
+    def stdout_done(self, timeout: float) -> None:
+        """Wait (at most ``timeout`` s) for stdout's end: a process that exited may have
+        left its last line in the pipe."""
+        self._threads[0].join(timeout)
+
+    def send(self, data: bytes, timeout: float) -> bool:
+        """Write ``data`` to stdin within ``timeout`` s. False when the agent closed its
+        stdin or exited (its exit says what happened); raises a ``timeout``
+        :class:`AgentFailure` when it stops reading."""
+        assert self.proc.stdin is not None
+        fd = self.proc.stdin.fileno()
+        out = select.poll()
+        out.register(fd, select.POLLOUT | select.POLLERR | select.POLLHUP)
+        view = memoryview(data)
+        end = time.monotonic() + timeout
+        while view:
+            try:
+                view = view[os.write(fd, view) :]
+            except BlockingIOError:
+                pass
+            except (OSError, ValueError):  # BrokenPipeError: it closed stdin or exited
+                return False
+            if not view:
+                return True
+            left = end - time.monotonic()
+            if left <= 0:
+                raise AgentFailure(
+                    ErrorKind.TIMEOUT,
+                    f"the agent did not read its stdin within {timeout:.3g}s "
+                    f"({len(view)} bytes of the next user turn still unsent)",
+                )
+            out.poll(max(1, int(min(left, EXIT_CHECK_S) * 1000 + 0.5)))
+            if self.exited.is_set():
+                return False
+        return True
+
+    def close_stdin(self) -> None:
+        """End of file on the agent's stdin: the conversation is over."""
+        with contextlib.suppress(OSError, ValueError):
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
 
     def _read_out(self, pipe: IO[bytes]) -> None:
         with contextlib.suppress(OSError, ValueError):
@@ -119,7 +245,7 @@ class _Process:
     def _wait(self) -> None:
         self.proc.wait()
         self.exited.set()
-        self._on_exit()
+        self._on_event()
 
     def kill_group(self) -> None:
         """SIGKILL the process group (the agent and whatever it started in it)."""
@@ -129,8 +255,8 @@ class _Process:
             self.proc.wait(timeout=5)
         for t in self._threads:
             t.join(timeout=_READER_JOIN_S)
-        for pipe in (self.proc.stdout, self.proc.stderr):
-            with contextlib.suppress(OSError):
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            with contextlib.suppress(OSError, ValueError):
                 if pipe is not None:
                     pipe.close()
 
@@ -207,6 +333,7 @@ class McpServedAgent:
         url = self._host.open(endpoint)
         folder = tempfile.mkdtemp(prefix="toolgate-case-")
         proc: _Process | None = None
+        talk: _Conversation | None = None
         failure: AgentFailure | None = None
         try:
             case_file = Path(folder) / "case.json"
@@ -221,20 +348,32 @@ class McpServedAgent:
             }
             try:
                 proc = _Process(
-                    self._argv, self._cwd, env, self._cfg.max_output_bytes, endpoint.notify
+                    self._argv,
+                    self._cwd,
+                    env,
+                    self._cfg.max_output_bytes,
+                    endpoint.notify,
+                    lines=session.conversation,
                 )
             except OSError as exc:
                 raise AgentFailure(
                     ErrorKind.CRASH, f"cannot start the agent {self._argv[0]!r}: {exc}"
                 ) from None
-            failure = _watch(job, endpoint, proc)
+            if session.conversation:
+                talk = _Conversation(job, session, endpoint, proc, self._host)
+                failure = talk.run()
+            else:
+                failure = _watch(job, endpoint, proc)
         finally:
             if proc is not None:
                 proc.kill_group()
             self._host.close(endpoint)  # records a batch still held
             shutil.rmtree(folder, ignore_errors=True)
         assert proc is not None
-        self._outcome(session, endpoint, proc, failure)
+        if talk is not None:
+            self._conversation_outcome(talk, failure)
+        else:
+            self._outcome(session, endpoint, proc, failure)
         return None
 
     def _outcome(
@@ -278,6 +417,192 @@ class McpServedAgent:
             )
         session.final = final
 
+    def _conversation_outcome(self, talk: _Conversation, failure: AgentFailure | None) -> None:
+        """As :meth:`_outcome`, for a conversation: its answers are already recorded."""
+        session, endpoint, proc = talk.session, talk.endpoint, talk.proc
+        code = proc.proc.returncode if proc.exited.is_set() else None
+        session.meta["mcp"] = {
+            "exit_code": code,
+            "connections": endpoint.connections,
+            "connections_per_turn": list(endpoint.turn_connections),
+        }
+        tail = proc.stderr_tail()
+        detail = f"--- stderr (last lines) ---\n{tail}" if tail else None
+        pid = f" [pid {proc.proc.pid}]"
+        failure = endpoint.failure or failure
+        if failure is not None:
+            raise AgentFailure(failure.kind, failure.message + pid, detail=failure.detail or detail)
+        turns = len(session.job.case.conversation)
+        when = (
+            "after the conversation ended"
+            if talk.over
+            else f"after answering {talk.answered} of {turns} user turns"
+        )
+        if code != 0:
+            raise AgentFailure(
+                ErrorKind.CRASH, f"the agent exited with code {code} {when}{pid}", detail=detail
+            )
+        if not talk.over:
+            raise AgentFailure(
+                ErrorKind.PROTOCOL,
+                f"the agent exited with code 0 {when}: after each answer it reads the next "
+                f"user turn from stdin, and exits at its end of file{pid}",
+                detail=detail,
+            )
+        if endpoint.requests == 0:
+            raise AgentFailure(
+                ErrorKind.PROTOCOL,
+                "the agent never connected to its MCP server (TOOLGATE_MCP_URL or "
+                f"TOOLGATE_MCP_COMMAND){pid}",
+                detail=detail,
+            )
+
+
+_LINE_HINT = (
+    ' — in a conversation stdout carries one {"type": "final", "content": ...} line per '
+    "user turn; write logs to stderr"
+)
+
+
+class _Conversation:
+    """A conversation case over the agent's stdin and stdout (the module docstring): each
+    answer line is recorded, the next user turn written to stdin, every wait a step of at
+    most ``timeout_s``."""
+
+    def __init__(
+        self, job: Job, session: Session, endpoint: Endpoint, proc: _Process, host: McpHost
+    ) -> None:
+        self.job = job
+        self.session = session
+        self.endpoint = endpoint
+        self.proc = proc
+        self.host = host
+        self.answered = 0
+        """User turns the agent answered."""
+        self.over = False
+        """ToolGate ended the conversation (its last turn answered, or a must-not-call)."""
+
+    def _woken(self) -> bool:
+        return self.proc.exited.is_set() or self.proc.overflow or self.proc.has_line()
+
+    def run(self) -> AgentFailure | None:
+        """Talk until the conversation is over and the agent exited, or it fails.
+        Returns the failure that ended it early, if any (an exit is judged afterwards)."""
+        seen = self.endpoint.events()
+        while True:
+            try:
+                timeout = self.job.step_timeout()
+            except AgentFailure as deadline:
+                return deadline
+            now = self.endpoint.wait_event(seen, timeout, self._woken)
+            if self.endpoint.failure is not None:
+                return None
+            if self.proc.overflow:
+                return self._overflow()
+            line = self.proc.next_line()
+            if line is None and self.proc.exited.is_set():
+                self.proc.stdout_done(_READER_JOIN_S)  # its last line may be in the pipe
+                line = self.proc.next_line()
+            if line is not None:
+                try:
+                    self._answer(line)
+                except AgentFailure as failure:
+                    return failure
+                if self.over:
+                    return self._finish()
+                seen = self.endpoint.events()
+                continue
+            if self.proc.exited.is_set():
+                return None
+            if now == seen:
+                turns = len(self.job.case.conversation)
+                return AgentFailure(
+                    ErrorKind.TIMEOUT,
+                    f"no tool call, answer or exit within {timeout:.3g}s "
+                    f"(step {len(self.session.turns) + 1}, user turn "
+                    f"{self.session.user_turn + 1} of {turns})",
+                )
+            seen = now
+
+    def _overflow(self) -> AgentFailure:
+        return AgentFailure(
+            ErrorKind.PROTOCOL,
+            f"the agent printed more than {self.proc.max_output} bytes on stdout not yet "
+            "taken as answers: a line longer than agent.max_output_bytes, or lines beyond "
+            "its answers",
+        )
+
+    def _answer(self, line: bytes) -> None:
+        """One answer line: record it and write the next user turn (or end the
+        conversation). Raises the :class:`AgentFailure` a bad line or a stuck stdin is."""
+        shown = line[:200].decode("utf-8", "replace")
+        try:
+            message = jsonio.loads_strict(line)
+        except jsonio.JsonInputError as exc:
+            raise AgentFailure(
+                ErrorKind.PROTOCOL, f"stdout line is not JSON ({exc}): {shown!r}{_LINE_HINT}"
+            ) from None
+        if not isinstance(message, dict) or message.get("type") != "final":
+            raise AgentFailure(
+                ErrorKind.PROTOCOL,
+                f'stdout line is not a {{"type": "final"}} message: {shown!r}{_LINE_HINT}',
+            )
+        content = message.get("content")
+        if content is not None and not isinstance(content, str):
+            raise AgentFailure(ErrorKind.PROTOCOL, '"final" content must be a string or null')
+        self.host.run_on_loop(self.endpoint.flush)  # a batch still held is this turn's
+        nxt = self.session.next_user(content)
+        self.answered += 1
+        if nxt is None:
+            self.over = True
+            return
+        self.endpoint.end_turn()
+        if self.proc.has_line():
+            raise AgentFailure(
+                ErrorKind.PROTOCOL,
+                f"the agent printed a second line after answering user turn {self.answered} "
+                f"(before it was sent user turn {self.answered + 1}){_LINE_HINT}",
+            )
+        message = {
+            "type": "user",
+            "case_id": self.job.case.id,
+            "sample": self.job.sample,
+            "content": nxt,
+            "messages": self.session.messages(),
+        }
+        self.proc.send(jsonio.dumps_line(message), self.job.step_timeout())
+
+    def _finish(self) -> AgentFailure | None:
+        """The conversation is over: end of file on stdin, then at most ``timeout_s`` for
+        the agent to exit (printing nothing more)."""
+        self.proc.close_stdin()
+        try:
+            timeout = self.job.step_timeout()
+        except AgentFailure as deadline:
+            return deadline
+        end = time.monotonic() + timeout
+        seen = self.endpoint.events()
+        while not self.proc.exited.is_set():
+            left = end - time.monotonic()
+            if left <= 0:
+                return AgentFailure(
+                    ErrorKind.TIMEOUT,
+                    f"the agent did not exit within {timeout:.3g}s of the end of the "
+                    "conversation (end of file on its stdin)",
+                )
+            seen = self.endpoint.wait_event(seen, left, self._woken)
+            if self.endpoint.failure is not None:
+                return None
+            if self.proc.overflow or self.proc.has_line():
+                break
+        self.proc.stdout_done(_READER_JOIN_S)
+        if self.proc.overflow or self.proc.has_line():
+            return AgentFailure(
+                ErrorKind.PROTOCOL,
+                f"the agent printed on stdout after its last answer{_LINE_HINT}",
+            )
+        return None
+
 
 def _watch(job: Job, endpoint: Endpoint, proc: _Process) -> AgentFailure | None:
     """Wait for the agent to exit, a step at a time: each tool call starts a new step of
@@ -302,11 +627,16 @@ def _watch(job: Job, endpoint: Endpoint, proc: _Process) -> AgentFailure | None:
 
 
 def _case_document(job: Job) -> dict[str, Any]:
-    """What ``TOOLGATE_CASE`` holds."""
-    return {
+    """What ``TOOLGATE_CASE`` holds (a conversation's also says so, and how many user
+    turns it has)."""
+    doc: dict[str, Any] = {
         "case_id": job.case.id,
         "sample": job.sample,
         "seed": job.seed,
         "user_input": job.case.user_input,
         "message_history": [dict(m) for m in job.case.message_history],
     }
+    if job.case.conversation:
+        doc["conversation"] = True
+        doc["turns"] = len(job.case.conversation)
+    return doc

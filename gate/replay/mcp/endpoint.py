@@ -19,8 +19,11 @@ streamable-HTTP session manager) bound to one :class:`~gate.replay.session.Sessi
   step. A framework that serialises parallel calls (sends the second only after the first
   answer) shows them as a sequence either way;
 * **connections.** Each ``initialize`` (the 2025 handshake) or ``server/discover`` (the
-  stateless 2026-07-28 revision) opens a connection; one beyond ``max_connections`` is
-  refused with an MCP error and ends the case-sample with a ``protocol`` error;
+  stateless 2026-07-28 revision) opens a connection; one beyond ``max_connections`` in a
+  user turn is refused with an MCP error and ends the case-sample with a ``protocol``
+  error. A one-turn case has one user turn; in a conversation the count starts again
+  when the agent answers a turn (:meth:`Endpoint.end_turn`), so an agent may keep its
+  connection across turns or reconnect in each;
 * the step budget is the session's: the turn past it is recorded, its calls get an error
   result and the case-sample ends with a ``step_budget`` error.
 
@@ -84,6 +87,8 @@ class Endpoint:
         self.batch_window_s = batch_window_s
         self.max_connections = max_connections
         self.connections = 0
+        self.turn_connections = [0]
+        """Connections opened in each user turn so far (one entry for a one-turn case)."""
         self.requests = 0
         self.calls = 0
         self.failure: AgentFailure | None = None
@@ -126,6 +131,12 @@ class Endpoint:
             self._events += 1
             self._cond.notify_all()
 
+    def end_turn(self) -> None:
+        """The agent answered its user turn and another follows: the next turn's
+        connections are counted from zero."""
+        with self._cond:
+            self.turn_connections.append(0)
+
     def _fail(self, failure: AgentFailure) -> None:
         if self.failure is None:
             self.failure = failure
@@ -141,12 +152,16 @@ class Endpoint:
         if ctx.request_id is not None:
             self.requests += 1
         if ctx.method in _OPENING_METHODS and self.failure is None:
-            self.connections += 1
-            if self.connections > self.max_connections:
+            with self._cond:
+                self.connections += 1
+                self.turn_connections[-1] += 1
+                opened, turn = self.turn_connections[-1], len(self.turn_connections)
+            if opened > self.max_connections:
+                where = f" in user turn {turn}" if self.session.conversation else ""
                 self._fail(
                     AgentFailure(
                         ErrorKind.PROTOCOL,
-                        f"the agent opened MCP connection {self.connections} ({ctx.method}) "
+                        f"the agent opened MCP connection {opened}{where} ({ctx.method}) "
                         f"with agent.max_connections: {self.max_connections}",
                     )
                 )
