@@ -54,7 +54,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="recorded provider conversations → runs.jsonl (and dataset cases)",
         description="Turn recorded conversations (request + response) into runs.jsonl for "
         "replay, and with --cases into dataset cases (tool calls become expectations, tool "
-        "results frozen responses).",
+        "results frozen responses). A conversation of several user messages becomes a "
+        "conversation case: each user message starts a turn, scored where it happened "
+        "(user messages with no answer between them are one turn); --last-turn tests the "
+        "last user turn alone, as before.",
     )
     t.add_argument(
         "--format", required=True, choices=["openai", "anthropic", "gemini", "responses"]
@@ -66,6 +69,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--keep-system",
         action="store_true",
         help="keep system prompts in the cases' message_history",
+    )
+    t.add_argument(
+        "--last-turn",
+        action="store_true",
+        help="test only the last user turn of each conversation: the messages before it "
+        "become the case's message_history and the run is what followed it (one-turn "
+        "cases, the behaviour before conversation cases)",
     )
     t.add_argument("--force", action="store_true", help="overwrite existing files")
     t.set_defaults(_import=_run_transcripts)
@@ -154,7 +164,7 @@ def _run_transcripts(args: argparse.Namespace) -> int:
 
     fmt = transcripts.Format(args.format)
     imported = transcripts.import_transcripts(
-        args.file, fmt, cases=args.cases, keep_system=args.keep_system
+        args.file, fmt, cases=args.cases, keep_system=args.keep_system, last_turn=args.last_turn
     )
     runs_path = args.out / "runs.jsonl"
     targets = [runs_path]
