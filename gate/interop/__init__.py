@@ -7,7 +7,8 @@
   dataset cases (the production-trace → regression-case loop; a conversation of several
   user messages is a conversation case);
 * :mod:`gate.interop.otel` — OpenTelemetry GenAI spans (OTLP JSON) and Langfuse
-  observation exports → runs.jsonl;
+  observation exports → runs.jsonl, and optionally dataset cases (the traces of one
+  session are one conversation);
 * :mod:`gate.interop.export` — results.json → CSV per case and per tool.
 
 Every importer validates its input and reports problems as :class:`InteropError` (an

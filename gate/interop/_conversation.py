@@ -2,7 +2,9 @@
 
 The transcript importer parses its input into :class:`Conversation` (every message the
 model was sent and what it answered, the tools it saw); this module turns that into a
-:class:`gate.model.Run` (docs/agent-protocol.md) and a dataset row (docs/dataset.md).
+:class:`gate.model.Run` (docs/agent-protocol.md) and a dataset row (docs/dataset.md). The
+trace importer (:mod:`gate.interop.otel`) builds its cases from the same parts
+(:func:`expectations`, :func:`conversation_turns`, :func:`marked_turns`).
 
 **User turns.** Each user message starts a user turn: the assistant messages and tool
 results after it, up to the next user message, are what the agent did in that turn.
