@@ -388,6 +388,10 @@ def conversation_turns(
         row: dict[str, Any] = {"user": user, "expected_tool_calls": ex.expected}
         if ex.expected:
             row["order"] = ex.order
+        elif ex.notes:
+            # calls were made but none could be kept: not a turn that expects none (the
+            # loader asks for a review, as for a one-turn case)
+            row["expected_no_tool"] = False
         got: dict[str, list[dict[str, Any]]] = {}
         for key, entry in ex.responses:
             got.setdefault(key, []).append(entry)

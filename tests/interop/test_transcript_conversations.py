@@ -377,6 +377,29 @@ def test_edge__conversation_it_cannot_hold__located_error_exit_2(
     assert len(last.runs) == 2
 
 
+def test_edge__a_turn_whose_only_call_did_not_parse__not_a_turn_expecting_none(
+    tmp_path: Path,
+) -> None:
+    broken = _lookup("c1")
+    broken[0]["tool_calls"][0]["function"]["arguments"] = '{"order_id": '
+    path = _write(
+        tmp_path,
+        _record(
+            [
+                {"role": "user", "content": "Hi."},
+                {"role": "assistant", "content": "Hello."},
+                {"role": "user", "content": "ord_1?"},
+                *broken,
+            ]
+        ),
+    )
+    (case,) = import_transcripts(path, Format.OPENAI, cases=True).cases
+    turn = case["conversation"][1]
+    assert (turn["expected_tool_calls"], turn["expected_no_tool"]) == ([], False)
+    assert "turn 2: the recorded call to get_order had undecodable arguments" in case["notes"]
+    assert "expected_no_tool" not in case["conversation"][0]
+
+
 def test_edge__anthropic_tool_results_with_text__the_text_starts_the_next_turn(
     tmp_path: Path,
 ) -> None:
