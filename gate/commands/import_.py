@@ -4,7 +4,8 @@
 * ``import transcripts --format openai|anthropic|gemini|responses FILE`` — recorded
   conversations → ``DIR/runs.jsonl`` (``--cases``: also ``DIR/dataset.jsonl`` and a
   ``DIR/toolgate.yml`` that replays the runs against it);
-* ``import otel FILE`` — OTLP JSON GenAI spans or a Langfuse export → ``DIR/runs.jsonl``;
+* ``import otel FILE`` — OTLP JSON GenAI spans or a Langfuse export → ``DIR/runs.jsonl``
+  (``--cases``: also ``DIR/dataset.jsonl`` and ``DIR/toolgate.yml``);
 * ``import mcp-tools`` — an MCP server's ``tools/list`` → a tools.json (``--url``,
   ``--command``, or ``--config`` + ``--server`` naming one of ``agent.servers``).
 
@@ -54,7 +55,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="recorded provider conversations → runs.jsonl (and dataset cases)",
         description="Turn recorded conversations (request + response) into runs.jsonl for "
         "replay, and with --cases into dataset cases (tool calls become expectations, tool "
-        "results frozen responses).",
+        "results frozen responses). A conversation of several user messages becomes a "
+        "conversation case: each user message starts a turn, scored where it happened "
+        "(user messages with no answer between them are one turn); --last-turn tests the "
+        "last user turn alone, as before.",
     )
     t.add_argument(
         "--format", required=True, choices=["openai", "anthropic", "gemini", "responses"]
@@ -67,6 +71,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="keep system prompts in the cases' message_history",
     )
+    t.add_argument(
+        "--last-turn",
+        action="store_true",
+        help="test only the last user turn of each conversation: the messages before it "
+        "become the case's message_history and the run is what followed it (one-turn "
+        "cases, the behaviour before conversation cases)",
+    )
     t.add_argument("--force", action="store_true", help="overwrite existing files")
     t.set_defaults(_import=_run_transcripts)
 
@@ -75,11 +86,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="OpenTelemetry GenAI spans (OTLP JSON) or a Langfuse export → runs.jsonl",
         description="Turn OTLP JSON GenAI spans or Langfuse observations into runs.jsonl "
         "(one run per trace; the case id is the span attribute toolgate.case_id, else "
-        "--case-attribute, else the trace id).",
+        "--case-attribute, else the trace id), and with --cases into dataset cases. The "
+        "traces of one session (gen_ai.conversation.id, session.id or langfuse.session.id; "
+        "Langfuse: the trace's sessionId) are one conversation: one run and one "
+        "conversation case, each trace a user turn, in start-time order; the case id is "
+        "then the session id unless the traces name one.",
     )
     o.add_argument("file", type=Path, metavar="FILE")
     o.add_argument("--format", default="auto", choices=["auto", "otlp", "langfuse"])
     o.add_argument("--case-attribute", help="span attribute holding the case id")
+    o.add_argument(
+        "--session-attribute",
+        action="append",
+        metavar="NAME",
+        help="span attribute naming a trace's session (repeatable; default: "
+        "gen_ai.conversation.id, session.id, langfuse.session.id, the first found)",
+    )
+    o.add_argument(
+        "--per-trace",
+        action="store_true",
+        help="one run (and case) per trace even when traces share a session (the "
+        "behaviour before conversation cases)",
+    )
+    o.add_argument("--cases", action="store_true", help="also write dataset.jsonl and toolgate.yml")
     o.add_argument("--out", type=Path, default=Path("."), help="output folder (default: .)")
     o.add_argument("--force", action="store_true", help="overwrite existing files")
     o.set_defaults(_import=_run_otel)
@@ -154,7 +183,7 @@ def _run_transcripts(args: argparse.Namespace) -> int:
 
     fmt = transcripts.Format(args.format)
     imported = transcripts.import_transcripts(
-        args.file, fmt, cases=args.cases, keep_system=args.keep_system
+        args.file, fmt, cases=args.cases, keep_system=args.keep_system, last_turn=args.last_turn
     )
     runs_path = args.out / "runs.jsonl"
     targets = [runs_path]
@@ -170,16 +199,19 @@ def _run_transcripts(args: argparse.Namespace) -> int:
         dataset = args.out / "dataset.jsonl"
         dataset.write_bytes(transcripts.dumps_cases(imported.cases))
         config = args.out / "toolgate.yml"
-        config.write_text(_replay_config(f"imported-{fmt.value}", args.file.name), encoding="utf-8")
+        config.write_text(
+            _replay_config(f"imported-{fmt.value}", args.file.name, "transcripts"),
+            encoding="utf-8",
+        )
         written += [str(dataset), str(config)]
     cases = f", {len(imported.cases)} cases" if args.cases else ""
     print(f"imported {len(imported.runs)} runs{cases} from {args.file} → {', '.join(written)}")
     return 0
 
 
-def _replay_config(name: str, source: str) -> str:
+def _replay_config(name: str, source: str, command: str) -> str:
     return (
-        f"# Generated by `toolgate import transcripts` from {source}.\n"
+        f"# Generated by `toolgate import {command}` from {source}.\n"
         "# The recorded runs replay against the cases made from them: review the\n"
         "# expectations (they are what the model did), then `toolgate pin`.\n"
         f"name: {name}\n"
@@ -195,17 +227,38 @@ def _run_otel(args: argparse.Namespace) -> int:
     from gate.interop import otel
     from gate.runsfile import RunsWriter
 
-    runs = otel.import_traces(
-        args.file, fmt=otel.TraceFormat(args.format), case_attribute=args.case_attribute
+    imported = otel.import_trace_file(
+        args.file,
+        fmt=otel.TraceFormat(args.format),
+        case_attribute=args.case_attribute,
+        session_attributes=tuple(args.session_attribute or otel.SESSION_ATTRIBUTES),
+        per_trace=args.per_trace,
+        cases=args.cases,
     )
+    runs = imported.runs
     runs_path = args.out / "runs.jsonl"
-    _refuse_existing([runs_path], args.force)
+    targets = [runs_path]
+    if args.cases:
+        targets += [args.out / "dataset.jsonl", args.out / "toolgate.yml"]
+    _refuse_existing(targets, args.force)
     args.out.mkdir(parents=True, exist_ok=True)
     with RunsWriter(runs_path) as w:
         for r in runs:
             w.write(r)
+    written = [str(runs_path)]
+    if args.cases:
+        from gate.interop.transcripts import dumps_cases
+
+        dataset = args.out / "dataset.jsonl"
+        dataset.write_bytes(dumps_cases(imported.cases))
+        config = args.out / "toolgate.yml"
+        config.write_text(
+            _replay_config(f"imported-{imported.source}", args.file.name, "otel"),
+            encoding="utf-8",
+        )
+        written += [str(dataset), str(config)]
     n_cases = len({r.case_id for r in runs})
-    print(f"imported {len(runs)} runs ({n_cases} cases) from {args.file} → {runs_path}")
+    print(f"imported {len(runs)} runs ({n_cases} cases) from {args.file} → {', '.join(written)}")
     return 0
 
 

@@ -1,23 +1,52 @@
 """A provider-neutral conversation, and how it becomes a run and a dataset case.
 
-The transcript and trace importers parse their input into :class:`Conversation` (messages
-before the turn under test, the turn's user input, the assistant turns after it, the tools
-the model saw); this module turns that into
+The transcript importer parses its input into :class:`Conversation` (every message the
+model was sent and what it answered, the tools it saw); this module turns that into a
+:class:`gate.model.Run` (docs/agent-protocol.md) and a dataset row (docs/dataset.md). The
+trace importer (:mod:`gate.interop.otel`) builds its cases from the same parts
+(:func:`expectations`, :func:`conversation_turns`, :func:`marked_turns`).
 
-* a :class:`gate.model.Run` (docs/agent-protocol.md) — each assistant message after the last user
-  message is a turn, its calls a parallel batch, the tool results that follow attached to
-  it; the last turn's text is ``final`` when it made no call;
-* a dataset row (docs/dataset.md) — the calls become expectations (``order: strict`` when they
-  span several turns, ``unordered`` for one batch), the tool results become frozen
-  responses keyed by the call's name and arguments, the earlier messages become
-  ``message_history`` in the OpenAI chat shape (system prompts left out unless asked:
-  the agent under test brings its own).
+**User turns.** Each user message starts a user turn: the assistant messages and tool
+results after it, up to the next user message, are what the agent did in that turn.
+User messages with no assistant message between them are one turn (the agent read them
+together before it answered): their texts are joined by a blank line, and the case's
+``notes`` say so. Messages before the first user message (an assistant's greeting, say)
+are context. System prompts are the agent's own (left out unless asked).
+
+**One user turn** (or ``last_turn``: only the last one is under test) — what the
+importer has always written:
+
+* the run: each assistant message after the last user message is a turn, its calls a
+  parallel batch, the tool results that follow attached to it; the last turn's text is
+  ``final`` when it made no call;
+* the case: the calls become expectations (``order: strict`` when they span several
+  turns, ``unordered`` for one batch), the tool results frozen responses keyed by the
+  call's name and arguments, the earlier messages ``message_history`` in the OpenAI chat
+  shape.
+
+**Several user turns** — a conversation case (``conversation``, docs/dataset.md):
+
+* each user turn's expected calls are derived as one turn's are above (a turn without
+  calls expects none: ``"expected_tool_calls": []``); the messages before the first user
+  message are ``message_history``;
+* each distinct call's (name and arguments) first recorded response goes into the case's
+  ``tool_responses``; where the same call got a different response in a later turn, what
+  it got there goes into that turn's own ``tool_responses`` (tried first in that turn),
+  so replay gives each turn what it got;
+* the run follows the runner's convention: the first assistant turn after each user
+  message carries ``user`` (that message), each user turn's answer is its assistant
+  message without calls, ``final`` the last turn's answer.
+
+A conversation is refused (:class:`FieldError` naming the message) when a user turn has
+no text, when the last user message has no assistant answer, or when a tool result
+answers no call of the assistant message before it — a provider would have refused that
+request, and the result could not be frozen for any call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gate import jsonio
@@ -37,12 +66,14 @@ class ToolMessage:
 
 @dataclass(frozen=True, slots=True)
 class Message:
-    """One message, provider-neutral. ``role`` is system / user / assistant / tool."""
+    """One message, provider-neutral. ``role`` is system / user / assistant / tool;
+    ``where`` the field it was read from (``request.messages[3]``, ``response``)."""
 
     role: str
     text: str | None = None
     calls: tuple[ToolCall, ...] = ()
     results: tuple[ToolMessage, ...] = ()
+    where: str | None = None
 
 
 @dataclass(slots=True)
@@ -56,6 +87,30 @@ class Conversation:
     latency_ms: float | None = None
     error: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class UserTurn:
+    """One user turn of a conversation: what the user said, where, and the assistant and
+    tool messages that answered it."""
+
+    user: str
+    where: str | None
+    messages: tuple[Message, ...]
+    joined: int = 1
+    """How many user messages (with no answer between them) make its text."""
+
+
+@dataclass(frozen=True, slots=True)
+class UserTurns:
+    """A conversation cut into its user turns (module docstring)."""
+
+    before: tuple[Message, ...]
+    """The messages before the first user message."""
+    turns: tuple[UserTurn, ...]
+    system_later: int = 0
+    """System messages after the first user message (a conversation case has no place
+    for them)."""
 
 
 def split(conv: Conversation) -> tuple[list[Message], Message | None, list[Message]]:
@@ -72,6 +127,82 @@ def split(conv: Conversation) -> tuple[list[Message], Message | None, list[Messa
         conv.messages[last_user],
         conv.messages[last_user + 1 :],
     )
+
+
+def user_turns(conv: Conversation) -> UserTurns:
+    """The conversation's user turns (module docstring), unchecked."""
+    first = next((i for i, m in enumerate(conv.messages) if m.role == "user"), None)
+    if first is None:
+        return UserTurns(tuple(conv.messages), ())
+    turns: list[tuple[list[str], str | None, list[Message], int]] = []
+    system_later = 0
+    for m in conv.messages[first:]:
+        if m.role == "user":
+            if turns and not turns[-1][2]:  # no answer yet: the same user turn
+                texts, where, msgs, joined = turns[-1]
+                turns[-1] = ([*texts, m.text or ""], where, msgs, joined + 1)
+            else:
+                turns.append(([m.text or ""], m.where, [], 1))
+        elif m.role == "system":
+            system_later += 1
+        else:
+            turns[-1][2].append(m)
+    return UserTurns(
+        tuple(conv.messages[:first]),
+        tuple(
+            UserTurn("\n\n".join(t for t in texts if t.strip()), where, tuple(msgs), joined)
+            for texts, where, msgs, joined in turns
+        ),
+        system_later,
+    )
+
+
+def check_conversation(cut: UserTurns) -> None:
+    """Refuse what a conversation case cannot hold (module docstring): raises
+    :class:`FieldError` naming the message."""
+    _check_results(cut.before)
+    for k, t in enumerate(cut.turns):
+        if not t.user.strip():
+            raise FieldError(
+                t.where or "",
+                f"user turn {k + 1} has no text: a turn of a conversation is what the user "
+                "says (--last-turn imports the last user turn alone)",
+            )
+        _check_results(t.messages)
+        if not any(m.role == "assistant" for m in t.messages):
+            # only the last turn can be so: user messages in a row are one turn
+            raise FieldError(
+                t.where or "",
+                f"the last user message (turn {k + 1}) has no assistant answer: give the "
+                "response, or leave the message out",
+            )
+
+
+def _check_results(messages: Sequence[Message]) -> None:
+    """Every tool result answers a call of the assistant message before it (by id, or in
+    call order when the provider gives no ids) — the results that frozen responses are
+    made of."""
+    calls: tuple[ToolCall, ...] | None = None
+    answered = 0
+    for m in messages:
+        if m.role == "assistant":
+            calls, answered = m.calls, 0
+        elif m.role == "tool":
+            for i, r in enumerate(m.results, start=answered):
+                if calls is None:
+                    ok = False
+                elif r.call_id is not None:
+                    ok = any(c.id == r.call_id for c in calls)
+                else:
+                    ok = i < len(calls)
+                if not ok:
+                    what = f"call {r.call_id!r}" if r.call_id is not None else "a call"
+                    raise FieldError(
+                        m.where or "",
+                        f"a tool result for {what} that the assistant message before it did "
+                        "not make: a tool result must follow the call it answers",
+                    )
+            answered += len(m.results)
 
 
 def turns_of(after: Sequence[Message]) -> list[Turn]:
@@ -99,10 +230,26 @@ def turns_of(after: Sequence[Message]) -> list[Turn]:
     return turns
 
 
-def to_run(conv: Conversation, case_id: str, sample: int) -> Run:
-    """The run this conversation records (see the module docstring)."""
-    _, _, after = split(conv)
-    turns = turns_of(after)
+def marked_turns(groups: Sequence[tuple[str, Sequence[Turn]]]) -> list[Turn]:
+    """The turns of a conversation run: each user turn's assistant turns, the first of
+    them carrying the user's message (:attr:`gate.model.Turn.user`)."""
+    out: list[Turn] = []
+    for user, turns in groups:
+        for i, t in enumerate(turns):
+            out.append(replace(t, user=user) if i == 0 else t)
+    return out
+
+
+def to_run(conv: Conversation, case_id: str, sample: int, *, last_turn: bool = False) -> Run:
+    """The run this conversation records (see the module docstring). Raises
+    :class:`FieldError` for a conversation that cannot be one (:func:`check_conversation`)."""
+    cut = user_turns(conv)
+    if last_turn or len(cut.turns) <= 1:
+        _, _, after = split(conv)
+        turns = turns_of(after)
+    else:
+        check_conversation(cut)
+        turns = marked_turns([(t.user, turns_of(t.messages)) for t in cut.turns])
     final = None
     if turns and not turns[-1].calls:
         final = turns[-1].content
@@ -176,25 +323,27 @@ def openai_history(messages: Sequence[Message], *, keep_system: bool) -> list[di
     return out
 
 
-def to_case(
-    conv: Conversation,
-    case_id: str,
-    *,
-    source_trace_id: str | None,
-    tags: Sequence[str],
-    keep_system: bool = False,
-) -> dict[str, Any]:
-    """The regression case this conversation makes (see the module docstring).
+@dataclass(slots=True)
+class Expectations:
+    """What one user turn's assistant turns make: its expected calls, the notes on calls
+    left out, its tool results as frozen responses (each with the key of its call: name
+    and canonical arguments), and how many turns made calls."""
 
-    Raises :class:`FieldError` when the conversation has no user message.
-    """
-    history, user, after = split(conv)
-    if user is None:
-        raise FieldError("messages", "no user message: a case needs the user turn under test")
-    turns = turns_of(after)
+    expected: list[dict[str, Any]]
+    notes: list[str]
+    responses: list[tuple[str, dict[str, Any]]]
+    batches: int
+
+    @property
+    def order(self) -> str:
+        return "strict" if self.batches > 1 else "unordered"
+
+
+def expectations(turns: Sequence[Turn]) -> Expectations:
+    """One user turn's expectations and frozen responses (module docstring)."""
     expected: list[dict[str, Any]] = []
     notes: list[str] = []
-    responses: list[dict[str, Any]] = []
+    responses: list[tuple[str, dict[str, Any]]] = []
     batches = 0
     for t in turns:
         if t.calls:
@@ -216,15 +365,184 @@ def to_case(
                 entry["error"] = _content_value(r.content)
             else:
                 entry["response"] = _content_value(r.content)
-            responses.append(entry)
+            responses.append((f"{call.name}{jsonio.canonical(call.arguments)}", entry))
+    return Expectations(expected, notes, responses, batches)
+
+
+def conversation_turns(
+    groups: Sequence[tuple[str, Sequence[Turn]]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """The ``conversation`` column of a case made of these user turns (each its user
+    message and its assistant turns), the case's ``tool_responses``, and notes on calls
+    left out (module docstring)."""
+    rows: list[dict[str, Any]] = []
+    case_responses: list[dict[str, Any]] = []
+    notes: list[str] = []
+    first: dict[str, list[dict[str, Any]]] = {}
+    """Each call's responses in the case's list."""
+    used: dict[str, int] = {}
+    """How many of them replay has handed out by the end of the turn so far."""
+    for k, (user, turns) in enumerate(groups):
+        ex = expectations(turns)
+        notes += [f"turn {k + 1}: {n}" for n in ex.notes]
+        row: dict[str, Any] = {"user": user, "expected_tool_calls": ex.expected}
+        if ex.expected:
+            row["order"] = ex.order
+        elif ex.notes:
+            # calls were made but none could be kept: not a turn that expects none (the
+            # loader asks for a review, as for a one-turn case)
+            row["expected_no_tool"] = False
+        got: dict[str, list[dict[str, Any]]] = {}
+        for key, entry in ex.responses:
+            got.setdefault(key, []).append(entry)
+        own: list[dict[str, Any]] = []
+        for key, seq in got.items():
+            base = first.get(key)
+            if base is None:
+                first[key] = _trimmed(seq)
+                case_responses += first[key]
+                used[key] = len(seq)
+                continue
+            # What replay would answer from the case's responses: each in order, then
+            # the last one again.
+            n = used[key]
+            would = [base[min(n + i, len(base) - 1)] for i in range(len(seq))]
+            if would == seq:
+                used[key] = n + len(seq)
+            else:
+                own += _trimmed(seq)
+        if own:
+            row["tool_responses"] = own
+        rows.append(row)
+    return rows, case_responses, notes
+
+
+def _trimmed(seq: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A call's responses without the repeats at the end (replay repeats the last one)."""
+    out = list(seq)
+    while len(out) > 1 and out[-1] == out[-2]:
+        out.pop()
+    return out
+
+
+def to_case(
+    conv: Conversation,
+    case_id: str,
+    *,
+    source_trace_id: str | None,
+    tags: Sequence[str],
+    keep_system: bool = False,
+    last_turn: bool = False,
+) -> dict[str, Any]:
+    """The regression case this conversation makes (see the module docstring).
+
+    Raises :class:`FieldError` when the conversation has no user message, or is one that
+    a conversation case cannot hold (:func:`check_conversation`).
+    """
+    cut = user_turns(conv)
+    if not last_turn and len(cut.turns) > 1:
+        return _conversation_case(
+            conv, cut, case_id, source_trace_id=source_trace_id, tags=tags, keep_system=keep_system
+        )
+    history, user, after = split(conv)
+    if user is None:
+        raise FieldError(
+            "request.messages", "no user message: a case needs the user turn under test"
+        )
+    return one_turn_case(
+        case_id,
+        user.text or "",
+        turns_of(after),
+        history=openai_history(history, keep_system=keep_system),
+        tools=conv.tools,
+        tags=tags,
+        source_trace_id=source_trace_id,
+    )
+
+
+def one_turn_case(
+    case_id: str,
+    user_input: str,
+    turns: Sequence[Turn],
+    *,
+    history: list[dict[str, Any]],
+    tools: Sequence[Mapping[str, Any]],
+    tags: Sequence[str],
+    source_trace_id: str | None,
+    notes: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The row of a one-turn case: ``turns`` are what the agent did after ``user_input``."""
+    ex = expectations(turns)
     case: dict[str, Any] = {
         "id": case_id,
-        "user_input": user.text or "",
-        "message_history": openai_history(history, keep_system=keep_system),
-        "available_tools": list(conv.tools),
-        "expected_tool_calls": expected,
-        "expected_no_tool": not expected and not notes,
-        "order": "strict" if batches > 1 else "unordered",
+        "user_input": user_input,
+        "message_history": history,
+        "available_tools": [dict(t) for t in tools],
+        "expected_tool_calls": ex.expected,
+        "expected_no_tool": not ex.expected and not ex.notes,
+        "order": ex.order,
+        "tags": list(tags),
+    }
+    responses = [e for _, e in ex.responses]
+    if responses:
+        case["tool_responses"] = responses
+    if source_trace_id:
+        case["source_trace_id"] = source_trace_id
+    if ex.notes or notes:
+        case["notes"] = "; ".join([*ex.notes, *notes])
+    return case
+
+
+def _conversation_case(
+    conv: Conversation,
+    cut: UserTurns,
+    case_id: str,
+    *,
+    source_trace_id: str | None,
+    tags: Sequence[str],
+    keep_system: bool,
+) -> dict[str, Any]:
+    check_conversation(cut)
+    rows, responses, notes = conversation_turns([(t.user, turns_of(t.messages)) for t in cut.turns])
+    for k, t in enumerate(cut.turns):
+        if t.joined > 1:
+            notes.append(
+                f"turn {k + 1} joins {t.joined} user messages that had no answer between them"
+            )
+    if keep_system and cut.system_later:
+        notes.append(
+            f"{cut.system_later} system message(s) after the first user message left out "
+            "(a conversation's turns are user messages)"
+        )
+    return conversation_case(
+        case_id,
+        rows,
+        responses,
+        history=openai_history(cut.before, keep_system=keep_system),
+        tools=conv.tools,
+        tags=tags,
+        source_trace_id=source_trace_id,
+        notes=notes,
+    )
+
+
+def conversation_case(
+    case_id: str,
+    rows: list[dict[str, Any]],
+    responses: list[dict[str, Any]],
+    *,
+    history: list[dict[str, Any]],
+    tools: Sequence[Mapping[str, Any]],
+    tags: Sequence[str],
+    source_trace_id: str | None,
+    notes: Sequence[str],
+) -> dict[str, Any]:
+    """A conversation case's row, its keys in the order the dataset docs give them."""
+    case: dict[str, Any] = {
+        "id": case_id,
+        "message_history": history,
+        "available_tools": [dict(t) for t in tools],
+        "conversation": rows,
         "tags": list(tags),
     }
     if responses:

@@ -1,4 +1,5 @@
-"""OpenTelemetry GenAI traces (OTLP JSON) and Langfuse observation exports → runs.jsonl.
+"""OpenTelemetry GenAI traces (OTLP JSON) and Langfuse observation exports → runs.jsonl
+(and optionally dataset cases).
 
 **OTLP JSON** (``toolgate import otel FILE``): an ``ExportTraceServiceRequest`` —
 ``{"resourceSpans": [{"resource", "scopeSpans": [{"scope", "spans": [...]}]}]}`` — or JSON
@@ -38,6 +39,28 @@ messages, or ``{"messages", "tools"}``); ``TOOL`` observations are tool executio
 (``name``, ``input`` = arguments, ``output`` = result, ``level: ERROR`` = error), attached
 as above. ``SPAN``, ``EVENT`` and the other types are context and are skipped. The case id
 is ``metadata.toolgate_case_id`` (on any observation of the trace) or the trace id.
+
+**Sessions.** The traces of one session — a multi-turn chat, one trace per user message —
+are one conversation: one run, and with ``cases`` one conversation case
+(:mod:`gate.interop._conversation`). The session is the first of
+:data:`SESSION_ATTRIBUTES` found on a span of the trace or on its resource (OTLP;
+``session_attributes`` names others), or the ``sessionId`` of a Langfuse trace object
+``{"id", "sessionId", "observations"}`` (or of an observation). A session's traces are
+ordered by start time; each is a user turn: its user message (as ``meta.user_input``
+above — a trace that records none is an error: content capture was off) and its turns,
+the first of them carrying that message (``Turn.user``, the runner's convention). The run's
+``final`` is the last trace's answer, its usage and ``latency_ms`` the sums over the
+traces, its ``error`` the first trace's error, its ``meta`` the ``session_id``, the
+``trace_ids`` and the tools. The case id is the traces' ``toolgate.case_id`` (or
+``case_attribute``; traces that name different ones are an error), else the session id.
+A trace without a session, or a session of one trace, is a run as above; ``per_trace``
+makes every trace its own run, as before sessions.
+
+**Cases** (``cases``): one per case id, from its first trace or session, the calls as
+expectations and the tool results as frozen responses — a trace a one-turn case (its
+``user_input`` the user's message, no ``message_history``), a session a conversation case.
+The tools are the recorded definitions, and for a called tool that none defines a
+stand-in taking any arguments (named in the case's ``notes``).
 """
 
 from __future__ import annotations
@@ -45,7 +68,7 @@ from __future__ import annotations
 import enum
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -53,6 +76,12 @@ from typing import Any
 
 from gate import jsonio
 from gate.errors import FieldError, InteropError, Problem
+from gate.interop._conversation import (
+    conversation_case,
+    conversation_turns,
+    marked_turns,
+    one_turn_case,
+)
 from gate.interop._records import Locator, Record, read_records
 from gate.model import Run, ToolCall, ToolResult, Turn
 from gate.runsfile import decode_arguments
@@ -68,6 +97,10 @@ MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
 TOOL_OPERATION = "execute_tool"
 CASE_ATTRIBUTE = "toolgate.case_id"
 SAMPLE_ATTRIBUTE = "toolgate.sample"
+SESSION_ATTRIBUTES = ("gen_ai.conversation.id", "session.id", "langfuse.session.id")
+"""The span (or resource) attributes naming a trace's session, the first found: the GenAI
+conventions' conversation id, the general ``session.id`` (what Langfuse's and
+OpenInference's instrumentations write), Langfuse's older ``langfuse.session.id``."""
 
 _STATUS_ERROR = {2, "STATUS_CODE_ERROR", "ERROR"}
 
@@ -107,6 +140,8 @@ class _Trace:
     user_input: str | None = None
     case_id: str | None = None
     sample: int | None = None
+    session: str | None = None
+    """The session (conversation) the trace belongs to, when it names one."""
     error: str | None = None
     start: int | None = None
     end: int | None = None
@@ -116,8 +151,8 @@ class _Trace:
         self.end = end if self.end is None else max(self.end, end)
 
 
-def _run_of(trace: _Trace, case_id: str, sample: int, source: str) -> Run:
-    """Model turns and tool executions → the turns of one run (module docstring)."""
+def _trace_turns(trace: _Trace) -> list[Turn]:
+    """Model turns and tool executions → the turns of one trace (module docstring)."""
     model = sorted(trace.model_turns, key=lambda t: t.start)
     execs = sorted(trace.execs, key=lambda e: (e.start, e.end))
     turns_calls: list[list[ToolCall]] = [list(t.calls) for t in model]
@@ -160,49 +195,269 @@ def _run_of(trace: _Trace, case_id: str, sample: int, source: str) -> Run:
         Turn(calls=tuple(turns_calls[i]), tool_results=tuple(turns_results[i]), content=m.text)
         for i, m in enumerate(model)
     )
+    return turns
+
+
+def _latency(trace: _Trace) -> float | None:
+    if trace.start is not None and trace.end is not None and trace.end >= trace.start:
+        return (trace.end - trace.start) / 1e6
+    return None
+
+
+def _run_of(trace: _Trace, case_id: str, sample: int, source: str) -> Run:
+    """One trace → one run (module docstring)."""
+    turns = _trace_turns(trace)
     final = turns[-1].content if turns and not turns[-1].calls else None
     meta: dict[str, Any] = {"source": source, "trace_id": trace.trace_id}
     if trace.tools is not None:
         meta["tools"] = trace.tools
     if trace.user_input is not None:
         meta["user_input"] = trace.user_input
-    latency = None
-    if trace.start is not None and trace.end is not None and trace.end >= trace.start:
-        latency = (trace.end - trace.start) / 1e6
     return Run(
         case_id=case_id,
         sample=sample,
         turns=tuple(turns),
         final=final,
         error=trace.error,
-        latency_ms=latency,
+        latency_ms=_latency(trace),
         usage=dict(trace.usage) or None,
         meta=meta,
     )
 
 
-def _number_runs(traces: Iterable[_Trace], source: str, case_attr_default: bool) -> list[Run]:
-    counts: Counter[str] = Counter()
-    runs: list[Run] = []
-    taken: set[tuple[str, int]] = set()
-    for tr in traces:
-        case_id = tr.case_id or tr.trace_id
-        sample = tr.sample if tr.sample is not None else counts[case_id]
-        while tr.sample is None and (case_id, sample) in taken:
-            sample += 1
-        counts[case_id] = sample + 1
-        if (case_id, sample) in taken:
-            raise InteropError(
+def _user_turns(session: Sequence[_Trace], source: str) -> list[tuple[str, list[Turn]]]:
+    """The user turns of a session: each trace's user message and its turns. A trace
+    without a recorded user message is an :class:`InteropError` (its turn is unknown)."""
+    out: list[tuple[str, list[Turn]]] = []
+    problems: list[Problem] = []
+    where = "gen_ai.input.messages" if source == "otel" else "input"
+    for tr in session:
+        if tr.user_input is None or not tr.user_input.strip():
+            problems.append(
                 Problem(
                     tr.where,
                     None,
-                    SAMPLE_ATTRIBUTE,
-                    f"case {case_id!r} sample {sample} appears twice",
+                    where,
+                    f"trace {tr.trace_id} of session {tr.session!r} records no user message "
+                    f"(its model calls' {where}), so its turn of the conversation is unknown: "
+                    "record message content, or pass --per-trace",
                 )
             )
-        taken.add((case_id, sample))
-        runs.append(_run_of(tr, case_id, sample, source))
-    return runs
+            continue
+        out.append((tr.user_input, _trace_turns(tr)))
+    if problems:
+        raise InteropError(problems)
+    return out
+
+
+def _session_tools(session: Sequence[_Trace]) -> list[dict[str, Any]] | None:
+    """The tools the model saw in any trace of the session (first definition wins)."""
+    if all(tr.tools is None for tr in session):
+        return None
+    seen: dict[Any, dict[str, Any]] = {}
+    for tr in session:
+        for t in tr.tools or []:
+            fn = t.get("function")
+            name = fn.get("name") if isinstance(fn, Mapping) else None
+            seen.setdefault(name if isinstance(name, str) else len(seen), t)
+    return list(seen.values())
+
+
+def _session_run(session: Sequence[_Trace], case_id: str, sample: int, source: str) -> Run:
+    """A session of several traces → one conversation run: each trace a user turn, the
+    first of its turns carrying the user's message (the runner's convention)."""
+    turns = marked_turns(_user_turns(session, source))
+    final = turns[-1].content if turns and not turns[-1].calls else None
+    usage: Counter[str] = Counter()
+    for tr in session:
+        usage.update(tr.usage)
+    latencies = [v for tr in session if (v := _latency(tr)) is not None]
+    meta: dict[str, Any] = {
+        "source": source,
+        "session_id": session[0].session,
+        "trace_ids": [tr.trace_id for tr in session],
+    }
+    tools = _session_tools(session)
+    if tools is not None:
+        meta["tools"] = tools
+    return Run(
+        case_id=case_id,
+        sample=sample,
+        turns=tuple(turns),
+        final=final,
+        error=next((tr.error for tr in session if tr.error is not None), None),
+        latency_ms=sum(latencies) if latencies else None,
+        usage=dict(usage) or None,
+        meta=meta,
+    )
+
+
+def _sessions(traces: Iterable[_Trace], per_trace: bool) -> list[list[_Trace]]:
+    """The traces grouped by session (each in start-time order), in the order the file
+    first holds them; a trace without a session (or with ``per_trace``) is its own."""
+    groups: list[list[_Trace]] = []
+    by_session: dict[str, list[_Trace]] = {}
+    for tr in traces:
+        if per_trace or tr.session is None:
+            groups.append([tr])
+            continue
+        group = by_session.get(tr.session)
+        if group is None:
+            group = by_session[tr.session] = []
+            groups.append(group)
+        group.append(tr)
+    for group in groups:
+        group.sort(key=lambda tr: tr.start if tr.start is not None else 0)
+    return groups
+
+
+def _session_ids(session: Sequence[_Trace]) -> tuple[str, int | None]:
+    """(case id, explicit sample) of a trace or a session: the traces' own (they must
+    agree), else the trace id (one trace) or the session id."""
+    lead = session[0]
+    if len(session) == 1:
+        return lead.case_id or lead.trace_id, lead.sample
+    for attr in ("case_id", "sample"):
+        values = {getattr(tr, attr) for tr in session} - {None}
+        if len(values) > 1:
+            shown = ", ".join(sorted(map(repr, values)))
+            raise InteropError(
+                Problem(
+                    lead.where,
+                    None,
+                    CASE_ATTRIBUTE if attr == "case_id" else SAMPLE_ATTRIBUTE,
+                    f"the traces of session {lead.session!r} name different "
+                    f"{'cases' if attr == 'case_id' else 'samples'} ({shown}): a session is "
+                    "one conversation (or pass --per-trace)",
+                )
+            )
+    case_id = next((tr.case_id for tr in session if tr.case_id is not None), None)
+    sample = next((tr.sample for tr in session if tr.sample is not None), None)
+    return case_id or str(lead.session), sample
+
+
+@dataclass(slots=True)
+class ImportedTraces:
+    """What one traces file gave: runs (one per trace or session) and, when asked, cases
+    (one per case id, from its first trace or session)."""
+
+    runs: list[Run]
+    cases: list[dict[str, Any]]
+    source: str
+    """``otel`` or ``langfuse``."""
+
+
+def _number_runs(groups: Iterable[Sequence[_Trace]], source: str, *, cases: bool) -> ImportedTraces:
+    """Case ids and samples for every trace or session, and their runs (and cases);
+    every problem is raised at once."""
+    counts: Counter[str] = Counter()
+    runs: list[Run] = []
+    rows: list[dict[str, Any]] = []
+    taken: set[tuple[str, int]] = set()
+    problems: list[Problem] = []
+    for group in groups:
+        try:
+            case_id, explicit = _session_ids(group)
+            sample = explicit if explicit is not None else counts[case_id]
+            while explicit is None and (case_id, sample) in taken:
+                sample += 1
+            first = case_id not in counts
+            counts[case_id] = sample + 1
+            if (case_id, sample) in taken:
+                raise InteropError(
+                    Problem(
+                        group[0].where,
+                        None,
+                        SAMPLE_ATTRIBUTE,
+                        f"case {case_id!r} sample {sample} appears twice",
+                    )
+                )
+            taken.add((case_id, sample))
+            if len(group) == 1:
+                runs.append(_run_of(group[0], case_id, sample, source))
+            else:
+                runs.append(_session_run(group, case_id, sample, source))
+            if cases and first:
+                rows.append(_case_of(group, case_id, source))
+        except InteropError as exc:
+            problems += exc.problems
+    if problems:
+        raise InteropError(problems[:50])
+    return ImportedTraces(runs, rows, source)
+
+
+def _case_tools(
+    tools: list[dict[str, Any]] | None, turns: Iterable[Turn]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The tools a case offers: those the traces recorded, and a stand-in for each tool
+    called that none defines (definitions are opt-in in most instrumentations)."""
+    out = list(tools or [])
+    named = {fn.get("name") for t in out if isinstance(fn := t.get("function"), Mapping)}
+    notes: list[str] = []
+    for t in turns:
+        for c in t.calls:
+            if c.name not in named:
+                named.add(c.name)
+                out.append(
+                    {
+                        "type": "function",
+                        "function": {
+                            "name": c.name,
+                            "parameters": {"type": "object", "properties": {}},
+                        },
+                    }
+                )
+                notes.append(
+                    f"no definition of {c.name} was recorded: a stand-in that takes any "
+                    "arguments is offered; put the real one in its place"
+                )
+    return out, notes
+
+
+def _case_of(group: Sequence[_Trace], case_id: str, source: str) -> dict[str, Any]:
+    """The dataset case of one trace (a one-turn case) or of a session (a conversation
+    case): the calls become expectations, the tool results frozen responses."""
+    tags = ["imported", source]
+    if len(group) > 1:
+        groups = _user_turns(group, source)
+        tools, tool_notes = _case_tools(
+            _session_tools(group), (t for _, turns in groups for t in turns)
+        )
+        rows, responses, notes = conversation_turns(groups)
+        return conversation_case(
+            case_id,
+            rows,
+            responses,
+            history=[],
+            tools=tools,
+            tags=tags,
+            source_trace_id=group[0].session,
+            notes=[*notes, *tool_notes],
+        )
+    tr = group[0]
+    if tr.user_input is None or not tr.user_input.strip():
+        where = "gen_ai.input.messages" if source == "otel" else "input"
+        raise InteropError(
+            Problem(
+                tr.where,
+                None,
+                where,
+                f"trace {tr.trace_id} records no user message (its model calls' {where}): "
+                "a case needs the user's turn; record message content",
+            )
+        )
+    turns = _trace_turns(tr)
+    tools, tool_notes = _case_tools(tr.tools, turns)
+    return one_turn_case(
+        case_id,
+        tr.user_input,
+        turns,
+        history=[],
+        tools=tools,
+        tags=tags,
+        source_trace_id=tr.trace_id,
+        notes=tool_notes,
+    )
 
 
 # ─── OTLP JSON ───────────────────────────────────────────────────────────────
@@ -453,13 +708,19 @@ def _iter_spans(rec: Record, loc: Locator) -> Iterable[tuple[str, dict[str, Any]
 
 
 def _otlp_traces(
-    records: list[Record], loc: Locator, display: str, case_attribute: str | None
+    records: list[Record],
+    loc: Locator,
+    display: str,
+    case_attribute: str | None,
+    session_attributes: Sequence[str] = SESSION_ATTRIBUTES,
 ) -> list[_Trace]:
     traces: dict[str, _Trace] = {}
     for rec in records:
         for sfield, span, resource in _iter_spans(rec, loc):
             try:
-                _add_span(traces, rec, display, sfield, span, resource, case_attribute)
+                _add_span(
+                    traces, rec, display, sfield, span, resource, case_attribute, session_attributes
+                )
             except FieldError as bad:
                 loc.add(rec, bad.field, bad.message)
     return list(traces.values())
@@ -473,6 +734,7 @@ def _add_span(
     span: Mapping[str, Any],
     resource: Mapping[str, Any],
     case_attribute: str | None,
+    session_attributes: Sequence[str] = SESSION_ATTRIBUTES,
 ) -> None:
     trace_id = span.get("traceId")
     if not isinstance(trace_id, str) or not trace_id:
@@ -498,6 +760,12 @@ def _add_span(
                     tr.sample = value
                 else:
                     tr.case_id = str(value)
+    if tr.session is None:
+        for source in (attrs, resource):
+            key = next((k for k in session_attributes if source.get(k) not in (None, "")), None)
+            if key is not None:
+                tr.session = str(source[key])
+                break
     status = span.get("status") or {}
     is_error = isinstance(status, Mapping) and status.get("code") in _STATUS_ERROR
     if not span.get("parentSpanId") and is_error:
@@ -582,16 +850,23 @@ def _iso_nanos(v: Any, field: str) -> int:
     return int(dt.timestamp() * 1e9)
 
 
-def _langfuse_observations(records: list[Record]) -> list[tuple[Record, str, Mapping[str, Any]]]:
-    out: list[tuple[Record, str, Mapping[str, Any]]] = []
+def _langfuse_observations(
+    records: list[Record], loc: Locator
+) -> list[tuple[Record, str, Any, str | None]]:
+    """(record, field, observation, the session of its trace object) of every observation."""
+    out: list[tuple[Record, str, Any, str | None]] = []
     for rec in records:
         v = rec.value
         if isinstance(v, Mapping) and isinstance(v.get("observations"), list):
-            # A trace object with its observations inside.
+            # A trace object with its observations inside (and its sessionId).
+            session = v.get("sessionId")
+            if session is not None and not isinstance(session, str):
+                loc.add(rec, rec.field("sessionId"), "must be a string or null")
+                continue
             for i, o in enumerate(v["observations"]):
-                out.append((rec, rec.field("observations", i), o))
+                out.append((rec, rec.field("observations", i), o, session or None))
         else:
-            out.append((rec, rec.pointer, v))
+            out.append((rec, rec.pointer, v, None))
     return out
 
 
@@ -634,7 +909,7 @@ def _langfuse_calls(output: Any, field: str) -> tuple[list[ToolCall], str | None
 
 def _langfuse_traces(records: list[Record], loc: Locator, display: str) -> list[_Trace]:
     traces: dict[str, _Trace] = {}
-    for rec, ofield, obs in _langfuse_observations(records):
+    for rec, ofield, obs, trace_session in _langfuse_observations(records, loc):
         try:
             if not isinstance(obs, Mapping):
                 raise FieldError(ofield, "an observation must be an object")
@@ -661,6 +936,13 @@ def _langfuse_traces(records: list[Record], loc: Locator, display: str) -> list[
             if tr is None:
                 tr = traces[trace_id] = _Trace(trace_id, f"{display}:{rec.line}")
             tr.span(start, end)
+            session = obs.get("sessionId", trace_session)
+            if session is not None and not isinstance(session, str):
+                raise FieldError(
+                    f"{ofield}.sessionId" if ofield else "sessionId", "must be a string or null"
+                )
+            if tr.session is None and session:
+                tr.session = session
             raw_meta = obs.get("metadata")
             meta: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
             if tr.case_id is None and isinstance(meta.get("toolgate_case_id"), str):
@@ -742,15 +1024,40 @@ def import_traces(
     fmt: TraceFormat = TraceFormat.AUTO,
     display: str | None = None,
     case_attribute: str | None = None,
+    session_attributes: Sequence[str] = SESSION_ATTRIBUTES,
+    per_trace: bool = False,
 ) -> list[Run]:
-    """Every trace of ``path`` → one run (module docstring); problems raised at once."""
+    """Every trace of ``path`` → one run, the traces of a session one run together
+    (module docstring); problems raised at once."""
+    return import_trace_file(
+        path,
+        fmt=fmt,
+        display=display,
+        case_attribute=case_attribute,
+        session_attributes=session_attributes,
+        per_trace=per_trace,
+    ).runs
+
+
+def import_trace_file(
+    path: Path,
+    *,
+    fmt: TraceFormat = TraceFormat.AUTO,
+    display: str | None = None,
+    case_attribute: str | None = None,
+    session_attributes: Sequence[str] = SESSION_ATTRIBUTES,
+    per_trace: bool = False,
+    cases: bool = False,
+) -> ImportedTraces:
+    """The runs of ``path`` (:func:`import_traces`) and, with ``cases``, one dataset case
+    per case id: a trace's a one-turn case, a session's a conversation case."""
     name = display or str(path)
     records = read_records(path, display=name, unwrap=("data",))
     if fmt is TraceFormat.AUTO:
         fmt = detect(records)
     loc = Locator(name)
     if fmt is TraceFormat.OTLP:
-        traces = _otlp_traces(records, loc, name, case_attribute)
+        traces = _otlp_traces(records, loc, name, case_attribute, session_attributes)
         source = "otel"
     else:
         traces = _langfuse_traces(records, loc, name)
@@ -767,4 +1074,4 @@ def import_traces(
             if fmt is TraceFormat.OTLP
             else "no GENERATION or TOOL observations",
         )
-    return _number_runs(usable, source, case_attribute is None)
+    return _number_runs(_sessions(usable, per_trace), source, cases=cases)

@@ -19,11 +19,15 @@ GenerateContentResponse). Record the *last* request of an agent loop: its messag
 every earlier assistant turn and tool result after the user's message. Without a response,
 the assistant messages at the end of the request are the run.
 
-The turn under test is the last user message; what the assistant did after it is the run
-(one turn per assistant message, tool results attached — see
-:mod:`gate.interop._conversation`). Tool calls are read by the provider adapters in
-:mod:`gate.adapters` (from the structured fields, never from text); a malformed payload is
-an :class:`~gate.interop.InteropError` naming the file, the record and the field.
+Each user message starts a user turn; what the assistant did after it, up to the next user
+message, is that turn's part of the run (one turn per assistant message, tool results
+attached). A record of one user turn is a one-turn case, as it always was; a record of
+several is a conversation case, each turn scored where it happened — or, with
+``last_turn`` (``--last-turn``), only the last user turn is under test and the earlier
+messages are its history (see :mod:`gate.interop._conversation`). Tool calls are read by
+the provider adapters in :mod:`gate.adapters` (from the structured fields, never from
+text); a malformed payload is an :class:`~gate.interop.InteropError` naming the file, the
+record and the field.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, assert_never
 
@@ -150,15 +154,20 @@ def parse_openai(request: Mapping[str, Any], response: Any) -> Conversation:
         role = m.get("role")
         if role in ("system", "developer"):
             messages.append(
-                Message("system", _text_of(m.get("content"), f"{f}.content", ("text",)))
+                Message("system", _text_of(m.get("content"), f"{f}.content", ("text",)), where=f)
             )
         elif role == "user":
-            messages.append(Message("user", _text_of(m.get("content"), f"{f}.content", ("text",))))
+            messages.append(
+                Message("user", _text_of(m.get("content"), f"{f}.content", ("text",)), where=f)
+            )
         elif role == "assistant":
             calls = _adapter(openai_chat.calls_from_message, m, f)
             messages.append(
                 Message(
-                    "assistant", _text_of(m.get("content"), f"{f}.content", ("text",)), calls=calls
+                    "assistant",
+                    _text_of(m.get("content"), f"{f}.content", ("text",)),
+                    calls=calls,
+                    where=f,
                 )
             )
         elif role in ("tool", "function"):
@@ -177,6 +186,7 @@ def parse_openai(request: Mapping[str, Any], response: Any) -> Conversation:
                             name=m.get("name"),
                         ),
                     ),
+                    where=f,
                 )
             )
         else:
@@ -185,7 +195,7 @@ def parse_openai(request: Mapping[str, Any], response: Any) -> Conversation:
             )
     if response is not None:
         turn: AssistantTurn = _adapter(openai_chat.parse_completion, response, prefix="response")
-        messages.append(Message("assistant", turn.content, calls=turn.calls))
+        messages.append(Message("assistant", turn.content, calls=turn.calls, where="response"))
         return Conversation(
             messages, _openai_tools(request.get("tools"), "request.tools"), usage=turn.usage
         )
@@ -217,11 +227,11 @@ def _responses_items(items: list[Any], field: str) -> list[Message]:
                 it.get("content"), f"{f}.content", ("input_text", "output_text", "text")
             )
             if role in ("system", "developer"):
-                messages.append(Message("system", text))
+                messages.append(Message("system", text, where=f))
             elif role == "user":
-                messages.append(Message("user", text))
+                messages.append(Message("user", text, where=f))
             elif role == "assistant":
-                messages.append(Message("assistant", text))
+                messages.append(Message("assistant", text, where=f))
             else:
                 raise FieldError(
                     f"{f}.role", f"unknown role {role!r} (system, developer, user, assistant)"
@@ -231,14 +241,16 @@ def _responses_items(items: list[Any], field: str) -> list[Message]:
             # Consecutive function_call items (and any text just before them) are one turn.
             if messages and messages[-1].role == "assistant":
                 last = messages[-1]
-                messages[-1] = Message("assistant", last.text, calls=(*last.calls, call))
+                messages[-1] = replace(last, calls=(*last.calls, call))
             else:
-                messages.append(Message("assistant", None, calls=(call,)))
+                messages.append(Message("assistant", None, calls=(call,), where=f))
         elif kind == "function_call_output":
             call_id = it.get("call_id")
             if not isinstance(call_id, str):
                 raise FieldError(f"{f}.call_id", "must name the function call it answers")
-            messages.append(Message("tool", results=(ToolMessage(call_id, it.get("output")),)))
+            messages.append(
+                Message("tool", results=(ToolMessage(call_id, it.get("output")),), where=f)
+            )
         # reasoning items, built-in tool calls and their outputs are not function calls
     return messages
 
@@ -246,17 +258,17 @@ def _responses_items(items: list[Any], field: str) -> list[Message]:
 def parse_responses(request: Mapping[str, Any], response: Any) -> Conversation:
     messages: list[Message] = []
     if isinstance(request.get("instructions"), str):
-        messages.append(Message("system", request["instructions"]))
+        messages.append(Message("system", request["instructions"], where="request.instructions"))
     raw_input = request.get("input")
     if isinstance(raw_input, str):
-        messages.append(Message("user", raw_input))
+        messages.append(Message("user", raw_input, where="request.input"))
     else:
         messages.extend(_responses_items(_list(raw_input, "request.input"), "request.input"))
     tools = _responses_tools(request.get("tools"), "request.tools")
     if response is None:
         return Conversation(messages, tools)
     turn: AssistantTurn = _adapter(openai_responses.parse_response, response, prefix="response")
-    messages.append(Message("assistant", turn.content, calls=turn.calls))
+    messages.append(Message("assistant", turn.content, calls=turn.calls, where="response"))
     return Conversation(messages, tools, usage=turn.usage)
 
 
@@ -288,7 +300,9 @@ def parse_anthropic(request: Mapping[str, Any], response: Any) -> Conversation:
     messages: list[Message] = []
     system = request.get("system")
     if system is not None:
-        messages.append(Message("system", _text_of(system, "request.system", ("text",))))
+        messages.append(
+            Message("system", _text_of(system, "request.system", ("text",)), where="request.system")
+        )
     for i, raw in enumerate(_list(request.get("messages"), "request.messages")):
         f = f"request.messages[{i}]"
         m = _mapping(raw, f)
@@ -297,7 +311,7 @@ def parse_anthropic(request: Mapping[str, Any], response: Any) -> Conversation:
         if role not in ("user", "assistant"):
             raise FieldError(f"{f}.role", f"unknown role {role!r} (user, assistant)")
         if isinstance(content, str):
-            messages.append(Message(role, content))
+            messages.append(Message(role, content, where=f))
             continue
         blocks = _list(content, f"{f}.content")
         texts: list[str] = []
@@ -325,18 +339,18 @@ def parse_anthropic(request: Mapping[str, Any], response: Any) -> Conversation:
                 )
         text = "\n".join(texts) if texts else None
         if results:
-            messages.append(Message("tool", results=tuple(results)))
+            messages.append(Message("tool", results=tuple(results), where=f))
             if text:  # a user turn may add text after its tool results
-                messages.append(Message("user", text))
+                messages.append(Message("user", text, where=f))
         elif role == "assistant":
-            messages.append(Message("assistant", text, calls=tuple(calls)))
+            messages.append(Message("assistant", text, calls=tuple(calls), where=f))
         else:
-            messages.append(Message("user", text))
+            messages.append(Message("user", text, where=f))
     tools = _anthropic_tools(request.get("tools"), "request.tools")
     if response is None:
         return Conversation(messages, tools)
     turn: AssistantTurn = _adapter(anthropic.parse_message, response, prefix="response")
-    messages.append(Message("assistant", turn.content, calls=turn.calls))
+    messages.append(Message("assistant", turn.content, calls=turn.calls, where="response"))
     return Conversation(messages, tools, usage=turn.usage)
 
 
@@ -393,7 +407,8 @@ def parse_gemini(request: Mapping[str, Any], response: Any) -> Conversation:
     if system is not None:
         sys_field = "request.systemInstruction.parts"
         sys_parts = _list(_mapping(system, "request.systemInstruction").get("parts", []), sys_field)
-        messages.append(Message("system", _text_of(sys_parts, sys_field, ("text",))))
+        text = _text_of(sys_parts, sys_field, ("text",))
+        messages.append(Message("system", text, where="request.systemInstruction"))
     for i, raw in enumerate(_list(request.get("contents"), "request.contents")):
         f = f"request.contents[{i}]"
         c = _mapping(raw, f)
@@ -422,18 +437,18 @@ def parse_gemini(request: Mapping[str, Any], response: Any) -> Conversation:
                 texts.append(part["text"])
         text = "\n".join(texts) if texts else None
         if role == "model":
-            messages.append(Message("assistant", text, calls=tuple(calls)))
+            messages.append(Message("assistant", text, calls=tuple(calls), where=f))
         elif results:
-            messages.append(Message("tool", results=tuple(results)))
+            messages.append(Message("tool", results=tuple(results), where=f))
             if text:
-                messages.append(Message("user", text))
+                messages.append(Message("user", text, where=f))
         else:
-            messages.append(Message("user", text))
+            messages.append(Message("user", text, where=f))
     tools = _gemini_tools(request.get("tools"), "request.tools")
     if response is None:
         return Conversation(messages, tools)
     turn: AssistantTurn = _adapter(gemini.parse_response, response, prefix="response")
-    messages.append(Message("assistant", turn.content, calls=turn.calls))
+    messages.append(Message("assistant", turn.content, calls=turn.calls, where="response"))
     return Conversation(messages, tools, usage=turn.usage)
 
 
@@ -545,9 +560,12 @@ def import_transcripts(
     display: str | None = None,
     cases: bool = False,
     keep_system: bool = False,
+    last_turn: bool = False,
 ) -> Imported:
     """Every record of ``path`` → runs (samples numbered per case id) and, with ``cases``,
-    one dataset case per case id (from its first record)."""
+    one dataset case per case id (from its first record). A record of several user turns
+    is a conversation (:mod:`gate.interop._conversation`); with ``last_turn``, only its
+    last user turn is (the earlier ones are the case's ``message_history``)."""
     name = display or str(path)
     loc = Locator(name)
     runs: list[Run] = []
@@ -561,9 +579,9 @@ def import_transcripts(
             loc.add(rec, rec.field("sample"), f"case {case_id!r} sample {n} appears twice")
             continue
         seen_samples.add((case_id, n))
-        runs.append(to_run(conv, case_id, n))
-        if cases and counts[case_id] == 1:
-            try:
+        try:
+            runs.append(to_run(conv, case_id, n, last_turn=last_turn))
+            if cases and counts[case_id] == 1:
                 rows.append(
                     to_case(
                         conv,
@@ -571,10 +589,11 @@ def import_transcripts(
                         source_trace_id=trace_id,
                         tags=["imported", fmt.value],
                         keep_system=keep_system,
+                        last_turn=last_turn,
                     )
                 )
-            except FieldError as exc:
-                loc.add(rec, rec.field("request", exc.field), str(exc))
+        except FieldError as exc:
+            loc.add(rec, rec.field(exc.field) if exc.field else rec.pointer or None, exc.message)
     loc.raise_if_any()
     if not runs:
         raise Locator(name).fail(None, None, "no records")

@@ -15,7 +15,8 @@ from tests.interop.conftest import SAMPLES, toolgate
 
 
 def test_openai__history_then_response__one_turn_per_assistant_message() -> None:
-    imported = import_transcripts(SAMPLES / "openai_chat.jsonl", Format.OPENAI)
+    # refund-017 has two user turns: --last-turn tests the last one, the rest is history
+    imported = import_transcripts(SAMPLES / "openai_chat.jsonl", Format.OPENAI, last_turn=True)
     run = imported.runs[0]
     assert run.case_id == "refund-017" and run.sample == 0
     assert [[c.name for c in t.calls] for t in run.turns] == [["lookup_order"], ["refund"]]
@@ -33,8 +34,26 @@ def test_openai__invalid_arguments__kept_as_a_parse_failure() -> None:
     assert turn.calls[1].raw_arguments == '{"city": "Rome"'
 
 
+def test_openai__two_user_turns__a_conversation_case_by_default() -> None:
+    imported = import_transcripts(SAMPLES / "openai_chat.jsonl", Format.OPENAI, cases=True)
+    refund = imported.cases[0]
+    assert [(t["user"], len(t["expected_tool_calls"])) for t in refund["conversation"]] == [
+        ("Hi, I have a question.", 0),
+        ("Refund order ord_7281 please.", 2),
+    ]
+    assert refund["message_history"] == []
+    run = imported.runs[0]
+    assert [(t.user, [c.name for c in t.calls]) for t in run.turns] == [
+        ("Hi, I have a question.", []),
+        ("Refund order ord_7281 please.", ["lookup_order"]),
+        (None, ["refund"]),
+    ]
+
+
 def test_openai__cases__calls_become_expectations_and_results_frozen() -> None:
-    cases = import_transcripts(SAMPLES / "openai_chat.jsonl", Format.OPENAI, cases=True).cases
+    cases = import_transcripts(
+        SAMPLES / "openai_chat.jsonl", Format.OPENAI, cases=True, last_turn=True
+    ).cases
     refund = cases[0]
     assert refund["user_input"] == "Refund order ord_7281 please."
     # The system prompt is the agent's own: left out unless asked.
