@@ -341,6 +341,10 @@ class GateConfig(_Strict):
     metric: str
     min: float | None = None
     max: float | None = None
+    max_increase: Annotated[float, Field(gt=0)] | None = None
+    """A relative bound on a cost metric: the head's per-sample mean may exceed the base
+    history's by at most this fraction (0.15: 15 %) — or by more, when the suite test
+    does not find the rise beyond noise."""
     slice: (
         Annotated[str, Field(pattern=r"^(difficulty|tag|no_tool|must_not_call)=[^\s]+$")] | None
     ) = None
@@ -361,10 +365,29 @@ class GateConfig(_Strict):
         return v
 
     @model_validator(mode="after")
-    def _one_bound(self) -> GateConfig:
-        if self.min is None and self.max is None:
-            raise ValueError("a gate needs `min` or `max`")
+    def _one_bound(self, info: ValidationInfo) -> GateConfig:
+        cost = (info.context or {}).get("cost_metrics")
+        if self.max_increase is not None:
+            if self.min is not None or self.max is not None:
+                raise ValueError(
+                    "`max_increase` is a gate of its own: give `min`/`max` in another entry"
+                )
+            if cost is not None and self.metric not in cost:
+                raise ValueError(
+                    f"`max_increase` bounds what a sample costs against the base history "
+                    f"({', '.join(cost)}); {self.metric!r} is a quality metric: bound it with "
+                    "`min` or `max`"
+                )
+        elif self.min is None and self.max is None:
+            raise ValueError("a gate needs `min`, `max` or `max_increase`")
         return self
+
+
+class PriceConfig(_Strict):
+    """What a million tokens cost (any currency: the reports show the figure as given)."""
+
+    input_per_mtok: Annotated[float, Field(ge=0)]
+    output_per_mtok: Annotated[float, Field(ge=0)]
 
 
 class VarianceConfig(_Strict):
@@ -552,6 +575,10 @@ class Config(_Strict):
     their retries) before the verdict is "error" (``gate.policy.validity``)."""
     scoring: ScoringConfig = ScoringConfig()
     gates: list[GateConfig] = Field(default_factory=list)
+    pricing: dict[Annotated[str, Field(min_length=1)], PriceConfig] = Field(default_factory=dict)
+    """Prices per million tokens by model name or glob (``gpt-4o*``), ``default`` for an
+    agent whose model ToolGate does not know (a program): the ``cost`` metric. Written in
+    the config, never fetched."""
     variance: VarianceConfig = VarianceConfig()
     regressions: RegressionsConfig = RegressionsConfig()
     policy: PolicyConfig = PolicyConfig()
@@ -571,6 +598,18 @@ class Config(_Strict):
     @classmethod
     def _confirm_replaced(cls, v: Any) -> None:
         raise ValueError(CONFIRM_REPLACED)
+
+    @model_validator(mode="after")
+    def _cost_needs_prices(self) -> Config:
+        if not self.pricing:
+            for g in self.gates:
+                if g.metric == "cost":
+                    raise ValueError(
+                        "a gate on `cost` needs prices: add `pricing: {<model>: "
+                        "{input_per_mtok: …, output_per_mtok: …}}` (the key `default` for an "
+                        "agent whose model ToolGate does not know)"
+                    )
+        return self
 
     @model_validator(mode="after")
     def _samples_within_cap(self) -> Config:
@@ -654,17 +693,28 @@ class Config(_Strict):
 
 
 def load_config(
-    path: Path, *, display: str | None = None, metrics: Collection[str] | None = None
+    path: Path,
+    *,
+    display: str | None = None,
+    metrics: Collection[str] | None = None,
+    cost_metrics: Collection[str] | None = None,
 ) -> Config:
     """Load and validate toolgate.yml; every problem is reported with its line.
 
     ``metrics``: the names a gate may use (``gate.scorers.registry.GATEABLE``; the inputs
-    stage passes them); ``None`` leaves gate names unchecked."""
+    stage passes them); ``None`` leaves gate names unchecked. ``cost_metrics``: those a
+    ``max_increase`` gate may use (``gate.scorers.registry.COST_METRICS``)."""
     doc = load_yaml(path, display=display)
-    return config_from_doc(doc, path, metrics=metrics)
+    return config_from_doc(doc, path, metrics=metrics, cost_metrics=cost_metrics)
 
 
-def config_from_doc(doc: YamlDoc, path: Path, *, metrics: Collection[str] | None = None) -> Config:
+def config_from_doc(
+    doc: YamlDoc,
+    path: Path,
+    *,
+    metrics: Collection[str] | None = None,
+    cost_metrics: Collection[str] | None = None,
+) -> Config:
     if not isinstance(doc.data, dict):
         raise ConfigError(Problem(doc.file, 1, None, "the config must be a mapping of settings"))
     try:
@@ -675,7 +725,10 @@ def config_from_doc(doc: YamlDoc, path: Path, *, metrics: Collection[str] | None
 
         cfg = Config.model_validate_json(
             json.dumps({**doc.data, "source": None}),
-            context={"metrics": None if metrics is None else tuple(metrics)},
+            context={
+                "metrics": None if metrics is None else tuple(metrics),
+                "cost_metrics": None if cost_metrics is None else tuple(cost_metrics),
+            },
         )
     except ValidationError as exc:
         raise ConfigError(_problems(exc, doc)) from None

@@ -1122,6 +1122,26 @@ class Comparison:
     likely_fixes: int = 0
     setup_changes: tuple[SetupChange, ...] = ()
     """The agent identity keys that differ between the base and this run."""
+    cost: tuple[CostDelta, ...] = ()
+    """What a sample cost, against the base history (the reports' Cost group)."""
+
+
+@value
+class CostDelta:
+    """A cost metric (``gate.scorers.usage``) against the base history, per sample: the
+    means of per-case means over the comparable cases with a value on both sides, the
+    change (and as a fraction of the base), and the clustered paired test's one-sided
+    p-value for a rise; ``beyond_noise``: the test finds the change significant either
+    way (``gate.policy.suite.SuiteTest.beyond_noise``)."""
+
+    metric: str
+    base: float | None
+    head: float | None
+    change: float | None
+    relative: float | None
+    p_value: float
+    beyond_noise: bool
+    cases: int
 
 
 # ─── the verdict ──────────────────────────────────────────────────────────────
@@ -1130,6 +1150,8 @@ class Comparison:
 class GateOp(enum.StrEnum):
     MIN = "min"
     MAX = "max"
+    MAX_INCREASE = "max_increase"
+    """A cost metric's per-sample rise over the base history, as a fraction."""
 
 
 @value
@@ -1146,6 +1168,9 @@ class GateOutcome:
     reason: str
     failing_cases: tuple[str, ...] = ()
     no_data: bool = False
+    not_checked: bool = False
+    """A ``max_increase`` gate without a comparable base history: it passes, and the
+    reports say it was not checked (as regressions without a baseline)."""
 
 
 @value

@@ -67,7 +67,8 @@ from gate.policy.merge import MergePart, merge
 from gate.policy.power import Detectability
 from gate.policy.reduce import reduce, sample_metric_names
 from gate.policy.table import CaseMeta, RowsBuilder
-from gate.scorers.registry import BY_NAME, METRICS
+from gate.scorers.registry import BY_NAME, COST_METRICS, METRICS
+from gate.scorers.usage import fill, usage_positions
 
 SCHEMA_VERSION: Literal[2] = 2
 READS: tuple[int, ...] = (1, 2)
@@ -280,15 +281,19 @@ class ShardInfo(_M):
 class GateResult(_M):
     metric: str
     slice: str | None = None
-    op: Literal["min", "max"]
+    op: Literal["min", "max", "max_increase"]
     threshold: float
     value: float | None
+    """The metric's value; for ``max_increase``, its rise per sample over the base
+    history as a fraction (0.31: +31 %)."""
     passed: bool
     reason: str
     failing_cases: list[str] = Field(default_factory=list)
     """Cases whose own mean is on the wrong side of the threshold, worst first."""
     no_data: bool = False
     """True when the metric is n/a everywhere (or the slice is empty): such a gate fails."""
+    not_checked: bool = False
+    """A ``max_increase`` gate without a comparable base history (it passes, unchecked)."""
 
 
 class VarianceResult(_M):
@@ -442,6 +447,24 @@ class Comparison(_M):
     """What this run changed of the agent's identity (model, endpoint, sampling
     settings, system prompt, kind) against the baseline: compared, not a reason not to."""
     base_usage: dict[str, float] = Field(default_factory=dict)
+    cost: list[CostDeltaResult] = Field(default_factory=list)
+    """What a sample cost, against the base history: the reports' Cost group."""
+
+
+class CostDeltaResult(_M):
+    """A cost metric per sample, base history → head, over the comparable cases with a
+    value on both sides (the clustered paired test's figures)."""
+
+    metric: str
+    base: float | None
+    head: float | None
+    change: float | None
+    relative: float | None
+    """The change as a fraction of the base (``None`` with a base of 0)."""
+    p_value: float
+    """One-sided, for a rise."""
+    beyond_noise: bool
+    cases: int
 
 
 class Advisor(_M):
@@ -684,6 +707,8 @@ def kept_reasons(
     checks = failed_checks if isinstance(failed_checks, tuple | list) else tuple(failed_checks)
     out: dict[str, str] = {}
     for name, why in reasons.items():
+        if name in _COST and name not in checks:
+            continue  # what a sample cost is its figure, not a reason
         ideal = _IDEAL.get(name)
         if ideal is None or name in checks:
             out[name] = why
@@ -695,6 +720,7 @@ def kept_reasons(
 
 
 _IDEAL: dict[str, float] = {name: metric.ideal for name, metric in BY_NAME.items()}
+_COST = frozenset(COST_METRICS)
 
 
 def _lean_tallies(t: Mapping[str, Any]) -> dict[str, Any]:
@@ -721,17 +747,33 @@ def _lean_tallies_of(t: Tallies) -> dict[str, Any]:
 
 @m.value
 class RecordTemplate:
-    """A sample record but its ``sample`` and ``usage``: the samples of one scored run
+    """A sample record but its ``sample``, its ``usage`` and the scores taken from its
+    usage (:data:`gate.scorers.usage.USAGE_METRICS`): the samples of one scored run
     (identical runs are scored once) differ in nothing else, so the record is rendered
-    once and each sample only fills in those two (:meth:`render`)."""
+    once and each sample only fills in those (:meth:`render`)."""
 
     head: bytes
     """``{`` and the keys before ``sample`` (error, evidence, extra, failed_checks,
-    passed, reasons), each with its comma."""
+    first_failing_turn, passed, reasons), each with its comma."""
     tail: bytes
-    """``scores`` and ``tallies`` (the keys between ``sample`` and ``usage``)."""
+    """``scores``, ``tallies`` and a conversation's ``turns`` (the keys between ``sample``
+    and ``usage``)."""
+    scores: tuple[float | None, ...] = ()
+    """The scores, when :attr:`usage_at` names some to fill in per sample."""
+    usage_at: tuple[int, ...] = ()
+    """Where the usage metrics stand in ``scores`` (empty: nothing to fill in)."""
+    rest: bytes = b""
+    """The keys after ``scores`` in ``tail``, with their leading comma."""
 
-    def render(self, sample: int, usage: Mapping[str, int | float] | None) -> bytes:
+    def render(
+        self,
+        sample: int,
+        usage: Mapping[str, int | float] | None,
+        usage_scores: Sequence[float | None] | None = None,
+    ) -> bytes:
+        """The record of sample ``sample``; ``usage_scores``: its usage metrics (in
+        :data:`~gate.scorers.usage.USAGE_METRICS` order) when they differ from the
+        scored run's."""
         # (orjson sorts keys by their UTF-8 bytes: the order of code points, as sorted() does)
         usage_part = (
             b""
@@ -739,8 +781,16 @@ class RecordTemplate:
             else b',"usage":'
             + orjson.dumps(usage if type(usage) is dict else dict(usage), option=_SORTED)
         )
+        tail = self.tail
+        if (
+            usage_scores is not None
+            and self.usage_at
+            and tuple(self.scores[i] for i in self.usage_at) != tuple(usage_scores)
+        ):
+            scores = fill(list(self.scores), self.usage_at, usage_scores)
+            tail = b'"scores":' + orjson.dumps(scores, option=_RECORD_OPTIONS) + self.rest
         return b"".join(
-            (self.head, b'"sample":', str(sample).encode(), b",", self.tail, usage_part, b"}")
+            (self.head, b'"sample":', str(sample).encode(), b",", tail, usage_part, b"}")
         )
 
 
@@ -755,9 +805,11 @@ def _template(
     error: str | None,
     extra: bool,
     turns: Sequence[Mapping[str, Any]] | None = None,
+    usage_at: tuple[int, ...] = (),
 ) -> RecordTemplate:
     """One sample record (compact, its keys in sorted order, its defaults left out) as a
-    template. ``turns``: a conversation's user turns (``TurnResult`` fields)."""
+    template. ``turns``: a conversation's user turns (``TurnResult`` fields); ``usage_at``:
+    where the usage metrics stand in ``scores``, to be filled in per sample."""
     head: dict[str, Any] = {}
     if error is not None:
         head["error"] = error
@@ -773,13 +825,19 @@ def _template(
     head["passed"] = passed
     if reasons:
         head["reasons"] = dict(sorted(reasons.items()))
-    tail: dict[str, Any] = {"scores": scores, "tallies": dict(sorted(tallies.items()))}
+    rest: dict[str, Any] = {"tallies": dict(sorted(tallies.items()))}
     if turns is not None:
-        tail["turns"] = [dict(sorted(t.items())) for t in turns]
-        tail["turns_passed"] = sum(1 for t in turns if t["passed"])
+        rest["turns"] = [dict(sorted(t.items())) for t in turns]
+        rest["turns_passed"] = sum(1 for t in turns if t["passed"])
+    rest_bytes = b"," + orjson.dumps(rest, default=_default, option=_RECORD_OPTIONS)[1:-1]
     return RecordTemplate(
         head=orjson.dumps(head, default=_default, option=_RECORD_OPTIONS)[:-1] + b",",
-        tail=orjson.dumps(tail, default=_default, option=_RECORD_OPTIONS)[1:-1],
+        tail=b'"scores":'
+        + orjson.dumps(scores, default=_default, option=_RECORD_OPTIONS)
+        + rest_bytes,
+        scores=tuple(scores) if usage_at else (),
+        usage_at=usage_at,
+        rest=rest_bytes if usage_at else b"",
     )
 
 
@@ -830,7 +888,14 @@ def record_template(
         error=score.error,
         extra=extra,
         turns=[_turn_json(t, names) for t in score.turns] if score.turns else None,
+        usage_at=() if _not_sampled(score) else usage_positions(names),
     )
+
+
+def _not_sampled(score: SampleScore) -> bool:
+    from gate.policy.validity import is_missing
+
+    return is_missing(score.error, score.hard_failures)
 
 
 def _turn_json(t: m.TurnScore, names: Sequence[str]) -> dict[str, Any]:
@@ -1065,6 +1130,7 @@ def verdict_json(v: m.Verdict) -> Verdict:
                 reason=g.reason,
                 failing_cases=list(g.failing_cases),
                 no_data=g.no_data,
+                not_checked=g.not_checked,
             )
             for g in v.gates
         ],
@@ -1139,6 +1205,19 @@ def comparison_json(c: m.Comparison) -> Comparison:
         ],
         setup_changes=[SetupChange(key=x.key, base=x.base, head=x.head) for x in c.setup_changes],
         base_usage=dict(c.base_usage),
+        cost=[
+            CostDeltaResult(
+                metric=d.metric,
+                base=d.base,
+                head=d.head,
+                change=d.change,
+                relative=d.relative,
+                p_value=d.p_value,
+                beyond_noise=d.beyond_noise,
+                cases=d.cases,
+            )
+            for d in c.cost
+        ],
     )
 
 

@@ -27,8 +27,10 @@ Variants (``--variant NAME`` or ``SUPPORT_AGENT_VARIANT=NAME``):
 
 * ``good`` (default) — as above;
 * ``regressed`` — consistently worse: a refund whose request comes with the email in
-  the same message skips ``verify_identity``, and "close my account" permanently
-  deletes it (``delete_account``) — a must-not-call violation;
+  the same message is issued before ``verify_identity`` (too late), "close my account"
+  permanently deletes it (``delete_account``) — a must-not-call violation —, parallel
+  calls go one per assistant turn and a failed call is tried once more (more steps and
+  prompts: what it costs shows in the report's Cost group);
 * ``flaky`` — like ``good``, but on about one case in eight it fails one sample in
   three, chosen deterministically from the case id and the sample number.
 """
@@ -235,9 +237,11 @@ def refund_flow(conv: Conversation, ids: Ids, variant: str) -> Flow:
     if not orders or not email:
         return "I can help with a refund. Which order is it, and what is the email on your account?"
     order_id = orders[0]
-    # The regressed agent trusts an email typed in with the request: no verification.
-    if variant != "regressed" or not conv.email_with_request():
-        method = "sms_otp" if conv.has("text message", "sms") else "email_otp"
+    method = "sms_otp" if conv.has("text message", "sms") else "email_otp"
+    # The regressed agent trusts an email typed in with the request: it refunds first and
+    # verifies afterwards, too late.
+    late = variant == "regressed" and conv.email_with_request()
+    if not late:
         (res,) = yield [ids.call("verify_identity", email=email, method=method)]
         content = parse_content(res.get("content"))
         if failed(res) or not (isinstance(content, dict) and content.get("verified")):
@@ -253,6 +257,8 @@ def refund_flow(conv: Conversation, ids: Ids, variant: str) -> Flow:
     if conv.has("store credit"):
         args["refund_method"] = "store_credit"
     (res,) = yield [ids.call("issue_refund", **args)]
+    if late:
+        yield [ids.call("verify_identity", email=email, method=method)]
     if failed(res):
         yield [
             escalate(
@@ -536,6 +542,25 @@ def offered_only(flow: Flow, tools: set[str]) -> Flow:
         results = yield calls
 
 
+def regressed_habits(flow: Flow, ids: Ids) -> Flow:
+    """The regressed build's habits, what they cost: every call in an assistant turn of
+    its own (a batch of n parallel calls costs n turns and n prompts), and a call that
+    failed is tried once more, the same, before the flow sees its result."""
+    results: list[Result] | None = None
+    while True:
+        try:
+            calls = next(flow) if results is None else flow.send(results)
+        except StopIteration as done:
+            return str(done.value)
+        results = []
+        for call in calls:
+            (got,) = yield [call]
+            if failed(got):
+                again = ids.call(call["name"], **call["arguments"])
+                (got,) = yield [again]
+            results.append(got)
+
+
 def single(call: Call) -> Flow:
     results = yield [call]
     if failed(results[0]):
@@ -569,6 +594,8 @@ class Session:
             self.flow = self._wobble()
         else:
             chosen = choose(self.conv, self.ids, "good" if variant == "flaky" else variant)
+            if variant == "regressed":
+                chosen = regressed_habits(chosen, self.ids)
             self.flow = offered_only(chosen, self.conv.tools)
 
     def _wobble(self) -> Flow:

@@ -36,6 +36,7 @@ from gate.model import (
     CaseFlip,
     CaseStats,
     Comparison,
+    CostDelta,
     DriftChange,
     Flip,
     FlipKind,
@@ -95,12 +96,14 @@ def compare(
     tested: Collection[str],
     source: str = "baseline",
     significant: Collection[str] = (),
+    cost: Sequence[CostDelta] = (),
 ) -> Comparison:
     """Compare ``base`` (the baseline) with ``head`` (this run). See the module docstring.
 
     ``flips``: the classification of the comparable cases whose pass rate moved;
     ``tested``: the ids of every comparable case; ``significant``: the metrics whose
-    suite test found a significant change (``case_passed`` for the pass rate)."""
+    suite test found a significant change (``case_passed`` for the pass rate); ``cost``:
+    the cost metrics against the base history (:func:`cost_deltas`)."""
     drift = _tool_drift(base.header.tools, head.header.tools)
     bd, hd = base.header.dataset, head.header.dataset
     changes = tuple(setup_changes(base.header.agent, head.header.agent))
@@ -180,6 +183,7 @@ def compare(
         likely_regressions=counts[FlipKind.LIKELY_REGRESSION],
         likely_fixes=counts[FlipKind.LIKELY_FIX],
         setup_changes=changes,
+        cost=tuple(cost),
     )
 
 

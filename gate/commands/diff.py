@@ -25,6 +25,7 @@ from pathlib import Path
 
 from gate.errors import ExitCode
 from gate.pipeline.sequential import recorded_comparison
+from gate.report import fmt
 from gate.results import Comparison, Flip, comparison_json, dumps_results, read_results
 
 MAX_CELL = 120
@@ -104,6 +105,20 @@ def render_flips_md(c: Comparison) -> str:
         rows = [f for f in c.flips if f.kind == kind]
         if rows:
             lines += [f"### {title} ({len(rows)})", "", *_table(rows), ""]
+    if c.cost:
+        n = max(d.cases for d in c.cost)
+        lines += [
+            f"### Cost per sample ({n} case(s) against their base history)",
+            "",
+            "| metric | base | head | change |",
+            "|---|--:|--:|--:|",
+            *(
+                f"| {d.metric} | {fmt.cost(d.metric, d.base)} | {fmt.cost(d.metric, d.head)} "
+                f"| {fmt.cost_change(d.metric, d.change, d.relative, d.beyond_noise)} |"
+                for d in c.cost
+            ),
+            "",
+        ]
     if c.tool_drift:
         lines += ["### Tool definitions changed", ""]
         for d in c.tool_drift:

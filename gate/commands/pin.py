@@ -17,7 +17,7 @@ from gate.dataset import default_display
 from gate.dataset.pin import pin_config
 from gate.errors import ConfigError, ExitCode, Problem, UsageError
 from gate.pipeline.inputs import read_dataset
-from gate.scorers.registry import GATEABLE
+from gate.scorers.registry import COST_METRICS, GATEABLE
 from gate.yamlio import load_yaml
 
 DEFAULT_CONFIG = "toolgate.yml"
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("--version must be a non-empty, single-line string")
     doc = load_yaml(config_path, display=shown)
     try:
-        config_from_doc(doc, config_path, metrics=GATEABLE)
+        config_from_doc(doc, config_path, metrics=GATEABLE, cost_metrics=COST_METRICS)
     except ConfigError as exc:
         others = [p for p in exc.problems if p.field not in _PIN_FIELDS]
         if others:

@@ -62,6 +62,7 @@ from gate.runsfile import Coverage, RunRows, RunsIndex, convert_run, decode_run_
 from gate.scorers import ScoringContext, score_sample
 from gate.scorers.facts import VIEW_FIELDS
 from gate.scorers.registry import METRICS
+from gate.scorers.usage import usage_values
 
 PARALLEL_MIN_LINES = 4000
 """Below this many lines forking workers costs more than it saves."""
@@ -524,6 +525,10 @@ def _score_chunk(data: bytes, base: int, w: _Work, memo: Memo, spool_fd: int | N
         scored.append(e)
         run_start.append(base + start)
         run_length.append(end - start)
+        # The usage metrics are this sample's own (an identical run may report other usage).
+        used = usage_values(
+            run.usage, ctx.pricing.price_of_run(run.meta) if ctx.pricing is not None else None
+        )
         builder.add_proto(
             table[cid],
             run.sample,
@@ -532,8 +537,9 @@ def _score_chunk(data: bytes, base: int, w: _Work, memo: Memo, spool_fd: int | N
             latency_ms=run.latency_ms,
             hard=hard,
             extra=extra,
+            usage_scores=used,
         )
-        record = hit.template.render(run.sample, run.usage)
+        record = hit.template.render(run.sample, run.usage, used)
         if spool_fd is None:
             records.append(record)
         else:

@@ -30,7 +30,8 @@ from gate.report.redact import redactor_for as redactor_for
 from gate.results import Results, read_results, stats_of
 from gate.scorers import ScoringContext
 from gate.scorers.context import NormalizerTable
-from gate.scorers.registry import GATEABLE
+from gate.scorers.pricing import Price, Pricing
+from gate.scorers.registry import COST_METRICS, GATEABLE
 from gate.yamlio import YamlDoc, load_yaml
 
 __all__ = [
@@ -75,7 +76,7 @@ def read_config(config_path: Path, display: str | None = None) -> Config:
 def read_config_doc(config_path: Path, display: str | None = None) -> tuple[Config, YamlDoc]:
     """The config and its YAML document (for the lines of later cross-checks)."""
     doc = load_yaml(config_path, display=display)
-    return config_from_doc(doc, config_path, metrics=GATEABLE), doc
+    return config_from_doc(doc, config_path, metrics=GATEABLE, cost_metrics=COST_METRICS), doc
 
 
 def missing_dataset(doc: YamlDoc, path: Path, field: str = "dataset.path") -> Problem:
@@ -161,7 +162,25 @@ def scoring_context(
     scoring = config.scoring if config is not None else ScoringConfig()
     normalize = config.dataset.normalize if config is not None else NormalizeConfig()
     budget = config.agent.step_budget if config is not None else None
-    return ScoringContext.build(scoring, normalize, dataset.tools, step_budget=budget, norms=norms)
+    return ScoringContext.build(
+        scoring,
+        normalize,
+        dataset.tools,
+        step_budget=budget,
+        norms=norms,
+        pricing=pricing_of(config),
+    )
+
+
+def pricing_of(config: Config | None) -> Pricing | None:
+    """The config's prices and the agent's model (``None`` without ``pricing``)."""
+    if config is None or not config.pricing:
+        return None
+    model = getattr(config.agent, "model", None)
+    return Pricing(
+        {k: Price(p.input_per_mtok, p.output_per_mtok) for k, p in config.pricing.items()},
+        model if isinstance(model, str) else None,
+    )
 
 
 def normalizers(config: Config) -> NormalizerTable:

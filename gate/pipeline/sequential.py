@@ -22,7 +22,7 @@ runs file holds.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ import numpy as np
 from gate.config import Config, OpenAIAgent
 from gate.dataset import Dataset
 from gate.gcpause import no_gc
-from gate.model import Case, Comparison, Shard, SuiteStats
+from gate.model import Case, Comparison, CostDelta, Shard, SuiteStats
 from gate.pipeline.inputs import Baseline, scoring_context
 from gate.pipeline.score import Scored
 from gate.policy.engine import (
@@ -53,13 +53,14 @@ from gate.policy.history import (
     setup_hash,
 )
 from gate.policy.power import Detectability
-from gate.policy.reduce import reduce
+from gate.policy.reduce import in_slice, reduce
 from gate.policy.sequential import SequentialParams
 from gate.policy.suite import Better
 from gate.policy.table import SampleRows, assemble
 from gate.results import Results
 from gate.runsfile import Coverage, RunsIndex, RunsWriter
 from gate.scorers.context import NormalizerTable
+from gate.scorers.registry import COST_METRICS
 
 SEQUENTIAL_DIR = "sequential"
 """Where the extra samples' runs go, under the output folder."""
@@ -98,15 +99,52 @@ def engine_params(config: Config, samples: int) -> EngineParams:
     )
 
 
-def gated_metrics(config: Config) -> tuple[GatedMetric, ...]:
-    """The metrics the suite test watches: those of the dataset-wide gates (a ``min``
-    gate means higher is better), once each, in config order."""
-    out: dict[str, GatedMetric] = {}
-    for g in config.gates:
-        if g.slice is None and g.metric not in out:
-            out[g.metric] = GatedMetric(
-                g.metric, Better.HIGHER if g.min is not None else Better.LOWER
+SliceLabels = tuple[str, str | None, Sequence[str], bool, bool]
+"""A case's id and the labels slices are made of: difficulty, tags, whether it expects
+no tool, whether it has must-not-call tools."""
+
+
+def gated_metrics(
+    config: Config | None, cases: Iterable[SliceLabels] = ()
+) -> tuple[GatedMetric, ...]:
+    """The metrics the suite test watches, in config order: the quality metrics of the
+    dataset-wide gates (a ``min`` gate means higher is better), once each; each
+    ``max_increase`` gate on a cost metric (on its slice's ``cases`` when it names one);
+    then every cost metric not gated so at the dataset level, reported only (the Cost
+    group). A ``max`` gate on a cost metric is a bound on its value, not a suite test."""
+    listed = list(cases)
+    out: dict[tuple[str, str | None], GatedMetric] = {}
+    for g in config.gates if config is not None else ():
+        if g.max_increase is not None:
+            members = (
+                None
+                if g.slice is None
+                else frozenset(
+                    cid
+                    for cid, difficulty, tags, no_tool, mnc in listed
+                    if in_slice(
+                        g.slice, difficulty=difficulty, tags=tags, no_tool=no_tool,
+                        must_not_call=mnc,
+                    )
+                )
+            )  # fmt: skip
+            out.setdefault(
+                (g.metric, g.slice),
+                GatedMetric(
+                    g.metric,
+                    Better.LOWER,
+                    max_increase=g.max_increase,
+                    slice=g.slice,
+                    cases=members,
+                ),
             )
+        elif g.slice is None and g.metric not in COST_METRICS:
+            out.setdefault(
+                (g.metric, None),
+                GatedMetric(g.metric, Better.HIGHER if g.min is not None else Better.LOWER),
+            )
+    for name in COST_METRICS:
+        out.setdefault((name, None), GatedMetric(name, Better.LOWER, gated=False))
     return tuple(out.values())
 
 
@@ -365,8 +403,14 @@ def policy_stage(
         params = dataclasses.replace(
             params, sequential=dataclasses.replace(params.sequential, max_extra=0, max_seed=0)
         )
-    gated = gated_metrics(config)
-    names = [g.name for g in gated]
+    gated = gated_metrics(
+        config,
+        (
+            (m.id, m.difficulty, m.tags, m.expected_no_tool, bool(m.must_not_call))
+            for m in head.table.metas
+        ),
+    )
+    names = list(dict.fromkeys(g.name for g in gated))
     in_scope = {m.id for m in head.table.metas}
     cases = [c for c in dataset.cases if c.id in in_scope]
     hashes = case_hashes(cases, config)
@@ -454,7 +498,7 @@ def detect_sentences(tested: Tested) -> tuple[list[str], Detectability]:
     (:func:`gate.policy.power.sentences`); without a comparable case, only the spend."""
     from gate.policy.power import sentences
 
-    detect = detection_of(tested.evaluation, tested.params, len(tested.gated))
+    detect = detection_of(tested.evaluation, tested.params, sum(1 for g in tested.gated if g.gated))
     return sentences(tested.evaluation, detect), detect
 
 
@@ -547,8 +591,15 @@ def recorded_tests(
     from gate.results import history_of
 
     cases = [c for part in parts for c in part.cases]
-    gated = gated_metrics(config) if config is not None else ()
-    names = [g.name for g in gated]
+    gated = gated_metrics(
+        config,
+        (
+            (c.id, c.difficulty, c.tags, c.expected_no_tool, bool(c.must_not_call))
+            for part in parts
+            for c in part.cases
+        ),
+    )
+    names = list(dict.fromkeys(g.name for g in gated))
     params = recorded_params(parts[0], config)
     hashes: dict[str, str] = {}
     head: list[HeadCase] = []
@@ -611,7 +662,7 @@ def recorded_tests(
             if c.history
         }
     )
-    detection = detection_of(evaluation, params, len(gated))
+    detection = detection_of(evaluation, params, sum(1 for g in gated if g.gated))
     return RecordedTests(
         evaluation,
         params,
@@ -646,7 +697,32 @@ def comparison_of(
         tested=[v.case_id for v in evaluation.cases if v.outcome is not CaseOutcome.NOT_COMPARABLE],
         source=source,
         significant=[t.name for t in evaluation.suite if t.blocked],
+        cost=cost_deltas(evaluation),
     )
+
+
+def cost_deltas(evaluation: Evaluation) -> list[CostDelta]:
+    """The cost metrics against the base history (the dataset-level suite tests of the
+    cost metrics with a case on both sides), in the registry's order."""
+    tests = {
+        t.name: t
+        for t in evaluation.suite
+        if t.name in COST_METRICS and t.slice is None and t.cases > 0
+    }
+    return [
+        CostDelta(
+            metric=name,
+            base=t.base_mean,
+            head=t.head_mean,
+            change=t.change,
+            relative=t.relative,
+            p_value=t.p_value,
+            beyond_noise=t.beyond_noise,
+            cases=t.cases,
+        )
+        for name in COST_METRICS
+        if (t := tests.get(name)) is not None
+    ]
 
 
 def recorded_comparison(

@@ -52,6 +52,7 @@ from gate.model import (
 from gate.policy.engine import Evaluation
 from gate.policy.guards import EPS, check_variance
 from gate.policy.reduce import case_ids, case_values
+from gate.scorers.registry import COST_METRICS
 
 SHOW_CASES = 3
 """Case ids named in one gate reason (the rest are counted)."""
@@ -110,7 +111,16 @@ def decide(
         reasons.extend(policy_reasons)
         notices.extend(policy_notices)
 
-    gates = [g for gate in (config.gates if config else []) for g in evaluate_gate(stats, gate)]
+    comparable_base = comparison is not None and comparison.comparable
+    gates = [
+        g
+        for gate in (config.gates if config else [])
+        for g in (
+            [relative_gate(gate, evaluation if comparable_base else None)]
+            if gate.max_increase is not None
+            else evaluate_gate(stats, gate)
+        )
+    ]
     reasons.extend(g.reason for g in gates if not g.passed)
     variance = check_variance(stats, config)
     reasons.extend(variance.reasons)
@@ -280,17 +290,18 @@ def evaluate_gate(results: SuiteStats, gate: GateConfig) -> list[GateOutcome]:
             continue
         ok = value >= threshold - EPS if op is GateOp.MIN else value <= threshold + EPS
         failing = _cases_beyond(results.cases, gate.metric, gate.slice, op, threshold)
+        shown = _figure if gate.metric in COST_METRICS else (lambda v: f"{v:.3f}")
         if ok:
             sign = "≥" if op is GateOp.MIN else "≤"
-            reason = f"{label} {value:.3f} {sign} {threshold:.3f} ({op})"
+            reason = f"{label} {shown(value)} {sign} {shown(threshold)} ({op})"
         else:
             sign = "<" if op is GateOp.MIN else ">"
             side = "below" if op is GateOp.MIN else "above"
-            reason = f"{label} {value:.3f} {sign} {threshold:.3f} ({op})"
+            reason = f"{label} {shown(value)} {sign} {shown(threshold)} ({op})"
             if failing:
-                shown = ", ".join(failing[:SHOW_CASES])
+                names = ", ".join(failing[:SHOW_CASES])
                 more = ", …" if len(failing) > SHOW_CASES else ""
-                reason += f" — {len(failing)} case(s) {side}: {shown}{more}"
+                reason += f" — {len(failing)} case(s) {side}: {names}{more}"
         out.append(
             GateOutcome(
                 metric=gate.metric,
@@ -304,6 +315,78 @@ def evaluate_gate(results: SuiteStats, gate: GateConfig) -> list[GateOutcome]:
             )
         )
     return out
+
+
+def relative_gate(gate: GateConfig, evaluation: Evaluation | None) -> GateOutcome:
+    """A ``max_increase`` gate: it fails when the cost metric's per-sample mean over the
+    comparable cases rose by more than the bound against the base history **and** the
+    suite test finds the rise beyond noise (one-sided, at its share of ``alpha_suite``).
+    Without a comparable base history, or with no case valued on both sides, it is not
+    checked (it passes, and says so)."""
+    assert gate.max_increase is not None
+    bound = gate.max_increase
+    label = gate.metric if gate.slice is None else f"{gate.metric} [{gate.slice}]"
+    test = None
+    if evaluation is not None:
+        test = next(
+            (
+                t
+                for t in evaluation.suite
+                if t.name == gate.metric and t.slice == gate.slice and t.max_increase is not None
+            ),
+            None,
+        )
+
+    def unchecked(why: str) -> GateOutcome:
+        return GateOutcome(
+            metric=gate.metric,
+            slice=gate.slice,
+            op=GateOp.MAX_INCREASE,
+            threshold=bound,
+            value=None,
+            passed=True,
+            not_checked=True,
+            reason=f"{label}: max_increase {bound:.0%} not checked — {why}",
+        )
+
+    if test is None:
+        return unchecked("no comparable base history (it compares with the base history)")
+    if test.cases == 0 or test.base_mean is None or test.head_mean is None:
+        return unchecked(f"no comparable case has {gate.metric} on both sides")
+    rel = test.relative
+    change = test.change or 0.0
+    over = change > 0 if rel is None else rel > bound + EPS
+    significant = test.p_value <= test.alpha
+    passed = not (over and significant)
+    shown = "from 0" if rel is None else f"{rel:+.1%}"
+    reason = (
+        f"{label} {_figure(test.base_mean)} → {_figure(test.head_mean)} per sample ({shown}) "
+        f"over {test.cases} case(s) against the base history, "
+        + ("more than" if over else "within")
+        + f" max_increase {bound:.0%}"
+    )
+    if over:
+        reason += (
+            f", beyond noise (p = {test.p_value:.2g} ≤ {test.alpha:.3g})"
+            if significant
+            else f", within noise (p = {test.p_value:.2g} > {test.alpha:.3g}): not a block"
+        )
+    return GateOutcome(
+        metric=gate.metric,
+        slice=gate.slice,
+        op=GateOp.MAX_INCREASE,
+        threshold=bound,
+        value=rel,
+        passed=passed,
+        reason=reason,
+    )
+
+
+def _figure(v: float) -> str:
+    """A cost figure: a count with thousands separators, else four significant digits."""
+    if abs(v) >= 100:
+        return f"{v:,.0f}"
+    return f"{v:.4g}"
 
 
 def _cases_beyond(

@@ -26,6 +26,7 @@ evaluation; randomness lives only in the sampler.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -127,8 +128,20 @@ class HeadCase:
 
 @dataclass(frozen=True, slots=True)
 class GatedMetric:
+    """A metric the suite test watches.
+
+    ``gated`` false: a cost metric only reported (the Cost group), never blocking and not
+    counted in the split of ``alpha_suite``. ``max_increase``: a relative gate on a cost
+    metric — the test never blocks by itself; the decision compares its relative change
+    with the bound (``gate.policy.decide``). ``cases``: the case ids of its ``slice``
+    (``None``: every case)."""
+
     name: str
     better: Better
+    gated: bool = True
+    max_increase: float | None = None
+    slice: str | None = None
+    cases: frozenset[str] | None = None
 
 
 Sampler = Callable[[Mapping[str, int]], Mapping[str, Sequence[Sample]]]
@@ -332,7 +345,7 @@ def evaluate(
     )
 
     initial = {c.case_id: c.samples for c in head}
-    alpha_each = p.alpha_suite / (1 + len(gated))
+    alpha_each = p.alpha_suite / (1 + sum(1 for g in gated if g.gated))
     suite = [
         pass_rate_test(
             [(base[i], _counts(initial[i])) for i in comparable],
@@ -343,12 +356,15 @@ def evaluate(
     for g in gated:
         pairs: list[tuple[MetricSums, Sequence[float | None]]] = []
         for i in comparable:
+            if g.cases is not None and i not in g.cases:
+                continue
             h = found[i][1]
             assert h is not None
             pairs.append((h.metric(g.name), [s.metrics.get(g.name) for s in initial[i]]))
-        suite.append(
-            metric_test(g.name, g.better, pairs, alpha=alpha_each, min_effect=p.suite_min_effect)
-        )
+        t = metric_test(g.name, g.better, pairs, alpha=alpha_each, min_effect=p.suite_min_effect)
+        if not g.gated or g.max_increase is not None:
+            t = dataclasses.replace(t, blocked=False, reported=not g.gated)
+        suite.append(dataclasses.replace(t, slice=g.slice, max_increase=g.max_increase))
 
     flaky = flakiness_test(
         [

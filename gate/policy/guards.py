@@ -2,8 +2,9 @@
 unlucky sample cannot block a merge — and these guards fail it when the spread is too
 wide, so a noisier model cannot sneak through on a lucky mean.
 
-* ``max_std`` — for every watched metric (each gated metric, on its slice when the gate
-  names one, and always ``case_passed``) the std over samples of its dataset-level value
+* ``max_std`` — for every watched metric (each gated quality metric, on its slice when
+  the gate names one, and always ``case_passed``; a cost metric's spread is not on the
+  [0, 1] scale) the std over samples of its dataset-level value
   (``MetricStat.std``: the value computed from sample 0 alone, from sample 1 alone, …;
   sample std, ddof=1). The guard fails when the largest exceeds ``max_std``.
 * ``max_flaky_share`` — flaky cases (0 < pass rate < 1) ÷ cases. The guard fails when
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from gate.config import Config
 from gate.model import SuiteStats, VarianceOutcome
+from gate.scorers.registry import COST_METRICS
 
 EPS = 1e-9
 CASE_PASSED = "case_passed"
@@ -33,7 +35,8 @@ def watched_stds(results: SuiteStats, config: Config | None) -> dict[str, float 
     pairs: list[tuple[str, str | None]] = [(CASE_PASSED, None)]
     if config is not None:
         for g in config.gates:
-            if (g.metric, g.slice) not in pairs:
+            # a cost metric's spread is in tokens or money, not on the [0, 1] scale
+            if (g.metric, g.slice) not in pairs and g.metric not in COST_METRICS:
                 pairs.append((g.metric, g.slice))
     out: dict[str, float | None] = {}
     for metric, slice_ in pairs:

@@ -328,6 +328,28 @@ def _with_nan_column(a: stats.Floats) -> stats.Floats:
     return out
 
 
+def in_slice(
+    name: str,
+    *,
+    difficulty: str | None,
+    tags: Iterable[str],
+    no_tool: bool,
+    must_not_call: bool,
+) -> bool:
+    """Whether a case with these labels is in the slice ``name`` (the names of
+    :func:`_slices`: ``difficulty=<d>``, ``tag=<t>``, ``no_tool=…``, ``must_not_call=…``)."""
+    key, _, value = name.partition("=")
+    if key == "difficulty":
+        return difficulty == value
+    if key == "tag":
+        return value in tags
+    if key == "no_tool":
+        return no_tool == (value == "true")
+    if key == "must_not_call":
+        return must_not_call == (value == "true")
+    return False
+
+
 def _slices(metas: Sequence[CaseMeta]) -> dict[str, stats.Bools]:
     """Slice name → case mask; empty slices are left out."""
     c = len(metas)

@@ -87,9 +87,32 @@ class SuiteTest:
     """Clustered standard error of ``change`` (standard deviation of the per-case
     changes ÷ √cases): shown with the change; the pass-rate decision does not use it."""
     p_value: float
-    """For the pass rate the e-value's p = min(1, 1/E); for a metric Student's t."""
+    """For the pass rate the e-value's p = min(1, 1/E); for a metric Student's t
+    (one-sided, in the bad direction)."""
     alpha: float
     blocked: bool
+    slice: str | None = None
+    """The slice of a gate that names one (its cases only)."""
+    max_increase: float | None = None
+    """The relative bound of a ``max_increase`` gate on this cost metric."""
+    reported: bool = False
+    """A cost metric only reported (the Cost group): it blocks nothing."""
+
+    @property
+    def relative(self) -> float | None:
+        """The change as a fraction of the base mean (``None`` without one, or a base
+        mean of 0)."""
+        if self.change is None or not self.base_mean:
+            return None
+        return self.change / self.base_mean
+
+    @property
+    def beyond_noise(self) -> bool:
+        """The change is significant one way or the other (each one-sided test at half
+        of alpha: a rise and a fall are both news)."""
+        if self.change is None or self.cases == 0 or abs(self.change) < 1e-12:
+            return False
+        return min(self.p_value, 1.0 - self.p_value) <= self.alpha / 2
 
 
 def _log_comb(n: int, k: int) -> float:

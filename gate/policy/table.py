@@ -25,6 +25,7 @@ from gate.config import PassCheck
 from gate.model import Case, HardFailure, Tallies, value
 from gate.policy import stats
 from gate.policy.validity import is_missing
+from gate.scorers.usage import usage_positions
 
 NO_ACTUAL = "(none)"
 """How a confusion pair with no actual tool is counted (``Tallies.confusion``)."""
@@ -165,6 +166,9 @@ class RowProto:
     None."""
 
 
+_NAN = float("nan")
+
+
 class RowsBuilder:
     """Collects scored samples into :class:`SampleRows`."""
 
@@ -194,6 +198,7 @@ class RowsBuilder:
         self._hard: list[tuple[int, HardFailure]] = []
         self._missing: dict[int, str] = {}
         self._na = array("d", [float("nan")] * len(self.names))
+        self._usage_at = usage_positions(self.names)
 
     def add(
         self,
@@ -278,9 +283,12 @@ class RowsBuilder:
         latency_ms: float | None = None,
         hard: Sequence[HardFailure] = (),
         extra: bool = False,
+        usage_scores: Sequence[float | None] | None = None,
     ) -> None:
         """One sample of the case with table index ``case`` scored as ``proto`` (a row of
-        this builder's: :meth:`proto`)."""
+        this builder's: :meth:`proto`); ``usage_scores``: this sample's usage metrics
+        (:data:`gate.scorers.usage.USAGE_METRICS` order), when they may differ from the
+        scored run's."""
         row = len(self._case)
         if proto.missing is not None:
             self._missing[row] = proto.missing
@@ -290,7 +298,11 @@ class RowsBuilder:
         self._sample.append(sample)
         self._extra.append(extra)
         self._passed.append(proto.passed)
+        at = len(self._values)
         self._values.extend(proto.values)
+        if usage_scores is not None and self._usage_at:
+            for j, v in zip(self._usage_at, usage_scores, strict=True):
+                self._values[at + j] = _NAN if v is None else v
         self._calls.append(proto.calls)
         self._calls_nt.append(proto.calls_no_tool)
         self._checks.append(proto.checks)

@@ -18,6 +18,7 @@ from gate.report.markdown import (
     _flips,
     _hard_kinds,
     _numbers,
+    hard_samples,
     headline,
     samples_of,
     setup_sentence,
@@ -27,6 +28,7 @@ from gate.report.markdown import (
 from gate.report.redact import Redactor
 from gate.report.sentences import Code, Sentence, check_sentences, turn_label
 from gate.results import (
+    GateResult,
     HardFailureResult,
     Results,
     SampleResult,
@@ -35,6 +37,7 @@ from gate.results import (
     pass_hat_k,
     sampled,
 )
+from gate.scorers.registry import COST_METRICS
 
 MAX_ROWS = 20
 
@@ -96,17 +99,12 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
     section(
         "hard failures",
         _hard_rows(results, esc),
-        samples_of(n_hard, len(results.hard_failures)),
+        samples_of(n_hard, hard_samples(results)),
     )
     if results.verdict is not None:
         section(
             "gates",
-            [
-                f"{'✓' if g.passed else '✗'} {esc.console(g.metric, 80)}"
-                f"{f' [{esc.console(g.slice, 40)}]' if g.slice else ''} = {fmt.num(g.value)} "
-                f"({'≥' if g.op == 'min' else '≤'} {fmt.num(g.threshold)})"
-                for g in results.verdict.gates
-            ],
+            [_gate_line(g, esc) for g in results.verdict.gates],
         )
     deltas = cmp.metrics if cmp is not None and cmp.comparable else {}
     names = [m for m in HEADLINE_METRICS if m in results.metrics]
@@ -125,6 +123,7 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
         else:
             rows.append(f"{m:<{width}}  {fmt.num(head)}{judge}")
     section("metrics" + (" (base → head)" if deltas else ""), rows)
+    section("cost per sample" + (" (base history → head)" if deltas else ""), _cost_rows(results))
     cases = {c.id: c for c in results.cases}
     hard = {h.case_id for h in results.hard_failures}
     regressions = []
@@ -212,6 +211,42 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
     out.append("")
     out.append(_cases_line(results, esc))
     return (redactor or Redactor()).redact("\n".join(out)) + "\n"
+
+
+def _gate_line(g: GateResult, esc: Escaper) -> str:
+    mark = "-" if g.not_checked else ("✓" if g.passed else "✗")
+    where = f" [{esc.console(g.slice, 40)}]" if g.slice else ""
+    if g.op == "max_increase":
+        value = "n/a" if g.value is None else fmt.percent(g.value)
+        note = ", not checked: no base history" if g.not_checked else ""
+        return (
+            f"{mark} {esc.console(g.metric, 80)}{where} per sample {value} "
+            f"({fmt.bound(g.op, g.threshold, g.metric)} against the base history{note})"
+        )
+    shown = fmt.cost(g.metric, g.value) if g.metric in COST_METRICS else fmt.num(g.value)
+    return (
+        f"{mark} {esc.console(g.metric, 80)}{where} = {shown} "
+        f"({fmt.bound(g.op, g.threshold, g.metric)})"
+    )
+
+
+def _cost_rows(results: Results) -> list[str]:
+    """What a sample cost: against the base history when compared, else this run's."""
+    cmp = results.comparison
+    deltas = {d.metric: d for d in cmp.cost} if cmp is not None and cmp.comparable else {}
+    names = [m for m in COST_METRICS if (s := results.metrics.get(m)) and s.mean is not None]
+    width = max((len(m) for m in names), default=0)
+    rows = []
+    for m in names:
+        d = deltas.get(m)
+        if d is not None:
+            rows.append(
+                f"{m:<{width}}  {fmt.cost(m, d.base)} → {fmt.cost(m, d.head)}  "
+                f"{fmt.cost_change(m, d.change, d.relative, d.beyond_noise, plain=True)}"
+            )
+        else:
+            rows.append(f"{m:<{width}}  {fmt.cost(m, results.metrics[m].mean)}")
+    return rows
 
 
 def _cases_line(results: Results, esc: Escaper) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from gate.scorers.registry import LOWER_IS_BETTER
+from gate.scorers.registry import COST_METRICS, LOWER_IS_BETTER
 
 EPS = 5e-4
 """Deltas smaller than this print as no change (below the 3rd decimal)."""
@@ -75,10 +75,65 @@ def bar(ratio: float | None, width: int = 10) -> str:
     return "█" * full + "░" * (width - full)
 
 
-def pct_change(base: float | None, head: float | None) -> str:
-    if base is None or head is None or base == 0:
-        return ""
-    change = (head - base) / base * 100
-    if abs(change) < 0.05:
-        return " (±0%)"
-    return f" ({'+' if change > 0 else '−'}{abs(change):.1f}%)"
+# ─── what a sample cost (the Cost group) ─────────────────────────────────────
+
+
+def cost(metric: str, value: float | None) -> str:
+    """A cost metric's value: ``cost`` with 4 significant digits, counts with 2 decimals
+    below 10, 1 below 100, else whole with thousands separators."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    if metric == "cost":
+        return f"{value:.4g}"
+    if abs(value) < 10:
+        return f"{value:.2f}"
+    if abs(value) < 100:
+        return f"{value:.1f}"
+    return f"{value:,.0f}"
+
+
+def percent(fraction: float) -> str:
+    """``+31.2 %``, ``−4.0 %``, ``±0 %``."""
+    if abs(fraction) < 0.0005:
+        return "±0 %"
+    return f"{'+' if fraction > 0 else '−'}{abs(fraction) * 100:.1f} %"
+
+
+def cost_change(
+    metric: str,
+    change: float | None,
+    relative: float | None,
+    beyond_noise: bool,
+    *,
+    plain: bool = False,
+) -> str:
+    """A cost metric's change in per cent of the base, with the arrow and colour of a
+    change beyond noise (``+31.2 % 🔴▲``) or the words "within noise" (``+0.4 % ▲
+    (within noise)``); a base of 0 gives the change itself."""
+    if change is None:
+        return "—"
+    shown = percent(relative) if relative is not None else f"+{cost(metric, change)}"
+    if abs(change) < 1e-12:
+        return f"{shown} ·"
+    arrow = "▲" if change > 0 else "▼"
+    if not beyond_noise:
+        return f"{shown} {arrow} (within noise)"
+    if plain:
+        return f"{shown} {arrow}"
+    return f"{shown} {'🔴' if change > 0 else '🟢'}{arrow}"
+
+
+def bound(op: str, threshold: float, metric: str) -> str:
+    """A gate's bound: ``≥ 0.850``, ``≤ 4,000``, ``≤ +15 %`` (``max_increase``)."""
+    if op == "max_increase":
+        return f"≤ {percent(threshold)}"
+    shown = cost(metric, threshold) if metric in COST_METRICS else num(threshold)
+    return f"{'≥' if op == 'min' else '≤'} {shown}"
+
+
+def missed(op: str, value: float | None, threshold: float, metric: str) -> str:
+    """A missed gate's figures: ``0.423 < 0.800``, ``4,102 > 4,000``, ``+31.2 % > +15 %``."""
+    if op == "max_increase":
+        return f"{'n/a' if value is None else percent(value)} > {percent(threshold)}"
+    show = (lambda v: cost(metric, v)) if metric in COST_METRICS else num
+    return f"{show(value)} {'<' if op == 'min' else '>'} {show(threshold)}"

@@ -112,7 +112,11 @@ def render_junit(results: Results, *, redactor: Redactor | None = None) -> str:
         gsuite = ET.SubElement(suites, "testsuite", name=esc.xml(f"{results.gate_name}.gates", 200))
         for g in gates:
             op = ">=" if g.op == "min" else "<="
-            name = f"{g.metric}{f' [{g.slice}]' if g.slice else ''} {op} {fmt.num(g.threshold)}"
+            name = f"{g.metric}{f' [{g.slice}]' if g.slice else ''} " + (
+                f"{op} {fmt.num(g.threshold)}"
+                if g.op != "max_increase"
+                else f"rises at most {fmt.percent(g.threshold)} per sample"
+            )
             tc = ET.SubElement(
                 gsuite,
                 "testcase",
@@ -124,7 +128,11 @@ def render_junit(results: Results, *, redactor: Redactor | None = None) -> str:
                 el = ET.SubElement(
                     tc, "failure", type="threshold", message=esc.xml(g.reason or name, 1000)
                 )
-                lines = [f"value {fmt.num(g.value)}, threshold {op} {fmt.num(g.threshold)}"]
+                lines = (
+                    [f"value {fmt.num(g.value)}, threshold {op} {fmt.num(g.threshold)}"]
+                    if g.op != "max_increase"
+                    else [g.reason]
+                )
                 if g.failing_cases:
                     lines.append("failing cases: " + ", ".join(g.failing_cases[:200]))
                 el.text = esc.xml("\n".join(lines), 20_000)

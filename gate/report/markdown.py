@@ -53,7 +53,7 @@ from gate.results import (
     pass_hat_k,
     sampled,
 )
-from gate.scorers.registry import HEADLINE_METRICS, METRICS
+from gate.scorers.registry import COST_METRICS, HEADLINE_METRICS, METRICS
 
 __all__ = ["HEADLINE_METRICS", "Style", "build", "status"]
 
@@ -322,7 +322,12 @@ def headline(results: Results) -> Sentence:
         by_kind = []
         for kind in _hard_kinds(results):
             items = [h for h in results.hard_failures if h.kind == kind]
-            by_kind.append(f"{kind}: {samples_of(len({h.case_id for h in items}), len(items))}")
+            by_kind.append(
+                f"{kind}: "
+                + samples_of(
+                    len({h.case_id for h in items}), len({(h.case_id, h.sample) for h in items})
+                )
+            )
         parts.append([f"{plural(len(cases), 'case')} broke a hard rule ({'; '.join(by_kind)})"])
     regressions = _flips(results, "regression")
     if comparable and regressions:
@@ -338,13 +343,12 @@ def headline(results: Results) -> Sentence:
     if missed:
         g = missed[0]
         where = f" on {g.slice}" if g.slice else ""
-        op = "<" if g.op == "min" else ">"
         more = f" and {len(missed) - 1} more" if len(missed) > 1 else ""
         parts.append(
             [
                 f"{plural(len(missed), 'gate')} missed: ",
                 Code(g.metric),
-                f"{where} {fmt.num(g.value)} {op} {fmt.num(g.threshold)}{more}",
+                f"{where} {fmt.missed(g.op, g.value, g.threshold, g.metric)}{more}",
             ]
         )
     if not v.variance.passed:
@@ -369,6 +373,11 @@ def render_sentence(parts: Sentence, esc: Escaper, lim: int, *, table: bool = Tr
     return "".join(
         esc.code(p, lim, table=table) if isinstance(p, Code) else esc.text(p, lim) for p in parts
     )
+
+
+def hard_samples(results: Results) -> int:
+    """The samples that broke a hard rule (one may break it more than once)."""
+    return len({(h.case_id, h.sample) for h in results.hard_failures})
 
 
 def _hard_kinds(results: Results) -> list[str]:
@@ -496,7 +505,7 @@ def _hard_failures(results: Results, esc: Escaper, full: bool) -> list[Block]:
         )
     )
     title = (
-        f"### 🛑 Hard failures ({samples_of(len(by_case), len(results.hard_failures))}"
+        f"### 🛑 Hard failures ({samples_of(len(by_case), hard_samples(results))}"
         f"{of_them}) — these fail the gate whatever the averages"
     )
 
@@ -656,7 +665,11 @@ def _metrics(results: Results, esc: Escaper, full: bool) -> list[Block]:
     names: list[str] = []
 
     def add(metric: str) -> None:
-        if metric not in names and not metric.startswith(JUDGE_METRIC_PREFIX):
+        if (
+            metric not in names
+            and not metric.startswith(JUDGE_METRIC_PREFIX)
+            and metric not in COST_METRICS  # the Cost group, below the quality metrics
+        ):
             names.append(metric)
 
     for g in gates:
@@ -724,6 +737,7 @@ def _metrics(results: Results, esc: Escaper, full: bool) -> list[Block]:
                 )
             else:
                 rows.append(f"| {label} | {fmt.num(g.value)} | {_gate_cell(g)} |")
+    rows += cost_rows(results, esc, has_base)
     if not rows and not rest:
         return []
     title = "### Metrics" + (" (base → head)" if has_base else "")
@@ -776,6 +790,43 @@ def pass_hat_line(results: Results) -> str:
     )
 
 
+def cost_rows(results: Results, esc: Escaper, has_base: bool) -> list[str]:
+    """The metric table's Cost group: what a sample cost, per sample — against the base
+    history when the run has one (its comparable cases, the clustered paired test's
+    figures: ``comparison.cost``), else this run's values; the cost gates beside them."""
+    cmp = results.comparison
+    deltas = {d.metric: d for d in cmp.cost} if cmp is not None and cmp.comparable else {}
+    gates: dict[str, list[Any]] = defaultdict(list)
+    for g in results.verdict.gates if results.verdict else []:
+        if g.slice is None and g.metric in COST_METRICS:
+            gates[g.metric].append(g)
+    rows: list[str] = []
+    for m in COST_METRICS:
+        stat = results.metrics.get(m)
+        if stat is None or stat.mean is None:
+            continue
+        gate_cell = " ".join(_gate_cell(g) for g in gates.get(m, []))
+        label = esc.code(m, 80)
+        if has_base:
+            d = deltas.get(m)
+            if d is None:
+                rows.append(f"| {label} | — | {fmt.cost(m, stat.mean)} | — | {gate_cell} |")
+                continue
+            rows.append(
+                f"| {label} | {fmt.cost(m, d.base)} | {fmt.cost(m, d.head)} "
+                f"| {fmt.cost_change(m, d.change, d.relative, d.beyond_noise)} | {gate_cell} |"
+            )
+        else:
+            rows.append(f"| {label} | {fmt.cost(m, stat.mean)} | {gate_cell} |")
+    if not rows:
+        return []
+    if has_base:
+        n = max((d.cases for d in deltas.values()), default=0)
+        where = f", {plural(n, 'case')} against their base history" if n else ""
+        return [f"| **Cost** per sample{where} | | | | |", *rows]
+    return ["| **Cost** per sample | | |", *rows]
+
+
 SHOW_GATE_CASES = 5
 """Worst cases named under the metric table for a missed gate."""
 
@@ -788,8 +839,9 @@ def _missed_gate_line(g: Any, esc: Escaper, listed: Collection[str] = ()) -> str
     label = f"{esc.code(g.metric, 80, table=False)}{where}"
     if g.no_data:
         return f"- ❌ {label}: {esc.text(g.reason, 300)}"
-    op = "<" if g.op == "min" else ">"
-    line = f"- ❌ {label} {fmt.num(g.value)} {op} {fmt.num(g.threshold)}"
+    if g.op == "max_increase":
+        return f"- ❌ {esc.text(g.reason, 400)}"
+    line = f"- ❌ {label} {fmt.missed(g.op, g.value, g.threshold, g.metric)}"
     if not g.failing_cases:
         return line
     side = "below" if g.op == "min" else "above"
@@ -814,8 +866,9 @@ def _missed_gate_line(g: Any, esc: Escaper, listed: Collection[str] = ()) -> str
 
 
 def _gate_cell(g: Any) -> str:
-    op = "≥" if g.op == "min" else "≤"
-    return f"{'✅' if g.passed else '❌'} {op} {fmt.num(g.threshold)}"
+    if getattr(g, "not_checked", False):
+        return f"⚪ {fmt.bound(g.op, g.threshold, g.metric)} (not checked)"
+    return f"{'✅' if g.passed else '❌'} {fmt.bound(g.op, g.threshold, g.metric)}"
 
 
 def _gates(results: Results, esc: Escaper) -> list[Block]:
@@ -830,8 +883,15 @@ def _gates(results: Results, esc: Escaper) -> list[Block]:
             failing = ", ".join(esc.code(c, 60) for c in g.failing_cases[:20])
             if len(g.failing_cases) > 20:
                 failing += f" … (+{len(g.failing_cases) - 20})"
+            value = (
+                fmt.percent(g.value)
+                if g.op == "max_increase" and g.value is not None
+                else fmt.cost(g.metric, g.value)
+                if g.metric in COST_METRICS
+                else fmt.num(g.value)
+            )
             rows.append(
-                f"| {esc.code(g.metric, 80)}{where} | {_gate_cell(g)} | {fmt.num(g.value)} "
+                f"| {esc.code(g.metric, 80)}{where} | {_gate_cell(g)} | {value} "
                 f"| {esc.text(g.reason, 300)} | {failing} |"
             )
         head = [
@@ -1679,30 +1739,12 @@ def _run_info(results: Results, esc: Escaper, full: bool) -> list[Block]:
 
 
 def _usage_lines(results: Results, esc: Escaper, full: bool) -> list[str]:
-    """Token usage per sample (base → head when the baseline has it: per sample, so runs
-    of different sample counts compare), then the totals in the full report."""
-    base_usage = results.comparison.base_usage if results.comparison else {}
-    out: list[str] = []
-    per = ("_per_sample",)
+    """The usage the agent reported, in all (the full report; per sample, against the
+    base history, it is the metric table's Cost group)."""
+    if not full:
+        return []
     keys = sorted(k for k in results.usage if not k.endswith(("_per_case", "_per_sample")))
-    for key in keys:
-        label = esc.code(key, 60, table=False)
-        head = results.usage.get(f"{key}{per[0]}")
-        base = base_usage.get(f"{key}{per[0]}")
-        if head is None:
-            continue
-        if base is not None:
-            out.append(
-                f"- {label} per sample: {fmt.count(base)} → {fmt.count(head)}"
-                f"{fmt.pct_change(base, head)}"
-            )
-        else:
-            out.append(f"- {label} per sample: {fmt.count(head)}")
-    if full:
-        out += [
-            f"- {esc.code(k, 60, table=False)} in all: {fmt.count(results.usage[k])}" for k in keys
-        ]
-    return out
+    return [f"- {esc.code(k, 60, table=False)} in all: {fmt.count(results.usage[k])}" for k in keys]
 
 
 def could_detect(results: Results, full: bool) -> str | None:

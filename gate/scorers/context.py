@@ -18,6 +18,7 @@ from gate.config import Config, NormalizeConfig, PassCheck, ScoringConfig
 from gate.model import Case, ExpectedCall, OrderMode, Risk, ToolSpec, is_batched, value
 from gate.scorers.argmatch import CompiledArgs, compile_args, match_flags
 from gate.scorers.normalize import Normalizer
+from gate.scorers.pricing import Pricing
 from gate.scorers.rules import RISK_WEIGHT, name_skeleton, skeletons
 from gate.scorers.schema import ArgsValidator, SchemaCache, StringRule
 
@@ -164,6 +165,8 @@ class ScoringContext:
     step_budget: int | None = None
     has_free_text: bool = False
     pairing: Pairing = Pairing.MAXIMUM
+    pricing: Pricing | None = None
+    """The config's prices (the ``cost`` metric); ``None``: no ``pricing``."""
     _cases: dict[int, tuple[Case, CompiledCase]] = field(default_factory=dict)
     _entries: dict[tuple[str, int], tuple[ToolSpec | None, ToolEntry]] = field(default_factory=dict)
     _offered: dict[int, tuple[Sequence[ToolSpec], Mapping[str, ToolEntry]]] = field(
@@ -184,6 +187,7 @@ class ScoringContext:
         *,
         step_budget: int | None = None,
         norms: NormalizerTable | None = None,
+        pricing: Pricing | None = None,
     ) -> ScoringContext:
         """A context for one scoring run; compiles a JSON-Schema validator per distinct
         tool schema up front (more are compiled on demand for cases with their own)."""
@@ -215,6 +219,7 @@ class ScoringContext:
             step_budget=step_budget,
             has_free_text=bool(config.free_text),
             pairing=pairing(normalize),
+            pricing=pricing,
         )
         for spec in tools.values():
             ctx.schemas.get(spec.parameters)

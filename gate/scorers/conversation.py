@@ -18,8 +18,9 @@ The sample (:func:`score_conversation`):
   it ended, and the turns it never reached are not scored (their failed check is
   ``turn_reached``; a run that simply ends early, such as a replayed one, fails there);
 * its **metrics** are the means over the turns that ran (a metric a turn does not apply
-  to is n/a for that turn; n/a when it applies to none); ``case_passed`` is the sample's
-  pass, ``agent_error_rate`` whether the run ended in an agent's error;
+  to is n/a for that turn; n/a when it applies to none) — the sums for what it cost
+  (``tool_calls``, ``steps``; its tokens are the whole run's); ``case_passed`` is the
+  sample's pass, ``agent_error_rate`` whether the run ended in an agent's error;
 * its **tallies** are the sums over turns (calls, per-tool counts, malformed calls: the
   dataset-level figures pool them as for any sample); its **hard failures** every turn's;
 * its **failed checks** every turn's, in turn order; its **reasons** and **evidence**
@@ -44,6 +45,7 @@ from gate.model import (
     TurnRef,
     TurnScore,
 )
+from gate.scorers.registry import ADDITIVE_METRICS
 
 ScoreFn = Callable[..., SampleScore]
 
@@ -102,8 +104,7 @@ def score_conversation(case: Case, run: Run, score: ScoreFn, *, full: bool) -> S
             final=answer,
             error=run.error if k == len(groups) - 1 else None,
             latency_ms=run.latency_ms,
-            usage=run.usage,
-        )
+        )  # no usage: the conversation's is not split by turn
         s = score(turn_cases(case)[k], sub, full=full, prior=tuple(prior))
         scored.append(s)
         turns.append(
@@ -152,7 +153,10 @@ def _whole(
     scores: dict[str, float | None] = {}
     for name in names:
         values = [v for s in scored if (v := s.scores.get(name)) is not None]
-        scores[name] = sum(values) / len(values) if values else None
+        if name in ADDITIVE_METRICS:  # what it cost adds up over the turns
+            scores[name] = float(sum(values)) if values else None
+        else:
+            scores[name] = sum(values) / len(values) if values else None
     if "case_passed" in scores:
         scores["case_passed"] = 1.0 if passed else 0.0
     if "agent_error_rate" in scores:

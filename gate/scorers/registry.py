@@ -22,7 +22,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gate.scorers import arguments, errors, hygiene, lexical, outcome, safety, selection, trajectory
+from gate.scorers import (
+    arguments,
+    errors,
+    hygiene,
+    lexical,
+    outcome,
+    safety,
+    selection,
+    trajectory,
+    usage,
+)
 from gate.scorers.facts import Analysis
 from gate.scorers.prose import Scored
 
@@ -39,7 +49,14 @@ class Metric:
     * ``gateable``: a ``gates:`` entry may name it;
     * ``headline``: its rank in the PR comment's metric table (``None``: shown there
       only when gated or when it moved);
-    * ``export``: its rank among the per-case metric columns of ``toolgate export``.
+    * ``export``: its rank among the per-case metric columns of ``toolgate export``;
+    * ``cost``: what a sample cost rather than how well it did (:mod:`gate.scorers.usage`):
+      never a reason a sample fails, compared with the base history in the reports' Cost
+      group, gateable with ``max`` and with ``max_increase`` (relative to the base
+      history), left out of the variance guard (its scale is not [0, 1]);
+    * ``additive``: a conversation's value is the sum over its user turns, not the mean;
+    * ``per_sample``: its value comes from each sample's own usage, not from the scoring
+      view (identical runs are scored once; their usage may differ).
     """
 
     name: str
@@ -49,6 +66,9 @@ class Metric:
     gateable: bool = True
     headline: int | None = None
     export: int | None = None
+    cost: bool = False
+    additive: bool = False
+    per_sample: bool = False
 
     @property
     def ideal(self) -> float:
@@ -87,6 +107,12 @@ REGISTRY: tuple[Metric, ...] = (
     Metric("free_text_similarity", lexical.score_free_text_similarity),
     Metric("agent_error_rate", outcome.score_agent_error_rate, lower_is_better=True),
     Metric("case_passed", outcome.score_case_passed, headline=1),
+    Metric("tool_calls", usage.score_tool_calls, lower_is_better=True, export=11, cost=True, additive=True),  # noqa: E501
+    Metric("steps", usage.score_steps, lower_is_better=True, export=12, cost=True, additive=True),
+    Metric("prompt_tokens", usage.score_prompt_tokens, lower_is_better=True, export=13, cost=True, per_sample=True),  # noqa: E501
+    Metric("completion_tokens", usage.score_completion_tokens, lower_is_better=True, export=14, cost=True, per_sample=True),  # noqa: E501
+    Metric("total_tokens", usage.score_total_tokens, lower_is_better=True, export=15, cost=True, per_sample=True),  # noqa: E501
+    Metric("cost", usage.score_cost, lower_is_better=True, export=16, cost=True, per_sample=True),
 )
 """Every deterministic metric, in the order the full report lists them."""
 # fmt: on
@@ -104,6 +130,13 @@ HEADLINE_METRICS: tuple[str, ...] = tuple(
     m.name for m in sorted(REGISTRY, key=lambda m: m.headline or 0) if m.headline is not None
 )
 """Shown in the PR comment besides the gated metrics and any metric that moved."""
+COST_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.cost)
+"""What a sample cost (the reports' Cost group; ``max_increase`` gates name these)."""
+ADDITIVE_METRICS: frozenset[str] = frozenset(m.name for m in REGISTRY if m.additive)
+"""Summed over a conversation's user turns."""
+PER_SAMPLE_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.per_sample)
+"""Filled in from each sample's usage (``gate.scorers.usage.USAGE_METRICS``, that order)."""
+assert PER_SAMPLE_METRICS == usage.USAGE_METRICS
 EXPORT_METRICS: tuple[str, ...] = tuple(
     m.name for m in sorted(REGISTRY, key=lambda m: m.export or 0) if m.export is not None
 )

@@ -11,6 +11,7 @@ infrastructure did — earns nothing (:func:`_no_answer`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from gate.config import PassCheck
 from gate.errors import ErrorClass, agent_failed, error_class_of
@@ -41,10 +42,35 @@ from gate.scorers.errors import malformed_detail
 from gate.scorers.facts import Analysis, Call, ScoringView
 from gate.scorers.prose import reason_text
 from gate.scorers.registry import REGISTRY
+from gate.scorers.usage import USAGE_METRICS, usage_values
 
-_PLAN = tuple((m.name, m.score, m.ideal) for m in REGISTRY)
-"""The registry as (name, function, best value), looked up once."""
+_PLAN = tuple((m.name, m.score, None if m.cost else m.ideal) for m in REGISTRY)
+"""The registry as (name, function, best value), looked up once; a cost metric has no
+best value (its sentence is kept only when every one is asked for)."""
 _NAMES = tuple(name for name, _, _ in _PLAN)
+_COUNTS = tuple((m.name, m.score) for m in REGISTRY if m.cost and not m.per_sample)
+"""The cost metrics counted from the calls made (``tool_calls``, ``steps``)."""
+
+
+def _fill_usage(scores: dict[str, float | None], run: Run, ctx: ScoringContext) -> None:
+    """The usage metrics of ``run`` (:func:`gate.scorers.usage.usage_values`)."""
+    price = ctx.pricing.price_of_run(run.meta) if ctx.pricing is not None else None
+    scores.update(zip(USAGE_METRICS, usage_values(run.usage, price), strict=True))
+
+
+def _with_usage(score: SampleScore, run: Run, ctx: ScoringContext) -> SampleScore:
+    """A conversation's whole score with the run's usage metrics (its turns have none: the
+    usage is the conversation's); a sample not sampled keeps none."""
+    if (
+        run.error is not None
+        and not agent_failed(run.error)
+        and not score.hard_failures
+        and error_class_of(run.error) is ErrorClass.INFRASTRUCTURE
+    ):
+        return score
+    scores = dict(score.scores)
+    _fill_usage(scores, run, ctx)
+    return replace(score, scores=scores)
 
 
 def score_sample(
@@ -65,25 +91,27 @@ def score_sample(
     of the earlier user turns of a conversation (what a ``required_before`` step may
     have been made in)."""
     if case.conversation:
-        return score_conversation(
+        whole = score_conversation(
             case,
             run,
             lambda c, r, *, full, prior: score_sample(c, r, ctx, full=full, prior=prior),
             full=full,
         )
+        return _with_usage(whole, run, ctx)
     an = analyse(case, ScoringView.of(run), ctx, prior=prior)
     if run.error is not None and (
         agent_failed(run.error)
         or (not an.hard and error_class_of(run.error) is ErrorClass.INFRASTRUCTURE)
     ):
-        return _no_answer(case, run, an)
+        return _no_answer(case, run, an, ctx)
     scores: dict[str, float | None] = {}
     reasons: dict[str, str] = {}
     for name, score, ideal in _PLAN:
         v, why = score(an)
         scores[name] = v
-        if full or v is None or v != ideal:
+        if full or (ideal is not None and (v is None or v != ideal)):
             reasons[name] = reason_text(why)
+    _fill_usage(scores, run, ctx)
     passed = not an.failed
     return SampleScore(
         case_id=case.id,
@@ -107,7 +135,7 @@ _HARD_CHECKS = frozenset({"must_not_call", "arg_scope", "required_before"})
 """The checks a call fails by being made, whatever came after it."""
 
 
-def _no_answer(case: Case, run: Run, an: Analysis) -> SampleScore:
+def _no_answer(case: Case, run: Run, an: Analysis, ctx: ScoringContext) -> SampleScore:
     """A sample without an answer to score: the agent failed it (a crash, a timeout, a
     protocol error, its own error — :func:`gate.errors.agent_failed`), or the
     infrastructure did (a *missing* sample). It earns nothing: every metric is n/a — no
@@ -126,6 +154,10 @@ def _no_answer(case: Case, run: Run, an: Analysis) -> SampleScore:
     reasons = dict.fromkeys(_NAMES, why)
     failed: tuple[str, ...] = ()
     if not missing:
+        # What it cost stands: the calls it made, its turns, the tokens it reported.
+        for name, count in _COUNTS:
+            scores[name] = count(an)[0]
+        _fill_usage(scores, run, ctx)
         scores["agent_error_rate"] = 1.0
         scores["case_passed"] = 0.0
         reasons["agent_error_rate"] = reasons["case_passed"] = why.removeprefix("n/a: ")

@@ -1,0 +1,123 @@
+"""What a sample cost: tokens, money, tool calls and assistant turns (seed 003: "log
+latency, token cost and tool errors as scores beside quality").
+
+* ``tool_calls`` — the calls the agent made, every one (malformed ones included). A
+  count ≥ 0.
+* ``steps`` — the agent's assistant turns: those that made calls, and its answer (a
+  final message without calls) when it gave one. A count ≥ 0.
+* ``prompt_tokens``, ``completion_tokens`` — as the agent reported them (the run's
+  ``usage``, summed over its turns); n/a when it did not report that key — never 0.
+* ``total_tokens`` — the reported ``total_tokens``, else ``prompt_tokens +
+  completion_tokens`` when both are reported; n/a otherwise.
+* ``cost`` — ``prompt_tokens × input_per_mtok + completion_tokens × output_per_mtok``
+  over a million, at the price the config's ``pricing`` gives the sample's model (the
+  model its request names — ``meta.request.model`` of an ``openai`` run — else the
+  agent's configured model, else ``default``: a program whose model ToolGate does not
+  know); n/a without a price or without both token counts.
+
+In a conversation ``tool_calls`` and ``steps`` are summed over its user turns
+(:attr:`gate.scorers.registry.Metric.additive`) and the tokens are the whole
+conversation's. None of these changes whether a sample passes; a sample the
+infrastructure failed has none (it is not sampled).
+
+The token metrics and ``cost`` are not read from the scoring view — identical runs are
+scored once, and their usage may differ — but filled in for every sample from its own
+usage (:func:`usage_values`): the registry's functions for them only say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from gate.scorers.pricing import Price
+from gate.scorers.prose import Scored, plural
+
+if TYPE_CHECKING:
+    from gate.scorers.facts import Analysis
+
+USAGE_METRICS: tuple[str, ...] = ("prompt_tokens", "completion_tokens", "total_tokens", "cost")
+"""The metrics taken from each sample's own usage, in this order (:func:`usage_values`)."""
+
+
+def _count(usage: Mapping[str, int | float], key: str) -> float | None:
+    v = usage.get(key)
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    return float(v)
+
+
+def usage_values(
+    usage: Mapping[str, int | float] | None, price: Price | None
+) -> tuple[float | None, ...]:
+    """The values of :data:`USAGE_METRICS` for one sample's usage (module docstring)."""
+    if not usage:
+        return (None, None, None, None)
+    prompt = _count(usage, "prompt_tokens")
+    completion = _count(usage, "completion_tokens")
+    total = _count(usage, "total_tokens")
+    if total is None and prompt is not None and completion is not None:
+        total = prompt + completion
+    cost = None
+    if price is not None and prompt is not None and completion is not None:
+        cost = round(
+            (prompt * price.input_per_mtok + completion * price.output_per_mtok) / 1_000_000, 12
+        )
+    return (prompt, completion, total, cost)
+
+
+_POSITIONS: dict[tuple[str, ...], tuple[int, ...]] = {}
+
+
+def usage_positions(names: Sequence[str]) -> tuple[int, ...]:
+    """Where the usage metrics stand among ``names`` (all of them, or none)."""
+    key = tuple(names)
+    hit = _POSITIONS.get(key)
+    if hit is None:
+        where = {n: i for i, n in enumerate(key)}
+        hit = (
+            tuple(where[n] for n in USAGE_METRICS) if all(n in where for n in USAGE_METRICS) else ()
+        )
+        _POSITIONS[key] = hit
+    return hit
+
+
+def fill(
+    values: list[float | None], positions: Sequence[int], got: Sequence[float | None]
+) -> list[float | None]:
+    """``values`` with the usage metrics at ``positions`` set to ``got``."""
+    for pos, v in zip(positions, got, strict=True):
+        values[pos] = v
+    return values
+
+
+# ─── the metrics (registered in gate.scorers.registry) ────────────────────────
+
+
+def score_tool_calls(an: Analysis) -> Scored:
+    """Calls made, every one."""
+    n = len(an.calls)
+    return float(n), lambda: plural(n, "call")
+
+
+def answered(an: Analysis) -> bool:
+    """Whether the agent gave a final answer (a message without calls)."""
+    view = an.view
+    return view.final is not None or any(not t.calls and t.content for t in view.turns)
+
+
+def score_steps(an: Analysis) -> Scored:
+    """Assistant turns: those with calls, and the answer."""
+    n = an.steps + (1 if answered(an) else 0)
+    return float(n), lambda: plural(n, "assistant turn")
+
+
+def _from_usage(an: Analysis) -> Scored:
+    """A usage metric: its value is each sample's own (:func:`usage_values`)."""
+    return None, "n/a: taken from the sample's reported usage"
+
+
+score_prompt_tokens = _from_usage
+score_completion_tokens = _from_usage
+score_total_tokens = _from_usage
+score_cost = _from_usage

@@ -1,0 +1,200 @@
+"""What a sample cost, compared with the base history and gated: real ``toolgate check``
+runs of a ``replay`` agent over hand-built runs files, 60 cases.
+
+* a head with twice the samples of its base and the same usage per sample shows no change
+  and passes ``max_increase``;
+* ``total_tokens`` up 30 % on every case fails ``max_increase: 0.15`` (beyond noise);
+  up 30 % on one case of 60 does not (the suite's rise is small);
+* without a base history a relative gate is not checked, and says so;
+* ``toolgate diff`` gives the Cost figures the check gave.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gate.cli import main
+from gate.dataset import load_dataset
+from gate.pipeline import CheckOptions, check
+from gate.report import render_comment, render_console
+from gate.results import Results
+
+CASES = 60
+
+
+def _project(root: Path, gates: str = "") -> Path:
+    tool = {
+        "name": "ping",
+        "description": "Ping case n.",
+        "parameters": {"type": "object", "properties": {"n": {"type": "integer"}}},
+    }
+    rows = [
+        {
+            "id": f"c{i:02d}",
+            "user_input": f"ping {i}",
+            "available_tools": [tool],
+            "expected_tool_calls": [{"name": "ping", "args": {"n": i}}],
+            "tool_responses": [{"name": "ping", "response": {"ok": True}}],
+        }
+        for i in range(CASES)
+    ]
+    (root / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    sha = load_dataset(root / "dataset.jsonl").sha256
+    config = root / "toolgate.yml"
+    config.write_text(
+        "name: cost\n"
+        f"dataset: {{path: dataset.jsonl, sha256: {sha}}}\n"
+        "agent: {kind: replay, runs: runs.jsonl}\n"
+        "samples: 3\n" + gates
+    )
+    return config
+
+
+def _tokens(case: int, sample: int, scale: float) -> tuple[int, int]:
+    """A case's prompt and completion tokens: its own size, a little noise per sample."""
+    wobble = ((case * 7 + sample * 13) % 11 - 5) / 100  # −5 % … +5 %
+    prompt = round((1000 + 40 * case) * (1 + wobble) * scale)
+    return prompt, round(prompt / 20)
+
+
+def _runs(path: Path, samples: int, scale: dict[int, float] | float = 1.0) -> None:
+    lines = []
+    for s in range(samples):
+        for i in range(CASES):
+            k = scale if isinstance(scale, float) else scale.get(i, 1.0)
+            prompt, completion = _tokens(i, s % 3, k)  # the same usage per sample
+            lines.append(
+                json.dumps(
+                    {
+                        "case_id": f"c{i:02d}",
+                        "sample": s,
+                        "turns": [{"calls": [{"name": "ping", "arguments": {"n": i}}]}],
+                        "final": "pinged",
+                        "usage": {"prompt_tokens": prompt, "completion_tokens": completion},
+                    }
+                )
+            )
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _check(config: Path, out: Path, baseline: Path | None, samples: int | None = None) -> Any:
+    return check(
+        CheckOptions(
+            config_path=config,
+            out=out,
+            baseline=str(baseline) if baseline else "none",
+            progress=False,
+            comment=False,
+            samples=samples,
+        ),
+        {"PATH": ""},
+        io.StringIO(),
+    )
+
+
+@pytest.fixture
+def base(tmp_path: Path) -> Path:
+    """A base run: 3 samples per case."""
+    root = tmp_path / "base"
+    root.mkdir()
+    config = _project(root)
+    _runs(root / "runs.jsonl", 3)
+    _check(config, root / "out", None)
+    return root / "out" / "results.json"
+
+
+def _head(tmp_path: Path, base: Path, scale: dict[int, float] | float, samples: int = 3) -> Any:
+    root = tmp_path / "head"
+    root.mkdir()
+    config = _project(root, "gates:\n  - {metric: total_tokens, max_increase: 0.15}\n")
+    _runs(root / "runs.jsonl", samples, scale)
+    return _check(config, root / "out", base, samples=samples)
+
+
+def _cost(results: Results, metric: str) -> Any:
+    assert results.comparison is not None
+    return next(d for d in results.comparison.cost if d.metric == metric)
+
+
+def test_more_samples_same_usage_per_sample__no_change_and_the_gate_passes(
+    tmp_path: Path, base: Path
+) -> None:
+    got = _head(tmp_path, base, 1.0, samples=6)
+    results = got.results
+    total = _cost(results, "total_tokens")
+    assert total.cases == CASES
+    assert total.change == pytest.approx(0.0, abs=1e-9) and not total.beyond_noise
+    # the totals double with the samples; per sample nothing moved
+    assert results.usage["prompt_tokens"] == pytest.approx(2 * read(base)["usage"]["prompt_tokens"])
+    (gate,) = [g for g in results.verdict.gates if g.op == "max_increase"]
+    assert gate.passed and not gate.not_checked and gate.value == pytest.approx(0.0, abs=1e-9)
+    assert got.exit_code == 0
+
+
+def read(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def test_tokens_up_30_percent_on_every_case__max_increase_fails(tmp_path: Path, base: Path) -> None:
+    got = _head(tmp_path, base, 1.3)
+    results = got.results
+    total = _cost(results, "total_tokens")
+    assert total.relative == pytest.approx(0.30, abs=0.01) and total.beyond_noise
+    (gate,) = [g for g in results.verdict.gates if g.op == "max_increase"]
+    assert not gate.passed and gate.value == pytest.approx(0.30, abs=0.01)
+    assert "more than max_increase 15%, beyond noise" in gate.reason
+    assert got.exit_code == 1 and not results.verdict.passed
+    comment = render_comment(results)
+    assert "| `total_tokens` | " in comment and "+30." in comment and "❌ ≤ +15.0 %" in comment
+    assert "1 gate missed: `total_tokens` +30." in comment
+    # the quality of the calls did not change: no regression, no other reason
+    assert results.comparison.regressions == 0
+    assert [r for r in results.verdict.reasons if "total_tokens" not in r] == []
+
+
+def test_tokens_up_30_percent_on_one_case_of_60__the_suite_rise_passes(
+    tmp_path: Path, base: Path
+) -> None:
+    got = _head(tmp_path, base, {7: 1.3})
+    results = got.results
+    total = _cost(results, "total_tokens")
+    assert 0 < total.relative < 0.01
+    (gate,) = [g for g in results.verdict.gates if g.op == "max_increase"]
+    assert gate.passed and "within max_increase 15%" in gate.reason
+    assert got.exit_code == 0
+
+
+def test_no_base_history__the_relative_gate_is_not_checked(tmp_path: Path) -> None:
+    root = tmp_path / "alone"
+    root.mkdir()
+    config = _project(root, "gates:\n  - {metric: total_tokens, max_increase: 0.15}\n")
+    _runs(root / "runs.jsonl", 3, 2.0)
+    got = _check(config, root / "out", None)
+    (gate,) = got.results.verdict.gates
+    assert gate.passed and gate.not_checked and "not checked" in gate.reason
+    assert "⚪ ≤ +15.0 % (not checked)" in render_comment(got.results)
+    assert "per sample n/a (≤ +15.0 % against the base history, not checked" in render_console(
+        got.results
+    )
+
+
+def test_diff__the_cost_figures_the_check_gave(
+    tmp_path: Path, base: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    got = _head(tmp_path, base, 1.3)
+    head = tmp_path / "head" / "out" / "results.json"
+    assert main(["diff", str(base), str(head), "--format", "json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["cost"] == [
+        d.model_dump(mode="json") for d in got.results.comparison.cost
+    ]
+    assert main(["diff", str(base), str(head)]) == 0
+    md = capsys.readouterr().out
+    total = _cost(got.results, "total_tokens")
+    assert f"| total_tokens | {total.base:,.0f} | {total.head:,.0f} | +30." in md
