@@ -114,7 +114,7 @@ def test_config__command_agent__parsed(tmp_path: Path) -> None:
         ),
         (
             MINIMAL + "gates:\n  - metric: call_accuracy\n",
-            ["toolgate.yml:7: gates[0]: a gate needs `min` or `max`"],
+            ["toolgate.yml:7: gates[0]: a gate needs `min`, `max` or `max_increase`"],
         ),
         (
             "dataset:\n  path: d.jsonl\n  sha256: abc\nagent: {kind: replay, runs: r}\n",

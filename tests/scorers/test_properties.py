@@ -14,6 +14,7 @@ from gate.errors import agent_failed
 from gate.model import Case, OrderMode, Run, ToolCall, ToolResult, Turn
 from gate.scorers import ScoringContext, score_sample
 from gate.scorers.matching import greedy_matching, hopcroft_karp, matching_size
+from gate.scorers.registry import COST_METRICS
 from tests.scorers.helpers import case, expected, tool
 
 COUNTS = {
@@ -21,6 +22,8 @@ COUNTS = {
     "duplicate_calls",
     "repeated_failing_calls",
     "required_step_missing",
+    # usage: calls, steps and tokens are counts; a cost is money (any non-negative number)
+    *(m for m in COST_METRICS if m != "cost"),
 }
 NAMES = ["a", "b", "c"]
 TOOLS = [tool(n) for n in NAMES] + [
@@ -132,6 +135,8 @@ def test_scores__any_run__rates_in_unit_interval_counts_non_negative(sc: tuple[C
         assert not math.isnan(v), name
         if name in COUNTS:
             assert v >= 0 and float(v).is_integer(), (name, v)
+        elif name == "cost":
+            assert v >= 0, (name, v)
         else:
             assert 0.0 <= v <= 1.0, (name, v)
     if s.scores["case_passed"] is None:  # a missing sample: not sampled, no check failed
