@@ -337,6 +337,10 @@ class ScoringConfig(_Strict):
 # ─── policy ──────────────────────────────────────────────────────────────────
 
 
+LATENCY_NAMES = frozenset({"latency_s", "latency_ms", "latency", "wall_time", "duration_s"})
+"""Names a user might give the agent's wall time in ``gates``: refused with a reason."""
+
+
 class GateConfig(_Strict):
     metric: str
     min: float | None = None
@@ -359,6 +363,12 @@ class GateConfig(_Strict):
             )
         # The gateable names come from the metrics registry (gate.scorers.registry), which
         # the loader is given: the config does not import the scorers.
+        if v in LATENCY_NAMES:
+            raise ValueError(
+                f"{v!r} is the agent's wall time: it is reported, never gated (it measures "
+                "the machine the gate ran on as much as the agent; gate on `steps`, "
+                "`tool_calls` or `total_tokens` instead)"
+            )
         known = (info.context or {}).get("metrics")
         if known is not None and v not in known:
             raise ValueError(f"unknown metric {v!r}{_did_you_mean(v, known)}")
@@ -600,18 +610,6 @@ class Config(_Strict):
         raise ValueError(CONFIRM_REPLACED)
 
     @model_validator(mode="after")
-    def _cost_needs_prices(self) -> Config:
-        if not self.pricing:
-            for g in self.gates:
-                if g.metric == "cost":
-                    raise ValueError(
-                        "a gate on `cost` needs prices: add `pricing: {<model>: "
-                        "{input_per_mtok: …, output_per_mtok: …}}` (the key `default` for an "
-                        "agent whose model ToolGate does not know)"
-                    )
-        return self
-
-    @model_validator(mode="after")
     def _samples_within_cap(self) -> Config:
         if self.samples > self.policy.max_samples_per_case:
             raise ValueError(
@@ -732,6 +730,19 @@ def config_from_doc(
         )
     except ValidationError as exc:
         raise ConfigError(_problems(exc, doc)) from None
+    if not cfg.pricing:
+        for i, g in enumerate(cfg.gates):
+            if g.metric == "cost":
+                raise ConfigError(
+                    Problem(
+                        doc.file,
+                        doc.line_of(("gates", i, "metric")),
+                        f"gates[{i}].metric",
+                        "a gate on `cost` needs prices: add `pricing: {<model>: "
+                        "{input_per_mtok: …, output_per_mtok: …}}` (the key `default` for an "
+                        "agent whose model ToolGate does not know)",
+                    )
+                )
     agent = doc.data.get("agent")
     lines = {}
     if isinstance(agent, dict):
@@ -793,15 +804,20 @@ _UNION_TAGS = {"replay", "command", "python", "openai", "mcp"}
 
 def _fields_at(loc: tuple[str | int, ...]) -> list[str]:
     """Field names valid at ``loc`` (all branches of a union), for "did you mean"."""
+    import typing
+
     models: list[Any] = [Config]
+    keyed = False  # the previous part was a mapping's field: this part is one of its keys
     for part in loc:
-        if isinstance(part, int):
+        if isinstance(part, int) or keyed:
+            keyed = False
             continue
         nxt: list[Any] = []
         for model in models:
             info = model.model_fields.get(part)
             if info is not None:
                 nxt.extend(_models_in(info.annotation))
+                keyed = keyed or typing.get_origin(info.annotation) is dict
         models = nxt
     return sorted({name for m in models for name in m.model_fields})
 

@@ -141,13 +141,13 @@ def test_example__good_agent__its_base_run_seeds_every_history(
         assert sum(e.samples for e in case.history) == MIN_HISTORY
 
 
-def test_example__regressed_agent__its_14_broken_cases_are_regressions_with_counts(
+def test_example__regressed_agent__its_16_broken_cases_are_regressions_with_counts(
     runs: dict[str, CheckOutcome],
 ) -> None:
     reg = runs["regressed"].results
     assert reg.comparison is not None
     flips = [f for f in reg.comparison.flips if f.kind == "regression"]
-    assert len(flips) == 14 and reg.comparison.likely_regressions == 0
+    assert len(flips) == 16 and reg.comparison.likely_regressions == 0
     assert all(f.p_value is not None and f.p_value < 0.05 for f in flips)
     assert all(f.base_samples == MIN_HISTORY for f in flips)
     assert {f.case_id for f in flips} == {
@@ -167,7 +167,9 @@ def test_example__regressed_agent__breaks_the_close_account_conversation_in_turn
     assert not broken.passed
     for s in broken.samples:
         assert s.first_failing_turn == 2 and s.turns_passed == 1
-        assert s.turns is not None and s.turns[1].called == ["verify_identity", "delete_account"]
+        # the deletion fails (no recorded response) and the regressed build tries it again
+        assert s.turns is not None
+        assert s.turns[1].called == ["verify_identity", "delete_account", "delete_account"]
     assert cases["conv-refund-email-later"].passed and cases["conv-cancel-confirmed"].passed
     good = runs["good"].results
     assert all(c.passed for c in good.cases if c.id.startswith("conv-"))
@@ -197,12 +199,13 @@ def test_example__diff_of_the_two_files__the_flips_the_check_gave(
     assert got == [(f.case_id, f.kind, f.because) for f in head.comparison.flips]
 
 
-def test_example__regressed_against_a_plain_base_run__likely_regressions_and_no_extra_samples(
+def test_example__regressed_against_a_plain_base_run__likely_regressions_extra_samples_decide(
     runs: dict[str, CheckOutcome], tmp_path: Path
 ) -> None:
-    """One good run without --base-run is a history of 3 samples per case: the 14 broken
-    cases are likely regressions, the comment says the history is short, and the cases
-    whose hard failure fails the gate anyway get no extra samples."""
+    """One good run without --base-run is a history of 3 samples per case: the 14 cases
+    with a hard failure are likely regressions and get no extra samples (they fail the
+    gate anyway), the comment says the history is short; the two broken without one get
+    extra samples until their regression is decided."""
     old = Path.cwd()
     os.chdir(ROOT)
     try:
@@ -212,15 +215,19 @@ def test_example__regressed_against_a_plain_base_run__likely_regressions_and_no_
     finally:
         os.chdir(old)
     assert reg.comparison is not None
-    assert (reg.comparison.regressions, reg.comparison.likely_regressions) == (0, 14)
+    assert (reg.comparison.regressions, reg.comparison.likely_regressions) == (2, 14)
     assert all(
         f.because == "only 3 base samples (the history is short)"
         for f in reg.comparison.flips
         if f.kind == "likely_regression"
     )
-    assert reg.policy is not None and reg.policy.spend.extra == 0
-    assert reg.policy.spend.saved == 111  # the pull request's cap, 1.5 × 74
-    assert len(reg.policy.spend.held_back) == 17
+    decided = {f.case_id: f for f in reg.comparison.flips if f.kind == "regression"}
+    assert set(decided) == {"error-lookup-500", "error-not-found"}
+    assert all(f.p_value is not None and f.p_value < 0.05 for f in decided.values())
+    spend = reg.policy.spend if reg.policy is not None else None
+    assert spend is not None and set(spend.per_case) == set(decided)
+    assert spend.extra + spend.saved == 111  # the pull request's cap, 1.5 × 74
+    assert len(spend.held_back) == 17 and not set(spend.held_back) & set(decided)
     body = render_comment(_untimed(reg))
     assert "> ⚠️ The base history is short: 3 samples per case" in body
     assert len(visible_lines(body)) <= VISIBLE_LINES

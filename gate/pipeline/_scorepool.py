@@ -62,6 +62,7 @@ from gate.runsfile import Coverage, RunRows, RunsIndex, convert_run, decode_run_
 from gate.scorers import ScoringContext, score_sample
 from gate.scorers.facts import VIEW_FIELDS
 from gate.scorers.registry import METRICS
+from gate.scorers.sample import earns_nothing
 from gate.scorers.usage import usage_values
 
 PARALLEL_MIN_LINES = 4000
@@ -341,6 +342,9 @@ class Scoring:
     turns: tuple[Turn, ...]
     hard: tuple[HardFailure, ...]
     unrecorded: bool
+    costed: bool = True
+    """Whether its samples have usage metrics (not when the run earns nothing,
+    :func:`gate.scorers.sample.earns_nothing`)."""
 
 
 class Memo:
@@ -514,6 +518,7 @@ def _score_chunk(data: bytes, base: int, w: _Work, memo: Memo, spool_fd: int | N
                 turns=run.turns,
                 hard=hard,
                 unrecorded=bool(score.tallies.unrecorded),
+                costed=not earns_nothing(run, hard),
             )
             memo.put(key, hit)
         elif hit.hard:
@@ -526,8 +531,12 @@ def _score_chunk(data: bytes, base: int, w: _Work, memo: Memo, spool_fd: int | N
         run_start.append(base + start)
         run_length.append(end - start)
         # The usage metrics are this sample's own (an identical run may report other usage).
-        used = usage_values(
-            run.usage, ctx.pricing.price_of_run(run.meta) if ctx.pricing is not None else None
+        used = (
+            usage_values(
+                run.usage, ctx.pricing.price_of_run(run.meta) if ctx.pricing is not None else None
+            )
+            if hit.costed
+            else None
         )
         builder.add_proto(
             table[cid],

@@ -421,13 +421,14 @@ def case_runs(head: Sequence[HeadCase], evaluation: Evaluation) -> list[CaseRun]
     for c in head:
         got = evaluation.samples[c.case_id]
         names = sorted({k for s in got for k in s.metrics})
+        sums = {n: MetricSums.of(s.metrics.get(n) for s in got) for n in names}
         out.append(
             CaseRun(
                 c.case_id,
                 c.case_hash,
                 sum(1 for s in got if s.passed),
                 len(got),
-                {n: MetricSums.of(s.metrics.get(n) for s in got) for n in names},
+                {n: v for n, v in sums.items() if v.n},  # a metric n/a throughout: nothing
                 c.setup,
             )
         )

@@ -840,7 +840,10 @@ def _missed_gate_line(g: Any, esc: Escaper, listed: Collection[str] = ()) -> str
     if g.no_data:
         return f"- ❌ {label}: {esc.text(g.reason, 300)}"
     if g.op == "max_increase":
-        return f"- ❌ {esc.text(g.reason, 400)}"
+        # The reason opens with the metric (and its slice): shown as the others show it.
+        prefix = g.metric if not g.slice else f"{g.metric} [{g.slice}]"
+        rest = g.reason.removeprefix(prefix).lstrip()
+        return f"- ❌ {label} {esc.text(rest, 400)}"
     line = f"- ❌ {label} {fmt.missed(g.op, g.value, g.threshold, g.metric)}"
     if not g.failing_cases:
         return line

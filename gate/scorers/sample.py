@@ -41,15 +41,13 @@ from gate.scorers.conversation import score_conversation
 from gate.scorers.errors import malformed_detail
 from gate.scorers.facts import Analysis, Call, ScoringView
 from gate.scorers.prose import reason_text
-from gate.scorers.registry import REGISTRY
+from gate.scorers.registry import COST_METRICS, REGISTRY
 from gate.scorers.usage import USAGE_METRICS, usage_values
 
 _PLAN = tuple((m.name, m.score, None if m.cost else m.ideal) for m in REGISTRY)
 """The registry as (name, function, best value), looked up once; a cost metric has no
 best value (its sentence is kept only when every one is asked for)."""
 _NAMES = tuple(name for name, _, _ in _PLAN)
-_COUNTS = tuple((m.name, m.score) for m in REGISTRY if m.cost and not m.per_sample)
-"""The cost metrics counted from the calls made (``tool_calls``, ``steps``)."""
 
 
 def _fill_usage(scores: dict[str, float | None], run: Run, ctx: ScoringContext) -> None:
@@ -58,16 +56,26 @@ def _fill_usage(scores: dict[str, float | None], run: Run, ctx: ScoringContext) 
     scores.update(zip(USAGE_METRICS, usage_values(run.usage, price), strict=True))
 
 
+def earns_nothing(run: Run, hard: Sequence[object]) -> bool:
+    """Whether ``run`` is a sample without an answer to score (:func:`_no_answer`): the
+    agent failed it, or the infrastructure did and it recorded no hard failure. Such a
+    sample has no usage metrics either (a crash would make the head look cheaper per
+    sample); the tokens it reported still count in the run's totals."""
+    return run.error is not None and (
+        agent_failed(run.error)
+        or (not hard and error_class_of(run.error) is ErrorClass.INFRASTRUCTURE)
+    )
+
+
 def _with_usage(score: SampleScore, run: Run, ctx: ScoringContext) -> SampleScore:
     """A conversation's whole score with the run's usage metrics (its turns have none: the
-    usage is the conversation's); a sample not sampled keeps none."""
-    if (
-        run.error is not None
-        and not agent_failed(run.error)
-        and not score.hard_failures
-        and error_class_of(run.error) is ErrorClass.INFRASTRUCTURE
-    ):
-        return score
+    usage is the conversation's); one that ended without an answer has none, and its
+    counts of calls and steps are n/a too (:func:`earns_nothing`)."""
+    if earns_nothing(run, score.hard_failures):
+        if not any(score.scores.get(m) is not None for m in COST_METRICS):
+            return score
+        scores = {k: (None if k in COST_METRICS else v) for k, v in score.scores.items()}
+        return replace(score, scores=scores)
     scores = dict(score.scores)
     _fill_usage(scores, run, ctx)
     return replace(score, scores=scores)
@@ -99,10 +107,7 @@ def score_sample(
         )
         return _with_usage(whole, run, ctx)
     an = analyse(case, ScoringView.of(run), ctx, prior=prior)
-    if run.error is not None and (
-        agent_failed(run.error)
-        or (not an.hard and error_class_of(run.error) is ErrorClass.INFRASTRUCTURE)
-    ):
+    if earns_nothing(run, an.hard):
         return _no_answer(case, run, an, ctx)
     scores: dict[str, float | None] = {}
     reasons: dict[str, str] = {}
@@ -154,10 +159,8 @@ def _no_answer(case: Case, run: Run, an: Analysis, ctx: ScoringContext) -> Sampl
     reasons = dict.fromkeys(_NAMES, why)
     failed: tuple[str, ...] = ()
     if not missing:
-        # What it cost stands: the calls it made, its turns, the tokens it reported.
-        for name, count in _COUNTS:
-            scores[name] = count(an)[0]
-        _fill_usage(scores, run, ctx)
+        # Its usage metrics are n/a too (a crash would otherwise make the head look
+        # cheaper per sample); the tokens it reported still count in the run's totals.
         scores["agent_error_rate"] = 1.0
         scores["case_passed"] = 0.0
         reasons["agent_error_rate"] = reasons["case_passed"] = why.removeprefix("n/a: ")

@@ -6,7 +6,9 @@ latency, token cost and tool errors as scores beside quality").
 * ``steps`` — the agent's assistant turns: those that made calls, and its answer (a
   final message without calls) when it gave one. A count ≥ 0.
 * ``prompt_tokens``, ``completion_tokens`` — as the agent reported them (the run's
-  ``usage``, summed over its turns); n/a when it did not report that key — never 0.
+  ``usage``, summed over its turns; ``input_tokens`` and ``output_tokens``, the names of
+  Anthropic's and OpenAI's Responses APIs, are read as the same); n/a when it did not
+  report them — never 0.
 * ``total_tokens`` — the reported ``total_tokens``, else ``prompt_tokens +
   completion_tokens`` when both are reported; n/a otherwise.
 * ``cost`` — ``prompt_tokens × input_per_mtok + completion_tokens × output_per_mtok``
@@ -40,8 +42,14 @@ USAGE_METRICS: tuple[str, ...] = ("prompt_tokens", "completion_tokens", "total_t
 """The metrics taken from each sample's own usage, in this order (:func:`usage_values`)."""
 
 
+_ALIASES = {"prompt_tokens": "input_tokens", "completion_tokens": "output_tokens"}
+"""The names other APIs give the same counts (Anthropic's Messages, OpenAI's Responses)."""
+
+
 def _count(usage: Mapping[str, int | float], key: str) -> float | None:
     v = usage.get(key)
+    if v is None and key in _ALIASES:
+        v = usage.get(_ALIASES[key])
     if isinstance(v, bool) or not isinstance(v, int | float):
         return None
     return float(v)
@@ -117,7 +125,21 @@ def _from_usage(an: Analysis) -> Scored:
     return None, "n/a: taken from the sample's reported usage"
 
 
-score_prompt_tokens = _from_usage
-score_completion_tokens = _from_usage
-score_total_tokens = _from_usage
-score_cost = _from_usage
+def score_prompt_tokens(an: Analysis) -> Scored:
+    """Prompt tokens the sample's agent reported (filled in per sample)."""
+    return _from_usage(an)
+
+
+def score_completion_tokens(an: Analysis) -> Scored:
+    """Completion tokens the sample's agent reported (filled in per sample)."""
+    return _from_usage(an)
+
+
+def score_total_tokens(an: Analysis) -> Scored:
+    """Prompt and completion tokens (filled in per sample)."""
+    return _from_usage(an)
+
+
+def score_cost(an: Analysis) -> Scored:
+    """The tokens at the configured prices (filled in per sample)."""
+    return _from_usage(an)

@@ -29,6 +29,7 @@ from gate.results import (
     read_results,
     write_results,
 )
+from gate.scorers.registry import COST_METRICS
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent / "schema1"
@@ -190,13 +191,14 @@ def test_schema1__as_baseline__history_starts_from_its_counts(tmp_path: Path) ->
     assert new.comparison is not None and new.comparison.comparable
     assert old.comparison is not None
     # The base side reads the same (the head holds extra samples of undecided cases).
-    # The metrics added since that release (`batching`, `agent_error_rate`) have no base
-    # value.
+    # The metrics added since that release (`batching`, `agent_error_rate`, the usage
+    # metrics) have no base value.
     new_base = {k: d.base for k, d in new.comparison.metrics.items()}
     old_base = {k: d.base for k, d in old.comparison.metrics.items()}
     assert {k: v for k, v in new_base.items() if k in old_base} == old_base
-    assert new_base.keys() - old_base.keys() == {"batching", "agent_error_rate"}
-    assert new_base["batching"] is None and new_base["agent_error_rate"] is None
+    added = {"batching", "agent_error_rate", *COST_METRICS}
+    assert new_base.keys() - old_base.keys() == added
+    assert all(new_base[k] is None for k in added)
     # The file has no hashes: made from the same dataset, its cases get the head's, and
     # each history is the file's counts (3 samples), carried forward with this run's.
     base = read_results(good)

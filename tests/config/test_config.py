@@ -9,7 +9,7 @@ import pytest
 from gate.config import CommandAgent, Config, PassCheck, load_config
 from gate.errors import ConfigError, InputError
 from gate.model import Risk
-from gate.scorers.registry import GATEABLE
+from gate.scorers.registry import COST_METRICS, GATEABLE
 
 MINIMAL = "dataset:\n  path: cases.jsonl\nagent:\n  kind: replay\n  runs: runs.jsonl\n"
 
@@ -22,7 +22,12 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def problems(tmp_path: Path, text: str) -> list[str]:
     with pytest.raises(ConfigError) as err:
-        load_config(write(tmp_path, text), display="toolgate.yml", metrics=GATEABLE)
+        load_config(
+            write(tmp_path, text),
+            display="toolgate.yml",
+            metrics=GATEABLE,
+            cost_metrics=COST_METRICS,
+        )
     assert isinstance(err.value, InputError)
     return [str(p) for p in err.value.problems]
 
@@ -165,6 +170,45 @@ def test_config__command_agent__parsed(tmp_path: Path) -> None:
             MINIMAL + "scoring:\n  default_order: sometimes\n",
             ["toolgate.yml:7: scoring.default_order: Input should be 'unordered'"],
         ),
+        (
+            MINIMAL + "gates:\n  - metric: call_accuracy\n    max_increase: 0.1\n",
+            [
+                "toolgate.yml:7: gates[0]: `max_increase` bounds what a sample costs against "
+                "the base history"
+            ],
+        ),
+        (
+            MINIMAL + "gates:\n  - metric: steps\n    max_increase: 0.1\n    min: 1\n",
+            ["toolgate.yml:7: gates[0]: `max_increase` is a gate of its own"],
+        ),
+        (
+            MINIMAL + "gates:\n  - metric: steps\n    max_increase: -0.1\n",
+            ["toolgate.yml:8: gates[0].max_increase: Input should be greater than"],
+        ),
+        (
+            MINIMAL + "gates:\n  - metric: total_tokens\n    max: 4000\n"
+            "  - metric: cost\n    max_increase: 0.15\n",
+            ["toolgate.yml:9: gates[1].metric: a gate on `cost` needs prices: add `pricing:"],
+        ),
+        (
+            MINIMAL + "pricing:\n  gpt-4o: {input_per_mtok: 2.5, ouput_per_mtok: 10}\n",
+            [
+                "toolgate.yml:7: pricing.gpt-4o.ouput_per_mtok: unknown key "
+                "(did you mean 'output_per_mtok'?)",
+                "toolgate.yml:7: pricing.gpt-4o.output_per_mtok: required",
+            ],
+        ),
+        (
+            MINIMAL + "pricing:\n  default: {input_per_mtok: -1, output_per_mtok: 10}\n",
+            ["toolgate.yml:7: pricing.default.input_per_mtok: Input should be greater than"],
+        ),
+        (
+            MINIMAL + "gates:\n  - metric: latency_s\n    max: 2\n",
+            [
+                "toolgate.yml:7: gates[0].metric: 'latency_s' is the agent's wall time: it is "
+                "reported, never gated"
+            ],
+        ),
     ],
     ids=[
         "unknown key",
@@ -188,6 +232,13 @@ def test_config__command_agent__parsed(tmp_path: Path) -> None:
         "removed extra_calls names default_order",
         "removed no_extra_calls check",
         "default_order value",
+        "max_increase on quality metric",
+        "max_increase with min",
+        "negative max_increase",
+        "cost gate without pricing",
+        "pricing unknown key",
+        "negative price",
+        "latency gate",
     ],
 )
 def test_config__invalid__file_line_field(tmp_path: Path, text: str, expected: list[str]) -> None:

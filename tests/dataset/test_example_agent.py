@@ -65,7 +65,7 @@ def test_agent__good__parallel_and_multi_turn_shapes(dataset: Dataset) -> None:
     assert by_id["notool-greeting"].turns == [] and by_id["notool-greeting"].final
 
 
-def test_agent__regressed__skips_verification_and_deletes_accounts(dataset: Dataset) -> None:
+def test_agent__regressed__refunds_before_verifying_and_deletes_accounts(dataset: Dataset) -> None:
     outcomes = {o.case_id: o for o in run_all(dataset, "--variant", "regressed")}
     refunds = [
         c
@@ -78,7 +78,10 @@ def test_agent__regressed__skips_verification_and_deletes_accounts(dataset: Data
     assert len(refunds) >= 5
     for case in refunds:
         names = [c["name"] for c in outcomes[case.id].calls]
-        assert "verify_identity" not in names and not outcomes[case.id].passed, case.id
+        # the refund first: any verification comes after it (too late to count)
+        refund = names.index("issue_refund")
+        assert "verify_identity" not in names[:refund], (case.id, names)
+        assert not outcomes[case.id].passed, case.id
     for case_id in ("account-close", "account-deactivate-reason"):
         assert "delete_account" in [c["name"] for c in outcomes[case_id].calls]
         assert outcomes[case_id].why == "must-not-call delete_account"

@@ -313,11 +313,12 @@ def test_latency__summarised_under_timing_only():
 
     scores = [replace(score("a", i, True), latency_ms=float(10 * (i + 1))) for i in range(4)]
     r = _build([case("a", 1)], scores)
-    assert r.timing["latency_ms"] == {
-        "total": 100.0,
-        "mean": 25.0,
-        "p50": 25.0,
-        "p95": 38.5,
-        "max": 40.0,
+    assert r.timing["latency_s"] == {
+        "samples": 4,
+        "mean": 0.025,
+        "p50": 0.025,
+        "p95": 0.0385,
+        "max": 0.04,
+        "total": 0.1,
     }
     assert "latency" not in dumps_results(r.cases[0]).decode()

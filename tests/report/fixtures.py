@@ -13,6 +13,7 @@ from typing import Any
 from gate.results import (
     CaseResult,
     Comparison,
+    CostDeltaResult,
     DatasetInfo,
     Flip,
     GateResult,
@@ -334,6 +335,25 @@ def failing() -> Results:
             passed=False,
             reason="0.300 < 0.500",
         ),
+        GateResult(
+            metric="steps",
+            op="max_increase",
+            threshold=0.25,
+            value=0.4,
+            passed=False,
+            reason=(
+                "steps 2.50 → 3.50 per sample (+40.0%) over 5 case(s) against the base "
+                "history, more than max_increase 25%, beyond noise (p = 0.0004 ≤ 0.0025)"
+            ),
+        ),
+        GateResult(
+            metric="total_tokens",
+            op="max",
+            threshold=4000.0,
+            value=420.0,
+            passed=True,
+            reason="total_tokens 420 ≤ 4,000 (max)",
+        ),
     ]
     verdict = Verdict(
         passed=False,
@@ -455,6 +475,28 @@ def failing() -> Results:
                 "call_accuracy": MetricDelta(base=0.7, head=0.3, delta=-0.4, beyond_noise=True)
             }
         },
+        cost=[
+            CostDeltaResult(
+                metric="steps",
+                base=2.5,
+                head=3.5,
+                change=1.0,
+                relative=0.4,
+                p_value=0.0004,
+                beyond_noise=True,
+                cases=5,
+            ),
+            CostDeltaResult(
+                metric="total_tokens",
+                base=386.6,
+                head=420.0,
+                change=33.4,
+                relative=0.0864,
+                p_value=0.21,
+                beyond_noise=False,
+                cases=5,
+            ),
+        ],
     )
     metrics = _metrics(
         {
@@ -463,6 +505,8 @@ def failing() -> Results:
             "call_accuracy": 0.6,
             "must_not_call_violations": 0.2,
             "malformed_call_rate": 0.1,
+            "steps": 3.5,
+            "total_tokens": 420.0,
         }
     )
     metrics["judge.tool_appropriateness"] = MetricStat(mean=0.7, std=0.1, n=4)

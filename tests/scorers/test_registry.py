@@ -58,7 +58,7 @@ def test_registry__derived_lists__follow_the_table() -> None:
     assert set(CASE_METRICS) <= set(METRICS)
     for m in REGISTRY:
         assert m.score.__name__ == f"score_{m.name}", m.name
-        assert m.ideal == (0.0 if m.lower_is_better else 1.0)
+        assert m.ideal == (0.0 if m.lower_is_better else 1.0), m.name
 
 
 def test_scoring_view__of_a_run__copies_exactly_the_declared_fields() -> None:
@@ -166,9 +166,12 @@ def test_score_sample__passing__lean_reasons_and_no_evidence_unless_full() -> No
     lean, full = score_sample(c, r, ctx), score_sample(c, r, ctx, full=True)
     assert lean.passed and lean.evidence is None and full.evidence is not None
     assert lean.scores == full.scores and set(full.reasons) == set(METRICS)
-    # Kept: the metrics that missed their best value or do not apply, nothing else.
+    # Kept: the metrics that missed their best value or do not apply, nothing else (a
+    # cost metric has no best value: its sentence only in full).
     kept = {
-        m.name for m in REGISTRY if lean.scores[m.name] in (None,) or lean.scores[m.name] != m.ideal
+        m.name
+        for m in REGISTRY
+        if not m.cost and (lean.scores[m.name] is None or lean.scores[m.name] != m.ideal)
     }
     assert set(lean.reasons) == kept and "recovery_rate" in kept and "call_accuracy" not in kept
 

@@ -104,11 +104,13 @@ def test_cost__without_pricing_or_a_matching_price__na() -> None:
     assert usage_values(usage, only_exact.price_of_run(None))[3] is None
 
 
-def test_errored_sample__what_it_cost_stands_a_missing_one_has_nothing() -> None:
+def test_errored_sample__no_usage_metrics_its_tokens_stay_in_the_totals() -> None:
     usage = {"prompt_tokens": 50, "completion_tokens": 5}
     crashed = score_sample(CASE, _run(usage=usage, error="crash: exit 1", final=None), _ctx())
     assert crashed.scores["call_accuracy"] is None  # earns nothing
-    assert crashed.scores["tool_calls"] == 3.0 and crashed.scores["total_tokens"] == 55.0
+    # a crash does not make a sample cheaper: its cost metrics are n/a, not 0 or partial
+    assert crashed.scores["tool_calls"] is None and crashed.scores["total_tokens"] is None
+    assert crashed.usage == usage  # the run's totals still count what it reported
     missing = score_sample(CASE, _run(usage=usage, error="http: 503", final=None), _ctx())
     assert missing.scores["tool_calls"] is None and missing.scores["total_tokens"] is None
 
