@@ -133,7 +133,7 @@ def test_report_cli__each_format__renders(fmt: str, tmp_path: Path, results_file
         assert text == render_comment(read_results(results_file))
     elif fmt == "junit":
         root = ET.fromstring(text.encode())
-        assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("8", "5", "1")
+        assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("10", "6", "1")
     else:
         assert "support-agent" in text
 

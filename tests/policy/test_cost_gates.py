@@ -6,7 +6,8 @@ runs of a ``replay`` agent over hand-built runs files, 60 cases.
 * ``total_tokens`` up 30 % on every case fails ``max_increase: 0.15`` (beyond noise);
   up 30 % on one case of 60 does not (the suite's rise is small);
 * without a base history a relative gate is not checked, and says so;
-* ``toolgate diff`` gives the Cost figures the check gave.
+* ``toolgate diff`` gives the Cost figures the check gave;
+* a relative gate on a slice tests that slice's cases only.
 """
 
 from __future__ import annotations
@@ -196,3 +197,56 @@ def test_diff__the_cost_figures_the_check_gave(
     md = capsys.readouterr().out
     total = _cost(got.results, "total_tokens")
     assert f"| total_tokens | {total.base:,.0f} | {total.head:,.0f} | +30." in md
+
+
+def test_steps_up_on_one_slice__its_relative_gate_fails_the_others_hold(tmp_path: Path) -> None:
+    """Half the cases carry the tag `refund`; on the head those take an extra assistant
+    turn (the call is made again, allowed by `superset`): the slice's `steps` rise by
+    half, the rest's not at all."""
+    root = tmp_path / "sliced"
+    root.mkdir()
+
+    def tagged(path: Path) -> None:
+        rows = [json.loads(line) for line in path.read_text().splitlines()]
+        for row in rows:
+            n = int(row["id"][1:])
+            row["tags"] = ["refund"] if n % 2 == 0 else ["status"]
+            row["order"] = "superset"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+    gates = (
+        "gates:\n"
+        "  - {metric: steps, max_increase: 0.25, slice: tag=refund}\n"
+        "  - {metric: steps, max_increase: 0.25, slice: tag=status}\n"
+    )
+    results: dict[str, Results] = {}
+    for name in ("base", "head"):
+        side = root / name
+        side.mkdir()
+        config = _project(side, gates)
+        tagged(side / "dataset.jsonl")
+        # the dataset changed: pin it again
+        sha = load_dataset(side / "dataset.jsonl").sha256
+        text = config.read_text()
+        config.write_text(text.replace(text.split("sha256: ")[1].split("}")[0], sha))
+        lines = []
+        for s in range(3):
+            for i in range(CASES):
+                call = {"calls": [{"name": "ping", "arguments": {"n": i}}]}
+                turns = [call, call] if name == "head" and i % 2 == 0 else [call]
+                lines.append(
+                    json.dumps(
+                        {"case_id": f"c{i:02d}", "sample": s, "turns": turns, "final": "pinged"}
+                    )
+                )
+        (side / "runs.jsonl").write_text("\n".join(lines) + "\n")
+        baseline = root / "base" / "out" / "results.json" if name == "head" else None
+        results[name] = _check(config, side / "out", baseline).results
+    head = results["head"]
+    by_slice = {g.slice: g for g in head.verdict.gates}
+    refund, status = by_slice["tag=refund"], by_slice["tag=status"]
+    assert not refund.passed and refund.value == pytest.approx(0.5)
+    assert "steps [tag=refund] 2 → 3 per sample (+50.0%) over 30 case(s)" in refund.reason
+    assert status.passed and status.value == pytest.approx(0.0, abs=1e-9)
+    assert head.comparison is not None and head.comparison.regressions == 0
+    assert not head.verdict.passed
