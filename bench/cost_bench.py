@@ -1,0 +1,196 @@
+"""Benchmark: how often a relative cost gate blocks, by simulation of pull requests.
+
+A 60-case dataset whose agent's token usage per sample is known. Per simulated project,
+each case has its own size (a log-normal mean around 3,000 tokens, spread ×/÷ 1.8) and its
+own noise from sample to sample (a log-normal factor whose spread is drawn per case from
+5 % to 35 %: a model's answers vary); one sample in 40 is an outlier that costs three
+times as much (an agent that looped). The base branch has seeded a history of 36 samples
+per case; the pull request runs 3 samples per case (``--head-samples``). Scenarios (what
+the PR changed):
+
+* ``null`` — nothing;
+* ``null-6`` — nothing, but the head ran 6 samples per case (twice its base run's);
+* ``up5-all`` — every case +5 % (below the bound);
+* ``up30-one`` — one case of 60 +30 % (the suite's mean +0.5 %);
+* ``up30-ten`` — ten cases of 60 +30 % (about +5 %);
+* ``up20-all`` — every case +20 % (above the bound);
+* ``up30-all`` — every case +30 %.
+
+The gate is ``{metric: total_tokens, max_increase: 0.15}``. **ToolGate** runs each pull
+request through its own engine (``gate.policy.engine.evaluate``, the clustered paired
+test at its share of alpha) and its decision (``gate.policy.decide.relative_gate``).
+The rules it is compared with, on the same samples:
+
+* ``totals, last base run`` — the head's total tokens against the last base run's total
+  (3 samples per case), more than 15 % above: what a report of run totals invites;
+* ``mean, last base run`` — the head's mean per sample against the last base run's, more
+  than 15 % above, no test (a threshold on two runs' averages);
+* ``mean, history`` — the head's mean per sample against the 36-sample history's, more
+  than 15 % above, no test.
+
+Rates are given with Wilson 95 % intervals.
+
+    python bench/cost_bench.py [--prs 2000] [--seed 11] [--head-samples 3] [--cases 60]
+                               [--bound 0.15] [--quick]
+
+``--cases`` and ``--bound`` move the world: a smaller dataset, a tighter bound (where a
+threshold without a test starts to block on noise). ``up30-ten`` changes a sixth of the
+cases whatever their number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from gate.config import GateConfig
+from gate.policy import engine
+from gate.policy.decide import relative_gate
+from gate.policy.history import BaseHistory, CaseHistory, HistoryEntry, MetricSums
+from gate.policy.suite import Better
+
+CASES = 60
+HISTORY = 36
+BOUND = 0.15
+METRIC = "total_tokens"
+OUTLIER_SHARE = 1 / 40
+OUTLIER_FACTOR = 3.0
+SCENARIOS: dict[str, tuple[str, float, int]] = {
+    # name: (which cases change, factor, head samples multiplier)
+    "null": ("none", 1.0, 1),
+    "null-6": ("none", 1.0, 2),
+    "up5-all": ("all", 1.05, 1),
+    "up30-one": ("one", 1.30, 1),
+    "up30-ten": ("ten", 1.30, 1),
+    "up20-all": ("all", 1.20, 1),
+    "up30-all": ("all", 1.30, 1),
+}
+RULES = ("ToolGate", "totals, last base run", "mean, last base run", "mean, history")
+
+
+def wilson(k: int, n: int, z: float = 1.959963984540054) -> tuple[float, float, float]:
+    """(rate, low, high) of the Wilson score interval."""
+    if n == 0:
+        return (math.nan, math.nan, math.nan)
+    p = k / n
+    d = 1 + z * z / n
+    mid = (p + z * z / (2 * n)) / d
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return p, max(0.0, mid - half), min(1.0, mid + half)
+
+
+def usage(rng: np.random.Generator, mean: np.ndarray, spread: np.ndarray, k: int) -> np.ndarray:
+    """``k`` samples per case of token usage: (cases, k)."""
+    noise = rng.lognormal(0.0, spread[:, None], size=(len(mean), k))
+    outlier = rng.random((len(mean), k)) < OUTLIER_SHARE
+    return np.round(mean[:, None] * noise * np.where(outlier, OUTLIER_FACTOR, 1.0))
+
+
+def changed(which: str, rng: np.random.Generator, cases: int) -> np.ndarray:
+    mask = np.zeros(cases, dtype=bool)
+    if which == "all":
+        mask[:] = True
+    elif which == "one":
+        mask[rng.integers(cases)] = True
+    elif which == "ten":  # a sixth of the cases (ten of 60)
+        mask[rng.choice(cases, size=max(1, cases // 6), replace=False)] = True
+    return mask
+
+
+def toolgate_blocks(base: np.ndarray, head: np.ndarray, bound: float) -> bool:
+    """The engine's clustered paired test and the decision's ``max_increase`` rule."""
+    cases = len(base)
+    ids = [f"case-{i:02d}" for i in range(cases)]
+    hist = BaseHistory(
+        {
+            ids[i]: CaseHistory(
+                "h",
+                (
+                    HistoryEntry(
+                        base.shape[1], base.shape[1], {METRIC: MetricSums.of(base[i].tolist())}
+                    ),
+                ),
+            )
+            for i in range(cases)
+        }
+    )
+    head_cases = [
+        engine.HeadCase(
+            ids[i], "h", tuple(engine.Sample(True, {METRIC: float(v)}) for v in head[i])
+        )
+        for i in range(cases)
+    ]
+
+    def sampler(plan: Mapping[str, int]) -> dict[str, Sequence[engine.Sample]]:
+        return {cid: [engine.Sample(True, {METRIC: None})] * k for cid, k in plan.items()}
+
+    gated = [engine.GatedMetric(METRIC, Better.LOWER, max_increase=bound)]
+    ev = engine.evaluate(hist, head_cases, sampler, gated=gated)
+    outcome = relative_gate(GateConfig(metric=METRIC, max_increase=bound), ev)
+    assert not outcome.not_checked
+    return not outcome.passed
+
+
+def simulate(
+    prs: int, seed: int, head_samples: int, scenarios: Sequence[str], cases: int, bound: float
+) -> dict[str, list[int]]:
+    blocked = {s: [0] * len(RULES) for s in scenarios}
+    for s in scenarios:
+        which, factor, mult = SCENARIOS[s]
+        for pr in range(prs):
+            rng = np.random.default_rng([seed, pr, list(SCENARIOS).index(s)])
+            mean = rng.lognormal(math.log(3000), math.log(1.8), size=cases)
+            spread = rng.uniform(0.05, 0.35, size=cases)
+            base = usage(rng, mean, spread, HISTORY)
+            last = base[:, -head_samples:]  # the last base run
+            scale = np.where(changed(which, rng, cases), factor, 1.0)
+            head = usage(rng, mean * scale, spread, head_samples * mult)
+            rules = (
+                toolgate_blocks(base, head, bound),
+                head.sum() > (1 + bound) * last.sum(),
+                head.mean() > (1 + bound) * last.mean(),
+                # mean over cases of per-case means, as the gate's figure
+                head.mean(axis=1).mean() > (1 + bound) * base.mean(axis=1).mean(),
+            )
+            for j, hit in enumerate(rules):
+                blocked[s][j] += int(hit)
+    return blocked
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--prs", type=int, default=2000, help="pull requests per scenario")
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--head-samples", type=int, default=3)
+    ap.add_argument("--cases", type=int, default=CASES)
+    ap.add_argument("--bound", type=float, default=BOUND, help="max_increase, a fraction")
+    ap.add_argument("--quick", action="store_true", help="200 pull requests per scenario")
+    args = ap.parse_args(argv)
+    prs = 200 if args.quick else args.prs
+    t0 = time.perf_counter()
+    got = simulate(prs, args.seed, args.head_samples, list(SCENARIOS), args.cases, args.bound)
+    print(
+        f"{args.cases} cases, history {HISTORY} samples per case, head {args.head_samples} "
+        f"(null-6: {2 * args.head_samples}); gate {METRIC} max_increase {args.bound:.0%}; "
+        f"{prs} pull requests per scenario, seed {args.seed}"
+    )
+    print("share of pull requests blocked, with Wilson 95 % intervals")
+    width = max(len(r) for r in RULES)
+    header = f"{'scenario':10s}  " + "  ".join(f"{r:>{width}s}" for r in RULES)
+    print(header)
+    for s, counts in got.items():
+        cells = []
+        for k in counts:
+            p, lo, hi = wilson(k, prs)
+            cells.append(f"{p * 100:5.1f} % [{lo * 100:4.1f}, {hi * 100:5.1f}]".rjust(width))
+        print(f"{s:10s}  " + "  ".join(cells))
+    print(f"({time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
