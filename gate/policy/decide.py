@@ -320,7 +320,9 @@ def evaluate_gate(results: SuiteStats, gate: GateConfig) -> list[GateOutcome]:
 def relative_gate(gate: GateConfig, evaluation: Evaluation | None) -> GateOutcome:
     """A ``max_increase`` gate: it fails when the cost metric's per-sample mean over the
     comparable cases rose by more than the bound against the base history **and** the
-    suite test finds the rise beyond noise (one-sided, at its share of ``alpha_suite``).
+    suite test finds the rise beyond noise — the Cost group's criterion
+    (:attr:`gate.policy.suite.SuiteTest.beyond_noise`: one-sided, at half its share of
+    ``alpha_suite``), so the table never calls within noise a rise that failed a gate.
     Without a comparable base history, or with no case valued on both sides, it is not
     checked (it passes, and says so)."""
     assert gate.max_increase is not None
@@ -356,8 +358,11 @@ def relative_gate(gate: GateConfig, evaluation: Evaluation | None) -> GateOutcom
     rel = test.relative
     change = test.change or 0.0
     over = change > 0 if rel is None else rel > bound + EPS
-    significant = test.p_value <= test.alpha
+    # The Cost group's own criterion (each one-sided test at half of alpha), so a gate
+    # never fails beside a change the table calls within noise.
+    significant = change > 0 and test.beyond_noise
     passed = not (over and significant)
+    half = test.alpha / 2
     shown = "from 0" if rel is None else f"{rel:+.1%}"
     reason = (
         f"{label} {_figure(test.base_mean)} → {_figure(test.head_mean)} per sample ({shown}) "
@@ -367,9 +372,9 @@ def relative_gate(gate: GateConfig, evaluation: Evaluation | None) -> GateOutcom
     )
     if over:
         reason += (
-            f", beyond noise (p = {test.p_value:.2g} ≤ {test.alpha:.3g})"
+            f", beyond noise (p = {test.p_value:.2g} ≤ {half:.3g})"
             if significant
-            else f", within noise (p = {test.p_value:.2g} > {test.alpha:.3g}): not a block"
+            else f", within noise (p = {test.p_value:.2g} > {half:.3g}): not a block"
         )
     return GateOutcome(
         metric=gate.metric,

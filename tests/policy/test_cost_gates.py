@@ -250,3 +250,42 @@ def test_steps_up_on_one_slice__its_relative_gate_fails_the_others_hold(tmp_path
     assert status.passed and status.value == pytest.approx(0.0, abs=1e-9)
     assert head.comparison is not None and head.comparison.regressions == 0
     assert not head.verdict.passed
+
+
+@pytest.mark.parametrize(
+    ("p", "fails"),
+    [(0.001, True), (0.004, False), (0.2, False)],
+    ids=["beyond noise", "between half of alpha and alpha", "within noise"],
+)
+def test_relative_gate__fails_only_on_a_rise_the_cost_group_calls_beyond_noise(
+    p: float, fails: bool
+) -> None:
+    """The gate and the table read one criterion: a rise the Cost group shows "within
+    noise" never fails a gate (alpha 0.005 here: beyond noise at p ≤ 0.0025)."""
+    from types import SimpleNamespace
+    from typing import cast
+
+    from gate.config import GateConfig
+    from gate.policy.decide import relative_gate
+    from gate.policy.engine import Evaluation
+    from gate.policy.suite import Better, Method, SuiteTest
+
+    test = SuiteTest(
+        "total_tokens",
+        Method.CLUSTERED_T,
+        Better.LOWER,
+        60,
+        1000.0,
+        1300.0,
+        300.0,
+        90.0,
+        p,
+        0.005,
+        False,
+        max_increase=0.15,
+    )
+    evaluation = cast(Evaluation, SimpleNamespace(suite=(test,)))
+    got = relative_gate(GateConfig(metric="total_tokens", max_increase=0.15), evaluation)
+    assert test.beyond_noise is fails
+    assert got.passed is not fails and got.value == pytest.approx(0.30)
+    assert ("beyond noise" in got.reason) is fails
