@@ -33,6 +33,7 @@ from gate.report.escape import Escaper, calls_repr
 from gate.report.markdown import group_samples, status
 from gate.report.redact import Redactor
 from gate.results import CaseResult, HardFailureResult, Results, SampleResult, sampled
+from gate.scorers.registry import COST_METRICS
 
 _DETAIL_LIMIT = 2_000
 
@@ -112,8 +113,13 @@ def render_junit(results: Results, *, redactor: Redactor | None = None) -> str:
         gsuite = ET.SubElement(suites, "testsuite", name=esc.xml(f"{results.gate_name}.gates", 200))
         for g in gates:
             op = ">=" if g.op == "min" else "<="
+            bound = (
+                fmt.cost(g.metric, g.threshold)
+                if g.metric in COST_METRICS
+                else fmt.num(g.threshold)
+            )
             name = f"{g.metric}{f' [{g.slice}]' if g.slice else ''} " + (
-                f"{op} {fmt.num(g.threshold)}"
+                f"{op} {bound}"
                 if g.op != "max_increase"
                 else f"rises at most {fmt.percent(g.threshold)} per sample"
             )
