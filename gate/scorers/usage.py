@@ -19,8 +19,9 @@ latency, token cost and tool errors as scores beside quality").
 
 In a conversation ``tool_calls`` and ``steps`` are summed over its user turns
 (:attr:`gate.scorers.registry.Metric.additive`) and the tokens are the whole
-conversation's. None of these changes whether a sample passes; a sample the
-infrastructure failed has none (it is not sampled).
+conversation's. None of these changes whether a sample passes; a sample without an
+answer — the agent failed it, or the infrastructure did (not sampled) — has none of them
+(:func:`gate.scorers.sample.earns_nothing`): a crash is not a cheap sample.
 
 The token metrics and ``cost`` are not read from the scoring view — identical runs are
 scored once, and their usage may differ — but filled in for every sample from its own
