@@ -178,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"(null-6: {2 * args.head_samples}); gate {METRIC} max_increase {args.bound:.0%}; "
         f"{prs} pull requests per scenario, seed {args.seed}"
     )
-    print("share of pull requests blocked, with Wilson 95 % intervals")
+    print("share of pull requests each rule fails, with Wilson 95 % intervals")
     width = max(len(r) for r in RULES)
     header = f"{'scenario':10s}  " + "  ".join(f"{r:>{width}s}" for r in RULES)
     print(header)

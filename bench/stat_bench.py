@@ -1323,10 +1323,10 @@ def min_history_sweep(
     seeds = ", ".join(str(sd) for sd, _ in worlds)
     print()
     print(f"cold start by policy.min_history ({args.prs:,} PRs per scenario for each of the seeds")
-    print(f"{seeds}; the lowest and highest rate of the seeds; targets met with the whole")
+    print(f"{seeds}; the lowest and highest rate of the seeds; goals met with the whole")
     print("interval in every seed?):")
     print()
-    print("| min_history | " + " | ".join(COLD_TITLES[s] for s in TARGETS) + " | targets met |")
+    print("| min_history | " + " | ".join(COLD_TITLES[s] for s in TARGETS) + " | goals met |")
     print("|--:|" + "--:|" * (len(TARGETS) + 1))
     for mh in values:
         rates: dict[str, list[float]] = {s: [] for s in TARGETS}
