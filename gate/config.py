@@ -22,7 +22,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Collection
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -804,8 +804,6 @@ _UNION_TAGS = {"replay", "command", "python", "openai", "mcp"}
 
 def _fields_at(loc: tuple[str | int, ...]) -> list[str]:
     """Field names valid at ``loc`` (all branches of a union), for "did you mean"."""
-    import typing
-
     models: list[Any] = [Config]
     keyed = False  # the previous part was a mapping's field: this part is one of its keys
     for part in loc:
@@ -817,7 +815,7 @@ def _fields_at(loc: tuple[str | int, ...]) -> list[str]:
             info = model.model_fields.get(part)
             if info is not None:
                 nxt.extend(_models_in(info.annotation))
-                keyed = keyed or typing.get_origin(info.annotation) is dict
+                keyed = keyed or get_origin(info.annotation) is dict
         models = nxt
     return sorted({name for m in models for name in m.model_fields})
 

@@ -1147,6 +1147,12 @@ class CostDelta:
 # ─── the verdict ──────────────────────────────────────────────────────────────
 
 
+def gate_label(metric: str, slice_: str | None) -> str:
+    """How a gate names itself in its reason and its test name: ``call_accuracy`` or
+    ``call_accuracy [tag=refund]``."""
+    return metric if slice_ is None else f"{metric} [{slice_}]"
+
+
 class GateOp(enum.StrEnum):
     MIN = "min"
     MAX = "max"

@@ -48,6 +48,7 @@ from gate.model import (
     SuiteStats,
     VarianceOutcome,
     Verdict,
+    gate_label,
 )
 from gate.policy.engine import Evaluation
 from gate.policy.guards import EPS, check_variance
@@ -250,7 +251,7 @@ def case_in_slice(case: CaseStats, slice_: str | None) -> bool:
 
 def evaluate_gate(results: SuiteStats, gate: GateConfig) -> list[GateOutcome]:
     """One GateResult per bound (``min`` and/or ``max``) of ``gate``."""
-    label = gate.metric if gate.slice is None else f"{gate.metric} [{gate.slice}]"
+    label = gate_label(gate.metric, gate.slice)
     if gate.slice is None:
         stat = results.metrics.get(gate.metric)
         missing = None
@@ -327,7 +328,7 @@ def relative_gate(gate: GateConfig, evaluation: Evaluation | None) -> GateOutcom
     checked (it passes, and says so)."""
     assert gate.max_increase is not None
     bound = gate.max_increase
-    label = gate.metric if gate.slice is None else f"{gate.metric} [{gate.slice}]"
+    label = gate_label(gate.metric, gate.slice)
     test = None
     if evaluation is not None:
         test = next(

@@ -28,6 +28,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
+from gate.model import gate_label
 from gate.report import evidence, fmt
 from gate.report.escape import Escaper, calls_repr
 from gate.report.markdown import group_samples, status
@@ -118,7 +119,7 @@ def render_junit(results: Results, *, redactor: Redactor | None = None) -> str:
                 if g.metric in COST_METRICS
                 else fmt.num(g.threshold)
             )
-            name = f"{g.metric}{f' [{g.slice}]' if g.slice else ''} " + (
+            name = f"{gate_label(g.metric, g.slice)} " + (
                 f"{op} {bound}"
                 if g.op != "max_increase"
                 else f"rises at most {fmt.percent(g.threshold)} per sample"

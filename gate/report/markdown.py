@@ -29,7 +29,7 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from gate.model import JUDGE_METRIC_PREFIX
+from gate.model import JUDGE_METRIC_PREFIX, gate_label
 from gate.report import evidence, fmt
 from gate.report.escape import Escaper, calls_repr, json_compact
 from gate.report.fit import Block, LazyRows
@@ -841,8 +841,7 @@ def _missed_gate_line(g: Any, esc: Escaper, listed: Collection[str] = ()) -> str
         return f"- ❌ {label}: {esc.text(g.reason, 300)}"
     if g.op == "max_increase":
         # The reason opens with the metric (and its slice): shown as the others show it.
-        prefix = g.metric if not g.slice else f"{g.metric} [{g.slice}]"
-        rest = g.reason.removeprefix(prefix).lstrip()
+        rest = g.reason.removeprefix(gate_label(g.metric, g.slice)).lstrip()
         return f"- ❌ {label} {esc.text(rest, 400)}"
     line = f"- ❌ {label} {fmt.missed(g.op, g.value, g.threshold, g.metric)}"
     if not g.failing_cases:

@@ -72,8 +72,6 @@ def _with_usage(score: SampleScore, run: Run, ctx: ScoringContext) -> SampleScor
     usage is the conversation's); one that ended without an answer has none, and its
     counts of calls and steps are n/a too (:func:`earns_nothing`)."""
     if earns_nothing(run, score.hard_failures):
-        if not any(score.scores.get(m) is not None for m in COST_METRICS):
-            return score
         scores = {k: (None if k in COST_METRICS else v) for k, v in score.scores.items()}
         return replace(score, scores=scores)
     scores = dict(score.scores)
@@ -108,7 +106,7 @@ def score_sample(
         return _with_usage(whole, run, ctx)
     an = analyse(case, ScoringView.of(run), ctx, prior=prior)
     if earns_nothing(run, an.hard):
-        return _no_answer(case, run, an, ctx)
+        return _no_answer(case, run, an)
     scores: dict[str, float | None] = {}
     reasons: dict[str, str] = {}
     for name, score, ideal in _PLAN:
@@ -140,7 +138,7 @@ _HARD_CHECKS = frozenset({"must_not_call", "arg_scope", "required_before"})
 """The checks a call fails by being made, whatever came after it."""
 
 
-def _no_answer(case: Case, run: Run, an: Analysis, ctx: ScoringContext) -> SampleScore:
+def _no_answer(case: Case, run: Run, an: Analysis) -> SampleScore:
     """A sample without an answer to score: the agent failed it (a crash, a timeout, a
     protocol error, its own error — :func:`gate.errors.agent_failed`), or the
     infrastructure did (a *missing* sample). It earns nothing: every metric is n/a — no
