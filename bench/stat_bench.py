@@ -347,9 +347,17 @@ def fast_check(
     le = log_e(t, hs, hn, s, n)
     spent = np.zeros(wn, dtype=np.int64)
     log_b = math.log(rules.futility_ratio)
+    # extra samples only where they could decide: a total failure over every sample the
+    # case could get would be a regression (gate.policy.sequential.can_decide)
+    most = np.minimum(rules.max_per_case, n + cap[:, None])
+    decidable = (
+        valid
+        & (hs >= (rules.min_effect - 1e-12) * np.maximum(hn, 1))
+        & (log_e(t, hs, hn, np.zeros_like(most), most) >= bound[:, None])
+    )
     for b in rules.batches:
         fut = log_futility(hs, hn, s, n, rules.futility_effect)
-        samp = valid & (le < bound[:, None]) & (fut < log_b) & (n < rules.max_per_case)
+        samp = decidable & (le < bound[:, None]) & (fut < log_b) & (n < rules.max_per_case)
         if not samp.any():
             break
         key = np.where(samp, -le, np.inf)

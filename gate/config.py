@@ -112,6 +112,24 @@ class _AgentBase(_Strict):
     """Most time one agent step (one request, one worker answer) may take."""
     step_budget: Annotated[int, Field(ge=1)] = 10
     """Most assistant turns per case-sample unless the case sets its own."""
+    model: str | None = None
+    """The model the agent uses, as the team names it (``gpt-4.1``): for a program, what
+    ToolGate cannot see for itself. Reported beside the results and in "This run
+    changes …", part of the setup a history describes, the key ``pricing`` is looked up
+    by; never a reason for "not comparable". An ``openai`` agent requires it."""
+
+    def declared(self) -> dict[str, Any]:
+        """What the config declares of the agent's setup beyond its command: ``model``
+        when it names one, ``env`` when it sets variables (in key order) — part of the
+        agent's description, of the setup a history describes, and named when a run
+        changes them."""
+        out: dict[str, Any] = {}
+        if self.model is not None:
+            out["model"] = self.model
+        env: dict[str, str] | None = getattr(self, "env", None)
+        if env:
+            out["env"] = dict(sorted(env.items()))
+        return out
 
 
 class ReplayAgent(_AgentBase):
@@ -170,6 +188,8 @@ class PythonAgent(_AgentBase):
     kind: Literal["python"]
     callable: Annotated[str, Field(pattern=r"^[\w.]+:[\w.]+$")]
     path: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    """Added to the worker processes' environment."""
     python: Annotated[str, AfterValidator(_python_choice)] = PYTHON_TOOLGATE
     """The interpreter of the worker processes that import the callable, as for a
     ``command`` agent: ``toolgate``, ``path`` or an interpreter's path."""
@@ -418,10 +438,22 @@ class LikelyMode(enum.StrEnum):
     """Each counts like a regression against ``max_new_failures``."""
 
 
+class NewCasesMode(enum.StrEnum):
+    """What a failing case the pull request added (absent from the baseline) does."""
+
+    WARN = "warn"
+    """Shown with its evidence, counted in the first line, warned about; the gate does
+    not fail on it (it has no history to regress from)."""
+    FAIL = "fail"
+    """The gate fails on it."""
+
+
 class RegressionsConfig(_Strict):
     max_new_failures: Annotated[int, Field(ge=0)] | None = 0
     """Significant regressions allowed (``null``: regressions never fail the gate)."""
     likely: LikelyMode = LikelyMode.WARN
+    new_cases: NewCasesMode = NewCasesMode.WARN
+    """A failing case that is new in this run (absent from the baseline)."""
 
 
 class PolicyConfig(_Strict):
@@ -769,8 +801,7 @@ def _problems(exc: ValidationError, doc: YamlDoc) -> list[Problem]:
         if kind == "extra_forbidden" and tuple(map(str, loc)) in REMOVED_KEYS:
             msg = REMOVED_KEYS[tuple(map(str, loc))]
         elif kind == "extra_forbidden":
-            parent_fields = _fields_at(loc[:-1])
-            msg = f"unknown key{_did_you_mean(str(loc[-1]), parent_fields)}"
+            msg = _unknown_key(raw_loc, loc)
         elif kind in {"bool_type", "bool_parsing"}:
             msg = f"must be true or false, not {err.get('input')!r}"
         elif kind == "missing":
@@ -800,6 +831,29 @@ def _problems(exc: ValidationError, doc: YamlDoc) -> list[Problem]:
 
 
 _UNION_TAGS = {"replay", "command", "python", "openai", "mcp"}
+
+
+_AGENT_KINDS: dict[str, type[BaseModel]] = {
+    "replay": ReplayAgent,
+    "command": CommandAgent,
+    "python": PythonAgent,
+    "openai": OpenAIAgent,
+    "mcp": McpAgent,
+}
+
+
+def _unknown_key(raw_loc: tuple[str | int, ...], loc: tuple[str | int, ...]) -> str:
+    """ "unknown key" with a near key of the same section as a suggestion — never the key
+    itself — and, for an agent's key that another kind of agent has, which kinds."""
+    word = str(loc[-1])
+    fields = _fields_at(loc[:-1])
+    if loc[:1] == ("agent",) and len(raw_loc) > 2 and raw_loc[1] in _AGENT_KINDS:
+        tag = str(raw_loc[1])
+        fields = sorted(_AGENT_KINDS[tag].model_fields)
+        owners = [k for k, m in _AGENT_KINDS.items() if word in m.model_fields]
+        if owners:
+            return f"unknown key for `kind: {tag}` (a key of {', '.join(owners)} agents)"
+    return f"unknown key{_did_you_mean(word, [f for f in fields if f != word])}"
 
 
 def _fields_at(loc: tuple[str | int, ...]) -> list[str]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, dataclass_transform
@@ -942,6 +942,17 @@ class CaseStats:
     scores: Mapping[str, float | None]
     std: Mapping[str, float]
     failed_checks: tuple[str, ...]
+    initial_pass_rate: float | None = None
+    """The pass rate over the case's initial samples alone (``None``: as ``pass_rate``):
+    what the flakiness guard counts, a figure extra samples cannot move."""
+    initial_samples: int | None = None
+    """How many initial samples that rate is over (missing ones left out)."""
+
+    @property
+    def initially_flaky(self) -> bool:
+        """0 < pass rate < 1 over the initial samples."""
+        rate = self.pass_rate if self.initial_pass_rate is None else self.initial_pass_rate
+        return 0.0 < rate < 1.0
 
 
 @value
@@ -1020,6 +1031,29 @@ class FlipKind(enum.StrEnum):
     def better(self) -> bool:
         """A fix, likely or significant."""
         return self in (FlipKind.FIX, FlipKind.LIKELY_FIX)
+
+
+class _FlipCounts(Protocol):
+    @property
+    def kind(self) -> str: ...
+    @property
+    def head_samples(self) -> int: ...
+    @property
+    def head_pass_rate(self) -> float | None: ...
+
+
+_F = TypeVar("_F", bound=_FlipCounts)
+
+
+def new_failing(flips: Iterable[_F]) -> list[_F]:
+    """The flips (of a comparison, or as results.json holds them) of cases new in this
+    run — absent from the baseline — that failed a sample: what ``regressions.new_cases``
+    decides on."""
+    return [
+        f
+        for f in flips
+        if f.kind == FlipKind.NEW and f.head_samples and (f.head_pass_rate or 0.0) < 1.0
+    ]
 
 
 @value
@@ -1130,9 +1164,11 @@ class Comparison:
 class CostDelta:
     """A cost metric (``gate.scorers.usage``) against the base history, per sample: the
     means of per-case means over the comparable cases with a value on both sides, the
-    change (and as a fraction of the base), and the clustered paired test's one-sided
-    p-value for a rise; ``beyond_noise``: the test finds the change significant either
-    way (``gate.policy.suite.SuiteTest.beyond_noise``)."""
+    change (and as a fraction of the base), and the cost test's one-sided p-value for a
+    rise of the mean; ``beyond_noise``: the mean's test finds the change significant in
+    its direction (``gate.policy.suite.SuiteTest.beyond_noise``); ``typical``: the
+    typical case's relative change (what a ``max_increase`` gate compares,
+    ``gate.policy.cost``)."""
 
     metric: str
     base: float | None
@@ -1142,6 +1178,7 @@ class CostDelta:
     p_value: float
     beyond_noise: bool
     cases: int
+    typical: float | None = None
 
 
 # ─── the verdict ──────────────────────────────────────────────────────────────
@@ -1177,6 +1214,10 @@ class GateOutcome:
     not_checked: bool = False
     """A ``max_increase`` gate without a comparable base history: it passes, and the
     reports say it was not checked (as regressions without a baseline)."""
+    undecided: bool = False
+    """A ``max_increase`` gate whose figures are above its bound but whose test cannot
+    tell a rise that large from noise: it passes, and the reports say why and what
+    would decide it (``reason``)."""
 
 
 @value
@@ -1211,3 +1252,7 @@ class Verdict:
     """``regressions.likely: fail``: likely regressions count against the allowance."""
     suite_drops: tuple[str, ...] = ()
     """The suite tests that failed (``case_passed`` for the pass rate)."""
+    new_failing: int = 0
+    """Cases new in this run (absent from the baseline) that fail."""
+    new_fail: bool = False
+    """``regressions.new_cases: fail``: those cases fail the gate."""

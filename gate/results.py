@@ -154,11 +154,14 @@ class TurnResult(_M):
 
 class HistoryRun(_M):
     """One run's contribution to a case's base history: its passes of its samples and,
-    per gated metric, ``[n, sum, sum of squares]`` over the samples where it applied."""
+    per gated metric, ``[n, sum, sum of squares]`` over the samples where it applied;
+    per cost metric, the samples' values (what the cost test compares a pull request's
+    samples with; absent in files of earlier releases)."""
 
     passes: int = Field(ge=0)
     samples: int = Field(ge=0)
     metrics: dict[str, list[float]] = Field(default_factory=dict)
+    values: dict[str, list[float]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _consistent(self) -> HistoryRun:
@@ -167,7 +170,21 @@ class HistoryRun(_M):
         for name, v in self.metrics.items():
             if len(v) != 3 or v[0] < 0:
                 raise ValueError(f"metrics.{name} must be [n, sum, sum of squares]")
+        for name, vals in self.values.items():
+            if len(vals) > self.samples:
+                raise ValueError(
+                    f"values.{name} holds {len(vals)} values for {self.samples} samples"
+                )
         return self
+
+    def entry(self) -> HistoryEntry:
+        """The history entry this run's record describes."""
+        return HistoryEntry(
+            self.passes,
+            self.samples,
+            {k: MetricSums(int(v[0]), v[1], v[2]) for k, v in self.metrics.items()},
+            {k: tuple(v) for k, v in self.values.items()},
+        )
 
 
 class CaseTestResult(_M):
@@ -284,8 +301,8 @@ class GateResult(_M):
     op: Literal["min", "max", "max_increase"]
     threshold: float
     value: float | None
-    """The metric's value; for ``max_increase``, its rise per sample over the base
-    history as a fraction (0.31: +31 %)."""
+    """The metric's value; for ``max_increase``, the typical case's rise per sample over
+    its base history as a fraction (0.31: +31 %; ``gate.policy.cost``)."""
     passed: bool
     reason: str
     failing_cases: list[str] = Field(default_factory=list)
@@ -294,6 +311,9 @@ class GateResult(_M):
     """True when the metric is n/a everywhere (or the slice is empty): such a gate fails."""
     not_checked: bool = False
     """A ``max_increase`` gate without a comparable base history (it passes, unchecked)."""
+    undecided: bool = False
+    """A ``max_increase`` gate that could not decide (it passes; ``reason`` says why and
+    what would decide it)."""
 
 
 class VarianceResult(_M):
@@ -328,6 +348,10 @@ class Verdict(_M):
     """``regressions.likely: fail``: likely regressions counted against the allowance."""
     suite_drops: list[str] = Field(default_factory=list)
     """The suite tests that failed the gate (``case_passed``: the pass rate)."""
+    new_failing: int = 0
+    """Cases new in this run (absent from the baseline) that fail."""
+    new_fail: bool = False
+    """``regressions.new_cases: fail``: those cases fail the gate."""
 
 
 class MissingInfo(_M):
@@ -453,7 +477,7 @@ class Comparison(_M):
 
 class CostDeltaResult(_M):
     """A cost metric per sample, base history → head, over the comparable cases with a
-    value on both sides (the clustered paired test's figures)."""
+    value on both sides (the cost test's figures, ``docs/policy.md``)."""
 
     metric: str
     base: float | None
@@ -462,9 +486,12 @@ class CostDeltaResult(_M):
     relative: float | None
     """The change as a fraction of the base (``None`` with a base of 0)."""
     p_value: float
-    """One-sided, for a rise."""
+    """One-sided, for a rise of the mean per sample."""
     beyond_noise: bool
     cases: int
+    typical: float | None = None
+    """The typical case's relative change per sample (what a ``max_increase`` gate
+    compares with its bound; absent in files of earlier releases)."""
 
 
 class Advisor(_M):
@@ -511,6 +538,10 @@ class SuiteTestResult(_M):
     p_value: float
     alpha: float
     blocked: bool
+    typical: float | None = None
+    """A cost metric's typical case's relative change (``gate.policy.cost``)."""
+    typical_p_value: float | None = None
+    """A cost metric's typical case's test: one-sided p-value of a rise."""
 
 
 class FlakinessInfo(_M):
@@ -554,6 +585,9 @@ class SpendInfo(_M):
     """Cases that got extra samples from sequential sampling."""
     needed: int = 0
     """Cases that needed extra samples after their first ones (the cap was theirs)."""
+    undecidable: int = 0
+    """Undecided cases that got no extra samples because none could decide them (their
+    base history is too short for even a total failure to be significant)."""
 
 
 class PolicyParams(_M):
@@ -1131,6 +1165,7 @@ def verdict_json(v: m.Verdict) -> Verdict:
                 failing_cases=list(g.failing_cases),
                 no_data=g.no_data,
                 not_checked=g.not_checked,
+                undecided=g.undecided,
             )
             for g in v.gates
         ],
@@ -1150,6 +1185,8 @@ def verdict_json(v: m.Verdict) -> Verdict:
         likely_regressions=v.likely_regressions,
         likely_fail=v.likely_fail,
         suite_drops=list(v.suite_drops),
+        new_failing=v.new_failing,
+        new_fail=v.new_fail,
     )
 
 
@@ -1215,6 +1252,7 @@ def comparison_json(c: m.Comparison) -> Comparison:
                 p_value=d.p_value,
                 beyond_noise=d.beyond_noise,
                 cases=d.cases,
+                typical=d.typical,
             )
             for d in c.cost
         ],
@@ -1463,6 +1501,7 @@ def _history_json(h: CaseHistory | None) -> list[HistoryRun]:
             passes=e.passes,
             samples=e.samples,
             metrics={k: [v.n, v.total, v.total_sq] for k, v in sorted(e.metrics.items())},
+            values={k: list(v) for k, v in sorted(e.values.items())},
         )
         for e in h.entries
     ]
@@ -1537,6 +1576,8 @@ def policy_fields(
                 p_value=t.p_value,
                 alpha=t.alpha,
                 blocked=t.blocked,
+                typical=t.cost.typical if t.cost is not None else None,
+                typical_p_value=t.cost.typical_p_rise if t.cost is not None else None,
             )
             for t in evaluation.suite
         ],
@@ -1567,6 +1608,7 @@ def policy_fields(
             saved=sp.saved,
             sampled=sp.sampled,
             needed=sp.needed,
+            undecidable=sp.undecidable,
         ),
         detect=list(detect),
         history=_history_info(evaluation, seq.min_history, detection),
@@ -1628,18 +1670,7 @@ def history_of(
                 matched = legacy is not None and legacy.get(c.id) == c.hash
                 hash_ = hashes.get(c.id, c.hash) if matched else c.hash
                 setup = None
-            out[c.id] = CaseHistory(
-                hash_,
-                tuple(
-                    HistoryEntry(
-                        e.passes,
-                        e.samples,
-                        {k: MetricSums(int(v[0]), v[1], v[2]) for k, v in e.metrics.items()},
-                    )
-                    for e in c.history
-                ),
-                setup,
-            )
+            out[c.id] = CaseHistory(hash_, tuple(e.entry() for e in c.history), setup)
             continue
         hash_ = c.hash if c.hash is not None else (hashes.get(c.id, "") if same else "")
         passes = sum(1 for s in c.samples if s.passed)
@@ -1648,9 +1679,18 @@ def history_of(
             for n, v in zip(names, s.scores, strict=True):
                 per_metric[n].append(v)
         sums = {n: MetricSums.of(vals) for n, vals in per_metric.items()}
-        out[c.id] = CaseHistory(
-            hash_, (HistoryEntry(passes, len(c.samples), {k: v for k, v in sums.items() if v.n}),)
+        values = {
+            n: tuple(v for v in vals if v is not None)
+            for n, vals in per_metric.items()
+            if n in COST_METRICS
+        }
+        entry = HistoryEntry(
+            passes,
+            len(c.samples),
+            {k: v for k, v in sums.items() if v.n},
+            {k: v for k, v in values.items() if v},
         )
+        out[c.id] = CaseHistory(hash_, (entry,))
     return BaseHistory(out, window)
 
 
@@ -2074,6 +2114,14 @@ def _case_of(results: Results, c: CaseResult) -> m.CaseStats:
     for s in c.samples:
         for check in s.failed_checks:
             tally[check] = tally.get(check, 0) + 1
+    from gate.policy.validity import is_missing
+
+    hard = {h.sample for h in results.hard_failures if h.case_id == c.id}
+    initial = [
+        s.passed
+        for s in c.samples
+        if not s.extra and not is_missing(s.error, (True,) if s.sample in hard else ())
+    ]
     names = results.metric_names
     return m.CaseStats(
         id=c.id,
@@ -2091,6 +2139,8 @@ def _case_of(results: Results, c: CaseResult) -> m.CaseStats:
         scores=dict(zip(names, c.scores, strict=True)),
         std={n: v for n, v in zip(names, c.std, strict=False) if v is not None},
         failed_checks=tuple(n for n, _ in sorted(tally.items(), key=lambda kv: (-kv[1], kv[0]))),
+        initial_pass_rate=sum(initial) / len(initial) if initial else 0.0,
+        initial_samples=len(initial),
     )
 
 

@@ -6,8 +6,11 @@ ceilings the example's config sets (``variance:``) — and report.md / comment.m
 console of each are golden files. ``toolgate diff`` on each pair gives the flips the check
 gave.
 
-Timing figures (the only part allowed to differ between identical runs) are cleared before
-rendering. Regenerate with ``TOOLGATE_UPDATE_GOLDEN=1`` and review the diff.
+The baseline is named as README.md's commands name it (``--baseline
+toolgate-out/results.json`` is "file toolgate-out/results.json"), so the comment the
+README shows is the one its commands print. Timing figures (the only part allowed to
+differ between identical runs) are cleared before rendering. Regenerate with
+``TOOLGATE_UPDATE_GOLDEN=1`` and review the diff.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from gate.pipeline import CheckOptions, CheckOutcome, check
+from gate.report import fmt as figures
 from gate.report import render_comment, render_console, render_markdown
 from gate.results import Results
 
@@ -42,7 +46,7 @@ def _check(
     config: str,
     out: Path,
     baseline: Path | None = None,
-    source: str = "the good agent's run",
+    source: str = "file toolgate-out/results.json",
     *,
     base_run: bool = False,
 ) -> CheckOutcome:
@@ -193,7 +197,7 @@ def test_example__diff_of_the_two_files__the_flips_the_check_gave(
 
     head = runs[name].results
     good = runs["good"].results
-    again = recorded_comparison(good, head, source="the good agent's run")
+    again = recorded_comparison(good, head, source="file toolgate-out/results.json")
     assert head.comparison is not None
     got = [(f.case_id, f.kind.value, f.because) for f in again.flips]
     assert got == [(f.case_id, f.kind, f.because) for f in head.comparison.flips]
@@ -216,8 +220,9 @@ def test_example__regressed_against_a_plain_base_run__likely_regressions_extra_s
         os.chdir(old)
     assert reg.comparison is not None
     assert (reg.comparison.regressions, reg.comparison.likely_regressions) == (2, 14)
+    # each broke a hard rule: the same words as against a seeded history
     assert all(
-        f.because == "only 3 base samples (the history is short)"
+        f.because == "it broke a hard rule, which fails the gate whatever more samples show"
         for f in reg.comparison.flips
         if f.kind == "likely_regression"
     )
@@ -323,3 +328,70 @@ def test_example__report_command__reproduces_checks_files_byte_for_byte(
             main(["report", str(out / "results.json"), "--format", fmt, "--out", str(again)]) == 0
         )
         assert again.read_bytes() == (out / file).read_bytes(), f"{file} of {name} differs"
+
+
+def _prose(text: str) -> str:
+    """README.md's text with its line breaks and runs of spaces as single spaces."""
+    return " ".join(text.split())
+
+
+def test_readme__figures_quoted__are_what_its_commands_give(
+    runs: dict[str, CheckOutcome], tmp_path: Path
+) -> None:
+    """Every figure README.md quotes of the example is what the commands it shows print:
+    the fixture's runs are those commands (the base run with --base-run, the regressed
+    build against it by `--baseline toolgate-out/results.json`), and the plain base run
+    is the one it describes without --base-run."""
+    readme = _prose((ROOT / "README.md").read_text(encoding="utf-8"))
+    good, reg = runs["good"].results, runs["regressed"].results
+    assert good.policy is not None and reg.comparison is not None
+    spend = good.policy.spend
+    cases, tools = len(good.cases), len(good.tools)
+    assert (
+        f"(a rule-based customer-support agent, {cases} cases, {tools} tools, "
+        f"{good.samples} samples each;" in readme
+    )
+    assert spend.initial + spend.seed == cases * good.policy.params.min_history
+    assert (
+        f"up to `policy.min_history` ({good.policy.params.min_history}) samples — "
+        f"{spend.initial + spend.seed:,} samples in all once, {spend.seed:,} of them seeding"
+        in readme
+    )
+    assert f"then the {reg.comparison.regressions} regressed cases" in readme
+    cost = {d.metric: d for d in reg.comparison.cost}
+    for metric in ("steps", "total_tokens"):
+        d = cost[metric]
+        assert d.base is not None and d.head is not None and d.relative is not None
+        shown = (
+            f"`{metric}` {figures.cost(metric, d.base)} → {figures.cost(metric, d.head)} "
+            f"({figures.percent(d.relative)})"
+        )
+        assert shown in readme and d.beyond_noise, shown
+    comment = render_comment(reg)
+    assert "`36/36 → 0/3`" in readme and "36/36 → 0/3" in comment
+    assert (
+        'This run changes the agent\'s command `["python", "agent.py"]` → '
+        '`["python", "agent.py", "--variant", "regressed"]`' in comment
+    )
+    # against the plain base run (3 samples per case)
+    old = Path.cwd()
+    os.chdir(ROOT)
+    try:
+        plain = _check(
+            "toolgate.regressed.yml", tmp_path / "reg", runs["plain"].out / "results.json"
+        ).results
+    finally:
+        os.chdir(old)
+    assert plain.comparison is not None
+    likely, decided = plain.comparison.likely_regressions, plain.comparison.regressions
+    assert (
+        f"Against a base run made without `--base-run` ({runs['plain'].results.samples} "
+        f"samples per case) the {likely} cases with a hard failure are *likely* regressions"
+        in readme
+    )
+    assert f"the {decided} without one get extra samples until their regression" in readme
+    held = plain.policy.spend.held_back if plain.policy is not None else []
+    assert len({f.case_id for f in plain.comparison.flips if f.kind == "likely_regression"}) == (
+        likely
+    )
+    assert set(held) >= {f.case_id for f in plain.comparison.flips if f.kind == "likely_regression"}

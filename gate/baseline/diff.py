@@ -9,10 +9,11 @@ lists them with both sides' counts; cases only in head are **new**, only in base
 history) are never flips.
 
 A pull request that changes the agent (model, endpoint, sampling settings, system
-prompt) or a tool's definition is *compared*: that change is what it tests.
-:func:`compare` names the agent's identity keys that differ (``setup_changes``) and the
-tools whose definition hash changed, was added or removed (tool drift, with a compact
-unified diff of description and schema and the flipped cases that involve each tool).
+prompt; a program's command line, its ``agent.env``, its declared ``agent.model``) or a
+tool's definition is *compared*: that change is what it tests. :func:`compare` names the
+agent's identity keys that differ (``setup_changes``) and the tools whose definition hash
+changed, was added or removed (tool drift, with a compact unified diff of description and
+schema and the flipped cases that involve each tool).
 
 A metric's change is **beyond noise** when the suite test on it found it significant,
 when a flipped case moved it, or when the base value lies outside the head's bootstrap
@@ -84,7 +85,18 @@ def setup_changes(base: Mapping[str, object], head: Mapping[str, object]) -> lis
     ]
 
 
-SETUP_ORDER = ("model", "base_url", "temperature", "params", "system_prompt_sha256", "kind")
+SETUP_ORDER = (
+    "model",
+    "base_url",
+    "temperature",
+    "params",
+    "system_prompt_sha256",
+    "command",
+    "callable",
+    "path",
+    "env",
+    "kind",
+)
 """The order the reports name a setup's changes in."""
 
 

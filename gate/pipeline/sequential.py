@@ -45,6 +45,8 @@ from gate.policy.engine import (
     seeding_of,
 )
 from gate.policy.history import (
+    IDENTITY_KEYS,
+    LEGACY_IDENTITY_KEYS,
     BaseHistory,
     agent_identity,
     case_hash,
@@ -136,6 +138,7 @@ def gated_metrics(
                     max_increase=g.max_increase,
                     slice=g.slice,
                     cases=members,
+                    cost=True,
                 ),
             )
         elif g.slice is None and g.metric not in COST_METRICS:
@@ -144,7 +147,7 @@ def gated_metrics(
                 GatedMetric(g.metric, Better.HIGHER if g.min is not None else Better.LOWER),
             )
     for name in COST_METRICS:
-        out.setdefault((name, None), GatedMetric(name, Better.LOWER, gated=False))
+        out.setdefault((name, None), GatedMetric(name, Better.LOWER, gated=False, cost=True))
     return tuple(out.values())
 
 
@@ -189,10 +192,12 @@ def case_hashes(cases: Sequence[Case], config: Config) -> dict[str, str]:
     return {c.id: case_hash(case=case_content(c), scoring=scoring) for c in cases}
 
 
-def setup_hashes(cases: Sequence[Case], agent: Mapping[str, Any]) -> dict[str, str]:
+def setup_hashes(
+    cases: Sequence[Case], agent: Mapping[str, Any], keys: Sequence[str] = IDENTITY_KEYS
+) -> dict[str, str]:
     """Case id → :func:`gate.policy.history.setup_hash`: the agent identity (from its
-    description) and the definitions of the case's tools."""
-    identity = agent_identity(agent)
+    description, the ``keys`` of it) and the definitions of the case's tools."""
+    identity = agent_identity(agent, keys)
     return {
         c.id: setup_hash(
             agent=identity, tools={t.name: t.definition_hash() for t in c.available_tools}
@@ -415,6 +420,7 @@ def policy_stage(
     cases = [c for c in dataset.cases if c.id in in_scope]
     hashes = case_hashes(cases, config)
     setups = setup_hashes(cases, head.stats.header.agent)
+    legacy_setups = setup_hashes(cases, head.stats.header.agent, LEGACY_IDENTITY_KEYS)
     history = (
         history_of(
             base.results,
@@ -432,6 +438,7 @@ def policy_stage(
             hashes[m.id],
             tuple(s for _, s in sorted(initial.get(m.id, []), key=lambda r: r[0])),
             setup=setups[m.id],
+            legacy_setup=legacy_setups[m.id],
         )
         for m in head.table.metas
     ]
@@ -471,7 +478,7 @@ def policy_stage(
             records=head.records.joined(extra.records).bind(table),
             _results=None,
         )
-    carried = extend(history, case_runs(head_cases, evaluation))
+    carried = extend(history, case_runs(head_cases, evaluation, gated))
     return Tested(scored, evaluation, params, gated, hashes, carried, history)
 
 
@@ -585,7 +592,7 @@ def recorded_tests(
     (no more samples are taken): the shards of a merge, or the head of ``toolgate diff``
     and ``toolgate report --baseline``. With the same histories and counts they give
     what the ``check`` that took the samples gave."""
-    from gate.policy.history import CaseHistory, HistoryEntry, MetricSums
+    from gate.policy.history import CaseHistory
     from gate.policy.power import sentences
     from gate.policy.validity import is_missing
     from gate.results import history_of
@@ -646,18 +653,7 @@ def recorded_tests(
         evaluation = dataclasses.replace(evaluation, held_back=frozenset(held))
     carried = BaseHistory(
         {
-            c.id: CaseHistory(
-                c.hash or "",
-                tuple(
-                    HistoryEntry(
-                        e.passes,
-                        e.samples,
-                        {k: MetricSums(int(v[0]), v[1], v[2]) for k, v in e.metrics.items()},
-                    )
-                    for e in c.history
-                ),
-                c.setup,
-            )
+            c.id: CaseHistory(c.hash or "", tuple(e.entry() for e in c.history), c.setup)
             for c in cases
             if c.history
         }
@@ -719,6 +715,7 @@ def cost_deltas(evaluation: Evaluation) -> list[CostDelta]:
             p_value=t.p_value,
             beyond_noise=t.beyond_noise,
             cases=t.cases,
+            typical=t.cost.typical if t.cost is not None else None,
         )
         for name in COST_METRICS
         if (t := tests.get(name)) is not None

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gate.config import Config, GateConfig, LikelyMode, RegressionsConfig
+from gate.config import Config, GateConfig, LikelyMode, NewCasesMode, RegressionsConfig
 from gate.model import (
     CaseStats,
     Comparison,
@@ -49,7 +49,9 @@ from gate.model import (
     VarianceOutcome,
     Verdict,
     gate_label,
+    new_failing,
 )
+from gate.policy.cost import samples_to_decide
 from gate.policy.engine import Evaluation
 from gate.policy.guards import EPS, check_variance
 from gate.policy.reduce import case_ids, case_values
@@ -60,6 +62,8 @@ SHOW_CASES = 3
 SUITE = "suite-level drop"
 SHOW_HARD = 10
 """Hard failures spelled out one per reason line (the rest are counted)."""
+MAX_SAMPLES = 60
+"""Most head samples per case that a cost gate's "what would decide it" asks for."""
 
 
 def decide(
@@ -104,6 +108,20 @@ def decide(
                 "a warning, not a block (regressions.likely: fail blocks on them)"
             )
 
+    fresh = (
+        new_failing(comparison.flips) if comparison is not None and comparison.comparable else []
+    )
+    new_ok = not (fresh and regressions_cfg.new_cases is NewCasesMode.FAIL)
+    if fresh and not new_ok:
+        reasons.append(
+            f"{len(fresh)} new case(s) fail (regressions.new_cases: fail): {_shown_new(fresh)}"
+        )
+    elif fresh:
+        notices.append(
+            f"{len(fresh)} new case(s) fail: {_shown_new(fresh)} — a warning, not a block "
+            "(regressions.new_cases: fail blocks on them)"
+        )
+
     policy_ok = True
     policy_reasons: list[str] = []
     if evaluation is not None and comparison is not None and comparison.comparable:
@@ -130,6 +148,7 @@ def decide(
     passed = (
         hard == 0
         and regressions_ok
+        and new_ok
         and policy_ok
         and all(g.passed for g in gates)
         and variance.passed
@@ -163,6 +182,8 @@ def decide(
         likely_regressions=n_likely,
         likely_fail=regressions_cfg.likely is LikelyMode.FAIL,
         suite_drops=drops,
+        new_failing=len(fresh),
+        new_fail=regressions_cfg.new_cases is NewCasesMode.FAIL,
     )
 
 
@@ -210,6 +231,13 @@ def _shown(flips: Sequence[Flip]) -> str:
         f"{f.case_id} ({_frac(f.base_pass_rate, f.base_samples)} → "
         f"{_frac(f.head_pass_rate, f.head_samples)})"
         for f in flips[:SHOW_CASES]
+    )
+    return shown + (f", … (+{len(flips) - SHOW_CASES} more)" if len(flips) > SHOW_CASES else "")
+
+
+def _shown_new(flips: Sequence[Flip]) -> str:
+    shown = ", ".join(
+        f"{f.case_id} ({_frac(f.head_pass_rate, f.head_samples)})" for f in flips[:SHOW_CASES]
     )
     return shown + (f", … (+{len(flips) - SHOW_CASES} more)" if len(flips) > SHOW_CASES else "")
 
@@ -318,74 +346,111 @@ def evaluate_gate(results: SuiteStats, gate: GateConfig) -> list[GateOutcome]:
     return out
 
 
-def relative_gate(gate: GateConfig, evaluation: Evaluation | None) -> GateOutcome:
-    """A ``max_increase`` gate: it fails when the cost metric's per-sample mean over the
-    comparable cases rose by more than the bound against the base history **and** the
-    suite test finds the rise beyond noise — the Cost group's criterion
-    (:attr:`gate.policy.suite.SuiteTest.beyond_noise`: one-sided, at half its share of
-    ``alpha_suite``), so the table never calls within noise a rise that failed a gate.
+def relative_gate(
+    gate: GateConfig, evaluation: Evaluation | None, *, max_samples: int = MAX_SAMPLES
+) -> GateOutcome:
+    """A ``max_increase`` gate on a cost metric, against the base history, by the cost
+    test (:mod:`gate.policy.cost`: each case's head samples against its own recorded
+    samples). Three outcomes:
+
+    * **failed** — the typical case's rise per sample is above the bound and the test
+      finds the rise beyond noise (one-sided, at the metric's alpha: the Cost group's
+      criterion, so the table never calls within noise a rise that failed a gate);
+    * **not decided** (passes, and says why and what would decide it) — the typical case's
+      rise is above the bound but within the samples' noise, or the mean per sample rose
+      above the bound while the typical case did not (a few cases drove it);
+    * **passed** — neither figure is above the bound.
+
     Without a comparable base history, or with no case valued on both sides, it is not
-    checked (it passes, and says so)."""
+    checked (it passes, and says so). ``max_samples``: the most head samples per case
+    "what would decide it" may ask for."""
     assert gate.max_increase is not None
     bound = gate.max_increase
     label = gate_label(gate.metric, gate.slice)
-    test = None
-    if evaluation is not None:
-        test = next(
-            (
-                t
-                for t in evaluation.suite
-                if t.name == gate.metric and t.slice == gate.slice and t.max_increase is not None
-            ),
-            None,
-        )
+    test = evaluation.cost_test(gate.metric, gate.slice) if evaluation is not None else None
 
-    def unchecked(why: str) -> GateOutcome:
+    def outcome(
+        value: float | None,
+        passed: bool,
+        reason: str,
+        *,
+        not_checked: bool = False,
+        undecided: bool = False,
+    ) -> GateOutcome:
         return GateOutcome(
             metric=gate.metric,
             slice=gate.slice,
             op=GateOp.MAX_INCREASE,
             threshold=bound,
-            value=None,
-            passed=True,
-            not_checked=True,
-            reason=f"{label}: max_increase {bound:.0%} not checked — {why}",
+            value=value,
+            passed=passed,
+            reason=reason,
+            not_checked=not_checked,
+            undecided=undecided,
         )
 
     if test is None:
-        return unchecked("no comparable base history (it compares with the base history)")
-    if test.cases == 0 or test.base_mean is None or test.head_mean is None:
-        return unchecked(f"no comparable case has {gate.metric} on both sides")
-    rel = test.relative
-    change = test.change or 0.0
-    over = change > 0 if rel is None else rel > bound + EPS
-    # The Cost group's own criterion (each one-sided test at half of alpha), so a gate
-    # never fails beside a change the table calls within noise.
-    significant = change > 0 and test.beyond_noise
-    passed = not (over and significant)
-    half = test.alpha / 2
-    shown = "from 0" if rel is None else f"{rel:+.1%}"
-    reason = (
-        f"{label} {_figure(test.base_mean)} → {_figure(test.head_mean)} per sample ({shown}) "
-        f"over {test.cases} case(s) against the base history, "
-        + ("more than" if over else "within")
-        + f" max_increase {bound:.0%}"
-    )
-    if over:
-        reason += (
-            f", beyond noise (p = {test.p_value:.2g} ≤ {half:.3g})"
-            if significant
-            else f", within noise (p = {test.p_value:.2g} > {half:.3g}): not a block"
+        why = "no comparable base history (it compares with the base history)"
+        return outcome(
+            None, True, f"{label}: max_increase {bound:.0%} not checked — {why}", not_checked=True
         )
-    return GateOutcome(
-        metric=gate.metric,
-        slice=gate.slice,
-        op=GateOp.MAX_INCREASE,
-        threshold=bound,
-        value=rel,
-        passed=passed,
-        reason=reason,
+    ev = test.cost
+    if test.cases == 0 or test.base_mean is None or test.head_mean is None or ev is None:
+        why = (
+            f"no comparable case has {gate.metric} on both sides (the base history records "
+            "each sample's usage from this release on)"
+        )
+        return outcome(
+            None, True, f"{label}: max_increase {bound:.0%} not checked — {why}", not_checked=True
+        )
+    typical = ev.typical if ev.typical is not None else 0.0
+    mean = test.relative
+    change = test.change or 0.0
+    typical_over = typical > bound + EPS
+    mean_over = change > 0 if mean is None else mean > bound + EPS
+    rise = ev.typical_p_rise <= test.alpha
+    shown = "from 0" if mean is None else f"{mean:+.1%}"
+    reason = (
+        f"{label} {_figure(test.base_mean)} → {_figure(test.head_mean)} per sample ({shown}), "
+        f"the typical case {typical:+.1%}, over {test.cases} case(s) against the base history"
     )
+    p = _p(ev.typical_p_rise)
+    if typical_over and rise:
+        return outcome(
+            typical,
+            False,
+            f"{reason}: more than max_increase {bound:.0%}, beyond noise ({p} ≤ {test.alpha:.3g})",
+        )
+    if typical_over:
+        need = samples_to_decide(ev, test.alpha, max_samples)
+        decides = (
+            f"{need} samples per case (`samples: {need}`) would decide it if the rise holds"
+            if need is not None
+            else "a longer base history would decide it (each base run adds to it)"
+        )
+        return outcome(
+            typical,
+            True,
+            f"{reason}: above max_increase {bound:.0%} but within the samples' noise "
+            f"({p} > {test.alpha:.3g}) — not decided; {decides}",
+            undecided=True,
+        )
+    if mean_over:
+        few = ", ".join(ev.drivers) or "a few cases"
+        return outcome(
+            typical,
+            True,
+            f"{reason}: the mean per sample is above max_increase {bound:.0%}, the typical "
+            f"case is not — the rise comes from a few cases ({few}): not decided; more "
+            "samples per case would show whether their rise is more than their own noise",
+            undecided=True,
+        )
+    return outcome(typical, True, f"{reason}: within max_increase {bound:.0%}")
+
+
+def _p(p: float) -> str:
+    """``p = 0.0031``, in two significant digits; below 0.0001, ``p < 0.0001``."""
+    return "p < 0.0001" if p < 1e-4 else f"p = {p:.2g}"
 
 
 def _figure(v: float) -> str:

@@ -12,7 +12,9 @@ One way through, each stage in its own module:
 3. **per-case tests** (:mod:`gate.policy.casetest`): e-values, e-BH over the comparable
    cases at α_case, the minimum practical effect, each case's outcome;
 4. **suite tests** (:mod:`gate.policy.suite`): the pass rate and every gated metric, on
-   the initial samples, at α_suite shared equally between them;
+   the initial samples, at α_suite shared equally between them; a cost metric (tokens,
+   steps, calls, money) by the cost test (:mod:`gate.policy.cost`), each case's head
+   samples against the values its history recorded;
 5. **flakiness** (:mod:`gate.policy.flakiness`): head flakier than its history, at
    α_flaky; the optional absolute ceiling.
 
@@ -53,6 +55,7 @@ from gate.policy.sequential import (
     CaseStatus,
     PlanCase,
     SequentialParams,
+    can_decide,
     plan_round,
     seed_plan,
     status,
@@ -60,7 +63,9 @@ from gate.policy.sequential import (
 from gate.policy.suite import (
     SUITE_MIN_EFFECT,
     Better,
+    Method,
     SuiteTest,
+    cost_suite_test,
     metric_test,
     pass_rate_test,
 )
@@ -124,6 +129,14 @@ class HeadCase:
     extra: tuple[Sample, ...] = ()
     setup: str | None = None
     """The setup the case ran under (:func:`gate.policy.history.setup_hash`)."""
+    legacy_setup: str | None = None
+    """The same setup hashed the previous release's way (a history it recorded)."""
+
+    def run(self) -> CaseRun:
+        """This case as a history run without counts (what its setups match)."""
+        return CaseRun(
+            self.case_id, self.case_hash, 0, 0, setup=self.setup, legacy_setup=self.legacy_setup
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +155,9 @@ class GatedMetric:
     max_increase: float | None = None
     slice: str | None = None
     cases: frozenset[str] | None = None
+    cost: bool = False
+    """A cost metric (tokens, steps, calls, money): tested by the cost test, and its
+    sample values kept in the history."""
 
 
 Sampler = Callable[[Mapping[str, int]], Mapping[str, Sequence[Sample]]]
@@ -175,6 +191,10 @@ class Spend:
     held_back: int = 0
     """Undecided cases that got no extra samples because a hard failure of theirs
     already fails the gate."""
+    undecidable: int = 0
+    """Undecided cases that got no extra samples because none could decide them: even a
+    total failure would not be significant against their short history
+    (:func:`gate.policy.sequential.can_decide`)."""
     saved: int = 0
     """Extra samples those cases could have taken under the caps (an upper bound of what
     holding them back saved)."""
@@ -201,6 +221,20 @@ class Evaluation:
     """Every head sample per case, initial first."""
     held_back: frozenset[str] = frozenset()
     """Cases that got no extra samples because a hard failure of theirs fails the gate."""
+    undecidable: frozenset[str] = frozenset()
+    """Undecided cases that got no extra samples because none could decide them (their
+    history is too short: :func:`gate.policy.sequential.can_decide`)."""
+
+    def cost_test(self, metric: str, slice_: str | None = None) -> SuiteTest | None:
+        """The cost test of a cost metric (on the slice of a gate that names one)."""
+        return next(
+            (
+                t
+                for t in self.suite
+                if t.name == metric and t.slice == slice_ and t.method is Method.STRATIFIED
+            ),
+            None,
+        )
 
     def outcome(self, case_id: str) -> CaseOutcome:
         for c in self.cases:
@@ -215,7 +249,7 @@ def kept(history: BaseHistory | None, case: HeadCase) -> int:
     prior = history.cases.get(case.case_id) if history is not None else None
     if prior is None or prior.case_hash != case.case_hash:
         return 0
-    if prior.setup is not None and case.setup is not None and prior.setup != case.setup:
+    if not case.run().same_setup(prior.setup):
         return 0
     return prior.samples
 
@@ -290,12 +324,20 @@ def evaluate(
     seeded = take(seeding) if seeding else 0
 
     # A case whose sample broke a hard rule fails the gate whatever more samples show:
-    # it gets no extra samples (its test runs on the samples it has).
+    # it gets no extra samples (its test runs on the samples it has); nor does a case
+    # that no number of them could decide (its history is too short).
     held: set[str] = {i for i in comparable if any(x.hard for x in samples[i])}
+    most = {i: min(seq.max_per_case, len(samples[i]) + cap) for i in comparable}
+    futile: set[str] = {
+        i
+        for i in comparable
+        if not can_decide(base[i], most=most[i], log_bound=log_bound, min_effect=p.min_effect)
+    }
     needed = sum(
         1
         for i in comparable
         if i not in held
+        and i not in futile
         and status(base[i], _counts(samples[i]), log_bound=log_bound, params=seq)
         is CaseStatus.SAMPLING
     )
@@ -306,7 +348,11 @@ def evaluate(
         held |= {i for i in comparable if any(x.hard for x in samples[i])}
         plan = plan_round(
             rounds,
-            [PlanCase(i, base[i], _counts(samples[i])) for i in comparable if i not in held],
+            [
+                PlanCase(i, base[i], _counts(samples[i]))
+                for i in comparable
+                if i not in held and i not in futile
+            ],
             log_bound=log_bound,
             extra_spent=spent,
             cap=cap,
@@ -324,6 +370,7 @@ def evaluate(
     }
     held |= {i for i in comparable if any(x.hard for x in samples[i])}
     held_undecided = [i for i in comparable if i in held and still[i]]
+    futile_undecided = [i for i in comparable if i in futile and i not in held and still[i]]
     saved = min(
         max(0, cap - spent),
         sum(max(0, seq.max_per_case - len(samples[i])) for i in held_undecided),
@@ -354,14 +401,24 @@ def evaluate(
         )
     ]
     for g in gated:
-        pairs: list[tuple[MetricSums, Sequence[float | None]]] = []
-        for i in comparable:
-            if g.cases is not None and i not in g.cases:
-                continue
-            h = found[i][1]
-            assert h is not None
-            pairs.append((h.metric(g.name), [s.metrics.get(g.name) for s in initial[i]]))
-        t = metric_test(g.name, g.better, pairs, alpha=alpha_each, min_effect=p.suite_min_effect)
+        scope = [i for i in comparable if g.cases is None or i in g.cases]
+        if g.cost:
+            t = cost_suite_test(
+                g.name,
+                [
+                    (i, _history(found, i).values(g.name), _values(initial[i], g.name))
+                    for i in scope
+                ],
+                alpha=alpha_each,
+            )
+        else:
+            pairs = [
+                (_history(found, i).metric(g.name), [s.metrics.get(g.name) for s in initial[i]])
+                for i in scope
+            ]
+            t = metric_test(
+                g.name, g.better, pairs, alpha=alpha_each, min_effect=p.suite_min_effect
+            )
         if not g.gated or g.max_increase is not None:
             t = dataclasses.replace(t, blocked=False, reported=not g.gated)
         suite.append(dataclasses.replace(t, slice=g.slice, max_increase=g.max_increase))
@@ -405,23 +462,42 @@ def evaluate(
             seed=seeded,
             seeded=len(seeding),
             held_back=len(held_undecided),
+            undecidable=len(futile_undecided),
             saved=saved,
             needed=needed,
             sampled=len(sampled),
         ),
         samples={i: tuple(v) for i, v in samples.items()},
         held_back=frozenset(held),
+        undecidable=frozenset(futile_undecided),
     )
 
 
-def case_runs(head: Sequence[HeadCase], evaluation: Evaluation) -> list[CaseRun]:
+def _history(
+    found: Mapping[str, tuple[Comparability, CaseHistory | None]], case_id: str
+) -> CaseHistory:
+    h = found[case_id][1]
+    assert h is not None, f"{case_id} is comparable: it has a history"
+    return h
+
+
+def _values(samples: Sequence[Sample], name: str) -> tuple[float, ...]:
+    """The samples' values of a metric, n/a left out."""
+    return tuple(v for s in samples if (v := s.metrics.get(name)) is not None)
+
+
+def case_runs(
+    head: Sequence[HeadCase], evaluation: Evaluation, gated: Sequence[GatedMetric] = ()
+) -> list[CaseRun]:
     """What a baseline refresh appends to the history: every sample this run took of each
-    case (initial and extra), with the metrics' sums."""
+    case (initial and extra), with the metrics' sums and the cost metrics' values."""
+    costs = {g.name for g in gated if g.cost}
     out: list[CaseRun] = []
     for c in head:
         got = evaluation.samples[c.case_id]
         names = sorted({k for s in got for k in s.metrics})
         sums = {n: MetricSums.of(s.metrics.get(n) for s in got) for n in names}
+        values = {n: _values(got, n) for n in names if n in costs}
         out.append(
             CaseRun(
                 c.case_id,
@@ -430,6 +506,8 @@ def case_runs(head: Sequence[HeadCase], evaluation: Evaluation) -> list[CaseRun]
                 len(got),
                 {n: v for n, v in sums.items() if v.n},  # a metric n/a throughout: nothing
                 c.setup,
+                {n: v for n, v in values.items() if v},
+                c.legacy_setup,
             )
         )
     return out

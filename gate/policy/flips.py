@@ -9,7 +9,11 @@ rejected them), with δ the minimum practical effect:
 * ``regression`` — significant (e-BH over the run's comparable cases), fell by ≥ δ;
 * ``fix`` — significant, rose by ≥ δ;
 * ``likely_regression`` — fell by ≥ δ and the evidence points that way (E > 1: the data
-  favour a drop over the best "no drop"), not significant yet;
+  favour a drop over the best "no drop"), not significant yet; and, with any base
+  history, a case that broke a hard rule on head (a must-not-call, argument-scope or
+  required-step violation) and passes less often than its history: the gate fails on it
+  whatever the counts say, and it is never hidden among the noise — against one base
+  sample as against thirty-six, the same kind and the same words;
 * ``likely_fix`` — the mirror image;
 * ``noise`` — any other change of the pass rate (within noise, or significant but
   below δ);
@@ -31,8 +35,11 @@ from gate.policy.casetest import MIN_EFFECT, CaseOutcome, CaseVerdict
 from gate.policy.engine import EngineParams, Evaluation
 
 
-def flip_kind(v: CaseVerdict, *, min_effect: float = MIN_EFFECT) -> FlipKind | None:
-    """The kind of one case's change (module doc); ``None``: no flip."""
+def flip_kind(
+    v: CaseVerdict, *, min_effect: float = MIN_EFFECT, hard: bool = False
+) -> FlipKind | None:
+    """The kind of one case's change (module doc); ``None``: no flip. ``hard``: a head
+    sample of the case broke a hard rule."""
     match v.outcome:
         case CaseOutcome.REGRESSED:
             return FlipKind.REGRESSION
@@ -48,6 +55,8 @@ def flip_kind(v: CaseVerdict, *, min_effect: float = MIN_EFFECT) -> FlipKind | N
     if v.head.passes * v.base.samples == v.base.passes * v.head.samples:
         return None
     change = v.change if v.change is not None else 0.0
+    if hard and change < 0:
+        return FlipKind.LIKELY_REGRESSION
     if -change >= min_effect - 1e-12 and (v.log_e_worse or 0.0) > 0.0:
         return FlipKind.LIKELY_REGRESSION
     if change >= min_effect - 1e-12 and (v.log_e_better or 0.0) > 0.0:
@@ -55,17 +64,22 @@ def flip_kind(v: CaseVerdict, *, min_effect: float = MIN_EFFECT) -> FlipKind | N
     return FlipKind.NOISE
 
 
+HARD_BECAUSE = "it broke a hard rule, which fails the gate whatever more samples show"
+"""Why a case that broke a hard rule is a likely regression, not a significant one: the
+same words whatever the depth of its history."""
+
+
 def because(v: CaseVerdict, *, min_history: int, held_back: bool, tested: int) -> str:
-    """Why a likely regression or fix is not significant yet, in words: the history is
-    shorter than ``min_history``, the case was not sampled further (its hard failure
-    already fails the gate), the sampling cap stopped it, or the evidence is short of
-    the threshold for this many cases."""
+    """Why a likely regression or fix is not significant yet, in words: the case broke a
+    hard rule (``held_back``: it is not sampled further, the gate fails on it), the
+    history is shorter than ``min_history``, the sampling cap stopped it, or the evidence
+    is short of the threshold for this many cases."""
     assert v.base is not None
+    if held_back and (v.change or 0.0) < 0:
+        return HARD_BECAUSE
     if v.base.samples < min_history:
         n = v.base.samples
         return f"only {n} base sample{'' if n == 1 else 's'} (the history is short)"
-    if held_back:
-        return "not sampled further: its hard failure already fails the gate"
     if v.outcome is CaseOutcome.UNDECIDED:
         return "the sampling cap stopped it"
     p = v.p_worse if (v.change or 0.0) < 0 else v.p_better
@@ -81,11 +95,11 @@ def case_flips(
     held_back: Collection[str] = (),
 ) -> dict[str, CaseFlip]:
     """Case id → its flip, for every comparable case whose pass rate moved (module doc),
-    in the order of ``verdicts``."""
+    in the order of ``verdicts``; ``held_back``: the cases with a hard failure on head."""
     tested = sum(1 for v in verdicts if v.outcome is not CaseOutcome.NOT_COMPARABLE)
     out: dict[str, CaseFlip] = {}
     for v in verdicts:
-        kind = flip_kind(v, min_effect=min_effect)
+        kind = flip_kind(v, min_effect=min_effect, hard=v.case_id in held_back)
         if kind is None:
             continue
         assert v.base is not None

@@ -7,9 +7,11 @@ wide, so a noisier model cannot sneak through on a lucky mean.
   [0, 1] scale) the std over samples of its dataset-level value
   (``MetricStat.std``: the value computed from sample 0 alone, from sample 1 alone, …;
   sample std, ddof=1). The guard fails when the largest exceeds ``max_std``.
-* ``max_flaky_share`` — flaky cases (0 < pass rate < 1) ÷ cases. The guard fails when
-  the share exceeds ``max_flaky_share``. Unlike the std of a dataset mean, which shrinks
-  as the dataset grows, the flaky share measures per-case noise at any dataset size.
+* ``max_flaky_share`` — flaky cases (0 < pass rate < 1 over the case's initial samples:
+  extra samples, which a run takes where a case looked bad, never move it) ÷ cases. The
+  guard fails when the share exceeds ``max_flaky_share``. Unlike the std of a dataset
+  mean, which shrinks as the dataset grows, the flaky share measures per-case noise at
+  any dataset size.
 
 With fewer than 2 samples per case neither figure exists: a configured guard then fails
 with a "no data" reason (a guard that cannot look must not pass silently). Comparisons
@@ -19,11 +21,18 @@ allow 1e-9 for floating-point rounding.
 from __future__ import annotations
 
 from gate.config import Config
-from gate.model import SuiteStats, VarianceOutcome
+from gate.model import CaseStats, SuiteStats, VarianceOutcome
 from gate.scorers.registry import COST_METRICS
 
 EPS = 1e-9
 CASE_PASSED = "case_passed"
+
+
+def _initial_counts(c: CaseStats) -> str:
+    """``1/3``: passed of the case's initial samples."""
+    if c.initial_pass_rate is None or c.initial_samples is None:
+        return f"{round(c.pass_rate * c.samples)}/{c.samples}"
+    return f"{round(c.initial_pass_rate * c.initial_samples)}/{c.initial_samples}"
 
 
 def _label(metric: str, slice_: str | None) -> str:
@@ -54,7 +63,7 @@ def check_variance(results: SuiteStats, config: Config | None) -> VarianceOutcom
     max_std = config.variance.max_std if config is not None else None
     max_flaky = config.variance.max_flaky_share if config is not None else None
     cases = len(results.cases)
-    flaky = [c for c in results.cases if c.flaky]
+    flaky = [c for c in results.cases if c.initially_flaky]
     share = len(flaky) / cases if cases else 0.0
     stds = watched_stds(results, config)
     known = {k: v for k, v in stds.items() if v is not None}
@@ -91,9 +100,7 @@ def check_variance(results: SuiteStats, config: Config | None) -> VarianceOutcom
             )
         elif share > max_flaky + EPS:
             passed = False
-            shown = ", ".join(
-                f"{c.id} ({round(c.pass_rate * c.samples)}/{c.samples})" for c in flaky[:5]
-            )
+            shown = ", ".join(f"{c.id} ({_initial_counts(c)})" for c in flaky[:5])
             more = f", … (+{len(flaky) - 5} more)" if len(flaky) > 5 else ""
             reasons.append(
                 f"flaky share {share:.3f} > {max_flaky:.3f} (max_flaky_share) — "

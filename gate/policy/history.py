@@ -75,11 +75,14 @@ class MetricSums:
 
 @dataclass(frozen=True, slots=True)
 class HistoryEntry:
-    """One base run's contribution to a case's history."""
+    """One base run's contribution to a case's history: its counts, per gated metric the
+    sums, and per cost metric the samples' values (what the cost test ranks the head's
+    samples among: :mod:`gate.policy.cost`; absent in histories of earlier releases)."""
 
     passes: int
     samples: int
     metrics: Mapping[str, MetricSums] = field(default_factory=dict)
+    values: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not 0 <= self.passes <= self.samples:
@@ -118,6 +121,11 @@ class CaseHistory:
                 out = out + got
         return out
 
+    def values(self, name: str) -> tuple[float, ...]:
+        """The metric's recorded sample values over the entries that recorded them,
+        oldest first."""
+        return tuple(v for e in self.entries for v in e.values.get(name, ()))
+
 
 @dataclass(frozen=True, slots=True)
 class CaseRun:
@@ -130,9 +138,18 @@ class CaseRun:
     metrics: Mapping[str, MetricSums] = field(default_factory=dict)
     setup: str | None = None
     """The setup the run was made under (:func:`setup_hash`)."""
+    values: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    """Per cost metric, the samples' values (:attr:`HistoryEntry.values`)."""
+    legacy_setup: str | None = None
+    """The same setup hashed as the previous release did (:data:`LEGACY_IDENTITY_KEYS`)."""
+
+    def same_setup(self, recorded: str | None) -> bool:
+        """Whether a history recorded under ``recorded`` describes this run's setup (a
+        history of an earlier release: its setup hashed the previous way, or none)."""
+        return recorded is None or self.setup is None or recorded in (self.setup, self.legacy_setup)
 
     def entry(self) -> HistoryEntry:
-        return HistoryEntry(self.passes, self.samples, self.metrics)
+        return HistoryEntry(self.passes, self.samples, self.metrics, self.values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,16 +199,40 @@ def legacy_case_hash(
     return hashlib.sha256(canonical(doc).encode()).hexdigest()
 
 
-IDENTITY_KEYS = ("kind", "model", "base_url", "temperature", "params", "system_prompt_sha256")
-"""What of an agent's description (``results.agent``) identifies the model under test: for
-an endpoint, the model, the endpoint, its sampling settings and the system prompt's
-content; for a program (command, python, mcp, replay), only the kind — its code and its
-command line are what a pull request changes."""
+IDENTITY_KEYS = (
+    "kind",
+    "model",
+    "base_url",
+    "temperature",
+    "params",
+    "system_prompt_sha256",
+    "command",
+    "callable",
+    "path",
+    "env",
+)
+"""What of an agent's description (``results.agent``) identifies the agent under test:
+for an endpoint, the model, the endpoint, its sampling settings and the system prompt's
+content; for a program (command, python, mcp), its command line (or callable and import
+path), the environment the config gives it (``agent.env``) and the model the config
+declares (``agent.model``). Its code is what a pull request changes, and no hash sees it;
+a model chosen in a file the program reads is seen through a declared ``agent.model``."""
+
+LEGACY_IDENTITY_KEYS = (
+    "kind",
+    "model",
+    "base_url",
+    "temperature",
+    "params",
+    "system_prompt_sha256",
+)
+"""The identity keys of the previous release (a program's kind alone): a history recorded
+under them is the same setup as a run whose legacy setup hash matches, once."""
 
 
-def agent_identity(agent: Mapping[str, Any]) -> dict[str, Any]:
+def agent_identity(agent: Mapping[str, Any], keys: Sequence[str] = IDENTITY_KEYS) -> dict[str, Any]:
     """The identity keys of an agent's description."""
-    return {k: agent[k] for k in IDENTITY_KEYS if k in agent}
+    return {k: agent[k] for k in keys if k in agent}
 
 
 def setup_hash(*, agent: Mapping[str, Any], tools: Mapping[str, Any]) -> str:
@@ -245,10 +286,7 @@ def extend(
         if r.case_id in out:
             raise ValueError(f"case {r.case_id!r} appears twice in one run")
         prior = history.cases.get(r.case_id) if history is not None else None
-        same_setup = prior is not None and (
-            prior.setup is None or r.setup is None or prior.setup == r.setup
-        )
-        if prior is not None and prior.case_hash == r.case_hash and same_setup:
+        if prior is not None and prior.case_hash == r.case_hash and r.same_setup(prior.setup):
             entries = trim((*prior.entries, r.entry()), size)
         else:
             entries = (r.entry(),)

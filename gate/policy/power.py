@@ -27,7 +27,7 @@ import numpy as np
 
 from gate.policy.casetest import CaseOutcome, Counts, Direction, log_evalue
 from gate.policy.engine import EngineParams, Evaluation
-from gate.policy.sequential import CaseStatus, status
+from gate.policy.sequential import CaseStatus, can_decide, status
 from gate.policy.suite import PSI_GRID
 
 POWER = 0.8
@@ -201,6 +201,10 @@ class Detectability:
     suite_drop: float | None
     """Smallest drop of the suite pass rate caught with probability 0.8."""
     min_history: int = 0
+    decidable_from: int | None = None
+    """The shortest history (of an always-passing case) against which a case that now
+    fails every sample could be decided with the samples this run could give it (``None``:
+    not within ``min_history``)."""
 
 
 def detectability(
@@ -249,8 +253,31 @@ def detectability(
         alpha=params.alpha_suite / (1 + gated_metrics),
         min_effect=params.suite_min_effect,
     )
+    most = min(seq.max_per_case, seq.initial + (share if share_or_none is not None else limit))
+    decidable = next(
+        (
+            n
+            for n in range(1, max(seq.min_history, 1) + 1)
+            if m
+            and can_decide(
+                Counts(n, n),
+                most=most,
+                log_bound=math.log(m / params.alpha_case),
+                min_effect=params.min_effect,
+            )
+        ),
+        None,
+    )
     return Detectability(
-        tuple(stable), broken, half, drop, share_or_none, needed, suite, seq.min_history
+        tuple(stable),
+        broken,
+        half,
+        drop,
+        share_or_none,
+        needed,
+        suite,
+        seq.min_history,
+        decidable,
     )
 
 
@@ -285,29 +312,56 @@ def _depths(depths: Sequence[int]) -> str:
     return f"{lo}–{hi} base samples, median {depths[len(depths) // 2]}"
 
 
+def _rates(detect: Detectability) -> str:
+    """ "100 % when it now always fails, and 61 % when it fails half the time, and 80 %
+    when it fails 1 time in 3": what a case that always passed is caught with."""
+    assert detect.stable_broken is not None
+    rates = [f"{pct(detect.stable_broken)} when it now always fails"]
+    if detect.stable_half is not None:
+        rates.append(
+            f"{pct(detect.stable_half)} when it fails half the time"
+            if detect.stable_half > 1e-12
+            else "never when it fails half the time"
+        )
+    if detect.stable_drop is not None and detect.stable_drop < 1.0:
+        rates.append(f"80 % when it fails {_times(detect.stable_drop)}")
+    return rates[0] if len(rates) == 1 else ", ".join(rates[:-1]) + ", and " + rates[-1]
+
+
+def _seeding(detect: Detectability) -> str:
+    """What history would let a case be decided, and how to get it."""
+    if detect.decidable_from is None:
+        return "toolgate check --base-run seeds a longer one"
+    return (
+        f"from {detect.decidable_from} base samples on it could be, and toolgate check "
+        f"--base-run seeds {detect.min_history}"
+    )
+
+
 def sentences(evaluation: Evaluation, detect: Detectability) -> list[str]:
     """The comment's paragraph on power and spend, one sentence per item: every
     probability is for this run's histories and its cap as its cases shared it."""
     out: list[str] = []
     if detect.stable_depths and detect.stable_broken is not None:
-        shared = (
-            f" (extra samples shared by the {detect.needed} cases that needed them: up to "
-            f"{detect.share} each)"
-            if detect.share is not None and detect.needed > 1
-            else ""
-        )
-        rates = [f"{pct(detect.stable_broken)} when it now always fails"]
-        if detect.stable_half is not None:
-            rates.append(f"{pct(detect.stable_half)} when it fails half the time")
-        if detect.stable_drop is not None and detect.stable_drop < 1.0:
-            rates.append(f"80 % when it fails {_times(detect.stable_drop)}")
-        listed = rates[0] if len(rates) == 1 else ", ".join(rates[:-1]) + ", and " + rates[-1]
-        unless = " and breaks without a hard failure" if evaluation.spend.held_back else ""
-        line = (
-            f"A case that always passed ({_depths(detect.stable_depths)}){unless} is caught "
-            f"in this run with {listed}{shared}"
-        )
-        out.append(line + ".")
+        shown = _depths(detect.stable_depths)
+        if detect.stable_broken <= 1e-12:
+            out.append(
+                f"No case that always passed ({shown}) can be caught in this run: "
+                "against so short a history even one that now fails every sample is not "
+                f"significant — {_seeding(detect)}."
+            )
+        else:
+            shared = (
+                f" (extra samples shared by the {detect.needed} cases that needed them: up "
+                f"to {detect.share} each)"
+                if detect.share is not None and detect.needed > 1
+                else ""
+            )
+            unless = " and breaks without a hard failure" if evaluation.spend.held_back else ""
+            out.append(
+                f"A case that always passed ({shown}){unless} is caught in this run with "
+                f"{_rates(detect)}{shared}."
+            )
     if detect.suite_drop is not None:
         out.append(
             f"A suite-wide drop of the pass rate by {detect.suite_drop * 100:.0f} points would be "
@@ -324,23 +378,46 @@ def sentences(evaluation: Evaluation, detect: Detectability) -> list[str]:
     if sp.extra:
         parts.append(f"{sp.extra} extra on {sp.sampled} undecided case(s) (at most {sp.cap})")
     elif not sp.seed:
-        parts.append("no extra samples (no case was undecided)")
+        if not sp.undecided:
+            parts.append("no extra samples (no case was undecided)")
+        elif sp.cap == 0:
+            parts.append("no extra samples (none allowed)")
+        else:
+            parts.append("no extra samples")
     out.append(f"This run spent {sp.total} samples: {', '.join(parts)}.")
     if sp.held_back:
         out.append(
             f"{sp.held_back} undecided case(s) with a hard failure got no extra samples (the "
             f"hard failure already fails the gate; up to {sp.saved} samples saved)."
         )
+    futile = [c.case_id for c in evaluation.cases if c.case_id in evaluation.undecidable]
+    if futile:
+        depths = sorted(
+            c.base.samples
+            for c in evaluation.cases
+            if c.case_id in evaluation.undecidable and c.base
+        )
+        lo, hi = depths[0], depths[-1]
+        history = f"{lo}" if lo == hi else f"{lo}–{hi}"
+        out.append(
+            f"{len(futile)} undecided case(s) got no extra samples because none could decide "
+            f"them ({_shown(futile)}): against {history} base sample{'' if hi == 1 else 's'} "
+            f"even a case that now fails every sample is not significant — {_seeding(detect)}."
+        )
     undecided = [
         c.case_id
         for c in evaluation.cases
-        if c.outcome is CaseOutcome.UNDECIDED and c.case_id not in evaluation.held_back
+        if c.outcome is CaseOutcome.UNDECIDED
+        and c.case_id not in evaluation.held_back
+        and c.case_id not in evaluation.undecidable
     ]
     if undecided:
-        shown = ", ".join(undecided[:5]) + (
-            f", … (+{len(undecided) - 5})" if len(undecided) > 5 else ""
-        )
         out.append(
-            f"{len(undecided)} case(s) stayed undecided when the sampling cap was reached: {shown}."
+            f"{len(undecided)} case(s) stayed undecided when the sampling cap was reached: "
+            f"{_shown(undecided)}."
         )
     return out
+
+
+def _shown(ids: Sequence[str]) -> str:
+    return ", ".join(ids[:5]) + (f", … (+{len(ids) - 5})" if len(ids) > 5 else "")

@@ -10,16 +10,21 @@ Layer 2 of 3 (score one sample → **reduce over samples** → decide). Definiti
   over the samples where it applied (``None`` = n/a in all of them) and the sample
   standard deviation (ddof=1; only with ≥ 2 values).
 * **dataset level** (and per slice): a metric's value is the mean over cases of per-case
-  means, leaving out cases where it is n/a (``n`` = cases with a value; ``None`` when
-  none). ``std`` is the sample standard deviation over sample indices 0…N−1 of the
-  dataset-level value computed from that sample alone (regular samples only; ``None``
-  with N < 2). ``ci_low``/``ci_high``: a percentile bootstrap 95% interval over cases,
-  seeded by the config's ``seed`` (dataset level only; ``None`` with < 2 cases).
+  means **over each case's initial samples**, leaving out cases where it is n/a (``n`` =
+  cases with a value; ``None`` when none). Extra samples (sequential sampling of an
+  undecided case) serve that case's test only: how many a run took depends on what its
+  first samples showed, so a figure that pooled them would move with the policy's
+  choice — the dataset-level figures, the pass rate of the slices, the pooled ratio and
+  the intervals are the fixed design's, the same with or without them. ``std`` is the
+  sample standard deviation over sample indices 0…N−1 of the dataset-level value
+  computed from that sample alone (``None`` with N < 2). ``ci_low``/``ci_high``: a
+  percentile bootstrap 95% interval over cases, seeded by the config's ``seed`` (dataset
+  level only; ``None`` with < 2 cases).
 * **pooled** ``unnecessary_call_rate`` = Σ calls made on no-tool cases ÷ Σ calls made
-  (tallies ``calls_on_no_tool`` and ``calls``), over every sample of every case in scope:
-  a ratio of sums, never a mean of cases. With no call made at all it is 0.0 (no call was
-  unnecessary); its ``n`` is the number of calls. Per case the same ratio over the case's
-  samples.
+  (tallies ``calls_on_no_tool`` and ``calls``), over every initial sample of every case
+  in scope: a ratio of sums, never a mean of cases. With no call made at all it is 0.0
+  (no call was unnecessary); its ``n`` is the number of calls. Per case the same ratio
+  over all the case's samples.
 * ``case_passed`` is always taken from each sample's ``passed`` flag (1.0 / 0.0).
 * **slices**: ``difficulty=<d>``, ``tag=<t>``, ``no_tool=true|false`` (``expected_no_tool``),
   ``must_not_call=true|false`` (the case lists must-not-call tools); empty slices are left out.
@@ -128,6 +133,8 @@ def reduce(table: SampleTable, header: RunHeader, *, seed: int, max_extra: int) 
             mean=np.concatenate([reduced.case.mean, reduced.case_pooled[:, None]], axis=1),
             std=reduced.case.std,
             pass_rate=reduced.case_pass_rate,
+            initial_pass_rate=reduced.regular_pass_rate,
+            initial_samples=reduced.regular_sampled,
             sizes=sizes if reduced.case_sampled is None else reduced.case_sampled,
             extras=n_extra,
             tools=table.called_by_case(),
@@ -220,6 +227,8 @@ class CaseTable(Sequence[CaseStats]):
         mean: stats.Floats,
         std: stats.Floats,
         pass_rate: stats.Floats,
+        initial_pass_rate: stats.Floats,
+        initial_samples: stats.Ints,
         sizes: stats.Ints,
         extras: stats.Ints,
         tools: Sequence[Sequence[str]],
@@ -230,6 +239,8 @@ class CaseTable(Sequence[CaseStats]):
         self._mean = mean
         self._std = std
         self._rate = pass_rate
+        self._initial_rate = initial_pass_rate
+        self._initial_n = initial_samples
         self._sizes = sizes
         self._extras = extras
         self._tools = tools
@@ -286,6 +297,8 @@ class CaseTable(Sequence[CaseStats]):
             scores=scores,
             std=std,
             failed_checks=self._failed[i],
+            initial_pass_rate=float(self._initial_rate[i]),
+            initial_samples=int(self._initial_n[i]),
         )
 
     def __iter__(self) -> Iterator[CaseStats]:
@@ -393,6 +406,8 @@ class Reduced:
     case_pooled: stats.Floats
     case_calls: stats.Floats
     regular_pass_rate: stats.Floats
+    regular_sampled: stats.Ints
+    """Per case, its initial samples that were sampled (not missing)."""
     slice_names: list[str]
     slice_cases: stats.Ints
     slice_mean: stats.Floats
@@ -484,20 +499,23 @@ def reduce_arrays(
         parts.append(_metric_block(split(vals), extra_case, n, ind))
         del vals
     if parts:
-        mean, std, counts, per_s_sum, per_s_n = (
-            np.concatenate([p[i] for p in parts], axis=-1) for i in range(5)
+        mean, std, counts, per_s_sum, per_s_n, initial = (
+            np.concatenate([p[i] for p in parts], axis=-1) for i in range(6)
         )
         del parts  # (cases × metrics each: held once)
     else:
-        mean = std = np.zeros((c, 0))
+        mean = std = initial = np.zeros((c, 0))
         counts = np.zeros((c, 0), dtype=np.int64)
         per_s_sum = per_s_n = np.zeros((len(names), n, 0))
-    mean0 = np.nan_to_num(mean)
     case = stats.GroupStats(mean=mean, std=std, n=counts)
+    # The dataset's and the slices' figures: each case's initial samples (module doc).
+    initial0 = np.nan_to_num(initial)
+    has = ~np.isnan(initial)
 
     passes = p_cube.sum(axis=1, dtype=np.float64)
     case_calls = calls_cube.sum(axis=1)
     case_nt = nt_cube.sum(axis=1)
+    initial_calls, initial_nt = case_calls.copy(), case_nt.copy()
     if extra_case.size:
         np.add.at(passes, extra_case, x_pass.astype(np.float64))
         np.add.at(case_calls, extra_case, x_calls)
@@ -517,32 +535,31 @@ def reduce_arrays(
         p_cube.sum(axis=1, dtype=np.float64) / np.maximum(reg_sampled, 1) if n else np.zeros(c)
     )
 
-    # Whole dataset (slice 0) and every slice (figures rounded to 12 decimals on output,
-    # so the BLAS summation order cannot show).
-    has = counts > 0
+    # Whole dataset (slice 0) and every slice, from the initial samples (figures rounded
+    # to 12 decimals on output, so the BLAS summation order cannot show).
     slice_cases = ind.sum(axis=1).astype(np.int64)
     slice_n = ind @ has.astype(np.float64)
-    slice_mean = stats.safe_divide(ind @ mean0, slice_n)
+    slice_mean = stats.safe_divide(ind @ initial0, slice_n)
     if present is None:
-        slice_pass_rate = stats.safe_divide(ind @ pass_rate, slice_cases)
+        slice_pass_rate = stats.safe_divide(ind @ regular_pass_rate, slice_cases)
     else:  # a case that was not sampled at all has no pass rate
-        was = (sampled > 0).astype(np.float64)
-        slice_pass_rate = stats.safe_divide(ind @ (pass_rate * was), ind @ was)
+        was = (reg_sampled > 0).astype(np.float64)
+        slice_pass_rate = stats.safe_divide(ind @ (regular_pass_rate * was), ind @ was)
     slice_std = _std_over_samples(stats.safe_divide(per_s_sum, per_s_n))
-    pooled_n = ind @ case_calls
-    pooled_mean = stats.pooled_ratio(ind @ case_nt, pooled_n)
+    pooled_n = ind @ initial_calls
+    pooled_mean = stats.pooled_ratio(ind @ initial_nt, pooled_n)
     per_s_pooled = stats.pooled_ratio(ind @ nt_cube, ind @ calls_cube)
     pooled_std = _std_over_samples(per_s_pooled[:, :, None])[:, 0]
 
     # The bootstrap's inputs, cases × (metrics + the pooled one), each written once in
     # place (the per-case means without n/a are not needed after them).
     num = np.empty((c, k + 1))
-    num[:, :k] = mean0
-    num[:, k] = case_nt
-    del mean0
+    num[:, :k] = initial0
+    num[:, k] = initial_nt
+    del initial0
     den = np.empty((c, k + 1))
     den[:, :k] = has
-    den[:, k] = case_calls
+    den[:, k] = initial_calls
     low, high = stats.bootstrap_ratio_ci(num, den, seed=seed)
     del num, den
     return Reduced(
@@ -551,6 +568,7 @@ def reduce_arrays(
         case_pooled=case_pooled,
         case_calls=case_calls,
         regular_pass_rate=regular_pass_rate,
+        regular_sampled=reg_sampled,
         slice_names=names,
         slice_cases=slice_cases,
         slice_mean=slice_mean,
@@ -575,10 +593,11 @@ def _metric_block(
     extra_case: stats.Ints,
     n: int,
     ind: stats.Floats,
-) -> tuple[stats.Floats, stats.Floats, stats.Ints, stats.Floats, stats.Floats]:
+) -> tuple[stats.Floats, stats.Floats, stats.Ints, stats.Floats, stats.Floats, stats.Floats]:
     """For a block of metric columns: per case the mean, the sample std and the count of
-    values over every sample (regular + confirmation), and per slice and regular sample
-    index the sums and counts the dataset-level value of that sample alone is made of."""
+    values over every sample (regular + confirmation), per slice and regular sample
+    index the sums and counts the dataset-level value of that sample alone is made of,
+    and per case the mean over its regular samples alone."""
     cube, x_vals = split_vals
     c = int(cube.shape[0])
     k = int(cube.shape[2])
@@ -588,6 +607,7 @@ def _metric_block(
     x_zero = np.where(x_valid, x_vals, 0.0)
     sums = work.sum(axis=1)
     counts = valid.sum(axis=1, dtype=np.int64)
+    initial = stats.safe_divide(sums, counts)  # before the extra samples join
     if extra_case.size:
         np.add.at(sums, extra_case, x_zero)
         np.add.at(counts, extra_case, x_valid.astype(np.int64))
@@ -610,7 +630,7 @@ def _metric_block(
         x_dev = np.where(x_valid, x_vals - mean0[extra_case], 0.0)
         np.add.at(ss, extra_case, x_dev * x_dev)
     std = np.sqrt(stats.safe_divide(ss, counts - 1))
-    return mean, std, counts, per_s_sum, per_s_n
+    return mean, std, counts, per_s_sum, per_s_n, initial
 
 
 def _std_over_samples(x: stats.Floats) -> stats.Floats:

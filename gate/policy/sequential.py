@@ -24,6 +24,14 @@ depends on them) and 0.5 on a base run (which mostly extends the history), so a 
 request and the base run before it spend at most ``2 × initial + 2`` samples per case
 together: 6 with the defaults. The last case served may get fewer than the batch.
 
+**Only where they can decide** (:func:`can_decide`): a case gets extra samples only when
+its test could reach a decision with them — were it now failing every sample, the
+samples it can get (up to ``max_per_case``, within the run's cap) would make it
+regressed. Its power against that total failure is 0 or 1 (every sample fails: there is
+no chance in it), and the floor is 1: with a base history too short for even a total
+failure to be significant (1 or 2 samples with the default α), no number of extra
+samples can decide anything, and none are spent.
+
 Why this is valid however often it is checked: every case's e-value is an e-process
 (Ville's inequality holds at any stopping time), so looking after every round, stopping
 a case for futility, or being stopped by a cap can only make rejections rarer. The
@@ -109,6 +117,15 @@ def log_futility(base: Counts, head: Counts, effect: float) -> float:
     if q <= 0:
         return math.inf
     return head.passes * math.log(pb / q) + head.failures * math.log((1 - pb) / (1 - q))
+
+
+def can_decide(base: Counts, *, most: int, log_bound: float, min_effect: float) -> bool:
+    """Whether the case's test could decide it with ``most`` head samples in all (module
+    doc): a head that failed every one of them would be regressed — its e-value at
+    ``log_bound`` and its drop at least ``min_effect``."""
+    if base.samples == 0 or (base.rate or 0.0) < min_effect - 1e-12:
+        return False
+    return log_evalue(base, Counts(0, most), Direction.WORSE) >= log_bound
 
 
 def status(base: Counts, head: Counts, *, log_bound: float, params: SequentialParams) -> CaseStatus:

@@ -36,6 +36,11 @@ s_d the standard deviation of the d_c: the cluster-robust (CR1) standard error w
 cases as clusters, which makes no assumption about how the samples inside a case
 depend on each other. One-sided p-value from Student's t with C − 1 degrees of freedom.
 
+**Cost metrics: the cost test** (:func:`cost_suite_test`, :mod:`gate.policy.cost`): each
+case's head samples against the values its history recorded, the noise being how much a
+case's own samples vary; it never blocks by itself (a ``max_increase`` gate decides with
+it, ``gate.policy.decide.relative_gate``).
+
 Both block only when the estimated change in the bad direction is at least
 :data:`SUITE_MIN_EFFECT` (2 points), so a negligible but consistent shift on a
 deterministic suite does not block; the thresholds in ``gates:`` still bound the level.
@@ -49,6 +54,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gate.policy.casetest import Counts
+from gate.policy.cost import CostCase, CostEvidence, cost_test
 from gate.policy.history import MetricSums
 
 PSI_GRID = (1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0)
@@ -67,6 +73,7 @@ class Better(enum.StrEnum):
 class Method(enum.StrEnum):
     EXACT_CONDITIONAL = "exact stratified conditional test (cases as strata)"
     CLUSTERED_T = "paired t-test, standard error clustered by case"
+    STRATIFIED = "stratified permutation test of each case's samples against its history"
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +104,8 @@ class SuiteTest:
     """The relative bound of a ``max_increase`` gate on this cost metric."""
     reported: bool = False
     """A cost metric only reported (the Cost group): it blocks nothing."""
+    cost: CostEvidence | None = None
+    """The cost test's evidence (:data:`Method.STRATIFIED` only)."""
 
     @property
     def relative(self) -> float | None:
@@ -107,11 +116,26 @@ class SuiteTest:
         return self.change / self.base_mean
 
     @property
+    def p_rise(self) -> float:
+        """One-sided p-value of a rise of the metric."""
+        return self.p_value if self.better is Better.LOWER else 1.0 - self.p_value
+
+    @property
+    def p_fall(self) -> float:
+        """One-sided p-value of a fall of the metric."""
+        if self.cost is not None:
+            return self.cost.p_fall
+        return 1.0 - self.p_rise
+
+    @property
     def beyond_noise(self) -> bool:
-        """The change is significant one way or the other (each one-sided test at half
-        of alpha: a rise and a fall are both news)."""
+        """The change of the means is significant in its direction: for a cost metric,
+        the one-sided test of a rise (of a fall) at alpha (:mod:`gate.policy.cost`: the
+        mean per sample's test); for another metric, each at half of alpha."""
         if self.change is None or self.cases == 0 or abs(self.change) < 1e-12:
             return False
+        if self.cost is not None:
+            return (self.p_rise if self.change > 0 else self.p_fall) <= self.alpha
         return min(self.p_value, 1.0 - self.p_value) <= self.alpha / 2
 
 
@@ -243,6 +267,32 @@ def metric_test(
         p,
         alpha,
         blocked,
+    )
+
+
+def cost_suite_test(
+    name: str,
+    cases: Sequence[tuple[str, Sequence[float], Sequence[float]]],
+    *,
+    alpha: float,
+) -> SuiteTest:
+    """The cost test of one cost metric over (case id, the history's recorded values, the
+    initial head values) per comparable case (:func:`gate.policy.cost.cost_test`): lower
+    is better, ``p_value`` is the rise's; it blocks nothing by itself."""
+    got = cost_test(name, [CostCase(cid, b, h) for cid, b, h in cases])
+    return SuiteTest(
+        name,
+        Method.STRATIFIED,
+        Better.LOWER,
+        got.cases,
+        got.base_mean,
+        got.head_mean,
+        got.change,
+        None,
+        got.p_rise,
+        alpha,
+        False,
+        cost=got.evidence,
     )
 
 

@@ -654,4 +654,9 @@ class CommandPoolAgent(WorkerPoolAgent):
         # As configured, not as resolved: results must not depend on the machine's paths.
         command = self._cfg.command
         shown = list(command) if isinstance(command, list) else shlex.split(command)
-        return {"kind": self.kind, "command": shown, "workers": self._cfg.workers}
+        return {
+            "kind": self.kind,
+            "command": shown,
+            "workers": self._cfg.workers,
+            **self._cfg.declared(),
+        }

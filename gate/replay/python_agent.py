@@ -74,19 +74,25 @@ class PythonCallableAgent(WorkerPoolAgent):
     """The worker reported these itself, between case-samples (module docstring)."""
 
     def __init__(self, config: Config, cfg: PythonAgent):
+        self._cfg = cfg
         self._spec = cfg.callable
         self._startup_s = max(STARTUP_S, cfg.timeout_s)
         paths = [str(config.resolve(p)) for p in cfg.path]
         interpreter = config.agent_python() or shutil.which("python3") or "python3"
         if interpreter == sys.executable:
             argv = [interpreter, "-m", "gate.replay.python_worker"]
-            env = {**agent_environ(os.environ), "PYTHONUNBUFFERED": "1", **_importable()}
+            env = {
+                **agent_environ(os.environ),
+                "PYTHONUNBUFFERED": "1",
+                **cfg.env,
+                **_importable(),
+            }
         else:
             # Another environment (``agent.python``, the Action's ``install:``) has no
             # ToolGate: the worker's file runs by its path (it imports only the standard
             # library), and nothing of ToolGate's environment is put on its sys.path.
             argv = [interpreter, "-c", _RUN_WORKER_FILE, str(_WORKER_FILE)]
-            env = {**agent_environ(os.environ), "PYTHONUNBUFFERED": "1"}
+            env = {**agent_environ(os.environ), "PYTHONUNBUFFERED": "1", **cfg.env}
         super().__init__(
             argv=[*argv, cfg.callable, *paths],
             cwd=os.getcwd(),
@@ -97,7 +103,8 @@ class PythonCallableAgent(WorkerPoolAgent):
         )
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "callable": self._spec}
+        path = {"path": list(self._cfg.path)} if self._cfg.path else {}
+        return {"kind": self.kind, "callable": self._spec, **path, **self._cfg.declared()}
 
     def _check_started(self, worker: Worker) -> None:
         """The worker's first line says whether it imported the callable."""

@@ -27,6 +27,7 @@ class ReplayRunsAgent:
     max_parallel: int | None = None
 
     def __init__(self, config: Config, cfg: ReplayAgent):
+        self._cfg = cfg
         self._path = config.resolve(cfg.runs)
         self._display = cfg.runs
         self._runs: dict[tuple[str, int], Run] = {}
@@ -61,7 +62,7 @@ class ReplayRunsAgent:
             )
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "runs": self._display}
+        return {"kind": self.kind, "runs": self._display, **self._cfg.declared()}
 
     def samples_for(self, case_id: str, samples: int) -> Sequence[int]:
         return sorted(set(range(samples)) | self._samples.get(case_id, set()))

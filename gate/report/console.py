@@ -8,7 +8,7 @@ clear the screen or print a line that looks like ours. Long lists stop at
 
 from __future__ import annotations
 
-from gate.model import JUDGE_METRIC_PREFIX
+from gate.model import JUDGE_METRIC_PREFIX, new_failing
 from gate.report import fmt
 from gate.report.escape import Escaper, calls_repr
 from gate.report.markdown import (
@@ -70,7 +70,8 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
         note = "" if cmp.comparable else f" (NOT comparable: {esc.console(cmp.note or '', 200)})"
         hist = results.policy.history if results.policy is not None else None
         depth = (
-            f" (base history: {hist.median_samples} samples per case)"
+            f" (base history: {hist.median_samples} sample"
+            f"{'' if hist.median_samples == 1 else 's'} per case)"
             if cmp.comparable and hist is not None and hist.median_samples is not None
             else ""
         )
@@ -146,6 +147,16 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
     n_sig = sum(1 for f in flips if f.kind == "regression")
     count = f"{n_sig}" + (f", {len(flips) - n_sig} likely" if len(flips) > n_sig else "")
     section("regressions", regressions, count if flips else None)
+    fresh = new_failing(cmp.flips) if cmp is not None else []
+    section(
+        "new cases that fail (no history to compare with)",
+        [
+            f"{esc.console(f.case_id, 80)}{f' (line {f.line})' if f.line else ''}  "
+            f"{fmt.rate_fraction(f.head_pass_rate, f.head_samples)}  "
+            f"{_why(_first_failing(cases.get(f.case_id)), esc)}"
+            for f in fresh
+        ],
+    )
     apart = set(failed_by_agent(results))
     section(
         "no answer: the agent failed every sample before answering",
@@ -214,13 +225,19 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
 
 
 def _gate_line(g: GateResult, esc: Escaper) -> str:
-    mark = "-" if g.not_checked else ("✓" if g.passed else "✗")
+    mark = "-" if g.not_checked else "?" if g.undecided else ("✓" if g.passed else "✗")
     where = f" [{esc.console(g.slice, 40)}]" if g.slice else ""
     if g.op == "max_increase":
         value = "n/a" if g.value is None else fmt.percent(g.value)
-        note = ", not checked: no base history" if g.not_checked else ""
+        note = (
+            ", not checked: no base history"
+            if g.not_checked
+            else f", not decided: {esc.console(g.reason.split(' — ', 1)[-1], 300)}"
+            if g.undecided
+            else ""
+        )
         return (
-            f"{mark} {esc.console(g.metric, 80)}{where} per sample {value} "
+            f"{mark} {esc.console(g.metric, 80)}{where} typical case {value} per sample "
             f"({fmt.bound(g.op, g.threshold, g.metric)} against the base history{note})"
         )
     shown = fmt.cost(g.metric, g.value) if g.metric in COST_METRICS else fmt.num(g.value)

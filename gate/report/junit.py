@@ -130,6 +130,8 @@ def render_junit(results: Results, *, redactor: Redactor | None = None) -> str:
                 classname=esc.xml(f"toolgate.{results.gate_name}.gates", 200),
                 name=esc.xml(name, 500),
             )
+            if g.undecided:
+                ET.SubElement(tc, "skipped", message=esc.xml(g.reason, 1000))
             if not g.passed:
                 gate_failures += 1
                 el = ET.SubElement(
@@ -143,19 +145,19 @@ def render_junit(results: Results, *, redactor: Redactor | None = None) -> str:
                 if g.failing_cases:
                     lines.append("failing cases: " + ", ".join(g.failing_cases[:200]))
                 el.text = esc.xml("\n".join(lines), 20_000)
-        _counts(gsuite, len(gates), gate_failures, 0)
+        _counts(gsuite, len(gates), gate_failures, 0, sum(1 for g in gates if g.undecided))
     _counts(suites, len(results.cases) + len(gates), failures + gate_failures, errors)
     ET.indent(suites)
     body = ET.tostring(suites, encoding="unicode")
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + (redactor or Redactor()).redact(body) + "\n"
 
 
-def _counts(el: ET.Element, tests: int, failures: int, errors: int) -> None:
+def _counts(el: ET.Element, tests: int, failures: int, errors: int, skipped: int = 0) -> None:
     el.set("tests", str(tests))
     el.set("failures", str(failures))
     el.set("errors", str(errors))
     if el.tag == "testsuite":
-        el.set("skipped", "0")
+        el.set("skipped", str(skipped))
 
 
 def _detail(

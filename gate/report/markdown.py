@@ -29,7 +29,7 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from gate.model import JUDGE_METRIC_PREFIX, gate_label
+from gate.model import JUDGE_METRIC_PREFIX, gate_label, new_failing
 from gate.report import evidence, fmt
 from gate.report.escape import Escaper, calls_repr, json_compact
 from gate.report.fit import Block, LazyRows
@@ -97,6 +97,7 @@ def build(
     if full:
         blocks += _gates(results, esc)
     blocks += _regressions(results, esc, full)
+    blocks += _new_failures(results, esc, full)
     blocks += _known_failures(results, esc)
     if not full:
         blocks += _failing_without_baseline(results, esc)
@@ -166,6 +167,9 @@ _SETUP_WORDS = {
     "temperature": "the temperature",
     "params": "the sampling parameters",
     "system_prompt_sha256": "the system prompt",
+    "command": "the agent's command",
+    "callable": "the agent's callable",
+    "path": "the agent's import path",
     "kind": "the agent kind",
 }
 
@@ -179,8 +183,14 @@ def setup_sentence(results: Results) -> Sentence:
     parts: list[Sentence] = []
     for c in cmp.setup_changes:
         what = _SETUP_WORDS.get(c.key, c.key)
-        if c.key in ("system_prompt_sha256", "params"):
+        if c.key == "env":
+            parts += _env_changes(c.base, c.head)
+        elif c.key in ("system_prompt_sha256", "params"):
             parts.append([what])
+        elif c.base is None:
+            parts.append([f"{what}, set to ", Code(_setup_value(c.head))])
+        elif c.head is None:
+            parts.append([f"{what}, unset (was ", Code(_setup_value(c.base)), ")"])
         else:
             parts.append(
                 [f"{what} ", Code(_setup_value(c.base)), " → ", Code(_setup_value(c.head))]
@@ -223,6 +233,32 @@ def setup_sentence(results: Results) -> Sentence:
     return out
 
 
+SHOW_ENV = 4
+"""Environment variables named in "This run changes …" (the rest are counted)."""
+
+
+def _env_changes(base: Any, head: Any) -> list[Sentence]:
+    """``agent.env`` ``MODEL_NAME`` `gpt-4o` → `gpt-4.1`, one part per variable added,
+    removed or changed (values as the config gives them; secrets are redacted from every
+    report)."""
+    b = base if isinstance(base, dict) else {}
+    h = head if isinstance(head, dict) else {}
+    names = sorted(k for k in set(b) | set(h) if b.get(k) != h.get(k))
+    parts: list[Sentence] = []
+    for name in names[:SHOW_ENV]:
+        part: Sentence = [Code("agent.env"), " ", Code(str(name)), " "]
+        if name not in b:
+            part += ["set to ", Code(_setup_value(h[name]))]
+        elif name not in h:
+            part += ["unset (was ", Code(_setup_value(b[name])), ")"]
+        else:
+            part += [Code(_setup_value(b[name])), " → ", Code(_setup_value(h[name]))]
+        parts.append(part)
+    if len(names) > SHOW_ENV:
+        parts.append([f"{len(names) - SHOW_ENV} more variables of ", Code("agent.env")])
+    return parts
+
+
 def _setup_value(value: Any) -> str:
     return value if isinstance(value, str) else json_compact(value)
 
@@ -245,15 +281,27 @@ def short_history_warning(results: Results) -> Sentence:
         Code("policy.min_history"),
         f" ({hist.min_history}).",
     ]
-    if hist.caught_broken is not None:
-        half = (
-            f", but one that now fails half the time with {pct(hist.caught_half)}"
-            if hist.caught_half is not None
-            else ""
-        )
+    broken, half = hist.caught_broken, hist.caught_half
+    if broken is not None and broken <= 1e-12:
         out.append(
-            " With it, a case that always passed and now always fails is caught with "
-            f"{pct(hist.caught_broken)} probability{half}; a broken case it cannot decide "
+            " With it no regression can be significant: not even a case that always passed "
+            "and now fails every sample; a broken case is listed as a likely regression."
+        )
+    elif broken is not None:
+        if half is None:
+            rates = f"is caught with {pct(broken)} probability when it now always fails"
+        elif half <= 1e-12:
+            rates = (
+                f"is caught with {pct(broken)} probability when it now always fails, and "
+                "never when it fails half the time"
+            )
+        else:
+            rates = (
+                f"is caught with {pct(broken)} probability when it now always fails, and "
+                f"with {pct(half)} when it fails half the time"
+            )
+        out.append(
+            f" With it, a case that always passed {rates}; a broken case it cannot decide "
             "is listed as a likely regression."
         )
     out += [
@@ -298,14 +346,24 @@ def headline(results: Results) -> Sentence:
     parts: list[Sentence] = []
     likely = _flips(results, "likely_regression") if comparable else []
     if v.passed:
-        parts.append([f"{plural(len(v.gates), 'gate')} met" if v.gates else "no gates configured"])
+        open_ = sum(1 for g in v.gates if g.undecided)
+        met = len(v.gates) - open_
+        if not v.gates:
+            parts.append(["no gates configured"])
+        elif open_:
+            parts.append([f"{plural(met, 'gate')} met, {open_:,} not decided"])
+        else:
+            parts.append([f"{plural(met, 'gate')} met"])
         parts.append(["no hard failures"])
         if comparable:
             assert cmp is not None
             parts.append(["no case regressed against ", cmp.source])
         if likely:
             parts.append([f"{plural(len(likely), 'likely regression')} (not significant yet)"])
-        moved = {f.case_id for f in likely}
+        fresh = _new_failing(results)
+        if fresh:
+            parts.append([_new_words(len(fresh), v.new_fail)])
+        moved = {f.case_id for f in likely} | {f.case_id for f in _flips(results, "new")}
         known = [c for c in results.cases if not c.passed and c.id not in moved]
         if known:
             n = len(known)
@@ -318,17 +376,19 @@ def headline(results: Results) -> Sentence:
             )
         return _join(parts, ", ")
     if results.hard_failures:
-        cases = {h.case_id for h in results.hard_failures}
+        # each case under its strongest rule, as the hard-failure table groups it, so the
+        # counts here are the table's and add up to its title's
+        strongest = strongest_rules(results)
+        samples: dict[str, set[int]] = defaultdict(set)
+        for h in results.hard_failures:
+            samples[h.case_id].add(h.sample)
         by_kind = []
         for kind in _hard_kinds(results):
-            items = [h for h in results.hard_failures if h.kind == kind]
-            by_kind.append(
-                f"{kind}: "
-                + samples_of(
-                    len({h.case_id for h in items}), len({(h.case_id, h.sample) for h in items})
-                )
-            )
-        parts.append([f"{plural(len(cases), 'case')} broke a hard rule ({'; '.join(by_kind)})"])
+            ids = [cid for cid, k in strongest.items() if k == kind]
+            if ids:
+                n = sum(len(samples[cid]) for cid in ids)
+                by_kind.append(f"{kind}: {samples_of(len(ids), n)}")
+        parts.append([f"{plural(len(strongest), 'case')} broke a hard rule ({'; '.join(by_kind)})"])
     regressions = _flips(results, "regression")
     if comparable and regressions:
         assert cmp is not None
@@ -336,6 +396,9 @@ def headline(results: Results) -> Sentence:
         parts.append([f"{samples_of(len(regressions), n)} regressed against ", cmp.source])
     if likely and v.likely_fail:
         parts.append([f"{plural(len(likely), 'likely regression')} (regressions.likely: fail)"])
+    fresh = _new_failing(results)
+    if fresh:
+        parts.append([_new_words(len(fresh), v.new_fail)])
     if v.suite_drops:
         drops = ", ".join("the pass rate" if d == "case_passed" else d for d in v.suite_drops)
         parts.append([f"suite-level drop of {drops}"])
@@ -357,6 +420,17 @@ def headline(results: Results) -> Sentence:
     if not parts:
         parts.append([_strip_word(v.summary)])
     return _join(parts, "; ")
+
+
+def _new_failing(results: Results) -> list[Flip]:
+    """The cases new in this run that fail (``regressions.new_cases`` decides on them)."""
+    return new_failing(results.comparison.flips) if results.comparison is not None else []
+
+
+def _new_words(n: int, fail: bool) -> str:
+    """``1 new case fails`` (``(regressions.new_cases: fail)`` when it fails the gate)."""
+    words = f"{plural(n, 'new case')} {'fails' if n == 1 else 'fail'}"
+    return words + (" (regressions.new_cases: fail)" if fail else "")
 
 
 def _join(parts: Sequence[Sentence], sep: str) -> Sentence:
@@ -383,6 +457,18 @@ def hard_samples(results: Results) -> int:
 def _hard_kinds(results: Results) -> list[str]:
     kinds = {h.kind for h in results.hard_failures}
     return sorted(kinds, key=lambda k: (HARD_KINDS.index(k) if k in HARD_KINDS else 9, k))
+
+
+def strongest_rules(results: Results) -> dict[str, str]:
+    """Case id → the strongest hard rule it broke (must-not-call first): the rule its
+    hard-failure row is listed under, in the order the cases first broke one."""
+    rank = {k: i for i, k in enumerate(_hard_kinds(results))}
+    out: dict[str, str] = {}
+    for h in results.hard_failures:
+        held = out.get(h.case_id)
+        if held is None or rank[h.kind] < rank[held]:
+            out[h.case_id] = h.kind
+    return out
 
 
 def run_not_valid(results: Results, esc: Escaper) -> Block:
@@ -750,6 +836,7 @@ def _metrics(results: Results, esc: Escaper, full: bool) -> list[Block]:
         | {f.case_id for f in _flips(results, "regression", "likely_regression")}
     )
     missed = [_missed_gate_line(g, esc, shown_elsewhere) for g in gates if not g.passed]
+    missed += [_undecided_gate_line(g, esc) for g in gates if g.undecided]
     tail = ["", *missed, ""] if missed else [""]
     if full or has_conversations(results):
         tail += [pass_hat_line(results), ""]
@@ -868,9 +955,28 @@ def _missed_gate_line(g: Any, esc: Escaper, listed: Collection[str] = ()) -> str
 
 
 def _gate_cell(g: Any) -> str:
+    """``✅ ≥ 0.850``; a ``max_increase`` gate names the figure it compares with its bound:
+    ``❌ ≤ +15.0 % (typical case +31.2 %)``, ``⚪ ≤ +15.0 % (not decided: typical case
+    +18.0 %)``."""
+    bound = fmt.bound(g.op, g.threshold, g.metric)
     if getattr(g, "not_checked", False):
-        return f"⚪ {fmt.bound(g.op, g.threshold, g.metric)} (not checked)"
-    return f"{'✅' if g.passed else '❌'} {fmt.bound(g.op, g.threshold, g.metric)}"
+        return f"⚪ {bound} (not checked)"
+    typical = (
+        f"typical case {fmt.percent(g.value)}"
+        if g.op == "max_increase" and g.value is not None
+        else ""
+    )
+    if getattr(g, "undecided", False):
+        return f"⚪ {bound} (not decided{': ' + typical if typical else ''})"
+    return f"{'✅' if g.passed else '❌'} {bound}" + (f" ({typical})" if typical else "")
+
+
+def _undecided_gate_line(g: Any, esc: Escaper) -> str:
+    """``⚪ total_tokens 3,742 → 4,311 per sample (+15.2 %), the typical case … — not
+    decided; 6 samples per case would decide it``: why, and what would decide it."""
+    where = f" on {esc.code(g.slice, 60, table=False)}" if g.slice else ""
+    rest = g.reason.removeprefix(gate_label(g.metric, g.slice)).lstrip()
+    return f"- ⚪ {esc.code(g.metric, 80, table=False)}{where} {esc.text(rest, 500)}"
 
 
 def _gates(results: Results, esc: Escaper) -> list[Block]:
@@ -1340,8 +1446,56 @@ def _rule(results: Results) -> str:
     return results.comparison.rule if results.comparison is not None else ""
 
 
+def _new_failures(results: Results, esc: Escaper, full: bool) -> list[Block]:
+    """Cases this change added that fail, with their evidence: they have no history to
+    regress from, and are shown as plainly as a regression (those that broke a hard rule
+    are in the hard failures, counted in the title)."""
+    fresh = _new_failing(results)
+    if not fresh:
+        return []
+    hard = {h.case_id for h in results.hard_failures}
+    shown = [f for f in fresh if f.case_id not in hard]
+    v = results.verdict
+    rule = (
+        "they fail the gate (regressions.new_cases: fail)"
+        if v is not None and v.new_fail
+        else "a warning: set regressions.new_cases: fail to block on them"
+    )
+    above = len(fresh) - len(shown)
+    more = f"; {above} more under Hard failures" if above else ""
+    title = (
+        f"### 🆕 New cases that fail ({len(shown)}{more}) — added by this change, no "
+        f"history to compare with; {rule}"
+    )
+    if not shown:
+        return [Block([title, ""])]
+    cases = _case_index(results)
+    lim = 240 if full else 160
+
+    def row(f: Flip) -> str:
+        case = cases.get(f.case_id)
+        sample = _first_failing(case)
+        checks = f.failed_checks or (list(sample.failed_checks) if sample else [])
+        return (
+            f"| {_case_cell(f.case_id, f.line or (case.line if case else None), esc)} "
+            f"| {fmt.rate_fraction(f.head_pass_rate, f.head_samples)} "
+            f"| {_evidence_cells(sample, checks, esc, lim, full)} |"
+        )
+
+    head = [
+        title,
+        "",
+        "| Case | Passing samples | Failing checks | Expected | Actual | Why |",
+        "|---|---|---|---|---|---|",
+    ]
+    return [Block(head, LazyRows(shown, row), [""], keep=10, cut=6, what="new failing cases")]
+
+
 def _new_removed(results: Results, esc: Escaper, full: bool) -> list[Block]:
-    new = _flips(results, "new")
+    """New cases that pass, and removed cases: listed once each (a new case that fails
+    is shown above)."""
+    failing = {f.case_id for f in _new_failing(results)}
+    new = [f for f in _flips(results, "new") if f.case_id not in failing]
     removed = _flips(results, "removed")
     if not new and not removed:
         return []
@@ -1356,7 +1510,7 @@ def _new_removed(results: Results, esc: Escaper, full: bool) -> list[Block]:
     ]
     return [
         _listing(
-            f"New and removed cases ({len(new)} new, {len(removed)} removed)",
+            f"New and removed cases ({len(new)} new that pass, {len(removed)} removed)",
             [],
             ["| Case | Change | Passing samples (head) |", "|---|---|---|"],
             rows,

@@ -388,9 +388,9 @@ def test_merge__baseline_auto__base_branch_artifact__flips_and_names_source(tmp_
         f"artifact toolgate-results of run #{main_run.run_number} on main at bbbbbbb, 2 days old"
     )
     assert f"**Baseline:** {source}." in run.summary
-    # one sample on each side cannot make order-2's drop more than noise: its must-not-call
-    # is what fails the gate
-    assert (run.outputs["regressions"], run.outputs["likely-regressions"]) == ("0", "0")
+    # one sample on each side cannot make order-2's drop significant: its must-not-call is
+    # what fails the gate, and a case that broke a hard rule is a likely regression
+    assert (run.outputs["regressions"], run.outputs["likely-regressions"]) == ("0", "1")
     (comment,) = gh.comments_on(7)
     # the comment escapes `#101` (no link to issue 101)
     escaped = source.replace(f"#{main_run.run_number}", f"\\#\u200b{main_run.run_number}")

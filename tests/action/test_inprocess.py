@@ -554,7 +554,11 @@ def test_merge_group__baseline_auto__queue_base_commit_compared_and_gated(
     assert f"artifact toolgate-results of run #{run_number} on main at bbbbbbb" in step.summary
     assert gh.comments == {}, "a merge group has no PR to comment on"
     assert any("merge_group event is not a pull request" in n for n in step.annotations("notice"))
-    assert not step.annotations("warning"), step.annotations("warning")
+    # the case that broke a hard rule is a likely regression, with the same words at any
+    # history depth; it is the only warning
+    (warning,) = step.annotations("warning")
+    assert "case order-2 likely regressed: 1/1 → 0/1" in warning
+    assert "it broke a hard rule, which fails the gate whatever more samples show" in warning
 
 
 # ─── each input file read once in check mode ──────────────────────────────────

@@ -180,8 +180,8 @@ def test_no_base_history__the_relative_gate_is_not_checked(tmp_path: Path) -> No
     (gate,) = got.results.verdict.gates
     assert gate.passed and gate.not_checked and "not checked" in gate.reason
     assert "⚪ ≤ +15.0 % (not checked)" in render_comment(got.results)
-    assert "per sample n/a (≤ +15.0 % against the base history, not checked" in render_console(
-        got.results
+    assert "typical case n/a per sample (≤ +15.0 % against the base history, not checked" in (
+        render_console(got.results)
     )
 
 
@@ -246,7 +246,10 @@ def test_steps_up_on_one_slice__its_relative_gate_fails_the_others_hold(tmp_path
     by_slice = {g.slice: g for g in head.verdict.gates}
     refund, status = by_slice["tag=refund"], by_slice["tag=status"]
     assert not refund.passed and refund.value == pytest.approx(0.5)
-    assert "steps [tag=refund] 2 → 3 per sample (+50.0%) over 30 case(s)" in refund.reason
+    assert (
+        "steps [tag=refund] 2 → 3 per sample (+50.0%), the typical case +50.0%, over 30 case(s)"
+        in refund.reason
+    )
     assert status.passed and status.value == pytest.approx(0.0, abs=1e-9)
     assert head.comparison is not None and head.comparison.regressions == 0
     assert not head.verdict.passed
@@ -254,38 +257,79 @@ def test_steps_up_on_one_slice__its_relative_gate_fails_the_others_hold(tmp_path
 
 @pytest.mark.parametrize(
     ("p", "fails"),
-    [(0.001, True), (0.004, False), (0.2, False)],
-    ids=["beyond noise", "between half of alpha and alpha", "within noise"],
+    [(0.001, True), (0.004, True), (0.2, False)],
+    ids=["beyond noise", "one-sided at alpha", "within noise"],
 )
 def test_relative_gate__fails_only_on_a_rise_the_cost_group_calls_beyond_noise(
     p: float, fails: bool
 ) -> None:
     """The gate and the table read one criterion: a rise the Cost group shows "within
-    noise" never fails a gate (alpha 0.005 here: beyond noise at p ≤ 0.0025)."""
+    noise" never fails a gate — the one-sided test of a rise at the metric's alpha (0.005
+    here); above the bound but within noise, the gate is not decided and says what would
+    decide it."""
     from types import SimpleNamespace
     from typing import cast
 
     from gate.config import GateConfig
+    from gate.policy.cost import CostEvidence
     from gate.policy.decide import relative_gate
     from gate.policy.engine import Evaluation
     from gate.policy.suite import Better, Method, SuiteTest
 
     test = SuiteTest(
         "total_tokens",
-        Method.CLUSTERED_T,
+        Method.STRATIFIED,
         Better.LOWER,
         60,
         1000.0,
         1300.0,
         300.0,
-        90.0,
+        None,
         p,
         0.005,
         False,
         max_increase=0.15,
-    )
-    evaluation = cast(Evaluation, SimpleNamespace(suite=(test,)))
+        cost=CostEvidence(
+            typical=0.30, p_fall=1 - p, typical_p_rise=p, z=2.5, head_samples=3,
+            base_samples=36, noise=4.0, base_noise=0.5,
+        ),
+    )  # fmt: skip
+    evaluation = cast(Evaluation, SimpleNamespace(cost_test=lambda metric, slice_=None: test))
     got = relative_gate(GateConfig(metric="total_tokens", max_increase=0.15), evaluation)
     assert test.beyond_noise is fails
     assert got.passed is not fails and got.value == pytest.approx(0.30)
     assert ("beyond noise" in got.reason) is fails
+    assert got.undecided is not fails
+    if not fails:
+        assert "within the samples' noise (p = 0.2 > 0.005) — not decided;" in got.reason
+        assert "samples per case (`samples: " in got.reason
+
+
+def test_relative_gate__the_mean_rose_the_typical_case_did_not__not_decided_naming_the_cases() -> (
+    None
+):
+    """A rise of the mean per sample above the bound that the typical case does not share
+    (one large case drove it) is neither a pass beside a figure above the bound nor a
+    failure: not decided, naming the cases that moved the mean."""
+    from types import SimpleNamespace
+    from typing import cast
+
+    from gate.config import GateConfig
+    from gate.policy.cost import CostEvidence
+    from gate.policy.decide import relative_gate
+    from gate.policy.engine import Evaluation
+    from gate.policy.suite import Better, Method, SuiteTest
+
+    test = SuiteTest(
+        "total_tokens", Method.STRATIFIED, Better.LOWER, 6, 1000.0, 1400.0, 400.0, None,
+        0.3, 0.005, False, max_increase=0.15,
+        cost=CostEvidence(
+            typical=0.02, p_fall=0.7, typical_p_rise=0.3, z=0.5, head_samples=2,
+            base_samples=36, drivers=("big-case",), noise=3.0, base_noise=0.4,
+        ),
+    )  # fmt: skip
+    evaluation = cast(Evaluation, SimpleNamespace(cost_test=lambda metric, slice_=None: test))
+    got = relative_gate(GateConfig(metric="total_tokens", max_increase=0.15), evaluation)
+    assert got.passed and got.undecided and got.value == pytest.approx(0.02)
+    assert "1,000 → 1,400 per sample (+40.0%), the typical case +2.0%" in got.reason
+    assert "the rise comes from a few cases (big-case): not decided" in got.reason

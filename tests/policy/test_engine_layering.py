@@ -10,7 +10,7 @@ import pytest
 
 import gate.policy
 
-ENGINE = ("history", "casetest", "sequential", "suite", "flakiness", "power", "engine")
+ENGINE = ("history", "casetest", "sequential", "suite", "flakiness", "power", "engine", "cost")
 ALLOWED = {
     "__future__",
     "collections",
@@ -18,6 +18,7 @@ ALLOWED = {
     "enum",
     "hashlib",
     "math",
+    "statistics",
     "typing",
     "numpy",
     "gate.jsonio",

@@ -322,3 +322,49 @@ def test_latency__summarised_under_timing_only():
         "total": 0.1,
     }
     assert "latency" not in dumps_results(r.cases[0]).decode()
+
+
+def test_extra_samples__never_move_a_dataset_figure_or_a_threshold_gate():
+    """The same head with and without extra samples (five broken cases sampled 18 more
+    times each, making unnecessary calls): the same dataset-level metrics, slices and
+    pooled rate, and the same outcome and value of every threshold gate and of the
+    flakiness guard — extra samples serve the per-case test only."""
+    from gate.policy.decide import decide
+    from gate.results import stats_of
+
+    cases = [case(f"c{i:02d}", i + 1, tags=("refund",) if i % 3 else ()) for i in range(54)]
+    cases += [case(f"n{i}", 60 + i, no_tool=True) for i in range(6)]
+    regular = [
+        score(c.id, s, passed, calls=0 if c.expected_no_tool else 1)
+        for c in cases
+        for s in range(2)
+        for passed in [not c.id.startswith("c0") or c.id > "c04"]
+    ]
+    broken = [c.id for c in cases[:5]]
+    extra = [
+        score(cid, 2 + k, k % 3 == 0, calls=4, calls_on_no_tool=0)
+        for cid in broken
+        for k in range(18)
+    ] + [score("n0", 2 + k, False, calls=3, calls_on_no_tool=3) for k in range(18)]
+    config = make_config(
+        gates=[
+            {"metric": "unnecessary_call_rate", "max": 0.05},
+            {"metric": "case_passed", "min": 0.9},
+            {"metric": "call_accuracy", "min": 0.8, "slice": "tag=refund"},
+        ],
+        variance={"max_flaky_share": 0.05},
+        policy={"max_extra_samples": 200},
+    )
+    plain = _build(cases, regular, config=config)
+    more = _build(cases, regular, extra_scores=extra, config=config)
+    assert more.confirm is not None and more.confirm.extra_samples == 108
+    assert plain.metrics == more.metrics and plain.slices == more.slices
+    assert more.metrics["unnecessary_call_rate"].n == 54 * 2  # the initial samples' calls
+    a, b = decide(stats_of(plain), None, config), decide(stats_of(more), None, config)
+    assert [(g.metric, g.slice, g.op, g.value, g.passed) for g in a.gates] == [
+        (g.metric, g.slice, g.op, g.value, g.passed) for g in b.gates
+    ]
+    assert a.variance == b.variance and a.passed == b.passed
+    # the per-case figures do show the extra samples
+    c00 = next(c for c in more.cases if c.id == "c00")
+    assert c00.extra_samples == 18 and c00.flaky and len(c00.samples) == 20

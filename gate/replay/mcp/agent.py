@@ -297,6 +297,7 @@ class McpServedAgent:
             "workers": self._cfg.workers,
             "batch_window_ms": self._cfg.batch_window_ms,
             "max_connections": self._cfg.max_connections,
+            **self._cfg.declared(),
         }
 
     def samples_for(self, case_id: str, samples: int) -> range:
