@@ -23,30 +23,11 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from tests.action.dockerfile import instructions
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
 LOCK = ROOT / "requirements.lock"
-
-
-def instructions(text: str) -> list[tuple[str, str]]:
-    """(INSTRUCTION, arguments) pairs: comments dropped, ``\\`` continuations joined."""
-    out: list[tuple[str, str]] = []
-    pending = ""
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not pending and (not line or line.startswith("#")):
-            continue
-        if pending and line.startswith("#"):
-            continue  # a comment inside a continued instruction
-        if line.endswith("\\"):
-            pending += line[:-1].strip() + " "
-            continue
-        full = (pending + line).strip()
-        pending = ""
-        word, _, rest = full.partition(" ")
-        out.append((word.upper(), rest.strip()))
-    assert not pending, "the Dockerfile ends inside a continued line"
-    return out
 
 
 @pytest.fixture(scope="module")
