@@ -359,7 +359,10 @@ def git_repo(ws: Path) -> str:
 
 
 def give_to_runner_user(root: Path) -> None:
-    """The runner's folders belong to the runner's user (uid 1001 on hosted runners)."""
+    """The runner's folders belong to the runner's user (uid 1001 on hosted runners), not
+    to the container's root. Not root here: they are this user's already."""
+    if os.geteuid() != 0:
+        return
     for path in [root, *root.rglob("*")]:
         os.lchown(path, WORKSPACE_UID, WORKSPACE_UID)
 
@@ -436,8 +439,7 @@ def run_step(
         repository=REPOSITORY,
         sha=sha,
     )
-    for f in step.files.values():
-        os.lchown(f, WORKSPACE_UID, WORKSPACE_UID)
+    give_to_runner_user(host.root)
     name = f"{LABEL}-{uuid.uuid4().hex[:8]}"
     argv, step_env = docker_run_command(
         step, image, name=name, label=LABEL, network="host", docker_socket=engine.socket
@@ -946,7 +948,8 @@ def run(args: argparse.Namespace, engine: Engine, cache: Path, r: Report) -> str
     # ToolGate's interpreter: the ENTRYPOINT's when it is one (the official image's path else)
     first = (config.get("Entrypoint") or [""])[0]
     python = first if Path(first).name.startswith("python") else "/usr/local/bin/python"
-    with tempfile.TemporaryDirectory(prefix="toolgate-image-") as tmp_:
+    # What the containers write there is root's: not removable without root.
+    with tempfile.TemporaryDirectory(prefix="toolgate-image-", ignore_cleanup_errors=True) as tmp_:
         tmp = Path(tmp_)
         probe, head = example_host(tmp, "facts")
         found = facts(engine, image, python, probe.workspace)
