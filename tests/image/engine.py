@@ -39,6 +39,9 @@ class Engine:
     version: str
     process: subprocess.Popen[bytes] | None = None
     log: Path | None = None
+    exec_root: Path | None = None
+    """The engine's run-time folder, when started here: what it leaves mounted there (its
+    network namespace) is unmounted after it stops."""
     notes: list[str] = field(default_factory=list)
 
     def docker(
@@ -78,6 +81,8 @@ class Engine:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+        if self.exec_root is not None:
+            _unmount_under(self.exec_root)
 
 
 def _text(data: bytes) -> str:
@@ -183,7 +188,10 @@ def _start(dockerd: str, state: Path, driver: str, env: dict[str, str], timeout:
             raise EngineError(f"exited with code {proc.returncode}: {' | '.join(tail)}")
         running = _server(env)
         if running is not None:
-            return Engine(env, str(sock), running[1], running[0], process=proc, log=log)
+            return Engine(
+                env, str(sock), running[1], running[0], process=proc, log=log,
+                exec_root=state / "exec",
+            )  # fmt: skip
         time.sleep(0.5)
     proc.terminate()
     try:
@@ -192,3 +200,15 @@ def _start(dockerd: str, state: Path, driver: str, env: dict[str, str], timeout:
         proc.kill()
         proc.wait(timeout=10)
     raise EngineError(f"did not answer within {timeout:.0f} s (log: {log})")
+
+
+def _unmount_under(root: Path) -> None:
+    """Unmount whatever is mounted under ``root`` (deepest first)."""
+    try:
+        lines = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return
+    prefix = str(root.resolve()) + "/"
+    points = [ln.split()[1] for ln in lines if len(ln.split()) > 1]
+    for point in sorted((p for p in points if p.startswith(prefix)), key=len, reverse=True):
+        subprocess.run(["umount", "-l", point], capture_output=True, check=False)

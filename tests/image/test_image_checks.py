@@ -61,7 +61,7 @@ def run_checks(facts: dict[str, list[str]], *, official: bool = True) -> Report:
     return r
 
 
-def test_facts__a_healthy_image__every_check_passes():
+def test_facts__a_healthy_image__every_check_passes() -> None:
     r = run_checks(healthy())
     assert r.failed == [] and len(r.passed) == 11
 
@@ -88,13 +88,13 @@ def test_facts__a_healthy_image__every_check_passes():
         ({"python_version": ["3.11.2"]}, "FROM python:3.12.12-slim-bookworm but the image runs"),
     ],
 )
-def test_facts__what_broke__is_named(change, message):
+def test_facts__what_broke__is_named(change: dict[str, list[str]], message: str) -> None:
     r = run_checks({**healthy(), **change})
     assert r.failed, change
     assert any(message in f for f in r.failed), r.failed
 
 
-def test_facts__on_the_stand_in__its_own_python_is_not_held_to_the_from():
+def test_facts__on_the_stand_in__its_own_python_is_not_held_to_the_from() -> None:
     r = run_checks({**healthy(), "python_version": ["3.11.2"]}, official=False)
     assert r.failed == []
 
@@ -109,16 +109,16 @@ def test_facts__on_the_stand_in__its_own_python_is_not_held_to_the_from():
         (["/usr/local/bin/python", "-m", "gate.action"], "without -P"),
     ],
 )
-def test_entrypoint__not_gate_action__says_why(argv, words):
+def test_entrypoint__not_gate_action__says_why(argv: list[str], words: str) -> None:
     problem = entrypoint_problem(argv)
     assert problem is not None and words in problem
 
 
-def test_entrypoint__the_dockerfiles__is_fine():
+def test_entrypoint__the_dockerfiles__is_fine() -> None:
     assert entrypoint_problem(ENTRYPOINT) is None
 
 
-def test_config__github_rules__each_named():
+def test_config__github_rules__each_named() -> None:
     r = Report()
     check_config(
         {
@@ -136,7 +136,7 @@ def test_config__github_rules__each_named():
     assert "PYTHONPATH is None" in text
 
 
-def test_build_failure__names_the_step_and_the_cause():
+def test_build_failure__names_the_step_and_the_cause() -> None:
     stdout = (
         "Step 1/8 : FROM python:3.12.12-slim-bookworm\n ---> 1234\n"
         "Step 3/8 : RUN apt-get update && apt-get install -y --no-install-recommends "
@@ -153,7 +153,7 @@ def test_build_failure__names_the_step_and_the_cause():
     assert "\x1b" not in text
 
 
-def test_build_failure__a_lock_that_does_not_install__is_named():
+def test_build_failure__a_lock_that_does_not_install__is_named() -> None:
     stdout = (
         "Step 5/8 : RUN python -m pip install --no-cache-dir -r /opt/toolgate/requirements.lock\n"
         "ERROR: No matching distribution found for numpy==9.9\n"
@@ -162,7 +162,7 @@ def test_build_failure__a_lock_that_does_not_install__is_named():
     assert "requirements.lock does not install on the image's Python" in text
 
 
-def test_apt_mirror__deb822_and_one_line_sources__the_main_archive(tmp_path):
+def test_apt_mirror__deb822_and_one_line_sources__the_main_archive(tmp_path: Path) -> None:
     (tmp_path / "sources.list.d").mkdir()
     (tmp_path / "sources.list.d" / "debian.sources").write_text(
         "Types: deb\nURIs: http://mirror.example/debian-security\nSuites: bookworm-security\n\n"
@@ -181,7 +181,7 @@ def test_apt_mirror__deb822_and_one_line_sources__the_main_archive(tmp_path):
 # ─── Python as the image has it ───────────────────────────────────────────────
 
 
-def test_base__from_and_stand_in__both_run_a_python_the_project_supports_and_ci_tests():
+def test_base__from_and_stand_in__both_run_a_python_the_project_supports_and_ci_tests() -> None:
     """The release image runs the FROM's Python; the image test's stand-in (when the FROM
     cannot be pulled) runs the same Debian release's own Python. Both must be inside
     ``requires-python`` and run by the CI suite, the lowest of them by the lowest-versions
@@ -210,7 +210,7 @@ def test_base__from_and_stand_in__both_run_a_python_the_project_supports_and_ci_
 # ─── CI runs it, and never skips it ───────────────────────────────────────────
 
 
-def test_ci_run__runs_the_image_test():
+def test_ci_run__runs_the_image_test() -> None:
     lines = (ROOT / ".ci" / "run").read_text("utf-8").splitlines()
     assert "bash .ci/image" in lines
     assert lines.index("bash .ci/image") < next(
@@ -227,7 +227,9 @@ def test_ci_run__runs_the_image_test():
         ("", 0, "image test: SKIPPED because TOOLGATE_SKIP_IMAGE=1"),
     ],
 )
-def test_ci_image__skip_flag__refused_in_ci_said_aloud_elsewhere(ci, code, words):
+def test_ci_image__skip_flag__refused_in_ci_said_aloud_elsewhere(
+    ci: str, code: int, words: str
+) -> None:
     env = {"PATH": os.environ["PATH"], "TOOLGATE_SKIP_IMAGE": "1", "CI": ci}
     proc = subprocess.run(
         ["bash", str(ROOT / ".ci" / "image")], env=env, capture_output=True, text=True, check=False
