@@ -712,23 +712,88 @@ class BuildError(Exception):
     pass
 
 
-def build(engine: Engine, dockerfile: Path, tag: str, *, cache: bool) -> float:
+@dataclass
+class Built:
+    seconds: float
+    steps: list[tuple[str, float]]
+    """Each step of the build (``Step N/M : INSTRUCTION``) and its seconds."""
+
+
+def build(engine: Engine, dockerfile: Path, tag: str, *, cache: bool) -> Built:
     """``docker build`` as the runner does (``-t TAG -f Dockerfile <its folder>``; the
-    context is the repository root, where this Dockerfile is), on the host's network;
-    its seconds. :class:`BuildError` names the failed step and why."""
+    context is the repository root, where this Dockerfile is), on the host's network,
+    with the classic builder (whose log names each step: timed here as it streams).
+    :class:`BuildError` names the failed step and why."""
     argv = ["build", "--network", "host", "-t", tag, "-f", str(dockerfile)]
     if not cache:
         argv.append("--no-cache")
     argv.append(str(ROOT))
     env = {**engine.env, "DOCKER_BUILDKIT": "0"}
     t0 = time.monotonic()
-    proc = subprocess.run(
-        ["docker", *argv], env=env, capture_output=True, text=True, timeout=1800, check=False
-    )
-    seconds = time.monotonic() - t0
-    if proc.returncode != 0:
-        raise BuildError(build_failure(proc.stdout, proc.stderr))
-    return seconds
+    marks: list[tuple[str, float]] = []
+    out: list[str] = []
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(
+            ["docker", *argv], env=env, stdout=subprocess.PIPE, stderr=err, text=True
+        )
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            out.append(line)
+            if re.match(r"Step \d+/\d+ : ", line):
+                marks.append((line.strip(), time.monotonic()))
+        code = proc.wait(timeout=1800)
+        err.seek(0)
+        stderr = err.read()
+    end = time.monotonic()
+    if code != 0:
+        raise BuildError(build_failure("".join(out), stderr))
+    times = [m[1] for m in marks[1:]] + [end]
+    steps = [(step, t1 - t_) for (step, t_), t1 in zip(marks, times, strict=True)]
+    return Built(end - t0, steps)
+
+
+def compressed(engine: Engine, image: str, own: int) -> tuple[int, int]:
+    """What a registry would send: every layer of ``image`` gzip-compressed (level 6, as
+    ``docker push`` compresses), in all and for the ``own`` newest layers."""
+    import gzip
+    import tarfile
+
+    proc = subprocess.Popen(
+        ["docker", "save", image], env=engine.env, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    sizes: dict[str, int] = {}
+    order: list[str] = []
+    with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
+        for member in tar:
+            f = tar.extractfile(member) if member.isfile() else None
+            if f is None:
+                continue
+            if member.name != "manifest.json":  # a layer (<id>/layer.tar, blobs/sha256/…)
+                zipped = _Counter()
+                with gzip.GzipFile(fileobj=zipped, mode="wb", compresslevel=6, mtime=0) as gz:
+                    shutil.copyfileobj(f, gz, 1 << 20)
+                sizes[member.name] = zipped.n
+            else:
+                order = json.loads(f.read())[0]["Layers"]
+    proc.wait(timeout=60)
+    layers_ = [sizes.get(name, 0) for name in order]
+    return sum(layers_), sum(layers_[-own:]) if own else 0
+
+
+class _Counter:
+    """A write-only file that counts the bytes written to it."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def write(self, data: bytes) -> int:
+        self.n += len(data)
+        return len(data)
+
+    def flush(self) -> None:
+        pass
 
 
 BUILD_CAUSES = (
@@ -928,10 +993,13 @@ def run(args: argparse.Namespace, engine: Engine, cache: Path, r: Report) -> str
         image = built = f"{LABEL}:{uuid.uuid4().hex[:12]}"
         how = "cached layers allowed" if args.build_cache else "--no-cache"
         say(f"build: docker build -f {_shown(dockerfile)} ({how}) ...")
-        seconds = build(engine, dockerfile, image, cache=args.build_cache)
-        r.figures["build_s"] = round(seconds, 1)
+        done = build(engine, dockerfile, image, cache=args.build_cache)
+        r.figures["build_s"] = round(done.seconds, 1)
         r.figures["build_cached"] = bool(args.build_cache)
-        say(f"build: {seconds:.1f} s")
+        r.figures["build_steps"] = [
+            {"step": _instruction(step), "s": round(t, 1)} for step, t in done.steps if t >= 0.5
+        ]
+        say(f"build: {done.seconds:.1f} s")
     inspect = json.loads(engine.docker("image", "inspect", image).stdout or "[{}]")[0]
     config = inspect.get("Config") or {}
     stand_in = (config.get("Labels") or {}).get(STAND_IN_LABEL)
@@ -943,6 +1011,10 @@ def run(args: argparse.Namespace, engine: Engine, cache: Path, r: Report) -> str
     r.figures["image_bytes"] = size
     r.figures["base_bytes"] = base_size
     r.figures["layers"] = [{"bytes": s, "instruction": i} for s, i in own_layers]
+    own_fs = sum(1 for w, _ in steps_ if w in ("RUN", "COPY", "ADD"))
+    r.figures["compressed_bytes"], r.figures["compressed_own_bytes"] = compressed(
+        engine, image, own_fs
+    )
     say("the image:")
     check_config(config, entrypoint(steps_), r)
     # ToolGate's interpreter: the ENTRYPOINT's when it is one (the official image's path else)
@@ -994,6 +1066,15 @@ def finish(r: Report, report: Path | None) -> None:
         lines.append(
             f"image size: {mb(fig['image_bytes'])} (base {mb(fig['base_bytes'])}; "
             f"the Dockerfile's layers: {own})"
+        )
+    if fig.get("build_steps"):
+        lines.append(
+            "build steps: " + ", ".join(f"{x['step']} {x['s']} s" for x in fig["build_steps"])
+        )
+    if "compressed_bytes" in fig:
+        lines.append(
+            f"compressed (gzip, as pushed): {mb(fig['compressed_bytes'])} in all, "
+            f"{mb(fig['compressed_own_bytes'])} of it the Dockerfile's layers"
         )
     if "bare_start_s" in fig:
         lines.append(f"a bare container's start and exit: {fig['bare_start_s']} s (median of 3)")
