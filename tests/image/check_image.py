@@ -801,6 +801,7 @@ BUILD_CAUSES = (
     ("git: not found", "git is missing from the image"),
     ("No matching distribution found", "requirements.lock does not install on the image's Python"),
     ("COPY failed", "a file the Dockerfile copies is not in the build context"),
+    ("Could not open requirements file", "requirements.lock is not in the image (its COPY)"),
 )
 """Causes named when their words appear in a failed build's log."""
 
