@@ -2,7 +2,11 @@
 a Docker container action; every check names what broke.
 
     python -m tests.image.check_image [--dockerfile PATH] [--image REF]
-        [--base auto|official|stand-in] [--build-cache] [--keep] [--report FILE]
+        [--base auto|official|stand-in] [--build-cache] [--keep] [--start-runs N]
+        [--report FILE]
+
+``--dockerfile`` builds another Dockerfile (a broken copy, to see what the test says);
+``--image`` tests an image built elsewhere (the release workflow's, pulled by digest).
 
 1. **Engine** — the running Docker engine, else one started here and stopped at the end
    by its process id (:mod:`tests.image.engine`).
@@ -23,8 +27,9 @@ a Docker container action; every check names what broke.
    directory ``/github/workspace``, the workspace owned by uid 1001), against a local fake
    of the GitHub API:
 
-   * a push on ``examples/support-agent`` (``fail-on: never``): exit 0, the outputs, the
-     results uploaded as the base branch's artifact (the base history);
+   * a push on ``examples/support-agent`` (``fail-on: never``; ``--start-runs`` of them,
+     3 by default, for the start-up figures): exit 0, the outputs, the results uploaded as
+     the base branch's artifact (the base history);
    * a pull request on the regressed build of it (``baseline: auto``): exit 1, the
      artifact found and compared with, comment.md written and the comment posted, the step
      summary and the outputs through the file commands, an annotation on the dataset;
@@ -111,7 +116,6 @@ class Report:
     passed: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     figures: dict[str, Any] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
 
     def check(self, name: str, ok: bool, why: str = "") -> bool:
         """Record ``name``; ``why`` is the failure's message (what broke)."""
