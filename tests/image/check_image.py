@@ -814,14 +814,14 @@ def build_failure(stdout: str, stderr: str) -> str:
     """The failed step of the classic builder's log, and the lines that say why."""
     lines = stdout.splitlines()
     step_at = max((i for i, ln in enumerate(lines) if re.match(r"Step \d+/\d+ : ", ln)), default=-1)
-    step = lines[step_at] if step_at >= 0 else "before the first step"
+    step = re.sub(r"\s+", " ", lines[step_at]) if step_at >= 0 else "before the first step"
     after = [
         _plain(ln)
         for ln in lines[step_at + 1 :]
         if ln.strip() and not re.match(r"^( ---> |Removing intermediate container )", ln)
     ]
     error = " ".join(
-        _plain(ln)
+        re.sub(r"\s+", " ", _plain(ln))
         for ln in stderr.splitlines()
         if ln.strip() and not ln.startswith(("DEPRECATED", " ", "Install the buildx"))
     )
