@@ -32,16 +32,25 @@ RUN apt-get update \
     && git config --system --add safe.directory '*'
 
 # Dependencies first (exact versions, see requirements.lock) so that a code change does
-# not rebuild this layer.
+# not rebuild this layer. The packages' own test suites (`tests` folders, 16.8 MB, most of
+# it numpy's) go in the same layer, as the official image drops its standard library's;
+# the bytecode pip writes stays: with PYTHONDONTWRITEBYTECODE nothing is cached at run
+# time, and without it every start would compile numpy, pydantic and the rest again.
 COPY requirements.lock /opt/toolgate/requirements.lock
-RUN python -m pip install --no-cache-dir -r /opt/toolgate/requirements.lock
+RUN python -m pip install --no-cache-dir -r /opt/toolgate/requirements.lock \
+    && find "$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" \
+        -depth -type d -name tests -exec rm -rf '{}' +
 
 # The agent's own packages are not baked in: the `install` and `setup` inputs are run by the
 # entrypoint when the step starts (a virtualenv of the agent's made with this image's
 # python -m venv, then bash), so the prebuilt image takes them as a Dockerfile build does.
 
-# ToolGate itself: the package source on PYTHONPATH (no build backend needed in the image).
+# ToolGate itself: the package source on PYTHONPATH (no build backend needed in the image),
+# compiled once here: the entrypoint and its child import it on every start, and nothing
+# may write bytecode at run time (2.7 MB for 0.14 s less from `docker run` to the first
+# sample, measured by tests/image).
 COPY gate /opt/toolgate/gate
+RUN python -m compileall -q /opt/toolgate/gate
 
 # -P: never put the working directory (the user's repository) on sys.path, so a folder
 # named `gate` in the checked-out repository cannot shadow ToolGate's own package.

@@ -9,6 +9,11 @@ Read from the runner's source (repository ``actions/runner``):
   ``/github/file_commands``, the workspace → ``/github/workspace``), the working directory
   ``/github/workspace``, ``HOME``, the ``ACTIONS_*`` variables, and every variable's value
   passed through ``TranslateToContainerPath``;
+* ``src/Runner.Worker/Container/DockerCommandManager.cs`` — ``DockerRun``: the
+  ``docker run`` command line (``--name``, ``--label``, ``--workdir``, ``--rm``, ``-e NAME``
+  with the value in the client's environment, ``-e GITHUB_ACTIONS=true``, ``-e CI=true``,
+  ``--network``, ``-v`` for the Docker socket and each folder, the image, no entrypoint
+  override and no arguments for an action.yml without ``entrypoint``/``args``);
 * ``src/Runner.Worker/Container/ContainerInfo.cs`` — ``TranslateToContainerPath`` /
   ``TranslateToHostPath``: the most recently added mapping first, an exact match or a
   prefix followed by ``/``;
@@ -239,14 +244,44 @@ class RunnerHost:
         ):
             d.mkdir(parents=True, exist_ok=True)
 
+    def mounts(self) -> list[tuple[str, str]]:
+        """``(host, container)`` in ContainerActionHandler's order (``MountVolumes`` and
+        ``AddPathTranslateMapping`` alike); the Docker socket, mounted first by the runner
+        as well, is :func:`docker_run_command`'s."""
+        return [
+            (str(self.temp), f"{CONTAINER_ROOT}/runner_temp"),
+            (str(self.temp / "_github_home"), f"{CONTAINER_ROOT}/home"),
+            (str(self.temp / "_github_workflow"), f"{CONTAINER_ROOT}/workflow"),
+            (str(self.temp / "_runner_file_commands"), f"{CONTAINER_ROOT}/file_commands"),
+            (str(self.workspace), f"{CONTAINER_ROOT}/workspace"),
+        ]
+
     def path_map(self) -> PathMap:
         m = PathMap()
-        m.add(str(self.temp), f"{CONTAINER_ROOT}/runner_temp")
-        m.add(str(self.temp / "_github_home"), f"{CONTAINER_ROOT}/home")
-        m.add(str(self.temp / "_github_workflow"), f"{CONTAINER_ROOT}/workflow")
-        m.add(str(self.temp / "_runner_file_commands"), f"{CONTAINER_ROOT}/file_commands")
-        m.add(str(self.workspace), f"{CONTAINER_ROOT}/workspace")
+        for host_path, container_path in self.mounts():
+            m.add(host_path, container_path)
         return m
+
+
+@dataclass
+class Step:
+    """One step of a container action, prepared as the runner prepares it: the files it
+    will read back, and the environment it hands the container (paths translated)."""
+
+    host: RunnerHost
+    paths: PathMap
+    env: dict[str, str]
+    """The runner's ``Environment`` after ``TranslateToContainerPath``: what ``docker run``
+    passes as ``-e NAME`` (``GITHUB_ACTIONS`` and ``CI`` are added by the command itself)."""
+    files: dict[str, Path]
+    """Each file command's file on the host (:data:`FILE_COMMANDS`)."""
+
+    def container_env(self) -> dict[str, str]:
+        """Everything the runner passes: :attr:`env`, then ``-e GITHUB_ACTIONS=true`` and
+        ``-e CI=true`` unless the environment sets ``CI`` (DockerCommandManager.DockerRun)."""
+        env = {**self.env, "GITHUB_ACTIONS": "true"}
+        env.setdefault("CI", "true")
+        return env
 
 
 def action_inputs(with_: dict[str, str], token: str) -> dict[str, str]:
@@ -262,7 +297,7 @@ def action_inputs(with_: dict[str, str], token: str) -> dict[str, str]:
     return env
 
 
-def run_container_action(
+def prepare_step(
     host: RunnerHost,
     *,
     with_: dict[str, str],
@@ -272,21 +307,21 @@ def run_container_action(
     token: str,
     repository: str,
     sha: str,
-    timeout: float = 180,
     step_env: dict[str, str] | None = None,
-) -> StepResult:
-    """Start ``python -P -m gate.action`` as ``docker run`` would start the image's
-    entrypoint: in a private mount namespace with the runner's five mounts under
-    ``/github``, working directory ``/github/workspace``, only the variables the runner
-    passes (paths translated) — the step's ``env:`` (``step_env``) among them —, then read
-    the step's files back as the runner does."""
+) -> Step:
+    """The event payload and empty file-command files written where the runner writes
+    them, and the environment it gives the container: the ``github`` context's allow-list
+    as ``GITHUB_*``, the inputs, ``HOME``, the ``RUNNER_*`` and ``ACTIONS_*`` variables,
+    the step's ``env:`` (``step_env``), every value through ``TranslateToContainerPath``."""
     paths = host.path_map()
     (host.temp / "_github_workflow" / "event.json").write_text(json.dumps(event), "utf-8")
     suffix = str(uuid.uuid4())
     context: dict[str, str] = {}
+    files: dict[str, Path] = {}
     for key, prefix in FILE_COMMANDS.items():
         f = host.temp / "_runner_file_commands" / f"{prefix}{suffix}"
         f.write_text("", "utf-8")
+        files[key] = f
         context[key] = paths.to_container(str(f))
     owner = repository.split("/")[0]
     is_pr = event_name.startswith("pull_request")
@@ -328,8 +363,6 @@ def run_container_action(
     env |= action_inputs(with_, token)
     env |= {
         "HOME": str(host.temp / "_github_home"),
-        "GITHUB_ACTIONS": "true",
-        "CI": "true",
         "RUNNER_OS": "Linux",
         "RUNNER_ARCH": "X64",
         "RUNNER_NAME": "GitHub Actions 2",
@@ -342,22 +375,102 @@ def run_container_action(
         **(step_env or {}),
     }
     env = {k: paths.to_container(v) for k, v in env.items()}  # as docker run -e gets them
+    return Step(host, paths, env, files)
+
+
+def read_step(step: Step, code: int, stdout: str, stderr: str) -> StepResult:
+    """What the runner reads back once the container exits: the outputs (its
+    ``EnvFileKeyValuePairs`` parser), the step summary, the annotations in the log."""
+    pairs = parse_key_values(step.files["output"].read_text("utf-8"))
+    return StepResult(
+        code=code,
+        stdout=stdout,
+        stderr=stderr,
+        outputs=dict(pairs),
+        output_names=[k for k, _ in pairs],
+        summary=step.files["step_summary"].read_bytes(),
+        annotations=_annotations(stdout, step.paths, step.host.workspace),
+        workspace=step.host.workspace,
+    )
+
+
+def docker_run_command(
+    step: Step,
+    image: str,
+    *,
+    name: str,
+    label: str,
+    network: str | None = None,
+    docker_socket: str = "/var/run/docker.sock",
+) -> tuple[list[str], dict[str, str]]:
+    """The runner's ``docker run`` for the step (DockerCommandManager.DockerRun) and the
+    environment to start it with: ``--name``, ``--label``, ``--workdir
+    /github/workspace``, ``--rm``, ``-e NAME`` for every variable (the value travels in
+    the docker client's own environment, never on its command line), ``-e
+    GITHUB_ACTIONS=true``, ``-e CI=true``, ``--network`` when the job has one, the Docker
+    socket and the five folders as ``-v``, the image, and no ``--entrypoint`` and no
+    arguments (action.yml sets neither): the image's ENTRYPOINT runs as it is.
+
+    The returned environment is the step's variables only; the caller adds what the
+    docker client itself needs (``PATH``, ``DOCKER_HOST``)."""
+    argv = ["docker", "run", "--name", name, "--label", label]
+    argv += ["--workdir", f"{CONTAINER_ROOT}/workspace", "--rm"]
+    for key in step.env:
+        argv += ["-e", key]
+    argv += ["-e", "GITHUB_ACTIONS=true"]
+    if "CI" not in step.env:
+        argv += ["-e", "CI=true"]
+    if network:
+        argv += ["--network", network]
+    argv += ["-v", f"{docker_socket}:/var/run/docker.sock"]
+    for host_path, container_path in step.host.mounts():
+        argv += ["-v", f"{host_path}:{container_path}"]
+    argv.append(image)
+    return argv, dict(step.env)
+
+
+def run_container_action(
+    host: RunnerHost,
+    *,
+    with_: dict[str, str],
+    event_name: str,
+    event: dict[str, Any],
+    api_url: str,
+    token: str,
+    repository: str,
+    sha: str,
+    timeout: float = 180,
+    step_env: dict[str, str] | None = None,
+) -> StepResult:
+    """Start ``python -P -m gate.action`` as ``docker run`` would start the image's
+    entrypoint: in a private mount namespace with the runner's five mounts under
+    ``/github``, working directory ``/github/workspace``, only the variables the runner
+    passes (paths translated) — the step's ``env:`` (``step_env``) among them —, then read
+    the step's files back as the runner does. (``tests/image`` starts the real image with
+    :func:`docker_run_command` from the same :class:`Step`.)"""
+    step = prepare_step(
+        host,
+        with_=with_,
+        event_name=event_name,
+        event=event,
+        api_url=api_url,
+        token=token,
+        repository=repository,
+        sha=sha,
+        step_env=step_env,
+    )
     # What the image provides itself (ENV in the Dockerfile): the interpreter is this
     # venv's, so its PATH; LANG as python images set it; pip's settings as the
     # Dockerfile's ENV sets them.
-    env |= {
+    env = step.container_env() | {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "LANG": "C.UTF-8",
         "PIP_NO_CACHE_DIR": "1",
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
     }
-
     mounts = " && ".join(
         f"mkdir -p {cont} && mount --bind {host_path} {cont}"
-        for host_path, cont in sorted(
-            ((h, c) for h, c in paths.mappings if c != f"{CONTAINER_ROOT}"),
-            key=lambda hc: hc[1].count("/"),
-        )
+        for host_path, cont in sorted(host.mounts(), key=lambda hc: hc[1].count("/"))
     )
     script = (
         f"mount --make-rprivate / && mkdir -p {CONTAINER_ROOT} && "
@@ -380,21 +493,7 @@ def run_container_action(
         "gate.action",
     ]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
-    files = {
-        key: host.temp / "_runner_file_commands" / f"{prefix}{suffix}"
-        for key, prefix in FILE_COMMANDS.items()
-    }
-    pairs = parse_key_values(files["output"].read_text("utf-8"))
-    return StepResult(
-        code=proc.returncode,
-        stdout=proc.stdout,
-        stderr=proc.stderr,
-        outputs=dict(pairs),
-        output_names=[k for k, _ in pairs],
-        summary=files["step_summary"].read_bytes(),
-        annotations=_annotations(proc.stdout, paths, host.workspace),
-        workspace=host.workspace,
-    )
+    return read_step(step, proc.returncode, proc.stdout, proc.stderr)
 
 
 def _annotations(stdout: str, paths: PathMap, workspace: Path) -> list[Annotation]:

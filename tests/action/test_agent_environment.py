@@ -12,18 +12,15 @@ not importable there.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
 
 from gate.replay.agentenv import AgentEnvironment, _pip_environ
-from tests.action.harness import HEAD_SHA, REPOSITORY, mini_repo, pr_event
+from tests.action.harness import HEAD_SHA, REPOSITORY, agent_repo, pr_event
 from tests.action.runner_contract import (
     RunnerHost,
     StepResult,
@@ -36,84 +33,6 @@ from tests.servers.github_server import GitHubServer
 TOKEN = "ghs_agent_env_token"
 WHY_NOT = namespaces_available()
 needs_namespaces = pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")
-
-AGENT = '''\
-"""A support agent that needs packages of its own."""
-import json
-import sys
-
-import acme_phrasing
-import acme_support_sdk
-
-open("setup-ran.txt").close()  # written by the step's `setup:`, before the gate
-
-ids = {}
-for line in sys.stdin:
-    msg = json.loads(line)
-    if msg["type"] == "start":
-        ids = {"case_id": msg["case_id"], "sample": msg["sample"]}
-        order = acme_support_sdk.order_id(msg["messages"][-1]["content"])
-        call = {"id": "c1", "name": "lookup_order", "arguments": {"order_id": order}}
-        print(json.dumps({"type": "tool_calls", **ids, "calls": [call]}), flush=True)
-    else:
-        status = msg["results"][0]["content"]["status"]
-        print(json.dumps({"type": "final", **ids, "content": acme_phrasing.say(status)}),
-              flush=True)
-'''
-
-
-def wheel(folder: Path, dist: str, version: str, module: str, source: str) -> Path:
-    """A pure-Python wheel, written as the wheel format says (PEP 427): the module, the
-    metadata, and a RECORD of every file's sha256."""
-    info = f"{dist}-{version}.dist-info"
-    files = {
-        f"{module}/__init__.py": source.encode(),
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n".encode(),
-        f"{info}/WHEEL": (
-            b"Wheel-Version: 1.0\nGenerator: toolgate-tests\nRoot-Is-Purelib: true\n"
-            b"Tag: py3-none-any\n"
-        ),
-    }
-    record = []
-    for name, data in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record.append(f"{name},sha256={digest},{len(data)}")
-    record.append(f"{info}/RECORD,,")
-    files[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
-    path = folder / f"{dist}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w") as z:
-        for name, data in files.items():
-            z.writestr(name, data)
-    return path
-
-
-def agent_repo(ws: Path) -> None:
-    """mini_repo's dataset with a command agent that imports two packages of its own."""
-    mini_repo(ws)
-    wheels = ws / "wheels"
-    wheels.mkdir()
-    wheel(
-        wheels,
-        "acme_support_sdk",
-        "1.0",
-        "acme_support_sdk",
-        "import re\n\ndef order_id(text):\n    return re.search(r'\\d+', text).group(0)\n",
-    )
-    wheel(wheels, "acme_phrasing", "2.0", "acme_phrasing",
-          "def say(status):\n    return f'Your order has {status}.'\n")  # fmt: skip
-    (ws / "requirements.txt").write_text(
-        "--no-index\n--find-links wheels\nacme-support-sdk==1.0\nacme-phrasing==2.0\n"
-    )
-    (ws / "agent.py").write_text(AGENT)
-    pinned = next(ln for ln in (ws / "toolgate.yml").read_text().splitlines() if "sha256" in ln)
-    (ws / "toolgate.agent.yml").write_text(
-        "name: mini\n"
-        f"dataset:\n  path: dataset.jsonl\n{pinned}\n"
-        'agent:\n  kind: command\n  command: ["python", "agent.py"]\n  workers: 2\n'
-        "  timeout_s: 20\n"
-        "samples: 1\n"
-        "gates:\n  - metric: call_accuracy\n    min: 0.9\n"
-    )
 
 
 def packages() -> list[tuple[str, str]]:

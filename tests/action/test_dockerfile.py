@@ -1,6 +1,7 @@
 """The Action's Dockerfile follows GitHub's rules for Docker container actions.
 
-No Docker engine runs here, so the rules are checked on the file itself: no ``USER``,
+Here the rules are checked on the file itself, in every run of the suite (the image
+test, ``.ci/image``, builds the image and runs it as the runner does): no ``USER``,
 no ``WORKDIR``, an absolute exec-form ``ENTRYPOINT`` running ``gate.action``, git
 installed with ``safe.directory '*'`` in the system config, an official Debian-based slim
 Python base pinned to a patch version, and every Python dependency installed from
@@ -20,33 +21,15 @@ from pathlib import Path
 import pytest
 from packaging.markers import default_environment
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
+
+from tests.action.dockerfile import base_image, instructions
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
 LOCK = ROOT / "requirements.lock"
-
-
-def instructions(text: str) -> list[tuple[str, str]]:
-    """(INSTRUCTION, arguments) pairs: comments dropped, ``\\`` continuations joined."""
-    out: list[tuple[str, str]] = []
-    pending = ""
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not pending and (not line or line.startswith("#")):
-            continue
-        if pending and line.startswith("#"):
-            continue  # a comment inside a continued instruction
-        if line.endswith("\\"):
-            pending += line[:-1].strip() + " "
-            continue
-        full = (pending + line).strip()
-        pending = ""
-        word, _, rest = full.partition(" ")
-        out.append((word.upper(), rest.strip()))
-    assert not pending, "the Dockerfile ends inside a continued line"
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -162,16 +145,24 @@ def test_lock__pins_every_runtime_dependency_inside_its_pyproject_range():
         )
 
 
-def test_lock__is_closed_under_the_dependencies_of_its_packages():
-    """Every package a locked package needs (on Linux, Python 3.12) is locked too, so pip
-    in the image resolves nothing on its own."""
+@pytest.mark.parametrize("where", ["the FROM's Python", "the lowest Python allowed"])
+def test_lock__is_closed_under_the_dependencies_of_its_packages(steps, where):
+    """Every package a locked package needs (on Linux, on the image's Python and on the
+    lowest one pyproject allows, which the image test's stand-in base runs) is locked too,
+    so pip in the image resolves nothing on its own."""
     pins = lock_pins()
+    base = base_image(steps)
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "requires-python"
+    ]
+    floor = next(s.version for s in SpecifierSet(requires) if s.operator == ">=")
+    minor = f"{base.python[0]}.{base.python[1]}" if where.startswith("the FROM") else floor
     env = {
         **default_environment(),
         "sys_platform": "linux",
         "platform_system": "Linux",
-        "python_version": "3.12",
-        "python_full_version": "3.12.12",
+        "python_version": minor,
+        "python_full_version": f"{minor}.0",
     }
     missing: list[str] = []
     for name in pins:
