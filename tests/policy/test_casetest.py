@@ -105,3 +105,36 @@ def test_classify__duplicate_ids__refused():
 def test_counts__impossible__refused():
     with pytest.raises(ValueError, match="passes"):
         Counts(3, 2)
+
+
+@pytest.mark.parametrize("history", [1, 3, 36])
+def test_flips__a_case_that_broke_a_hard_rule__at_least_a_likely_regression_in_the_same_words(
+    history,
+):
+    """A case that passed its base history and now broke a hard rule on one of its two
+    samples: a likely regression (or a regression), whatever the history's depth, with the
+    same reason — never noise, never hidden."""
+    from gate.policy.engine import HeadCase, Sample, evaluate
+    from gate.policy.flips import HARD_BECAUSE, case_flips
+    from gate.policy.history import BaseHistory, CaseHistory, HistoryEntry
+
+    ids = [f"c{i:02d}" for i in range(60)]
+    base = BaseHistory({i: CaseHistory("h", (HistoryEntry(history, history),)) for i in ids})
+    head = [
+        HeadCase(
+            i, "h", (Sample(True), Sample(False, hard=True)) if i == "c07" else (Sample(True),) * 2
+        )
+        for i in ids
+    ]
+    ev = evaluate(base, head, lambda plan: {c: [Sample(True)] * k for c, k in plan.items()})
+    flips = case_flips(ev.cases, held_back=ev.held_back)
+    got = flips["c07"]
+    assert got.kind.worse
+    if got.kind.value == "likely_regression":
+        assert got.because == HARD_BECAUSE
+    assert set(flips) == {"c07"}
+    # without the hard failure, one failed sample against one base sample is noise
+    soft = [HeadCase(h.case_id, "h", tuple(Sample(s.passed) for s in h.samples)) for h in head]
+    ev = evaluate(base, soft, lambda plan: {c: [Sample(True)] * k for c, k in plan.items()})
+    if history == 1:
+        assert case_flips(ev.cases, held_back=ev.held_back)["c07"].kind.value == "noise"

@@ -75,3 +75,63 @@ def test_params__invalid__refused():
     assert SequentialParams().cap(60, base_run=True) == 30
     assert SequentialParams(max_extra=7).cap(60) == 7
     assert SequentialParams(max_extra=7).cap(60, base_run=True) == 7
+
+
+@pytest.mark.parametrize(
+    ("history", "most", "decides"),
+    [
+        (1, 60, False),  # one base sample: not even 0/60 is significant
+        (2, 60, False),
+        (3, 60, True),
+        (3, 10, False),  # … but only with enough head samples
+        (36, 3, True),
+        ((1, 10), 60, False),  # a case that passed 1 in 10 cannot drop by the minimum effect
+    ],
+)
+def test_can_decide__a_total_failure_would_be_a_regression_only_against_enough_history(
+    history, most, decides
+):
+    from gate.policy.sequential import can_decide
+
+    base = Counts(*history) if isinstance(history, tuple) else Counts(history, history)
+    assert can_decide(base, most=most, log_bound=BOUND, min_effect=0.10) is decides
+
+
+def test_evaluate__one_sample_histories__no_extra_samples_and_says_none_could_decide():
+    """Against a base history of 1 sample per case a broken case cannot be decided by any
+    number of extra samples: none are spent, the cases are undecided, the sentences say
+    so; against 36 samples the same broken cases do get them."""
+    from gate.policy.engine import EngineParams, HeadCase, Sample, evaluate
+    from gate.policy.history import BaseHistory, CaseHistory, HistoryEntry
+    from gate.policy.power import detectability, sentences
+
+    def history(n: int) -> BaseHistory:
+        return BaseHistory(
+            {f"c{i:02d}": CaseHistory("h", (HistoryEntry(n, n),)) for i in range(60)}
+        )
+
+    head = [
+        HeadCase(f"c{i:02d}", "h", (Sample(i >= 5), Sample(i >= 5 and i % 2 == 0)))
+        for i in range(60)
+    ]
+    asked: list[dict[str, int]] = []
+
+    def sampler(plan):
+        asked.append(dict(plan))
+        return {cid: [Sample(False)] * k for cid, k in plan.items()}
+
+    ev = evaluate(history(1), head, sampler)
+    assert asked == [] and ev.spend.extra == 0
+    assert ev.spend.undecidable == len(ev.undecidable) > 0
+    assert {"c00", "c04"} <= ev.undecidable
+    words = sentences(ev, detectability([Counts(1, 1)] * 60, params=EngineParams()))
+    assert any("no extra samples" in w for w in words)
+    assert any(
+        "got no extra samples because none could decide them" in w
+        and "from 3 base samples on it could be" in w
+        for w in words
+    )
+    assert not any("stayed undecided when the sampling cap was reached" in w for w in words)
+
+    deep = evaluate(history(36), head, sampler)
+    assert deep.spend.extra > 0 and not deep.undecidable
