@@ -48,7 +48,7 @@ from gate.model import (
     ToolDrift,
     ToolRef,
 )
-from gate.policy.history import agent_identity
+from gate.policy.history import IDENTITY_KEYS, agent_identity
 
 __all__ = ["HISTORY_RULE", "compare", "definition_diff", "setup_changes"]
 
@@ -85,19 +85,8 @@ def setup_changes(base: Mapping[str, object], head: Mapping[str, object]) -> lis
     ]
 
 
-SETUP_ORDER = (
-    "model",
-    "base_url",
-    "temperature",
-    "params",
-    "system_prompt_sha256",
-    "command",
-    "callable",
-    "path",
-    "env",
-    "kind",
-)
-"""The order the reports name a setup's changes in."""
+SETUP_ORDER = (*(k for k in IDENTITY_KEYS if k != "kind"), "kind")
+"""The order the reports name a setup's changes in: the identity keys, the kind last."""
 
 
 def compare(
@@ -157,9 +146,12 @@ def compare(
                 "references (tool definitions): cases compared; see the tool drift"
             )
         else:
+            head_ids = {c.id for c in head.cases}
+            removed = sum(1 for c in _in_scope(base.cases, head) if c.id not in head_ids)
             note = (
                 "the dataset differs from the baseline's: each case was compared by its "
-                f"hash (content and scoring); {untested} case(s) changed or new"
+                f"hash (content and scoring); {untested} case(s) changed or new, {removed} "
+                "removed — the metric table's base and head figures are over different cases"
             )
     listed = _flips(
         _in_scope(base.cases, head), _in_scope(head.cases, base), {d.tool for d in drift}, flips

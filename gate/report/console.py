@@ -76,6 +76,8 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
             else ""
         )
         out.append(f"baseline: {esc.console(cmp.source, 200)}{depth}{note}")
+        if cmp.comparable and cmp.note:
+            out.append(f"note: {esc.console(cmp.note, 400)}")
         changed = setup_sentence(results)
         if changed:
             out.append(_plain(changed, esc))

@@ -152,6 +152,8 @@ def context_lines(results: Results, esc: Escaper) -> list[str]:
         else ""
     )
     lines = [f"_Compared with {src}{depth}._"]
+    if cmp.note:
+        lines += ["", f"_Note: {esc.text(cmp.note, 400)}._"]
     changed = setup_sentence(results)
     if changed:
         lines += ["", render_sentence(changed, esc, 200, table=False)]
@@ -1098,6 +1100,16 @@ def _evidence_cells(
     )
 
 
+def _flip_evidence(f: Flip, case: CaseResult | None, esc: Escaper, lim: int, full: bool) -> str:
+    """``failing checks | expected | actual | why`` of a flipped case: its first failing
+    sample's evidence, else the flip's reason."""
+    sample = _first_failing(case)
+    checks = f.failed_checks or (list(sample.failed_checks) if sample else [])
+    if sample is None and f.reason:
+        return f"{_checks(checks, esc)} | — | — | {esc.text(f.reason, lim)}"
+    return _evidence_cells(sample, checks, esc, lim, full)
+
+
 def _regressions(results: Results, esc: Escaper, full: bool) -> list[Block]:
     """Regressions, significant then likely, worst first — those that broke a hard rule
     are in the hard failures already (each case is listed once), counted in the title."""
@@ -1117,11 +1129,7 @@ def _regressions(results: Results, esc: Escaper, full: bool) -> list[Block]:
 
     def row(f: Flip) -> str:
         case = cases.get(f.case_id)
-        sample = _first_failing(case)
-        checks = f.failed_checks or (list(sample.failed_checks) if sample else [])
-        cells = _evidence_cells(sample, checks, esc, lim, full)
-        if sample is None and f.reason:
-            cells = f"{_checks(checks, esc)} | — | — | {esc.text(f.reason, lim)}"
+        cells = _flip_evidence(f, case, esc, lim, full)
         if drift.get(f.case_id):
             tools = ", ".join(esc.code(t, 60) for t in drift[f.case_id])
             cells += f"<br>🔧 tool definition changed: {tools}"
@@ -1474,12 +1482,10 @@ def _new_failures(results: Results, esc: Escaper, full: bool) -> list[Block]:
 
     def row(f: Flip) -> str:
         case = cases.get(f.case_id)
-        sample = _first_failing(case)
-        checks = f.failed_checks or (list(sample.failed_checks) if sample else [])
         return (
             f"| {_case_cell(f.case_id, f.line or (case.line if case else None), esc)} "
             f"| {fmt.rate_fraction(f.head_pass_rate, f.head_samples)} "
-            f"| {_evidence_cells(sample, checks, esc, lim, full)} |"
+            f"| {_flip_evidence(f, case, esc, lim, full)} |"
         )
 
     head = [
