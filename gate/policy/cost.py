@@ -108,6 +108,8 @@ class CostEvidence:
     rise's)."""
     typical_p_rise: float
     """The typical case's test: one-sided p-value of a rise."""
+    typical_p_fall: float
+    """The typical case's test: one-sided p-value of a fall."""
     z: float
     """The typical case's test statistic T (0 without a case that varied)."""
     head_samples: int
@@ -168,7 +170,7 @@ def cost_test(name: str, cases: Sequence[CostCase]) -> CostResult:
     del name  # the metric's name is the caller's; kept in the signature for readers
     used = [c for c in cases if len(c.base) and len(c.head)]
     if not used:
-        return CostResult(0, None, None, None, 1.0, CostEvidence(None, 1.0, 1.0, 0.0, 0, 0))
+        return CostResult(0, None, None, None, 1.0, CostEvidence(None, 1.0, 1.0, 1.0, 0.0, 0, 0))
     base, bv = _pad([[max(0.0, float(v)) for v in c.base] for c in used])
     head, hv = _pad([[max(0.0, float(v)) for v in c.head] for c in used])
     nb = bv.sum(axis=1).astype(np.float64)
@@ -208,6 +210,7 @@ def cost_test(name: str, cases: Sequence[CostCase]) -> CostResult:
     var = float(np.sum(w * w * s2 * (1.0 / nh + 1.0 / nb)))
     t = num / math.sqrt(var) if var > 0 else 0.0
     typical_rise = 1.0 - _NORMAL.cdf(t) if var > 0 else 1.0
+    typical_fall = _NORMAL.cdf(t) if var > 0 else 1.0
     typical = _typical(y, k, spread, nb, nh, varies) if varies.any() else None
     contribution = h_mean - b_mean
     order = np.argsort(-contribution, kind="stable")
@@ -216,6 +219,7 @@ def cost_test(name: str, cases: Sequence[CostCase]) -> CostResult:
         typical=typical,
         p_fall=mean_fall,
         typical_p_rise=typical_rise,
+        typical_p_fall=typical_fall,
         z=t,
         head_samples=int(nh.max()),
         base_samples=int(np.median(nb)),

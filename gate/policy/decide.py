@@ -424,7 +424,7 @@ def relative_gate(
     if typical_over:
         need = samples_to_decide(ev, test.alpha, max_samples)
         decides = (
-            f"{need} samples per case (`samples: {need}`) would decide it if the rise holds"
+            f"{need} samples per case (samples: {need}) would decide it if the rise holds"
             if need is not None
             else "a longer base history would decide it (each base run adds to it)"
         )

@@ -28,7 +28,7 @@ def test_cost_bench__small_run__every_suite_scenario_and_rule():
         if "head samples" in line:
             rows = suites.setdefault(line.split(" (")[0], {})
         cells = re.findall(r"(\d+\.\d) % \[", line)
-        if len(cells) == 6:
+        if len(cells) == 7:
             rows[line.split()[0]] = [float(c) for c in cells]
     assert list(suites) == ["30 cases x 3 head samples", "6 cases x 2 head samples"]
     for rows in suites.values():

@@ -290,7 +290,8 @@ def test_relative_gate__fails_only_on_a_rise_the_cost_group_calls_beyond_noise(
         False,
         max_increase=0.15,
         cost=CostEvidence(
-            typical=0.30, p_fall=1 - p, typical_p_rise=p, z=2.5, head_samples=3,
+            typical=0.30, p_fall=1 - p, typical_p_rise=p, typical_p_fall=1 - p, z=2.5,
+            head_samples=3,
             base_samples=36, noise=4.0, base_noise=0.5,
         ),
     )  # fmt: skip
@@ -302,7 +303,7 @@ def test_relative_gate__fails_only_on_a_rise_the_cost_group_calls_beyond_noise(
     assert got.undecided is not fails
     if not fails:
         assert "within the samples' noise (p = 0.2 > 0.005) — not decided;" in got.reason
-        assert "samples per case (`samples: " in got.reason
+        assert "samples per case (samples: " in got.reason
 
 
 def test_relative_gate__the_mean_rose_the_typical_case_did_not__not_decided_naming_the_cases() -> (
@@ -324,7 +325,8 @@ def test_relative_gate__the_mean_rose_the_typical_case_did_not__not_decided_nami
         "total_tokens", Method.STRATIFIED, Better.LOWER, 6, 1000.0, 1400.0, 400.0, None,
         0.3, 0.005, False, max_increase=0.15,
         cost=CostEvidence(
-            typical=0.02, p_fall=0.7, typical_p_rise=0.3, z=0.5, head_samples=2,
+            typical=0.02, p_fall=0.7, typical_p_rise=0.3, typical_p_fall=0.7, z=0.5,
+            head_samples=2,
             base_samples=36, drivers=("big-case",), noise=3.0, base_noise=0.4,
         ),
     )  # fmt: skip
