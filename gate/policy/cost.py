@@ -164,10 +164,9 @@ def _pad(rows: Sequence[Sequence[float]]) -> tuple[Floats, np.ndarray]:
     return out, ~np.isnan(out)
 
 
-def cost_test(name: str, cases: Sequence[CostCase]) -> CostResult:
+def cost_test(cases: Sequence[CostCase]) -> CostResult:
     """The test of one cost metric over the comparable cases (module doc). Cases without
     a value on either side are left out."""
-    del name  # the metric's name is the caller's; kept in the signature for readers
     used = [c for c in cases if len(c.base) and len(c.head)]
     if not used:
         return CostResult(0, None, None, None, 1.0, CostEvidence(None, 1.0, 1.0, 1.0, 0.0, 0, 0))

@@ -285,7 +285,7 @@ def cost_suite_test(
     """The cost test of one cost metric over (case id, the history's recorded values, the
     initial head values) per comparable case (:func:`gate.policy.cost.cost_test`): lower
     is better, ``p_value`` is the rise's; it blocks nothing by itself."""
-    got = cost_test(name, [CostCase(cid, b, h) for cid, b, h in cases])
+    got = cost_test([CostCase(cid, b, h) for cid, b, h in cases])
     return SuiteTest(
         name,
         Method.STRATIFIED,
