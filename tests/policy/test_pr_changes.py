@@ -206,3 +206,51 @@ def test_agent_model__accepted_by_every_kind__a_near_key_suggested_never_itself(
     with pytest.raises(ConfigError) as err:
         load_config(config)
     assert "agent.modle: unknown key (did you mean 'model'?)" in str(err.value)
+
+
+COSTLY = """\
+import json, os, sys
+factor = float(os.environ.get("TOKEN_FACTOR", "1"))
+sizes = [40, 60, 90, 120, 400, 250]
+ids = {}
+for line in sys.stdin:
+    msg = json.loads(line)
+    if msg["type"] == "start":
+        ids = {"case_id": msg["case_id"], "sample": msg["sample"]}
+        n = int(msg["case_id"].split("-")[1])
+        usage = {"prompt_tokens": int(sizes[n] * 10 * factor),
+                 "completion_tokens": int(20 * factor)}
+        call = {"id": "c1", "name": "ping", "arguments": {"n": n}}
+        reply = {**ids, "type": "tool_calls", "calls": [call], "usage": usage}
+        print(json.dumps(reply), flush=True)
+    elif msg["type"] == "tool_results":
+        print(json.dumps({**ids, "type": "final", "content": "pinged"}), flush=True)
+"""
+
+
+@pytest.mark.parametrize("base_run", [False, True], ids=["plain base", "seeded base"])
+def test_six_cases_every_sample_one_and_a_half_times_the_tokens__beyond_noise_and_fails(
+    tmp_path: Path, base_run: bool
+) -> None:
+    """Six cases of very different sizes, two samples each; on head every sample uses
+    exactly 1.5× the tokens: the Cost group calls it beyond noise and `max_increase:
+    0.15` fails — against a base run of two samples per case as against a seeded one."""
+    gate = "gates:\n  - {metric: total_tokens, max_increase: 0.15}\n"
+    base_cfg = _project(tmp_path / "base", [0, 1, 2, 3, 4, 5])
+    (tmp_path / "base" / "agent.py").write_text(COSTLY)
+    base_cfg.write_text(base_cfg.read_text() + gate)
+    assert _check(base_cfg, tmp_path / "base" / "out", base_run=base_run).exit_code == 0
+    head = _project(tmp_path / "head", [0, 1, 2, 3, 4, 5], ', env: {TOKEN_FACTOR: "1.5"}')
+    (tmp_path / "head" / "agent.py").write_text(COSTLY)
+    head.write_text(head.read_text() + gate)
+    got = _check(head, tmp_path / "head" / "out", tmp_path / "base" / "out" / "results.json")
+    results = got.results
+    total = next(d for d in results.comparison.cost if d.metric == "total_tokens")
+    assert total.cases == 6 and total.relative == pytest.approx(0.5, abs=0.01)
+    assert total.beyond_noise and total.typical == pytest.approx(0.5, abs=0.01)
+    (gate_outcome,) = results.verdict.gates
+    assert not gate_outcome.passed and not gate_outcome.undecided
+    assert got.exit_code == 1
+    comment = render_comment(results)
+    row = next(line for line in comment.splitlines() if line.startswith("| `total_tokens` |"))
+    assert "🔴▲" in row and "within noise" not in row and "❌ ≤ +15.0 %" in row
