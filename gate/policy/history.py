@@ -199,25 +199,6 @@ def legacy_case_hash(
     return hashlib.sha256(canonical(doc).encode()).hexdigest()
 
 
-IDENTITY_KEYS = (
-    "kind",
-    "model",
-    "base_url",
-    "temperature",
-    "params",
-    "system_prompt_sha256",
-    "command",
-    "callable",
-    "path",
-    "env",
-)
-"""What of an agent's description (``results.agent``) identifies the agent under test:
-for an endpoint, the model, the endpoint, its sampling settings and the system prompt's
-content; for a program (command, python, mcp), its command line (or callable and import
-path), the environment the config gives it (``agent.env``) and the model the config
-declares (``agent.model``). Its code is what a pull request changes, and no hash sees it;
-a model chosen in a file the program reads is seen through a declared ``agent.model``."""
-
 LEGACY_IDENTITY_KEYS = (
     "kind",
     "model",
@@ -228,6 +209,14 @@ LEGACY_IDENTITY_KEYS = (
 )
 """The identity keys of the previous release (a program's kind alone): a history recorded
 under them is the same setup as a run whose legacy setup hash matches, once."""
+
+IDENTITY_KEYS = (*LEGACY_IDENTITY_KEYS, "command", "callable", "path", "env")
+"""What of an agent's description (``results.agent``) identifies the agent under test:
+for an endpoint, the model, the endpoint, its sampling settings and the system prompt's
+content; for a program (command, python, mcp), its command line (or callable and import
+path), the environment the config gives it (``agent.env``) and the model the config
+declares (``agent.model``). Its code is what a pull request changes, and no hash sees it;
+a model chosen in a file the program reads is seen through a declared ``agent.model``."""
 
 
 def agent_identity(agent: Mapping[str, Any], keys: Sequence[str] = IDENTITY_KEYS) -> dict[str, Any]:
