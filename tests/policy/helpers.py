@@ -233,3 +233,31 @@ def decide_results(
         stats_of(base), stats, tests.evaluation, tests.params, source=source or "baseline"
     )
     return decided(results, decide(stats, comparison, config, tests.evaluation), comparison)
+
+
+def quiet_check(
+    config: Path,
+    out: Path,
+    baseline: Path | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    **options: Any,
+) -> Any:
+    """``toolgate check`` in process, no progress and no comment, against ``baseline``
+    (``None``: none); ``options`` go to :class:`gate.pipeline.CheckOptions`."""
+    import io
+
+    from gate.pipeline import CheckOptions, check
+
+    return check(
+        CheckOptions(
+            config_path=config,
+            out=out,
+            baseline=str(baseline) if baseline else "none",
+            progress=False,
+            comment=False,
+            **options,
+        ),
+        dict(env) if env is not None else {"PATH": ""},
+        io.StringIO(),
+    )

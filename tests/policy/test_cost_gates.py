@@ -12,7 +12,6 @@ runs of a ``replay`` agent over hand-built runs files, 60 cases.
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -21,9 +20,9 @@ import pytest
 
 from gate.cli import main
 from gate.dataset import load_dataset
-from gate.pipeline import CheckOptions, check
 from gate.report import render_comment, render_console
 from gate.results import Results
+from tests.policy.helpers import quiet_check
 
 CASES = 60
 
@@ -84,18 +83,7 @@ def _runs(path: Path, samples: int, scale: dict[int, float] | float = 1.0) -> No
 
 
 def _check(config: Path, out: Path, baseline: Path | None, samples: int | None = None) -> Any:
-    return check(
-        CheckOptions(
-            config_path=config,
-            out=out,
-            baseline=str(baseline) if baseline else "none",
-            progress=False,
-            comment=False,
-            samples=samples,
-        ),
-        {"PATH": ""},
-        io.StringIO(),
-    )
+    return quiet_check(config, out, baseline, samples=samples)
 
 
 @pytest.fixture

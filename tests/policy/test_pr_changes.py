@@ -14,7 +14,6 @@ small command agent (a real subprocess) against a base run:
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 from typing import Any
@@ -22,8 +21,8 @@ from typing import Any
 import pytest
 
 from gate.dataset import load_dataset
-from gate.pipeline import CheckOptions, check
 from gate.report import render_comment, render_console
+from tests.policy.helpers import quiet_check
 
 AGENT = """\
 import json, os, sys
@@ -75,18 +74,7 @@ def _project(root: Path, cases: list[int], agent: str = "") -> Path:
 
 
 def _check(config: Path, out: Path, baseline: Path | None = None, *, base_run: bool = False) -> Any:
-    return check(
-        CheckOptions(
-            config_path=config,
-            out=out,
-            baseline=str(baseline) if baseline else "none",
-            progress=False,
-            comment=False,
-            base_run=base_run,
-        ),
-        {"PATH": ""},
-        io.StringIO(),
-    )
+    return quiet_check(config, out, baseline, base_run=base_run)
 
 
 @pytest.fixture
