@@ -84,6 +84,10 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, CheckOu
             ),
             "flaky": _check("toolgate.flaky.yml", tmp / "flaky", tmp / "good/results.json"),
         }
+        # the regressed build against the plain base run (3 samples per case)
+        out["regressed-plain"] = _check(
+            "toolgate.regressed.yml", tmp / "regressed-plain", tmp / "plain/results.json"
+        )
         yield out
     finally:
         os.chdir(old)
@@ -204,20 +208,13 @@ def test_example__diff_of_the_two_files__the_flips_the_check_gave(
 
 
 def test_example__regressed_against_a_plain_base_run__likely_regressions_extra_samples_decide(
-    runs: dict[str, CheckOutcome], tmp_path: Path
+    runs: dict[str, CheckOutcome],
 ) -> None:
     """One good run without --base-run is a history of 3 samples per case: the 14 cases
     with a hard failure are likely regressions and get no extra samples (they fail the
     gate anyway), the comment says the history is short; the two broken without one get
     extra samples until their regression is decided."""
-    old = Path.cwd()
-    os.chdir(ROOT)
-    try:
-        reg = _check(
-            "toolgate.regressed.yml", tmp_path / "reg", runs["plain"].out / "results.json"
-        ).results
-    finally:
-        os.chdir(old)
+    reg = runs["regressed-plain"].results
     assert reg.comparison is not None
     assert (reg.comparison.regressions, reg.comparison.likely_regressions) == (2, 14)
     # each broke a hard rule: the same words as against a seeded history
@@ -336,7 +333,7 @@ def _prose(text: str) -> str:
 
 
 def test_readme__figures_quoted__are_what_its_commands_give(
-    runs: dict[str, CheckOutcome], tmp_path: Path
+    runs: dict[str, CheckOutcome],
 ) -> None:
     """Every figure README.md quotes of the example is what the commands it shows print:
     the fixture's runs are those commands (the base run with --base-run, the regressed
@@ -374,14 +371,7 @@ def test_readme__figures_quoted__are_what_its_commands_give(
         '`["python", "agent.py", "--variant", "regressed"]`' in comment
     )
     # against the plain base run (3 samples per case)
-    old = Path.cwd()
-    os.chdir(ROOT)
-    try:
-        plain = _check(
-            "toolgate.regressed.yml", tmp_path / "reg", runs["plain"].out / "results.json"
-        ).results
-    finally:
-        os.chdir(old)
+    plain = runs["regressed-plain"].results
     assert plain.comparison is not None
     likely, decided = plain.comparison.likely_regressions, plain.comparison.regressions
     assert (

@@ -1100,6 +1100,13 @@ def _evidence_cells(
     )
 
 
+_EVIDENCE_HEAD = (
+    "| Case | Passing samples | Failing checks | Expected | Actual | Why |",
+    "|---|---|---|---|---|---|",
+)
+"""The header of a table of failing cases with their evidence (failing, new failing)."""
+
+
 def _flip_evidence(f: Flip, case: CaseResult | None, esc: Escaper, lim: int, full: bool) -> str:
     """``failing checks | expected | actual | why`` of a flipped case: its first failing
     sample's evidence, else the flip's reason."""
@@ -1236,12 +1243,7 @@ def _failing_without_baseline(results: Results, esc: Escaper) -> list[Block]:
         if passed
         else f"### ❌ Failing cases ({samples_of(len(failing), n)}) — fail on every sample"
     )
-    head = [
-        title,
-        "",
-        "| Case | Passing samples | Failing checks | Expected | Actual | Why |",
-        "|---|---|---|---|---|---|",
-    ]
+    head = [title, "", *_EVIDENCE_HEAD]
     return [Block(head, LazyRows(failing, row), [""], keep=10, cut=6, what="failing cases")]
 
 
@@ -1488,12 +1490,7 @@ def _new_failures(results: Results, esc: Escaper, full: bool) -> list[Block]:
             f"| {_flip_evidence(f, case, esc, lim, full)} |"
         )
 
-    head = [
-        title,
-        "",
-        "| Case | Passing samples | Failing checks | Expected | Actual | Why |",
-        "|---|---|---|---|---|---|",
-    ]
+    head = [title, "", *_EVIDENCE_HEAD]
     return [Block(head, LazyRows(shown, row), [""], keep=10, cut=6, what="new failing cases")]
 
 
