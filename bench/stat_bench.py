@@ -1108,6 +1108,63 @@ def young_table(
         )
 
 
+DEPTH_SCENARIOS = ("broken", "three", "x085", "null")
+DEPTH_TITLES = {
+    "broken": "a case that breaks fully (one always-passing case → 0)",
+    "three": "cases that break partly (three cases 1.0 → 0.5)",
+    "x085": "a broad small drop (every case × 0.85)",
+    "null": "PRs that changed nothing but failed the gate",
+}
+
+
+def first_pr(
+    rules: Rules, t: Tables, seed: int, base: Floats, heads: dict[str, Floats], depth: int
+) -> tuple[dict[str, FastRun], Ints, Ints]:
+    """One base run that seeds every case's history up to ``depth`` samples (a cap of
+    ``depth`` minus the initial samples per case; ``depth`` at or below the initial
+    samples: a plain base run), then the pull request against it: what the first pull
+    request after a team's first push can detect. Returns the PRs, the base run's agent
+    runs per project and the history length at the PR."""
+    worlds = np.arange(base.shape[0])
+    slots = rules.window // rules.initial + 2
+    hist = FastHistory(base.shape[0], base.shape[1], slots, rules.window)
+    r = dataclasses.replace(rules, min_history=depth)
+    seeding = fast_check(r, t, seed, worlds, 0, base, hist.hs, hist.hn, base_run=True)
+    hist.append(seeding.passes, seeding.samples)
+    prs = {
+        name: fast_check(r, t, seed, worlds, 2, head, hist.hs, hist.hn)
+        for name, head in heads.items()
+    }
+    return prs, seeding.spent, hist.hn.copy()
+
+
+def depth_table(
+    rules: Rules, t: Tables, seed: int, pairs: dict[str, tuple[Floats, Floats]], depths: list[int]
+) -> None:
+    """What the first pull request can detect by the depth of the history one base run
+    seeded, and what that base run costs in agent runs (per case, and for 100 cases)."""
+    if not depths:
+        return
+    heads = {s: pairs[s][1] for s in DEPTH_SCENARIOS}
+    print()
+    print(
+        "the first pull request after one base run, by the history depth that run seeded "
+        f"(initial samples {rules.initial}; agent runs of the base run, extra samples included):"
+    )
+    print()
+    print(
+        "| history depth | "
+        + " | ".join(DEPTH_TITLES[s] for s in DEPTH_SCENARIOS)
+        + " | agent runs per case | for 100 cases |"
+    )
+    print("|--:|" + "--:|" * (len(DEPTH_SCENARIOS) + 2))
+    for depth in sorted(set(depths)):
+        prs, spent, _ = first_pr(rules, t, seed, pairs["null"][0], heads, depth)
+        cells = [cell(int(prs[s].block.sum()), prs[s].block.size) for s in DEPTH_SCENARIOS]
+        per_case = float(spent.mean()) / CASES
+        print(f"| {depth} | " + " | ".join(cells) + f" | {per_case:.1f} | {per_case * 100:,.0f} |")
+
+
 def spend_range(values: Sequence[float]) -> str:
     lo, hi = min(values), max(values)
     return f"{lo:.0f}" if round(lo) == round(hi) else f"{lo:.0f}–{hi:.0f}"
@@ -1158,6 +1215,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="more seeds the min_history sweep draws projects with, beside the bench's own",
     )
     ap.add_argument(
+        "--depths",
+        type=int,
+        nargs="*",
+        default=[2, 3, 6, 9, 12, 18, 24, 36],
+        help="history depths one base run seeds, for the first-pull-request table (none: skip)",
+    )
+    ap.add_argument(
+        "--depth-only",
+        action="store_true",
+        help="only the first-pull-request table by history depth",
+    )
+    ap.add_argument(
         "--cold-only",
         action="store_true",
         help="only the cold start (its table, the engine and the real checks of it)",
@@ -1173,6 +1242,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = base_probabilities(rng, args.prs)
     pairs = {name: scenario(name, p) for name in SCENARIOS}
 
+    if args.depth_only:
+        print(f"{args.prs:,} simulated PRs per scenario, 60 cases; seed {args.seed}")
+        depth_table(rules, tables, args.seed, pairs, args.depths)
+        print(f"total {time.perf_counter() - t0:.1f} s")
+        return 0
     if args.cold_only:
         return cold_main(args, rules, tables, pairs, t0)
     print(

@@ -78,6 +78,7 @@ OUTPUTS: tuple[str, ...] = (
     "regressions",
     "likely-regressions",
     "must-not-call-violations",
+    "compared",
     "results-path",
     "report-path",
 )
@@ -241,6 +242,8 @@ def do_check(
         out=out,
         baseline=str(baseline.path) if baseline.path is not None else "none",
         baseline_source=baseline.source,
+        baseline_missing=_missing_why(baseline, activity.base_run),
+        require_baseline=activity.require_baseline,
         samples=activity.samples,
         shard=activity.shard,
         base_run=activity.base_run,
@@ -315,6 +318,8 @@ def do_merge(
             config=config,
             baseline=base,
             baseline_source=baseline.source,
+            baseline_missing=_missing_why(baseline, base_run=False),
+            require_baseline=activity.require_baseline,
             out=out,
             redactor=redactor_for(config, environ),
             report_url=ctx.run_url,
@@ -492,6 +497,16 @@ class ResolvedBaseline:
     """Where they came from, for the reports."""
     note: str
     """The step summary's line about it."""
+    missing: str | None = None
+    """Why there is none, in words (``path`` ``None``)."""
+
+
+def _missing_why(baseline: ResolvedBaseline, base_run: bool) -> str | None:
+    """Why a run has no baseline, for its first line (``None``: it has one)."""
+    if baseline.path is not None or baseline.results is not None:
+        return None
+    why = baseline.missing or "no baseline"
+    return f"{why}: this base run starts the history" if base_run else why
 
 
 def resolve_baseline(
@@ -500,7 +515,13 @@ def resolve_baseline(
     """The baseline to compare with, and the step summary's line about it."""
     match baseline:
         case NoBaseline():
-            return ResolvedBaseline(None, None, None, "**Baseline:** none (`baseline: none`).")
+            return ResolvedBaseline(
+                None,
+                None,
+                None,
+                "**Baseline:** none (`baseline: none`).",
+                missing="no baseline (`baseline: none`)",
+            )
         case FileBaseline(path=path):
             return ResolvedBaseline(
                 Path(path), None, f"file {path}", f"**Baseline:** file `{path}`."
@@ -540,7 +561,7 @@ def _auto_baseline(
     lines = [f"**Baseline:** {choice.source}."]
     lines += [f"> {t}" for t in (*choice.warnings, *choice.notices)]
     if choice.path is None:
-        return ResolvedBaseline(None, None, None, "\n".join(lines))
+        return ResolvedBaseline(None, None, None, "\n".join(lines), missing=choice.missing)
     return ResolvedBaseline(choice.path, choice.results, choice.source, "\n".join(lines))
 
 
@@ -600,6 +621,7 @@ def outputs_of(ctx: GitHubContext, outcome: Outcome) -> dict[str, str]:
         "regressions": "0",
         "likely-regressions": "0",
         "must-not-call-violations": "0",
+        "compared": "false",
         "results-path": "",
         "report-path": "",
     }

@@ -87,11 +87,36 @@ class ToolScoringConfig(_Strict):
         return v
 
 
+class RetiredCase(_Strict):
+    """A case the dataset no longer holds on purpose (``dataset.retired``): a pull request
+    that removes a case fails unless it retires it here, with the reason."""
+
+    id: Annotated[str, Field(min_length=1)]
+    reason: Annotated[str, Field(min_length=1)]
+
+
 class DatasetConfig(_Strict):
     path: str
     version: str | None = None
     sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] | None = None
     normalize: NormalizeConfig = NormalizeConfig()
+    retired: list[RetiredCase] = Field(default_factory=list)
+    """Cases removed on purpose, each with why: a removed case not listed fails the gate.
+    An id listed here may not be in the dataset (ids are never reused)."""
+
+    @field_validator("retired")
+    @classmethod
+    def _retired_once(cls, v: list[RetiredCase]) -> list[RetiredCase]:
+        seen: set[str] = set()
+        for r in v:
+            if r.id in seen:
+                raise ValueError(f"the case id {r.id!r} is retired twice")
+            seen.add(r.id)
+        return v
+
+    def retired_reasons(self) -> dict[str, str]:
+        """Retired case id → the reason given."""
+        return {r.id: r.reason for r in self.retired}
 
     @field_validator("version", mode="before")
     @classmethod

@@ -1132,6 +1132,68 @@ class ToolDrift:
     flipped_cases: tuple[str, ...]
 
 
+class NotComparedWhy(enum.StrEnum):
+    """Why a gated run was compared with nothing: the first line of every report says
+    "not compared" and why, and never shows the run as ✅."""
+
+    NO_BASELINE = "no_baseline"
+    """No baseline was given, or none was found (the first run of a branch, an artifact
+    that expired, ``baseline: none``)."""
+    OTHER_DATASET = "other_dataset"
+    """The baseline shares no case id with this run: it was made from another dataset."""
+    OTHER_GATE = "other_gate"
+    """The baseline is another gate's (its ``name:``) and no case of it is comparable."""
+    NO_COMPARABLE_CASE = "no_comparable_case"
+    """Every case this run shares with the baseline changed since its history (its
+    content or the scoring config)."""
+
+
+@value
+class NotCompared:
+    """A gated run that was compared with nothing, and why in words (``detail``)."""
+
+    why: NotComparedWhy
+    detail: str
+
+
+@value
+class RemovedCase:
+    """A case the baseline holds and this run's dataset does not: its base counts, and
+    the reason ``dataset.retired`` gives for it (``None``: not retired, so it fails the
+    gate)."""
+
+    case_id: str
+    base_passes: int
+    base_samples: int
+    retired: str | None = None
+
+    @property
+    def passed_on_base(self) -> bool:
+        """Every base sample passed."""
+        return self.base_samples > 0 and self.base_passes == self.base_samples
+
+
+@value
+class CaseChanges:
+    """How this run's dataset differs from the baseline's, case by case (each case
+    compared by its own hash): ids ``added`` (not in the baseline), ``changed`` (their
+    content or the scoring changed since their history: not comparable) and the
+    ``removed`` cases (in the baseline, not in this run's dataset)."""
+
+    added: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    removed: tuple[RemovedCase, ...] = ()
+
+    @property
+    def unretired(self) -> tuple[RemovedCase, ...]:
+        """The removed cases ``dataset.retired`` does not retire: each fails the gate."""
+        return tuple(r for r in self.removed if r.retired is None)
+
+    @property
+    def retired(self) -> tuple[RemovedCase, ...]:
+        return tuple(r for r in self.removed if r.retired is not None)
+
+
 @value
 class Comparison:
     """This run against the baseline (``gate.baseline.diff.compare``)."""
@@ -1158,6 +1220,10 @@ class Comparison:
     """The agent identity keys that differ between the base and this run."""
     cost: tuple[CostDelta, ...] = ()
     """What a sample cost, against the base history (the reports' Cost group)."""
+    changes: CaseChanges = CaseChanges()
+    """The cases added, changed and removed against the baseline."""
+    not_compared: NotCompared | None = None
+    """Set when nothing was compared (``comparable`` false): why."""
 
 
 @value
@@ -1233,6 +1299,9 @@ class VarianceOutcome:
     flaky_cases: tuple[str, ...]
     passed: bool
     reasons: tuple[str, ...]
+    not_computed: tuple[str, ...] = ()
+    """Configured guards whose figure does not exist for this run (fewer than 2 samples
+    per case), each with why: shown as not computed, never ✅, never a failure."""
 
 
 @value
@@ -1256,3 +1325,49 @@ class Verdict:
     """Cases new in this run (absent from the baseline) that fail."""
     new_fail: bool = False
     """``regressions.new_cases: fail``: those cases fail the gate."""
+    not_compared: NotCompared | None = None
+    """Set when the run was compared with nothing: why. It passes unless
+    ``require_baseline`` is set."""
+    require_baseline: bool = False
+    """``--require-baseline`` (the Action's ``require-baseline``): a run compared with
+    nothing fails."""
+    removed: int = 0
+    """Cases the baseline holds and this run's dataset does not, not retired in
+    ``dataset.retired``: each fails the gate."""
+
+
+# ─── what a run will spend ────────────────────────────────────────────────────
+
+
+@value
+class RunBill:
+    """What a run will spend on the agent, stated before it starts (``toolgate check``
+    prints it first): ``initial`` agent runs (``cases`` × ``samples``), the ``seeding``
+    samples a base run brings the histories of ``seeded_cases`` cases up to
+    ``min_history`` with (within ``max_seed``, ``policy.max_seed_samples``), and at most
+    ``extra_cap`` extra samples for undecided cases. With ``pricing``: the estimated cost
+    of one agent run (``cost_per_run``, from the base history's recorded token usage) or,
+    in ``cost_basis``, why it cannot be estimated yet."""
+
+    cases: int
+    samples: int
+    initial: int
+    seeding: int
+    seeded_cases: int
+    extra_cap: int
+    min_history: int
+    max_seed: int | None
+    base_run: bool
+    cost_per_run: float | None = None
+    cost_basis: str | None = None
+    """How the cost was estimated, or why it was not (``None``: no ``pricing``)."""
+
+    @property
+    def runs(self) -> int:
+        """Agent runs the run makes whatever its samples show."""
+        return self.initial + self.seeding
+
+    @property
+    def most(self) -> int:
+        """Agent runs the run makes at most."""
+        return self.runs + self.extra_cap

@@ -330,6 +330,9 @@ class VarianceResult(_M):
     flaky_cases: list[str] = Field(default_factory=list)
     passed: bool = True
     reasons: list[str] = Field(default_factory=list)
+    not_computed: list[str] = Field(default_factory=list)
+    """Configured guards whose figure does not exist for this run (one sample per case):
+    not computed, never a pass or a failure."""
 
 
 class Verdict(_M):
@@ -352,6 +355,12 @@ class Verdict(_M):
     """Cases new in this run (absent from the baseline) that fail."""
     new_fail: bool = False
     """``regressions.new_cases: fail``: those cases fail the gate."""
+    not_compared: m.NotCompared | None = None
+    """Set when the run was compared with nothing, with why: the first line says so."""
+    require_baseline: bool = False
+    """A run compared with nothing fails (``--require-baseline``)."""
+    removed: int = 0
+    """Removed cases not retired in ``dataset.retired``: each fails the gate."""
 
 
 class MissingInfo(_M):
@@ -473,6 +482,10 @@ class Comparison(_M):
     base_usage: dict[str, float] = Field(default_factory=dict)
     cost: list[CostDeltaResult] = Field(default_factory=list)
     """What a sample cost, against the base history: the reports' Cost group."""
+    changes: m.CaseChanges = Field(default_factory=m.CaseChanges)
+    """The cases added, changed and removed against the baseline (by id and hash)."""
+    not_compared: m.NotCompared | None = None
+    """Set when nothing was compared (``comparable`` false): why."""
 
 
 class CostDeltaResult(_M):
@@ -1179,6 +1192,7 @@ def verdict_json(v: m.Verdict) -> Verdict:
             flaky_cases=list(var.flaky_cases),
             passed=var.passed,
             reasons=list(var.reasons),
+            not_computed=list(var.not_computed),
         ),
         hard_failures=v.hard_failures,
         regressions=v.regressions,
@@ -1187,6 +1201,9 @@ def verdict_json(v: m.Verdict) -> Verdict:
         suite_drops=list(v.suite_drops),
         new_failing=v.new_failing,
         new_fail=v.new_fail,
+        not_compared=v.not_compared,
+        require_baseline=v.require_baseline,
+        removed=v.removed,
     )
 
 
@@ -1256,6 +1273,8 @@ def comparison_json(c: m.Comparison) -> Comparison:
             )
             for d in c.cost
         ],
+        changes=c.changes,
+        not_compared=c.not_compared,
     )
 
 
@@ -1758,6 +1777,9 @@ def _compact(value: Any) -> str:
 def _plain(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return value.__dict__
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        # a value of gate.model held as it is (declared once, there)
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
     if isinstance(value, Mapping):
         return value
     if isinstance(value, tuple):

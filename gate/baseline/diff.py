@@ -34,6 +34,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 from gate import jsonio
 from gate.model import (
+    CaseChanges,
     CaseFlip,
     CaseStats,
     Comparison,
@@ -43,6 +44,9 @@ from gate.model import (
     FlipKind,
     MetricDelta,
     MetricStats,
+    NotCompared,
+    NotComparedWhy,
+    RemovedCase,
     SetupChange,
     SuiteStats,
     ToolDrift,
@@ -98,32 +102,30 @@ def compare(
     source: str = "baseline",
     significant: Collection[str] = (),
     cost: Sequence[CostDelta] = (),
+    changed: Collection[str] = (),
+    retired: Mapping[str, str] | None = None,
 ) -> Comparison:
     """Compare ``base`` (the baseline) with ``head`` (this run). See the module docstring.
 
     ``flips``: the classification of the comparable cases whose pass rate moved;
     ``tested``: the ids of every comparable case; ``significant``: the metrics whose
     suite test found a significant change (``case_passed`` for the pass rate); ``cost``:
-    the cost metrics against the base history (:func:`cost_deltas`)."""
+    the cost metrics against the base history (:func:`cost_deltas`); ``changed``: the
+    ids of the cases whose hash differs from their history's; ``retired``: the config's
+    ``dataset.retired`` (case id → reason), which the removed cases are matched with."""
     drift = _tool_drift(base.header.tools, head.header.tools)
     bd, hd = base.header.dataset, head.header.dataset
     changes = tuple(setup_changes(base.header.agent, head.header.agent))
     if not tested:
-        why = (
-            "no case of this run is comparable with its base history (the cases or the "
-            "scoring changed since)"
-            if base.cases
-            else "the baseline has no cases"
-        )
-        if bd.sha256 != hd.sha256:
-            why = (
-                f"the baseline was made from another dataset (sha256 {bd.sha256[:12]}…, this "
-                f"run {hd.sha256[:12]}…) and {why}"
-            )
+        not_compared = _not_compared(base, head)
         return Comparison(
             source=source,
             comparable=False,
-            note=f"{why}: nothing was compared; their histories start again with this run",
+            note=(
+                f"{not_compared.detail}: nothing was compared; the histories of its cases "
+                "start again with this run"
+            ),
+            not_compared=not_compared,
             rule=HISTORY_RULE,
             base_dataset_sha256=bd.sha256,
             base_samples=base.samples,
@@ -138,21 +140,26 @@ def compare(
             setup_changes=changes,
         )
     note = None
+    case_changes = _case_changes(base, head, changed, retired or {})
     if bd.sha256 != hd.sha256:
-        untested = sum(1 for c in head.cases if c.id not in tested)
         if bd.cases_sha256 is not None and bd.cases_sha256 == hd.cases_sha256:
             note = (
                 "the dataset differs from the baseline's only in the tool files it "
                 "references (tool definitions): cases compared; see the tool drift"
             )
         else:
-            head_ids = {c.id for c in head.cases}
-            removed = sum(1 for c in _in_scope(base.cases, head) if c.id not in head_ids)
             note = (
                 "the dataset differs from the baseline's: each case was compared by its "
-                f"hash (content and scoring); {untested} case(s) changed or new, {removed} "
-                "removed — the metric table's base and head figures are over different cases"
+                "own hash (content and scoring) — the metric table's base and head figures "
+                "are over different cases"
             )
+    if base.header.gate_name != head.header.gate_name:
+        other = (
+            f"the baseline was made by the gate {base.header.gate_name!r}, this gate is "
+            f"{head.header.gate_name!r} (its name: changed?): each case was compared by its "
+            "own hash"
+        )
+        note = other if note is None else f"{note}; {other}"
     listed = _flips(
         _in_scope(base.cases, head), _in_scope(head.cases, base), {d.tool for d in drift}, flips
     )
@@ -188,6 +195,58 @@ def compare(
         likely_fixes=counts[FlipKind.LIKELY_FIX],
         setup_changes=changes,
         cost=tuple(cost),
+        changes=case_changes,
+    )
+
+
+def _not_compared(base: SuiteStats, head: SuiteStats) -> NotCompared:
+    """Why no case of ``head`` could be tested against ``base``'s histories."""
+    bd, hd = base.header.dataset, head.header.dataset
+    base_cases = _in_scope(base.cases, head)
+    shared = {c.id for c in base_cases} & {c.id for c in head.cases}
+    bg, hg = base.header.gate_name, head.header.gate_name
+    if not base_cases:
+        return NotCompared(NotComparedWhy.NO_COMPARABLE_CASE, "the baseline holds no case")
+    if bg != hg:
+        return NotCompared(
+            NotComparedWhy.OTHER_GATE,
+            f"the baseline is the gate {bg!r}'s, not {hg!r}'s, and "
+            + (
+                "none of its cases is in this run's dataset"
+                if not shared
+                else "none of its cases is comparable with this run's"
+            ),
+        )
+    if not shared:
+        return NotCompared(
+            NotComparedWhy.OTHER_DATASET,
+            f"the baseline was made from another dataset: none of its {len(base_cases):,} "
+            f"cases is in this run's (dataset sha256 {bd.sha256[:12]}…, this run "
+            f"{hd.sha256[:12]}…)",
+        )
+    return NotCompared(
+        NotComparedWhy.NO_COMPARABLE_CASE,
+        f"every case this run shares with the baseline ({len(shared):,}) changed since its "
+        "history (its content or the scoring config)",
+    )
+
+
+def _case_changes(
+    base: SuiteStats, head: SuiteStats, changed: Collection[str], retired: Mapping[str, str]
+) -> CaseChanges:
+    """The cases added, changed and removed, in dataset order (removed: the baseline's)."""
+    base_cases = _in_scope(base.cases, head)
+    base_ids = {c.id for c in base_cases}
+    head_ids = {c.id for c in head.cases}
+    changed_ids = set(changed)
+    return CaseChanges(
+        added=tuple(c.id for c in head.cases if c.id not in base_ids),
+        changed=tuple(c.id for c in head.cases if c.id in changed_ids and c.id in base_ids),
+        removed=tuple(
+            RemovedCase(c.id, round(c.pass_rate * c.samples), c.samples, retired.get(c.id))
+            for c in base_cases
+            if c.id not in head_ids
+        ),
     )
 
 

@@ -2,7 +2,7 @@
 
     toolgate check [--config toolgate.yml] [--out DIR] [--baseline BASE_RESULTS|none]
                    [--baseline-source TEXT] [--samples N] [--shard i/n] [--resume]
-                   [--base-run] [--no-comment] [--no-progress]
+                   [--base-run] [--require-baseline] [--no-comment] [--no-progress]
 
 Exit code 0 when the gate passes, 1 when it fails, 2 for bad input. Every report is written
 (and, in GitHub Actions, published) before the exit. The stages are in
@@ -69,6 +69,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "policy.min_history samples (the results are the next pull request's baseline)",
     )
     parser.add_argument(
+        "--require-baseline",
+        action="store_true",
+        help="fail the gate when nothing could be compared (no baseline, one of another "
+        "dataset or gate); a --base-run never fails for it",
+    )
+    parser.add_argument(
         "--no-comment",
         action="store_true",
         help="do not post the PR comment (reports are still written)",
@@ -93,6 +99,7 @@ def run(args: argparse.Namespace) -> int:
         shard=Shard.parse(args.shard) if args.shard else None,
         resume=args.resume,
         base_run=args.base_run,
+        require_baseline=args.require_baseline,
         comment=not args.no_comment,
         progress=not args.no_progress,
     )

@@ -27,7 +27,12 @@ from gate.dataset.matchers import did_you_mean
 from gate.dataset.pin import check_pin
 from gate.errors import ConfigError, ExitCode, PinMismatchError, Problem
 from gate.model import Difficulty
-from gate.pipeline.inputs import missing_dataset, read_config_doc, read_dataset
+from gate.pipeline.inputs import (
+    missing_dataset,
+    read_config_doc,
+    read_dataset,
+    retired_problems,
+)
 from gate.replay.preflight import agent_problems, first_case_problems, interpreter_note
 from gate.yamlio import YamlDoc
 
@@ -234,6 +239,7 @@ def cross_check(config: Config, doc: YamlDoc, dataset: Dataset) -> list[Problem]
                         f"scoring.free_text.{name}[{j}]",
                         f"{name} has no parameter {arg!r}{did_you_mean(arg, props)}",
                     )
+    problems += retired_problems(config, doc, dataset)
     problems += agent_problems(config, doc, start_python=False)
     return problems
 

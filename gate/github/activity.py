@@ -169,6 +169,8 @@ class Check:
     base_run: bool = False
     """A run of a branch (a push, a schedule, a manual dispatch): it seeds every case's
     base history up to ``policy.min_history`` (``toolgate check --base-run``)."""
+    require_baseline: bool = False
+    """``require-baseline``: a run compared with nothing fails (never a base run)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +194,7 @@ class Merge:
     directory)."""
     baseline: BaselinePlan
     comment: CommentPlan
+    require_baseline: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +233,7 @@ def plan(ctx: GitHubContext, inputs: ActionInputs) -> Activity:
                 baseline=plan_baseline(ctx, inputs),
                 comment=_own_comment(ctx, inputs),
                 base_run=ctx.base_run_branch is not None,
+                require_baseline=inputs.require_baseline and ctx.base_run_branch is None,
             )
         case Mode.RUN:
             return RunShard(
@@ -243,6 +247,7 @@ def plan(ctx: GitHubContext, inputs: ActionInputs) -> Activity:
                 folder=inputs.merge,
                 baseline=plan_baseline(ctx, inputs),
                 comment=_own_comment(ctx, inputs),
+                require_baseline=inputs.require_baseline and ctx.base_run_branch is None,
             )
         case Mode.COMMENT:
             return RelayComment(folder=inputs.out or DEFAULT_OUT, target=_relay_target(ctx, inputs))

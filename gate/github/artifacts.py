@@ -16,10 +16,14 @@ Every outcome carries ``source``, one line for the PR comment ("artifact toolgat
 of run #123 on main at abc1234, 2 days old"), so a reviewer always knows what the head
 was compared with.
 
-Comparing with the wrong thing is worse than comparing with nothing, so an artifact is
-used only when its results were made from the **same dataset** (sha256) and the **same
-gate** (config ``name``), and are the merged results of the whole dataset (not one
-shard); otherwise the notice says so and nothing is compared.
+An artifact made from another version of the dataset, or by the gate under another
+``name:``, is used all the same: every case is compared by its own hash (its content and
+the scoring config), as a ``--baseline`` file is, so a pull request that edits the
+dataset is still compared case by case, and the comparison names the cases added,
+changed and removed. The source line says when the artifact's gate name differs; a
+baseline that shares no comparable case is reported "not compared" by the comparison.
+Only one shard's results are refused (they hold part of the dataset): the notice says
+so and nothing is compared.
 
 An artifact is untrusted input (anything with write access to the base branch, or a bug,
 can put anything in it): the download is size-capped (the declared size first, then the
@@ -117,6 +121,9 @@ class BaselineChoice:
     source: str
     notices: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    missing: str | None = None
+    """Why there is no baseline, in words (``path`` ``None``): the first line of the
+    reports says "not compared" and this."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -507,6 +514,7 @@ def find_baseline(
                 "No baseline: this run is not for a pull request or a merge queue's group, "
                 "so nothing is compared.",
             ),
+            missing="this run is not for a pull request, a merge queue's group or a branch",
         )
     if search is None:
         return BaselineChoice(
@@ -516,6 +524,7 @@ def find_baseline(
             notices=(
                 "No baseline: no GitHub token to look for the base branch's results artifact.",
             ),
+            missing="no GitHub token to look for the base branch's results artifact",
         )
     try:
         artifact_search = search(pr)
@@ -530,9 +539,10 @@ def find_baseline(
             None,
             f"none (no {name!r} artifact from {pr.base_ref})",
             notices=(
-                f"No baseline: {why}. Upload results.json as an artifact named {name!r} on "
-                f"pushes to {pr.base_ref} (see docs/action.md, baseline-refresh).",
+                f"No baseline: {why}. A push to {pr.base_ref} runs the workflow as a base "
+                f"run that uploads it (the README's workflow does; see docs/action.md).",
             ),
+            missing=f"no {name!r} artifact from {pr.base_ref} yet",
         )
     age_days = max(0.0, (_aware(now()) - cand.created_at).total_seconds() / 86400)
     source = (
@@ -564,7 +574,7 @@ def find_baseline(
         results = read_results(dest, display=f"{name} (run #{cand.run_number})/results.json")
     except ResultsFileError as exc:
         return _none_after_failure(f"{source} is not a valid results file: {_short(exc)}")
-    problem = _incomparable(results, config, dataset_sha256)
+    problem = _incomparable(results)
     if problem is not None:
         dest.unlink(missing_ok=True)
         return BaselineChoice(
@@ -572,6 +582,18 @@ def find_baseline(
             None,
             f"none ({source} {problem})",
             notices=(f"Nothing is compared: {source} {problem}.",),
+            missing=f"{source} {problem}",
+        )
+    if results.gate_name != config.name:
+        # Renamed (`name:`), or another gate's artifact under the same name: its cases are
+        # compared by their hashes all the same, and the source line says whose it is.
+        source += f", made by the gate {results.gate_name!r} (this gate is {config.name!r})"
+    if dataset_sha256 and results.dataset.sha256 != dataset_sha256:
+        notices = (
+            *notices,
+            f"The baseline ({source}) was made from another version of the dataset "
+            f"(sha256 {results.dataset.sha256[:12]}…, this run {dataset_sha256[:12]}…): "
+            "each case is compared by its own hash.",
         )
     return BaselineChoice(dest, results, source, notices=notices, warnings=tuple(warnings))
 
@@ -591,18 +613,13 @@ def _committed(config: Config) -> BaselineChoice | None:
     return BaselineChoice(path, results, source)
 
 
-def _incomparable(results: Results, config: Config, dataset_sha256: str | None) -> str | None:
-    if results.gate_name != config.name:
-        return f"is for gate {results.gate_name!r}, not {config.name!r}"
+def _incomparable(results: Results) -> str | None:
+    """Why an artifact's results cannot serve as a baseline at all (another dataset or
+    gate can: the comparison goes case by case)."""
     if results.shard is not None:
         return (
             f"holds shard {results.shard.index}/{results.shard.count} only; upload the merged "
             "results"
-        )
-    if dataset_sha256 and results.dataset.sha256 != dataset_sha256:
-        return (
-            f"was made from dataset sha256 {results.dataset.sha256[:12]}…, this run uses "
-            f"{dataset_sha256[:12]}…"
         )
     return None
 
@@ -613,6 +630,7 @@ def _none_after_failure(message: str) -> BaselineChoice:
         None,
         "none (the base branch's results could not be fetched)",
         warnings=(f"No baseline: {message}. The gate runs without one.",),
+        missing=f"the base branch's results could not be fetched ({message})",
     )
 
 

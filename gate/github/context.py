@@ -134,6 +134,7 @@ INPUT_DEFAULTS: dict[str, str] = {
     "shard": "",
     "merge": "",
     "fail-on": "gate",
+    "require-baseline": "false",
     "out": "",
     "working-directory": ".",
     "install": "",
@@ -156,6 +157,8 @@ class ActionInputs:
     """``(i, n)``, 1 <= i <= n."""
     merge: str | None = None
     fail_on: FailOn = FailOn.GATE
+    require_baseline: bool = False
+    """A pull request compared with nothing fails (a base run never does)."""
     out: str | None = None
     working_directory: str = "."
     install: str | None = None
@@ -359,6 +362,7 @@ def _read_inputs(environ: Mapping[str, str], problems: list[Problem]) -> ActionI
         bad("fail-on", f"must be `gate` or `never`, not {fail_raw!r}")
         fail_on = FailOn.GATE
     comment = _boolean(get("comment"), "comment", bad)
+    require_baseline = _boolean(get("require-baseline"), "require-baseline", bad)
     samples: int | None = None
     if s := get("samples"):
         if re.fullmatch(r"[0-9]{1,3}", s) and 1 <= int(s) <= 100:
@@ -404,6 +408,7 @@ def _read_inputs(environ: Mapping[str, str], problems: list[Problem]) -> ActionI
         shard=shard,
         merge=merge,
         fail_on=fail_on,
+        require_baseline=require_baseline,
         out=get("out") or None,
         working_directory=get("working-directory"),
         install=get("install") or None,

@@ -106,7 +106,8 @@ def step_summary_room(path: Path, limit: int = 1_000_000) -> int:
 
 def outputs_for(results: Results, results_path: str) -> dict[str, str]:
     """The action's outputs: ``verdict``, ``passed``, ``regressions`` (significant),
-    ``likely-regressions``, ``must-not-call-violations``, ``hard-failures``,
+    ``likely-regressions``, ``must-not-call-violations``, ``compared`` (``true`` when
+    the run was compared with a baseline, case by case), ``hard-failures``,
     ``results-path``, ``summary`` and one ``metric-<name>[-<slice>]`` per gated metric
     (value with 6 decimals, or ``n/a``)."""
     v = results.verdict
@@ -126,12 +127,19 @@ def outputs_for(results: Results, results_path: str) -> dict[str, str]:
         if f.kind == "likely_regression"
     )
     mnc = sum(1 for h in results.hard_failures if h.kind == "must_not_call")
+    compared = (
+        v is not None
+        and v.not_compared is None
+        and results.comparison is not None
+        and results.comparison.comparable
+    )
     out = {
         "verdict": verdict,
         "passed": "true" if v is not None and v.passed else "false",
         "regressions": str(regressions),
         "likely-regressions": str(likely),
         "must-not-call-violations": str(mnc),
+        "compared": "true" if compared else "false",
         "hard-failures": str(len(results.hard_failures)),
         "results-path": results_path.replace("\n", " "),
         "summary": (v.summary if v else "not gated").replace("\r", " ").replace("\n", " "),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from gate.dataset.validate import unoffered_forbidden
 from gate.outdir import locked, remove_stale
@@ -27,6 +27,9 @@ from gate.pipeline.score import (
 from gate.pipeline.sequential import comparison_of, detect_sentences, policy_stage
 from gate.results import assemble, policy_fields
 from gate.runsfile import RunsIndex
+
+if TYPE_CHECKING:
+    from gate.config import Config
 
 
 def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> CheckOutcome:
@@ -106,11 +109,19 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
                 tested.evaluation,
                 tested.params,
                 source=source or "baseline",
+                retired=config.dataset.retired_reasons(),
             )
             if base is not None
             else None
         )
-        verdict = decide(head.stats, comparison, config, tested.evaluation)
+        verdict = decide(
+            head.stats,
+            comparison,
+            config,
+            tested.evaluation,
+            no_baseline=no_baseline_why(opts, config) if base is None else None,
+            require_baseline=opts.require_baseline and not opts.base_run,
+        )
         notices: list[str] = []
         unoffered = unoffered_forbidden(dataset.cases)
         if unoffered is not None:
@@ -153,3 +164,15 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
             head.records.close()  # the sample records are in the results now
         results = validate_run(results, config.max_missing)
         return report_and_publish(results, config, out, opts, environ, stream)
+
+
+def no_baseline_why(opts: CheckOptions, config: Config) -> str:
+    """Why a check has no baseline, in words: what the caller says (the Action's search),
+    else what it was asked."""
+    if opts.baseline_missing:
+        return opts.baseline_missing
+    if opts.base_run:
+        return "no earlier results of the base branch: this base run starts the history"
+    if opts.baseline is not None and opts.baseline.lower() == "none":
+        return "no baseline (--baseline none)"
+    return "no baseline was given (--baseline FILE, or baseline.path in the config)"

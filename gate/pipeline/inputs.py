@@ -44,6 +44,7 @@ __all__ = [
     "read_config_doc",
     "read_dataset",
     "redactor_for",
+    "retired_problems",
     "scoring_context",
 ]
 
@@ -94,6 +95,23 @@ def missing_dataset(doc: YamlDoc, path: Path, field: str = "dataset.path") -> Pr
     )
 
 
+def retired_problems(config: Config, doc: YamlDoc, dataset: DatasetLike) -> list[Problem]:
+    """``dataset.retired`` against the dataset: a retired id still in it is an error (the
+    entry is stale, or the id is being reused — ids never are)."""
+    ids = {c.id for c in dataset.cases}
+    return [
+        Problem(
+            doc.file,
+            doc.line_of(("dataset", "retired", i, "id")),
+            f"dataset.retired[{i}].id",
+            f"{r.id!r} is retired, but the dataset still holds it: remove the case from the "
+            "dataset, or the entry from dataset.retired (a case id is never reused)",
+        )
+        for i, r in enumerate(config.dataset.retired)
+        if r.id in ids
+    ]
+
+
 def read_dataset(path: Path, display: str | None = None) -> Dataset:
     """A dataset file, validated, shown as :func:`rel` names it unless told."""
     return load_dataset(path, display=display or rel(path))
@@ -130,6 +148,9 @@ def load_inputs(
     if not path.is_file():
         raise ConfigError(missing_dataset(doc, path))
     dataset = read_dataset(path)
+    retired = retired_problems(config, doc, dataset)
+    if retired:
+        raise ConfigError(retired)
     if pin:
         check_pin(config, dataset, config_display=display)
     if config.judge is not None:

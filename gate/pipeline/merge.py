@@ -43,12 +43,16 @@ def merge_and_decide(
     baseline: Results | None,
     baseline_source: str | None,
     out: Path,
+    baseline_missing: str | None = None,
+    require_baseline: bool = False,
     redactor: Redactor,
     report_url: str | None = None,
     stream: TextIO,
 ) -> MergeOutcome:
     """``parts`` are ``(display name, results.json path)``; each file is read once. The
-    merged run is compared with ``baseline`` (when given) before the verdict is decided."""
+    merged run is compared with ``baseline`` (when given) before the verdict is decided;
+    ``baseline_missing`` says why there is none, and ``require_baseline`` fails a merge
+    compared with nothing."""
     from gate.policy.decide import decide
     from gate.results import policy_fields
 
@@ -62,11 +66,19 @@ def merge_and_decide(
             tests.evaluation,
             tests.params,
             source=baseline_source or "baseline",
+            retired=config.dataset.retired_reasons() if config is not None else None,
         )
         if baseline is not None
         else None
     )
-    verdict = decide(merged.stats, comparison, config, tests.evaluation)
+    verdict = decide(
+        merged.stats,
+        comparison,
+        config,
+        tests.evaluation,
+        no_baseline=baseline_missing,
+        require_baseline=require_baseline,
+    )
     decided = assemble(
         merged.stats,
         merged.records,

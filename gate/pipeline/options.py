@@ -26,6 +26,11 @@ class CheckOptions:
     baseline: str | None = None
     """A baseline results.json, ``none``, or None for the config's ``baseline.path``."""
     baseline_source: str | None = None
+    baseline_missing: str | None = None
+    """Why there is no baseline, in words (the Action's search says what it looked for);
+    ``None``: said from ``baseline``."""
+    require_baseline: bool = False
+    """A run compared with nothing fails (``--require-baseline``)."""
     samples: int | None = None
     shard: Shard | None = None
     resume: bool = False

@@ -678,13 +678,16 @@ def comparison_of(
     params: EngineParams,
     *,
     source: str,
+    retired: Mapping[str, str] | None = None,
 ) -> Comparison:
     """The comparison of a run with its baseline from the tests against the base
     history: the flips (:func:`gate.policy.flips.evaluation_flips`), the comparable
-    cases, and the metrics a suite test found significant."""
+    cases, the changed ones, and the metrics a suite test found significant.
+    ``retired``: the config's ``dataset.retired`` (case id → reason)."""
     from gate.baseline.diff import compare
     from gate.policy.casetest import CaseOutcome
     from gate.policy.flips import evaluation_flips
+    from gate.policy.history import Comparability
 
     return compare(
         base,
@@ -694,6 +697,8 @@ def comparison_of(
         source=source,
         significant=[t.name for t in evaluation.suite if t.blocked],
         cost=cost_deltas(evaluation),
+        changed=[v.case_id for v in evaluation.cases if v.comparability is Comparability.CHANGED],
+        retired=retired,
     )
 
 
@@ -731,5 +736,10 @@ def recorded_comparison(
 
     tests = recorded_tests([head], base, config)
     return comparison_of(
-        stats_of(base), stats_of(head), tests.evaluation, tests.params, source=source
+        stats_of(base),
+        stats_of(head),
+        tests.evaluation,
+        tests.params,
+        source=source,
+        retired=config.dataset.retired_reasons() if config is not None else None,
     )

@@ -10,6 +10,8 @@ The gate fails when any of these holds, and each gives a reason a reviewer under
    history finds its head samples significantly worse (:mod:`gate.policy.engine`). Only
    with a comparable baseline: without one, or with one made from another dataset, a
    notice says that regressions were not checked.
+2a. **removed cases** — a case the baseline holds and this run's dataset does not fails
+   the gate unless ``dataset.retired`` retires it with a reason.
 2b. **suite-level drop** — the pass rate or a gated metric significantly worse than the
    base history across the cases, though no case alone may be (the engine's suite tests);
 2c. **flakier than the base history** — the engine's flakiness test; flaky cases the base
@@ -23,6 +25,11 @@ The gate fails when any of these holds, and each gives a reason a reviewer under
 4. **variance guards** — see :mod:`gate.policy.guards`.
 
 Judge metrics never gate (the config refuses them in ``gates:``).
+
+**Nothing compared is never green.** A run compared with nothing — no baseline, a
+baseline of another dataset or gate, no case comparable — carries
+:class:`~gate.model.NotCompared` (why, in words) in its verdict, which every report puts
+in its first line; with ``require_baseline`` it fails the gate.
 
 :func:`decide` takes the run's :class:`~gate.model.SuiteStats` and the baseline
 comparison made before it (``gate.baseline.diff.compare``; ``None`` without a baseline)
@@ -45,6 +52,9 @@ from gate.model import (
     GateOp,
     GateOutcome,
     HardFailure,
+    NotCompared,
+    NotComparedWhy,
+    RemovedCase,
     SuiteStats,
     VarianceOutcome,
     Verdict,
@@ -71,15 +81,33 @@ def decide(
     comparison: Comparison | None,
     config: Config | None,
     evaluation: Evaluation | None = None,
+    *,
+    no_baseline: str | None = None,
+    require_baseline: bool = False,
 ) -> Verdict:
     """The verdict on a run (module docstring), with the notices it adds. ``evaluation``:
     the tests against the base history (``None``: not run, e.g. results merged from
-    shards)."""
+    shards); ``no_baseline``: why there is no baseline, in words (without a
+    ``comparison``); ``require_baseline``: a run compared with nothing fails."""
     notices: list[str] = []
     regressions_cfg = config.regressions if config is not None else RegressionsConfig()
 
     reasons: list[str] = []
     reasons.extend(_hard_reasons(stats.hard_failures, stats.header.dataset.path))
+    not_compared = _not_compared(comparison, no_baseline)
+    if not_compared is not None and require_baseline:
+        reasons.append(
+            f"not compared: {not_compared.detail} — a baseline is required "
+            "(require-baseline); a run on the base branch makes one"
+        )
+    removed = (
+        comparison.changes.unretired if comparison is not None and comparison.comparable else ()
+    )
+    if removed:
+        reasons.append(
+            f"{removed_words(removed)}: {_shown_removed(removed)} — a removed case fails the "
+            "gate unless dataset.retired retires it (its id and the reason)"
+        )
 
     regressions_ok = True
     if comparison is None:
@@ -147,6 +175,8 @@ def decide(
     hard = len(stats.hard_failures)
     passed = (
         hard == 0
+        and not removed
+        and not (not_compared is not None and require_baseline)
         and regressions_ok
         and new_ok
         and policy_ok
@@ -172,6 +202,9 @@ def decide(
             comparison,
             variance,
             policy_reasons,
+            removed=removed,
+            not_compared=not_compared,
+            require_baseline=require_baseline,
         ),
         reasons=tuple(reasons),
         gates=tuple(gates),
@@ -184,7 +217,45 @@ def decide(
         suite_drops=drops,
         new_failing=len(fresh),
         new_fail=regressions_cfg.new_cases is NewCasesMode.FAIL,
+        not_compared=not_compared,
+        require_baseline=require_baseline,
+        removed=len(removed),
     )
+
+
+def _not_compared(comparison: Comparison | None, no_baseline: str | None) -> NotCompared | None:
+    """Why nothing was compared (``None``: something was)."""
+    if comparison is None:
+        return NotCompared(NotComparedWhy.NO_BASELINE, no_baseline or "no baseline was given")
+    if comparison.comparable:
+        return None
+    return comparison.not_compared or NotCompared(
+        NotComparedWhy.NO_COMPARABLE_CASE, comparison.note or "no case is comparable"
+    )
+
+
+def removed_words(removed: Sequence[RemovedCase]) -> str:
+    """``2 cases removed — both passed on base``: how many, and how they did on base."""
+    n = len(removed)
+    passed = sum(1 for r in removed if r.passed_on_base)
+    if n == 1:
+        how = "it passed on base" if passed else "it did not pass on base"
+        return f"1 case removed — {how}"
+    if passed == n:
+        how = "both passed on base" if n == 2 else "all passed on base"
+    elif passed == 0:
+        how = "neither passed on base" if n == 2 else "none passed on base"
+    else:
+        how = f"{passed} passed on base"
+    return f"{n} cases removed — {how}"
+
+
+def _shown_removed(removed: Sequence[RemovedCase]) -> str:
+    shown = ", ".join(
+        f"{r.case_id} ({r.base_passes}/{r.base_samples})" for r in removed[:SHOW_CASES]
+    )
+    more = len(removed) - SHOW_CASES
+    return shown + (f", … (+{more} more)" if more > 0 else "")
 
 
 def history_reasons(evaluation: Evaluation) -> tuple[list[str], list[str]]:
@@ -494,6 +565,10 @@ def _summary(
     comparison: Comparison | None,
     variance: VarianceOutcome,
     policy_reasons: Sequence[str] = (),
+    *,
+    removed: Sequence[RemovedCase] = (),
+    not_compared: NotCompared | None = None,
+    require_baseline: bool = False,
 ) -> str:
     """Why, in one line (renderers put the verdict word, from ``passed``, before it).
 
@@ -505,6 +580,10 @@ def _summary(
         if len(reasons) <= 1:
             return reasons[0] if reasons else "the gate failed"
         parts: list[str] = []
+        if not_compared is not None and require_baseline:
+            parts.append(f"not compared ({not_compared.detail}; require-baseline)")
+        if removed:
+            parts.append(removed_words(removed))
         if hard_failures:
             kinds = Counter(h.kind for h in hard_failures)
             cases = len({h.case_id for h in hard_failures})
@@ -536,4 +615,8 @@ def _summary(
     parts.append("no hard failures")
     if comparison is not None and comparison.comparable:
         parts.append(f"{regressions} regression(s) against {comparison.source}")
+    if not_compared is not None:
+        parts.insert(0, f"not compared ({not_compared.detail})")
+    if variance.not_computed:
+        parts.append("variance guard not computed (one sample per case)")
     return ", ".join(parts)

@@ -13,9 +13,10 @@ wide, so a noisier model cannot sneak through on a lucky mean.
   mean, which shrinks as the dataset grows, the flaky share measures per-case noise at
   any dataset size.
 
-With fewer than 2 samples per case neither figure exists: a configured guard then fails
-with a "no data" reason (a guard that cannot look must not pass silently). Comparisons
-allow 1e-9 for floating-point rounding.
+With fewer than 2 samples per case neither figure exists: a configured guard is then
+**not computed** — it neither fails nor passes, and every report names it as not computed
+(a guard that cannot look must not look green; a one-sample run is a legitimate quick
+check, so it does not fail either). Comparisons allow 1e-9 for floating-point rounding.
 """
 
 from __future__ import annotations
@@ -72,13 +73,12 @@ def check_variance(results: SuiteStats, config: Config | None) -> VarianceOutcom
     passed = True
     few = results.samples < 2
 
+    not_computed: list[str] = []
     if max_std is not None:
         if few or worst is None:
-            passed = False
-            reasons.append(
-                f"variance.max_std {max_std:.3f}: no data — the std over samples needs at "
-                f"least 2 samples per case (this run has {results.samples}); raise `samples` "
-                "or remove the guard"
+            not_computed.append(
+                f"variance.max_std {max_std:.3f}: not computed — the std over samples needs "
+                f"at least 2 samples per case (this run has {results.samples})"
             )
         elif known[worst] > max_std + EPS:
             passed = False
@@ -92,11 +92,9 @@ def check_variance(results: SuiteStats, config: Config | None) -> VarianceOutcom
 
     if max_flaky is not None:
         if few:
-            passed = False
-            reasons.append(
-                f"variance.max_flaky_share {max_flaky:.3f}: no data — a case can only be seen "
-                f"to be flaky with at least 2 samples (this run has {results.samples}); raise "
-                "`samples` or remove the guard"
+            not_computed.append(
+                f"variance.max_flaky_share {max_flaky:.3f}: not computed — a case can only be "
+                f"seen to be flaky with at least 2 samples (this run has {results.samples})"
             )
         elif share > max_flaky + EPS:
             passed = False
@@ -117,4 +115,5 @@ def check_variance(results: SuiteStats, config: Config | None) -> VarianceOutcom
         flaky_cases=tuple(c.id for c in flaky),
         passed=passed,
         reasons=tuple(reasons),
+        not_computed=tuple(not_computed),
     )

@@ -85,6 +85,7 @@ NON_DEFAULT = {
     "shard": ("2/4", lambda c: c.inputs.shard == Shard(2, 4)),
     "merge": ("shards", lambda c: c.inputs.merge == "shards"),
     "fail-on": ("never", lambda c: c.inputs.fail_on is FailOn.NEVER),
+    "require-baseline": ("true", lambda c: c.inputs.require_baseline is True),
     "out": ("gate-out", lambda c: c.inputs.out == "gate-out"),
     "working-directory": ("sub", lambda c: c.inputs.working_directory == "sub"),
     "install": ("requirements.txt", lambda c: c.inputs.install == "requirements.txt"),

@@ -164,7 +164,24 @@ def test_no_baseline__passes_with_a_notice():
     out = decide(results_from_table({"a": "P"}), make_config(), None, None)
     assert out.verdict is not None and out.verdict.passed
     assert "no baseline: flips and regressions were not checked" in out.notices
-    assert out.verdict.summary == "no gates configured, no hard failures"
+    assert out.verdict.summary == (
+        "not compared (no baseline was given), no gates configured, no hard failures"
+    )
+    assert out.verdict.not_compared is not None
+    assert out.verdict.not_compared.why == "no_baseline"
+
+
+def test_no_baseline__require_baseline__fails_naming_why():
+    from gate.policy.decide import decide as decide_verdict
+    from gate.results import stats_of
+
+    stats = stats_of(results_from_table({"a": "P"}))
+    v = decide_verdict(stats, None, make_config(), no_baseline="no artifact", require_baseline=True)
+    assert not v.passed and v.require_baseline
+    assert v.reasons == (
+        "not compared: no artifact — a baseline is required (require-baseline); a run on the "
+        "base branch makes one",
+    )
 
 
 def test_baseline_from_another_dataset__not_compared_regressions_not_checked():
@@ -175,6 +192,8 @@ def test_baseline_from_another_dataset__not_compared_regressions_not_checked():
     assert out.comparison.flips == []
     assert out.verdict is not None and out.verdict.passed
     assert any(n.startswith("baseline not comparable") for n in out.notices)
+    assert out.verdict.not_compared is not None
+    assert out.verdict.not_compared == out.comparison.not_compared
 
 
 def test_decide__does_not_change_the_input_results():

@@ -57,12 +57,16 @@ def test_flaky_agent__blocked_when_the_std_over_samples_is_too_wide():
     )
 
 
-def test_variance_guards_with_one_sample__fail_with_no_data():
+def test_variance_guards_with_one_sample__not_computed_never_a_failure():
     cfg = make_config(variance={"max_std": 0.1, "max_flaky_share": 0.5})
     v = decide(results_from_table({"a": "P"}, config=cfg), cfg, None, None).verdict
-    assert v is not None and not v.passed
-    assert len(v.variance.reasons) == 2
-    assert all("no data" in r for r in v.variance.reasons)
+    assert v is not None and v.passed, v.reasons
+    assert v.variance.reasons == []
+    assert [r.split(":")[0] for r in v.variance.not_computed] == [
+        "variance.max_std 0.100",
+        "variance.max_flaky_share 0.500",
+    ]
+    assert all("not computed" in r and "2 samples" in r for r in v.variance.not_computed)
 
 
 def test_no_variance_section__guards_off():
