@@ -506,7 +506,7 @@ def _missing_why(baseline: ResolvedBaseline, base_run: bool) -> str | None:
     if baseline.path is not None or baseline.results is not None:
         return None
     why = baseline.missing or "no baseline"
-    return f"{why}: this base run starts the history" if base_run else why
+    return f"{why} (this base run starts its history)" if base_run else why
 
 
 def resolve_baseline(

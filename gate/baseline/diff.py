@@ -210,7 +210,7 @@ def _not_compared(base: SuiteStats, head: SuiteStats) -> NotCompared:
     if bg != hg:
         return NotCompared(
             NotComparedWhy.OTHER_GATE,
-            f"the baseline is the gate {bg!r}'s, not {hg!r}'s, and "
+            f"the baseline was made by the gate {bg!r}, not {hg!r}, and "
             + (
                 "none of its cases is in this run's dataset"
                 if not shared
@@ -224,10 +224,15 @@ def _not_compared(base: SuiteStats, head: SuiteStats) -> NotCompared:
             f"cases is in this run's (dataset sha256 {bd.sha256[:12]}…, this run "
             f"{hd.sha256[:12]}…)",
         )
+    other = (
+        f"; the baseline was made from dataset sha256 {bd.sha256[:12]}…, this run {hd.sha256[:12]}…"
+        if bd.sha256 != hd.sha256
+        else ""
+    )
     return NotCompared(
         NotComparedWhy.NO_COMPARABLE_CASE,
         f"every case this run shares with the baseline ({len(shared):,}) changed since its "
-        "history (its content or the scoring config)",
+        f"history (its content or the scoring config){other}",
     )
 
 

@@ -172,7 +172,7 @@ def no_baseline_why(opts: CheckOptions, config: Config) -> str:
     if opts.baseline_missing:
         return opts.baseline_missing
     if opts.base_run:
-        return "no earlier results of the base branch: this base run starts the history"
+        return "no earlier results of the base branch (this base run starts its history)"
     if opts.baseline is not None and opts.baseline.lower() == "none":
         return "no baseline (--baseline none)"
     return "no baseline was given (--baseline FILE, or baseline.path in the config)"

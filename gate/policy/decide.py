@@ -60,6 +60,7 @@ from gate.model import (
     Verdict,
     gate_label,
     new_failing,
+    removed_words,
 )
 from gate.policy.cost import samples_to_decide
 from gate.policy.engine import Evaluation
@@ -232,22 +233,6 @@ def _not_compared(comparison: Comparison | None, no_baseline: str | None) -> Not
     return comparison.not_compared or NotCompared(
         NotComparedWhy.NO_COMPARABLE_CASE, comparison.note or "no case is comparable"
     )
-
-
-def removed_words(removed: Sequence[RemovedCase]) -> str:
-    """``2 cases removed — both passed on base``: how many, and how they did on base."""
-    n = len(removed)
-    passed = sum(1 for r in removed if r.passed_on_base)
-    if n == 1:
-        how = "it passed on base" if passed else "it did not pass on base"
-        return f"1 case removed — {how}"
-    if passed == n:
-        how = "both passed on base" if n == 2 else "all passed on base"
-    elif passed == 0:
-        how = "neither passed on base" if n == 2 else "none passed on base"
-    else:
-        how = f"{passed} passed on base"
-    return f"{n} cases removed — {how}"
 
 
 def _shown_removed(removed: Sequence[RemovedCase]) -> str:

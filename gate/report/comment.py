@@ -106,6 +106,8 @@ def relayed_heading(results: Results, run: RelayedRun, esc: Escaper) -> list[str
     """The verdict line from the run's conclusion, then what the results file claims —
     with a warning when the two disagree."""
     emoji, word = _concluded(run)
+    if emoji == "✅" and status(results)[0] == "⚠️":
+        emoji = "⚠️"  # the check passed, but compared nothing: never green
     name = esc.code(results.gate_name, 64, table=False)
     lines = [
         f"## {emoji} ToolGate {name} {word} — the check of {_run_link(run)} "

@@ -18,6 +18,7 @@ from gate.report.markdown import (
     _flips,
     _hard_kinds,
     _numbers,
+    case_changes_sentence,
     hard_samples,
     headline,
     samples_of,
@@ -78,7 +79,10 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
         out.append(f"baseline: {esc.console(cmp.source, 200)}{depth}{note}")
         if cmp.comparable and cmp.note:
             out.append(f"note: {esc.console(cmp.note, 400)}")
-        changed = setup_sentence(results)
+        changes = case_changes_sentence(results)
+        if changes:
+            out.append(_plain(changes, esc))
+        changed = setup_sentence(results) if cmp.comparable else []
         if changed:
             out.append(_plain(changed, esc))
         warning = short_history_warning(results)

@@ -29,7 +29,13 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from gate.model import JUDGE_METRIC_PREFIX, gate_label, new_failing
+from gate.model import (
+    JUDGE_METRIC_PREFIX,
+    RemovedCase,
+    gate_label,
+    new_failing,
+    removed_words,
+)
 from gate.report import evidence, fmt
 from gate.report.escape import Escaper, calls_repr, json_compact
 from gate.report.fit import Block, LazyRows
@@ -64,12 +70,19 @@ class Style(enum.Enum):
 
 
 def status(results: Results) -> tuple[str, str]:
-    """(emoji, word) of the verdict."""
+    """(emoji, word) of the verdict. A run that passed without comparing (no baseline, one
+    of another dataset or gate) or with a guard it could not compute is ⚠️, never ✅:
+    nothing compared is never green."""
     if results.run_error is not None:
         return "⛔", "error"
-    if results.verdict is None:
+    v = results.verdict
+    if v is None:
         return "⚪", "not gated"
-    return ("✅", "passed") if results.verdict.passed else ("❌", "failed")
+    if not v.passed:
+        return "❌", "failed"
+    if v.not_compared is not None or v.variance.not_computed:
+        return "⚠️", "passed"
+    return "✅", "passed"
 
 
 def build(
@@ -98,6 +111,7 @@ def build(
         blocks += _gates(results, esc)
     blocks += _regressions(results, esc, full)
     blocks += _new_failures(results, esc, full)
+    blocks += _removed(results, esc)
     blocks += _known_failures(results, esc)
     if not full:
         blocks += _failing_without_baseline(results, esc)
@@ -139,6 +153,9 @@ def context_lines(results: Results, esc: Escaper) -> list[str]:
     its history's depth, what the pull request changed of the setup under test, and a
     warning when the history is too short to catch what the policy is built for."""
     cmp = results.comparison
+    v = results.verdict
+    if v is not None and v.not_compared is not None:
+        return not_compared_lines(results, esc)
     if cmp is None:
         return ["_No baseline: showing this run only._", ""]
     src = esc.text(cmp.source, 200)
@@ -154,6 +171,9 @@ def context_lines(results: Results, esc: Escaper) -> list[str]:
     lines = [f"_Compared with {src}{depth}._"]
     if cmp.note:
         lines += ["", f"_Note: {esc.text(cmp.note, 400)}._"]
+    changes = case_changes_sentence(results)
+    if changes:
+        lines += ["", f"_{render_sentence(changes, esc, 200, table=False)}_"]
     changed = setup_sentence(results)
     if changed:
         lines += ["", render_sentence(changed, esc, 200, table=False)]
@@ -161,6 +181,63 @@ def context_lines(results: Results, esc: Escaper) -> list[str]:
     if warning:
         lines += ["", f"> ⚠️ {render_sentence(warning, esc, 600, table=False)}"]
     return [*lines, ""]
+
+
+def not_compared_lines(results: Results, esc: Escaper) -> list[str]:
+    """The box under the heading of a run compared with nothing: why, and what makes a
+    baseline (the first line already says "not compared")."""
+    v = results.verdict
+    assert v is not None and v.not_compared is not None
+    nc = v.not_compared
+    if v.require_baseline:
+        then = "It fails the gate: a baseline is required (`require-baseline`)."
+    elif results.policy is not None and results.policy.base_run:
+        then = "The next run is compared with this run's results."
+    else:
+        then = (
+            "It passes, but no regression could be caught. A push to the base branch makes "
+            "the baseline; `require-baseline: true` fails such a run."
+        )
+    lines = [f"> ⚠️ **Not compared:** {esc.text(nc.detail, 400)}. {then}", ""]
+    cmp = results.comparison
+    if cmp is not None:
+        lines += [f"_Baseline: {esc.text(cmp.source, 200)}._", ""]
+    return lines
+
+
+def case_changes_sentence(results: Results) -> Sentence:
+    """ "The dataset changed since the baseline: 1 case added (`a`), 2 changed (…), 2
+    removed (…), each compared by its own hash": the cases named, a few each."""
+    cmp = results.comparison
+    if cmp is None or not cmp.comparable:
+        return []
+    ch = cmp.changes
+    groups = [
+        ("added", list(ch.added)),
+        ("changed", list(ch.changed)),
+        ("removed", [r.case_id for r in ch.removed]),
+    ]
+    parts: list[Sentence] = []
+    for word, ids in groups:
+        if not ids:
+            continue
+        part: Sentence = [f"{plural(len(ids), 'case')} {word} ("]
+        for i, cid in enumerate(ids[:SHOW_CHANGED]):
+            part += [", " if i else "", Code(cid)]
+        if len(ids) > SHOW_CHANGED:
+            part.append(f", … +{len(ids) - SHOW_CHANGED}")
+        part.append(")")
+        parts.append(part)
+    if not parts:
+        return []
+    out: Sentence = ["The dataset changed since the baseline: "]
+    out += _join(parts, ", ")
+    out.append("; every other case is compared by its own hash.")
+    return out
+
+
+SHOW_CHANGED = 5
+"""Case ids named per kind of change in the first lines (the rest counted)."""
 
 
 _SETUP_WORDS = {
@@ -347,6 +424,13 @@ def headline(results: Results) -> Sentence:
     comparable = cmp is not None and cmp.comparable
     parts: list[Sentence] = []
     likely = _flips(results, "likely_regression") if comparable else []
+    removed = cmp.changes.removed if cmp is not None and comparable else ()
+    not_compared: Sentence = (
+        [f"not compared: {v.not_compared.detail}"]
+        + ([" (require-baseline)"] if v.require_baseline else [])
+        if v.not_compared is not None
+        else []
+    )
     if v.passed:
         open_ = sum(1 for g in v.gates if g.undecided)
         met = len(v.gates) - open_
@@ -365,6 +449,11 @@ def headline(results: Results) -> Sentence:
         fresh = _new_failing(results)
         if fresh:
             parts.append([_new_words(len(fresh), v.new_fail)])
+        retired = [r for r in removed if r.retired is not None]
+        if retired:
+            parts.append([f"{plural(len(retired), 'case')} retired (dataset.retired)"])
+        if v.variance.not_computed:
+            parts.append(["variance guard not computed (one sample per case)"])
         moved = {f.case_id for f in likely} | {f.case_id for f in _flips(results, "new")}
         known = [c for c in results.cases if not c.passed and c.id not in moved]
         if known:
@@ -376,6 +465,8 @@ def headline(results: Results) -> Sentence:
                     else f"{plural(n, 'known failing case')}"
                 ]
             )
+        if not_compared:
+            return [*not_compared, "; ", *_join(parts, ", ")]
         return _join(parts, ", ")
     if results.hard_failures:
         # each case under its strongest rule, as the hard-failure table groups it, so the
@@ -391,6 +482,9 @@ def headline(results: Results) -> Sentence:
                 n = sum(len(samples[cid]) for cid in ids)
                 by_kind.append(f"{kind}: {samples_of(len(ids), n)}")
         parts.append([f"{plural(len(strongest), 'case')} broke a hard rule ({'; '.join(by_kind)})"])
+    unretired = [r for r in removed if r.retired is None]
+    if unretired:
+        parts.append([removed_words(unretired)])
     regressions = _flips(results, "regression")
     if comparable and regressions:
         assert cmp is not None
@@ -419,6 +513,9 @@ def headline(results: Results) -> Sentence:
     if not v.variance.passed:
         why = "; ".join(r.split(" — ")[0] for r in v.variance.reasons)
         parts.append([f"variance guard: {why}"])
+    if not_compared:
+        # first when it is why the gate failed (require-baseline), else last
+        parts.insert(0, not_compared) if v.require_baseline else parts.append(not_compared)
     if not parts:
         parts.append([_strip_word(v.summary)])
     return _join(parts, "; ")
@@ -1325,7 +1422,14 @@ def _drift(results: Results, esc: Escaper, full: bool) -> list[Block]:
             "fix the server.",
             "",
         ]
-    return [Block(head, rows, [""], keep=5, cut=4, what="changed tools")]
+    if full:
+        return [Block(head, rows, [""], keep=5, cut=4, what="changed tools")]
+    # In the comment the diffs are folded: the tools are named, one line
+    names = [esc.text(d.tool, 60) for d in sorted(base, key=lambda d: d.tool)]
+    names += [esc.text(d.tool, 60) for d in sorted(served, key=lambda d: d.tool)]
+    shown = ", ".join(names[:8]) + (f", … (+{len(names) - 8})" if len(names) > 8 else "")
+    head += ["<details>", f"<summary>The definitions, base → head: {shown}</summary>", ""]
+    return [Block(head, rows, ["</details>", ""], keep=0, cut=4, what="changed tools")]
 
 
 def _drift_row(parts: list[str], diff: Sequence[str], esc: Escaper, max_lines: int) -> str:
@@ -1494,12 +1598,51 @@ def _new_failures(results: Results, esc: Escaper, full: bool) -> list[Block]:
     return [Block(head, LazyRows(shown, row), [""], keep=10, cut=6, what="new failing cases")]
 
 
+def _removed(results: Results, esc: Escaper) -> list[Block]:
+    """The cases the baseline holds and this run's dataset does not: those not retired
+    fail the gate (listed with their base counts and how to retire one); the retired
+    ones are listed with the reason the config gives."""
+    cmp = results.comparison
+    if cmp is None or not cmp.comparable or not cmp.changes.removed:
+        return []
+    out: list[Block] = []
+    unretired = cmp.changes.unretired
+    if unretired:
+
+        def row(r: RemovedCase) -> str:
+            return f"| {esc.code(r.case_id, 80)} | {r.base_passes}/{r.base_samples} |"
+
+        head = [
+            f"### ❌ Removed cases ({removed_words(unretired)})",
+            "",
+            "A case the baseline holds and this run's dataset does not fails the gate, "
+            "unless the config retires it: `dataset.retired: [{id: <case id>, reason: <why>}]`.",
+            "",
+            "| Case | Passing samples (base) |",
+            "|---|---|",
+        ]
+        out.append(Block(head, LazyRows(unretired, row), [""], keep=5, cut=4, what="cases"))
+    retired = cmp.changes.retired
+    if retired:
+        lines = [
+            f"- {esc.code(r.case_id, 80, table=False)} — {esc.text(r.retired or '', 200)} "
+            f"(base {r.base_passes}/{r.base_samples})"
+            for r in retired
+        ]
+        head = [f"### Retired cases ({len(retired)}) — removed on purpose (`dataset.retired`)", ""]
+        out.append(Block(head, lines, [""], keep=3, cut=4, what="cases"))
+    return out
+
+
 def _new_removed(results: Results, esc: Escaper, full: bool) -> list[Block]:
-    """New cases that pass, and removed cases: listed once each (a new case that fails
-    is shown above)."""
+    """New cases that pass, and removed cases of a file without ``changes`` (an earlier
+    release's): listed once each (a new case that fails is shown above, a removed one
+    that ``changes`` counts in its own section)."""
     failing = {f.case_id for f in _new_failing(results)}
     new = [f for f in _flips(results, "new") if f.case_id not in failing]
-    removed = _flips(results, "removed")
+    cmp = results.comparison
+    counted = {r.case_id for r in cmp.changes.removed} if cmp is not None else set()
+    removed = [f for f in _flips(results, "removed") if f.case_id not in counted]
     if not new and not removed:
         return []
     rows = [
@@ -1511,9 +1654,14 @@ def _new_removed(results: Results, esc: Escaper, full: bool) -> list[Block]:
         f"| {esc.code(f.case_id, 80)} | removed | — |"
         for f in sorted(removed, key=lambda f: f.case_id)
     ]
+    title = (
+        f"New and removed cases ({len(new)} new that pass, {len(removed)} removed)"
+        if removed
+        else f"New cases that pass ({len(new)})"
+    )
     return [
         _listing(
-            f"New and removed cases ({len(new)} new that pass, {len(removed)} removed)",
+            title,
             [],
             ["| Case | Change | Passing samples (head) |", "|---|---|---|"],
             rows,

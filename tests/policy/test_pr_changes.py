@@ -3,8 +3,10 @@ small command agent (a real subprocess) against a base run:
 
 * a case the pull request adds that fails is a flip of kind ``new``, shown with its
   evidence above the case tables, counted in the first line ("1 new case fails"), a
-  warning by default and a failure with ``regressions.new_cases: fail``; a removed case is
-  listed once;
+  warning by default and a failure with ``regressions.new_cases: fail``;
+* a case the pull request removes fails the gate, counted in the first line ("2 cases
+  removed — both passed on base"), unless the config retires it (``dataset.retired``),
+  which the comment then lists with the reason;
 * a change of ``agent.env``, of the command line or of a declared ``agent.model`` (a key
   every kind of agent takes) is named in "This run changes …", compared, never "not
   comparable";
@@ -48,7 +50,9 @@ TOOL = {
 }
 
 
-def _project(root: Path, cases: list[int], agent: str = "") -> Path:
+def _project(
+    root: Path, cases: list[int], agent: str = "", retired: dict[str, str] | None = None
+) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "agent.py").write_text(AGENT)
     rows = [
@@ -64,9 +68,11 @@ def _project(root: Path, cases: list[int], agent: str = "") -> Path:
     (root / "dataset.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     sha = load_dataset(root / "dataset.jsonl").sha256
     config = root / "toolgate.yml"
+    gone = "".join(f", {{id: {k}, reason: {v}}}" for k, v in (retired or {}).items())
+    retire = f", retired: [{gone[2:]}]" if retired else ""
     config.write_text(
         "name: small\n"
-        f"dataset: {{path: dataset.jsonl, sha256: {sha}}}\n"
+        f"dataset: {{path: dataset.jsonl, sha256: {sha}{retire}}}\n"
         'agent: {kind: command, command: ["python", "agent.py"]' + agent + "}\n"
         "samples: 2\n"
     )
@@ -88,10 +94,15 @@ def base(tmp_path: Path) -> Path:
 def test_new_failing_case__shown_with_its_evidence_counted_and_a_warning(
     tmp_path: Path, base: Path
 ) -> None:
-    head = _project(tmp_path / "head", [0, 1, 2, 3, 4, 6], ', env: {BROKEN: "c-6"}')
+    head = _project(
+        tmp_path / "head",
+        [0, 1, 2, 3, 4, 6],
+        ', env: {BROKEN: "c-6"}',
+        retired={"c-5": "replaced by c-6"},
+    )
     got = _check(head, tmp_path / "head" / "out", base)
     results = got.results
-    assert got.exit_code == 0 and results.verdict.passed
+    assert got.exit_code == 0 and results.verdict.passed, results.verdict.reasons
     assert results.verdict.new_failing == 1 and not results.verdict.new_fail
     (new,) = [f for f in results.comparison.flips if f.kind == "new"]
     assert new.case_id == "c-6" and new.head_pass_rate == 0.0
@@ -103,11 +114,62 @@ def test_new_failing_case__shown_with_its_evidence_counted_and_a_warning(
     row = comment[section:].split("\n\n")[1]
     assert "`c-6`" in row and "0/2" in row and "`ping(n=6)`" in row and "`ping(n=106)`" in row
     assert "set regressions.new_cases: fail to block on them" in comment[section:]
-    # the removed case is listed once, in the collapsed table of new and removed cases
-    assert comment.count("`c-5`") == 1 and "(0 new that pass, 1 removed)" in comment
+    # the removed case, retired: named in the first lines, listed with its reason
+    assert comment.count("`c-5`") == 2 and "`c-5` — replaced by c-6 (base " in comment
+    assert "1 case added \\(`c-6`\\), 1 case removed \\(`c-5`\\)" in comment
     assert any("1 new case(s) fail: c-6 (0/2)" in n for n in results.notices)
     console = render_console(results)
     assert "new cases that fail (no history to compare with) (1)" in console
+
+
+def test_two_passing_cases_removed__fail_the_gate_first_line_says_so(
+    tmp_path: Path, base: Path
+) -> None:
+    head = _project(tmp_path / "head", [0, 1, 2, 3])
+    got = _check(head, tmp_path / "head" / "out", base)
+    results = got.results
+    assert got.exit_code == 1 and not results.verdict.passed
+    assert results.verdict.removed == 2
+    assert [r.case_id for r in results.comparison.changes.removed] == ["c-4", "c-5"]
+    comment = render_comment(results)
+    first = comment.splitlines()[1]
+    assert first.startswith("## ❌ ToolGate `small` failed — 2 cases removed — both passed on base")
+    assert "### ❌ Removed cases (2 cases removed — both passed on base)" in comment
+    assert "dataset.retired" in comment
+    console = render_console(results).splitlines()[0]
+    assert console == "ToolGate small: FAILED — 2 cases removed — both passed on base"
+    assert results.verdict.reasons[0].startswith(
+        "2 cases removed — both passed on base: c-4 (36/36), c-5 (36/36)"
+    )
+
+
+def test_two_passing_cases_removed__retired__pass_and_are_listed_with_the_reason(
+    tmp_path: Path, base: Path
+) -> None:
+    retired = {"c-4": "duplicate of c-1", "c-5": "the feature was dropped"}
+    head = _project(tmp_path / "head", [0, 1, 2, 3], retired=retired)
+    got = _check(head, tmp_path / "head" / "out", base)
+    results = got.results
+    assert got.exit_code == 0 and results.verdict.passed, results.verdict.reasons
+    assert results.verdict.removed == 0
+    assert {r.case_id: r.retired for r in results.comparison.changes.removed} == retired
+    comment = render_comment(results)
+    assert "2 cases retired \\(dataset.retired\\)" in comment.splitlines()[1]
+    assert comment.splitlines()[1].startswith("## ✅ ToolGate `small` passed")
+    assert "### Retired cases (2) — removed on purpose (`dataset.retired`)" in comment
+    assert "- `c-4` — duplicate of c-1 (base 36/36)" in comment
+    assert "- `c-5` — the feature was dropped (base 36/36)" in comment
+
+
+def test_retired_case_still_in_the_dataset__input_error_naming_the_line(tmp_path: Path) -> None:
+    from gate.errors import ConfigError
+
+    head = _project(tmp_path / "head", [0, 1, 2], retired={"c-1": "gone"})
+    with pytest.raises(ConfigError) as err:
+        _check(head, tmp_path / "head" / "out")
+    (problem,) = err.value.problems
+    assert (problem.line, problem.field) == (2, "dataset.retired[0].id")
+    assert "'c-1' is retired, but the dataset still holds it" in problem.message
 
 
 def test_new_failing_case__regressions_new_cases_fail__fails_the_gate(
