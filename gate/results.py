@@ -654,6 +654,8 @@ class PolicyInfo(_M):
     history: HistoryInfo | None = None
     base_run: bool = False
     """This run was a base-branch run (it seeded the histories up to ``min_history``)."""
+    bill: m.RunBill | None = None
+    """What the run said it would spend before it started (``toolgate check``)."""
     """What this run could detect and what it spent, in words."""
 
 
@@ -1554,6 +1556,7 @@ def policy_fields(
     hash_version: int = CASE_HASH_VERSION,
     detection: Detectability | None = None,
     base_run: bool = False,
+    bill: m.RunBill | None = None,
 ) -> PolicyFields:
     """The results.json fields of an engine evaluation (``history``: the one this run
     carries forward)."""
@@ -1632,6 +1635,7 @@ def policy_fields(
         detect=list(detect),
         history=_history_info(evaluation, seq.min_history, detection),
         base_run=base_run,
+        bill=bill,
     )
     cases = {
         v.case_id: {

@@ -98,11 +98,30 @@ def run(args: argparse.Namespace) -> int:
         else f"sha256 {dataset.sha256[:12]} (not the config's dataset: pin not checked)"
     )
     print(f"OK: {shown}: {summary(dataset)}, {pin}")
+    if pinned:
+        print(first_bill(config, dataset))
     sys.stdout.flush()
     for note in (interpreter_note(config), reply_ids_note(config)):
         if note:
             sys.stderr.write(f"toolgate: note: {note}\n")
     return ExitCode.PASS
+
+
+def first_bill(config: Config, dataset: Dataset) -> str:
+    """What the first base run (the first push) will spend on the agent, in words: the
+    bill ``toolgate check --base-run`` prints before it starts, with no history yet."""
+    from gate.pipeline.sequential import bill_lines, run_bill
+
+    bill = run_bill(
+        config,
+        dataset,
+        dataset.cases,
+        base=None,
+        samples=config.initial_samples,
+        agent={},
+        base_run=True,
+    )
+    return "\n".join(bill_lines(bill, "the first base run (the first push)"))
 
 
 def summary(dataset: Dataset) -> str:

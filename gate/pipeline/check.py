@@ -17,14 +17,20 @@ from gate.outdir import locked, remove_stale
 from gate.pipeline.inputs import load_baseline, load_inputs, normalizers
 from gate.pipeline.judge import judge_stage
 from gate.pipeline.options import CheckOptions, CheckOutcome
-from gate.pipeline.publish import report_and_publish, validate_run
+from gate.pipeline.publish import report_and_publish, say, validate_run
 from gate.pipeline.score import (
     score_stage,
     unrecorded_calls,
     unrecorded_notice,
     workers_setting,
 )
-from gate.pipeline.sequential import comparison_of, detect_sentences, policy_stage
+from gate.pipeline.sequential import (
+    bill_lines,
+    comparison_of,
+    detect_sentences,
+    policy_stage,
+    run_bill,
+)
 from gate.results import assemble, policy_fields
 from gate.runsfile import RunsIndex
 
@@ -41,7 +47,8 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
     after the runner wrote it, and shared by every stage that reads it.
     """
     from gate.policy.decide import decide
-    from gate.replay.runner import run_all
+    from gate.replay.interface import build_agent
+    from gate.replay.runner import run_all, select_cases
 
     t0 = time.perf_counter()
     workers_setting(environ)  # refused now, not after the agent ran
@@ -57,6 +64,23 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
 
     with locked(out):  # one writer per folder; no output of an earlier run survives
         remove_stale(out)
+        # The agent is built first so that its description (the setup the histories
+        # are kept under) gives the bill, stated before the first agent run.
+        agent = build_agent(config)
+        try:
+            bill = run_bill(
+                config,
+                dataset,
+                select_cases(dataset.cases, shard=opts.shard),
+                base=base,
+                samples=samples,
+                agent=agent.describe(),
+                base_run=opts.base_run,
+            )
+        except BaseException:
+            agent.close()
+            raise
+        say(stream, "".join(f"{line}\n" for line in bill_lines(bill)))
         summary = run_all(
             config,
             dataset,
@@ -66,6 +90,7 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
             resume=opts.resume,
             progress=opts.progress,
             norms=norms,
+            agent=agent,
         )
         t_run = time.perf_counter()
         judge_timing: dict[str, Any] = {}
@@ -96,6 +121,7 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
                 seed=opts.base_run and not hopeless,
                 progress=opts.progress,
                 sample_more=not hopeless,
+                announce=lambda text: say(stream, text + "\n"),
             )
             head = tested.scored
             judge = judge_stage(
@@ -151,6 +177,7 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
                     detect=detect,
                     detection=detection,
                     base_run=opts.base_run,
+                    bill=bill,
                 ),
                 timing={
                     **head.timing,

@@ -22,7 +22,7 @@ runs file holds.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,7 @@ import numpy as np
 from gate.config import Config, OpenAIAgent
 from gate.dataset import Dataset
 from gate.gcpause import no_gc
-from gate.model import Case, Comparison, CostDelta, Shard, SuiteStats
+from gate.model import Case, Comparison, CostDelta, RunBill, Shard, SuiteStats
 from gate.pipeline.inputs import Baseline, scoring_context
 from gate.pipeline.score import Scored
 from gate.policy.engine import (
@@ -42,21 +42,24 @@ from gate.policy.engine import (
     Sample,
     case_runs,
     evaluate,
+    kept,
     seeding_of,
 )
 from gate.policy.history import (
     IDENTITY_KEYS,
     LEGACY_IDENTITY_KEYS,
     BaseHistory,
+    Comparability,
     agent_identity,
     case_hash,
     extend,
     legacy_case_hash,
+    lookup,
     setup_hash,
 )
 from gate.policy.power import Detectability
 from gate.policy.reduce import in_slice, reduce
-from gate.policy.sequential import SequentialParams
+from gate.policy.sequential import SequentialParams, seed_plan
 from gate.policy.suite import Better
 from gate.policy.table import SampleRows, assemble
 from gate.results import Results
@@ -279,9 +282,11 @@ class _Sampler:
         norms: NormalizerTable | None,
         names: Sequence[str],
         progress: bool = False,
+        announce: Callable[[str], None] | None = None,
     ) -> None:
         self.head = head
         self.progress = progress
+        self.announce = announce
         self.calls = 0
         """Plans run so far (the first of a base run is its seeding)."""
         self.seeding = False
@@ -298,6 +303,19 @@ class _Sampler:
         """Case id → samples it has (initial and extra), for the cases seeded here."""
         self.last: Any = None
         """The last round's scored extra runs (every extra sample so far)."""
+
+    def _seeding_note(self, n: int) -> str:
+        """What the seeding about to start costs: at this run's own cost per agent run
+        (its first samples, scored with the config's prices) when it has one."""
+        cost = self.head.stats.metrics.get("cost")
+        per_run = cost.mean if cost is not None else None
+        what = f"ToolGate: seeding the base histories now: {n:,} agent runs"
+        if per_run is None:
+            return what + "."
+        return (
+            f"{what}, estimated cost {_money(per_run * n)} at this run's own cost per "
+            f"agent run ({_money(per_run)}, at the prices of pricing)."
+        )
 
     def __call__(self, plan: Mapping[str, int]) -> dict[str, list[Sample]]:
         from gate.outdir import write_atomic
@@ -331,6 +349,8 @@ class _Sampler:
             if self.seeding and self.calls == 0
             else f"extra case-samples (round {self.calls + (0 if self.seeding else 1)})"
         )
+        if self.seeding and self.calls == 0 and self.announce is not None:
+            self.announce(self._seeding_note(sum(plan.values())))
         self.calls += 1
         for (have, k), cids in sorted(groups.items()):
             run_all(
@@ -397,12 +417,11 @@ def policy_stage(
     seed: bool = False,
     progress: bool = False,
     sample_more: bool = True,
+    announce: Callable[[str], None] | None = None,
 ) -> Tested:
     """The module docstring's steps 1–5. ``seed``: a base run, which also brings every
     case's history up to ``policy.min_history`` samples; ``sample_more`` false: no extra
     sample at all (a run that is not valid whatever they show)."""
-    from gate.results import history_of
-
     params = engine_params(config, samples)
     if not sample_more:
         params = dataclasses.replace(
@@ -418,27 +437,12 @@ def policy_stage(
     names = list(dict.fromkeys(g.name for g in gated))
     in_scope = {m.id for m in head.table.metas}
     cases = [c for c in dataset.cases if c.id in in_scope]
-    hashes = case_hashes(cases, config)
-    setups = setup_hashes(cases, head.stats.header.agent)
-    legacy_setups = setup_hashes(cases, head.stats.header.agent, LEGACY_IDENTITY_KEYS)
-    history = (
-        history_of(
-            base.results,
-            hashes,
-            dataset_sha256=dataset.sha256,
-            legacy=legacy_hashes(cases, config, base.results),
-        )
-        if base is not None
-        else None
-    )
+    hashes, history, bare = _against_history(cases, config, dataset, base, head.stats.header.agent)
     initial = _samples_of(head.table.rows, [m.id for m in head.table.metas], names)
     head_cases = [
-        HeadCase(
-            m.id,
-            hashes[m.id],
-            tuple(s for _, s in sorted(initial.get(m.id, []), key=lambda r: r[0])),
-            setup=setups[m.id],
-            legacy_setup=legacy_setups[m.id],
+        dataclasses.replace(
+            bare[m.id],
+            samples=tuple(s for _, s in sorted(initial.get(m.id, []), key=lambda r: r[0])),
         )
         for m in head.table.metas
     ]
@@ -453,6 +457,7 @@ def policy_stage(
         norms=norms,
         names=names,
         progress=progress,
+        announce=announce,
     )
     sampler.seeding = seed and bool(seeding_of(history, head_cases, params.sequential))
     evaluation = evaluate(
@@ -480,6 +485,161 @@ def policy_stage(
         )
     carried = extend(history, case_runs(head_cases, evaluation, gated))
     return Tested(scored, evaluation, params, gated, hashes, carried, history)
+
+
+def _against_history(
+    cases: Sequence[Case],
+    config: Config,
+    dataset: Dataset,
+    base: Baseline | None,
+    agent: Mapping[str, Any],
+) -> tuple[dict[str, str], BaseHistory | None, dict[str, HeadCase]]:
+    """The cases' hashes, the baseline's history as this run reads it, and each case as a
+    :class:`HeadCase` without samples (its hash and setup under ``agent``, the agent's
+    description): what the test against the history and the bill both start from."""
+    from gate.results import history_of
+
+    hashes = case_hashes(cases, config)
+    setups = setup_hashes(cases, agent)
+    legacy_setups = setup_hashes(cases, agent, LEGACY_IDENTITY_KEYS)
+    history = (
+        history_of(
+            base.results,
+            hashes,
+            dataset_sha256=dataset.sha256,
+            legacy=legacy_hashes(cases, config, base.results),
+        )
+        if base is not None
+        else None
+    )
+    bare = {
+        c.id: HeadCase(c.id, hashes[c.id], (), setup=setups[c.id], legacy_setup=legacy_setups[c.id])
+        for c in cases
+    }
+    return hashes, history, bare
+
+
+def run_bill(
+    config: Config,
+    dataset: Dataset,
+    cases: Sequence[Case],
+    *,
+    base: Baseline | None,
+    samples: int,
+    agent: Mapping[str, Any],
+    base_run: bool,
+) -> RunBill:
+    """What a check of ``cases`` will spend on the agent, before it starts: the initial
+    samples, the seeding a base run plans (``policy.min_history`` within
+    ``policy.max_seed_samples``: :func:`gate.policy.sequential.seed_plan`, as the engine
+    plans it) and the cap on extra samples; with ``pricing``, the cost of one agent run
+    from the tokens the base history recorded (:func:`_cost_per_run`)."""
+    params = engine_params(config, samples)
+    seq = params.sequential
+    _, history, bare = _against_history(cases, config, dataset, base, agent)
+    seeding: dict[str, int] = {}
+    if base_run and seq.min_history and seq.max_seed != 0:
+        need = [(c.id, seq.min_history - kept(history, bare[c.id]) - samples) for c in cases]
+        seeding = seed_plan(need, seq.max_seed)
+    comparable = sum(
+        1
+        for c in cases
+        if lookup(history, c.id, bare[c.id].case_hash)[0] is Comparability.COMPARABLE
+    )
+    extra_cap = 0 if seq.max_extra == 0 else seq.cap(comparable, base_run=base_run)
+    cost, basis = _cost_per_run(config, history)
+    return RunBill(
+        cases=len(cases),
+        samples=samples,
+        initial=len(cases) * samples,
+        seeding=sum(seeding.values()),
+        seeded_cases=len(seeding),
+        extra_cap=extra_cap,
+        min_history=seq.min_history,
+        max_seed=seq.max_seed,
+        base_run=base_run,
+        cost_per_run=cost,
+        cost_basis=basis,
+    )
+
+
+def _cost_per_run(config: Config, history: BaseHistory | None) -> tuple[float | None, str | None]:
+    """The estimated cost of one agent run at the config's prices, from the prompt and
+    completion tokens each base sample recorded (pooled over every case's history), and
+    how it was estimated — or why it cannot be (``(None, None)`` without ``pricing``)."""
+    from gate.pipeline.inputs import pricing_of
+
+    pricing = pricing_of(config)
+    if pricing is None:
+        return None, None
+    price = pricing.price_for(pricing.model)
+    if price is None:
+        return None, (
+            f"no price in pricing for the model {pricing.model!r}"
+            if pricing.model
+            else "no price in pricing for an agent without agent.model (add a `default` price)"
+        )
+    totals = {"prompt_tokens": [0.0, 0], "completion_tokens": [0.0, 0]}
+    for case in history.cases.values() if history is not None else ():
+        for entry in case.entries:
+            for name, acc in totals.items():
+                values = entry.values.get(name, ())
+                acc[0] += float(sum(values))
+                acc[1] += len(values)
+    (p_sum, p_n), (c_sum, c_n) = totals["prompt_tokens"], totals["completion_tokens"]
+    if not p_n or not c_n:
+        return None, (
+            "no earlier run recorded the tokens an agent run uses (a base run's seeding is "
+            "estimated from its first samples, before it starts)"
+        )
+    per_run = (p_sum / p_n) * price.input_per_mtok / 1e6 + (c_sum / c_n) * (
+        price.output_per_mtok / 1e6
+    )
+    return per_run, (
+        f"{p_sum / p_n:,.0f} prompt and {c_sum / c_n:,.0f} completion tokens per run in the "
+        f"base history, priced as {pricing.model or 'default'}"
+    )
+
+
+def bill_lines(bill: RunBill, subject: str | None = None) -> list[str]:
+    """The bill in words, printed before the agent's first run (``subject``: what makes
+    the runs, "this run" or "this base run" by default)."""
+    what = subject or ("this base run" if bill.base_run else "this run")
+    line = (
+        f"ToolGate: {what} makes {bill.runs:,} agent runs: {bill.cases:,} cases × "
+        f"{bill.samples} sample{'s' if bill.samples != 1 else ''}"
+    )
+    if bill.seeding:
+        whose = (
+            "each case's" if bill.seeded_cases == bill.cases else (f"{bill.seeded_cases:,} cases'")
+        )
+        cap = (
+            f"capped by policy.max_seed_samples: {bill.max_seed:,}"
+            if bill.max_seed is not None
+            else "policy.max_seed_samples caps it"
+        )
+        line += (
+            f" ({bill.initial:,}), and {bill.seeding:,} more to seed {whose} base history "
+            f"to {bill.min_history} samples (policy.min_history; {cap})"
+        )
+    if bill.extra_cap:
+        line += f", and at most {bill.extra_cap:,} more for undecided cases"
+    lines = [line + "."]
+    if bill.cost_basis is not None:
+        if bill.cost_per_run is None:
+            lines.append(f"ToolGate: its cost cannot be estimated: {bill.cost_basis}.")
+        else:
+            lines.append(
+                f"ToolGate: estimated cost {_money(bill.cost_per_run * bill.runs)} "
+                f"(at most {_money(bill.cost_per_run * bill.most)}) at the prices of "
+                f"pricing: {bill.cost_basis}."
+            )
+    return lines
+
+
+def _money(x: float) -> str:
+    """An amount at the prices of ``pricing`` (their currency)."""
+    return f"{x:,.2f}" if x >= 1 else f"{x:.2g}"
 
 
 def detection_of(evaluation: Evaluation, params: EngineParams, gated: int) -> Detectability:

@@ -68,7 +68,7 @@ def test_validate__reply_ids_optional__note_says_what_it_gives_up(
     ) in err
 
 
-def test_validate__example__one_line_ok_with_slice_counts(
+def test_validate__example__ok_with_slice_counts_then_the_first_base_runs_bill(
     example: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = cli(capsys, "validate")
@@ -80,7 +80,12 @@ def test_validate__example__one_line_ok_with_slice_counts(
         "environment, set agent.python: path (the python on PATH) or name its interpreter "
         "instead (for example .venv/bin/python)\n"
     )
-    assert out.count("\n") == 1
+    assert out.count("\n") == 2
+    assert out.splitlines()[1] == (
+        "ToolGate: the first base run (the first push) makes 2,664 agent runs: 74 cases × 3 "
+        "samples (222), and 2,442 more to seed each case's base history to 36 samples "
+        "(policy.min_history; policy.max_seed_samples caps it)."
+    )
     ds = load_dataset(example / "dataset.jsonl")
     counts = ds.slice_counts()
     assert out.startswith(f"OK: toolgate.yml: dataset.jsonl: {len(ds)} cases (")
