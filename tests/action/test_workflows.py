@@ -96,7 +96,7 @@ def test_workflow__declares_least_privilege_permissions(path):
 
 def test_basic__gates_prs_and_uploads_the_baseline_on_push():
     wf = load(EXAMPLES / "basic.yml")
-    assert set(wf["on"]) == {"pull_request", "merge_group", "push"}
+    assert set(wf["on"]) == {"pull_request", "merge_group", "push", "workflow_dispatch"}
     assert wf["permissions"] == {"contents": "read", "pull-requests": "write", "actions": "read"}
     steps = wf["jobs"]["toolgate"]["steps"]
     upload = next(s for s in steps if str(s.get("uses", "")).startswith("actions/upload-artifact"))
@@ -131,7 +131,7 @@ def test_fork_safe__gate_cannot_comment_and_companion_never_checks_out():
     gate_wf = load(EXAMPLES / "fork-safe.yml")
     comment_wf = load(EXAMPLES / "fork-safe-comment.yml")
     assert gate_wf["permissions"] == {"contents": "read", "actions": "read"}
-    assert set(gate_wf["on"]) == {"pull_request", "merge_group"}
+    assert set(gate_wf["on"]) == {"pull_request", "merge_group", "push", "workflow_dispatch"}
     ((_, gate_step),) = toolgate_steps(gate_wf)
     assert gate_step["with"]["comment"] == "false"
 
@@ -146,9 +146,10 @@ def test_fork_safe__gate_cannot_comment_and_companion_never_checks_out():
         s
         for j in gate_wf["jobs"].values()
         for s in j["steps"]
-        if "upload-artifact" in str(s.get("uses"))
+        if "upload-artifact" in str(s.get("uses")) and s["with"]["name"] != "toolgate-results"
     )
     assert download["with"]["name"] == upload["with"]["name"]
+    assert "github.event_name == 'pull_request'" in upload["if"]
     ((_, comment_step),) = toolgate_steps(comment_wf)
     assert comment_step["with"] == {"mode": "comment", "out": download["with"]["path"]}
 
@@ -236,3 +237,108 @@ def test_paths_filtered__gate_skipped_only_on_a_definite_no():
     assert not any(isinstance(v, dict) and "paths" in v for v in wf["on"].values())
     cond = wf["jobs"]["toolgate"]["if"]
     assert "needs.changes.outputs.relevant != 'false'" in cond and "!cancelled()" in cond
+
+
+# ─── one workflow, one way to reference the Action ────────────────────────────
+
+BASIC = EXAMPLES / "basic.yml"
+SHOWN = re.compile(
+    r"<!-- the workflow: examples/workflows/basic\.yml[^>]*-->\n```yaml\n(.*?)```", re.S
+)
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/action.md"])
+def test_one_workflow__the_docs_show_basic_yml_byte_for_byte(doc):
+    """The README's workflow, the guide's and examples/workflows/basic.yml are one file;
+    `toolgate init` writes the same (its template is compared below and in
+    tests/commands)."""
+    (shown,) = SHOWN.findall((ROOT / doc).read_text("utf-8"))
+    assert shown == BASIC.read_text("utf-8")
+
+
+def test_one_workflow__init_template_is_basic_yml():
+    template = ROOT / "gate" / "templates" / "init" / "workflow.yml"
+    assert template.read_bytes() == BASIC.read_bytes()
+
+
+def test_one_workflow__pull_requests_pushes_merge_queue_and_manual_runs():
+    wf = load(BASIC)
+    assert set(wf["on"]) == {"pull_request", "push", "merge_group", "workflow_dispatch"}
+    ((_, step),) = toolgate_steps(wf)
+    # a base run must succeed to be found as the baseline: never failed by its gate
+    assert "'never'" in step["with"]["fail-on"] and "'gate'" in step["with"]["fail-on"]
+    for event in ("push", "workflow_dispatch"):
+        assert f"github.event_name == '{event}'" in step["with"]["fail-on"]
+
+
+BASE_EVENTS = ("push", "workflow_dispatch")
+
+
+def baseline_uploads(wf: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        s
+        for j in wf["jobs"].values()
+        for s in j.get("steps", [])
+        if "upload-artifact" in str(s.get("uses")) and s["with"]["name"] == "toolgate-results"
+    ]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p in sorted(EXAMPLES.glob("*.yml")) if "pull_request" in load(p)["on"]],
+    ids=lambda p: p.name,
+)
+def test_every_gating_example__makes_its_own_baseline_on_pushes(path):
+    """A workflow that gates pull requests also produces what they are compared with:
+    on a push to main it uploads `toolgate-results` (BaselineConfig.artifact's default)
+    from the step's results-path, and never on a pull request."""
+    wf = load(path)
+    assert "push" in wf["on"], f"{path.name}: no base run (push) makes the baseline"
+    (upload,) = baseline_uploads(wf)
+    cond = upload["if"]
+    assert "github.event_name == 'push'" in cond and "pull_request" not in cond.replace(
+        "github.event_name != 'pull_request'", ""
+    )
+    assert upload["with"]["path"] == "${{ steps.toolgate.outputs.results-path }}"
+
+
+ACTION_USES = re.compile(r"toolgate/toolgate@([\w.\-]+)")
+
+
+def released_major() -> str:
+    version = re.search(
+        r'^version = "(\d+)\.\d+\.\d+"$', (ROOT / "pyproject.toml").read_text(), re.M
+    )
+    assert version is not None
+    return f"v{version.group(1)}"
+
+
+def test_version_scheme__every_reference_is_the_major_release_tag():
+    """One scheme: `toolgate/toolgate@vN`, N the major version pyproject.toml declares (the
+    tag the release workflow moves to each release); `@main`, a commit SHA or one release
+    (`@vN.x.y`) only where the text says why."""
+    major = released_major()
+    files = [
+        ROOT / "README.md",
+        ROOT / "SECURITY.md",
+        *sorted((ROOT / "docs").glob("*.md")),
+        *sorted(EXAMPLES.glob("*.yml")),
+        ROOT / "gate" / "templates" / "init" / "workflow.yml",
+    ]
+    seen = 0
+    for f in files:
+        for ref in ACTION_USES.findall(f.read_text("utf-8")):
+            seen += 1
+            if ref in ("main", "sha256"):
+                continue
+            assert ref == major or ref.startswith(major + "."), f"{f.name}: @{ref}, not @{major}"
+    assert seen >= 10
+    release = (OURS / "release.yml").read_text("utf-8")
+    assert "type=semver,pattern={{major}}" in release and "move vX.Y and vX" in release
+
+
+def test_version_scheme__the_workflow_says_how_to_pin_by_commit_sha():
+    text = BASIC.read_text("utf-8")
+    ((_, step),) = toolgate_steps(load(BASIC))
+    assert step["uses"] == f"toolgate/toolgate@{released_major()}"
+    assert "full commit SHA" in text and "toolgate/toolgate@<40-character sha>" in text

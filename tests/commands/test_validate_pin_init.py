@@ -343,6 +343,66 @@ def test_init__empty_folder__scaffold_validates_immediately(
     assert code == 0 and "9 cases" in out and "pinned" in out
 
 
+def test_init__at_a_repository_root__the_workflow_where_github_runs_it_and_a_gitignore(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    code, out, _ = cli(capsys, "init", str(repo))
+    assert code == 0
+    workflow = repo / ".github" / "workflows" / "toolgate.yml"
+    assert workflow.read_bytes() == (ROOT / "examples" / "workflows" / "basic.yml").read_bytes()
+    assert (repo / ".gitignore").read_text().splitlines()[-1] == "toolgate-out/"
+    assert "not in a git repository" not in out
+    assert "push the workflow to your default branch before the first pull request" in out
+
+
+def test_init__subfolder_of_a_repository__workflow_at_the_root_names_the_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".gitignore").write_text("node_modules/")  # no newline at the end
+    sub = repo / "agents" / "support"
+    code, out, _ = cli(capsys, "init", str(sub))
+    assert code == 0, out
+    assert not (sub / ".github").exists()
+    text = (repo / ".github" / "workflows" / "toolgate.yml").read_text()
+    basic = (ROOT / "examples" / "workflows" / "basic.yml").read_text()
+    assert text == basic.replace(
+        "          config: toolgate.yml\n", "          config: agents/support/toolgate.yml\n"
+    )
+    assert text != basic
+    assert (sub / ".gitignore").read_text() == (
+        "# ToolGate's results folder (reporting.out): made by every run\ntoolgate-out/\n"
+    )
+    assert (repo / ".gitignore").read_text() == "node_modules/"
+    # the results folder of a run is ignored where it is written: under the config's folder
+    code, _, _ = cli(capsys, "validate", "--config", str(sub / "toolgate.yml"))
+    assert code == 0
+
+
+def test_init__existing_gitignore__line_added_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / ".gitignore").write_text("*.pyc")
+    code, out, _ = cli(capsys, "init", str(tmp_path))
+    assert code == 0 and "Added" in out
+    assert (tmp_path / ".gitignore").read_text() == (
+        "*.pyc\n# ToolGate's results folder (reporting.out): made by every run\ntoolgate-out/\n"
+    )
+
+
+def test_init__outside_a_repository__says_where_to_move_the_workflow(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = cli(capsys, "init", str(tmp_path / "x"))
+    assert code == 0
+    assert (tmp_path / "x" / ".github" / "workflows" / "toolgate.yml").is_file()
+    assert "is not in a git repository: GitHub runs workflows only from the repository " in out
+    assert "Move " in out and ".github/workflows/toolgate.yml there" in out
+
+
 def test_init__starter_agent__passes_its_own_dataset(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
