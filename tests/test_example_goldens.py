@@ -349,10 +349,20 @@ def test_readme__figures_quoted__are_what_its_commands_give(
         f"{good.samples} samples each;" in readme
     )
     assert spend.initial + spend.seed == cases * good.policy.params.min_history
+    assert f"up to `policy.min_history` ({good.policy.params.min_history}) samples" in readme
+    # the bill the base run printed before it started, as the README quotes it
+    bill = good.policy.bill
+    assert bill is not None and (bill.initial, bill.seeding) == (spend.initial, spend.seed)
+    printed = CONSOLE[runs["good"].out].splitlines()[0]
+    assert printed == (
+        f"ToolGate: this base run makes {bill.runs:,} agent runs: {cases} cases × "
+        f"{good.samples} samples ({bill.initial:,}), and {bill.seeding:,} more to seed each "
+        f"case's base history to {bill.min_history} samples (policy.min_history; "
+        "policy.max_seed_samples caps it)."
+    )
     assert (
-        f"up to `policy.min_history` ({good.policy.params.min_history}) samples — "
-        f"{spend.initial + spend.seed:,} samples in all once, {spend.seed:,} of them seeding"
-        in readme
+        f"This first base run makes {bill.runs:,} agent runs: {cases} cases × {good.samples} "
+        f"samples ({bill.initial:,}), and {bill.seeding:,} seeding the histories" in readme
     )
     assert f"then the {reg.comparison.regressions} regressed cases" in readme
     cost = {d.metric: d for d in reg.comparison.cost}
@@ -385,3 +395,31 @@ def test_readme__figures_quoted__are_what_its_commands_give(
         likely
     )
     assert set(held) >= {f.case_id for f in plain.comparison.flips if f.kind == "likely_regression"}
+
+
+def test_readme__bill_of_100_cases_at_3_samples__is_what_check_prints(tmp_path: Path) -> None:
+    """README's first screen: "100 cases at 3 samples cost 3,600 agent runs on the first
+    push to `main`, then 300 per pull request (at most 450 …)" — what `toolgate check`
+    prints for a 100-case project at `samples: 3`: its base run, then a pull request."""
+    from tests.policy.test_bill import check as bill_check
+    from tests.policy.test_bill import project
+
+    readme = _prose((ROOT / "README.md").read_text(encoding="utf-8"))
+    config = project(tmp_path, cases=100)
+    config.write_text(config.read_text().replace("samples: 2\n", "samples: 3\n"))
+    base, console = bill_check(config, tmp_path / "base", base_run=True)
+    first = base.results.policy.bill
+    assert console.line("ToolGate: this base run makes")[0].startswith(
+        f"ToolGate: this base run makes {first.runs:,} agent runs: 100 cases × 3 samples"
+    )
+    pr, console = bill_check(config, tmp_path / "pr", tmp_path / "base" / "results.json")
+    bill = pr.results.policy.bill
+    assert console.line("ToolGate: this run makes")[0] == (
+        f"ToolGate: this run makes {bill.runs} agent runs: 100 cases × 3 samples, and at most "
+        f"{bill.extra_cap} more for undecided cases."
+    )
+    assert (
+        f"100 cases at 3 samples cost {first.runs:,} agent runs on the first push to `main`, "
+        f"then {bill.runs:,} per pull request (at most {bill.most:,} with the extra samples of "
+        "undecided cases)" in readme
+    )

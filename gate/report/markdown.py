@@ -184,21 +184,20 @@ def context_lines(results: Results, esc: Escaper) -> list[str]:
 
 
 def not_compared_lines(results: Results, esc: Escaper) -> list[str]:
-    """The box under the heading of a run compared with nothing: why, and what makes a
-    baseline (the first line already says "not compared")."""
+    """The box under the heading of a run compared with nothing: what that means, and what
+    makes a baseline (the first line says "not compared" and why)."""
     v = results.verdict
     assert v is not None and v.not_compared is not None
-    nc = v.not_compared
     if v.require_baseline:
-        then = "It fails the gate: a baseline is required (`require-baseline`)."
+        then = "a baseline is required (`require-baseline`), so the gate fails."
     elif results.policy is not None and results.policy.base_run:
-        then = "The next run is compared with this run's results."
+        then = "the next run is compared with this base run's results."
     else:
         then = (
-            "It passes, but no regression could be caught. A push to the base branch makes "
-            "the baseline; `require-baseline: true` fails such a run."
+            "no regression could be caught, only the absolute gates were checked. A push to "
+            "the base branch makes the baseline; `require-baseline: true` fails such a run."
         )
-    lines = [f"> ⚠️ **Not compared:** {esc.text(nc.detail, 400)}. {then}", ""]
+    lines = [f"> ⚠️ **Not compared** (the first line says why): {then}", ""]
     cmp = results.comparison
     if cmp is not None:
         lines += [f"_Baseline: {esc.text(cmp.source, 200)}._", ""]
@@ -1110,14 +1109,20 @@ def _gates(results: Results, esc: Escaper) -> list[Block]:
         blocks.append(Block(head, rows, [""]))
     var = v.variance
     lines = ["### Variance guard", ""]
-    bits = [f"- {'✅ within limits' if var.passed else '❌ too noisy'}"]
+    if not var.passed:
+        bits = ["- ❌ too noisy"]
+    elif var.not_computed:
+        bits = ["- ⚪ not computed: a guard needs at least 2 samples per case"]
+    else:
+        bits = ["- ✅ within limits"]
     if var.observed_max_std is not None:
         worst = f" ({esc.code(var.worst_metric, 80, table=False)})" if var.worst_metric else ""
         limit = f" (limit {fmt.num(var.max_std)})" if var.max_std is not None else ""
         bits.append(f"- largest std over samples: {fmt.num(var.observed_max_std)}{worst}{limit}")
     limit = f" (limit {fmt.num(var.max_flaky_share)})" if var.max_flaky_share is not None else ""
-    bits.append(f"- flaky share: {fmt.num(var.flaky_share)}{limit}")
-    bits += [f"- {esc.text(r, 300)}" for r in var.reasons]
+    if not var.not_computed:  # one sample per case: no case can be seen to be flaky
+        bits.append(f"- flaky share: {fmt.num(var.flaky_share)}{limit}")
+    bits += [f"- {esc.text(r, 300)}" for r in (*var.reasons, *var.not_computed)]
     if v.reasons:
         bits += ["", "**Reasons**", ""] + [f"- {esc.text(r, 400)}" for r in v.reasons]
     blocks.append(Block([*lines, *bits, ""]))

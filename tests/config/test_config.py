@@ -248,6 +248,44 @@ def test_config__invalid__file_line_field(tmp_path: Path, text: str, expected: l
         assert got.startswith(want), (got, want)
 
 
+@pytest.mark.parametrize(
+    ("entries", "expected"),
+    [
+        (
+            "    - {id: a, resaon: gone}\n",
+            [
+                "toolgate.yml:4: dataset.retired[0].reason: required",
+                "toolgate.yml:4: dataset.retired[0].resaon: unknown key (did you mean 'reason'?)",
+            ],
+        ),
+        ("    - {id: a}\n", ["toolgate.yml:4: dataset.retired[0].reason: required"]),
+        ("    - {id: '', reason: x}\n", ["toolgate.yml:4: dataset.retired[0].id: "]),
+        (
+            "    - {id: a, reason: one}\n    - {id: a, reason: two}\n",
+            ["toolgate.yml:3: dataset.retired: the case id 'a' is retired twice"],
+        ),
+    ],
+    ids=["typo", "no reason", "empty id", "twice"],
+)
+def test_config__retired_cases__bad_entries_named_by_line_and_field(
+    tmp_path: Path, entries: str, expected: list[str]
+) -> None:
+    text = "dataset:\n  path: d.jsonl\n  retired:\n" + entries + "agent: {kind: replay, runs: r}\n"
+    found = problems(tmp_path, text)
+    assert len(found) == len(expected), found
+    for got, want in zip(found, expected, strict=True):
+        assert got.startswith(want), (got, want)
+
+
+def test_config__retired_cases__reasons_by_id(tmp_path: Path) -> None:
+    text = (
+        "dataset:\n  path: d.jsonl\n  retired:\n    - {id: a, reason: merged into b}\n"
+        "agent: {kind: replay, runs: r}\n"
+    )
+    cfg = load_config(write(tmp_path, text))
+    assert cfg.dataset.retired_reasons() == {"a": "merged into b"}
+
+
 def test_config__several_problems__all_reported_in_line_order(tmp_path: Path) -> None:
     text = (
         "dataset:\n  path: d.jsonl\n  verison: 1\n"

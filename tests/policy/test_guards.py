@@ -72,3 +72,34 @@ def test_variance_guards_with_one_sample__not_computed_never_a_failure():
 def test_no_variance_section__guards_off():
     v = decide(results_from_table(flaky_agent(20)), make_config(), None, None).verdict
     assert v is not None and v.passed and v.variance.passed
+
+
+def test_example__check_with_one_sample__exit_0_guards_not_computed(tmp_path):
+    """`toolgate check --samples 1` on the shipped example, whose config sets both
+    guards: it runs to its verdict (exit 0), says the guards were not computed, and is
+    never shown green."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "out"
+    got = subprocess.run(
+        [
+            sys.executable, "-m", "gate", "check", "--samples", "1", "--config",
+            str(root / "examples" / "support-agent" / "toolgate.yml"), "--out", str(out),
+            "--baseline", "none", "--no-progress", "--no-comment",
+        ],
+        capture_output=True, text=True, timeout=300, check=False,
+        env={"PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    assert got.returncode == 0, got.stdout + got.stderr
+    verdict = next(line for line in got.stdout.splitlines() if line.startswith("ToolGate support"))
+    assert verdict.startswith("ToolGate support-agent: PASSED")
+    assert "variance guard not computed (one sample per case)" in verdict
+    assert "no data" not in got.stdout
+    comment = (out / "comment.md").read_text()
+    assert comment.splitlines()[1].startswith("## ⚠️ ToolGate `support-agent` passed")
+    report = (out / "report.md").read_text()
+    assert "- ⚪ not computed: a guard needs at least 2 samples per case" in report
+    assert "✅ within limits" not in report
