@@ -520,7 +520,7 @@ def resolve_baseline(
                 None,
                 None,
                 "**Baseline:** none (`baseline: none`).",
-                missing="no baseline (`baseline: none`)",
+                missing="no baseline (the baseline input is none)",
             )
         case FileBaseline(path=path):
             return ResolvedBaseline(

@@ -223,7 +223,9 @@ def test_auto__artifact_of_another_workflow__found_through_repository_artifacts(
 # ─── what makes an artifact unusable ──────────────────────────────────────────
 
 
-def test_auto__dataset_hash_differs__compares_nothing_and_says_so(gh, tmp_path):
+def test_auto__dataset_hash_differs__used_each_case_compared_by_its_own_hash(gh, tmp_path):
+    """A pull request that edits the dataset is compared case by case, as with
+    ``--baseline FILE``: the artifact of another dataset version is used, with a notice."""
     st = routes.state(gh)
     wf = st.add_workflow("toolgate.yml", "ToolGate")
     st.add_artifact(
@@ -234,27 +236,57 @@ def test_auto__dataset_hash_differs__compares_nothing_and_says_so(gh, tmp_path):
 
     choice = auto(gh, tmp_path)
 
-    assert choice.path is None and choice.results is None
-    assert "dataset sha256 999999999999…" in choice.source
-    assert "this run uses dddddddddddd…" in choice.notices[0]
-    assert not (tmp_path / "baseline" / "results.json").exists()
+    assert choice.results is not None and choice.path == tmp_path / "baseline" / "results.json"
+    assert choice.missing is None
+    assert choice.source.startswith("artifact toolgate-results of run #")
+    (notice,) = choice.notices
+    assert "another version of the dataset (sha256 999999999999…, this run dddddddddddd…)" in (
+        notice
+    )
+    assert "each case is compared by its own hash" in notice
 
 
-@pytest.mark.parametrize(
-    ("made", "why"),
-    [
-        (results_bytes(gate="other-gate"), "is for gate 'other-gate'"),
-        (results_bytes(shard=True), "holds shard 1/4 only"),
-    ],
-)
-def test_auto__results_of_another_gate_or_one_shard__compare_nothing(gh, tmp_path, made, why):
+def test_auto__results_of_another_gate__used_the_source_says_whose(gh, tmp_path):
+    """A renamed gate (``name:``) keeps its baseline: the artifact is used and the source
+    line names the gate that made it."""
     st = routes.state(gh)
     wf = st.add_workflow("toolgate.yml", "ToolGate")
-    st.add_artifact(st.add_run(wf, head_sha=BASE_SHA), "toolgate-results", {"results.json": made})
+    st.add_artifact(
+        st.add_run(wf, head_sha=BASE_SHA),
+        "toolgate-results",
+        {"results.json": results_bytes(gate="other-gate")},
+    )
 
     choice = auto(gh, tmp_path)
 
-    assert choice.results is None and why in choice.source
+    assert choice.results is not None and choice.results.gate_name == "other-gate"
+    assert choice.source.endswith(", made by the gate 'other-gate' (this gate is 'support-agent')")
+
+
+def test_auto__results_of_one_shard__compare_nothing_and_say_why(gh, tmp_path):
+    st = routes.state(gh)
+    wf = st.add_workflow("toolgate.yml", "ToolGate")
+    st.add_artifact(
+        st.add_run(wf, head_sha=BASE_SHA),
+        "toolgate-results",
+        {"results.json": results_bytes(shard=True)},
+    )
+
+    choice = auto(gh, tmp_path)
+
+    assert choice.results is None and "holds shard 1/4 only" in choice.source
+    assert choice.missing is not None and "holds shard 1/4 only" in choice.missing
+    assert not (tmp_path / "baseline" / "results.json").exists()
+
+
+def test_auto__no_artifact__missing_says_why_for_the_first_line(gh, tmp_path):
+    st = routes.state(gh)
+    st.add_workflow("toolgate.yml", "ToolGate")
+
+    choice = auto(gh, tmp_path)
+
+    assert choice.path is None
+    assert choice.missing == "no 'toolgate-results' artifact from main yet"
 
 
 def test_auto__invalid_results_in_artifact__warns_and_runs_without(gh, tmp_path):

@@ -28,6 +28,7 @@ from tests.action.harness import (
     mini_repo,
     parse_outputs,
     pr_event,
+    push_event,
     runner_env,
     shards,
     workflow_run_event,
@@ -157,8 +158,13 @@ def test_check__passing_pr__every_output_written_once_summary_and_comment(
     assert step.outputs["results-path"] == "toolgate-out/results.json"
     assert step.outputs["report-path"] == "toolgate-out/report.md"
     assert step.outputs["metric-call_accuracy"] == "1.000000"
-    assert step.summary.startswith("# ✅ ToolGate `mini` passed")
-    assert step.summary.count("# ✅ ToolGate `mini` passed") == 1, "the report once"
+    # compared with nothing: passed, never green, the first line says why
+    assert step.outputs["compared"] == "false"
+    heading = (
+        "# ⚠️ ToolGate `mini` passed — not compared: no baseline \\(the baseline input is none\\)"
+    )
+    assert step.summary.startswith(heading), step.summary[:200]
+    assert step.summary.count("# ⚠️ ToolGate `mini` passed") == 1, "the report once"
     assert "**Baseline:** none (`baseline: none`)." in step.summary
     (comment,) = gh.comments_on(7)
     assert comment.body.startswith("<!-- toolgate:comment name=mini -->")
@@ -595,3 +601,55 @@ def test_check__config_dataset_and_tools__each_read_once_by_the_action_and_pipel
     assert step.code == 0, step.out + step.err
     for name in ("toolgate.yml", "dataset.jsonl", "tools.json"):
         assert opened[os.path.realpath(ws / name)] == 1, (name, opened)
+
+
+@pytest.mark.usefixtures("isolated")
+def test_check__artifact_baseline__compared_output_true(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gh: GitHubServer
+) -> None:
+    ws = mini_repo(tmp_path / "ws")
+    base_artifact(gh, ws)
+    step = act(ws, tmp_path, monkeypatch, inputs={}, gh=gh)
+    assert step.code == 0, step.out + step.err
+    assert step.outputs["compared"] == "true"
+    assert step.summary.startswith("# ✅ ToolGate `mini` passed")
+
+
+@pytest.mark.usefixtures("isolated")
+def test_check__no_artifact_require_baseline__exit_1_the_reason_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gh: GitHubServer
+) -> None:
+    ws = mini_repo(tmp_path / "ws")
+    routes.state(gh).add_workflow("toolgate.yml", "ToolGate")
+    step = act(ws, tmp_path, monkeypatch, inputs={"require-baseline": "true"}, gh=gh)
+    assert step.code == 1, step.out + step.err
+    assert (step.outputs["verdict"], step.outputs["compared"]) == ("failed", "false")
+    first = step.summary.splitlines()[0]
+    assert first.startswith(
+        "# ❌ ToolGate `mini` failed — not compared: no 'toolgate-results' artifact from main yet"
+    ), first
+    (comment,) = gh.comments_on(7)
+    assert "a baseline is required (`require-baseline`), so the gate fails" in comment.body
+
+
+@pytest.mark.usefixtures("isolated")
+def test_check__push_without_artifact_require_baseline__a_base_run_never_fails_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gh: GitHubServer
+) -> None:
+    ws = mini_repo(tmp_path / "ws")
+    routes.state(gh).add_workflow("toolgate.yml", "ToolGate")
+    step = act(
+        ws,
+        tmp_path,
+        monkeypatch,
+        inputs={"require-baseline": "true"},
+        gh=gh,
+        event_name="push",
+        event=push_event(),
+    )
+    assert step.code == 0, step.out + step.err
+    assert (step.outputs["verdict"], step.outputs["compared"]) == ("passed", "false")
+    assert step.summary.splitlines()[0].startswith(
+        "# ⚠️ ToolGate `mini` passed — not compared: no 'toolgate-results' artifact from main "
+        "yet \\(this base run starts its history\\)"
+    ), step.summary[:300]

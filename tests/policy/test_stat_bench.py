@@ -54,3 +54,24 @@ def test_stat_bench__tiny_run__table_and_zero_disagreements():
     assert "cold start, real `toolgate check` (an openai agent on a local endpoint)" in out
     assert "8 checks (1 projects × (2 base runs + 6 PRs)), 0 disagreement(s)" in out
     assert "target config: " in out and "target seeding: " in out
+
+
+def test_stat_bench__depth_table__one_row_per_depth_runs_per_case_equal_the_depth():
+    got = subprocess.run(
+        [sys.executable, str(BENCH), "--depth-only", "--prs", "60", "--depths", "2", "6"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert got.returncode == 0, got.stdout + got.stderr
+    rows = [
+        line
+        for line in got.stdout.splitlines()
+        if line.startswith("| 2 |") or line.startswith("| 6 |")
+    ]
+    assert len(rows) == 2
+    # a base run that seeded to depth d made d agent runs per case (no extra samples:
+    # nothing was comparable yet), 100 × d for 100 cases
+    assert rows[0].endswith("| 2.0 | 200 |") and rows[1].endswith("| 6.0 | 600 |")
+    assert "| history depth | a case that breaks fully" in got.stdout
