@@ -31,6 +31,8 @@ from typing import Any
 
 from gate.model import (
     JUDGE_METRIC_PREFIX,
+    NotCompared,
+    NotComparedWhy,
     RemovedCase,
     gate_label,
     new_failing,
@@ -80,9 +82,28 @@ def status(results: Results) -> tuple[str, str]:
         return "⚪", "not gated"
     if not v.passed:
         return "❌", "failed"
-    if v.not_compared is not None or v.variance.not_computed:
+    if not_compared(results) is not None or v.variance.not_computed:
         return "⚠️", "passed"
     return "✅", "passed"
+
+
+def not_compared(results: Results) -> NotCompared | None:
+    """Why a gated run was compared with nothing (``None``: it was compared): the
+    verdict's own word, or — for results of a release that did not record it — what the
+    comparison shows."""
+    v = results.verdict
+    if v is None:
+        return None
+    if v.not_compared is not None:
+        return v.not_compared
+    cmp = results.comparison
+    if cmp is None:
+        return NotCompared(NotComparedWhy.NO_BASELINE, "no baseline")
+    if not cmp.comparable:
+        return cmp.not_compared or NotCompared(
+            NotComparedWhy.NO_COMPARABLE_CASE, cmp.note or "no case is comparable"
+        )
+    return None
 
 
 def build(
@@ -153,8 +174,7 @@ def context_lines(results: Results, esc: Escaper) -> list[str]:
     its history's depth, what the pull request changed of the setup under test, and a
     warning when the history is too short to catch what the policy is built for."""
     cmp = results.comparison
-    v = results.verdict
-    if v is not None and v.not_compared is not None:
+    if not_compared(results) is not None:
         return not_compared_lines(results, esc)
     if cmp is None:
         return ["_No baseline: showing this run only._", ""]
@@ -187,7 +207,7 @@ def not_compared_lines(results: Results, esc: Escaper) -> list[str]:
     """The box under the heading of a run compared with nothing: what that means, and what
     makes a baseline (the first line says "not compared" and why)."""
     v = results.verdict
-    assert v is not None and v.not_compared is not None
+    assert v is not None
     if v.require_baseline:
         then = "a baseline is required (`require-baseline`), so the gate fails."
     elif results.policy is not None and results.policy.base_run:
@@ -424,10 +444,10 @@ def headline(results: Results) -> Sentence:
     parts: list[Sentence] = []
     likely = _flips(results, "likely_regression") if comparable else []
     removed = cmp.changes.removed if cmp is not None and comparable else ()
-    not_compared: Sentence = (
-        [f"not compared: {v.not_compared.detail}"]
-        + ([" (require-baseline)"] if v.require_baseline else [])
-        if v.not_compared is not None
+    nc = not_compared(results)
+    missing: Sentence = (
+        [f"not compared: {nc.detail}"] + ([" (require-baseline)"] if v.require_baseline else [])
+        if nc is not None
         else []
     )
     if v.passed:
@@ -464,8 +484,8 @@ def headline(results: Results) -> Sentence:
                     else f"{plural(n, 'known failing case')}"
                 ]
             )
-        if not_compared:
-            return [*not_compared, "; ", *_join(parts, ", ")]
+        if missing:
+            return [*missing, "; ", *_join(parts, ", ")]
         return _join(parts, ", ")
     if results.hard_failures:
         # each case under its strongest rule, as the hard-failure table groups it, so the
@@ -512,9 +532,9 @@ def headline(results: Results) -> Sentence:
     if not v.variance.passed:
         why = "; ".join(r.split(" — ")[0] for r in v.variance.reasons)
         parts.append([f"variance guard: {why}"])
-    if not_compared:
+    if missing:
         # first when it is why the gate failed (require-baseline), else last
-        parts.insert(0, not_compared) if v.require_baseline else parts.append(not_compared)
+        parts.insert(0, missing) if v.require_baseline else parts.append(missing)
     if not parts:
         parts.append([_strip_word(v.summary)])
     return _join(parts, "; ")
