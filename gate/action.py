@@ -251,7 +251,7 @@ def do_check(
         inputs=inputs,
     )
     with _group(deps, "ToolGate check"):
-        done = check(opts, environ, deps.out)
+        done = check(opts, environ, deps.out, log=deps.err)
     _publish(done.results, ctx, environ, deps, config, activity.comment, (baseline.note,), done.out)
     return Outcome(
         done.exit_code,
@@ -318,7 +318,7 @@ def do_merge(
             config=config,
             baseline=base,
             baseline_source=baseline.source,
-            baseline_missing=_missing_why(baseline, base_run=False),
+            baseline_missing=_missing_why(baseline, ctx.base_run_branch is not None),
             require_baseline=activity.require_baseline,
             out=out,
             redactor=redactor_for(config, environ),

@@ -63,6 +63,7 @@ def _check(
         ),
         ENV,
         stream,
+        log=stream,  # the bill first, then the report: one console
     )
     CONSOLE[out] = stream.getvalue()
     return outcome
@@ -355,7 +356,7 @@ def test_readme__figures_quoted__are_what_its_commands_give(
     assert bill is not None and (bill.initial, bill.seeding) == (spend.initial, spend.seed)
     printed = CONSOLE[runs["good"].out].splitlines()[0]
     assert printed == (
-        f"ToolGate: this base run makes {bill.runs:,} agent runs: {cases} cases × "
+        f"toolgate: this base run makes {bill.runs:,} agent runs: {cases} cases × "
         f"{good.samples} samples ({bill.initial:,}), and {bill.seeding:,} more to seed each "
         f"case's base history to {bill.min_history} samples (policy.min_history; "
         "policy.max_seed_samples caps it)."
@@ -409,13 +410,13 @@ def test_readme__bill_of_100_cases_at_3_samples__is_what_check_prints(tmp_path: 
     config.write_text(config.read_text().replace("samples: 2\n", "samples: 3\n"))
     base, console = bill_check(config, tmp_path / "base", base_run=True)
     first = base.results.policy.bill
-    assert console.line("ToolGate: this base run makes")[0].startswith(
-        f"ToolGate: this base run makes {first.runs:,} agent runs: 100 cases × 3 samples"
+    assert console.line("toolgate: this base run makes")[0].startswith(
+        f"toolgate: this base run makes {first.runs:,} agent runs: 100 cases × 3 samples"
     )
     pr, console = bill_check(config, tmp_path / "pr", tmp_path / "base" / "results.json")
     bill = pr.results.policy.bill
-    assert console.line("ToolGate: this run makes")[0] == (
-        f"ToolGate: this run makes {bill.runs} agent runs: 100 cases × 3 samples, and at most "
+    assert console.line("toolgate: this run makes")[0] == (
+        f"toolgate: this run makes {bill.runs} agent runs: 100 cases × 3 samples, and at most "
         f"{bill.extra_cap} more for undecided cases."
     )
     assert (

@@ -8,6 +8,7 @@ results.json ─► reports (report.md, junit.xml, comment.md) ─► publish (A
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
@@ -38,8 +39,18 @@ if TYPE_CHECKING:
     from gate.config import Config
 
 
-def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> CheckOutcome:
+def check(
+    opts: CheckOptions,
+    environ: Mapping[str, str],
+    stream: TextIO,
+    *,
+    log: TextIO | None = None,
+) -> CheckOutcome:
     """Run, score, confirm, judge, compare, decide, report and publish: the CI job.
+
+    ``stream`` gets the report (the console summary); ``log`` (default: standard error,
+    where the progress goes) gets what the run announces as it goes — its bill before the
+    agent's first run, the seeding's before it starts.
 
     Everything is written (results, reports, outputs, step summary, annotations, the
     comment) before the caller exits with the gate's code: a failing gate never loses its
@@ -80,7 +91,7 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
         except BaseException:
             agent.close()
             raise
-        say(stream, "".join(f"{line}\n" for line in bill_lines(bill)))
+        say(log or sys.stderr, "".join(f"{line}\n" for line in bill_lines(bill)))
         summary = run_all(
             config,
             dataset,
@@ -121,7 +132,7 @@ def check(opts: CheckOptions, environ: Mapping[str, str], stream: TextIO) -> Che
                 seed=opts.base_run and not hopeless,
                 progress=opts.progress,
                 sample_more=not hopeless,
-                announce=lambda text: say(stream, text + "\n"),
+                announce=lambda text: say(log or sys.stderr, text + "\n"),
             )
             head = tested.scored
             judge = judge_stage(

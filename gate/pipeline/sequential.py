@@ -309,7 +309,7 @@ class _Sampler:
         (its first samples, scored with the config's prices) when it has one."""
         cost = self.head.stats.metrics.get("cost")
         per_run = cost.mean if cost is not None else None
-        what = f"ToolGate: seeding the base histories now: {n:,} agent runs"
+        what = f"toolgate: seeding the base histories now: {n:,} agent runs"
         if per_run is None:
             return what + "."
         return (
@@ -606,7 +606,7 @@ def bill_lines(bill: RunBill, subject: str | None = None) -> list[str]:
     the runs, "this run" or "this base run" by default)."""
     what = subject or ("this base run" if bill.base_run else "this run")
     line = (
-        f"ToolGate: {what} makes {bill.runs:,} agent runs: {bill.cases:,} cases × "
+        f"toolgate: {what} makes {bill.runs:,} agent runs: {bill.cases:,} cases × "
         f"{bill.samples} sample{'s' if bill.samples != 1 else ''}"
     )
     if bill.seeding:
@@ -627,10 +627,10 @@ def bill_lines(bill: RunBill, subject: str | None = None) -> list[str]:
     lines = [line + "."]
     if bill.cost_basis is not None:
         if bill.cost_per_run is None:
-            lines.append(f"ToolGate: its cost cannot be estimated: {bill.cost_basis}.")
+            lines.append(f"toolgate: its cost cannot be estimated: {bill.cost_basis}.")
         else:
             lines.append(
-                f"ToolGate: estimated cost {_money(bill.cost_per_run * bill.runs)} "
+                f"toolgate: estimated cost {_money(bill.cost_per_run * bill.runs)} "
                 f"(at most {_money(bill.cost_per_run * bill.most)}) at the prices of "
                 f"pricing: {bill.cost_basis}."
             )

@@ -73,8 +73,8 @@ class Style(enum.Enum):
 
 def status(results: Results) -> tuple[str, str]:
     """(emoji, word) of the verdict. A run that passed without comparing (no baseline, one
-    of another dataset or gate) or with a guard it could not compute is ⚠️, never ✅:
-    nothing compared is never green."""
+    of another dataset or gate), with a guard it could not compute or a cost gate it could
+    not check is ⚠️, never ✅: nothing compared is never green."""
     if results.run_error is not None:
         return "⛔", "error"
     v = results.verdict
@@ -82,7 +82,11 @@ def status(results: Results) -> tuple[str, str]:
         return "⚪", "not gated"
     if not v.passed:
         return "❌", "failed"
-    if not_compared(results) is not None or v.variance.not_computed:
+    if (
+        not_compared(results) is not None
+        or v.variance.not_computed
+        or any(g.not_checked for g in v.gates)
+    ):
         return "⚠️", "passed"
     return "✅", "passed"
 
@@ -452,13 +456,15 @@ def headline(results: Results) -> Sentence:
     )
     if v.passed:
         open_ = sum(1 for g in v.gates if g.undecided)
-        met = len(v.gates) - open_
+        unchecked = sum(1 for g in v.gates if g.not_checked)
+        met = len(v.gates) - open_ - unchecked
         if not v.gates:
             parts.append(["no gates configured"])
-        elif open_:
-            parts.append([f"{plural(met, 'gate')} met, {open_:,} not decided"])
         else:
-            parts.append([f"{plural(met, 'gate')} met"])
+            words = [f"{plural(met, 'gate')} met"]
+            words += [f"{open_:,} not decided"] if open_ else []
+            words += [f"{unchecked:,} not checked"] if unchecked else []
+            parts.append([", ".join(words)])
         parts.append(["no hard failures"])
         if comparable:
             assert cmp is not None

@@ -232,9 +232,9 @@ def test_first_push__a_base_run_that_states_its_bill_and_uploads_the_baseline(
     assert r.code == 0, r.stdout + r.stderr
     assert first_push.conclusion == "success"
     assert r.outputs["verdict"] == "passed" and r.outputs["compared"] == "false"
-    bill = next(line for line in r.stdout.splitlines() if "agent runs" in line)
+    bill = next(line for line in r.stderr.splitlines() if "agent runs" in line)
     assert bill == (
-        "ToolGate: this base run makes 2,664 agent runs: 74 cases × 3 samples (222), and 2,442 "
+        "toolgate: this base run makes 2,664 agent runs: 74 cases × 3 samples (222), and 2,442 "
         "more to seed each case's base history to 36 samples (policy.min_history; "
         "policy.max_seed_samples caps it)."
     )

@@ -9,6 +9,7 @@ assumed."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -90,7 +91,7 @@ class Console:
 
 
 def check(config: Path, out: Path, baseline: Path | None = None, **kw: Any) -> tuple[Any, Console]:
-    """``toolgate check`` in process, its console kept (no progress, no comment)."""
+    """``toolgate check`` in process, what it announces kept (no progress, no comment)."""
     console = Console(config.parent / "started")
     got = run_check(
         CheckOptions(
@@ -102,7 +103,8 @@ def check(config: Path, out: Path, baseline: Path | None = None, **kw: Any) -> t
             **kw,
         ),
         {},
-        console,  # type: ignore[arg-type]
+        io.StringIO(),
+        log=console,  # type: ignore[arg-type]
     )
     return got, console
 
@@ -110,10 +112,10 @@ def check(config: Path, out: Path, baseline: Path | None = None, **kw: Any) -> t
 def test_base_run__states_its_bill_before_the_agent_first_runs(tmp_path: Path) -> None:
     config = project(tmp_path)
     got, console = check(config, tmp_path / "out", base_run=True)
-    line, started = console.line("ToolGate: this base run makes")
+    line, started = console.line("toolgate: this base run makes")
     assert not started, "the bill came after the agent's first run"
     assert line == (
-        "ToolGate: this base run makes 216 agent runs: 6 cases × 2 samples (12), and 204 more "
+        "toolgate: this base run makes 216 agent runs: 6 cases × 2 samples (12), and 204 more "
         "to seed each case's base history to 36 samples (policy.min_history; "
         "policy.max_seed_samples caps it)."
     )
@@ -129,11 +131,11 @@ def test_pull_request__states_its_runs_and_the_cap_on_extra_samples(tmp_path: Pa
     check(config, tmp_path / "base", base_run=True)
     (tmp_path / "started").unlink()
     got, console = check(config, tmp_path / "pr", tmp_path / "base" / "results.json")
-    line, started = console.line("ToolGate: this run makes")
+    line, started = console.line("toolgate: this run makes")
     assert not started
     # 1.5 extra samples per comparable case on a pull request
     assert line == (
-        "ToolGate: this run makes 12 agent runs: 6 cases × 2 samples, and at most 9 more for "
+        "toolgate: this run makes 12 agent runs: 6 cases × 2 samples, and at most 9 more for "
         "undecided cases."
     )
     assert got.results.policy.bill.seeding == 0
@@ -144,9 +146,9 @@ def test_max_seed_samples__caps_the_seeding_the_rest_follows_on_the_next_base_ru
 ) -> None:
     config = project(tmp_path, extra="policy: {max_seed_samples: 60}\n")
     first, console = check(config, tmp_path / "one", base_run=True)
-    line, _ = console.line("ToolGate: this base run makes")
+    line, _ = console.line("toolgate: this base run makes")
     assert line == (
-        "ToolGate: this base run makes 72 agent runs: 6 cases × 2 samples (12), and 60 more "
+        "toolgate: this base run makes 72 agent runs: 6 cases × 2 samples (12), and 60 more "
         "to seed each case's base history to 36 samples (policy.min_history; capped by "
         "policy.max_seed_samples: 60)."
     )
@@ -155,8 +157,8 @@ def test_max_seed_samples__caps_the_seeding_the_rest_follows_on_the_next_base_ru
     second, console = check(
         config, tmp_path / "two", tmp_path / "one" / "results.json", base_run=True
     )
-    line, _ = console.line("ToolGate: this base run makes")
-    assert line.startswith("ToolGate: this base run makes 72 agent runs: 6 cases × 2 samples")
+    line, _ = console.line("toolgate: this base run makes")
+    assert line.startswith("toolgate: this base run makes 72 agent runs: 6 cases × 2 samples")
     assert all(sum(e.samples for e in c.history) >= 24 for c in second.results.cases)
 
 
@@ -167,19 +169,19 @@ def test_pricing__first_base_run_estimates_its_seeding_from_its_own_first_sample
         tmp_path, extra="pricing: {default: {input_per_mtok: 3, output_per_mtok: 15}}\n"
     )
     _, console = check(config, tmp_path / "one", base_run=True)
-    line, started = console.line("ToolGate: its cost cannot be estimated")
+    line, started = console.line("toolgate: its cost cannot be estimated")
     assert not started
     assert "no earlier run recorded the tokens an agent run uses" in line
     # each run: 1,000 prompt tokens at 3 and 100 completion tokens at 15 per million
-    line, started = console.line("ToolGate: seeding the base histories now")
+    line, started = console.line("toolgate: seeding the base histories now")
     assert started  # after the first samples, before the seeding
     assert line == (
-        "ToolGate: seeding the base histories now: 204 agent runs, estimated cost 0.92 at "
+        "toolgate: seeding the base histories now: 204 agent runs, estimated cost 0.92 at "
         "this run's own cost per agent run (0.0045, at the prices of pricing)."
     )
     _, console = check(config, tmp_path / "two", tmp_path / "one" / "results.json", base_run=True)
-    line, _ = console.line("ToolGate: estimated cost")
+    line, _ = console.line("toolgate: estimated cost")
     assert line == (
-        "ToolGate: estimated cost 0.054 (at most 0.068) at the prices of pricing: 1,000 "
+        "toolgate: estimated cost 0.054 (at most 0.068) at the prices of pricing: 1,000 "
         "prompt and 100 completion tokens per run in the base history, priced as default."
     )

@@ -200,3 +200,17 @@ def test_decide__does_not_change_the_input_results():
     r = results_from_table({"a": "P"})
     decide(r, make_config(gates=[{"metric": "case_passed", "min": 1.0}]), None, None)
     assert r.verdict is None and r.comparison is None
+
+
+def test_cost_gate_not_checked__first_line_says_so_and_never_green():
+    """A max_increase gate with nothing to compare with is not checked: the first line
+    counts it apart from the gates met, and the heading is ⚠️."""
+    from gate.report import render_comment
+
+    cfg = make_config(gates=[{"metric": "steps", "max_increase": 0.25}])
+    out = decide(results_from_table({"a": "P"}, config=cfg), cfg, None, None)
+    assert out.verdict is not None and out.verdict.passed
+    assert out.verdict.gates[0].not_checked
+    first = render_comment(out).splitlines()[1]
+    assert first.startswith("## ⚠️ ToolGate")
+    assert "0 gates met, 1 not checked" in first and "✅" not in first
