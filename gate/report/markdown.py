@@ -891,12 +891,15 @@ def _metrics(results: Results, esc: Escaper, full: bool) -> list[Block]:
             add(m)
     for m in sorted(results.metrics):
         add(m)
+    # A comment compared with nothing stays short: its gated metrics in sight, the rest
+    # (nothing to compare them with) collapsed.
+    quiet = not full and not_compared(results) is not None
     if full:
         top, rest = names, []
     else:
         moved = [m for m in names if m not in shown_gated and beyond_noise(deltas.get(m))]
         top = shown_gated + moved
-        if not deltas:
+        if not deltas and not quiet:
             top += [m for m in HEADLINE_METRICS if m in results.metrics and m not in top]
         rest = [m for m in names if m not in top and results.metrics[m].mean is not None]
     has_base = bool(deltas)
@@ -947,8 +950,12 @@ def _metrics(results: Results, esc: Escaper, full: bool) -> list[Block]:
                 )
             else:
                 rows.append(f"| {label} | {fmt.num(g.value)} | {_gate_cell(g)} |")
-    rows += cost_rows(results, esc, has_base)
-    if not rows and not rest:
+    costs = cost_rows(results, esc, has_base)
+    cost_gated = any(g.metric in COST_METRICS for g in gates)
+    folded_costs = costs if quiet and not cost_gated else []
+    if not folded_costs:
+        rows += costs
+    if not rows and not rest and not folded_costs:
         return []
     title = "### Metrics" + (" (base → head)" if has_base else "")
     if full and has_base is False and cmp is not None and not cmp.comparable:
@@ -965,17 +972,18 @@ def _metrics(results: Results, esc: Escaper, full: bool) -> list[Block]:
     if full or has_conversations(results):
         tail += [pass_hat_line(results), ""]
     blocks = [Block([title, "", *head], rows, tail)]
-    if rest:
+    if rest or folded_costs:
         what = "unchanged beyond noise" if has_base else "not gated"
+        extra = ", and what a sample cost" if folded_costs else ""
         blocks.append(
             Block(
                 [
                     "<details>",
-                    f"<summary>{plural(len(rest), 'other metric')}, {what}</summary>",
+                    f"<summary>{plural(len(rest), 'other metric')}, {what}{extra}</summary>",
                     "",
                     *head,
                 ],
-                [metric_row(m) for m in rest],
+                [*(metric_row(m) for m in rest), *folded_costs],
                 ["", "</details>", ""],
                 keep=0,
                 cut=1,
@@ -1372,7 +1380,28 @@ def _failing_without_baseline(results: Results, esc: Escaper) -> list[Block]:
         else f"### ❌ Failing cases ({samples_of(len(failing), n)}) — fail on every sample"
     )
     head = [title, "", *_EVIDENCE_HEAD]
-    return [Block(head, LazyRows(failing, row), [""], keep=10, cut=6, what="failing cases")]
+    shown, more = failing[:SHOW_FAILING], failing[SHOW_FAILING:]
+    blocks = [
+        Block(head, LazyRows(shown, row), [""], keep=SHOW_FAILING, cut=6, what="failing cases")
+    ]
+    if more:
+        blocks.append(
+            Block(
+                ["<details>", f"<summary>{plural(len(more), 'more failing case')}</summary>", "",
+                 *_EVIDENCE_HEAD],
+                LazyRows(more, row),
+                ["", "</details>", ""],
+                keep=0,
+                cut=2,
+                what="failing cases",
+                drop_whole=True,
+            )
+        )  # fmt: skip
+    return blocks
+
+
+SHOW_FAILING = 5
+"""Failing cases in sight in a comment without a comparison (the rest collapsed)."""
 
 
 def _case_cell(case_id: str, line: int | None, esc: Escaper) -> str:
@@ -1455,6 +1484,19 @@ def _drift(results: Results, esc: Escaper, full: bool) -> list[Block]:
         ]
     if full:
         return [Block(head, rows, [""], keep=5, cut=4, what="changed tools")]
+    if not_compared(results) is not None:
+        # nothing was compared across the drift: the whole section folded, one line
+        summary = f"🔧 Tool-definition drift ({len(rows)}): the tools differ from the baseline's"
+        return [
+            Block(
+                ["<details>", f"<summary>{summary}</summary>", "", *head[2:]],
+                rows,
+                ["</details>", ""],
+                keep=0,
+                cut=4,
+                what="changed tools",
+            )
+        ]
     # In the comment the diffs are folded: the tools are named, one line
     names = [esc.text(d.tool, 60) for d in sorted(base, key=lambda d: d.tool)]
     names += [esc.text(d.tool, 60) for d in sorted(served, key=lambda d: d.tool)]
@@ -1643,8 +1685,9 @@ def _removed(results: Results, esc: Escaper) -> list[Block]:
         def row(r: RemovedCase) -> str:
             return f"| {esc.code(r.case_id, 80)} | {r.base_passes}/{r.base_samples} |"
 
+        failed = results.verdict is not None and results.verdict.removed > 0
         head = [
-            f"### ❌ Removed cases ({removed_words(unretired)})",
+            f"### {'❌' if failed else '⚠️'} Removed cases ({removed_words(unretired)})",
             "",
             "A case the baseline holds and this run's dataset does not fails the gate, "
             "unless the config retires it: `dataset.retired: [{id: <case id>, reason: <why>}]`.",
@@ -1710,6 +1753,8 @@ def history_tests(results: Results, esc: Escaper, full: bool = True) -> list[Blo
     pol = results.policy
     if pol is None or results.comparison is None:
         return []
+    if not full and not_compared(results) is not None:
+        return []  # nothing was tested against a history: nothing to say in the comment
     listed = {f.case_id for f in results.comparison.flips} | {
         h.case_id for h in results.hard_failures
     }
