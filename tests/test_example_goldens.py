@@ -424,3 +424,35 @@ def test_readme__bill_of_100_cases_at_3_samples__is_what_check_prints(tmp_path: 
         f"then {bill.runs:,} per pull request (at most {bill.most:,} with the extra samples of "
         "undecided cases)" in readme
     )
+
+
+def test_example__regressed_against_another_datasets_baseline__not_compared_short(
+    tmp_path: Path,
+) -> None:
+    """A baseline made from another dataset (toolgate init's, under this gate's name):
+    nothing is compared — the first line says "not compared" and why, the heading is
+    never ✅, the comment keeps to 40 visible lines (drift folded), the console never
+    says the cases were compared across a change."""
+    from gate.cli import main as cli
+
+    other = tmp_path / "other"
+    assert cli(["init", str(other)]) == 0
+    config = other / "toolgate.yml"
+    config.write_text(config.read_text().replace("name: toolgate", "name: support-agent"))
+    assert cli(["check", "--config", str(config), "--out", str(other / "out"), "--no-progress",
+                "--baseline", "none", "--no-comment"]) == 0  # fmt: skip
+    got = _check("toolgate.regressed.yml", tmp_path / "reg", other / "out" / "results.json")
+    results = got.results
+    assert results.verdict is not None and results.verdict.not_compared is not None
+    assert results.verdict.not_compared.why == "other_dataset"
+    body = render_comment(_untimed(results))
+    first = body.splitlines()[1]
+    assert first.startswith("## ❌ ToolGate `support-agent` failed — 17 cases broke a hard rule")
+    assert "not compared: the baseline was made from another dataset: none of its 9 cases" in first
+    assert "✅" not in first
+    seen = visible_lines(body)
+    assert len(seen) <= 40, len(seen)
+    assert "<summary>🔧 Tool-definition drift" in body
+    console = CONSOLE[tmp_path / "reg"]
+    assert "not compared" in console.splitlines()[1]
+    assert "every case is compared" not in console
