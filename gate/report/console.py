@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from gate.model import JUDGE_METRIC_PREFIX, new_failing
 from gate.report import fmt
+from gate.report.compared import case_changes_sentence
 from gate.report.escape import Escaper, calls_repr
 from gate.report.markdown import (
     HEADLINE_METRICS,
@@ -18,7 +19,6 @@ from gate.report.markdown import (
     _flips,
     _hard_kinds,
     _numbers,
-    case_changes_sentence,
     hard_samples,
     headline,
     samples_of,

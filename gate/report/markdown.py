@@ -29,16 +29,14 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from gate.model import (
-    JUDGE_METRIC_PREFIX,
-    NotCompared,
-    NotComparedWhy,
-    RemovedCase,
-    gate_label,
-    new_failing,
-    removed_words,
-)
+from gate.model import JUDGE_METRIC_PREFIX, gate_label, new_failing, removed_words
 from gate.report import evidence, fmt
+from gate.report.compared import (
+    case_changes_sentence,
+    not_compared,
+    not_compared_lines,
+    removed_blocks,
+)
 from gate.report.escape import Escaper, calls_repr, json_compact
 from gate.report.fit import Block, LazyRows
 from gate.report.sentences import (
@@ -91,25 +89,6 @@ def status(results: Results) -> tuple[str, str]:
     return "✅", "passed"
 
 
-def not_compared(results: Results) -> NotCompared | None:
-    """Why a gated run was compared with nothing (``None``: it was compared): the
-    verdict's own word, or — for results of a release that did not record it — what the
-    comparison shows."""
-    v = results.verdict
-    if v is None:
-        return None
-    if v.not_compared is not None:
-        return v.not_compared
-    cmp = results.comparison
-    if cmp is None:
-        return NotCompared(NotComparedWhy.NO_BASELINE, "no baseline")
-    if not cmp.comparable:
-        return cmp.not_compared or NotCompared(
-            NotComparedWhy.NO_COMPARABLE_CASE, cmp.note or "no case is comparable"
-        )
-    return None
-
-
 def build(
     results: Results, style: Style, esc: Escaper, *, heading: Sequence[str] | None = None
 ) -> list[Block]:
@@ -136,7 +115,7 @@ def build(
         blocks += _gates(results, esc)
     blocks += _regressions(results, esc, full)
     blocks += _new_failures(results, esc, full)
-    blocks += _removed(results, esc)
+    blocks += removed_blocks(results, esc)
     blocks += _known_failures(results, esc)
     if not full:
         blocks += _failing_without_baseline(results, esc)
@@ -205,62 +184,6 @@ def context_lines(results: Results, esc: Escaper) -> list[str]:
     if warning:
         lines += ["", f"> ⚠️ {render_sentence(warning, esc, 600, table=False)}"]
     return [*lines, ""]
-
-
-def not_compared_lines(results: Results, esc: Escaper) -> list[str]:
-    """The box under the heading of a run compared with nothing: what that means, and what
-    makes a baseline (the first line says "not compared" and why)."""
-    v = results.verdict
-    assert v is not None
-    if v.require_baseline:
-        then = "a baseline is required (`require-baseline`), so the gate fails."
-    elif results.policy is not None and results.policy.base_run:
-        then = "the next run is compared with this base run's results."
-    else:
-        then = (
-            "no regression could be caught, only the absolute gates were checked. A push to "
-            "the base branch makes the baseline; `require-baseline: true` fails such a run."
-        )
-    lines = [f"> ⚠️ **Not compared** (the first line says why): {then}", ""]
-    cmp = results.comparison
-    if cmp is not None:
-        lines += [f"_Baseline: {esc.text(cmp.source, 200)}._", ""]
-    return lines
-
-
-def case_changes_sentence(results: Results) -> Sentence:
-    """ "The dataset changed since the baseline: 1 case added (`a`), 2 changed (…), 2
-    removed (…), each compared by its own hash": the cases named, a few each."""
-    cmp = results.comparison
-    if cmp is None or not cmp.comparable:
-        return []
-    ch = cmp.changes
-    groups = [
-        ("added", list(ch.added)),
-        ("changed", list(ch.changed)),
-        ("removed", [r.case_id for r in ch.removed]),
-    ]
-    parts: list[Sentence] = []
-    for word, ids in groups:
-        if not ids:
-            continue
-        part: Sentence = [f"{plural(len(ids), 'case')} {word} ("]
-        for i, cid in enumerate(ids[:SHOW_CHANGED]):
-            part += [", " if i else "", Code(cid)]
-        if len(ids) > SHOW_CHANGED:
-            part.append(f", … +{len(ids) - SHOW_CHANGED}")
-        part.append(")")
-        parts.append(part)
-    if not parts:
-        return []
-    out: Sentence = ["The dataset changed since the baseline: "]
-    out += _join(parts, ", ")
-    out.append("; every other case is compared by its own hash.")
-    return out
-
-
-SHOW_CHANGED = 5
-"""Case ids named per kind of change in the first lines (the rest counted)."""
 
 
 _SETUP_WORDS = {
@@ -1669,43 +1592,6 @@ def _new_failures(results: Results, esc: Escaper, full: bool) -> list[Block]:
 
     head = [title, "", *_EVIDENCE_HEAD]
     return [Block(head, LazyRows(shown, row), [""], keep=10, cut=6, what="new failing cases")]
-
-
-def _removed(results: Results, esc: Escaper) -> list[Block]:
-    """The cases the baseline holds and this run's dataset does not: those not retired
-    fail the gate (listed with their base counts and how to retire one); the retired
-    ones are listed with the reason the config gives."""
-    cmp = results.comparison
-    if cmp is None or not cmp.comparable or not cmp.changes.removed:
-        return []
-    out: list[Block] = []
-    unretired = cmp.changes.unretired
-    if unretired:
-
-        def row(r: RemovedCase) -> str:
-            return f"| {esc.code(r.case_id, 80)} | {r.base_passes}/{r.base_samples} |"
-
-        failed = results.verdict is not None and results.verdict.removed > 0
-        head = [
-            f"### {'❌' if failed else '⚠️'} Removed cases ({removed_words(unretired)})",
-            "",
-            "A case the baseline holds and this run's dataset does not fails the gate, "
-            "unless the config retires it: `dataset.retired: [{id: <case id>, reason: <why>}]`.",
-            "",
-            "| Case | Passing samples (base) |",
-            "|---|---|",
-        ]
-        out.append(Block(head, LazyRows(unretired, row), [""], keep=5, cut=4, what="cases"))
-    retired = cmp.changes.retired
-    if retired:
-        lines = [
-            f"- {esc.code(r.case_id, 80, table=False)} — {esc.text(r.retired or '', 200)} "
-            f"(base {r.base_passes}/{r.base_samples})"
-            for r in retired
-        ]
-        head = [f"### Retired cases ({len(retired)}) — removed on purpose (`dataset.retired`)", ""]
-        out.append(Block(head, lines, [""], keep=3, cut=4, what="cases"))
-    return out
 
 
 def _new_removed(results: Results, esc: Escaper, full: bool) -> list[Block]:

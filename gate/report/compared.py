@@ -1,0 +1,130 @@
+"""What a run was compared with, in words, for every report: "not compared" and why
+(:func:`not_compared`, the box under the heading), the cases the dataset added, changed
+and removed since the baseline (:func:`case_changes_sentence`), and the removed and
+retired cases' sections (:func:`removed_blocks`). Nothing compared is never green: the
+renderers take the first line's "not compared" and the ⚠️ from here."""
+
+from __future__ import annotations
+
+from gate.model import NotCompared, NotComparedWhy, RemovedCase, removed_words
+from gate.report.escape import Escaper
+from gate.report.fit import Block, LazyRows
+from gate.report.sentences import Code, Sentence
+from gate.results import Results
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+
+
+def not_compared(results: Results) -> NotCompared | None:
+    """Why a gated run was compared with nothing (``None``: it was compared): the
+    verdict's own word, or — for results of a release that did not record it — what the
+    comparison shows."""
+    v = results.verdict
+    if v is None:
+        return None
+    if v.not_compared is not None:
+        return v.not_compared
+    cmp = results.comparison
+    if cmp is None:
+        return NotCompared(NotComparedWhy.NO_BASELINE, "no baseline")
+    if not cmp.comparable:
+        return cmp.not_compared or NotCompared(
+            NotComparedWhy.NO_COMPARABLE_CASE, cmp.note or "no case is comparable"
+        )
+    return None
+
+
+def not_compared_lines(results: Results, esc: Escaper) -> list[str]:
+    """The box under the heading of a run compared with nothing: what that means, and what
+    makes a baseline (the first line says "not compared" and why)."""
+    v = results.verdict
+    assert v is not None
+    if v.require_baseline:
+        then = "a baseline is required (`require-baseline`), so the gate fails."
+    elif results.policy is not None and results.policy.base_run:
+        then = "the next run is compared with this base run's results."
+    else:
+        then = (
+            "no regression could be caught, only the absolute gates were checked. A push to "
+            "the base branch makes the baseline; `require-baseline: true` fails such a run."
+        )
+    lines = [f"> ⚠️ **Not compared** (the first line says why): {then}", ""]
+    cmp = results.comparison
+    if cmp is not None:
+        lines += [f"_Baseline: {esc.text(cmp.source, 200)}._", ""]
+    return lines
+
+
+def case_changes_sentence(results: Results) -> Sentence:
+    """ "The dataset changed since the baseline: 1 case added (`a`), 2 changed (…), 2
+    removed (…), each compared by its own hash": the cases named, a few each."""
+    cmp = results.comparison
+    if cmp is None or not cmp.comparable:
+        return []
+    ch = cmp.changes
+    groups = [
+        ("added", list(ch.added)),
+        ("changed", list(ch.changed)),
+        ("removed", [r.case_id for r in ch.removed]),
+    ]
+    parts: list[Sentence] = []
+    for word, ids in groups:
+        if not ids:
+            continue
+        part: Sentence = [f"{_count(len(ids), 'case')} {word} ("]
+        for i, cid in enumerate(ids[:SHOW_CHANGED]):
+            part += [", " if i else "", Code(cid)]
+        if len(ids) > SHOW_CHANGED:
+            part.append(f", … +{len(ids) - SHOW_CHANGED}")
+        part.append(")")
+        parts.append(part)
+    if not parts:
+        return []
+    out: Sentence = ["The dataset changed since the baseline: "]
+    for i, p in enumerate(parts):
+        out += ([", "] if i else []) + p
+    out.append("; every other case is compared by its own hash.")
+    return out
+
+
+SHOW_CHANGED = 5
+"""Case ids named per kind of change in the first lines (the rest counted)."""
+
+
+def removed_blocks(results: Results, esc: Escaper) -> list[Block]:
+    """The cases the baseline holds and this run's dataset does not: those not retired
+    fail the gate (listed with their base counts and how to retire one); the retired
+    ones are listed with the reason the config gives."""
+    cmp = results.comparison
+    if cmp is None or not cmp.comparable or not cmp.changes.removed:
+        return []
+    out: list[Block] = []
+    unretired = cmp.changes.unretired
+    if unretired:
+
+        def row(r: RemovedCase) -> str:
+            return f"| {esc.code(r.case_id, 80)} | {r.base_passes}/{r.base_samples} |"
+
+        failed = results.verdict is not None and results.verdict.removed > 0
+        head = [
+            f"### {'❌' if failed else '⚠️'} Removed cases ({removed_words(unretired)})",
+            "",
+            "A case the baseline holds and this run's dataset does not fails the gate, "
+            "unless the config retires it: `dataset.retired: [{id: <case id>, reason: <why>}]`.",
+            "",
+            "| Case | Passing samples (base) |",
+            "|---|---|",
+        ]
+        out.append(Block(head, LazyRows(unretired, row), [""], keep=5, cut=4, what="cases"))
+    retired = cmp.changes.retired
+    if retired:
+        lines = [
+            f"- {esc.code(r.case_id, 80, table=False)} — {esc.text(r.retired or '', 200)} "
+            f"(base {r.base_passes}/{r.base_samples})"
+            for r in retired
+        ]
+        head = [f"### Retired cases ({len(retired)}) — removed on purpose (`dataset.retired`)", ""]
+        out.append(Block(head, lines, [""], keep=3, cut=4, what="cases"))
+    return out
