@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from gate.scorers import (
     arguments,
+    effects,
     errors,
     hygiene,
     lexical,
@@ -104,6 +105,10 @@ REGISTRY: tuple[Metric, ...] = (
     Metric("recovery_rate", errors.score_recovery_rate),
     Metric("composite_clean_rate", outcome.score_composite_clean_rate),
     Metric("risk_weighted_precision", selection.score_risk_weighted_precision),
+    Metric("write_precision", effects.score_write_precision),
+    Metric("write_recall", effects.score_write_recall),
+    Metric("extra_writes", effects.score_extra_writes, lower_is_better=True),
+    Metric("missing_writes", effects.score_missing_writes, lower_is_better=True),
     Metric("free_text_similarity", lexical.score_free_text_similarity),
     Metric("agent_error_rate", outcome.score_agent_error_rate, lower_is_better=True),
     Metric("case_passed", outcome.score_case_passed, headline=1),
