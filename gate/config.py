@@ -75,12 +75,24 @@ class ToolScoringConfig(_Strict):
     """The tool's effect (:class:`gate.model.Effect`: read, write, irreversible). Set, it
     wins over the tool's MCP annotations and ``scoring.default_effect``; unset, it weights
     ``risk_weighted_precision`` as a read."""
+    idempotent: bool | None = None
+    """Judging effects: calling the tool again with the same arguments changes nothing more
+    (MCP's ``idempotentHint``), so a write repeated at once counts once. Unset: the tool's
+    annotations say, else not."""
     normalize: NormalizeConfig | None = None
     args: dict[str, NormalizeConfig] = Field(default_factory=dict)
     forbidden_args: list[str] = Field(default_factory=list)
     """Arguments a call to this tool must never carry: ``name`` (any value) or ``name =
     value``. Broken: a hard failure, like must-not-call, and names compare the way tool
     names do (case, spacing, punctuation and look-alike letters do not hide them)."""
+
+    @model_serializer(mode="wrap")
+    def _unset_idempotent_left_out(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Hashed with the scoring settings: unset, it keeps the hashes of earlier releases.
+        out = handler(self)
+        if isinstance(out, dict) and self.idempotent is None:
+            out.pop("idempotent", None)
+        return out
 
     @field_validator("forbidden_args")
     @classmethod

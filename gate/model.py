@@ -755,7 +755,9 @@ class EffectsEvidence:
     * ``arg_diffs``: an expected write answered by a write of the same tool with other
       arguments;
     * ``order``: false when the case's order mode is ``strict`` and the writes came in
-      another sequence.
+      another sequence;
+    * ``repeated``: writes of an idempotent tool that repeated the write made just before
+      them, with the same arguments: they changed nothing more.
     """
 
     made: tuple[int, ...] = ()
@@ -765,6 +767,7 @@ class EffectsEvidence:
     extra: tuple[ExtraCall, ...] = ()
     arg_diffs: tuple[ArgDiff, ...] = ()
     order: bool = True
+    repeated: tuple[int, ...] = ()
 
 
 @value

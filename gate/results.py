@@ -1079,6 +1079,8 @@ def evidence_json(ev: Evidence, *, expected: Any = None) -> dict[str, Any]:
             "arg_diffs": [_arg_diff_json(d) for d in fx.arg_diffs],
             "order": fx.order,
         }
+        if fx.repeated:
+            out["effects"]["repeated"] = list(fx.repeated)
     return out
 
 

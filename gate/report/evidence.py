@@ -89,6 +89,15 @@ def effect_items(ev: Mapping[str, Any], fx: Mapping[str, Any]) -> list[Item]:
     for i in _list(fx.get("failed")):
         call = _actual_at(ev, {"index": i}) if isinstance(i, int) else i
         out.append(("failed write", call_repr(call), "its response was an error: it made nothing"))
+    for i in _list(fx.get("repeated")):
+        call = _actual_at(ev, {"index": i}) if isinstance(i, int) else i
+        out.append(
+            (
+                "repeated write",
+                call_repr(call),
+                "the same call just before it: it changed nothing more",
+            )
+        )
     if fx.get("order") is False:
         out.append(("", None, "the writes came in another order than the case expects"))
     return out

@@ -337,6 +337,7 @@ def _effects_of(
     writes: list[int],
     failed: list[int],
     reads: list[int],
+    repeated: list[int],
     mode: OrderMode,
     pairing: Pairing,
 ) -> EffectsMatch:
@@ -347,29 +348,43 @@ def _effects_of(
         rcalls = [calls[j] for j in reads]
         rlm = _match_list(index, lst.reads, rcalls, _by_name(calls, reads), pairing)
     return EffectsMatch(
-        index, lst, writes, failed, reads, lm, rlm, _effects_order(mode, lm, wcalls)
+        index, lst, writes, failed, reads, lm, rlm, _effects_order(mode, lm, wcalls), repeated
     )
 
 
 def _effects(cc: CompiledCase, calls: list[Call], ctx: ScoringContext) -> EffectsMatch:
     """What the run wrote, against the expectation list whose writes hold best (module
     docstring). A call of a write tool whose response was an error made nothing; one the
-    frozen responses did not answer counts as made."""
+    frozen responses did not answer counts as made; one of an idempotent tool that repeats
+    the write made just before it, with the same arguments, changed nothing more."""
     writes: list[int] = []
     failed: list[int] = []
     reads: list[int] = []
+    repeated: list[int] = []
+    last: Hashable = None
     for j, c in enumerate(calls):
         made = not c.is_error or c.unrecorded
         entry = c.entry
         effect = entry.effect if entry is not None else ctx.tool_effect(c.name, cc.tools)
-        if effect.writes:
-            (writes if made else failed).append(j)
-        elif made:
-            reads.append(j)
+        if not effect.writes:
+            if made:
+                reads.append(j)
+        elif not made:
+            failed.append(j)
+        else:
+            key = c.key
+            idempotent = (
+                entry.idempotent if entry is not None else ctx.tool_idempotent(c.name, cc.tools)
+            )
+            if idempotent and key == last:
+                repeated.append(j)
+            else:
+                writes.append(j)
+            last = key
     best: EffectsMatch | None = None
     best_key: tuple[Any, ...] = ()
     for index, lst in enumerate(cc.effects):
-        fx = _effects_of(index, lst, calls, writes, failed, reads, cc.order, ctx.pairing)
+        fx = _effects_of(index, lst, calls, writes, failed, reads, repeated, cc.order, ctx.pairing)
         matched = fx.m + (fx.rlm.m if fx.rlm is not None else 0)
         key = (fx.holds, matched, -(fx.n_a - fx.m), -index)
         if best is None or key > best_key:

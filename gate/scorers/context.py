@@ -27,7 +27,7 @@ from gate.model import (
     value,
 )
 from gate.scorers.argmatch import CompiledArgs, compile_args, match_flags
-from gate.scorers.effects import declared_effect, effect_of
+from gate.scorers.effects import declared_effect, effect_of, idempotent_of
 from gate.scorers.normalize import Normalizer
 from gate.scorers.pricing import Pricing
 from gate.scorers.rules import RISK_WEIGHT, name_skeleton, skeletons
@@ -45,6 +45,8 @@ class ToolEntry:
     norm: Normalizer
     weight: float
     effect: Effect = Effect.WRITE
+    idempotent: bool = False
+    """Judging effects: the same call again changes nothing more."""
 
 
 @value
@@ -311,6 +313,7 @@ class ScoringContext:
             norm=self.normalizer(name, spec),
             weight=RISK_WEIGHT[self.risk(name, spec)],
             effect=self.effect(name, spec),
+            idempotent=idempotent_of(name, spec.annotations if spec else None, self.config),
         )
 
     # ── per case ───────────────────────────────────────────────────────────────
@@ -393,6 +396,13 @@ class ScoringContext:
         not offer: from the config alone)."""
         entry = tools.get(name)
         return entry.effect if entry is not None else self.effect(name)
+
+    def tool_idempotent(self, name: str, tools: Mapping[str, ToolEntry]) -> bool:
+        """Whether calling ``name`` again with the same arguments changes nothing more."""
+        entry = tools.get(name)
+        if entry is not None:
+            return entry.idempotent
+        return idempotent_of(name, None, self.config)
 
     def _effects_list(self, lst: CompiledList, tools: Mapping[str, ToolEntry]) -> EffectsList:
         writes: list[int] = []

@@ -25,8 +25,10 @@ Reads are free: made or not, in any order or form, they decide nothing. A call i
 **made** unless its response was an error — a frozen error response, a recorded tool
 result marked as an error: such a call changed nothing (it still counts in the error
 metrics). A call the frozen responses did not answer counts as made: nothing says it
-would have failed. With no expected write, a case passes when nothing was written:
-"reads allowed, no writes".
+would have failed. A write of an **idempotent** tool (``scoring.tools.<name>.idempotent``,
+else MCP's ``idempotentHint``) that repeats the write made just before it, with the same
+arguments, changes nothing more: it counts once (:func:`idempotent_of`). With no expected
+write, a case passes when nothing was written: "reads allowed, no writes".
 
 The matching is the calls' own (:mod:`gate.scorers.analysis`: Hopcroft–Karp over the
 argument matchers), run over the subsequence of the writes made; the analysis holds it
@@ -55,6 +57,7 @@ __all__ = [
     "declared_effect",
     "effect_from_annotations",
     "effect_of",
+    "idempotent_of",
     "score_extra_writes",
     "score_missing_writes",
     "score_write_precision",
@@ -112,6 +115,15 @@ def effect_of(name: str, annotations: Mapping[str, Any] | None, config: ScoringC
     """The tool's effect (module docstring): a tool nothing describes is a write."""
     said = declared_effect(name, annotations, config)
     return Effect.WRITE if said is None else said
+
+
+def idempotent_of(name: str, annotations: Mapping[str, Any] | None, config: ScoringConfig) -> bool:
+    """Whether calling the tool again with the same arguments changes nothing more: the
+    config's ``scoring.tools.<name>.idempotent``, else MCP's ``idempotentHint``, else not."""
+    cfg = _configured(name, config)
+    if cfg is not None and cfg.idempotent is not None:
+        return cfg.idempotent
+    return bool(annotations) and annotations.get("idempotentHint") is True  # type: ignore[union-attr]
 
 
 def summary(fx: EffectsMatch) -> str:

@@ -149,9 +149,20 @@ class EffectsMatch:
     ``reads``: the reads made; ``lm``: the expected writes matched with ``writes`` (its
     pairs index ``lst.writes`` and ``writes``); ``rlm``: the required reads matched with
     ``reads`` (``None`` when the list requires none); ``order_ok``: the order mode holds
-    over the writes (only ``strict`` can break it)."""
+    over the writes (only ``strict`` can break it); ``repeated``: writes of an idempotent
+    tool that repeated the write made just before them (they changed nothing more)."""
 
-    __slots__ = ("failed", "index", "lm", "lst", "order_ok", "reads", "rlm", "writes")
+    __slots__ = (
+        "failed",
+        "index",
+        "lm",
+        "lst",
+        "order_ok",
+        "reads",
+        "repeated",
+        "rlm",
+        "writes",
+    )
 
     failed: list[int]
     index: int
@@ -159,6 +170,7 @@ class EffectsMatch:
     lst: EffectsList
     order_ok: bool
     reads: list[int]
+    repeated: list[int]
     rlm: ListMatch | None
     writes: list[int]
 
@@ -172,6 +184,7 @@ class EffectsMatch:
         lm: ListMatch,
         rlm: ListMatch | None,
         order_ok: bool,
+        repeated: list[int],
     ):
         self.index = index
         self.lst = lst
@@ -181,6 +194,7 @@ class EffectsMatch:
         self.lm = lm
         self.rlm = rlm
         self.order_ok = order_ok
+        self.repeated = repeated
 
     @property
     def n_e(self) -> int:

@@ -337,6 +337,7 @@ def _effects_evidence(fx: EffectsMatch, calls: list[Call]) -> EffectsEvidence:
         extra=extra,
         arg_diffs=tuple(diffs),
         order=fx.order_ok,
+        repeated=tuple(sorted(calls[j].orig for j in fx.repeated)),
     )
 
 
