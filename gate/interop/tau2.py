@@ -29,12 +29,14 @@ agent wrote, not how it looked things up. The mapping:
 * **the tools** come from ``info.environment_info.tool_defs``, else ``--tools``; with
   ``--untyped-tools``, every tool named in the file with arguments of any shape;
 * **the tool effects**: the tools ``--writes`` names write; else those the tools' MCP
-  annotations say write; else those τ²-bench typed ``write`` in its action checks; else
-  the write tools of τ²-bench's own domain of that name (:data:`STOCK_WRITES`). Every other
-  tool reads (``scoring.default_effect: read``). A write tool is idempotent (the same call
-  again changes nothing more: a write repeated at once counts once) when ``--idempotent``
-  names it, else when its annotations say so (``idempotentHint``), else when τ²-bench's
-  own domain of that name sets a state with it (:data:`STOCK_IDEMPOTENT`).
+  annotations say write; else the write tools of τ²-bench's own domain of that name
+  (:data:`STOCK_WRITES`, with any other tool its action checks type ``write``); else those
+  τ²-bench typed ``write`` in its action checks (which type only the tools some task's
+  reference actions use). Every other tool reads (``scoring.default_effect: read``). A
+  write tool is idempotent (the same call again changes nothing more: a write repeated at
+  once counts once) when ``--idempotent`` names it, else when its annotations say so
+  (``idempotentHint``), else when τ²-bench's own domain of that name sets a state with it
+  (:data:`STOCK_IDEMPOTENT`).
 
 What cannot be mapped is refused by name (exit code 2): a task without evaluation
 criteria or without actions (τ²-bench would not check the database), an action of the
@@ -134,6 +136,8 @@ class Tau2Import:
     writes_from: str
     runs: list[Run]
     idempotent: tuple[str, ...] = ()
+    gaps: int = 0
+    """Trials a task lacks that other tasks have: written as missing samples."""
     skipped: list[str] = field(default_factory=list)
     inferred_errors: int = 0
     """Tool results without an ``error`` flag that read as τ²-bench's error text."""
@@ -684,12 +688,17 @@ def _writes(
         return tuple(n for n in names if (e := annotated[n]) is not None and e.writes), (
             "the tools' MCP annotations"
         )
-    typed = _action_check_types(sims)
-    if any(v == "write" for v in typed.values()):
-        return tuple(n for n in names if typed.get(n) == "write"), "τ²-bench's action checks"
+    typed = {n for n, v in _action_check_types(sims).items() if v == "write"}
     stock = STOCK_WRITES.get(domain or "")
     if stock is not None:
-        return tuple(n for n in stock if n in names), f"τ²-bench's {domain} domain"
+        # The domain's own list first: the action checks type only the tools some task's
+        # reference actions use (a write no reference makes, such as a certificate sent
+        # by mistake, would count as a read).
+        return tuple(n for n in names if n in stock or n in typed), f"τ²-bench's {domain} domain"
+    if typed:
+        return tuple(n for n in names if n in typed), (
+            "τ²-bench's action checks (only the tools some task's actions use)"
+        )
     problems.add(
         "--writes",
         "no write tool is known: name them (--writes NAME,…), or give --tools with MCP "
@@ -839,7 +848,13 @@ def import_tau2(
 
     wset = frozenset(write_names)
     tools = sorted(tools, key=lambda t: t["name"])
-    cases = [_case(t, wset, domain) for t in tasks.values()]
+    ran = {r.case_id for r in runs}
+    for task in tasks.values():
+        if task.id not in ran:
+            skipped.append(f"task {task.id!r}: no simulation of it in the file")
+    cases = [_case(t, wset, domain) for t in tasks.values() if t.id in ran]
+    simulated = len(runs)
+    runs = _every_trial(runs)
     if dropped:
         skipped.append(f"{dropped} simulation(s) of the tasks left out")
     return Tau2Import(
@@ -851,9 +866,30 @@ def import_tau2(
         writes_from=writes_from,
         runs=runs,
         idempotent=same_again,
+        gaps=len(runs) - simulated,
         skipped=skipped,
         inferred_errors=state.inferred,
     )
+
+
+def _every_trial(runs: list[Run]) -> list[Run]:
+    """The runs, and a missing sample (``not_in_replay``: infrastructure, never a failure
+    nor a pass) for every trial a task lacks that another task has: each case has the same
+    samples, in case then trial order."""
+    trials = sorted({r.sample for r in runs})
+    have = {(r.case_id, r.sample): r for r in runs}
+    out: list[Run] = []
+    for case_id in dict.fromkeys(r.case_id for r in runs):
+        for t in trials:
+            run = have.get((case_id, t))
+            if run is None:
+                run = Run(
+                    case_id=case_id,
+                    sample=t,
+                    error=f"not_in_replay: the τ²-bench file holds no simulation of trial {t}",
+                )
+            out.append(run)
+    return out
 
 
 def _named_tools(tasks: Mapping[str, _Task], runs: Iterable[Run]) -> list[str]:
