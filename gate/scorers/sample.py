@@ -362,7 +362,7 @@ def _tallies(an: Analysis) -> Tallies:
         confusion = (sel.confusion_pair(an.e_names[0], [c.name for c in an.calls]),)
     return Tallies(
         calls=an.n_a,
-        calls_on_no_tool=an.n_a if an.cc.no_tool else 0,
+        calls_on_no_tool=sel.unneeded_calls(an) if an.cc.no_tool else 0,
         per_tool={n: ToolTally(e, m, k) for n, (e, m, k) in per_tool.items()},
         confusion=confusion,
         malformed=dict(an.malformed_counts),
