@@ -134,6 +134,12 @@ def test_effects__reads_only_case__passes_with_lookups_fails_with_a_write(tmp_pa
     fx, calls = _both(tmp_path, [REFUSE], runs)
     assert fx[("refuse", 0)]["passed"] is True
     assert calls[("refuse", 0)]["passed"] is False  # by calls, a no-tool case allows no lookup
+    # its lookups are not unnecessary calls when judged by effects; its writes are
+    assert fx[("refuse", 0)]["by_name"]["no_tool_respected"] == 1.0
+    assert fx[("refuse", 0)]["by_name"]["unnecessary_call_rate"] == 0.0
+    assert fx[("refuse", 1)]["by_name"]["no_tool_respected"] == 0.0
+    assert fx[("refuse", 1)]["by_name"]["unnecessary_call_rate"] == 0.5
+    assert calls[("refuse", 0)]["by_name"]["unnecessary_call_rate"] == 1.0
     assert fx[("refuse", 1)]["passed"] is False
     assert fx[("refuse", 1)]["failed_checks"] == ["no_extra_write"]
     assert fx[("refuse", 2)]["passed"] is True  # the write failed: nothing was written
