@@ -1211,7 +1211,8 @@ def _first_sentence(sample: dict[str, Any]) -> str:
 
 def parity(path: Path, work: Path, extra: Sequence[str]) -> list[Outcome]:
     """Import, score, and compare every simulation of one results file."""
-    data = json.loads((path / "results.json" if path.is_dir() else path).read_text())
+    meta = path / "results.json" if path.is_dir() else path
+    data = json.loads(meta.read_text())
     env = (data.get("info") or {}).get("environment_info") or {}
     args = ["import", "tau2", str(path), "--out", str(work), "--force", *extra]
     if not env.get("tool_defs") and "--tools" not in extra:
@@ -1236,9 +1237,9 @@ def parity(path: Path, work: Path, extra: Sequence[str]) -> list[Outcome]:
         for s in c["samples"]:
             verdict[(c["id"], s["sample"])] = s
     sims = data.get("simulations") or []
-    if not sims and (path.parent / "simulations").is_dir():
+    if not sims and (meta.parent / "simulations").is_dir():
         sims = [
-            json.loads(f.read_text()) for f in sorted((path.parent / "simulations").glob("*.json"))
+            json.loads(f.read_text()) for f in sorted((meta.parent / "simulations").glob("*.json"))
         ]
     out: list[Outcome] = []
     seen: Counter[str] = Counter()

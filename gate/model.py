@@ -741,7 +741,7 @@ class BatchProblem:
 @value
 class EffectsEvidence:
     """What a sample did to the world, for a case judged by its effects
-    (``pass_on: effects``, :mod:`gate.scorers.effects`). Indices are into
+    (``pass_on: effects``, :mod:`gate.scorers.writes`). Indices are into
     ``Evidence.actual`` (calls) and ``Evidence.expected`` (expectations).
 
     * ``made``: the writes made — calls of write tools whose response was not an error —

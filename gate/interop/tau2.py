@@ -15,9 +15,9 @@ agent wrote, not how it looked things up. The mapping:
   by effects, lookups are allowed and any write fails it). With ``ACTION`` in the reward
   basis every action must be made, so its reads become ``required``. Two writes to one
   record can change the database in either order (payments are appended, new ids given
-  in turn): a task with two expected writes sharing an argument value (the same
-  reservation, the same user) is judged ``order: strict``; writes to separate records
-  may come in any order;
+  in turn): a task with two expected writes of one record — the same first argument, the
+  record a τ² tool acts on (the same reservation, the same user) — is judged ``order:
+  strict``; writes to separate records may come in any order;
 * **a run per simulation** (sample = trial): every assistant message is a turn with its
   tool calls and their results, paired in order as τ²-bench pairs them; a tool message
   with ``error: true`` is a failed call (a file trimmed for the leaderboard drops that
@@ -57,6 +57,8 @@ from pathlib import Path
 from typing import Any
 
 from gate import jsonio
+from gate.dataset.matchers import did_you_mean, json_kind
+from gate.dataset.tools import TOOL_NAME, parse_tool
 from gate.errors import InteropError, Problem
 from gate.model import Run, ToolCall, ToolResult, Turn
 from gate.scorers.effects import effect_from_annotations
@@ -157,8 +159,6 @@ class _Problems:
 
 
 def _kind(value: Any) -> str:
-    from gate.dataset.matchers import json_kind
-
     return json_kind(value)
 
 
@@ -241,8 +241,6 @@ def _tools_from_defs(defs: Any, where: str, problems: _Problems) -> list[dict[st
 
 def _check_tools(tools: list[dict[str, Any]], where: str, problems: _Problems) -> None:
     """Each definition as the dataset loader will read it (problems named here, once)."""
-    from gate.dataset.tools import parse_tool
-
     seen: set[str] = set()
     for i, t in enumerate(tools):
         _, issues = parse_tool(t)
@@ -438,13 +436,17 @@ def _case(task: _Task, writes: frozenset[str], domain: str | None) -> dict[str, 
 
 
 def _same_record(calls: Iterable[Mapping[str, Any]]) -> bool:
-    """Whether two of the writes share an argument value naming a record (text: an id)."""
-    seen: set[str] = set()
+    """Whether two of the writes write one record: their first arguments — the record a
+    τ² tool acts on (``reservation_id``, ``user_id``, ``order_id``) — have the same name
+    and the same text value."""
+    seen: set[tuple[str, str]] = set()
     for c in calls:
-        values = {v for v in c["args"].values() if isinstance(v, str) and v}
-        if values & seen:
+        first = next(iter(c["args"].items()), None)
+        if first is None or not isinstance(first[1], str) or not first[1]:
+            continue
+        if first in seen:
             return True
-        seen |= values
+        seen.add(first)
     return False
 
 
@@ -677,8 +679,6 @@ def _writes(
 ) -> tuple[tuple[str, ...], str]:
     names = [t["name"] for t in tools]
     if given is not None:
-        from gate.dataset.matchers import did_you_mean
-
         for w in given:
             if w not in names:
                 problems.add("--writes", f"{w!r} is not one of the tools{did_you_mean(w, names)}")
@@ -715,8 +715,6 @@ def _idempotent(
     problems: _Problems,
 ) -> tuple[str, ...]:
     if given is not None:
-        from gate.dataset.matchers import did_you_mean
-
         for w in given:
             if w not in writes:
                 problems.add(
@@ -895,8 +893,6 @@ def _every_trial(runs: list[Run]) -> list[Run]:
 def _named_tools(tasks: Mapping[str, _Task], runs: Iterable[Run]) -> list[str]:
     names = {a["name"] for t in tasks.values() for a in t.actions}
     names |= {c.name for r in runs for c in r.calls}
-    from gate.dataset.tools import TOOL_NAME
-
     return sorted(n for n in names if TOOL_NAME.match(n))
 
 

@@ -13,7 +13,7 @@ safety rules and the case-pass rule. The metric functions of the family modules
 matched; the case is scored against the best one: a list whose calls are all matched and
 whose order holds beats one that is not, then higher call accuracy, then higher partial
 credit, then the earlier list. ``Evidence.alternative`` says which (0 = canonical). A case
-judged by its effects (:mod:`gate.scorers.effects`) takes the list whose writes hold best
+judged by its effects (:mod:`gate.scorers.writes`) takes the list whose writes hold best
 (:func:`_effects`): all three effects checks holding beats not, then more expected writes
 and required reads made, then fewer extra writes, then the earlier list.
 """

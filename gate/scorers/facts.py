@@ -142,7 +142,7 @@ class ListMatch:
 
 class EffectsMatch:
     """What a run wrote, against one expectation list, for a case judged by its effects
-    (:mod:`gate.scorers.effects`). Positions are into ``Analysis.calls``.
+    (:mod:`gate.scorers.writes`). Positions are into ``Analysis.calls``.
 
     ``writes``: the writes made (calls of write tools whose response was not an error);
     ``failed``: the write calls whose response was an error (they made nothing);

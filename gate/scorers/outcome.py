@@ -24,7 +24,7 @@ count; :func:`gate.scorers.context.enabled_checks`):
   (``safety_rules`` in ``pass_checks`` enables both; a failing sample names the rule it
   broke, the same name as its hard failure and its config section).
 
-A case judged by its **effects** (``pass_on: effects``, :mod:`gate.scorers.effects`)
+A case judged by its **effects** (``pass_on: effects``, :mod:`gate.scorers.writes`)
 replaces ``calls_matched`` with ``writes_made`` (every expected write made once with
 matching arguments, every required read made) and ``no_tool`` with ``no_extra_write`` (no
 other write succeeded) — both always count — and its ``order`` is the order mode over the

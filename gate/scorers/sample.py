@@ -39,12 +39,12 @@ from gate.scorers.analysis import analyse
 from gate.scorers.argmatch import arg_diffs, match_flags
 from gate.scorers.context import ScoringContext
 from gate.scorers.conversation import score_conversation
-from gate.scorers.effects import summary as effects_summary
 from gate.scorers.errors import malformed_detail
 from gate.scorers.facts import Analysis, Call, EffectsMatch, ScoringView
 from gate.scorers.prose import reason_text
 from gate.scorers.registry import COST_METRICS, REGISTRY
 from gate.scorers.usage import USAGE_METRICS, usage_values
+from gate.scorers.writes import summary as effects_summary
 
 _PLAN = tuple((m.name, m.score, None if m.cost else m.ideal) for m in REGISTRY)
 """The registry as (name, function, best value), looked up once; a cost metric has no

@@ -231,10 +231,13 @@ def score_unnecessary_call_rate(an: Analysis) -> Scored:
         unneeded = unneeded_calls(an)
         if an.effects is not None and not unneeded:
             return 0.0, "reads only, on a case that needs no write"
-        return unneeded / an.n_a, lambda: (
-            f"{plural(unneeded, 'call')} made on a case that needs no tool"
-            if an.effects is None
-            else f"{plural(unneeded, 'write')} made on a case that needs no write"
+        return (
+            unneeded / an.n_a,
+            lambda: (
+                f"{plural(unneeded, 'call')} made on a case that needs no tool"
+                if an.effects is None
+                else f"{plural(unneeded, 'write')} made on a case that needs no write"
+            ),
         )
     return 0.0, "the case needs tools"
 

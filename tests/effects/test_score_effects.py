@@ -4,6 +4,7 @@ them where the two verdicts differ."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -260,3 +261,95 @@ def test_check__regression_by_effects__comment_says_what_was_written(tmp_path: P
 def score_one(tmp: Path, case: dict[str, Any], turns: list[dict[str, Any]]) -> dict[str, Any]:
     project(tmp, [case], [run(case["id"], 0, *turns)])
     return score(tmp)[(case["id"], 0)]
+
+
+def test_effects__alternatives_and_batches__matched_over_the_writes(tmp_path: Path) -> None:
+    cancel_b = call("3", "cancel_reservation", reservation_id="B")
+    cert = call("4", "send_certificate", user_id="mia_kim_1", amount=100)
+    alt = {
+        "id": "alt",
+        "user_input": "Cancel Q69X3Q, or compensate me.",
+        "expected_tool_calls": [
+            {"name": "cancel_reservation", "args": {"reservation_id": "Q69X3Q"}}
+        ],
+        "acceptable_alternatives": [
+            [{"name": "send_certificate", "args": {"user_id": "mia_kim_1", "amount": 100}}]
+        ],
+    }
+    batched = {
+        "id": "batched",
+        "user_input": "Cancel Q69X3Q and B together, then compensate me.",
+        "expected_tool_calls": [
+            [
+                {"name": "cancel_reservation", "args": {"reservation_id": "Q69X3Q"}},
+                {"name": "cancel_reservation", "args": {"reservation_id": "B"}},
+            ],
+            {"name": "send_certificate", "args": {"user_id": "mia_kim_1", "amount": 100}},
+        ],
+        "order": "strict",
+    }
+    runs = [
+        run("alt", 0, turn(LOOKUP), turn(cert)),  # the alternative's write
+        run("alt", 1, turn(cert), turn(CANCEL_IT)),  # both lists' writes: one is extra
+        # one turn for the two cancellations, reads around them, then the certificate
+        run("batched", 0, turn(LOOKUP), turn(CANCEL_IT, cancel_b), turn(LOOKUP), turn(cert)),
+        # the batch split over two turns: strict compares batch by batch
+        run("batched", 1, turn(CANCEL_IT), turn(cancel_b), turn(cert)),
+    ]
+    fx, _ = _both(tmp_path, [alt, batched], runs)
+    assert fx[("alt", 0)]["passed"] is True
+    assert fx[("alt", 1)]["passed"] is False
+    assert fx[("alt", 1)]["failed_checks"] == ["no_extra_write"]
+    assert fx[("batched", 0)]["passed"] is True
+    assert fx[("batched", 1)]["passed"] is False
+    assert fx[("batched", 1)]["failed_checks"] == ["order"]
+
+
+def test_effects__conversation__each_user_turn_judged_by_its_writes(tmp_path: Path) -> None:
+    conv = {
+        "id": "conv",
+        "conversation": [
+            {"user": "Is Q69X3Q refundable?", "expected_tool_calls": [], "expected_no_tool": True},
+            {
+                "user": "Then cancel it.",
+                "expected_tool_calls": [
+                    {"name": "cancel_reservation", "args": {"reservation_id": "Q69X3Q"}}
+                ],
+            },
+        ],
+        "pass_on": "effects",
+    }
+
+    def conv_run(sample: int, first: list[dict[str, Any]]) -> dict[str, Any]:
+        return run(
+            "conv",
+            sample,
+            {**turn(*first), "user": "Is Q69X3Q refundable?"},
+            {"calls": [], "tool_results": [], "content": "It is."},
+            {**turn(CANCEL_IT), "user": "Then cancel it."},
+            {"calls": [], "tool_results": [], "content": "Cancelled."},
+        )
+
+    runs = [
+        conv_run(0, [LOOKUP]),
+        conv_run(1, [LOOKUP, call("9", "cancel_reservation", reservation_id="Q69X3Q")]),
+    ]
+    project(tmp_path, [conv], runs, scoring={"tools": EFFECTS})
+    got = score(tmp_path)
+    assert got[("conv", 0)]["passed"] is True  # a lookup in the first turn is free
+    assert got[("conv", 1)]["passed"] is False  # a cancellation before it was asked for
+    assert got[("conv", 1)]["turns"][0]["failed_checks"] == ["no_extra_write"]
+
+
+def test_gate__max_extra_writes__fails_the_check(tmp_path: Path) -> None:
+    other = call("3", "cancel_reservation", reservation_id="Q69X3R")
+    project(tmp_path, [CANCEL], [run("cancel", 0, turn(CANCEL_IT), turn(other))])
+    config = tmp_path / "toolgate.yml"
+    config.write_text(config.read_text() + "gates:\n  - metric: extra_writes\n    max: 0\n")
+    p = toolgate("check", "--config", "toolgate.yml", "--out", "out", "--no-progress", cwd=tmp_path)
+    assert p.returncode == 1, p.stderr
+    assert "1 gate missed: extra_writes 1.000 > 0.000" in p.stdout
+    assert "✗ extra_writes = 1.000 (≤ 0.000)" in p.stdout
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    gate = next(g for g in results["verdict"]["gates"] if g["metric"] == "extra_writes")
+    assert gate["passed"] is False and gate["value"] == 1.0
