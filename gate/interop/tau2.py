@@ -821,7 +821,11 @@ def import_tau2(
         tools = _tools_from_defs(env["tool_defs"], "info.environment_info.tool_defs", problems)
         tools_where = "info.environment_info.tool_defs"
     elif untyped_tools:
-        tools = [_tool_entry(n, "", dict(_ANY_ARGS), None) for n in _named_tools(tasks, runs)]
+        # Every tool the file names, and those --writes names (no run may have used them).
+        named = sorted(
+            {*_named_tools(tasks, runs), *(w for w in writes or () if TOOL_NAME.match(w))}
+        )
+        tools = [_tool_entry(n, "", dict(_ANY_ARGS), None) for n in named]
         tools_where = "--untyped-tools"
     else:
         problems.add(

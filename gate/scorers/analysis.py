@@ -372,15 +372,15 @@ def _effects(cc: CompiledCase, calls: list[Call], ctx: ScoringContext) -> Effect
         elif not made:
             failed.append(j)
         else:
-            key = c.key
+            same_as = c.key
             idempotent = (
                 entry.idempotent if entry is not None else ctx.tool_idempotent(c.name, cc.tools)
             )
-            if idempotent and key == last:
+            if idempotent and same_as == last:
                 repeated.append(j)
             else:
                 writes.append(j)
-            last = key
+            last = same_as
     best: EffectsMatch | None = None
     best_key: tuple[Any, ...] = ()
     for index, lst in enumerate(cc.effects):

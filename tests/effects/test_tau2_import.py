@@ -325,7 +325,13 @@ def test_import_tau2__writes_and_tools_options(tmp_path: Path) -> None:
     tools = json.loads((tmp_path / "imp" / "tools.json").read_text())
     assert all(t["parameters"] == {"type": "object"} for t in tools)
     assert {k: s["passed"] for k, s in _verdicts(tmp_path).items()} == EXPECTED
-    p = _import(tmp_path, "--untyped-tools", "--force", "--writes", "cancel_resrvation")
+    # without definitions, --writes also names the write tools no run used
+    p = _import(tmp_path, "--untyped-tools", "--force", "--writes", "cancel_reservation,refund")
+    assert p.returncode == 0, p.stderr
+    assert "refund" in {
+        t["name"] for t in json.loads((tmp_path / "imp" / "tools.json").read_text())
+    }
+    p = _import(tmp_path, "--tools", "tools.json", "--force", "--writes", "cancel_resrvation")
     assert p.returncode == 2
     assert "--writes: 'cancel_resrvation' is not one of the tools (did you mean" in p.stderr
 
