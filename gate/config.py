@@ -29,14 +29,16 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
 from gate.errors import ConfigError, Problem
-from gate.model import JUDGE_METRIC_PREFIX, MIN_HISTORY, OrderMode, Risk
+from gate.model import JUDGE_METRIC_PREFIX, MIN_HISTORY, Effect, OrderMode, PassOn, Risk
 from gate.yamlio import YamlDoc, dotted, load_yaml
 
 
@@ -70,12 +72,27 @@ class NormalizeConfig(_Strict):
 
 class ToolScoringConfig(_Strict):
     risk: Risk = Risk.READ
+    """The tool's effect (:class:`gate.model.Effect`: read, write, irreversible). Set, it
+    wins over the tool's MCP annotations and ``scoring.default_effect``; unset, it weights
+    ``risk_weighted_precision`` as a read."""
+    idempotent: bool | None = None
+    """Judging effects: calling the tool again with the same arguments changes nothing more
+    (MCP's ``idempotentHint``), so a write repeated at once counts once. Unset: the tool's
+    annotations say, else not."""
     normalize: NormalizeConfig | None = None
     args: dict[str, NormalizeConfig] = Field(default_factory=dict)
     forbidden_args: list[str] = Field(default_factory=list)
     """Arguments a call to this tool must never carry: ``name`` (any value) or ``name =
     value``. Broken: a hard failure, like must-not-call, and names compare the way tool
     names do (case, spacing, punctuation and look-alike letters do not hide them)."""
+
+    @model_serializer(mode="wrap")
+    def _unset_idempotent_left_out(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # Hashed with the scoring settings: unset, it keeps the hashes of earlier releases.
+        out = handler(self)
+        if isinstance(out, dict) and self.idempotent is None:
+            out.pop("idempotent", None)
+        return out
 
     @field_validator("forbidden_args")
     @classmethod
@@ -318,6 +335,12 @@ class PassCheck(enum.StrEnum):
     REQUIRED_BEFORE = "required_before"
     SAFETY_RULES = "safety_rules"
     """Both ``arg_scope`` and ``required_before`` (the name earlier configs used)."""
+    WRITES_MADE = "writes_made"
+    """Judging effects: every expected write made once with matching arguments (and every
+    required read made). Under ``pass_on: effects`` it replaces ``calls_matched``."""
+    NO_EXTRA_WRITE = "no_extra_write"
+    """Judging effects: no other write succeeded. Under ``pass_on: effects`` it replaces
+    ``no_tool``, and holds whatever the order mode."""
 
 
 class ArgScopeRule(_Strict):
@@ -364,6 +387,26 @@ class ScoringConfig(_Strict):
     lexical similarity (``free_text_similarity``) instead of equality."""
     free_text_min: Annotated[float, Field(ge=0, le=1)] = 0.5
     """Similarity at or above which a free-text argument counts as matching."""
+    pass_on: PassOn = PassOn.CALLS
+    """What decides a sample's pass (:class:`gate.model.PassOn`): ``calls`` (the default)
+    or ``effects`` (the writes the calls made; reads are free). A case's ``pass_on``
+    overrides it."""
+    default_effect: Effect | None = None
+    """The effect of a tool that neither ``tools.<name>.risk`` nor its MCP annotations
+    describe; unset, such a tool counts as a write."""
+
+    @model_serializer(mode="wrap")
+    def _settings_of_earlier_releases(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # The scoring settings are hashed (results' scoring_sha256, each case's history):
+        # the two settings added for judging effects are left out while unset, so a config
+        # that does not use them keeps its hashes and its base history.
+        out = handler(self)
+        if isinstance(out, dict):
+            if self.pass_on is PassOn.CALLS:
+                out.pop("pass_on", None)
+            if self.default_effect is None:
+                out.pop("default_effect", None)
+        return out
 
     @field_validator("pass_checks", mode="before")
     @classmethod

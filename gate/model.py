@@ -115,12 +115,47 @@ class BatchingKind(enum.StrEnum):
     """Calls expected in separate turns were sent together in one turn."""
 
 
-class Risk(enum.StrEnum):
-    """Risk level of a tool, set in the config; weights unexpected calls."""
+class Effect(enum.StrEnum):
+    """What a call of a tool does to the world (docs/scoring.md, "Judging effects").
+
+    * ``read`` — looks something up and changes nothing;
+    * ``write`` — changes something (books, cancels, sends);
+    * ``irreversible`` — changes something that cannot be undone (a refund, a deletion).
+
+    :func:`gate.scorers.effects.effect_of` decides a tool's effect from its sources: the
+    config's ``scoring.tools.<name>.risk``, then the tool's MCP annotations, then
+    ``scoring.default_effect``; a tool nothing describes counts as a write. The same
+    value weights unexpected calls in ``risk_weighted_precision``.
+    """
 
     READ = "read"
     WRITE = "write"
     IRREVERSIBLE = "irreversible"
+
+    @property
+    def writes(self) -> bool:
+        """A ``write`` or an ``irreversible`` call: one that changes the world."""
+        return self is not Effect.READ
+
+
+Risk = Effect
+"""The name of :class:`Effect` in the config (``scoring.tools.<name>.risk``) and in
+earlier releases."""
+
+
+class PassOn(enum.StrEnum):
+    """What decides whether a sample passes (``scoring.pass_on``, or a case's ``pass_on``).
+
+    * ``calls`` — the calls themselves: the expected calls made, in the case's order mode
+      (the case-pass rule of docs/scoring.md; the default);
+    * ``effects`` — what the calls did to the world: every expected write made once with
+      matching arguments, no other write that succeeded, the order mode over the writes;
+      reads are free unless an expected read is ``required``; a call whose response was an
+      error made no write.
+    """
+
+    CALLS = "calls"
+    EFFECTS = "effects"
 
 
 class MalformedKind(enum.StrEnum):
@@ -197,12 +232,16 @@ class ExpectedCall:
     (``[[a, b], c]``), the index of the element the call belongs to — one assistant turn;
     calls sharing it are expected together. ``None`` in a plain list (``[a, b, c]``),
     which says nothing about batching (the meaning every earlier release gave it).
+    ``required``: a read that must be made even when the case is judged by its effects
+    (``pass_on: effects``, where reads are otherwise free); it changes nothing when the
+    case is judged by its calls, where every expected call is required.
     """
 
     name: str
     args: Mapping[str, ArgMatcher] = field(default_factory=dict)
     args_match: ArgsMatch = ArgsMatch.SUBSET
     batch: int | None = None
+    required: bool = False
 
     @property
     def required_args_only(self) -> bool:
@@ -222,6 +261,8 @@ class ExpectedCall:
             out["required_args_only"] = False
         elif self.args_match is ArgsMatch.EXACT_EXCEPT_DEFAULTS:
             out["args_match"] = self.args_match.value
+        if self.required:
+            out["required"] = True
         return out
 
     def content(self) -> dict[str, JsonValue]:
@@ -238,6 +279,8 @@ class ExpectedCall:
             out["required_args_only"] = self.args_match is ArgsMatch.SUBSET
         if self.batch is not None:
             out["batch"] = self.batch
+        if self.required:
+            out["required"] = True
         return out
 
 
@@ -268,14 +311,28 @@ def expectation_json(calls: Sequence[ExpectedCall]) -> list[JsonValue]:
 
 @value
 class ToolSpec:
-    """A tool the model saw: its name, description and JSON Schema for the arguments."""
+    """A tool the model saw: its name, description and JSON Schema for the arguments.
+
+    ``annotations``: MCP's tool annotations, when the definition carries them
+    (``readOnlyHint``, ``destructiveHint``, …): one source of the tool's
+    :class:`Effect`."""
 
     name: str
     description: str = ""
     parameters: Mapping[str, JsonValue] = field(default_factory=dict)
+    annotations: Mapping[str, JsonValue] | None = None
 
     def definition(self) -> dict[str, JsonValue]:
-        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+        """The definition as the dataset holds it (``annotations`` only when there are:
+        a tool without them keeps the hash it always had)."""
+        out: dict[str, JsonValue] = {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+        }
+        if self.annotations is not None:
+            out["annotations"] = self.annotations
+        return out
 
     def definition_hash(self) -> str:
         """sha256 of the canonical definition: any change to name, description or schema
@@ -343,6 +400,8 @@ class Case:
     source_trace_id: str | None = None
     notes: str | None = None
     conversation: tuple[UserTurn, ...] = ()
+    pass_on: PassOn | None = None
+    """``None``: the dataset's default (``scoring.pass_on``)."""
 
     def tool(self, name: str) -> ToolSpec | None:
         for spec in self.available_tools:
@@ -384,6 +443,7 @@ class Case:
             tags=self.tags,
             source_trace_id=self.source_trace_id,
             notes=self.notes,
+            pass_on=self.pass_on,
         )
 
 
@@ -592,6 +652,8 @@ class MissingWhy(enum.StrEnum):
     NOT_CALLED = "not called"
     UNPARSED = "called, but its arguments did not parse"
     OTHER_ARGS = "called with different arguments"
+    FAILED = "called, but its response was an error"
+    """Judging effects: the call was made and failed, so it made no write."""
 
 
 @value
@@ -677,6 +739,38 @@ class BatchProblem:
 
 
 @value
+class EffectsEvidence:
+    """What a sample did to the world, for a case judged by its effects
+    (``pass_on: effects``, :mod:`gate.scorers.writes`). Indices are into
+    ``Evidence.actual`` (calls) and ``Evidence.expected`` (expectations).
+
+    * ``made``: the writes made — calls of write tools whose response was not an error —
+      in run order;
+    * ``failed``: calls of write tools whose response was an error: they made nothing
+      (they still count for the error metrics);
+    * ``matched``: ``(expected index, actual index)`` pairs of the expected writes (and
+      required reads) with the calls that made them;
+    * ``missing``: expected writes not made (and required reads not made), with why;
+    * ``extra``: writes made that no expectation holds;
+    * ``arg_diffs``: an expected write answered by a write of the same tool with other
+      arguments;
+    * ``order``: false when the case's order mode is ``strict`` and the writes came in
+      another sequence;
+    * ``repeated``: writes of an idempotent tool that repeated the write made just before
+      them, with the same arguments: they changed nothing more.
+    """
+
+    made: tuple[int, ...] = ()
+    failed: tuple[int, ...] = ()
+    matched: tuple[tuple[int, int], ...] = ()
+    missing: tuple[MissingCall, ...] = ()
+    extra: tuple[ExtraCall, ...] = ()
+    arg_diffs: tuple[ArgDiff, ...] = ()
+    order: bool = True
+    repeated: tuple[int, ...] = ()
+
+
+@value
 class Evidence:
     """What the reports show for one sample, computed by the scorers (never recomputed).
 
@@ -709,6 +803,8 @@ class Evidence:
     batching: tuple[BatchProblem, ...] = ()
     turn: TurnRef | None = None
     """In a conversation: the user turn this evidence is of (the first that failed)."""
+    effects: EffectsEvidence | None = None
+    """For a case judged by its effects: what the run wrote (:class:`EffectsEvidence`)."""
 
 
 TURN_USER_SHOWN = 80

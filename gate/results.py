@@ -104,11 +104,11 @@ class SampleResult(_M):
     (omitted when there is none); ``evidence`` (only for a sample that did not pass):
     ``expected``, ``actual``, ``alternative``, ``matched``, ``missing``, ``extra``,
     ``arg_diffs``, ``malformed``, ``violations``, ``summary``, ``unrecorded``,
-    ``agent_error``, ``batching`` (``docs/scoring.md``); ``tallies``: the raw counts the
-    dataset level pools (``calls``, ``calls_on_no_tool``, ``per_tool`` ``{name: [expected, matched,
-    called]}``, ``confusion`` ``[[expected, actual]]``, ``malformed`` ``{class: n}``,
-    ``unrecorded``), zero entries left out — kept so that shard results can be merged and
-    re-pooled without re-running anything."""
+    ``agent_error``, ``batching``, ``effects`` (``docs/scoring.md``); ``tallies``: the raw
+    counts the dataset level pools (``calls``, ``calls_on_no_tool``, ``per_tool``
+    ``{name: [expected, matched, called]}``, ``confusion`` ``[[expected, actual]]``,
+    ``malformed`` ``{class: n}``, ``unrecorded``), zero entries left out — kept so that
+    shard results can be merged and re-pooled without re-running anything."""
 
     sample: int
     passed: bool
@@ -1083,6 +1083,19 @@ def evidence_json(ev: Evidence, *, expected: Any = None) -> dict[str, Any]:
         ]
     if ev.turn is not None:
         out["turn"] = {"index": ev.turn.index, "of": ev.turn.of, "user": ev.turn.user}
+    if ev.effects is not None:
+        fx = ev.effects
+        out["effects"] = {
+            "made": list(fx.made),
+            "failed": list(fx.failed),
+            "matched": [[i, j] for i, j in fx.matched],
+            "missing": [{"index": m.index, "name": m.name, "why": m.why.value} for m in fx.missing],
+            "extra": [{"index": x.index, "name": x.name} for x in fx.extra],
+            "arg_diffs": [_arg_diff_json(d) for d in fx.arg_diffs],
+            "order": fx.order,
+        }
+        if fx.repeated:
+            out["effects"]["repeated"] = list(fx.repeated)
     return out
 
 

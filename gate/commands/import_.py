@@ -1,4 +1,4 @@
-"""``toolgate import bfcl|transcripts|otel``: bring other tools' data in.
+"""``toolgate import bfcl|transcripts|otel|tau2|mcp-tools``: bring other tools' data in.
 
 * ``import bfcl`` — a BFCL category → ``DIR/dataset.jsonl`` + ``DIR/toolgate.yml``;
 * ``import transcripts --format openai|anthropic|gemini|responses FILE`` — recorded
@@ -6,6 +6,9 @@
   ``DIR/toolgate.yml`` that replays the runs against it);
 * ``import otel FILE`` — OTLP JSON GenAI spans or a Langfuse export → ``DIR/runs.jsonl``
   (``--cases``: also ``DIR/dataset.jsonl`` and ``DIR/toolgate.yml``);
+* ``import tau2 RESULTS.json`` — τ²-bench results → ``DIR/dataset.jsonl`` (the tasks'
+  expected writes), ``DIR/tools.json``, ``DIR/runs.jsonl`` (one run per simulation) and a
+  pinned ``DIR/toolgate.yml`` that judges them by their effects (``gate.interop.tau2``);
 * ``import mcp-tools`` — an MCP server's ``tools/list`` → a tools.json (``--url``,
   ``--command``, or ``--config`` + ``--server`` naming one of ``agent.servers``).
 
@@ -112,6 +115,49 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     o.add_argument("--out", type=Path, default=Path("."), help="output folder (default: .)")
     o.add_argument("--force", action="store_true", help="overwrite existing files")
     o.set_defaults(_import=_run_otel)
+
+    u = sub.add_parser(
+        "tau2",
+        help="τ²-bench results → cases judged by their effects + the runs to replay",
+        description="Turn a τ²-bench results file into a ToolGate dataset (one case per "
+        "task: its expected writes; a task without write actions is a reads-only case), its "
+        "tools.json, the runs to replay (one per simulation, sample = trial) and a pinned "
+        "toolgate.yml judging effects. Then: toolgate score --config DIR/toolgate.yml --runs "
+        "DIR/runs.jsonl.",
+    )
+    u.add_argument("file", type=Path, metavar="RESULTS.json", help="a τ²-bench results file")
+    u.add_argument(
+        "--tools",
+        type=Path,
+        metavar="TOOLS.json",
+        help="the tool definitions, when the results file does not keep them",
+    )
+    u.add_argument(
+        "--untyped-tools",
+        action="store_true",
+        help="without definitions: every tool the file names, with arguments of any shape",
+    )
+    u.add_argument(
+        "--writes",
+        metavar="NAME,…",
+        help="the tools that write (default: the tools' MCP annotations, else τ²-bench's "
+        "action checks, else its own domain's write tools); every other tool reads",
+    )
+    u.add_argument(
+        "--idempotent",
+        metavar="NAME,…",
+        help="the write tools that set a state (the same call again changes nothing more; "
+        "default: the tools' idempotentHint, else τ²-bench's own domain's)",
+    )
+    u.add_argument(
+        "--skip-unmappable",
+        action="store_true",
+        help="leave out the tasks that cannot be judged from the calls (and say which) "
+        "instead of refusing the file",
+    )
+    u.add_argument("--out", type=Path, required=True, help="output folder")
+    u.add_argument("--force", action="store_true", help="overwrite existing files")
+    u.set_defaults(_import=_run_tau2)
 
     m = sub.add_parser(
         "mcp-tools",
@@ -259,6 +305,45 @@ def _run_otel(args: argparse.Namespace) -> int:
         written += [str(dataset), str(config)]
     n_cases = len({r.case_id for r in runs})
     print(f"imported {len(runs)} runs ({n_cases} cases) from {args.file} → {', '.join(written)}")
+    return 0
+
+
+def _run_tau2(args: argparse.Namespace) -> int:
+    from gate.interop import tau2
+
+    writes = None
+    if args.writes is not None:
+        writes = [w.strip() for w in args.writes.split(",") if w.strip()]
+        if not writes:
+            raise UsageError("--writes must name at least one tool: --writes NAME,NAME")
+    idempotent = None
+    if args.idempotent is not None:
+        idempotent = [w.strip() for w in args.idempotent.split(",") if w.strip()]
+    imported = tau2.import_tau2(
+        args.file,
+        tools_file=args.tools,
+        writes=writes,
+        idempotent=idempotent,
+        untyped_tools=args.untyped_tools,
+        skip_unmappable=args.skip_unmappable,
+    )
+    paths = tau2.write_import(imported, args.out, source_name=args.file.name, force=args.force)
+    for note in imported.skipped:
+        sys.stderr.write(f"warning: left out {note}\n")
+    if imported.inferred_errors:
+        sys.stderr.write(
+            f"note: {imported.inferred_errors} tool result(s) carry no error flag and begin "
+            "`Error:` (τ²-bench's text for a failed call): counted as failed calls\n"
+        )
+    reads_only = sum(1 for c in imported.cases if c.get("expected_no_tool"))
+    gaps = f" ({imported.gaps} trials they lack: missing samples)" if imported.gaps else ""
+    print(
+        f"imported {len(imported.cases)} tasks ({reads_only} reads-only) and "
+        f"{len(imported.runs) - imported.gaps} simulations{gaps} from {args.file}; write tools "
+        f"({imported.writes_from}): {', '.join(imported.writes) or 'none'} → "
+        + ", ".join(str(p) for p in paths)
+    )
+    print(f"next: toolgate score --config {paths[2]} --runs {paths[3]} --out DIR")
     return 0
 
 

@@ -21,15 +21,16 @@ COLUMNS: tuple[str, ...] = (
     "step_budget",
     "tags",
     "conversation",
+    "pass_on",
 )
 """Every column docs/dataset.md lists; any other key is an error."""
 
 TEXT_COLUMNS: frozenset[str] = frozenset(
-    {"id", "user_input", "difficulty", "source_trace_id", "notes", "order"}
+    {"id", "user_input", "difficulty", "source_trace_id", "notes", "order", "pass_on"}
 )
 """Columns whose CSV cells are raw text (the rest are JSON-encoded)."""
 
-ENUM_COLUMNS: frozenset[str] = frozenset({"difficulty", "order"})
+ENUM_COLUMNS: frozenset[str] = frozenset({"difficulty", "order", "pass_on"})
 """Text columns holding an enum value (a CSV cell may also quote it as a JSON string)."""
 
 CALL_LIST_COLUMNS: frozenset[str] = frozenset({"expected_tool_calls", "acceptable_alternatives"})

@@ -1,8 +1,11 @@
 """Tool definitions: inline in a case or in a referenced ``@file.json``.
 
 A tool is given in the OpenAI shape ``{"type": "function", "function": {name, description,
-parameters, strict?}}`` or bare ``{name, description, parameters, strict?}``; either way it
-becomes a :class:`gate.model.ToolSpec`. ``parameters`` must be a schema the scorer can use,
+parameters, strict?, annotations?}}`` or bare ``{name, description, parameters, strict?,
+annotations?}``; either way it becomes a :class:`gate.model.ToolSpec`. ``annotations`` are
+MCP's tool annotations (``readOnlyHint``, ``destructiveHint``, ``idempotentHint``,
+``openWorldHint`` — booleans — and ``title``): the hints say the tool's effect
+(``gate.scorers.effects``). ``parameters`` must be a schema the scorer can use,
 by the scorer's own checks (:mod:`gate.scorers.schema`): valid against the meta-schema its
 ``$schema`` names (default: draft 2020-12), with ``format: regex`` enforced, so a bad
 ``pattern`` is caught here rather than when the scorer compiles it; only local ``$ref`` s
@@ -36,7 +39,9 @@ TOOL_NAME = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 """Accepted tool names: OpenAI's ``^[a-zA-Z0-9_-]{1,64}$`` widened for namespaced
 (MCP-style ``server.tool`` / ``server:tool``) names."""
 
-_FUNCTION_KEYS = ("name", "description", "parameters", "strict")
+_FUNCTION_KEYS = ("name", "description", "parameters", "strict", "annotations")
+ANNOTATION_HINTS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
+"""MCP's boolean tool annotations; ``title`` is text, and other keys are kept as given."""
 _WRAPPER_KEYS = ("type", "function")
 _JSON_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 _EMPTY_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
@@ -95,9 +100,41 @@ def parse_tool(obj: Any) -> tuple[ToolSpec | None, list[Issue]]:
     if parameters is None:
         parameters = _EMPTY_PARAMETERS
     issues.extend(schema_issues(parameters, f"{prefix}.parameters"))
+    annotations = fn.get("annotations")
+    if annotations is not None:
+        issues.extend(annotation_issues(annotations, f"{prefix}.annotations"))
     if issues or name is None:
         return None, issues
-    return ToolSpec(name=name, description=description, parameters=parameters), []
+    return (
+        ToolSpec(
+            name=name, description=description, parameters=parameters, annotations=annotations
+        ),
+        [],
+    )
+
+
+def annotation_issues(annotations: Any, field: str) -> list[Issue]:
+    """Problems with a tool's MCP annotations: an object whose hints are booleans and whose
+    ``title`` is text. A key that misspells a hint is refused (a misspelt ``readOnlyHint``
+    would silently make a read count as a write); other keys are kept as given."""
+    if not isinstance(annotations, dict):
+        return [(field, f"must be an object of MCP tool annotations, not {json_kind(annotations)}")]
+    issues: list[Issue] = []
+    folded = {h.casefold(): h for h in ANNOTATION_HINTS}
+    for key, v in annotations.items():
+        if key in ANNOTATION_HINTS:
+            if not isinstance(v, bool):
+                issues.append((f"{field}.{key}", f"must be true or false, not {v!r}"[:200]))
+        elif key == "title":
+            if not isinstance(v, str):
+                issues.append((f"{field}.title", f"must be a string, not {json_kind(v)}"))
+        elif key.casefold() in folded or did_you_mean(key, ANNOTATION_HINTS):
+            hint = (
+                did_you_mean(key, ANNOTATION_HINTS)
+                or f" (did you mean {folded[key.casefold()]!r}?)"
+            )
+            issues.append((f"{field}.{key}", f"unknown annotation{hint}"))
+    return issues
 
 
 def schema_issues(schema: Any, field: str) -> list[Issue]:

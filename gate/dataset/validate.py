@@ -37,6 +37,7 @@ from gate.model import (
     ExpectedCall,
     FrozenResponse,
     OrderMode,
+    PassOn,
     SourceRef,
     ToolSpec,
     UserTurn,
@@ -48,7 +49,7 @@ MAX_STEP_BUDGET = 1000
 TAG = re.compile(r"^[^\s,=]{1,64}$")
 """A tag: 1-64 characters, no whitespace, comma or ``=`` (tags name slices ``tag=x``)."""
 
-_CALL_KEYS = ("name", "args", "args_match", "required_args_only")
+_CALL_KEYS = ("name", "args", "args_match", "required_args_only", "required")
 # Sets for the membership tests every row and call makes (the tuples keep the order the
 # did-you-mean hints search).
 _COLUMN_SET = frozenset(COLUMNS)
@@ -256,6 +257,7 @@ class CaseBuilder:
 
         difficulty = self._enum(get("difficulty"), "difficulty", Difficulty, report)
         order = self._enum(get("order"), "order", OrderMode, report)
+        pass_on = self._enum(get("pass_on"), "pass_on", PassOn, report)
         responses = self._responses(get("tool_responses"), by_name, report)
 
         step_budget = self._step_budget(get("step_budget"), report)
@@ -283,6 +285,7 @@ class CaseBuilder:
             tags=tags,
             source_trace_id=texts["source_trace_id"],
             notes=texts["notes"],
+            pass_on=pass_on,
         )
 
     def _step_budget(self, value: Any, report: _Report) -> int | None:
@@ -341,6 +344,7 @@ class CaseBuilder:
         turns = self._turns(get("conversation"), by_name, must_not, report)
         difficulty = self._enum(get("difficulty"), "difficulty", Difficulty, report)
         order = self._enum(get("order"), "order", OrderMode, report)
+        pass_on = self._enum(get("pass_on"), "pass_on", PassOn, report)
         responses = self._responses(get("tool_responses"), by_name, report)
         step_budget = self._step_budget(get("step_budget"), report)
         tags = self._tags(get("tags"), report)
@@ -366,6 +370,7 @@ class CaseBuilder:
             source_trace_id=texts["source_trace_id"],
             notes=texts["notes"],
             conversation=turns,
+            pass_on=pass_on,
         )
 
     def _turns(
@@ -725,6 +730,10 @@ class CaseBuilder:
         mode = self._args_match(obj, fld, report)
         if mode is None:
             ok = False
+        required = obj.get("required", False)
+        if not isinstance(required, bool):
+            report(f"{fld}.required", f"must be true or false, not {required!r}")
+            ok = False
         if name is None or args is None or mode is None or not ok:
             return None
         spec = tools.get(name) if tools is not None else None
@@ -733,7 +742,7 @@ class CaseBuilder:
             check_against_schema(args, spec.parameters, name, args_fld, report)
             if self.problems.count != before:
                 return None
-        return ExpectedCall(name=name, args=args, args_match=mode)
+        return ExpectedCall(name=name, args=args, args_match=mode, required=required is True)
 
     @staticmethod
     def _args_match(

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -41,10 +42,9 @@ def list_server_tools(
 
 
 def write_tools_file(tools: Sequence[ToolSpec], out: Path) -> None:
-    entries = [
-        {"name": t.name, "description": t.description, "parameters": dict(t.parameters)}
-        for t in sorted(tools, key=lambda t: t.name)
-    ]
+    """The tools as a tools.json, sorted by name; a tool's MCP annotations are kept (its
+    ``readOnlyHint`` and ``destructiveHint`` say its effect when judging effects)."""
+    entries = [dict(t.definition()) for t in sorted(tools, key=lambda t: t.name)]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(entries, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
@@ -56,7 +56,12 @@ def _info(spec: ToolSpec) -> ToolRef:
 
 
 def _same(a: ToolSpec, b: ToolSpec) -> bool:
-    return a.definition_hash() == b.definition_hash()
+    # Name, description and input schema: what the drift diff can show. Annotations (the
+    # tool's effect) are read from the pinned file, never from the server at check time.
+    return (
+        dataclasses.replace(a, annotations=None).definition_hash()
+        == dataclasses.replace(b, annotations=None).definition_hash()
+    )
 
 
 def tool_drift(

@@ -179,6 +179,8 @@ def case_content(case: Case) -> dict[str, Any]:
         ]
     else:
         doc.pop("conversation", None)  # one-turn cases keep the hash they had
+    if case.pass_on is None:
+        doc.pop("pass_on", None)  # a case that does not choose keeps the hash it had
     return doc
 
 

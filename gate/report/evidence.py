@@ -11,6 +11,9 @@ The scorers record (``gate.scorers.sample``) per sample::
     violations  [{rule, index, name, message}]                      (index into ``actual``)
     unrecorded  [index]: calls that had no frozen response
     summary     one line: "2 exact, 0 name-only; 2 expected, 2 actual"
+    effects     a case judged by its effects: what the run wrote — {made, failed, matched,
+                missing, extra, arg_diffs, order}, indices as above (reads are free, so
+                the calls' own missing, extra and arg_diffs are not shown)
 
 Every key is optional and older or foreign shapes (a flat ``arg_diffs`` list of
 ``{name, arg, expected, actual}``, calls instead of indices) are read too: a report must
@@ -55,8 +58,57 @@ def _actual_at(ev: Mapping[str, Any], item: Any) -> Any:
     return item
 
 
+def _expected_at(ev: Mapping[str, Any], index: Any) -> Any:
+    expected = ev.get("expected")
+    if isinstance(index, int) and isinstance(expected, list) and 0 <= index < len(expected):
+        return expected[index]
+    return None
+
+
+def effect_items(ev: Mapping[str, Any], fx: Mapping[str, Any]) -> list[Item]:
+    """What a run judged by its effects wrote: expected writes not made, writes made that
+    the case does not expect, and writes that failed (they made nothing)."""
+    out: list[Item] = []
+    paired = {
+        d.get("expected_index")
+        for d in _list(fx.get("arg_diffs"))
+        if isinstance(d, Mapping) and d.get("diffs")
+    }
+    for m in _list(fx.get("missing")):
+        if not isinstance(m, Mapping):
+            continue
+        call = _expected_at(ev, m.get("index")) or m
+        why = m.get("why")
+        prose = None if m.get("index") in paired or why == "not called" else str(why)
+        out.append(("expected write not made", call_repr(call), prose))
+    diffs = arg_diffs(fx.get("arg_diffs"))
+    if diffs:
+        out.append(("arguments", diffs, None))
+    for x in _list(fx.get("extra")):
+        out.append(("extra write", call_repr(_actual_at(ev, x)), None))
+    for i in _list(fx.get("failed")):
+        call = _actual_at(ev, {"index": i}) if isinstance(i, int) else i
+        out.append(("failed write", call_repr(call), "its response was an error: it made nothing"))
+    for i in _list(fx.get("repeated")):
+        call = _actual_at(ev, {"index": i}) if isinstance(i, int) else i
+        out.append(
+            (
+                "repeated write",
+                call_repr(call),
+                "the same call just before it: it changed nothing more",
+            )
+        )
+    if fx.get("order") is False:
+        out.append(("", None, "the writes came in another order than the case expects"))
+    return out
+
+
 def items(ev: Mapping[str, Any], error: str | None = None) -> list[Item]:
     out: list[Item] = []
+    fx = ev.get("effects")
+    if isinstance(fx, Mapping):
+        # Judged by its effects: what was written, never the reads' missing or extra calls.
+        ev = {k: v for k, v in ev.items() if k not in ("missing", "extra", "arg_diffs")}
     for v in _list(ev.get("violations")):
         rule = v.get("rule", "must_not_call") if isinstance(v, Mapping) else "must_not_call"
         label = RULE_LABELS.get(str(rule), str(rule))
@@ -83,6 +135,8 @@ def items(ev: Mapping[str, Any], error: str | None = None) -> list[Item]:
         if isinstance(x, Mapping) and x.get("index") in paired_a and "arguments" not in x:
             continue
         out.append(("extra", call_repr(_actual_at(ev, x)), None))
+    if isinstance(fx, Mapping):
+        out.extend(effect_items(ev, fx))
     for m in _list(ev.get("malformed")):
         out.append(("malformed", malformed(m), None))
     for u in _list(ev.get("unrecorded")):

@@ -30,6 +30,8 @@ CHECK_ORDER = (
     "agent_error",
     "no_agent_error",  # the name in results of earlier releases
     "calls_matched",
+    "writes_made",
+    "no_extra_write",
     "no_tool",
     "order",
     "schema_valid",
@@ -165,6 +167,13 @@ def sentence_for(check: str, sample: SampleResult) -> Sentence:
         return [Code(error_summary(sample.error))]
     if check == "calls_matched":
         return _calls_matched(ev)
+    fx = ev.get("effects")
+    if check in ("writes_made", "no_extra_write") and isinstance(fx, Mapping):
+        said = _writes_made(ev, fx) if check == "writes_made" else _extra_write(ev, fx)
+        if said is not None:
+            return said
+    if check == "order" and isinstance(fx, Mapping):
+        return _order({"expected": ev.get("expected"), "matched": fx.get("matched")})
     if check == "no_tool":
         actual = _list(ev.get("actual"))
         if actual:
@@ -236,6 +245,49 @@ def _calls_matched(ev: Mapping[str, Any]) -> Sentence:
     if missing:
         return [*_names(missing), " not called"]
     return ["not every expected call was made"]
+
+
+def _more(n: int) -> Sentence:
+    return [f", and {n} more"] if n > 0 else []
+
+
+def _writes_made(ev: Mapping[str, Any], fx: Mapping[str, Any]) -> Sentence | None:
+    """``expected write not made: `book_reservation(…)``` — with what was done instead:
+    a write of the tool with other arguments, a call that failed, one that did not parse."""
+    missing = [m for m in _list(fx.get("missing")) if isinstance(m, Mapping)]
+    if not missing:
+        return None
+    m = missing[0]
+    index = m.get("index")
+    expected = _list(ev.get("expected"))
+    call = expected[index] if isinstance(index, int) and 0 <= index < len(expected) else m
+    out: Sentence = ["expected write not made: ", Code(call_repr(call))]
+    why = m.get("why")
+    diff = next(
+        (
+            d
+            for d in _list(fx.get("arg_diffs"))
+            if isinstance(d, Mapping) and d.get("expected_index") == index and d.get("diffs")
+        ),
+        None,
+    )
+    if diff is not None:
+        out += ["; ", *_calls_matched({"arg_diffs": [diff]})]
+    elif why == "called, but its response was an error":
+        out.append(" (its call failed: the response was an error, so it made nothing)")
+    elif isinstance(why, str) and why != "not called":
+        out.append(f" ({why})")
+    return out + _more(len(missing) - 1)
+
+
+def _extra_write(ev: Mapping[str, Any], fx: Mapping[str, Any]) -> Sentence | None:
+    """``extra write `cancel_reservation(reservation_id="Q69X3R")``` (a write made that the
+    case does not expect)."""
+    extra = [x for x in _list(fx.get("extra")) if isinstance(x, Mapping)]
+    if not extra:
+        return None
+    call = _actual(ev, extra[0].get("index")) or extra[0]
+    return ["extra write ", Code(call_repr(call)), *_more(len(extra) - 1)]
 
 
 def batching_sentence(item: Any) -> Sentence | None:

@@ -23,6 +23,9 @@ family                     metrics
 ``hygiene``                duplicate_calls, repeated_failing_calls, required_step_missing
 ``safety``                 must_not_call_violations (+ argument-scope and required-before
                            rules, all hard failures), tool-name skeletons, risk weights
+``writes``                 write_precision, write_recall, extra_writes,
+                           missing_writes: cases judged by their effects (each
+                           tool's effect, read / write / irreversible: ``effects``)
 ``outcome``                the case-pass rule: case_passed, composite_clean_rate
 =========================  ==========================================================
 

@@ -12,7 +12,10 @@ safety rules and the case-pass rule. The metric functions of the family modules
 **Which expectation list.** The canonical list and every acceptable alternative are
 matched; the case is scored against the best one: a list whose calls are all matched and
 whose order holds beats one that is not, then higher call accuracy, then higher partial
-credit, then the earlier list. ``Evidence.alternative`` says which (0 = canonical).
+credit, then the earlier list. ``Evidence.alternative`` says which (0 = canonical). A case
+judged by its effects (:mod:`gate.scorers.writes`) takes the list whose writes hold best
+(:func:`_effects`): all three effects checks holding beats not, then more expected writes
+and required reads made, then fewer extra writes, then the earlier list.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from gate.scorers import outcome
 from gate.scorers import selection as sel
 from gate.scorers import trajectory as traj
 from gate.scorers.context import Pairing
-from gate.scorers.facts import Analysis, Call, ListMatch
+from gate.scorers.facts import Analysis, Call, EffectsMatch, ListMatch
 from gate.scorers.hygiene import duplicate_count, repeated_failures
 from gate.scorers.matching import hopcroft_karp
 from gate.scorers.rules import (
@@ -50,7 +53,7 @@ from gate.scorers.textsim import token_set_ratio
 
 if TYPE_CHECKING:
     from gate.scorers.argmatch import CompiledArgs
-    from gate.scorers.context import CompiledCase, CompiledList, ScoringContext
+    from gate.scorers.context import CompiledCase, CompiledList, EffectsList, ScoringContext
     from gate.scorers.facts import ScoringView
 
 # ─── the calls of a run ───────────────────────────────────────────────────────
@@ -301,6 +304,95 @@ def _batching(lm: ListMatch, calls: list[Call]) -> tuple[int, int, tuple[BatchPr
     return good, n * (n - 1) // 2, tuple(problems)
 
 
+# ─── judging effects ──────────────────────────────────────────────────────────
+
+
+def _by_name(calls: list[Call], picked: list[int]) -> dict[str, list[int]]:
+    """Positions in ``picked`` of its parsed calls, by tool name (the matching's input)."""
+    out: dict[str, list[int]] = {}
+    for k, j in enumerate(picked):
+        c = calls[j]
+        if c.parse_ok:
+            out.setdefault(c.name, []).append(k)
+    return out
+
+
+def _effects_order(mode: OrderMode, lm: ListMatch, writes: list[Call]) -> bool:
+    """The order mode over the writes: only ``strict`` says more than ``writes_made`` and
+    ``no_extra_write`` — the matched writes in the expected sequence (a list written with
+    batches: batch by batch, each batch one turn, once every write is matched)."""
+    if mode is not OrderMode.STRICT:
+        return True
+    if lm.chain < lm.m:
+        return False
+    if lm.lst.groups is None or not (lm.m == len(lm.lst.names) == len(writes)):
+        return True
+    return _batches_hold(lm, writes)
+
+
+def _effects_of(
+    index: int,
+    lst: EffectsList,
+    calls: list[Call],
+    writes: list[int],
+    failed: list[int],
+    reads: list[int],
+    repeated: list[int],
+    mode: OrderMode,
+    pairing: Pairing,
+) -> EffectsMatch:
+    wcalls = [calls[j] for j in writes]
+    lm = _match_list(index, lst.writes, wcalls, _by_name(calls, writes), pairing)
+    rlm: ListMatch | None = None
+    if lst.read_at:
+        rcalls = [calls[j] for j in reads]
+        rlm = _match_list(index, lst.reads, rcalls, _by_name(calls, reads), pairing)
+    return EffectsMatch(
+        index, lst, writes, failed, reads, lm, rlm, _effects_order(mode, lm, wcalls), repeated
+    )
+
+
+def _effects(cc: CompiledCase, calls: list[Call], ctx: ScoringContext) -> EffectsMatch:
+    """What the run wrote, against the expectation list whose writes hold best (module
+    docstring). A call of a write tool whose response was an error made nothing; one the
+    frozen responses did not answer counts as made; one of an idempotent tool that repeats
+    the write made just before it, with the same arguments, changed nothing more."""
+    writes: list[int] = []
+    failed: list[int] = []
+    reads: list[int] = []
+    repeated: list[int] = []
+    last: Hashable = None
+    for j, c in enumerate(calls):
+        made = not c.is_error or c.unrecorded
+        entry = c.entry
+        effect = entry.effect if entry is not None else ctx.tool_effect(c.name, cc.tools)
+        if not effect.writes:
+            if made:
+                reads.append(j)
+        elif not made:
+            failed.append(j)
+        else:
+            same_as = c.key
+            idempotent = (
+                entry.idempotent if entry is not None else ctx.tool_idempotent(c.name, cc.tools)
+            )
+            if idempotent and same_as == last:
+                repeated.append(j)
+            else:
+                writes.append(j)
+            last = same_as
+    best: EffectsMatch | None = None
+    best_key: tuple[Any, ...] = ()
+    for index, lst in enumerate(cc.effects):
+        fx = _effects_of(index, lst, calls, writes, failed, reads, repeated, cc.order, ctx.pairing)
+        matched = fx.m + (fx.rlm.m if fx.rlm is not None else 0)
+        key = (fx.holds, matched, -(fx.n_a - fx.m), -index)
+        if best is None or key > best_key:
+            best, best_key = fx, key
+    assert best is not None  # a case has at least its canonical list
+    return best
+
+
 # ─── the analysis ─────────────────────────────────────────────────────────────
 
 
@@ -342,8 +434,15 @@ def analyse(
     lists = cc.lists
     order = cc.order
     pairing = ctx.pairing
-    best = _match_list(0, lists[0], calls, by_name, pairing)
-    if len(lists) > 1:
+    effects: EffectsMatch | None = None
+    if cc.effects:
+        # Judged by its effects: the list whose writes hold best is the one scored.
+        effects = _effects(cc, calls, ctx)
+        best = _match_list(effects.index, lists[effects.index], calls, by_name, pairing)
+    else:
+        best = _match_list(0, lists[0], calls, by_name, pairing)
+    an.effects = effects
+    if len(lists) > 1 and effects is None:
         best_key: tuple[Any, ...] = ()
         for index, lst in enumerate(lists):
             lm = best if index == 0 else _match_list(index, lst, calls, by_name, pairing)

@@ -15,8 +15,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gate.config import Config, NormalizeConfig, PassCheck, ScoringConfig
-from gate.model import Case, ExpectedCall, OrderMode, Risk, ToolSpec, is_batched, value
+from gate.model import (
+    Case,
+    Effect,
+    ExpectedCall,
+    OrderMode,
+    PassOn,
+    Risk,
+    ToolSpec,
+    is_batched,
+    value,
+)
 from gate.scorers.argmatch import CompiledArgs, compile_args, match_flags
+from gate.scorers.effects import declared_effect, effect_of, idempotent_of
 from gate.scorers.normalize import Normalizer
 from gate.scorers.pricing import Pricing
 from gate.scorers.rules import RISK_WEIGHT, name_skeleton, skeletons
@@ -25,13 +36,17 @@ from gate.scorers.schema import ArgsValidator, SchemaCache, StringRule
 
 @value
 class ToolEntry:
-    """One tool as a case offers it: its schema validator, normaliser and risk weight."""
+    """One tool as a case offers it: its schema validator, normaliser, risk weight and
+    effect (:func:`gate.scorers.effects.effect_of`)."""
 
     name: str
     spec: ToolSpec | None
     validator: ArgsValidator | None
     norm: Normalizer
     weight: float
+    effect: Effect = Effect.WRITE
+    idempotent: bool = False
+    """Judging effects: the same call again changes nothing more."""
 
 
 @value
@@ -47,6 +62,32 @@ class CompiledList:
     groups: tuple[int, ...] | None = None
     """Per expected call, the batch (assistant turn) it belongs to, when the list was
     written with batches; ``None`` for a plain list (no batch structure to judge)."""
+
+
+@value
+class EffectsList:
+    """One expectation list as a case judged by its effects reads it: its expected writes
+    and its required reads, each a sub-list (with the same matchers and batches) and the
+    index of each of its calls in the whole list (``write_at``, ``read_at``)."""
+
+    writes: CompiledList
+    write_at: tuple[int, ...]
+    reads: CompiledList
+    read_at: tuple[int, ...]
+
+
+def sub_list(lst: CompiledList, at: Sequence[int]) -> CompiledList:
+    """The calls of ``lst`` at the indices ``at``, with their matchers and batches."""
+    calls = tuple(lst.calls[i] for i in at)
+    names = tuple(e.name for e in calls)
+    return CompiledList(
+        calls=calls,
+        names=names,
+        matchers=tuple(lst.matchers[i] for i in at),
+        counts=_name_counts(calls),
+        rank={n: i for i, n in reversed(list(enumerate(names)))},
+        groups=None if lst.groups is None else tuple(lst.groups[i] for i in at),
+    )
 
 
 @value
@@ -87,6 +128,11 @@ class CompiledCase:
     step_budget: int | None
     order: OrderMode
     """The case's own ``order``, else the dataset's ``scoring.default_order``."""
+    pass_on: PassOn = PassOn.CALLS
+    """The case's own ``pass_on``, else the dataset's ``scoring.pass_on``."""
+    effects: tuple[EffectsList, ...] = ()
+    """Judging effects: every expectation list's writes and required reads, in the order
+    of ``lists`` (empty when the case is judged by its calls)."""
 
 
 class Pairing(enum.Enum):
@@ -227,15 +273,16 @@ class ScoringContext:
 
     # ── per tool ───────────────────────────────────────────────────────────────
 
-    def risk(self, name: str) -> Risk:
-        cfg = self.config.tools.get(name)
-        if cfg is not None:
-            return cfg.risk
-        skel = name_skeleton(name)
-        for other, c in self.config.tools.items():
-            if name_skeleton(other) == skel:
-                return c.risk
-        return Risk.READ
+    def risk(self, name: str, spec: ToolSpec | None = None) -> Risk:
+        """The tool's weight class for ``risk_weighted_precision``: its effect where a
+        source declares one (:func:`gate.scorers.effects.declared_effect`), else a read —
+        the weight that metric has always given a tool the config does not mention."""
+        said = declared_effect(name, spec.annotations if spec else None, self.config)
+        return Risk.READ if said is None else said
+
+    def effect(self, name: str, spec: ToolSpec | None = None) -> Effect:
+        """The tool's effect (:func:`gate.scorers.effects.effect_of`): unknown = write."""
+        return effect_of(name, spec.annotations if spec else None, self.config)
 
     @property
     def base(self) -> Normalizer:
@@ -264,7 +311,9 @@ class ScoringContext:
             spec=spec,
             validator=self.schemas.get(spec.parameters) if spec is not None else None,
             norm=self.normalizer(name, spec),
-            weight=RISK_WEIGHT[self.risk(name)],
+            weight=RISK_WEIGHT[self.risk(name, spec)],
+            effect=self.effect(name, spec),
+            idempotent=idempotent_of(name, spec.annotations if spec else None, self.config),
         )
 
     # ── per case ───────────────────────────────────────────────────────────────
@@ -326,6 +375,10 @@ class ScoringContext:
                 )
             )
         budget = case.step_budget if case.step_budget is not None else self.step_budget
+        pass_on = case.pass_on if case.pass_on is not None else self.config.pass_on
+        effects: tuple[EffectsList, ...] = ()
+        if pass_on is PassOn.EFFECTS:
+            effects = tuple(self._effects_list(lst, tools) for lst in lists)
         return CompiledCase(
             case=case,
             lists=tuple(lists),
@@ -334,6 +387,36 @@ class ScoringContext:
             no_tool=case.expected_no_tool,
             step_budget=budget,
             order=case.order if case.order is not None else self.config.default_order,
+            pass_on=pass_on,
+            effects=effects,
+        )
+
+    def tool_effect(self, name: str, tools: Mapping[str, ToolEntry]) -> Effect:
+        """The effect of a call of ``name`` in a case offering ``tools`` (a tool it does
+        not offer: from the config alone)."""
+        entry = tools.get(name)
+        return entry.effect if entry is not None else self.effect(name)
+
+    def tool_idempotent(self, name: str, tools: Mapping[str, ToolEntry]) -> bool:
+        """Whether calling ``name`` again with the same arguments changes nothing more."""
+        entry = tools.get(name)
+        if entry is not None:
+            return entry.idempotent
+        return idempotent_of(name, None, self.config)
+
+    def _effects_list(self, lst: CompiledList, tools: Mapping[str, ToolEntry]) -> EffectsList:
+        writes: list[int] = []
+        reads: list[int] = []
+        for i, e in enumerate(lst.calls):
+            if self.tool_effect(e.name, tools).writes:
+                writes.append(i)
+            elif e.required:
+                reads.append(i)
+        return EffectsList(
+            writes=sub_list(lst, writes),
+            write_at=tuple(writes),
+            reads=sub_list(lst, reads),
+            read_at=tuple(reads),
         )
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from gate.model import BatchProblem, HardFailureKind, MalformedKind, Run, ToolCall, Turn, value
 
 if TYPE_CHECKING:
-    from gate.scorers.context import CompiledCase, CompiledList, ToolEntry
+    from gate.scorers.context import CompiledCase, CompiledList, EffectsList, ToolEntry
     from gate.scorers.normalize import Normalizer
 
 # ─── the scoring view ─────────────────────────────────────────────────────────
@@ -140,6 +140,97 @@ class ListMatch:
         self.adj = adj  # expected index → the calls it may pair with
 
 
+class EffectsMatch:
+    """What a run wrote, against one expectation list, for a case judged by its effects
+    (:mod:`gate.scorers.writes`). Positions are into ``Analysis.calls``.
+
+    ``writes``: the writes made (calls of write tools whose response was not an error);
+    ``failed``: the write calls whose response was an error (they made nothing);
+    ``reads``: the reads made; ``lm``: the expected writes matched with ``writes`` (its
+    pairs index ``lst.writes`` and ``writes``); ``rlm``: the required reads matched with
+    ``reads`` (``None`` when the list requires none); ``order_ok``: the order mode holds
+    over the writes (only ``strict`` can break it); ``repeated``: writes of an idempotent
+    tool that repeated the write made just before them (they changed nothing more)."""
+
+    __slots__ = (
+        "failed",
+        "index",
+        "lm",
+        "lst",
+        "order_ok",
+        "reads",
+        "repeated",
+        "rlm",
+        "writes",
+    )
+
+    failed: list[int]
+    index: int
+    lm: ListMatch
+    lst: EffectsList
+    order_ok: bool
+    reads: list[int]
+    repeated: list[int]
+    rlm: ListMatch | None
+    writes: list[int]
+
+    def __init__(
+        self,
+        index: int,
+        lst: EffectsList,
+        writes: list[int],
+        failed: list[int],
+        reads: list[int],
+        lm: ListMatch,
+        rlm: ListMatch | None,
+        order_ok: bool,
+        repeated: list[int],
+    ):
+        self.index = index
+        self.lst = lst
+        self.writes = writes
+        self.failed = failed
+        self.reads = reads
+        self.lm = lm
+        self.rlm = rlm
+        self.order_ok = order_ok
+        self.repeated = repeated
+
+    @property
+    def n_e(self) -> int:
+        """Expected writes."""
+        return len(self.lst.writes.names)
+
+    @property
+    def n_a(self) -> int:
+        """Writes made."""
+        return len(self.writes)
+
+    @property
+    def m(self) -> int:
+        """Expected writes matched by a write made."""
+        return self.lm.m
+
+    @property
+    def reads_missing(self) -> int:
+        """Required reads not made."""
+        return 0 if self.rlm is None else len(self.rlm.lst.names) - self.rlm.m
+
+    @property
+    def writes_made(self) -> bool:
+        """Every expected write made, and every required read."""
+        return self.m == self.n_e and self.reads_missing == 0
+
+    @property
+    def no_extra_write(self) -> bool:
+        return self.m == self.n_a
+
+    @property
+    def holds(self) -> bool:
+        """All three effects checks hold."""
+        return self.writes_made and self.no_extra_write and self.order_ok
+
+
 # ─── the analysis ─────────────────────────────────────────────────────────────
 
 
@@ -159,6 +250,7 @@ class Analysis:
         "dup",
         "e_counts",
         "e_names",
+        "effects",
         "exec_failed",
         "failed",
         "failures",
@@ -201,6 +293,9 @@ class Analysis:
     dup: int
     e_counts: Mapping[str, int]
     e_names: tuple[str, ...]
+    effects: EffectsMatch | None
+    """What the run wrote, for a case judged by its effects (``None``: judged by its
+    calls)."""
     exec_failed: int
     failed: list[str]
     """The enabled pass checks that fail (:func:`gate.scorers.outcome.failed_checks`)."""

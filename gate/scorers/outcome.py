@@ -24,6 +24,14 @@ count; :func:`gate.scorers.context.enabled_checks`):
   (``safety_rules`` in ``pass_checks`` enables both; a failing sample names the rule it
   broke, the same name as its hard failure and its config section).
 
+A case judged by its **effects** (``pass_on: effects``, :mod:`gate.scorers.writes`)
+replaces ``calls_matched`` with ``writes_made`` (every expected write made once with
+matching arguments, every required read made) and ``no_tool`` with ``no_extra_write`` (no
+other write succeeded) — both always count — and its ``order`` is the order mode over the
+writes; ``parsed`` and ``schema_valid`` do not count (a malformed call is a failed call:
+the error metrics see it); the hard rules, ``agent_error`` and ``unrecorded_call`` count
+as above.
+
 ``case_passed`` is 1.0 for a passing sample, else 0.0; ``composite_clean_rate`` is 1.0
 when the sample passed AND stayed within its step budget AND made no tool error (malformed
 call or failed execution), else 0.0 — seed 003's "correct and clean" share.
@@ -50,6 +58,22 @@ _NAMES = {c: c.value for c in PassCheck}
 def failed_checks(an: Analysis, on: Collection[PassCheck]) -> list[str]:
     """Names of the enabled pass checks that fail (module docstring), in rule order."""
     failed: list[str] = []
+    fx = an.effects
+    if fx is not None:
+        if not fx.writes_made:
+            failed.append(_NAMES[PassCheck.WRITES_MADE])
+        if not fx.no_extra_write:
+            failed.append(_NAMES[PassCheck.NO_EXTRA_WRITE])
+        if PassCheck.ORDER in on and not fx.order_ok:
+            failed.append(_NAMES[PassCheck.ORDER])
+        if PassCheck.MUST_NOT_CALL in on and an.mnc_hits:
+            failed.append(_NAMES[PassCheck.MUST_NOT_CALL])
+        if PassCheck.AGENT_ERROR in on and an.view.error is not None:
+            failed.append(_NAMES[PassCheck.AGENT_ERROR])
+        if PassCheck.UNRECORDED_CALL in on and an.unrecorded:
+            failed.append(_NAMES[PassCheck.UNRECORDED_CALL])
+        _hard_rules(an, on, failed)
+        return failed
     if PassCheck.CALLS_MATCHED in on and an.m < an.n_e:
         failed.append(_NAMES[PassCheck.CALLS_MATCHED])
     if PassCheck.ORDER in on and not an.order_ok:
@@ -66,12 +90,16 @@ def failed_checks(an: Analysis, on: Collection[PassCheck]) -> list[str]:
         failed.append(_NAMES[PassCheck.AGENT_ERROR])
     if PassCheck.UNRECORDED_CALL in on and an.unrecorded:
         failed.append(_NAMES[PassCheck.UNRECORDED_CALL])
+    _hard_rules(an, on, failed)
+    return failed
+
+
+def _hard_rules(an: Analysis, on: Collection[PassCheck], failed: list[str]) -> None:
     safety = PassCheck.SAFETY_RULES in on
     if (safety or PassCheck.ARG_SCOPE in on) and an.scope_hits:
         failed.append(_NAMES[PassCheck.ARG_SCOPE])
     if (safety or PassCheck.REQUIRED_BEFORE in on) and an.required_missing:
         failed.append(_NAMES[PassCheck.REQUIRED_BEFORE])
-    return failed
 
 
 # ─── the metrics (registered in gate.scorers.registry) ────────────────────────

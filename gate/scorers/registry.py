@@ -32,6 +32,7 @@ from gate.scorers import (
     selection,
     trajectory,
     usage,
+    writes,
 )
 from gate.scorers.facts import Analysis
 from gate.scorers.prose import Scored
@@ -104,6 +105,10 @@ REGISTRY: tuple[Metric, ...] = (
     Metric("recovery_rate", errors.score_recovery_rate),
     Metric("composite_clean_rate", outcome.score_composite_clean_rate),
     Metric("risk_weighted_precision", selection.score_risk_weighted_precision),
+    Metric("write_precision", writes.score_write_precision),
+    Metric("write_recall", writes.score_write_recall),
+    Metric("extra_writes", writes.score_extra_writes, lower_is_better=True),
+    Metric("missing_writes", writes.score_missing_writes, lower_is_better=True),
     Metric("free_text_similarity", lexical.score_free_text_similarity),
     Metric("agent_error_rate", outcome.score_agent_error_rate, lower_is_better=True),
     Metric("case_passed", outcome.score_case_passed, headline=1),

@@ -19,6 +19,7 @@ from gate.model import (
     ActualCall,
     ArgDiff,
     Case,
+    EffectsEvidence,
     Evidence,
     ExtraCall,
     HardFailure,
@@ -39,10 +40,11 @@ from gate.scorers.argmatch import arg_diffs, match_flags
 from gate.scorers.context import ScoringContext
 from gate.scorers.conversation import score_conversation
 from gate.scorers.errors import malformed_detail
-from gate.scorers.facts import Analysis, Call, ScoringView
+from gate.scorers.facts import Analysis, Call, EffectsMatch, ScoringView
 from gate.scorers.prose import reason_text
 from gate.scorers.registry import COST_METRICS, REGISTRY
 from gate.scorers.usage import USAGE_METRICS, usage_values
+from gate.scorers.writes import summary as effects_summary
 
 _PLAN = tuple((m.name, m.score, None if m.cost else m.ideal) for m in REGISTRY)
 """The registry as (name, function, best value), looked up once; a cost metric has no
@@ -264,7 +266,7 @@ def _evidence(an: Analysis) -> Evidence:
         actual=actual,
         alternative=an.best.index,
         matched=tuple(sorted((i, calls[j].orig) for i, j in pairs)),
-        summary=sel.summary(an),
+        summary=sel.summary(an) if an.effects is None else effects_summary(an.effects),
         missing=tuple(missing),
         extra=extra,
         arg_diffs=tuple(arg_diff),
@@ -273,6 +275,69 @@ def _evidence(an: Analysis) -> Evidence:
         unrecorded=tuple(sorted(c.orig for c in an.unrecorded)),
         agent_error=an.view.error,
         batching=an.batch_problems,
+        effects=None if an.effects is None else _effects_evidence(an.effects, an.calls),
+    )
+
+
+def _effects_evidence(fx: EffectsMatch, calls: list[Call]) -> EffectsEvidence:
+    """What the run wrote (:class:`~gate.model.EffectsEvidence`), indices into the
+    evidence's ``actual`` (run order) and ``expected`` (the list judged)."""
+    lst = fx.lst
+    matched: list[tuple[int, int]] = []
+    missing: list[MissingCall] = []
+    diffs: list[ArgDiff] = []
+    taken: set[int] = set()
+    groups = [(fx.lm, lst.write_at, fx.writes, True)]
+    if fx.rlm is not None:
+        groups.append((fx.rlm, lst.read_at, fx.reads, False))
+    for lm, at, made, is_write in groups:
+        pairs = dict(lm.pairs)
+        for i, k in pairs.items():
+            matched.append((at[i], calls[made[k]].orig))
+            taken.add(made[k])
+        for i, e in enumerate(lm.lst.calls):
+            if i in pairs:
+                continue
+            same = [j for j in made if j not in taken and calls[j].name == e.name]
+            parsed = [j for j in same if calls[j].parse_ok]
+            if parsed:
+                why = MissingWhy.OTHER_ARGS
+                j = parsed[0]
+                taken.add(j)  # one diff per made call
+                entry = calls[j].entry
+                if entry is not None and is_write:
+                    exact, defaults = match_flags(e.args_match)
+                    found = arg_diffs(
+                        e.args,
+                        calls[j].args,
+                        exact=exact,
+                        norm=entry.norm,
+                        except_defaults=defaults,
+                    )
+                    diffs.append(ArgDiff(at[i], calls[j].orig, e.name, found))
+            elif same:
+                why = MissingWhy.UNPARSED
+            elif any(calls[j].name == e.name for j in fx.failed):
+                why = MissingWhy.FAILED
+            else:
+                why = MissingWhy.NOT_CALLED
+            missing.append(MissingCall(at[i], e.name, why))
+    matched_writes = {fx.writes[k] for _, k in fx.lm.pairs}
+    extra = tuple(
+        sorted(
+            (ExtraCall(calls[j].orig, calls[j].name) for j in fx.writes if j not in matched_writes),
+            key=_by_index,
+        )
+    )
+    return EffectsEvidence(
+        made=tuple(sorted(calls[j].orig for j in fx.writes)),
+        failed=tuple(sorted(calls[j].orig for j in fx.failed)),
+        matched=tuple(sorted(matched)),
+        missing=tuple(sorted(missing, key=lambda m: m.index)),
+        extra=extra,
+        arg_diffs=tuple(diffs),
+        order=fx.order_ok,
+        repeated=tuple(sorted(calls[j].orig for j in fx.repeated)),
     )
 
 
@@ -297,7 +362,7 @@ def _tallies(an: Analysis) -> Tallies:
         confusion = (sel.confusion_pair(an.e_names[0], [c.name for c in an.calls]),)
     return Tallies(
         calls=an.n_a,
-        calls_on_no_tool=an.n_a if an.cc.no_tool else 0,
+        calls_on_no_tool=sel.unneeded_calls(an) if an.cc.no_tool else 0,
         per_tool={n: ToolTally(e, m, k) for n, (e, m, k) in per_tool.items()},
         confusion=confusion,
         malformed=dict(an.malformed_counts),

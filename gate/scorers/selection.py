@@ -223,20 +223,40 @@ def score_risk_weighted_precision(an: Analysis) -> Scored:
 def score_unnecessary_call_rate(an: Analysis) -> Scored:
     """This sample's calls on a no-tool case ÷ its calls (n/a without calls). The dataset
     value is pooled by the policy layer: Σ ``tallies.calls_on_no_tool`` ÷ Σ
-    ``tallies.calls``, never a mean of these."""
+    ``tallies.calls``, never a mean of these. A no-tool case judged by its effects needs
+    no *write*: its writes made count, its reads do not."""
     if an.n_a == 0:
         return None, "n/a: no call made"
     if an.cc.no_tool:
-        return 1.0, lambda: f"{plural(an.n_a, 'call')} made on a case that needs no tool"
+        unneeded = unneeded_calls(an)
+        if an.effects is not None and not unneeded:
+            return 0.0, "reads only, on a case that needs no write"
+        return (
+            unneeded / an.n_a,
+            lambda: (
+                f"{plural(unneeded, 'call')} made on a case that needs no tool"
+                if an.effects is None
+                else f"{plural(unneeded, 'write')} made on a case that needs no write"
+            ),
+        )
     return 0.0, "the case needs tools"
 
 
+def unneeded_calls(an: Analysis) -> int:
+    """The calls a no-tool case did not need: every call, or — judged by its effects —
+    the writes made (reads are free)."""
+    return an.n_a if an.effects is None else an.effects.n_a
+
+
 def score_no_tool_respected(an: Analysis) -> Scored:
-    """No-tool cases: 1.0 when no call was made, else 0.0; n/a on other cases."""
+    """No-tool cases: 1.0 when no call was made (judged by effects: no write), else 0.0;
+    n/a on other cases."""
     if not an.cc.no_tool:
         return None, "n/a: the case expects tool calls"
     if an.n_a == 0:
         return 1.0, "answered without calling a tool"
+    if an.effects is not None and an.effects.n_a == 0:
+        return 1.0, "wrote nothing (reads are free when judged by effects)"
     return (
         0.0,
         lambda: (

@@ -234,7 +234,7 @@ def test_first_push__a_base_run_that_states_its_bill_and_uploads_the_baseline(
     assert r.outputs["verdict"] == "passed" and r.outputs["compared"] == "false"
     bill = next(line for line in r.stderr.splitlines() if "agent runs" in line)
     assert bill == (
-        "toolgate: this base run makes 2,664 agent runs: 74 cases × 3 samples (222), and 2,442 "
+        "toolgate: this base run makes 2,772 agent runs: 77 cases × 3 samples (231), and 2,541 "
         "more to seed each case's base history to 36 samples (policy.min_history; "
         "policy.max_seed_samples caps it)."
     )

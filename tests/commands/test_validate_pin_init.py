@@ -82,8 +82,8 @@ def test_validate__example__ok_with_slice_counts_then_the_first_base_runs_bill(
     )
     assert out.count("\n") == 2
     assert out.splitlines()[1] == (
-        "toolgate: the first base run (the first push) makes 2,664 agent runs: 74 cases × 3 "
-        "samples (222), and 2,442 more to seed each case's base history to 36 samples "
+        "toolgate: the first base run (the first push) makes 2,772 agent runs: 77 cases × 3 "
+        "samples (231), and 2,541 more to seed each case's base history to 36 samples "
         "(policy.min_history; policy.max_seed_samples caps it)."
     )
     ds = load_dataset(example / "dataset.jsonl")

@@ -153,9 +153,13 @@ OLD_PIN = "3629eacf43e4feab0f7d5e0ab0d4160394a1c9c78ec48218540f68d57a1fb5dd"
 
 def _example_as_it_was(root: Path) -> Path:
     """The example as the previous release ran it: its first 71 cases (the conversation
-    cases came later), the configs pinned to that dataset."""
+    cases came later), its tools without their MCP annotations (they came with judging
+    effects), the configs pinned to that dataset."""
     copy = root / "examples" / "support-agent"
     shutil.copytree(EXAMPLE, copy)
+    tools = (copy / "tools.json").read_text(encoding="utf-8")
+    tools = re.sub(r',\n      "annotations": \{[^}]*\}', "", tools)
+    (copy / "tools.json").write_text(tools, encoding="utf-8")
     lines = (copy / "dataset.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
     (copy / "dataset.jsonl").write_text("".join(lines[:OLD_CASES]), encoding="utf-8")
     for config in copy.glob("toolgate*.yml"):
@@ -192,11 +196,12 @@ def test_schema1__as_baseline__history_starts_from_its_counts(tmp_path: Path) ->
     assert old.comparison is not None
     # The base side reads the same (the head holds extra samples of undecided cases).
     # The metrics added since that release (`batching`, `agent_error_rate`, the usage
-    # metrics) have no base value.
+    # metrics, the write metrics of judging effects) have no base value.
     new_base = {k: d.base for k, d in new.comparison.metrics.items()}
     old_base = {k: d.base for k, d in old.comparison.metrics.items()}
     assert {k: v for k, v in new_base.items() if k in old_base} == old_base
     added = {"batching", "agent_error_rate", *COST_METRICS}
+    added |= {"write_precision", "write_recall", "extra_writes", "missing_writes"}
     assert new_base.keys() - old_base.keys() == added
     assert all(new_base[k] is None for k in added)
     # The file has no hashes: made from the same dataset, its cases get the head's, and

@@ -6,7 +6,9 @@ scoring lives in ``gate.scorers``; this only lets the agent be tested on its own
 Simplified pass rule: the calls made equal one expectation list as a multiset (names and
 argument matchers; plain values compared case-insensitively, ``ord_`` prefixes ignored),
 in sequence when ``order: strict``, every expected call made when ``superset``; no
-must-not-call tool called; every call valid against its JSON Schema.
+must-not-call tool called; every call valid against its JSON Schema. A case judged by its
+effects (``pass_on: effects``) compares only the writes — calls of tools whose
+annotations do not say ``readOnlyHint: true``, and whose response was not an error.
 """
 
 from __future__ import annotations
@@ -22,7 +24,15 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from gate.model import ArgMatcher, Case, ExpectedCall, FrozenResponse, MatcherKind, OrderMode
+from gate.model import (
+    ArgMatcher,
+    Case,
+    ExpectedCall,
+    FrozenResponse,
+    MatcherKind,
+    OrderMode,
+    PassOn,
+)
 
 AGENT = Path(__file__).resolve().parents[2] / "examples" / "support-agent" / "agent.py"
 
@@ -117,6 +127,18 @@ def judge(case: Case, out: Outcome) -> None:
         if spec is None or list(Draft202012Validator(dict(spec.parameters)).iter_errors(a)):
             out.why = f"schema-invalid call {n} {a}"
             return
+    if case.pass_on is PassOn.EFFECTS:
+        made = [
+            (c["name"], c["arguments"])
+            for c in out.calls
+            if _writes(case, c["name"]) and not c["is_error"]
+        ]
+        for expected in case.expectation_lists():
+            if _matches([e for e in expected if _writes(case, e.name)], made, OrderMode.UNORDERED):
+                out.passed = True
+                return
+        out.why = f"writes {made} match no expectation"
+        return
     if case.expected_no_tool:
         out.passed = not calls
         out.why = "" if out.passed else f"called {[n for n, _ in calls]} on a no-tool case"
@@ -126,6 +148,11 @@ def judge(case: Case, out: Outcome) -> None:
             out.passed = True
             return
     out.why = f"calls {calls} match no expectation"
+
+
+def _writes(case: Case, name: str) -> bool:
+    spec = case.tool(name)
+    return not (spec is not None and spec.annotations and spec.annotations.get("readOnlyHint"))
 
 
 def _matches(
@@ -203,8 +230,8 @@ class AgentProcess:
                     if isinstance(c["arguments"], str)
                     else c["arguments"]
                 )
-                turn.append({"name": c["name"], "arguments": args})
                 content, is_error = respond(case, c["name"], args, used)
+                turn.append({"name": c["name"], "arguments": args, "is_error": is_error})
                 results.append(
                     {"id": c["id"], "name": c["name"], "content": content, "is_error": is_error}
                 )

@@ -41,8 +41,14 @@ T = TypeVar("T")
 
 
 def tool_spec(tool: types.Tool) -> ToolSpec:
-    """An MCP tool as the dataset's tool definition (name, description, input schema)."""
-    return ToolSpec(tool.name, tool.description or "", dict(tool.input_schema or {}))
+    """An MCP tool as the dataset's tool definition (name, description, input schema, and
+    its annotations when it has any: they say the tool's effect)."""
+    notes = (
+        tool.annotations.model_dump(by_alias=True, exclude_none=True) if tool.annotations else {}
+    )
+    return ToolSpec(
+        tool.name, tool.description or "", dict(tool.input_schema or {}), annotations=notes or None
+    )
 
 
 class Upstream:

@@ -1,0 +1,112 @@
+"""Judging effects: what a run wrote (docs/scoring.md, "Judging effects"); each tool's
+effect comes from :mod:`gate.scorers.effects`.
+
+**A case judged by its effects** (``pass_on: effects``) passes when
+
+* ``writes_made`` — every expected write (an expected call of a tool that writes) was made
+  once with matching arguments — the same argument matchers, batches and acceptable
+  alternatives as the calls — and every expected read marked ``required`` was made;
+* ``no_extra_write`` — no other write was made, whatever the order mode;
+* ``order`` — under ``strict``, the writes came in the expected sequence (batches as
+  sets); the other order modes add nothing the two checks above do not say;
+* the hard rules (``must_not_call``, ``arg_scope``, ``required_before``) hold and the
+  agent did not fail, as when judging calls.
+
+Reads are free: made or not, in any order or form, they decide nothing. A call is
+**made** unless its response was an error — a frozen error response, a recorded tool
+result marked as an error: such a call changed nothing (it still counts in the error
+metrics). A call the frozen responses did not answer counts as made: nothing says it
+would have failed. A write of an **idempotent** tool (``scoring.tools.<name>.idempotent``,
+else MCP's ``idempotentHint``: :func:`gate.scorers.effects.idempotent_of`) that repeats
+the write made just before it, with the same arguments, changes nothing more: it counts
+once. With no expected write, a case passes when nothing was written: "reads allowed, no
+writes".
+
+The matching is the calls' own (:mod:`gate.scorers.analysis`: Hopcroft–Karp over the
+argument matchers), run over the subsequence of the writes made; the analysis holds it
+as an :class:`~gate.scorers.facts.EffectsMatch`.
+
+**Metrics** (n/a for a case judged by its calls): with W the writes made, E the expected
+writes and m the matched pairs, ``write_precision`` = m / |W| (W empty: 1.0 when E is
+empty, else 0.0), ``write_recall`` = m / |E| (E empty: 1.0 when W is empty, else 0.0),
+``extra_writes`` = |W| − m, ``missing_writes`` = |E| − m.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gate.scorers.prose import Scored, plural
+
+if TYPE_CHECKING:
+    from gate.scorers.facts import Analysis, EffectsMatch
+
+__all__ = [
+    "score_extra_writes",
+    "score_missing_writes",
+    "score_write_precision",
+    "score_write_recall",
+    "summary",
+]
+
+
+def summary(fx: EffectsMatch) -> str:
+    """The evidence's one line for a case judged by its effects: ``1 of 2 expected writes
+    made; 1 extra write; 1 failed write (made nothing)``."""
+    parts = [f"{fx.m} of {fx.n_e} expected writes made"]
+    if fx.n_a > fx.m:
+        parts.append(plural(fx.n_a - fx.m, "extra write"))
+    if fx.reads_missing:
+        parts.append(plural(fx.reads_missing, "required read") + " not made")
+    if fx.failed:
+        parts.append(plural(len(fx.failed), "failed write") + " (made nothing)")
+    return "; ".join(parts)
+
+
+# ─── the metrics (registered in gate.scorers.registry) ────────────────────────
+
+_BY_CALLS = "n/a: the case is judged by its calls (pass_on: calls)"
+
+
+def score_write_precision(an: Analysis) -> Scored:
+    """Matched writes ÷ writes made (none made: 1.0 when none was expected, else 0.0)."""
+    fx = an.effects
+    if fx is None:
+        return None, _BY_CALLS
+    if fx.n_a == 0:
+        return (1.0, "no write made, none expected") if fx.n_e == 0 else (0.0, "no write made")
+    v = fx.m / fx.n_a
+    return v, lambda: f"{fx.m} of {fx.n_a} writes made were expected"
+
+
+def score_write_recall(an: Analysis) -> Scored:
+    """Matched writes ÷ expected writes (none expected: 1.0 when none was made, else 0.0)."""
+    fx = an.effects
+    if fx is None:
+        return None, _BY_CALLS
+    if fx.n_e == 0:
+        return (
+            (1.0, "no write expected, none made")
+            if fx.n_a == 0
+            else (0.0, lambda: f"no write expected, {fx.n_a} made")
+        )
+    v = fx.m / fx.n_e
+    return v, lambda: f"{fx.m} of {fx.n_e} expected writes made"
+
+
+def score_extra_writes(an: Analysis) -> Scored:
+    """Writes made that no expected write holds (count)."""
+    fx = an.effects
+    if fx is None:
+        return None, _BY_CALLS
+    extra = fx.n_a - fx.m
+    return float(extra), (lambda: f"{extra} write(s) made that the case does not expect")
+
+
+def score_missing_writes(an: Analysis) -> Scored:
+    """Expected writes not made (count); a write whose response was an error made nothing."""
+    fx = an.effects
+    if fx is None:
+        return None, _BY_CALLS
+    missing = fx.n_e - fx.m
+    return float(missing), (lambda: f"{missing} expected write(s) not made")
