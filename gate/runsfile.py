@@ -37,12 +37,15 @@ nothing already recorded (``--resume`` reads it back).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+
+import orjson
 
 from gate import jsonio
 from gate.errors import FieldError, OutputError, Problem, RunsFileError, error_class_of
@@ -60,23 +63,54 @@ LEGACY_UNRECORDED_KEY = "toolgate_unrecorded"
 response" error by this key in the result's content; such files still read (here, once)."""
 
 
-def decode_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None, bool]:
+RUN_MAX_DEPTH = jsonio.MAX_DEPTH
+"""Deepest nesting of a runs.jsonl line: the reader refuses a deeper line, so the writer
+never writes one (:func:`bounded_record`)."""
+ARGUMENTS_LEVEL = 5
+"""How deep a call's arguments sit in a line: line › turns › turn › calls › call."""
+ARGUMENTS_MAX_DEPTH = RUN_MAX_DEPTH - ARGUMENTS_LEVEL
+"""Deepest arguments a call may carry when it is recorded (59 levels): deeper ones, an
+object or a string alike, are a parse failure that keeps their JSON text
+(:func:`decode_arguments`) — the call still counts, a must-not-call one included."""
+
+
+def decode_arguments(
+    raw: Any, *, depth_checked: bool = False
+) -> tuple[dict[str, Any] | None, str | None, bool]:
     """(arguments, raw_arguments, parse_ok) from what a model sent as arguments.
 
     An object is taken as is; a string is decoded strictly and must give an object;
-    anything else (or an undecodable string) is a parse failure.
+    anything else (or an undecodable string) is a parse failure. Arguments nested deeper
+    than :data:`ARGUMENTS_MAX_DEPTH` are a parse failure too, their JSON text kept
+    (``depth_checked``: an object read from a runs line, which the line's own bound
+    already holds).
     """
     if isinstance(raw, dict):
+        if not depth_checked and jsonio.deeper_than(raw, ARGUMENTS_MAX_DEPTH):
+            return None, json_text(raw), False
         return raw, None, True
     if isinstance(raw, str):
         try:
-            value = jsonio.loads_strict(raw)
+            value = jsonio.loads_strict(raw, max_depth=ARGUMENTS_MAX_DEPTH)
         except jsonio.JsonInputError:
             return None, raw, False
         if isinstance(value, dict):
             return value, raw, True
         return None, raw, False
     return None, None, False
+
+
+def json_text(value: Any) -> str:
+    """``value``'s JSON text, however deep (orjson writes at most 255 levels; beyond the
+    interpreter's own limit, a placeholder that says so)."""
+    try:
+        return jsonio.dumps(value).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        pass
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    except (RecursionError, TypeError, ValueError):
+        return "(nested too deep to write as text)"
 
 
 def _unknown_key(obj: dict[str, Any], keys: frozenset[str], field: str) -> FieldError:
@@ -114,7 +148,7 @@ def call_from_json(obj: Any, field: str = "call") -> ToolCall:
         args = raw_field
     if args is None and "arguments" not in obj:
         args = {}
-    decoded, raw, ok = decode_arguments(args)
+    decoded, raw, ok = decode_arguments(args, depth_checked=True)
     return ToolCall(name, decoded, cid, raw_field or raw, ok)
 
 
@@ -265,7 +299,7 @@ def parse_run_line(line: bytes | str, *, file: str, lineno: int) -> Run:
 def decode_run_line(line: bytes | str, *, file: str, lineno: int) -> Any:
     """The first half of :func:`parse_run_line`: the strict JSON decode of one line."""
     try:
-        return jsonio.loads_strict(line)
+        return jsonio.loads_strict(line, max_depth=RUN_MAX_DEPTH)
     except jsonio.JsonInputError as exc:
         message = str(exc)
         if lineno == 1 and bytes(line if isinstance(line, bytes) else line.encode()).strip() in (
@@ -377,10 +411,20 @@ class RunsWriter:
         self.write_line(self.encode(run))
 
     def encode(self, run: Run | Mapping[str, Any]) -> bytes:
-        """The line :meth:`write` would write (redacted); thread safe, so callers can
-        encode outside whatever lock orders their writes."""
+        """The line :meth:`write` would write (redacted, within :data:`RUN_MAX_DEPTH`:
+        :func:`bounded_record`); thread safe, so callers can encode outside whatever
+        lock orders their writes."""
         record = run_to_json(run) if isinstance(run, Run) else dict(run)
-        line = jsonio.dumps_line(record)
+        try:
+            line = jsonio.dumps_line(record)
+        except orjson.JSONEncodeError:  # nesting orjson will not write (~255 levels)
+            line = b""
+        if not line or (
+            line.count(b"[") + line.count(b"{") > RUN_MAX_DEPTH
+            and jsonio.deeper_than(record, RUN_MAX_DEPTH)
+        ):
+            record = bounded_record(record)
+            line = jsonio.dumps_line(record)
         if self._redact is not None:
             # A redactor that can vouch for the whole line (Redactor.is_clean) spares the
             # walk over every string of the record, the usual case.
@@ -409,6 +453,47 @@ class RunsWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def bounded_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """``record`` (a runs line's) within :data:`RUN_MAX_DEPTH`, so that the reader never
+    refuses what the writer wrote: a call's arguments deeper than
+    :data:`ARGUMENTS_MAX_DEPTH` become a parse failure keeping their JSON text (as
+    :func:`decode_arguments` records them); a tool result's content as deep, or a
+    ``meta`` value nested past the line's bound, is kept as its JSON text."""
+    out = dict(record)
+    turns = []
+    for turn in record.get("turns") or ():
+        t = dict(turn)
+        calls = []
+        for call in t.get("calls") or ():
+            args = call.get("arguments")
+            if isinstance(args, dict | list) and jsonio.deeper_than(args, ARGUMENTS_MAX_DEPTH):
+                raw = call.get("raw_arguments")
+                call = {
+                    **call,
+                    "arguments": None,
+                    "raw_arguments": raw if isinstance(raw, str) else json_text(args),
+                    "parse_ok": False,
+                }
+            calls.append(call)
+        t["calls"] = calls
+        results = []
+        for result in t.get("tool_results") or ():
+            content = result.get("content")
+            if jsonio.deeper_than(content, ARGUMENTS_MAX_DEPTH):
+                result = {**result, "content": json_text(content)}
+            results.append(result)
+        t["tool_results"] = results
+        turns.append(t)
+    out["turns"] = turns
+    meta = record.get("meta")
+    if isinstance(meta, Mapping):
+        out["meta"] = {
+            k: json_text(v) if jsonio.deeper_than(v, RUN_MAX_DEPTH - 2) else v
+            for k, v in meta.items()
+        }
+    return out
 
 
 def _redact_strings(value: Any, redact: Callable[[str], str]) -> Any:

@@ -388,32 +388,29 @@ class McpServedAgent:
         session.meta["mcp"] = {"exit_code": code, "connections": endpoint.connections}
         tail = proc.stderr_tail()
         detail = f"--- stderr (last lines) ---\n{tail}" if tail else None
-        pid = f" [pid {proc.proc.pid}]"
         failure = endpoint.failure or failure
         if failure is not None:
-            raise AgentFailure(failure.kind, failure.message + pid, detail=failure.detail or detail)
+            raise AgentFailure(failure.kind, failure.message, detail=failure.detail or detail)
         if code != 0:
-            raise AgentFailure(
-                ErrorKind.CRASH, f"the agent exited with code {code}{pid}", detail=detail
-            )
+            raise AgentFailure(ErrorKind.CRASH, f"the agent exited with code {code}", detail=detail)
         if endpoint.requests == 0:
             raise AgentFailure(
                 ErrorKind.PROTOCOL,
                 "the agent never connected to its MCP server (TOOLGATE_MCP_URL or "
-                f"TOOLGATE_MCP_COMMAND){pid}",
+                "TOOLGATE_MCP_COMMAND)",
                 detail=detail,
             )
         if proc.overflow:
             raise AgentFailure(
                 ErrorKind.PROTOCOL,
                 f"the agent printed more than {self._cfg.max_output_bytes} bytes on stdout "
-                f"(agent.max_output_bytes){pid}",
+                f"(agent.max_output_bytes)",
             )
         final = bytes(proc.out).decode("utf-8", "replace").strip()
         if not final:
             raise AgentFailure(
                 ErrorKind.PROTOCOL,
-                f"the agent exited with code 0 without a final answer on stdout{pid}",
+                "the agent exited with code 0 without a final answer on stdout",
                 detail=detail,
             )
         session.final = final
@@ -429,10 +426,9 @@ class McpServedAgent:
         }
         tail = proc.stderr_tail()
         detail = f"--- stderr (last lines) ---\n{tail}" if tail else None
-        pid = f" [pid {proc.proc.pid}]"
         failure = endpoint.failure or failure
         if failure is not None:
-            raise AgentFailure(failure.kind, failure.message + pid, detail=failure.detail or detail)
+            raise AgentFailure(failure.kind, failure.message, detail=failure.detail or detail)
         turns = len(session.job.case.conversation)
         when = (
             "after the conversation ended"
@@ -441,20 +437,20 @@ class McpServedAgent:
         )
         if code != 0:
             raise AgentFailure(
-                ErrorKind.CRASH, f"the agent exited with code {code} {when}{pid}", detail=detail
+                ErrorKind.CRASH, f"the agent exited with code {code} {when}", detail=detail
             )
         if not talk.over:
             raise AgentFailure(
                 ErrorKind.PROTOCOL,
                 f"the agent exited with code 0 {when}: after each answer it reads the next "
-                f"user turn from stdin, and exits at its end of file{pid}",
+                f"user turn from stdin, and exits at its end of file",
                 detail=detail,
             )
         if endpoint.requests == 0:
             raise AgentFailure(
                 ErrorKind.PROTOCOL,
                 "the agent never connected to its MCP server (TOOLGATE_MCP_URL or "
-                f"TOOLGATE_MCP_COMMAND){pid}",
+                "TOOLGATE_MCP_COMMAND)",
                 detail=detail,
             )
 
