@@ -50,9 +50,21 @@ import orjson
 from gate import jsonio
 from gate.errors import FieldError, OutputError, Problem, RunsFileError, error_class_of
 from gate.model import Case, Run, Shard, ToolCall, ToolResult, Turn
+from gate.usage import InvalidUsage, usage_of
 
 _RUN_KEYS = frozenset(
-    {"case_id", "sample", "turns", "final", "error", "error_class", "latency_ms", "usage", "meta"}
+    {
+        "case_id",
+        "sample",
+        "turns",
+        "final",
+        "error",
+        "error_class",
+        "latency_ms",
+        "usage",
+        "usage_error",
+        "meta",
+    }
 )
 _TURN_KEYS = frozenset({"calls", "tool_results", "content", "user"})
 _CALL_KEYS = frozenset({"id", "name", "arguments", "raw_arguments", "parse_ok", "type", "index"})
@@ -251,6 +263,9 @@ def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
     error = obj.get("error")
     if error is not None and not isinstance(error, str):
         raise FieldError("error", "must be a string or null")
+    cut = None if turns is not None else _over_bounds(raw_turns)
+    if cut is not None:
+        raw_turns, why = cut
     recorded_class = obj.get("error_class")
     if recorded_class is not None and recorded_class != error_class_of(error):
         expected = error_class_of(error)
@@ -268,10 +283,15 @@ def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
         raise FieldError("latency_ms", "must be a number or null")
     usage = obj.get("usage")
     if usage is not None and (not isinstance(usage, dict) or not _counts_only(usage)):
-        raise FieldError("usage", "must be an object of integer token counts")
+        raise FieldError("usage", "must be an object of token counts (numbers)")
+    usage_error = obj.get("usage_error")
+    if usage_error is not None and not isinstance(usage_error, str):
+        raise FieldError("usage_error", "must be a string or null")
     meta = obj.get("meta")
     if meta is not None and not isinstance(meta, dict):
         raise FieldError("meta", "must be an object or null")
+    if cut is not None and error is None:
+        error = why  # beyond what a sample may record: failed, as a live agent would be
     return Run(
         case_id,
         sample,
@@ -279,14 +299,57 @@ def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
         final,
         error,
         float(latency) if latency is not None else None,
-        usage,
+        # checked as a report is (gate.usage): an invalid one is recorded, never refused
+        usage_of(usage, usage_error) if usage is not None or usage_error is not None else None,
         meta,
     )
 
 
+MAX_RUN_TURNS = 10_000
+"""Most turns one run (one sample) may record; a line with more keeps the first ones."""
+MAX_RUN_CALLS = 10_000
+"""Most tool calls one run may record, over all its turns; a line with more keeps the
+first ones. A live agent is bounded well below (its step budget, and
+:data:`gate.replay.session.MAX_BATCH_CALLS` calls a turn): this bound is the reader's,
+so that a runs file from elsewhere costs time and memory in proportion to what is kept."""
+
+
+def _over_bounds(raw_turns: list[Any]) -> tuple[list[Any], str] | None:
+    """``raw_turns`` cut to :data:`MAX_RUN_TURNS` turns and :data:`MAX_RUN_CALLS` calls,
+    and why (a ``step_budget`` error), when it holds more; else ``None``. Only the kept
+    part is converted afterwards."""
+    calls = 0
+    for i, turn in enumerate(raw_turns):
+        if i >= MAX_RUN_TURNS:
+            return raw_turns[:i], (
+                f"step_budget: the run records {len(raw_turns):,} turns; a sample records at "
+                f"most {MAX_RUN_TURNS:,} (the first are kept)"
+            )
+        got = turn.get("calls") if isinstance(turn, dict) else None
+        if not isinstance(got, list):
+            continue
+        if calls + len(got) > MAX_RUN_CALLS:
+            total = calls + sum(
+                len(t["calls"])
+                for t in raw_turns[i:]
+                if isinstance(t, dict) and isinstance(t.get("calls"), list)
+            )
+            keep = MAX_RUN_CALLS - calls
+            head = {**turn, "calls": got[:keep]}
+            results = turn.get("tool_results")
+            if isinstance(results, list):
+                head["tool_results"] = results[:keep]
+            return [*raw_turns[:i], head], (
+                f"step_budget: the run records {total:,} tool calls; a sample records at most "
+                f"{MAX_RUN_CALLS:,} (the first are kept)"
+            )
+        calls += len(got)
+    return None
+
+
 def _counts_only(usage: dict[str, Any]) -> bool:
     for v in usage.values():
-        if type(v) is not int and (not isinstance(v, int) or isinstance(v, bool)):
+        if type(v) is not int and (not isinstance(v, int | float) or isinstance(v, bool)):
             return False
     return True
 
@@ -353,8 +416,14 @@ def run_to_json(run: Run) -> dict[str, Any]:
         "final": run.final,
         "error": run.error,
         "latency_ms": run.latency_ms,
-        "usage": dict(run.usage) if run.usage is not None else None,
+        "usage": None,
     }
+    # The reader's check (gate.usage), so that what is written reads back the same.
+    usage = usage_of(run.usage) if run.usage is not None else None
+    if isinstance(usage, InvalidUsage):
+        out["usage_error"] = usage.reason
+    elif usage is not None:
+        out["usage"] = dict(usage)
     if run.error_class is not None:
         out["error_class"] = run.error_class.value
     if run.meta is not None:

@@ -7,7 +7,8 @@ turn of a conversation) the agent sends the replies in order, each as one line:
   (unless it names them itself); after a ``tool_calls`` reply it reads the results;
 * a string is sent as it is (its raw text: numbers too large for JSON libraries, lines
   nested deeper than they parse);
-* ``{"read": true}`` reads one message from stdin without sending anything.
+* ``{"read": true}`` reads one message from stdin without sending anything;
+* ``{"sleep": s}`` waits ``s`` seconds.
 
 A ``final`` ends the turn; in a conversation the next user turn starts the replies again.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 with open(os.environ["SCRIPT"], encoding="utf-8") as fh:
     REPLIES = json.load(fh)["replies"]
@@ -42,6 +44,9 @@ def main() -> None:
                 continue
             if reply.get("read"):
                 read()
+                continue
+            if "sleep" in reply:
+                time.sleep(reply["sleep"])
                 continue
             sys.stdout.write(json.dumps({**ids, **reply}) + "\n")
             sys.stdout.flush()
