@@ -24,8 +24,8 @@ The agent's stdin is a pipe and its stdout JSON Lines. Having answered a user tu
 (``user_input`` is the first), the agent prints one line and flushes it::
 
     agent → {"type": "final", "content": "<its answer>"}          (a string, or null)
-    runner → {"type": "user", "case_id", "sample", "content", "messages"}
-    ...      the next turn's calls, then its "final" line
+    runner → {"type": "user", "case_id", "sample", "turn", "content", "messages"}
+    ...      the next turn's calls, then its "final" line (which may echo "turn")
     runner → end of file on stdin: the conversation is over; exit 0
 
 ``messages`` is the whole conversation so far in the OpenAI chat shape, this user turn
@@ -547,6 +547,13 @@ class _Conversation:
         content = message.get("content")
         if content is not None and not isinstance(content, str):
             raise AgentFailure(ErrorKind.PROTOCOL, '"final" content must be a string or null')
+        turn = self.answered + 1
+        if "turn" in message and message["turn"] != turn:
+            raise AgentFailure(
+                ErrorKind.PROTOCOL,
+                f'a "final" line for turn {message["turn"]!r} while running turn {turn}: '
+                "each answer answers the user turn it was sent",
+            )
         self.host.run_on_loop(self.endpoint.flush)  # a batch still held is this turn's
         nxt = self.session.next_user(content)
         self.answered += 1
@@ -564,6 +571,7 @@ class _Conversation:
             "type": "user",
             "case_id": self.job.case.id,
             "sample": self.job.sample,
+            "turn": self.answered + 1,
             "content": nxt,
             "messages": self.session.messages(),
         }
