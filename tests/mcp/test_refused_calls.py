@@ -191,3 +191,30 @@ def test_mcp__failure_messages__carry_no_pid_and_two_runs_report_alike(tmp_path:
             ]
         )
     assert outs[0] == outs[1]
+
+
+def test_peek__the_name_after_arguments_nested_past_any_parser__read_without_recursion() -> None:
+    """The scan the host and the bridge run on a body orjson refuses (deeper than 1,024
+    levels): it reads the tool name wherever it stands, with no recursion (the
+    interpreter's own limit is 1,000 frames)."""
+    from gate.replay.mcp.peek import attempts
+
+    body = (
+        '\ufeff{"jsonrpc":"2.0","id":"r1","method":"tools/call","params":{"arguments":{"x":'
+        + deep(5000)
+        + '},"name":"delete\\u005faccount"}}'
+    ).encode()
+    (got,) = attempts(body)
+    assert (got.name, got.request_id) == ("delete_account", "r1")
+    assert got.arguments_text.startswith('{"x":[[[') and len(got.arguments_text) > 10_000
+    # a batch cut short: the first call whole, the second as far as it went
+    cut = (
+        b"["
+        + call_body(rid=1).encode()
+        + b","
+        + call_body('"issue_refund"', '{"a":[1,', 2).encode()[:-8]
+    )
+    assert [(a.name, a.request_id) for a in attempts(cut)] == [
+        ("delete_account", 1),
+        ("issue_refund", 2),
+    ]

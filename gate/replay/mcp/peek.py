@@ -54,7 +54,9 @@ def mentions_tools_call(body: bytes) -> bool:
 
 
 def attempts(body: bytes) -> list[Attempt]:
-    """Every ``tools/call`` request in ``body`` (module docstring), in order."""
+    """Every ``tools/call`` request in ``body`` (module docstring), in order (a UTF-8 byte
+    order mark before it is read past)."""
+    body = body.removeprefix(b"\xef\xbb\xbf")
     try:
         value = orjson.loads(body)
     except orjson.JSONDecodeError:
