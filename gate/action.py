@@ -66,6 +66,7 @@ from gate.github.activity import (
 )
 from gate.github.client import ClientFactory, client_for
 from gate.github.context import INPUTS_FILE, FailOn, GitHubContext
+from gate.github.stepfiles import StepSeal
 from gate.github.workflow import annotation
 
 if TYPE_CHECKING:
@@ -104,6 +105,9 @@ class Collaborators:
     """The step's log: workflow commands (``::warning::``), the console report."""
     err: TextIO
     """Error details (input problems, a traceback)."""
+    seal: StepSeal | None = None
+    """Ends the step's processes and keeps the runner's files ToolGate's
+    (:mod:`gate.github.stepfiles`); set by :func:`main` for the real entrypoint only."""
 
     @classmethod
     def default(cls) -> Collaborators:
@@ -136,10 +140,22 @@ def main(
     """Run the action; returns the exit code."""
     env = os.environ if environ is None else environ
     deps = collaborators or Collaborators.default()
+    if collaborators is None:  # the step itself: its processes and files are ours to seal
+        deps.seal = StepSeal.start(env)
     ctx = GitHubContext.from_environ(env)
     with _sigterm_unwinds():
         outcome = run_guarded(ctx, env, deps)
     return finish(ctx, deps, outcome)
+
+
+def seal_step(deps: Collaborators) -> None:
+    """Once the gate is over, before the step's summary, comment or outputs are written:
+    end every process the step started and cut back whatever else wrote to the runner's
+    files (:class:`gate.github.stepfiles.StepSeal`); each thing it did is a warning."""
+    if deps.seal is None:
+        return
+    for text in deps.seal.close():
+        _log(deps, "warning", text)
 
 
 def run_guarded(ctx: GitHubContext, environ: Mapping[str, str], deps: Collaborators) -> Outcome:
@@ -172,6 +188,7 @@ def run_guarded(ctx: GitHubContext, environ: Mapping[str, str], deps: Collaborat
 def run(ctx: GitHubContext, environ: Mapping[str, str], deps: Collaborators) -> Outcome:
     """Settings checked, the working directory, the plan, then the activity."""
     ctx.require_valid()
+    require_runner_temp(ctx)
     for text in ctx.warnings:
         _log(deps, "warning", text)
     workspace = ctx.workspace or Path.cwd()
@@ -191,6 +208,23 @@ def run(ctx: GitHubContext, environ: Mapping[str, str], deps: Collaborators) -> 
             return do_relay_comment(activity, ctx, environ, deps, workdir)
         case _:
             assert_never(activity)
+
+
+def require_runner_temp(ctx: GitHubContext) -> None:
+    """``RUNNER_TEMP``, where ToolGate keeps the agent's environment and a fetched
+    baseline, must name a folder: an input error otherwise (never a traceback)."""
+    temp = ctx.runner_temp
+    if temp is not None and not temp.is_dir():
+        raise InputError(
+            Problem(
+                "environment",
+                None,
+                "RUNNER_TEMP",
+                f"{temp} is not a folder: the runner sets RUNNER_TEMP to its temporary "
+                "folder; unset it, or point it at a folder that exists",
+            ),
+            hint="The gate did not start.",
+        )
 
 
 def prepare_agent(
@@ -252,6 +286,7 @@ def do_check(
     )
     with _group(deps, "ToolGate check"):
         done = check(opts, environ, deps.out, log=deps.err)
+    seal_step(deps)
     _publish(done.results, ctx, environ, deps, config, activity.comment, (baseline.note,), done.out)
     return Outcome(
         done.exit_code,
@@ -284,6 +319,7 @@ def do_run_shard(
             stream=deps.out,
             agent_python=agent_python,
         )
+    seal_step(deps)
     problem = write_step_summary(done.results, ctx, redactor=redactor_for(done.config, environ))
     if problem is not None:
         _log(deps, "warning", problem)
@@ -325,6 +361,7 @@ def do_merge(
             report_url=ctx.run_url,
             stream=deps.out,
         )
+    seal_step(deps)
     _publish(done.results, ctx, environ, deps, config, activity.comment, (baseline.note,), out)
     return Outcome(
         done.exit_code,
@@ -345,6 +382,7 @@ def do_relay_comment(
     from gate.github.workflow_run import relay_comment
     from gate.report.redact import Redactor
 
+    seal_step(deps)
     done = relay_comment(
         activity,
         ctx,
@@ -586,6 +624,7 @@ def finish(ctx: GitHubContext, deps: Collaborators, outcome: Outcome) -> int:
     """The outputs (once), the rest of the step summary, ``fail-on``; the exit code."""
     from gate.github.workflow import write_outputs
 
+    seal_step(deps)  # (the activity sealed it already, unless it failed)
     if ctx.output_path is not None:
         try:
             write_outputs(ctx.output_path, outputs_of(ctx, outcome))
@@ -728,9 +767,9 @@ def _sigterm_unwinds() -> Iterator[None]:
 
 # ─── the supervisor: the step's exit comes from a run that finished ───────────
 
-CHILD_ENV = "TOOLGATE_ACTION_DONE_FILE"
-"""Set by :func:`supervise` for the process that does the work: where it writes its exit
-code once :func:`main` has returned."""
+CHILD_ENV = "TOOLGATE_ACTION_DONE_FD"
+"""Set by :func:`supervise` for the process that does the work: the pipe it writes its
+exit code to once :func:`main` has returned (a file descriptor it alone holds)."""
 
 
 def supervise() -> int:
@@ -742,14 +781,23 @@ def supervise() -> int:
     import subprocess
 
     if os.environ.get(CHILD_ENV):
+        # The variable goes before anything else runs, and the pipe is not inherited by
+        # what the gate starts: the agent under test cannot say "finished" for it.
+        done_fd = int(os.environ.pop(CHILD_ENV))
+        os.set_inheritable(done_fd, False)
         code = main()
-        Path(os.environ[CHILD_ENV]).write_text(str(code))
+        with contextlib.suppress(OSError):
+            os.write(done_fd, str(code).encode())
+            os.close(done_fd)
         return code
-    fd, done = tempfile.mkstemp(prefix="toolgate-done-", dir=os.environ.get("RUNNER_TEMP"))
-    os.close(fd)
+    seal = StepSeal.start(os.environ)  # the parent adopts whatever outlives the child
+    read_fd, write_fd = os.pipe()
     child = subprocess.Popen(
-        [sys.executable, "-P", "-m", "gate.action"], env={**os.environ, CHILD_ENV: done}
+        [sys.executable, "-P", "-m", "gate.action"],
+        env={**os.environ, CHILD_ENV: str(write_fd)},
+        pass_fds=(write_fd,),
     )
+    os.close(write_fd)
 
     def forward(signum: int, frame: object) -> None:
         child.send_signal(signum)
@@ -757,15 +805,22 @@ def supervise() -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, forward)
     code = child.wait()
+    os.set_blocking(read_fd, False)  # a process the child forked may hold the other end
     try:
-        finished = Path(done).read_text().strip() == str(code)
+        said = os.read(read_fd, 64)
+    except OSError:
+        said = b""
     finally:
-        with contextlib.suppress(OSError):
-            os.unlink(done)
+        os.close(read_fd)
+    finished = said.strip() == str(code).encode()
     if finished:
+        _end_leftovers()
         return code
     if code in (130, 128 + signal.SIGTERM):  # cancelled: the child said so itself
+        _end_leftovers()
         return code
+    for text in seal.close():
+        print(annotation("warning", text, title="ToolGate"), flush=True)
     ctx = GitHubContext.from_environ(os.environ)
     text = (
         f"ToolGate ended without finishing (exit code {code}): something in its process - "
@@ -781,6 +836,13 @@ def supervise() -> int:
                 outputs_of(ctx, Outcome(ExitCode.RUN_INVALID, gated=True)),
             )
     return int(ExitCode.RUN_INVALID)
+
+
+def _end_leftovers() -> None:
+    """What the child left running (it ended its own; a fork of it may remain)."""
+    from gate.replay.reaper import end_all
+
+    end_all()
 
 
 if __name__ == "__main__":

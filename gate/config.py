@@ -488,6 +488,22 @@ class PriceConfig(_Strict):
     output_per_mtok: Annotated[float, Field(ge=0)]
 
 
+class MissingUsage(enum.StrEnum):
+    """What a cost gate on a token metric (``prompt_tokens``, ``completion_tokens``,
+    ``total_tokens``, ``cost``) does when some of the head's samples that answered have
+    no usage: none reported, or invalid (``gate.usage``). It is never "met"."""
+
+    FAIL = "fail"
+    """The gate fails: it could not check what it bounds."""
+    WARN = "warn"
+    """The gate is not checked: it passes, and the reports say so."""
+
+
+class CostConfig(_Strict):
+    missing_usage: MissingUsage = MissingUsage.FAIL
+    """:class:`MissingUsage` (``docs/policy.md``)."""
+
+
 class VarianceConfig(_Strict):
     """Optional absolute ceilings on the head's spread. Without them a flakiness level
     the base history already had is a warning; the test "head flakier than its base
@@ -689,6 +705,7 @@ class Config(_Strict):
     """Prices per million tokens by model name or glob (``gpt-4o*``), ``default`` for an
     agent whose model ToolGate does not know (a program): the ``cost`` metric. Written in
     the config, never fetched."""
+    cost: CostConfig = CostConfig()
     variance: VarianceConfig = VarianceConfig()
     regressions: RegressionsConfig = RegressionsConfig()
     policy: PolicyConfig = PolicyConfig()

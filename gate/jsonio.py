@@ -109,6 +109,23 @@ def depth(value: Any, _level: int = 0) -> int:
     return deepest
 
 
+def deeper_than(value: Any, limit: int) -> bool:
+    """Whether a decoded JSON value nests deeper than ``limit`` (:func:`depth`'s count);
+    stops at the first level past it."""
+    if not isinstance(value, dict | list):
+        return limit < 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    pop, push = stack.pop, stack.append
+    while stack:
+        node, level = pop()
+        if level > limit:
+            return True
+        for child in node.values() if isinstance(node, dict) else node:
+            if isinstance(child, dict | list):
+                push((child, level + 1))
+    return False
+
+
 def _class_table() -> bytes:
     table = bytearray(b"." * 256)
     for b in b"0123456789":

@@ -562,7 +562,9 @@ class Run:
     final: str | None = None
     error: str | None = None
     latency_ms: float | None = None
-    usage: Mapping[str, int] | None = None
+    usage: Mapping[str, int | float] | None = None
+    """The token counts the agent reported, summed; a ``gate.usage.InvalidUsage`` (no
+    counts, and why) when they could not be used."""
     meta: Mapping[str, JsonValue] | None = None
 
     @property
@@ -885,7 +887,7 @@ class SampleScore:
     hard_failures: tuple[HardFailure, ...] = ()
     error: str | None = None
     latency_ms: float | None = None
-    usage: Mapping[str, int] | None = None
+    usage: Mapping[str, int | float] | None = None
     turns: tuple[TurnScore, ...] = ()
     """A conversation's user turns, each scored where it happened (empty for a one-turn
     case)."""
@@ -1075,6 +1077,18 @@ class ConfirmStats:
 
 
 @value
+class UsageReported:
+    """Which of the head's initial samples that answered reported each usage metric (on
+    the whole dataset, or a slice): a cost gate on a metric that some of them lack —
+    none reported, or invalid (``gate.usage``) — is not checked (``gate.policy.decide``)."""
+
+    answered: int
+    """Initial samples with an answer (those that have cost figures)."""
+    reported: Mapping[str, int]
+    """Usage metric → how many of them have a value of it."""
+
+
+@value
 class SuiteStats:
     """Everything the reduction computes from a run's sample scores (``gate.policy.reduce``):
     the value the baseline comparison and the decision take, and that ``gate.results``
@@ -1096,6 +1110,8 @@ class SuiteStats:
     confirm: ConfirmStats | None
     notices: tuple[str, ...]
     timing: Mapping[str, JsonValue]
+    usage_reported: Mapping[str, UsageReported] = field(default_factory=dict)
+    """Slice name (``""``: the whole dataset) → which answered samples reported usage."""
 
 
 # ─── the baseline comparison ──────────────────────────────────────────────────

@@ -69,6 +69,7 @@ from gate.policy.reduce import reduce, sample_metric_names
 from gate.policy.table import CaseMeta, RowsBuilder
 from gate.scorers.registry import BY_NAME, COST_METRICS, METRICS
 from gate.scorers.usage import fill, usage_positions
+from gate.usage import InvalidUsage, usage_of
 
 SCHEMA_VERSION: Literal[2] = 2
 READS: tuple[int, ...] = (1, 2)
@@ -119,6 +120,9 @@ class SampleResult(_M):
     tallies: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
     usage: dict[str, int | float] | None = None
+    usage_error: str | None = None
+    """Why the usage the agent reported could not be used (``gate.usage``: negative, out
+    of range, inconsistent); the sample then has no ``usage`` and no token figures."""
     extra: bool = False
     """True for an extra sample (sequential sampling, seeding)."""
     turns: list[TurnResult] | None = None
@@ -827,6 +831,8 @@ class RecordTemplate:
         usage_part = (
             b""
             if usage is None
+            else b',"usage_error":' + orjson.dumps(usage.reason)
+            if isinstance(usage, InvalidUsage)
             else b',"usage":'
             + orjson.dumps(usage if type(usage) is dict else dict(usage), option=_SORTED)
         )
@@ -1004,7 +1010,7 @@ def result_record(
         error=s.error,
         extra=s.extra,
         turns=turns,
-    ).render(s.sample, s.usage)
+    ).render(s.sample, usage_of(s.usage, s.usage_error))
 
 
 # ─── typed values → results.json ─────────────────────────────────────────────
@@ -2216,7 +2222,7 @@ def merge_part(name: str, results: Results, names: Sequence[str]) -> MergePart:
                 scores=dict(zip(own, s.scores, strict=True)),
                 failed_checks=s.failed_checks,
                 tallies=tallies_of(s.tallies),
-                usage=s.usage,
+                usage=usage_of(s.usage, s.usage_error),
                 hard=hard.get((c.id, s.sample), ()),
                 extra=s.extra,
                 error=s.error,

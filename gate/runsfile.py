@@ -37,6 +37,7 @@ nothing already recorded (``--resume`` reads it back).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -44,12 +45,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
+
 from gate import jsonio
 from gate.errors import FieldError, OutputError, Problem, RunsFileError, error_class_of
 from gate.model import Case, Run, Shard, ToolCall, ToolResult, Turn
+from gate.usage import InvalidUsage, usage_of
 
 _RUN_KEYS = frozenset(
-    {"case_id", "sample", "turns", "final", "error", "error_class", "latency_ms", "usage", "meta"}
+    {
+        "case_id",
+        "sample",
+        "turns",
+        "final",
+        "error",
+        "error_class",
+        "latency_ms",
+        "usage",
+        "usage_error",
+        "meta",
+    }
 )
 _TURN_KEYS = frozenset({"calls", "tool_results", "content", "user"})
 _CALL_KEYS = frozenset({"id", "name", "arguments", "raw_arguments", "parse_ok", "type", "index"})
@@ -60,23 +75,54 @@ LEGACY_UNRECORDED_KEY = "toolgate_unrecorded"
 response" error by this key in the result's content; such files still read (here, once)."""
 
 
-def decode_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None, bool]:
+RUN_MAX_DEPTH = jsonio.MAX_DEPTH
+"""Deepest nesting of a runs.jsonl line: the reader refuses a deeper line, so the writer
+never writes one (:func:`bounded_record`)."""
+ARGUMENTS_LEVEL = 5
+"""How deep a call's arguments sit in a line: line › turns › turn › calls › call."""
+ARGUMENTS_MAX_DEPTH = RUN_MAX_DEPTH - ARGUMENTS_LEVEL
+"""Deepest arguments a call may carry when it is recorded (59 levels): deeper ones, an
+object or a string alike, are a parse failure that keeps their JSON text
+(:func:`decode_arguments`) — the call still counts, a must-not-call one included."""
+
+
+def decode_arguments(
+    raw: Any, *, depth_checked: bool = False
+) -> tuple[dict[str, Any] | None, str | None, bool]:
     """(arguments, raw_arguments, parse_ok) from what a model sent as arguments.
 
     An object is taken as is; a string is decoded strictly and must give an object;
-    anything else (or an undecodable string) is a parse failure.
+    anything else (or an undecodable string) is a parse failure. Arguments nested deeper
+    than :data:`ARGUMENTS_MAX_DEPTH` are a parse failure too, their JSON text kept
+    (``depth_checked``: an object read from a runs line, which the line's own bound
+    already holds).
     """
     if isinstance(raw, dict):
+        if not depth_checked and jsonio.deeper_than(raw, ARGUMENTS_MAX_DEPTH):
+            return None, json_text(raw), False
         return raw, None, True
     if isinstance(raw, str):
         try:
-            value = jsonio.loads_strict(raw)
+            value = jsonio.loads_strict(raw, max_depth=ARGUMENTS_MAX_DEPTH)
         except jsonio.JsonInputError:
             return None, raw, False
         if isinstance(value, dict):
             return value, raw, True
         return None, raw, False
     return None, None, False
+
+
+def json_text(value: Any) -> str:
+    """``value``'s JSON text, however deep (orjson writes at most 255 levels; beyond the
+    interpreter's own limit, a placeholder that says so)."""
+    try:
+        return jsonio.dumps(value).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        pass
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    except (RecursionError, TypeError, ValueError):
+        return "(nested too deep to write as text)"
 
 
 def _unknown_key(obj: dict[str, Any], keys: frozenset[str], field: str) -> FieldError:
@@ -114,7 +160,7 @@ def call_from_json(obj: Any, field: str = "call") -> ToolCall:
         args = raw_field
     if args is None and "arguments" not in obj:
         args = {}
-    decoded, raw, ok = decode_arguments(args)
+    decoded, raw, ok = decode_arguments(args, depth_checked=True)
     return ToolCall(name, decoded, cid, raw_field or raw, ok)
 
 
@@ -217,6 +263,9 @@ def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
     error = obj.get("error")
     if error is not None and not isinstance(error, str):
         raise FieldError("error", "must be a string or null")
+    cut = None if turns is not None else _over_bounds(raw_turns)
+    if cut is not None:
+        raw_turns, why = cut
     recorded_class = obj.get("error_class")
     if recorded_class is not None and recorded_class != error_class_of(error):
         expected = error_class_of(error)
@@ -234,10 +283,15 @@ def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
         raise FieldError("latency_ms", "must be a number or null")
     usage = obj.get("usage")
     if usage is not None and (not isinstance(usage, dict) or not _counts_only(usage)):
-        raise FieldError("usage", "must be an object of integer token counts")
+        raise FieldError("usage", "must be an object of token counts (numbers)")
+    usage_error = obj.get("usage_error")
+    if usage_error is not None and not isinstance(usage_error, str):
+        raise FieldError("usage_error", "must be a string or null")
     meta = obj.get("meta")
     if meta is not None and not isinstance(meta, dict):
         raise FieldError("meta", "must be an object or null")
+    if cut is not None and error is None:
+        error = why  # beyond what a sample may record: failed, as a live agent would be
     return Run(
         case_id,
         sample,
@@ -245,14 +299,57 @@ def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
         final,
         error,
         float(latency) if latency is not None else None,
-        usage,
+        # checked as a report is (gate.usage): an invalid one is recorded, never refused
+        usage_of(usage, usage_error) if usage is not None or usage_error is not None else None,
         meta,
     )
 
 
+MAX_RUN_TURNS = 10_000
+"""Most turns one run (one sample) may record; a line with more keeps the first ones."""
+MAX_RUN_CALLS = 10_000
+"""Most tool calls one run may record, over all its turns; a line with more keeps the
+first ones. A live agent is bounded well below (its step budget, and
+:data:`gate.replay.session.MAX_BATCH_CALLS` calls a turn): this bound is the reader's,
+so that a runs file from elsewhere costs time and memory in proportion to what is kept."""
+
+
+def _over_bounds(raw_turns: list[Any]) -> tuple[list[Any], str] | None:
+    """``raw_turns`` cut to :data:`MAX_RUN_TURNS` turns and :data:`MAX_RUN_CALLS` calls,
+    and why (a ``step_budget`` error), when it holds more; else ``None``. Only the kept
+    part is converted afterwards."""
+    calls = 0
+    for i, turn in enumerate(raw_turns):
+        if i >= MAX_RUN_TURNS:
+            return raw_turns[:i], (
+                f"step_budget: the run records {len(raw_turns):,} turns; a sample records at "
+                f"most {MAX_RUN_TURNS:,} (the first are kept)"
+            )
+        got = turn.get("calls") if isinstance(turn, dict) else None
+        if not isinstance(got, list):
+            continue
+        if calls + len(got) > MAX_RUN_CALLS:
+            total = calls + sum(
+                len(t["calls"])
+                for t in raw_turns[i:]
+                if isinstance(t, dict) and isinstance(t.get("calls"), list)
+            )
+            keep = MAX_RUN_CALLS - calls
+            head = {**turn, "calls": got[:keep]}
+            results = turn.get("tool_results")
+            if isinstance(results, list):
+                head["tool_results"] = results[:keep]
+            return [*raw_turns[:i], head], (
+                f"step_budget: the run records {total:,} tool calls; a sample records at most "
+                f"{MAX_RUN_CALLS:,} (the first are kept)"
+            )
+        calls += len(got)
+    return None
+
+
 def _counts_only(usage: dict[str, Any]) -> bool:
     for v in usage.values():
-        if type(v) is not int and (not isinstance(v, int) or isinstance(v, bool)):
+        if type(v) is not int and (not isinstance(v, int | float) or isinstance(v, bool)):
             return False
     return True
 
@@ -265,7 +362,7 @@ def parse_run_line(line: bytes | str, *, file: str, lineno: int) -> Run:
 def decode_run_line(line: bytes | str, *, file: str, lineno: int) -> Any:
     """The first half of :func:`parse_run_line`: the strict JSON decode of one line."""
     try:
-        return jsonio.loads_strict(line)
+        return jsonio.loads_strict(line, max_depth=RUN_MAX_DEPTH)
     except jsonio.JsonInputError as exc:
         message = str(exc)
         if lineno == 1 and bytes(line if isinstance(line, bytes) else line.encode()).strip() in (
@@ -319,8 +416,14 @@ def run_to_json(run: Run) -> dict[str, Any]:
         "final": run.final,
         "error": run.error,
         "latency_ms": run.latency_ms,
-        "usage": dict(run.usage) if run.usage is not None else None,
+        "usage": None,
     }
+    # The reader's check (gate.usage), so that what is written reads back the same.
+    usage = usage_of(run.usage) if run.usage is not None else None
+    if isinstance(usage, InvalidUsage):
+        out["usage_error"] = usage.reason
+    elif usage is not None:
+        out["usage"] = dict(usage)
     if run.error_class is not None:
         out["error_class"] = run.error_class.value
     if run.meta is not None:
@@ -377,10 +480,20 @@ class RunsWriter:
         self.write_line(self.encode(run))
 
     def encode(self, run: Run | Mapping[str, Any]) -> bytes:
-        """The line :meth:`write` would write (redacted); thread safe, so callers can
-        encode outside whatever lock orders their writes."""
+        """The line :meth:`write` would write (redacted, within :data:`RUN_MAX_DEPTH`:
+        :func:`bounded_record`); thread safe, so callers can encode outside whatever
+        lock orders their writes."""
         record = run_to_json(run) if isinstance(run, Run) else dict(run)
-        line = jsonio.dumps_line(record)
+        try:
+            line = jsonio.dumps_line(record)
+        except orjson.JSONEncodeError:  # nesting orjson will not write (~255 levels)
+            line = b""
+        if not line or (
+            line.count(b"[") + line.count(b"{") > RUN_MAX_DEPTH
+            and jsonio.deeper_than(record, RUN_MAX_DEPTH)
+        ):
+            record = bounded_record(record)
+            line = jsonio.dumps_line(record)
         if self._redact is not None:
             # A redactor that can vouch for the whole line (Redactor.is_clean) spares the
             # walk over every string of the record, the usual case.
@@ -409,6 +522,47 @@ class RunsWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def bounded_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """``record`` (a runs line's) within :data:`RUN_MAX_DEPTH`, so that the reader never
+    refuses what the writer wrote: a call's arguments deeper than
+    :data:`ARGUMENTS_MAX_DEPTH` become a parse failure keeping their JSON text (as
+    :func:`decode_arguments` records them); a tool result's content as deep, or a
+    ``meta`` value nested past the line's bound, is kept as its JSON text."""
+    out = dict(record)
+    turns = []
+    for turn in record.get("turns") or ():
+        t = dict(turn)
+        calls = []
+        for call in t.get("calls") or ():
+            args = call.get("arguments")
+            if isinstance(args, dict | list) and jsonio.deeper_than(args, ARGUMENTS_MAX_DEPTH):
+                raw = call.get("raw_arguments")
+                call = {
+                    **call,
+                    "arguments": None,
+                    "raw_arguments": raw if isinstance(raw, str) else json_text(args),
+                    "parse_ok": False,
+                }
+            calls.append(call)
+        t["calls"] = calls
+        results = []
+        for result in t.get("tool_results") or ():
+            content = result.get("content")
+            if jsonio.deeper_than(content, ARGUMENTS_MAX_DEPTH):
+                result = {**result, "content": json_text(content)}
+            results.append(result)
+        t["tool_results"] = results
+        turns.append(t)
+    out["turns"] = turns
+    meta = record.get("meta")
+    if isinstance(meta, Mapping):
+        out["meta"] = {
+            k: json_text(v) if jsonio.deeper_than(v, RUN_MAX_DEPTH - 2) else v
+            for k, v in meta.items()
+        }
+    return out
 
 
 def _redact_strings(value: Any, redact: Callable[[str], str]) -> Any:

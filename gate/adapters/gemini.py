@@ -4,7 +4,11 @@
 "args", "id"?}}`` part is one call, and ``args`` is already an object (a call with no
 arguments may omit it → ``{}``). Text is the concatenation of ``text`` parts (thought
 parts, ``"thought": true``, are left out). ``usageMetadata`` counts are renamed to the
-OpenAI names. Gemini does not always give calls an id; the runner assigns one.
+OpenAI names; Gemini's ``totalTokenCount`` also counts the thinking and the tool-use
+prompt, so ``thoughtsTokenCount`` is added to ``completion_tokens`` (billed as output, as
+OpenAI counts reasoning) and ``toolUsePromptTokenCount`` to ``prompt_tokens``: the three
+then add up as on every other provider. Gemini does not always give calls an id; the
+runner assigns one.
 
 Streaming (``streamGenerateContent``): every chunk is itself a ``GenerateContentResponse``
 whose parts continue the message; :class:`StreamAccumulator` concatenates the parts of all
@@ -31,6 +35,11 @@ _USAGE = {
     "candidatesTokenCount": "completion_tokens",
     "totalTokenCount": "total_tokens",
 }
+_FOLDED = (
+    ("thoughtsTokenCount", "completion_tokens"),
+    ("toolUsePromptTokenCount", "prompt_tokens"),
+)
+"""Counts Gemini's total includes beside its prompt and candidates (module docstring)."""
 
 
 def call_from_part(part: Any, path: str = "parts[0]") -> ToolCall:
@@ -40,13 +49,17 @@ def call_from_part(part: Any, path: str = "parts[0]") -> ToolCall:
     return make_call(fc.get("name"), fc.get("args", {}), fc.get("id"), f"{path}.functionCall")
 
 
-def _parts(body: Any, path: str) -> tuple[list[Any], str | None, dict[str, int] | None]:
+def _parts(body: Any, path: str) -> tuple[list[Any], str | None, dict[str, int | float] | None]:
     obj = expect_mapping(body, path)
     if "error" in obj and "candidates" not in obj:
         raise PayloadError(
             f"{path}.error", f"the endpoint returned an error: {obj['error']!r:.300}"
         )
     usage = int_counts(obj.get("usageMetadata"), _USAGE)
+    if usage:
+        for part, into in _FOLDED:
+            if part in usage and into in usage:
+                usage[into] = usage[into] + usage[part]
     candidates = obj.get("candidates")
     if candidates is None:
         return [], None, usage
@@ -63,7 +76,7 @@ def _parts(body: Any, path: str) -> tuple[list[Any], str | None, dict[str, int] 
 
 
 def _turn(
-    parts: list[Any], path: str, finish: str | None, usage: dict[str, int] | None
+    parts: list[Any], path: str, finish: str | None, usage: dict[str, int | float] | None
 ) -> AssistantTurn:
     calls: list[ToolCall] = []
     texts: list[str] = []
@@ -90,7 +103,7 @@ class StreamAccumulator:
     def __init__(self) -> None:
         self._parts: list[Any] = []
         self._finish: str | None = None
-        self._usage: dict[str, int] | None = None
+        self._usage: dict[str, int | float] | None = None
         self._chunks = 0
 
     def add(self, chunk: Any) -> None:

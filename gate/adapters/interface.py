@@ -34,7 +34,8 @@ class AssistantTurn:
 
     calls: tuple[ToolCall, ...] = ()
     content: str | None = None
-    usage: Mapping[str, int] | None = None
+    usage: Mapping[str, int | float] | None = None
+    """As the provider reported it (:func:`int_counts`): checked by the session."""
     finish_reason: str | None = None
     message: Mapping[str, Any] | None = None
 
@@ -51,25 +52,20 @@ def make_call(name: Any, arguments: Any, call_id: Any, path: str) -> ToolCall:
     return ToolCall(name=name, arguments=args, id=call_id, raw_arguments=raw, parse_ok=ok)
 
 
-def int_counts(raw: Any, rename: Mapping[str, str] | None = None) -> dict[str, int] | None:
-    """The integer token counts of a provider ``usage`` object, renamed to the OpenAI chat
-    names (``prompt_tokens``, ``completion_tokens``, ``total_tokens``) so usage adds up
-    across providers. Nested detail objects and non-integers are left out."""
+def int_counts(raw: Any, rename: Mapping[str, str] | None = None) -> dict[str, int | float] | None:
+    """The token counts of a provider ``usage`` object, renamed to the OpenAI chat names
+    (``prompt_tokens``, ``completion_tokens``, ``total_tokens``) so usage adds up across
+    providers. Nested detail objects and what is not a number are left out; the numbers
+    are kept as sent, for the session to check (:mod:`gate.usage`: a negative, fractional
+    or huge count makes the sample's usage invalid)."""
     if not isinstance(raw, Mapping):
         return None
     rename = rename or {}
-    out: dict[str, int] = {}
+    out: dict[str, int | float] = {}
     for key, value in raw.items():
-        if isinstance(value, int) and not isinstance(value, bool):
+        if isinstance(value, int | float) and not isinstance(value, bool):
             out[rename.get(key, key)] = value
     return out or None
-
-
-def add_usage(total: dict[str, int], usage: Mapping[str, int] | None) -> None:
-    """``total += usage``, key by key (in place)."""
-    if usage:
-        for key, value in usage.items():
-            total[key] = total.get(key, 0) + value
 
 
 def expect_mapping(value: Any, path: str) -> Mapping[str, Any]:

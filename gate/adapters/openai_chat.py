@@ -87,7 +87,7 @@ class StreamAccumulator:
     def __init__(self) -> None:
         self._content: list[str] = []
         self._calls: dict[int, dict[str, Any]] = {}
-        self._usage: dict[str, int] | None = None
+        self._usage: dict[str, int | float] | None = None
         self._finish: str | None = None
         self._chunks = 0
 

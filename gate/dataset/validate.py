@@ -66,6 +66,10 @@ _TURN_KEYS = (
     "must_not_call",
 )
 """The keys of one user turn of a ``conversation``."""
+MAX_CONVERSATION_TURNS = 100
+"""Most user turns one conversation case may have (docs/dataset.md): every turn sends the
+agent the whole conversation so far, so a sample's cost grows with the square of its
+turns (4,000 turns once took 37 s for one sample)."""
 _TURN_KEY_SET = frozenset(_TURN_KEYS)
 _ONE_TURN_ONLY = (
     "user_input",
@@ -385,6 +389,14 @@ class CaseBuilder:
                 "conversation",
                 "must be a non-empty array of user turns {user, expected_tool_calls, …}, "
                 f"not {json_kind(value)}" + (" (empty)" if value == [] else ""),
+            )
+            return None
+        if len(value) > MAX_CONVERSATION_TURNS:
+            report(
+                "conversation",
+                f"has {len(value):,} user turns; a case has at most {MAX_CONVERSATION_TURNS} "
+                "(each turn sends the agent the whole conversation so far, so its cost grows "
+                "with the square of the turns): split it into several cases",
             )
             return None
         out: list[UserTurn] = []

@@ -111,21 +111,17 @@ def outputs_for(results: Results, results_path: str) -> dict[str, str]:
     ``results-path``, ``summary`` and one ``metric-<name>[-<slice>]`` per gated metric
     (value with 6 decimals, or ``n/a``)."""
     v = results.verdict
-    verdict = "not-gated" if v is None else ("passed" if v.passed else "failed")
+    invalid = results.run_error is not None  # nothing was decided: the Action's "error"
+    verdict = (
+        "error" if invalid else "not-gated" if v is None else ("passed" if v.passed else "failed")
+    )
+    flips = results.comparison.flips if results.comparison and not invalid else []
     regressions = (
         v.regressions
-        if v is not None
-        else sum(
-            1
-            for f in (results.comparison.flips if results.comparison else [])
-            if f.kind == "regression"
-        )
+        if v is not None and not invalid
+        else sum(1 for f in flips if f.kind == "regression")
     )
-    likely = sum(
-        1
-        for f in (results.comparison.flips if results.comparison else [])
-        if f.kind == "likely_regression"
-    )
+    likely = sum(1 for f in flips if f.kind == "likely_regression")
     mnc = sum(1 for h in results.hard_failures if h.kind == "must_not_call")
     compared = (
         v is not None
@@ -142,7 +138,8 @@ def outputs_for(results: Results, results_path: str) -> dict[str, str]:
         "compared": "true" if compared else "false",
         "hard-failures": str(len(results.hard_failures)),
         "results-path": results_path.replace("\n", " "),
-        "summary": (v.summary if v else "not gated").replace("\r", " ").replace("\n", " "),
+        # one line, every control character shown as a space (as annotations show them)
+        "summary": _visible(v.summary if v else "not gated", 2000),
     }
     for g in v.gates if v else []:
         name = f"metric-{g.metric}" + (f"-{g.slice}" if g.slice else "")
@@ -191,8 +188,20 @@ def annotations_for(
         msg = f"case {clean(case_id, 120)} (samples {samples}): {clean(first.message)}"
         items["error"].append(annotation("error", msg, file=file, line=first.line, title=title))
     cmp = results.comparison
+    error = results.run_error
+    invalid = error is not None
+    if error is not None:  # nothing was measured: no case regressed and no gate was missed
+        items["error"].append(
+            annotation(
+                "error",
+                f"the run is not valid: {clean(error.first_line)}",
+                title="ToolGate run not valid",
+            )
+        )
     regressions = [
-        f for f in (cmp.flips if cmp else []) if f.kind in ("regression", "likely_regression")
+        f
+        for f in (cmp.flips if cmp and not invalid else [])
+        if f.kind in ("regression", "likely_regression")
     ]
     regressions.sort(
         key=lambda f: (
@@ -218,7 +227,7 @@ def annotations_for(
         level = "error" if failed and f.kind in counted else "warning"
         title = "ToolGate regression" if f.kind == "regression" else "ToolGate likely regression"
         items[level].append(annotation(level, msg, file=file, line=f.line, title=title))
-    for g in results.verdict.gates if results.verdict else []:
+    for g in results.verdict.gates if results.verdict and not invalid else []:
         if not g.passed:
             where = f" on {clean(g.slice, 60)}" if g.slice else ""
             items["error"].append(

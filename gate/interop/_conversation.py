@@ -52,6 +52,7 @@ from typing import Any
 from gate import jsonio
 from gate.errors import FieldError
 from gate.model import Run, ToolCall, ToolResult, Turn
+from gate.usage import usage_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +84,7 @@ class Conversation:
     messages: list[Message]
     tools: list[dict[str, Any]] = field(default_factory=list)
     """OpenAI-shaped tool specs the model saw (``{"type": "function", "function": {...}}``)."""
-    usage: Mapping[str, int] | None = None
+    usage: Mapping[str, int | float] | None = None
     latency_ms: float | None = None
     error: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
@@ -260,7 +261,7 @@ def to_run(conv: Conversation, case_id: str, sample: int, *, last_turn: bool = F
         final=final,
         error=conv.error,
         latency_ms=conv.latency_ms,
-        usage=dict(conv.usage) if conv.usage else None,
+        usage=usage_of(dict(conv.usage)) if conv.usage else None,
         meta=dict(conv.meta) or None,
     )
 

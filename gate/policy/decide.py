@@ -38,12 +38,20 @@ and returns a :class:`~gate.model.Verdict`; it reads no file and builds no resul
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 
-from gate.config import Config, GateConfig, LikelyMode, NewCasesMode, RegressionsConfig
+from gate.config import (
+    Config,
+    GateConfig,
+    LikelyMode,
+    MissingUsage,
+    NewCasesMode,
+    RegressionsConfig,
+)
 from gate.model import (
     CaseStats,
     Comparison,
@@ -67,6 +75,7 @@ from gate.policy.engine import Evaluation
 from gate.policy.guards import EPS, check_variance
 from gate.policy.reduce import case_ids, case_values
 from gate.scorers.registry import COST_METRICS
+from gate.scorers.usage import USAGE_METRICS
 
 SHOW_CASES = 3
 """Case ids named in one gate reason (the rest are counted)."""
@@ -160,8 +169,9 @@ def decide(
         notices.extend(policy_notices)
 
     comparable_base = comparison is not None and comparison.comparable
+    missing_usage = config.cost.missing_usage if config is not None else MissingUsage.FAIL
     gates = [
-        g
+        usage_checked(g, gate, stats, missing_usage)
         for gate in (config.gates if config else [])
         for g in (
             [relative_gate(gate, evaluation if comparable_base else None)]
@@ -402,6 +412,62 @@ def evaluate_gate(results: SuiteStats, gate: GateConfig) -> list[GateOutcome]:
     return out
 
 
+def lacking_usage(gate: GateConfig, stats: SuiteStats) -> tuple[int, int] | None:
+    """(N, M) when N of the M initial head samples that answered (in the gate's slice)
+    have no value of the gate's token metric — none reported, or invalid; ``None`` when
+    every one has one, or the metric is not taken from usage."""
+    if gate.metric not in USAGE_METRICS:
+        return None
+    seen = stats.usage_reported.get(gate.slice or "")
+    if seen is None or seen.answered == 0:
+        return None
+    lacking = seen.answered - seen.reported.get(gate.metric, 0)
+    return (lacking, seen.answered) if lacking > 0 else None
+
+
+def usage_checked(
+    outcome: GateOutcome, gate: GateConfig, stats: SuiteStats, mode: MissingUsage
+) -> GateOutcome:
+    """``outcome``, unless the gate bounds a token metric some answered head samples lack
+    (:func:`lacking_usage`): then it is not checked — whatever the samples that reported
+    would show — and fails or passes with a warning as ``cost.missing_usage`` says. A
+    gate that cannot see every sample's usage is never "met": the samples left out could
+    be the expensive ones."""
+    lacking = lacking_usage(gate, stats)
+    if lacking is None:
+        return outcome
+    n, m = lacking
+    label = gate_label(gate.metric, gate.slice)
+    bound = (
+        f"max_increase {gate.max_increase:.0%}"
+        if gate.max_increase is not None
+        else f"{outcome.op} {_figure(outcome.threshold)}"
+    )
+    what = (
+        "no cost figure (no usage reported, or no price for its model)"
+        if gate.metric == "cost"
+        else "no usage"
+    )
+    why = f"the head reported {what} on {n:,} of {m:,} samples"
+    if mode is MissingUsage.WARN:
+        reason = f"{label}: {bound} not checked — {why} (cost.missing_usage: warn)"
+    else:
+        reason = (
+            f"{label}: {bound} not checked — {why}; cost.missing_usage: fail fails a cost "
+            "gate that cannot see every sample's usage (warn passes it with this warning)"
+        )
+    return dataclasses.replace(
+        outcome,
+        value=None,
+        passed=mode is MissingUsage.WARN,
+        reason=reason,
+        failing_cases=(),
+        no_data=False,
+        not_checked=True,
+        undecided=False,
+    )
+
+
 def relative_gate(
     gate: GateConfig, evaluation: Evaluation | None, *, max_samples: int = MAX_SAMPLES
 ) -> GateOutcome:
@@ -596,7 +662,10 @@ def _summary(
                 "variance guard: " + "; ".join(r.split(" — ")[0] for r in variance.reasons)
             )
         return "; ".join(parts) if parts else reasons[0]
-    parts = [f"{len(gates)} gate(s) met" if gates else "no gates configured"]
+    unchecked = [g for g in gates if g.not_checked]
+    parts = [f"{len(gates) - len(unchecked)} gate(s) met" if gates else "no gates configured"]
+    if unchecked:
+        parts[0] += f", {len(unchecked)} not checked ({unchecked[0].reason.split(' — ')[-1]})"
     parts.append("no hard failures")
     if comparison is not None and comparison.comparable:
         parts.append(f"{regressions} regression(s) against {comparison.source}")

@@ -56,11 +56,13 @@ from gate.model import (
     SliceStats,
     SuiteStats,
     ToolRecall,
+    UsageReported,
 )
 from gate.policy import stats
 from gate.policy.advisor import advise
 from gate.policy.table import CaseMeta, SampleTable
 from gate.scorers.registry import METRICS, POOLED_METRICS
+from gate.scorers.usage import USAGE_METRICS
 
 POOLED = "unnecessary_call_rate"
 CASE_PASSED = "case_passed"
@@ -112,6 +114,8 @@ def reduce(table: SampleTable, header: RunHeader, *, seed: int, max_extra: int) 
             cases={metas[i].id: int(k) for i, k in enumerate(n_extra) if k},
         )
     advisor = advise(samples=reg_n, case_pass_rates=reduced.regular_pass_rate)
+    if rows.invalid_usage:
+        notices.append(invalid_usage_notice(table))
     case_names = (*names, POOLED)
     return SuiteStats(
         header=header,
@@ -154,6 +158,46 @@ def reduce(table: SampleTable, header: RunHeader, *, seed: int, max_extra: int) 
         confirm=confirm,
         notices=tuple(notices),
         timing=_latency(rows.latency),
+        usage_reported=_usage_reported(table, _slices(metas)),
+    )
+
+
+def _usage_reported(
+    table: SampleTable, slices: Mapping[str, stats.Bools]
+) -> dict[str, UsageReported]:
+    """Per slice (``""``: the whole dataset), which initial samples that answered — those
+    with a ``steps`` figure: a sample the agent failed has no cost figures at all —
+    reported each usage metric (:class:`~gate.model.UsageReported`)."""
+    rows = table.rows
+    col = {n: j for j, n in enumerate(rows.names)}
+    if "steps" not in col or not len(rows):
+        return {}
+    initial = ~rows.extra & rows.present
+    answered = initial & ~np.isnan(rows.values[:, col["steps"]])
+    has = {m: answered & ~np.isnan(rows.values[:, col[m]]) for m in USAGE_METRICS if m in col}
+    out: dict[str, UsageReported] = {}
+    for name, mask in {"": None, **slices}.items():
+        where = answered if mask is None else answered & mask[rows.case]
+        out[name] = UsageReported(
+            answered=int(where.sum()),
+            reported={
+                m: int((v if mask is None else v & mask[rows.case]).sum()) for m, v in has.items()
+            },
+        )
+    return out
+
+
+def invalid_usage_notice(table: SampleTable) -> str:
+    """How many samples reported usage that could not be used (``gate.usage``), and the
+    first of them with why."""
+    rows = table.rows
+    bad = rows.invalid_usage
+    row = min(bad)
+    case = table.metas[int(rows.case[row])].id
+    first = f"case {case} sample {int(rows.sample[row])}: {bad[row]}"
+    return (
+        f"the agent reported invalid token usage on {len(bad):,} sample(s), left out of the "
+        f"token figures (a cost gate counts them as samples without usage); first: {first}"
     )
 
 
@@ -183,8 +227,8 @@ def _usage(table: SampleTable, cases: int) -> dict[str, float]:
     present = table.rows.present
     for key, col in sorted(table.rows.usage.items()):
         total: float = float(np.nansum(col))
-        if key not in table.rows.usage_floats:
-            total = int(total)
+        if key not in table.rows.usage_floats and abs(total) <= 2**53:
+            total = int(total)  # (beyond 2**53 a float: exact no more, and never past 64 bits)
         out[key] = total
         if cases:
             out[f"{key}_per_case"] = round(total / cases, 6)

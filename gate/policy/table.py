@@ -26,6 +26,7 @@ from gate.model import Case, HardFailure, Tallies, value
 from gate.policy import stats
 from gate.policy.validity import is_missing
 from gate.scorers.usage import usage_positions
+from gate.usage import InvalidUsage
 
 NO_ACTUAL = "(none)"
 """How a confusion pair with no actual tool is counted (``Tallies.confusion``)."""
@@ -130,6 +131,10 @@ class SampleRows:
     pass, no call, nothing in the pooled tallies — so it counts neither as a failure nor
     as a pass; :attr:`present` leaves it out of the pass rates."""
 
+    invalid_usage: dict[int, str] = field(default_factory=dict)
+    """Row → why the usage its agent reported could not be used (``gate.usage``): the
+    row has no usage and no token figures, and the reports count it."""
+
     def __len__(self) -> int:
         return int(self.case.shape[0])
 
@@ -197,6 +202,7 @@ class RowsBuilder:
         self._malformed: dict[str, int] = {}
         self._hard: list[tuple[int, HardFailure]] = []
         self._missing: dict[int, str] = {}
+        self._invalid_usage: dict[int, str] = {}
         self._na = array("d", [float("nan")] * len(self.names))
         self._usage_at = usage_positions(self.names)
 
@@ -309,7 +315,9 @@ class RowsBuilder:
         self._latency.append(float("nan") if latency_ms is None else latency_ms)
         columns = self._usage
         filled = 0
-        if usage:
+        if type(usage) is InvalidUsage:
+            self._invalid_usage[row] = usage.reason
+        elif usage:
             for key, val in usage.items():
                 t = type(val)
                 if t is int or (t is not bool and isinstance(val, int | float)):
@@ -403,6 +411,7 @@ class RowsBuilder:
             malformed=self._malformed,
             hard=self._hard,
             missing=dict(self._missing),
+            invalid_usage=dict(self._invalid_usage),
         )
 
 
@@ -546,7 +555,7 @@ def _widen(b: SampleRows, names: tuple[str, ...], checks: tuple[str, ...]) -> Sa
     return SampleRows(
         names, checks, b.case, b.sample, b.extra, b.passed, values, b.calls, b.calls_no_tool,
         bits, b.latency, b.usage, b.usage_floats, b.called, b.per_tool, b.confusion,
-        b.malformed, b.hard, b.missing,
+        b.malformed, b.hard, b.missing, b.invalid_usage,
     )  # fmt: skip
 
 
@@ -568,6 +577,7 @@ def _concat(parts: Sequence[SampleRows]) -> SampleRows:
     called: dict[int, tuple[str, ...]] = {}
     hard: list[tuple[int, HardFailure]] = []
     missing: dict[int, str] = {}
+    invalid_usage: dict[int, str] = {}
     for p, off in zip(parts, offsets, strict=False):
         for name, (e, m, c) in p.per_tool.items():
             acc3 = per_tool.setdefault(name, [0, 0, 0])
@@ -583,6 +593,7 @@ def _concat(parts: Sequence[SampleRows]) -> SampleRows:
         called.update({int(off) + r: names for r, names in p.called.items()})
         hard.extend((int(off) + r, h) for r, h in p.hard)
         missing.update({int(off) + r: e for r, e in p.missing.items()})
+        invalid_usage.update({int(off) + r: e for r, e in p.invalid_usage.items()})
     return SampleRows(
         names=parts[0].names,
         check_names=parts[0].check_names,
@@ -603,6 +614,7 @@ def _concat(parts: Sequence[SampleRows]) -> SampleRows:
         malformed=malformed,
         hard=hard,
         missing=missing,
+        invalid_usage=invalid_usage,
     )
 
 
@@ -633,6 +645,7 @@ def _take(
     out.usage = {k: v[order] for k, v in rows.usage.items()}
     out.called = {int(where[r]): names for r, names in rows.called.items()}
     out.missing = {int(where[r]): e for r, e in rows.missing.items()}
+    out.invalid_usage = {int(where[r]): e for r, e in rows.invalid_usage.items()}
     return out
 
 

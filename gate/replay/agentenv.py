@@ -20,12 +20,19 @@ Each runs in a collapsed log group (``::group::``) with its output — workflow 
 it are not obeyed (``::stop-commands::``) — and its duration, and each is bounded
 (:data:`STEP_TIMEOUT_S`). A failure is an input error naming the input (exit code 2) with
 the last lines of the output: the gate never starts.
+
+A service ``setup`` starts in the background (``ollama serve &``, ``nohup``, ``setsid``)
+lives for the step: the step goes on once the shell exits — never waiting for the service,
+which may hold the output open — and ToolGate ends it, with every other process the step
+started, once the gate is over (:mod:`gate.github.stepfiles`). What it prints after the
+shell exited is not shown.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -112,6 +119,7 @@ def install_requirements(
     if not requirements.is_file():
         near = _nearest(workdir, install)
         raise _bad("install", f"no such file {install!r} in {workdir}{near}")
+    check_nested(requirements, root, _pip_environ(environ, workspace, None))
     folder = Path(tempfile.mkdtemp(prefix="toolgate-agent-env-", dir=scratch))
     made = AgentEnvironment(folder, folder / "bin" / "python")
     title = f"ToolGate: install {install} into the agent's environment"
@@ -168,13 +176,97 @@ def activate(made: AgentEnvironment, environ: MutableMapping[str, str]) -> None:
     environ.pop("PYTHONHOME", None)
 
 
+_NESTED = re.compile(
+    r"^(?:-r|--requirement|-c|--constraint)(?:\s*=\s*|\s+|(?<=^-r)|(?<=^-c))(?P<value>\S.*)$"
+)
+"""A requirements file's line that reads another file (``-r``/``-c``, long forms, with a
+space, an ``=`` or nothing between the option and its value)."""
+_ENV_VAR = re.compile(r"\$\{(?P<name>[A-Z0-9_]+)\}")
+"""What pip expands in a requirements file (``${NAME}``)."""
+MAX_NESTED = 64
+"""Most requirements files one ``install`` may read, the first included."""
+
+
+def check_nested(requirements: Path, root: Path, environ: Mapping[str, str]) -> None:
+    """Every file ``requirements`` reads with ``-r``/``-c`` (and the files those read) is
+    in the workspace ``root``: pip would follow a path anywhere, and quote what it read
+    in its error. Read as pip reads them — a line continued by a backslash, a ``#``
+    comment, ``${VAR}`` expanded from pip's environment, a path relative to the file
+    that names it, a ``file:`` URL. A file outside is an input error naming the file
+    and the line that names it, never quoting what the file outside holds."""
+    seen: set[Path] = set()
+    todo = [requirements.resolve()]
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        if len(seen) > MAX_NESTED:
+            raise _bad("install", f"the requirements files name more than {MAX_NESTED} others")
+        shown = _shown(path, root)
+        try:
+            text = path.read_text("utf-8", errors="replace")
+        except OSError as exc:
+            raise _bad("install", f"{shown}: cannot read ({exc.strerror or exc})") from None
+        for lineno, line in _logical_lines(text):
+            m = _NESTED.match(line)
+            if m is None:
+                continue
+            value = _ENV_VAR.sub(lambda v: environ.get(v.group("name"), ""), m.group("value"))
+            value = value.strip().strip("'\"")
+            if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", value):
+                if not value.lower().startswith("file:"):
+                    continue  # an index URL: pip fetches it, nothing of this machine is read
+                value = re.sub(r"^file:(//)?", "", value, flags=re.IGNORECASE)
+            target = (path.parent / value).resolve()
+            if target != root and root not in target.parents:
+                raise _bad(
+                    "install",
+                    f"{shown} line {lineno}: {line.split()[0]} names a file outside the "
+                    f"workspace ({root}): every requirements file must be in the repository",
+                )
+            if not target.is_file():
+                raise _bad("install", f"{shown} line {lineno}: no such file {value!r}")
+            todo.append(target)
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """(first physical line number, text) of each logical line, as pip joins them: a
+    trailing backslash continues a line; a ``#`` at the start or after a space starts a
+    comment."""
+    out: list[tuple[int, str]] = []
+    buf = ""
+    start = 0
+    for n, raw in enumerate(text.splitlines(), start=1):
+        if not buf:
+            start = n
+        if raw.endswith("\\"):
+            buf += raw[:-1]
+            continue
+        buf += raw
+        line = re.sub(r"(^|\s+)#.*$", "", buf).strip()
+        if line:
+            out.append((start, line))
+        buf = ""
+    return out
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.name
+
+
 def _pip_environ(
-    environ: Mapping[str, str], workspace: Path, made: AgentEnvironment
+    environ: Mapping[str, str], workspace: Path, made: AgentEnvironment | None
 ) -> dict[str, str]:
     """pip's environment: the agent's, with ``PIP_CACHE_DIR`` (when the step sets it)
     under the workspace if relative, and no ``PIP_NO_CACHE_DIR`` then (the image sets it,
     and it would win)."""
-    env = {**agent_environ(environ), "VIRTUAL_ENV": str(made.root)}
+    env = agent_environ(environ)
+    if made is not None:
+        env["VIRTUAL_ENV"] = str(made.root)
     cache = env.get("PIP_CACHE_DIR", "").strip()
     if cache:
         env["PIP_CACHE_DIR"] = str(Path(cache) if Path(cache).is_absolute() else workspace / cache)
@@ -205,9 +297,15 @@ def _run(argv: Sequence[str], *, cwd: Path, env: dict[str, str], log: TextIO) ->
         return StepOutcome(127, time.monotonic() - t0, (f"cannot start {argv[0]}: {exc}",))
     assert proc.stdout is not None
     stream = proc.stdout
+    quiet = threading.Event()
+    """Set when the command is over: what still comes is a background process's."""
+    last = [time.monotonic()]
 
     def copy() -> None:
         for raw in iter(stream.readline, b""):
+            last[0] = time.monotonic()
+            if quiet.is_set():
+                continue  # drained, never shown: the pipe must not fill up under it
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
             tail.append(line)
             log.write(line + "\n")
@@ -223,13 +321,39 @@ def _run(argv: Sequence[str], *, cwd: Path, env: dict[str, str], log: TextIO) ->
     finally:
         if proc.poll() is None or code is None:
             _kill_group(proc)
-        reader.join(timeout=_STOP_GRACE_S)
-        stream.close()
+        held = _output_done(reader, last)
+        quiet.set()
+        if not held:
+            stream.close()
         _say(log, f"::{token}::")
+    if held:
+        _say(
+            log,
+            "ToolGate: a process the command started in the background holds its output: "
+            "it keeps running for the step, and ToolGate ends it once the gate is over.",
+        )
     seconds = time.monotonic() - t0
     if code is None:
         tail.append(f"(stopped after {STEP_TIMEOUT_S / 60:.0f} minutes)")
     return StepOutcome(code, seconds, tuple(tail))
+
+
+_QUIET_S = 0.25
+"""Once the command exited, its output is taken as complete after this long without any."""
+
+
+def _output_done(reader: threading.Thread, last: list[float]) -> bool:
+    """Wait (at most :data:`_STOP_GRACE_S`) for the output of a command that exited;
+    whether a process it left running still holds the pipe open (then what it writes is
+    not the command's: it is drained, never shown, and never waited for)."""
+    end = time.monotonic() + _STOP_GRACE_S
+    while reader.is_alive():
+        now = time.monotonic()
+        if now >= end or now - last[0] >= _QUIET_S:
+            reader.join(timeout=0.01)
+            return reader.is_alive()
+        reader.join(timeout=0.02)
+    return False
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -7,14 +7,14 @@ agents need not flush; a bare ``python`` as the program is the interpreter runni
 ToolGate, or the one ``agent.python`` names). Each case-sample
 borrows one idle worker and speaks the protocol of ``docs/agent-protocol.md``::
 
-    runner → {"type": "start", "case_id", "sample", "seed", "messages", "tools"}
-    agent  → {"type": "tool_calls", "case_id", "sample", "calls": [{"id", "name", "arguments"}],
-              "content"?, "usage"?}
-    runner → {"type": "tool_results", "results": [{"id", "name", "content", "is_error"}]}
+    runner → {"type": "start", "case_id", "sample", "turn": 1, "seed", "messages", "tools"}
+    agent  → {"type": "tool_calls", "case_id", "sample", "turn"?,
+              "calls": [{"id", "name", "arguments"}], "content"?, "usage"?}
+    runner → {"type": "tool_results", "turn", "results": [{"id", "name", "content", "is_error"}]}
     ...
-    agent  → {"type": "final", "case_id", "sample", "content", "usage"?}
-           | {"type": "error", "case_id", "sample", "message"}
-    runner → {"type": "user", "case_id", "sample", "content", "messages"}   (conversations)
+    agent  → {"type": "final", "case_id", "sample", "turn"?, "content", "usage"?}
+           | {"type": "error", "case_id", "sample", "turn"?, "message"}
+    runner → {"type": "user", "case_id", "sample", "turn", "content", "messages"}  (conversations)
     ...      answered like "start": tool calls, then "final"
 
 A conversation case sends, after each ``final`` but the last, its next scripted user turn
@@ -22,8 +22,13 @@ with the whole conversation so far (this turn's message last): a stateless agent
 from ``messages``, a stateful one from its own memory of the case-sample.
 
 Every reply echoes the start message's ``case_id`` and ``sample``: a reply without them
-is a ``protocol`` error unless ``agent.reply_ids`` is ``optional``, and a reply naming
-another case-sample (a late line of an earlier case) is one in every mode.
+is a ``protocol`` error unless ``agent.reply_ids`` is ``optional``. A reply naming a
+case-sample the worker answered before (a late line of an earlier case) is dropped — never
+the running case's answer nor its failure — and the worker is replaced after the running
+case; one naming any other case-sample is a ``protocol`` error. Each reply answers the
+user turn it was sent: one that echoes another ``turn``, or a line printed after a
+``final`` before the next ``user`` message was sent (an answer to a turn not yet sent),
+is a ``protocol`` error of the case.
 
 **Failures cost one case-sample, never the run.** A worker that exits (``crash``), does
 not answer within ``agent.timeout_s`` per step (``timeout``), prints anything on stdout
@@ -118,6 +123,10 @@ class Worker:
         self._poll.register(self._fd, select.POLLIN | select.POLLHUP | select.POLLERR)
         self._buf = bytearray()
         self._eof = False
+        self.served: set[tuple[str, int]] = set()
+        """The case-samples this worker answered (a late line naming one is dropped)."""
+        self.stray = 0
+        """Late lines of earlier case-samples dropped while it ran the current one."""
         self._tail = bytearray()
         self._tail_lock = threading.Lock()
         self._dead = threading.Event()
@@ -317,13 +326,25 @@ _GATE_CREDENTIALS = frozenset(
 )
 
 
+# The runner's file commands: whoever writes to these files sets the step's outputs, its
+# summary, and the environment and PATH of the job's later steps. They are ToolGate's
+# alone (SECURITY.md says what an agent in the same container can still reach).
+RUNNER_FILES = frozenset(
+    {"GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STATE"}
+)
+
 STOP_GRACE_S = 1.0
 """How long workers get to exit after their stdin closes before they are killed."""
 
 
 def agent_environ(environ: Mapping[str, str]) -> dict[str, str]:
-    """The environment for agent workers: ours, less the gate's GitHub credentials."""
-    return {k: v for k, v in environ.items() if k.upper() not in _GATE_CREDENTIALS}
+    """The environment for agent workers, ``setup`` and ``install``: ours, less the
+    gate's GitHub credentials and the runner's file commands (:data:`RUNNER_FILES`)."""
+    return {
+        k: v
+        for k, v in environ.items()
+        if k.upper() not in _GATE_CREDENTIALS and k.upper() not in RUNNER_FILES
+    }
 
 
 ID_HINT = (
@@ -333,10 +354,35 @@ ID_HINT = (
 """Said with every reply that does not name its case-sample."""
 
 
-def _check_addressed(message: dict[str, Any], job: Job, step: int, *, required: bool) -> None:
+def _earlier(message: dict[str, Any], worker: Worker, job: Job) -> bool:
+    """Whether ``message`` names a case-sample this worker served before this one: a late
+    line of an earlier case, which is never this case's answer nor its failure."""
+    cid, sample = message.get("case_id"), message.get("sample")
+    if not isinstance(cid, str) or not isinstance(sample, int) or isinstance(sample, bool):
+        return False
+    return (cid, sample) != (job.case.id, job.sample) and (cid, sample) in worker.served
+
+
+def _check_addressed(
+    message: dict[str, Any], job: Job, step: int, *, required: bool, turn: int = 1
+) -> None:
     """A reply names its case-sample (``case_id``, ``sample``, as the start message gave
     them) — required unless ``agent.reply_ids`` is ``optional`` — and it must name this
-    one: a late line of the previous case is a protocol error, never this case's answer."""
+    one; a reply that names its user turn (``turn``, as the start or user message gave
+    it) must name this one: an answer to a turn not yet sent, or a late line of an
+    earlier turn, is a protocol error of this case, never this turn's answer."""
+    said = message.get("turn")
+    if "turn" in message and said != turn:
+        when = (
+            "an answer to a user turn not yet sent"
+            if isinstance(said, int) and not isinstance(said, bool) and said > turn
+            else "a late line of an earlier user turn"
+        )
+        raise WorkerBroken(
+            ErrorKind.PROTOCOL,
+            f"a {message['type']!r} reply for turn {said!r} while running turn {turn} "
+            f"(step {step}): {when}",
+        )
     for key, want in (("case_id", job.case.id), ("sample", job.sample)):
         if key not in message:
             if required:
@@ -503,7 +549,7 @@ class WorkerPoolAgent(abc.ABC):
         healthy = False
         try:
             self._converse(worker, job, session)
-            healthy = True
+            healthy = not worker.stray  # out of step with its cases: replaced
         except WorkerBroken as broken:
             worker.kill()  # before reading the tail: the stderr reader then sees EOF
             tail = worker.stderr_tail()
@@ -514,7 +560,7 @@ class WorkerPoolAgent(abc.ABC):
                 detail=f"--- stderr (last lines) ---\n{tail}" if tail else None,
             ) from None
         except AgentFailure as failure:
-            healthy = failure.kind in self.kept_after
+            healthy = failure.kind in self.kept_after and not worker.stray
             raise
         finally:
             self._release(worker, healthy)
@@ -529,11 +575,31 @@ class WorkerPoolAgent(abc.ABC):
         )
 
     def _converse(self, worker: Worker, job: Job, session: Session) -> None:
+        try:
+            self._exchange(worker, job, session)
+        finally:
+            worker.served.add((job.case.id, job.sample))
+
+    def _receive(self, worker: Worker, job: Job, step: int, turn: int) -> dict[str, Any]:
+        """The next reply of this case-sample within the step's time: a late line of an
+        earlier case-sample of this worker is dropped, never this case's answer or
+        failure (the worker is replaced once this case-sample is over)."""
+        end = time.monotonic() + job.step_timeout()
+        while True:
+            message = worker.receive(max(0.0, end - time.monotonic()), step)
+            if _earlier(message, worker, job):
+                worker.stray += 1
+                continue
+            _check_addressed(message, job, step, required=self._require_ids, turn=turn)
+            return message
+
+    def _exchange(self, worker: Worker, job: Job, session: Session) -> None:
         worker.send(
             {
                 "type": "start",
                 "case_id": job.case.id,
                 "sample": job.sample,
+                "turn": 1,
                 "seed": job.seed,
                 "messages": job.messages,
                 "tools": job.tools,
@@ -542,8 +608,8 @@ class WorkerPoolAgent(abc.ABC):
         )
         step = 1
         while True:
-            message = worker.receive(job.step_timeout(), step)
-            _check_addressed(message, job, step, required=self._require_ids)
+            turn = session.user_turn + 1
+            message = self._receive(worker, job, step, turn)
             kind = message["type"]
             session.add_usage(message.get("usage"))
             if kind == "final":
@@ -555,11 +621,19 @@ class WorkerPoolAgent(abc.ABC):
                 nxt = session.next_user(content)
                 if nxt is None:
                     return
+                if worker.has_pending_output():
+                    raise WorkerBroken(
+                        ErrorKind.PROTOCOL,
+                        f"the agent sent another line after its answer to user turn {turn}, "
+                        f"before it was sent user turn {turn + 1}: an answer to a user turn "
+                        "not yet sent (each reply answers the turn it was sent)",
+                    )
                 worker.send(
                     {
                         "type": "user",
                         "case_id": job.case.id,
                         "sample": job.sample,
+                        "turn": turn + 1,
                         "content": nxt,
                         "messages": session.messages(),
                     },
@@ -581,13 +655,14 @@ class WorkerPoolAgent(abc.ABC):
                 raise WorkerBroken(ErrorKind.PROTOCOL, '"tool_calls" with no calls (send "final")')
             content = message.get("content")
             results = session.answer(calls, content if isinstance(content, str) else None)
-            turn = session.turns[-1]
+            recorded = session.turns[-1]
             worker.send(
                 {
                     "type": "tool_results",
+                    "turn": turn,
                     "results": [
                         {"id": r.id, "name": c.name, "content": r.content, "is_error": r.is_error}
-                        for c, r in zip(turn.calls, results, strict=True)
+                        for c, r in zip(recorded.calls, results, strict=True)
                     ],
                 },
                 job.step_timeout(),

@@ -6,6 +6,13 @@ case-sample the file lacks gets a ``not_in_replay`` error record (never silently
 dropped), and samples the file holds beyond ``samples`` are kept too. A run for a case id
 the dataset does not have, or the same case-sample twice, is an input error naming the
 line — the file does not fit the dataset.
+
+A stored run is held to what a live agent may record (the step budget applies to replay
+too, :func:`gate.replay.session.within_budget`): its turns past the case's step budget and
+its calls past :data:`gate.replay.session.MAX_BATCH_CALLS` in one turn are not kept, and
+it ends with a ``step_budget`` error; the file's reader keeps at most
+:data:`gate.runsfile.MAX_RUN_CALLS` calls of a line, so a line of a million calls costs
+what the kept ones cost.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from typing import Any
 from gate.config import Config, ReplayAgent
 from gate.errors import Problem, RunsFileError
 from gate.model import Run
-from gate.replay.session import AgentFailure, ErrorKind, Job, Session
+from gate.replay.session import AgentFailure, ErrorKind, Job, Session, within_budget
 from gate.runsfile import iter_runs
 
 
@@ -80,4 +87,4 @@ class ReplayRunsAgent:
                 ErrorKind.NOT_IN_REPLAY,
                 f"{self._display} has no run for case {job.case.id!r} sample {job.sample}",
             )
-        return stored
+        return within_budget(stored, job.step_budget)

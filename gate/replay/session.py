@@ -25,17 +25,60 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
-
-from gate.adapters.interface import add_usage
 
 # Re-exported: the agent adapters' failure and its kinds (defined with every other error).
 from gate.errors import AgentFailure as AgentFailure
 from gate.errors import ErrorKind as ErrorKind
 from gate.model import Case, JsonValue, Run, ToolCall, ToolResult, Turn
 from gate.replay.frozen import ToolBackend
+from gate.usage import UsageSum
+
+MAX_BATCH_CALLS = 128
+"""Most tool calls one assistant turn may carry (a parallel batch): a turn with more is
+recorded with its first :data:`MAX_BATCH_CALLS` calls and ends the case-sample with a
+``step_budget`` error, as a turn past the step budget does."""
+
+
+def within_budget(run: Run, step_budget: int) -> Run:
+    """A run recorded elsewhere (``replay``) held to what a live agent may record here
+    (module docstring): its tool-calling turns up to the one past ``step_budget`` (per
+    user turn, in a conversation), each at most :data:`MAX_BATCH_CALLS` calls; beyond
+    that it ends, with a ``step_budget`` error (unless it has an error of its own)."""
+    kept: list[Turn] = []
+    steps = 0
+    why: str | None = None
+    for i, turn in enumerate(run.turns, start=1):
+        if turn.user is not None:
+            steps = 0
+        if turn.calls:
+            steps += 1
+            if len(turn.calls) > MAX_BATCH_CALLS:
+                kept.append(
+                    replace(
+                        turn,
+                        calls=turn.calls[:MAX_BATCH_CALLS],
+                        tool_results=turn.tool_results[:MAX_BATCH_CALLS],
+                    )
+                )
+                why = (
+                    f"step_budget: turn {i} carries {len(turn.calls):,} tool calls; a turn "
+                    f"carries at most {MAX_BATCH_CALLS}"
+                )
+                break
+            if steps > step_budget:
+                kept.append(turn)  # the turn past the budget is recorded, as live
+                why = (
+                    f"step_budget: the agent asked for tool-calling turn {steps} with a step "
+                    f"budget of {step_budget}"
+                )
+                break
+        kept.append(turn)
+    if why is None:
+        return run
+    return replace(run, turns=tuple(kept), error=run.error or why)
 
 
 def job_seed(seed: int, case_id: str, sample: int) -> int:
@@ -155,7 +198,8 @@ class Session:
     backend: ToolBackend
     turns: list[Turn] = field(default_factory=list)
     final: str | None = None
-    usage: dict[str, int] = field(default_factory=dict)
+    usage: UsageSum = field(default_factory=UsageSum)
+    """The usage the agent reported, summed and checked (:mod:`gate.usage`)."""
     meta: dict[str, JsonValue] = field(default_factory=dict)
     unrecorded: int = 0
     closed: bool = False
@@ -232,16 +276,11 @@ class Session:
                 break
         return None
 
-    def add_usage(self, usage: Mapping[str, Any] | None) -> None:
-        if isinstance(usage, Mapping):
-            add_usage(
-                self.usage,
-                {
-                    k: v
-                    for k, v in usage.items()
-                    if isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
-                },
-            )
+    def add_usage(self, usage: Any) -> None:
+        """One usage report of the agent (a reply's, a response's): summed and checked
+        (:class:`gate.usage.UsageSum`: a bad one makes the sample's usage invalid)."""
+        with self._lock:
+            self.usage.add(usage)
 
     def answer(self, calls: Sequence[ToolCall], content: str | None = None) -> list[ToolResult]:
         """Record one assistant turn and answer its calls from the frozen responses.
@@ -259,6 +298,16 @@ class Session:
             user, self._pending_user = self._pending_user, None
             steps = self._steps
             self._steps += 1
+            if len(ided) > MAX_BATCH_CALLS:
+                self.turns.append(
+                    Turn(calls=tuple(ided[:MAX_BATCH_CALLS]), content=content, user=user)
+                )
+                self.failure = AgentFailure(
+                    ErrorKind.STEP_BUDGET,
+                    f"the agent sent {len(ided):,} tool calls in one turn; a turn carries at "
+                    f"most {MAX_BATCH_CALLS}",
+                )
+                raise self.failure
             if steps >= self.job.step_budget:
                 self.turns.append(Turn(calls=tuple(ided), content=content, user=user))
                 where = f" in user turn {self.user_turn + 1}" if self.job.case.conversation else ""
@@ -309,7 +358,7 @@ class Session:
                 final=self.final,
                 error=error,
                 latency_ms=latency_ms,
-                usage=dict(self.usage) or None,
+                usage=self.usage.result(),
                 meta=(
                     {**self.meta, "conversation_ended": self.ended_by}
                     if self.ended_by

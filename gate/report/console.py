@@ -131,6 +131,15 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
             rows.append(f"{m:<{width}}  {fmt.num(head)}{judge}")
     section("metrics" + (" (base → head)" if deltas else ""), rows)
     section("cost per sample" + (" (base history → head)" if deltas else ""), _cost_rows(results))
+    section(
+        "invalid token usage: left out of the token figures",
+        [
+            f"{esc.console(c.id, 80)} sample {s.sample}: {esc.console(s.usage_error, 200)}"
+            for c in results.cases
+            for s in c.samples
+            if s.usage_error
+        ],
+    )
     cases = {c.id: c for c in results.cases}
     hard = {h.case_id for h in results.hard_failures}
     regressions = []
@@ -231,17 +240,14 @@ def render_console(results: Results, *, redactor: Redactor | None = None) -> str
 
 
 def _gate_line(g: GateResult, esc: Escaper) -> str:
-    mark = "-" if g.not_checked else "?" if g.undecided else ("✓" if g.passed else "✗")
+    mark = "⚪" if g.not_checked else "?" if g.undecided else ("✓" if g.passed else "✗")
     where = f" [{esc.console(g.slice, 40)}]" if g.slice else ""
+    why = esc.console(g.reason.split(" — ", 1)[-1], 300)
+    note = f", not checked: {why}" if g.not_checked else ""
     if g.op == "max_increase":
         value = "n/a" if g.value is None else fmt.percent(g.value)
-        note = (
-            ", not checked: no base history"
-            if g.not_checked
-            else f", not decided: {esc.console(g.reason.split(' — ', 1)[-1], 300)}"
-            if g.undecided
-            else ""
-        )
+        if g.undecided:
+            note = f", not decided: {why}"
         return (
             f"{mark} {esc.console(g.metric, 80)}{where} typical case {value} per sample "
             f"({fmt.bound(g.op, g.threshold, g.metric)} against the base history{note})"
@@ -249,7 +255,7 @@ def _gate_line(g: GateResult, esc: Escaper) -> str:
     shown = fmt.cost(g.metric, g.value) if g.metric in COST_METRICS else fmt.num(g.value)
     return (
         f"{mark} {esc.console(g.metric, 80)}{where} = {shown} "
-        f"({fmt.bound(g.op, g.threshold, g.metric)})"
+        f"({fmt.bound(g.op, g.threshold, g.metric)}{note})"
     )
 
 

@@ -455,7 +455,7 @@ def headline(results: Results) -> Sentence:
             [
                 f"{plural(len(missed), 'gate')} missed: ",
                 Code(g.metric),
-                f"{where} {fmt.missed(g.op, g.value, g.threshold, g.metric)}{more}",
+                f"{where} {_missed_words(g)}{more}",
             ]
         )
     if not v.variance.passed:
@@ -891,6 +891,8 @@ def _metrics(results: Results, esc: Escaper, full: bool) -> list[Block]:
     )
     missed = [_missed_gate_line(g, esc, shown_elsewhere) for g in gates if not g.passed]
     missed += [_undecided_gate_line(g, esc) for g in gates if g.undecided]
+    missed += [_unchecked_gate_line(g, esc) for g in gates if g.not_checked and g.passed]
+    missed += _invalid_usage_line(results, esc)
     tail = ["", *missed, ""] if missed else [""]
     if full or has_conversations(results):
         tail += [pass_hat_line(results), ""]
@@ -981,9 +983,9 @@ def _missed_gate_line(g: Any, esc: Escaper, listed: Collection[str] = ()) -> str
     label = f"{esc.code(g.metric, 80, table=False)}{where}"
     if g.no_data:
         return f"- ❌ {label}: {esc.text(g.reason, 300)}"
-    if g.op == "max_increase":
+    if g.op == "max_increase" or getattr(g, "not_checked", False):
         # The reason opens with the metric (and its slice): shown as the others show it.
-        rest = g.reason.removeprefix(gate_label(g.metric, g.slice)).lstrip()
+        rest = g.reason.removeprefix(gate_label(g.metric, g.slice)).lstrip(": ")
         return f"- ❌ {label} {esc.text(rest, 400)}"
     line = f"- ❌ {label} {fmt.missed(g.op, g.value, g.threshold, g.metric)}"
     if not g.failing_cases:
@@ -1024,6 +1026,38 @@ def _gate_cell(g: Any) -> str:
     if getattr(g, "undecided", False):
         return f"⚪ {bound} (not decided{': ' + typical if typical else ''})"
     return f"{'✅' if g.passed else '❌'} {bound}" + (f" ({typical})" if typical else "")
+
+
+def _invalid_usage_line(results: Results, esc: Escaper) -> list[str]:
+    """``⚠️ Invalid token usage on 2 samples, left out of the token figures: …`` (the
+    first sample, and why: ``gate.usage``); nothing when every usage was valid."""
+    bad = [(c.id, s) for c in results.cases for s in c.samples if s.usage_error]
+    if not bad:
+        return []
+    case_id, s = bad[0]
+    first = (
+        f"{esc.code(case_id, 80, table=False)} sample {s.sample}: {esc.text(s.usage_error, 300)}"
+    )
+    return [
+        f"- ⚠️ Invalid token usage on {plural(len(bad), 'sample')}, left out of the token "
+        f"figures (a cost gate counts them as samples without usage); first: {first}"
+    ]
+
+
+def _missed_words(g: Any) -> str:
+    """``n/a > +15.0 %``-style words for a missed gate in the first line; a gate that
+    could not check says why (``not checked: the head reported no usage on …``)."""
+    if getattr(g, "not_checked", False):
+        return "not checked: " + str(g.reason).split(" — ", 1)[-1].split(";")[0]
+    return fmt.missed(g.op, g.value, g.threshold, g.metric)
+
+
+def _unchecked_gate_line(g: Any, esc: Escaper) -> str:
+    """``⚪ total_tokens max_increase 15% not checked — the head reported no usage on 6 of
+    6 samples``: a gate that passed without checking, never shown as met."""
+    where = f" on {esc.code(g.slice, 60, table=False)}" if g.slice else ""
+    rest = g.reason.removeprefix(gate_label(g.metric, g.slice)).lstrip(": ")
+    return f"- ⚪ {esc.code(g.metric, 80, table=False)}{where} {esc.text(rest, 500)}"
 
 
 def _undecided_gate_line(g: Any, esc: Escaper) -> str:

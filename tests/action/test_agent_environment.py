@@ -205,3 +205,31 @@ def test_pip_environ__relative_cache_dir__under_the_workspace_and_caching_back_o
     assert env["VIRTUAL_ENV"] == str(tmp_path / "env")
     plain = _pip_environ({"PIP_NO_CACHE_DIR": "1"}, tmp_path / "ws", made)
     assert plain["PIP_NO_CACHE_DIR"] == "1" and "PIP_CACHE_DIR" not in plain
+
+
+@needs_namespaces
+@pytest.mark.parametrize(
+    "line",
+    ["-r {secret}", "--constraint={secret}", "-rfile://{secret}", "-r ${{SECRET_DIR}}/secret.txt"],
+)
+def test_action__install_names_a_file_outside_the_workspace__exit_2_never_quoted(
+    host: RunnerHost, gh: GitHubServer, tmp_path: Path, line: str
+) -> None:
+    """pip follows ``-r``/``-c`` anywhere and quotes what it read in its error: a nested
+    requirements file outside the workspace is refused before pip runs, and what it holds
+    is never shown."""
+    secret = tmp_path / "elsewhere" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("TOPSECRET-first-line\n")
+    (host.workspace / "requirements.txt").write_text("-r reqs/more.txt\n")
+    (host.workspace / "reqs").mkdir()
+    (host.workspace / "reqs" / "more.txt").write_text(
+        "# pinned\n-c ../requirements.txt\n" + line.format(secret=secret) + "\n"
+    )
+    r = step(host, gh, {"install": "requirements.txt"}, env={"SECRET_DIR": str(secret.parent)})
+    assert r.code == 2, r.stdout[-3000:]
+    assert "TOPSECRET" not in r.stdout + r.stderr
+    (err,) = [a for a in r.annotations if a.level == "error"]
+    assert err.message.startswith("install: reqs/more.txt line 3: "), err.message
+    assert "names a file outside the workspace" in err.message
+    assert not (host.workspace / "toolgate-out").exists()

@@ -196,8 +196,10 @@ def test_faults__sigterm_while_a_worker_does_not_read__exits_143_quickly(
 def test_faults__late_extra_line__never_the_next_cases_answer(
     tmp_path: Path, pids_dir: Path
 ) -> None:
-    """A worker that answers twice: the second, late line carries its case id, and the
-    next case on that worker refuses it (it was recorded as the next case's answer)."""
+    """A worker that answers twice: the second, late line carries its case id. It is
+    never the next case's answer (it once was) nor its failure (it was then charged to
+    the next case, which became a likely regression): the line is dropped, the next case
+    is answered as if it never came, and the worker is replaced after it."""
     rows = [fault_case("late_line"), fault_case("ok")]
     agent = command_agent(pids_dir).replace("workers: 4", "workers: 1")
     cfg = project(tmp_path, rows, agent, samples=1, extra="")
@@ -208,7 +210,7 @@ def test_faults__late_extra_line__never_the_next_cases_answer(
     assert by_id["late_line-0"].final == "done"
     nxt = by_id["ok-0"]
     assert nxt.final != "stale", nxt
-    assert nxt.error is None or "a late line of an earlier case" in nxt.error, nxt.error
+    assert nxt.error is None, nxt.error
     FAULT_FIGURES["faults injected"] += 1
     FAULT_FIGURES["case-samples planned"] += 2
     FAULT_FIGURES["case-samples recorded"] += len(by_id)

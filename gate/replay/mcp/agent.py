@@ -24,8 +24,8 @@ The agent's stdin is a pipe and its stdout JSON Lines. Having answered a user tu
 (``user_input`` is the first), the agent prints one line and flushes it::
 
     agent → {"type": "final", "content": "<its answer>"}          (a string, or null)
-    runner → {"type": "user", "case_id", "sample", "content", "messages"}
-    ...      the next turn's calls, then its "final" line
+    runner → {"type": "user", "case_id", "sample", "turn", "content", "messages"}
+    ...      the next turn's calls, then its "final" line (which may echo "turn")
     runner → end of file on stdin: the conversation is over; exit 0
 
 ``messages`` is the whole conversation so far in the OpenAI chat shape, this user turn
@@ -388,32 +388,29 @@ class McpServedAgent:
         session.meta["mcp"] = {"exit_code": code, "connections": endpoint.connections}
         tail = proc.stderr_tail()
         detail = f"--- stderr (last lines) ---\n{tail}" if tail else None
-        pid = f" [pid {proc.proc.pid}]"
         failure = endpoint.failure or failure
         if failure is not None:
-            raise AgentFailure(failure.kind, failure.message + pid, detail=failure.detail or detail)
+            raise AgentFailure(failure.kind, failure.message, detail=failure.detail or detail)
         if code != 0:
-            raise AgentFailure(
-                ErrorKind.CRASH, f"the agent exited with code {code}{pid}", detail=detail
-            )
+            raise AgentFailure(ErrorKind.CRASH, f"the agent exited with code {code}", detail=detail)
         if endpoint.requests == 0:
             raise AgentFailure(
                 ErrorKind.PROTOCOL,
                 "the agent never connected to its MCP server (TOOLGATE_MCP_URL or "
-                f"TOOLGATE_MCP_COMMAND){pid}",
+                "TOOLGATE_MCP_COMMAND)",
                 detail=detail,
             )
         if proc.overflow:
             raise AgentFailure(
                 ErrorKind.PROTOCOL,
                 f"the agent printed more than {self._cfg.max_output_bytes} bytes on stdout "
-                f"(agent.max_output_bytes){pid}",
+                f"(agent.max_output_bytes)",
             )
         final = bytes(proc.out).decode("utf-8", "replace").strip()
         if not final:
             raise AgentFailure(
                 ErrorKind.PROTOCOL,
-                f"the agent exited with code 0 without a final answer on stdout{pid}",
+                "the agent exited with code 0 without a final answer on stdout",
                 detail=detail,
             )
         session.final = final
@@ -429,10 +426,9 @@ class McpServedAgent:
         }
         tail = proc.stderr_tail()
         detail = f"--- stderr (last lines) ---\n{tail}" if tail else None
-        pid = f" [pid {proc.proc.pid}]"
         failure = endpoint.failure or failure
         if failure is not None:
-            raise AgentFailure(failure.kind, failure.message + pid, detail=failure.detail or detail)
+            raise AgentFailure(failure.kind, failure.message, detail=failure.detail or detail)
         turns = len(session.job.case.conversation)
         when = (
             "after the conversation ended"
@@ -441,20 +437,20 @@ class McpServedAgent:
         )
         if code != 0:
             raise AgentFailure(
-                ErrorKind.CRASH, f"the agent exited with code {code} {when}{pid}", detail=detail
+                ErrorKind.CRASH, f"the agent exited with code {code} {when}", detail=detail
             )
         if not talk.over:
             raise AgentFailure(
                 ErrorKind.PROTOCOL,
                 f"the agent exited with code 0 {when}: after each answer it reads the next "
-                f"user turn from stdin, and exits at its end of file{pid}",
+                f"user turn from stdin, and exits at its end of file",
                 detail=detail,
             )
         if endpoint.requests == 0:
             raise AgentFailure(
                 ErrorKind.PROTOCOL,
                 "the agent never connected to its MCP server (TOOLGATE_MCP_URL or "
-                f"TOOLGATE_MCP_COMMAND){pid}",
+                "TOOLGATE_MCP_COMMAND)",
                 detail=detail,
             )
 
@@ -551,6 +547,13 @@ class _Conversation:
         content = message.get("content")
         if content is not None and not isinstance(content, str):
             raise AgentFailure(ErrorKind.PROTOCOL, '"final" content must be a string or null')
+        turn = self.answered + 1
+        if "turn" in message and message["turn"] != turn:
+            raise AgentFailure(
+                ErrorKind.PROTOCOL,
+                f'a "final" line for turn {message["turn"]!r} while running turn {turn}: '
+                "each answer answers the user turn it was sent",
+            )
         self.host.run_on_loop(self.endpoint.flush)  # a batch still held is this turn's
         nxt = self.session.next_user(content)
         self.answered += 1
@@ -568,6 +571,7 @@ class _Conversation:
             "type": "user",
             "case_id": self.job.case.id,
             "sample": self.job.sample,
+            "turn": self.answered + 1,
             "content": nxt,
             "messages": self.session.messages(),
         }

@@ -22,8 +22,9 @@ if __name__ == "__main__" and not __package__:  # run as a file by the agent's M
     sys.path[0] = str(Path(__file__).resolve().parents[3])
 
 import argparse
+import io
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -33,6 +34,8 @@ from mcp import Client
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
+
+from gate.replay.mcp.peek import attempts
 
 RAW_ARGUMENTS_META = "toolgate/raw_arguments"  # the endpoint's (gate.replay.mcp.endpoint)
 
@@ -74,8 +77,52 @@ async def relay(url: str, timeout_s: float) -> None:
             on_call_tool=call_tool,
         )
         server.middleware = [raw_arguments]
-        async with stdio_server() as (read, write):
+        source = anyio.wrap_file(
+            io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        )
+        async with stdio_server(stdin=_CheckedLines(source)) as (read, write):  # type: ignore[arg-type]
             await server.run(read, write, server.create_initialization_options())
+
+
+class _CheckedLines:
+    """The agent's stdin, line by line, as the SDK reads it — but a line the SDK would
+    refuse (it validates each line whole, and drops it) that attempts ``tools/call`` is
+    first rewritten into one well-formed call per attempt, carrying the argument text as
+    sent under ``_meta``: the endpoint records each as a parse failure (or a protocol
+    error when it named no tool), as it does the calls it refuses itself."""
+
+    def __init__(self, source: AsyncIterable[str]) -> None:
+        self._source = source
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        return self._lines()
+
+    async def _lines(self) -> AsyncIterator[str]:
+        refused = 0
+        async for line in self._source:
+            try:
+                types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            except Exception:
+                found = attempts(line.encode("utf-8", "replace"))
+            else:
+                found = []
+            if not found:
+                yield line
+                continue
+            for attempt in found:
+                refused += 1
+                rid = attempt.request_id
+                message = {
+                    "jsonrpc": "2.0",
+                    "id": rid if rid is not None else f"toolgate-refused-{refused}",
+                    "method": "tools/call",
+                    "params": {
+                        "name": attempt.name or "",
+                        "arguments": {},
+                        "_meta": {RAW_ARGUMENTS_META: attempt.arguments_text},
+                    },
+                }
+                yield json.dumps(message, ensure_ascii=False) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:

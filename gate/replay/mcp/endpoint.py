@@ -51,13 +51,17 @@ from mcp.shared.exceptions import MCPError
 from gate import __version__, jsonio
 from gate.model import ToolCall, ToolResult
 from gate.replay.mcp.content import to_result
+from gate.replay.mcp.peek import Attempt
 from gate.replay.session import AgentFailure, ErrorKind, Session
+from gate.runsfile import decode_arguments
 
 __all__ = ["RAW_ARGUMENTS_META", "Endpoint"]
 
 RAW_ARGUMENTS_META = "toolgate/raw_arguments"
 """``_meta`` key of a ``tools/call`` whose arguments were not a JSON object: their JSON
 text (set by the endpoint itself, and by the stdio bridge, which must forward an object)."""
+
+NAMED_NO_TOOL = "a tools/call request named no tool"
 
 _OPENING_METHODS = frozenset({"initialize", "server/discover"})
 
@@ -172,7 +176,7 @@ class Endpoint:
         params = ctx.params
         if ctx.method == "tools/call" and isinstance(params, Mapping):
             if not isinstance(params.get("name"), str):
-                self._fail(AgentFailure(ErrorKind.PROTOCOL, "a tools/call request named no tool"))
+                self._fail(AgentFailure(ErrorKind.PROTOCOL, NAMED_NO_TOOL))
             raw = params.get("arguments")
             if raw is not None and not isinstance(raw, Mapping):
                 meta = params.get("_meta")
@@ -195,21 +199,46 @@ class Endpoint:
         return types.ListToolsResult(tools=tools)
 
     async def _call_tool(
-        self, _ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        _claim(ctx, params.name)
         meta: Mapping[str, Any] = params.meta or {}
         raw = meta.get(RAW_ARGUMENTS_META)
+        if not params.name:
+            self._fail(AgentFailure(ErrorKind.PROTOCOL, NAMED_NO_TOOL))
+            return to_result({"error": NAMED_NO_TOOL}, is_error=True)
         if isinstance(raw, str):
             call = ToolCall(name=params.name, arguments=None, raw_arguments=raw, parse_ok=False)
         else:
-            call = ToolCall(name=params.name, arguments=dict(params.arguments or {}))
+            args, text, ok = decode_arguments(dict(params.arguments or {}))
+            call = ToolCall(name=params.name, arguments=args, raw_arguments=text, parse_ok=ok)
         result = await self._batched(call)
         if result is None:
             why = self.failure.message if self.failure is not None else "the case-sample ended"
             return to_result({"error": why}, is_error=True)
         return to_result(result.content, is_error=result.is_error)
 
+    def refused(self, attempt: Attempt) -> None:
+        """Record a ``tools/call`` the SDK refused before the handler ran (on the loop):
+        a parse failure that keeps the argument text as sent — it still counts, a
+        must-not-call tool included —, or a protocol error when it named no tool."""
+        self.requests += 1  # the agent did reach its server
+        if attempt.name is None:
+            self._fail(AgentFailure(ErrorKind.PROTOCOL, NAMED_NO_TOOL))
+            return
+        call = ToolCall(
+            name=attempt.name,
+            arguments=None,
+            raw_arguments=attempt.arguments_text,
+            parse_ok=False,
+        )
+        self._enqueue(call)
+
     async def _batched(self, call: ToolCall) -> ToolResult | None:
+        return await self._enqueue(call)
+
+    def _enqueue(self, call: ToolCall) -> asyncio.Future[ToolResult | None]:
+        """Add ``call`` to the open batch (opening one); the future of its result."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[ToolResult | None] = loop.create_future()
         if self._batch is None:
@@ -221,7 +250,7 @@ class Endpoint:
         if self.batch_window_s <= 0:
             self.flush()
         self.notify()
-        return await future
+        return future
 
     def flush(self) -> None:
         """Close the open batch: record it as one turn and release its answers (on the
@@ -240,6 +269,31 @@ class Endpoint:
 
     async def aflush(self) -> None:
         self.flush()
+
+
+ATTEMPTS_KEY = "toolgate.attempts"
+"""Where the host leaves a request's :class:`~.peek.Attempt` s in its ASGI scope."""
+
+
+def _claim(ctx: ServerRequestContext[Any, Any], name: str) -> None:
+    """Mark the attempt this handled call came from as recorded by the handler: the one
+    of its HTTP request (the host peeked at it) with its id and name, else its name,
+    else the first not yet claimed."""
+    request = ctx.request
+    scope = getattr(request, "scope", None)
+    found = scope.get(ATTEMPTS_KEY) if isinstance(scope, dict) else None
+    if not found:
+        return
+    open_ = [a for a in found if not a.claimed]
+    for match in (
+        lambda a: a.request_id == ctx.request_id and a.name == name,
+        lambda a: a.name == name,
+        lambda a: True,
+    ):
+        hit = next((a for a in open_ if match(a)), None)
+        if hit is not None:
+            hit.claimed = True
+            return
 
 
 async def hold(endpoint: Endpoint, ready: asyncio.Event, stop: asyncio.Event) -> None:

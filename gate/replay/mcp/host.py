@@ -16,15 +16,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import socket
+import sys
 import threading
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import Any, TextIO
 
 import uvicorn
 
-from gate.replay.mcp.endpoint import Endpoint, hold
+from gate.replay.mcp.endpoint import ATTEMPTS_KEY, Endpoint, hold
+from gate.replay.mcp.peek import attempts, mentions_tools_call
 from gate.replay.session import AgentFailure, ErrorKind
 
 __all__ = ["McpHost"]
@@ -38,11 +42,84 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
-class McpHost:
-    """See the module docstring. Thread-safe: endpoints are opened and closed from the
-    runner threads."""
+_QUIETED = ("mcp", "uvicorn", "sse_starlette")
+"""The loggers of the libraries serving MCP: counted while a host serves (:class:`SdkLog`)."""
+
+
+class SdkLog(logging.Handler):
+    """What the MCP SDK and the HTTP server log while a host serves, counted by kind
+    instead of printed: an agent's 2,000 broken requests would otherwise put thousands of
+    traceback lines ahead of the verdict. :meth:`lines` gives one line per kind — its
+    logger's message and exception type — with its count. Installed once however many
+    hosts serve (:func:`quiet_sdk`)."""
 
     def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.kinds: Counter[str] = Counter()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage().splitlines()[0][:200] if record.msg else record.name
+        except Exception:  # a record whose arguments do not format
+            text = str(record.msg)[:200]
+        exc = record.exc_info[0].__name__ if record.exc_info and record.exc_info[0] else None
+        self.kinds[f"{text} ({exc})" if exc else text] += 1
+
+    def lines(self) -> list[str]:
+        """One line per kind, most frequent first (then by text: the same on every run)."""
+        return [
+            f"toolgate: the MCP server logged {n:,} × {kind}"
+            for kind, n in sorted(self.kinds.items(), key=lambda kv: (-kv[1], kv[0]))
+        ]
+
+
+_sdk_log: SdkLog | None = None
+_sdk_users = 0
+_sdk_saved: dict[str, bool] = {}
+_sdk_lock = threading.Lock()
+
+
+def quiet_sdk() -> None:
+    """Count the serving libraries' log records (:class:`SdkLog`) from now on."""
+    global _sdk_log, _sdk_users
+    with _sdk_lock:
+        _sdk_users += 1
+        if _sdk_log is not None:
+            return
+        _sdk_log = SdkLog()
+        for name in _QUIETED:
+            logger = logging.getLogger(name)
+            _sdk_saved[name] = logger.propagate
+            logger.addHandler(_sdk_log)
+            logger.propagate = False
+
+
+def unquiet_sdk(log: TextIO | None) -> None:
+    """One host less; when it was the last, stop counting and write the tally to ``log``
+    (one line per kind of record)."""
+    global _sdk_log, _sdk_users
+    with _sdk_lock:
+        _sdk_users = max(0, _sdk_users - 1)
+        handler = _sdk_log
+        if _sdk_users or handler is None:
+            return
+        _sdk_log = None
+        for name in _QUIETED:
+            logger = logging.getLogger(name)
+            logger.removeHandler(handler)
+            logger.propagate = _sdk_saved.pop(name, True)
+    if log is not None and handler.kinds:
+        log.write("".join(line + "\n" for line in handler.lines()))
+        log.flush()
+
+
+class McpHost:
+    """See the module docstring. Thread-safe: endpoints are opened and closed from the
+    runner threads. The serving libraries' log is counted while it serves and written,
+    one line per kind, to ``log`` when it stops (:class:`SdkLog`)."""
+
+    def __init__(self, log: TextIO | None = None) -> None:
+        self._log = log if log is not None else sys.stderr
         self._endpoints: dict[str, tuple[Endpoint, asyncio.Event, asyncio.Future[None]]] = {}
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -90,9 +167,11 @@ class McpHost:
                     loop.close()
 
             thread = threading.Thread(target=serve, name="toolgate-mcp-host", daemon=True)
+            quiet_sdk()
             thread.start()
             if not started.wait(_START_S) or not self._wait_started(server):
                 server.should_exit = True
+                unquiet_sdk(self._log)
                 raise AgentFailure(ErrorKind.CRASH, "the MCP server on 127.0.0.1 did not start")
             self._loop, self._server, self._thread = loop, server, thread
 
@@ -118,6 +197,7 @@ class McpHost:
             server.should_exit = True
         if thread is not None:
             thread.join(timeout=_START_S)
+            unquiet_sdk(self._log)
 
     def url(self, endpoint: Endpoint) -> str:
         return f"http://127.0.0.1:{self.port}{_PREFIX}{endpoint.token}"
@@ -191,4 +271,67 @@ class McpHost:
             await send({"type": "http.response.start", "status": 404, "headers": []})
             await send({"type": "http.response.body", "body": b""})
             return
-        await entry[0].manager.handle_request(scope, receive, send)  # type: ignore[arg-type]
+        endpoint = entry[0]
+        if scope.get("method") != "POST":
+            await endpoint.manager.handle_request(scope, receive, send)  # type: ignore[arg-type]
+            return
+        body, whole, receive = await _read_body(receive)
+        # Every tools/call is seen here, before the SDK parses the body (module docstring).
+        found = attempts(body) if mentions_tools_call(body) else []
+        if not whole:
+            await _too_large(send)
+        else:
+            scope[ATTEMPTS_KEY] = found
+            await endpoint.manager.handle_request(scope, receive, send)  # type: ignore[arg-type]
+        for attempt in found:
+            if not attempt.claimed:
+                endpoint.refused(attempt)
+
+
+MAX_BODY_BYTES = 16 * 1024 * 1024
+"""Largest request body an endpoint reads; a larger one is refused (413), each call it
+attempts recorded as far as its first :data:`MAX_BODY_BYTES` bytes show it."""
+
+
+async def _read_body(receive: Receive) -> tuple[bytes, bool, Receive]:
+    """The request's body (at most :data:`MAX_BODY_BYTES`), whether it is whole, and a
+    ``receive`` that hands the SDK the same body, then the client's further events."""
+    parts: list[bytes] = []
+    size = 0
+    more = True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunk = message.get("body", b"")
+        parts.append(chunk)
+        size += len(chunk)
+        more = bool(message.get("more_body", False))
+        if size > MAX_BODY_BYTES:
+            return b"".join(parts)[:MAX_BODY_BYTES], False, receive
+    body = b"".join(parts)
+    given = False
+
+    async def replay() -> dict[str, Any]:
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return body, True, replay
+
+
+async def _too_large(send: Send) -> None:
+    body = (
+        b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,'
+        b'"message":"the request body is larger than ToolGate reads (16 MiB)"}}'
+    )
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 413,
+            "headers": [(b"content-type", b"application/json")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
