@@ -3,10 +3,11 @@ pool of forked worker processes — the same scores either way.
 
 :func:`gate.pipeline.score.score_stage` takes an executor the way an HTTP client takes a
 transport: :class:`SerialExecutor` reads the file whole and scores each run in this
-process; :class:`ForkExecutor` cuts the file at line boundaries into chunks that forked
-workers read (by offset, through the descriptor the runs index opened: the file is opened
-once) and score. Scoring is a pure function of (case, scoring view, context), so the
-scores are identical whatever the chunking (a test compares the two).
+process; :class:`ForkExecutor` cuts the file at line boundaries into chunks that the
+forked workers of a :class:`~concurrent.futures.ProcessPoolExecutor` read (by offset,
+through the descriptor the runs index opened: the file is opened once) and score.
+Scoring is a pure function of (case, scoring view, context), so the scores are identical
+whatever the chunking (a test compares the two).
 
 A chunk comes back as columns, never as per-sample objects: the coverage entry of every
 line (its line, its case's dataset index, its sample), the scored samples as a
@@ -30,23 +31,19 @@ no other thread (forking beside live threads risks copying a held lock).
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
 import itertools
 import json
 import multiprocessing
 import os
-import pickle
-import select
 import shutil
 import signal
-import struct
 import tempfile
 import threading
-import time
-import traceback
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -72,12 +69,10 @@ CHUNKS_PER_WORKER = 4
 _WINDOW = 1 << 16
 """Bytes read at a time around a cut point to find the next line boundary."""
 STALL_S = 600.0
-"""Longest a scoring worker may go without sending a byte (a chunk scores in seconds):
-past it the worker is stopped or stuck, and the run is aborted (exit code 4)."""
-POLL_S = 1.0
-"""How often a wait on a worker's pipe wakes up to look at the time."""
+"""Longest wait for the next chunk's answer (a chunk scores in seconds): past it its
+worker is stopped or stuck, and the run is aborted (exit code 4)."""
 REAP_S = 10.0
-"""Longest the exit of a killed worker is waited for."""
+"""Longest the exit of a worker is waited for."""
 _NAN = float("nan")
 _BLANK_START = (b"", b" ", b"\t", b"\n", b"\r", b"\x0b", b"\x0c")
 """First bytes of a line that may be blank (``bytes.strip`` removes these)."""
@@ -650,197 +645,163 @@ class SerialExecutor:
 
 # ─── the fork-pool executor ───────────────────────────────────────────────────
 
-# Set in the parent just before forking; the workers inherit it (nothing is pickled).
 _JOB: tuple[int, _Work, str] | None = None
+"""Each worker's job (set by :func:`_start`: the runs file's descriptor, the work, the
+spool folder); inherited through the fork, never pickled."""
+_STARTED: Any = None
+"""Shared with the parent: the pid of the worker that took each chunk (0: not yet)."""
 _MEMO = Memo()
 """Each worker's memo (a forked copy per worker, kept across its chunks)."""
 _SPOOL_FD: int | None = None
 """Each worker's spool file, opened on its first chunk."""
 
-_HEADER = struct.Struct("<BQ")
-"""A worker's message: a kind (:data:`_OK`, :data:`_FAILED` for a scorer that raised, a
-bug, or :data:`_ABORTED` for an OS error such as a full disk) and the payload's length."""
-_OK, _FAILED, _ABORTED = 0, 1, 2
-
 
 class ForkExecutor:
-    """Scores the file in ``workers`` forked processes, each reading its chunks by offset
-    through the runs index's open descriptor.
-
-    The workers are plain forks, each given its chunks up front (chunk ``k`` to worker
-    ``k mod n``) and a pipe back: no pool, no handler threads, no lock shared with a
-    child. (``multiprocessing.Pool`` hung here when a worker was terminated while its
-    task-handler thread waited on the queue's lock.) The parent reads the chunks in file
-    order; a worker that ends before it answered is an error naming its exit status, and
-    every worker is killed and reaped on the way out, whatever happened."""
+    """Scores the file in ``workers`` forked processes of a
+    :class:`~concurrent.futures.ProcessPoolExecutor`, each reading its chunks by offset
+    through the runs index's open descriptor (inherited: nothing but the chunk's bounds is
+    pickled on the way in). The parent takes the chunks' outputs in file order, each wait
+    bounded by :data:`STALL_S`. A worker killed from outside breaks the pool: the error
+    names the signal and the lines and cases of the chunk that worker held (which worker
+    held which chunk is the one thing the standard pool does not tell, so the workers write
+    it into a shared array). Every worker is reaped on the way out, whatever happened."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
 
     def score(self, job: ScoreJob) -> ScoredRuns:
-        global _JOB
         result = ScoredRuns(job.metas, workers=self.workers)
         spool = _Spool()
         index = job.index
-        # Cases are compiled in the workers as their runs come (in parallel), not up front.
-        _JOB = (index.fileno, _work_of(job), spool.root)
         chunks = chunk_bounds(index, self.workers * CHUNKS_PER_WORKER)
-        n = max(1, min(self.workers, len(chunks)))
-        children: list[_Child] = []
+        ctx = multiprocessing.get_context("fork")
+        started = ctx.RawArray("q", len(chunks))
+        before = set(multiprocessing.active_children())
+        # Cases are compiled in the workers as their runs come (in parallel), not up front.
+        pool = ProcessPoolExecutor(
+            max(1, min(self.workers, len(chunks))),
+            mp_context=ctx,
+            initializer=_start,
+            initargs=((index.fileno, _work_of(job), spool.root), started),
+        )
+        workers: list[multiprocessing.process.BaseProcess] = []
+        clean = False
         try:
-            for w in range(n):
-                children.append(_Child.fork(chunks[w::n]))
-            _collect(_in_order(children, chunks, index), job, result, spool)
+            futures = [pool.submit(_chunk, k, c) for k, c in enumerate(chunks)]
+            workers = [p for p in multiprocessing.active_children() if p not in before]
+            outputs = (
+                _answer(f, k, chunks, index, started, workers) for k, f in enumerate(futures)
+            )
+            _collect(outputs, job, result, spool)
+            clean = True
         except BaseException:
             spool.close()
             raise
         finally:
-            _JOB = None
-            for child in children:
-                child.stop()
+            _stop(pool, workers, graceful=clean)
         return result
 
 
-@dataclass(slots=True)
-class _Child:
-    """A forked scoring worker and the read end of its pipe."""
+def _start(job: tuple[int, _Work, str], started: Any) -> None:
+    """A worker's start: the parent stops it (SIGINT ignored) and a SIGTERM ends it (the
+    CLI's raising handler would unwind into the parent's code)."""
+    global _JOB, _STARTED
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _JOB, _STARTED = job, started
 
-    pid: int
-    fd: int
-    status: int | None = None
 
-    @classmethod
-    def fork(cls, chunks: list[tuple[int, int]]) -> _Child:
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the worker: score its chunks, answer, and leave without cleanup
-            code = 0
-            try:
-                os.close(r)
-                signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops it
-                for chunk in chunks:
-                    _send(w, _OK, _work(chunk))
-            except OSError as exc:  # the spool or the pipe cannot be written (a full disk)
-                code = 1
-                with contextlib.suppress(BaseException):
-                    _send(w, _ABORTED, str(exc).encode())
-            except BaseException:
-                code = 1
-                with contextlib.suppress(BaseException):
-                    _send(w, _FAILED, traceback.format_exc().encode())
-            finally:
-                os._exit(code)
-        os.close(w)
-        return cls(pid, r)
+def _chunk(k: int, chunk: tuple[int, int]) -> _ChunkOut:
+    """Chunk ``k`` in a worker: noted as this worker's, then :func:`_work` (looked up at
+    call time, so a test can replace it)."""
+    _STARTED[k] = os.getpid()
+    return _work(chunk)
 
-    def receive(self, where: Callable[[], str]) -> _ChunkOut:
-        """The next chunk's output. A worker that ends before it answered, or sends
-        nothing for :data:`STALL_S` (stopped, stuck), is a :class:`RunAborted` naming its
-        exit status and ``where()`` — the lines and cases of the chunk it owed."""
-        head = self._read_exact(_HEADER.size, where)
-        if head is not None:
-            kind, size = _HEADER.unpack(head)
-            body = self._read_exact(size, where)
-            if body is not None and kind == _OK:
-                chunk: _ChunkOut = pickle.loads(body)
-                return chunk
-            if body is not None and kind == _ABORTED:
-                raise RunAborted(
-                    f"a scoring worker could not go on: {body.decode(errors='replace')}",
-                    hint="free disk space for the temporary folder (TMPDIR) and run again",
-                )
-            if body is not None:  # a scorer raised: a bug, with its traceback
-                raise RuntimeError(f"a scoring worker failed:\n{body.decode(errors='replace')}")
-        self.reap(timeout=REAP_S)
+
+def _answer(
+    future: Future[_ChunkOut],
+    k: int,
+    chunks: Sequence[tuple[int, int]],
+    index: RunsIndex,
+    started: Any,
+    workers: Sequence[multiprocessing.process.BaseProcess],
+) -> _ChunkOut:
+    """Chunk ``k``'s output, or the error that stops the run (class docstring)."""
+    try:
+        return future.result(timeout=STALL_S)
+    except TimeoutError:
         raise RunAborted(
-            f"a scoring worker ended before it answered ({_describe(self.status)}) while "
-            f"scoring {where()}: stopped from outside, most often for lack of memory",
+            f"a scoring worker sent nothing for {STALL_S:g} s while scoring "
+            f"{chunk_where(index, chunks[k])} (still running): stopped or stuck",
+            hint="run again; TOOLGATE_SCORE_WORKERS=1 scores in this process alone",
+        ) from None
+    except BrokenProcessPool:
+        code, held = _casualty(started, workers)
+        raise RunAborted(
+            f"a scoring worker ended before it answered ({_describe(code)}) while scoring "
+            f"{chunk_where(index, chunks[k if held is None else held])}: stopped from "
+            "outside, most often for lack of memory",
             hint="TOOLGATE_SCORE_WORKERS=1 scores in this process alone, with less memory",
-        )
-
-    def _read_exact(self, size: int, where: Callable[[], str]) -> bytes | None:
-        """``size`` bytes from the worker's pipe, or None at an end of file before them;
-        every wait bounded: nothing for :data:`STALL_S` is a :class:`RunAborted`."""
-        parts: list[bytes] = []
-        left = size
-        poller = select.poll()
-        poller.register(self.fd, select.POLLIN | select.POLLHUP | select.POLLERR)
-        quiet_since = time.monotonic()
-        while left:
-            if not poller.poll(int(POLL_S * 1000)):
-                if time.monotonic() - quiet_since < STALL_S:
-                    continue
-                raise RunAborted(
-                    f"a scoring worker sent nothing for {STALL_S:g} s while scoring "
-                    f"{where()} ({_describe(self._status_now())}): stopped or stuck",
-                    hint="run again; TOOLGATE_SCORE_WORKERS=1 scores in this process alone",
-                )
-            part = os.read(self.fd, min(left, 1 << 20))
-            if not part:
-                return None
-            quiet_since = time.monotonic()
-            parts.append(part)
-            left -= len(part)
-        return b"".join(parts)
-
-    def _status_now(self) -> int | None:
-        self.reap(timeout=0)
-        return self.status
-
-    def reap(self, *, timeout: float) -> None:
-        """Collect the worker's exit status, waiting at most ``timeout`` seconds."""
-        end = time.monotonic() + timeout
-        while self.status is None:
-            try:
-                pid, status = os.waitpid(self.pid, os.WNOHANG)
-            except ChildProcessError:
-                self.status = 0
-                return
-            if pid:
-                self.status = status
-                return
-            if time.monotonic() >= end:
-                return
-            time.sleep(0.01)
-
-    def stop(self) -> None:
-        """Kill (if still running), reap, close: never leaves a descriptor, nor — unless
-        the kernel cannot deliver SIGKILL within :data:`REAP_S` — a process."""
-        self.reap(timeout=0)
-        if self.status is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
-            self.reap(timeout=REAP_S)
-        with contextlib.suppress(OSError):
-            os.close(self.fd)
+        ) from None
+    except OSError as exc:  # the spool cannot be written (a full disk)
+        raise RunAborted(
+            f"a scoring worker could not go on: {exc}",
+            hint="free disk space for the temporary folder (TMPDIR) and run again",
+        ) from None
+    except Exception as exc:  # a scorer raised: a bug, with the worker's traceback
+        raise RuntimeError(f"a scoring worker failed:\n{exc.__cause__ or repr(exc)}") from None
 
 
-def _send(fd: int, kind: int, payload: bytes) -> None:
-    data = memoryview(_HEADER.pack(kind, len(payload)) + payload)
-    while data:
-        data = data[os.write(fd, data) :]
+def _casualty(
+    started: Any, workers: Sequence[multiprocessing.process.BaseProcess]
+) -> tuple[int | None, int | None]:
+    """The exit code of the worker that broke the pool and the chunk it held last (None:
+    not known). Once one worker died the pool SIGTERMs the others: a worker that ended
+    otherwise is the one."""
+    for p in workers:  # the pool is stopping them: each wait bounded
+        p.join(REAP_S)
+    codes = {p.pid: p.exitcode for p in workers if p.exitcode}
+    pid = next((pid for pid, c in codes.items() if c != -signal.SIGTERM), None)
+    if pid is None:
+        pid = next(iter(codes), None)
+    if pid is None:
+        return None, None
+    held = [j for j in range(len(started)) if started[j] == pid]
+    return codes[pid], held[-1] if held else None
 
 
-def _describe(status: int | None) -> str:
-    if status is None:
+def _stop(
+    pool: ProcessPoolExecutor,
+    workers: Sequence[multiprocessing.process.BaseProcess],
+    *,
+    graceful: bool,
+) -> None:
+    """Shut the pool down and reap every worker, each wait bounded by :data:`REAP_S`:
+    after a clean run the workers exit on their own; otherwise (an error, an interrupt, a
+    stopped worker) they are killed first."""
+    if not graceful:
+        for p in workers:
+            with contextlib.suppress(OSError):
+                p.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in workers:
+        p.join(REAP_S)
+        if p.exitcode is None:
+            with contextlib.suppress(OSError):
+                p.kill()
+            p.join(REAP_S)
+
+
+def _describe(code: int | None) -> str:
+    if code is None:
         return "still running"
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
+    if code < 0:
         try:
-            name = signal.Signals(number).name
+            name = signal.Signals(-code).name
         except ValueError:
-            return f"killed by signal {number}"
-        return f"killed by signal {number}, {name}"
-    return f"exit code {os.waitstatus_to_exitcode(status)}"
-
-
-def _in_order(
-    children: Sequence[_Child], chunks: Sequence[tuple[int, int]], index: RunsIndex
-) -> Iterator[_ChunkOut]:
-    """The chunks' outputs in file order (chunk ``k`` from worker ``k mod n``)."""
-    for k, chunk in enumerate(chunks):
-        yield children[k % len(children)].receive(functools.partial(chunk_where, index, chunk))
+            return f"killed by signal {-code}"
+        return f"killed by signal {-code}, {name}"
+    return f"exit code {code}"
 
 
 def chunk_where(index: RunsIndex, chunk: tuple[int, int]) -> str:
@@ -887,8 +848,8 @@ def _case_of(line: bytes) -> str | None:
     return cid[:80] if isinstance(cid, str) else None
 
 
-def _work(chunk: tuple[int, int]) -> bytes:
-    """Read and score one chunk ``(start, end)`` of the file; the pickled :class:`_ChunkOut`."""
+def _work(chunk: tuple[int, int]) -> _ChunkOut:
+    """Read and score one chunk ``(start, end)`` of the file (in a worker)."""
     global _SPOOL_FD
     assert _JOB is not None
     fd, work, spool_root = _JOB
@@ -898,8 +859,7 @@ def _work(chunk: tuple[int, int]) -> bytes:
         _SPOOL_FD = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     start, end = chunk
     data = read_at(fd, start, end - start, display=work.display)
-    out = _score_chunk(data, start, work, _MEMO, _SPOOL_FD)
-    return pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
+    return _score_chunk(data, start, work, _MEMO, _SPOOL_FD)
 
 
 def chunk_bounds(index: RunsIndex, n: int) -> list[tuple[int, int]]:
