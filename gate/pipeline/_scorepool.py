@@ -65,7 +65,11 @@ from gate.scorers.usage import usage_values
 PARALLEL_MIN_LINES = 4000
 """Below this many lines forking workers costs more than it saves."""
 CHUNKS_PER_WORKER = 4
-"""Chunks per worker: small enough to balance uneven lines, large enough to amortise."""
+"""Chunks per worker at least: small enough to balance uneven lines, large enough to
+amortise."""
+CHUNK_BYTES = 4 << 20
+"""Largest chunk of the runs file: a worker holds one chunk's bytes, lines and rows at a
+time, so its memory stays the same whatever the file's size."""
 _WINDOW = 1 << 16
 """Bytes read at a time around a cut point to find the next line boundary."""
 STALL_S = 600.0
@@ -673,7 +677,9 @@ class ForkExecutor:
         result = ScoredRuns(job.metas, workers=self.workers)
         spool = _Spool()
         index = job.index
-        chunks = chunk_bounds(index, self.workers * CHUNKS_PER_WORKER)
+        chunks = chunk_bounds(
+            index, max(self.workers * CHUNKS_PER_WORKER, -(-index.size // CHUNK_BYTES))
+        )
         ctx = multiprocessing.get_context("fork")
         started = ctx.RawArray("q", len(chunks))
         before = set(multiprocessing.active_children())
