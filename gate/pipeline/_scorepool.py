@@ -51,7 +51,7 @@ import numpy as np
 
 from gate.errors import Problem, RunAborted, RunsFileError, UsageError
 from gate.jsonio import key_text
-from gate.model import Case, HardFailure, Turn, value
+from gate.model import Case, HardFailure, Run, Turn, value
 from gate.policy.table import CaseMeta, RowProto, RowsBuilder, SampleRows, SampleTable
 from gate.policy.validity import is_missing
 from gate.results import RecordTemplate, record_template
@@ -96,6 +96,9 @@ class ScoreJob:
     metas: Sequence[CaseMeta]
     min_sample: int = 0
     extra: bool = False
+    keep_runs: bool = False
+    """Whether the converted runs come back too (:attr:`ScoredRuns.kept`: the judge reads
+    them, so no line is parsed twice)."""
 
 
 class RowRecords:
@@ -293,13 +296,17 @@ class _Spool:
 class ScoredRuns:
     """What an executor read and scored: the samples as rows for the reduction (one batch
     per chunk), their results.json records, where each scored run's line is, and which of
-    them had a call without a frozen response (indices into ``rows``)."""
+    them had a call without a frozen response: (index into ``rows``, case id, each such
+    call as shown), read as the line was scored."""
 
     metas: Sequence[CaseMeta]
     batches: list[SampleRows] = field(default_factory=list)
     records: RowRecords = field(default_factory=RowRecords)
     rows: RunRows = field(default_factory=RunRows)
-    unrecorded: list[int] = field(default_factory=list)
+    unrecorded: list[tuple[int, str, tuple[str, ...]]] = field(default_factory=list)
+    kept: list[Run] = field(default_factory=list)
+    """The converted runs in ``rows``' order, when the job asked for them
+    (:attr:`ScoreJob.keep_runs`)."""
     workers: int = 1
 
     def __len__(self) -> int:
@@ -340,7 +347,8 @@ class Scoring:
     template: RecordTemplate
     turns: tuple[Turn, ...]
     hard: tuple[HardFailure, ...]
-    unrecorded: bool
+    unrecorded: tuple[str, ...]
+    """The calls the frozen responses could not answer, as shown (:func:`_unanswered`)."""
     costed: bool = True
     """Whether its samples have usage metrics (not when the run earns nothing,
     :func:`gate.scorers.sample.earns_nothing`)."""
@@ -384,6 +392,29 @@ class Memo:
         self._d[key] = scoring
 
 
+def _unanswered(case: Case, run: Run) -> tuple[str, ...]:
+    """The calls of ``run`` the frozen responses could not answer, as the notice shows
+    them; a call of a tool the case must never call is left out (a hard failure: no
+    response should be recorded for it)."""
+    from gate.report.escape import call_repr
+
+    never = set(case.must_not_call)
+    shown = []
+    for turn in run.turns:
+        calls = {c.id: c for c in turn.calls}
+        for result in turn.tool_results:
+            if result.unrecorded:
+                call = calls.get(result.id)
+                if call is not None and call.name in never:
+                    continue
+                shown.append(
+                    call_repr({"name": call.name, "arguments": call.arguments})
+                    if call is not None
+                    else "a call"
+                )
+    return tuple(shown)
+
+
 def _of_sample(hard: tuple[HardFailure, ...], sample: int) -> tuple[HardFailure, ...]:
     """``hard`` as another sample of the same run found them."""
     return tuple(HardFailure(h.kind, h.case_id, sample, h.call, h.message) for h in hard)
@@ -409,7 +440,8 @@ class _ChunkOut:
     run_start: array[int]
     run_length: array[int]
     rows: SampleRows
-    unrecorded: list[int]
+    unrecorded: list[tuple[int, str, tuple[str, ...]]]
+    kept: list[Run]
     records: list[bytes] | None
     """The rows' records, in memory (serial executor) — or, from a worker, in its spool:"""
     spool_key: int = 0
@@ -430,6 +462,7 @@ class _Work:
     ctx: ScoringContext
     min_sample: int
     extra: bool
+    keep_runs: bool
 
 
 def _work_of(job: ScoreJob) -> _Work:
@@ -443,6 +476,7 @@ def _work_of(job: ScoreJob) -> _Work:
         ctx=job.ctx,
         min_sample=job.min_sample,
         extra=job.extra,
+        keep_runs=job.keep_runs,
     )
 
 
@@ -455,7 +489,8 @@ def _score_chunk(data: bytes, base: int, w: _Work, memo: Memo, spool_fd: int | N
     offsets, lengths = array("q"), array("q")
     records: list[bytes] = []
     unknown: dict[int, str] = {}
-    unrecorded: list[int] = []
+    unrecorded: list[tuple[int, str, tuple[str, ...]]] = []
+    kept: list[Run] = []
     builder = RowsBuilder(METRICS, w.metas)
     display, index, wanted, table = w.display, w.index, w.wanted, w.table
     ctx, min_sample, extra = w.ctx, w.min_sample, w.extra
@@ -516,7 +551,7 @@ def _score_chunk(data: bytes, base: int, w: _Work, memo: Memo, spool_fd: int | N
                 template=record_template(score, names=METRICS, extra=extra, reasons_kept=True),
                 turns=run.turns,
                 hard=hard,
-                unrecorded=bool(score.tallies.unrecorded),
+                unrecorded=_unanswered(case, run) if score.tallies.unrecorded else (),
                 costed=not earns_nothing(run, hard),
             )
             memo.put(key, hit)
@@ -525,7 +560,9 @@ def _score_chunk(data: bytes, base: int, w: _Work, memo: Memo, spool_fd: int | N
         else:
             hard = ()
         if hit.unrecorded:
-            unrecorded.append(len(scored))
+            unrecorded.append((len(scored), cid, hit.unrecorded))
+        if w.keep_runs:
+            kept.append(run)
         scored.append(e)
         run_start.append(base + start)
         run_length.append(end - start)
@@ -571,6 +608,7 @@ def _score_chunk(data: bytes, base: int, w: _Work, memo: Memo, spool_fd: int | N
         run_length=run_length,
         rows=builder.build(),
         unrecorded=unrecorded,
+        kept=kept,
         records=records if spool_fd is None else None,
         spool_key=os.getpid() if spool_fd is not None else 0,
         record_offset=offsets,
@@ -614,7 +652,8 @@ def _collect(
         if cov.full:
             break
         n = len(rows)
-        result.unrecorded.extend(n + k for k in chunk.unrecorded)
+        result.unrecorded.extend((n + k, cid, calls) for k, cid, calls in chunk.unrecorded)
+        result.kept.extend(chunk.kept)
         rows.line.extend(first_line + entry_line[e] for e in chunk.scored)
         rows.case.extend(entry_case[e] for e in chunk.scored)
         rows.sample.extend(entry_sample[e] for e in chunk.scored)
