@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from score_bench import generate  # noqa: E402
+from score_bench import generate
 
 MIB = 1024 * 1024
 
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="runs at each N; the largest is shown")
     ap.add_argument("--interval", type=float, default=0.05, help="seconds between tree samples")
     ap.add_argument("--workdir", default=None, help="keep (and reuse) the generated files here")
-    ap.add_argument("--toolgate", default=None, help="the toolgate command (default: beside python)")
+    ap.add_argument("--toolgate", default=None, help="the toolgate command (default: installed)")
     args = ap.parse_args(argv)
     script = Path(sys.executable).with_name("toolgate")
     exe = (
