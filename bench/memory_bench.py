@@ -5,7 +5,9 @@ For each N it generates (once, kept in ``--workdir``) the dataset and runs file 
 ``bench/score_bench.py`` — realistic tool schemas, 1–5 calls a sample with wrong, missing
 and extra arguments, calls that do not parse, unknown tools, retries, parallel batches and
 tool errors — with ``--samples`` samples a case, then runs the whole ``toolgate score``
-process under ``/usr/bin/time -v``. It prints, for each N:
+process (or, with ``--command check``, ``toolgate check`` with a ``replay`` agent on that
+runs file and no baseline: the CI job's path, reports included) under
+``/usr/bin/time -v``. It prints, for each N:
 
 - **max RSS** — ``/usr/bin/time -v``'s "Maximum resident set size": the largest resident
   set that any single process of the tree reached (the kernel reports the maximum over the
@@ -21,7 +23,7 @@ process under ``/usr/bin/time -v``. It prints, for each N:
 Usage::
 
     python bench/memory_bench.py [--n 30000,100000,300000] [--samples 3] [--workdir DIR]
-        [--toolgate EXE]
+        [--command score|check] [--toolgate EXE]
 
 ``--toolgate`` takes a command (split on spaces), so another checkout can be measured on
 the same files: ``--toolgate "env PYTHONPATH=/other/checkout python -m gate"``.
@@ -92,9 +94,37 @@ class TreeSampler(threading.Thread):
             self.done.wait(self.interval)
 
 
-def measure(exe: list[str], ds: Path, runs: Path, out: Path, interval: float) -> dict[str, float]:
-    """One ``toolgate score`` under ``/usr/bin/time -v``: its figures (module docstring)."""
-    cmd = ["/usr/bin/time", "-v", *exe, "score", "--dataset", str(ds), "--runs", str(runs)]
+def check_config(folder: Path) -> Path:
+    """A toolgate.yml beside the generated files: the dataset pinned, a ``replay`` agent
+    on the runs file. The dataset's hash is computed in a child process (importing
+    ToolGate here would raise the high-water mark the measured children inherit)."""
+    code = (
+        "import sys; from pathlib import Path; from gate.dataset import load_dataset; "
+        "print(load_dataset(Path(sys.argv[1])).sha256)"
+    )
+    sha = subprocess.run(
+        [sys.executable, "-c", code, str(folder / "dataset.jsonl")],
+        capture_output=True,
+        check=True,
+        text=True,
+    ).stdout.strip()
+    path = folder / "toolgate.yml"
+    path.write_text(
+        f"dataset:\n  path: dataset.jsonl\n  sha256: {sha}\n"
+        "agent:\n  kind: replay\n  runs: runs.jsonl\n"
+    )
+    return path
+
+
+def measure(
+    exe: list[str], folder: Path, out: Path, interval: float, command: str = "score"
+) -> dict[str, float]:
+    """One ``toolgate score`` (or ``check``) under ``/usr/bin/time -v``: its figures."""
+    cmd = ["/usr/bin/time", "-v", *exe, command]
+    if command == "check":
+        cmd += ["--config", str(check_config(folder)), "--baseline", "none", "--no-progress"]
+    else:
+        cmd += ["--dataset", str(folder / "dataset.jsonl"), "--runs", str(folder / "runs.jsonl")]
     cmd += ["--out", str(out)]
     with tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
@@ -107,8 +137,8 @@ def measure(exe: list[str], ds: Path, runs: Path, out: Path, interval: float) ->
         sampler.join()
         err.seek(0)
         text = err.read().decode(errors="replace")
-    if code != 0:
-        raise SystemExit(f"toolgate score failed ({code}):\n{text[-3000:]}")
+    if code not in (0, 1):  # 1: the gate failed (check), a verdict all the same
+        raise SystemExit(f"toolgate {command} failed ({code}):\n{text[-3000:]}")
     m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", text)
     assert m is not None, text[-2000:]
     size = (out / "results.json").stat().st_size
@@ -128,6 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="runs at each N; the largest is shown")
     ap.add_argument("--interval", type=float, default=0.05, help="seconds between tree samples")
     ap.add_argument("--workdir", default=None, help="keep (and reuse) the generated files here")
+    ap.add_argument("--command", choices=("score", "check"), default="score")
     ap.add_argument("--toolgate", default=None, help="the toolgate command (default: installed)")
     args = ap.parse_args(argv)
     script = Path(sys.executable).with_name("toolgate")
@@ -148,8 +179,7 @@ def main(argv: list[str] | None = None) -> int:
                 d.mkdir(parents=True, exist_ok=True)
                 generate(d, n, args.samples)
             runs = [
-                measure(exe, d / "dataset.jsonl", d / "runs.jsonl", d / "out", args.interval)
-                for _ in range(args.repeat)
+                measure(exe, d, d / "out", args.interval, args.command) for _ in range(args.repeat)
             ]
             shutil.rmtree(d / "out", ignore_errors=True)
             worst = {k: max(r[k] for r in runs) for k in runs[0]}
