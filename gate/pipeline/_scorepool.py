@@ -41,7 +41,8 @@ import signal
 import tempfile
 import threading
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -732,12 +733,9 @@ class ForkExecutor:
         workers: list[multiprocessing.process.BaseProcess] = []
         clean = False
         try:
-            futures = [pool.submit(_chunk, k, c) for k, c in enumerate(chunks)]
+            futures = deque(pool.submit(_chunk, k, c) for k, c in enumerate(chunks))
             workers = [p for p in multiprocessing.active_children() if p not in before]
-            outputs = (
-                _answer(f, k, chunks, index, started, workers) for k, f in enumerate(futures)
-            )
-            _collect(outputs, job, result, spool)
+            _collect(_in_order(futures, chunks, index, started, workers), job, result, spool)
             clean = True
         except BaseException:
             spool.close()
@@ -761,6 +759,20 @@ def _chunk(k: int, chunk: tuple[int, int]) -> _ChunkOut:
     call time, so a test can replace it)."""
     _STARTED[k] = os.getpid()
     return _work(chunk)
+
+
+def _in_order(
+    futures: deque[Future[_ChunkOut]],
+    chunks: Sequence[tuple[int, int]],
+    index: RunsIndex,
+    started: Any,
+    workers: Sequence[multiprocessing.process.BaseProcess],
+) -> Iterator[_ChunkOut]:
+    """The chunks' outputs in file order, each future taken off ``futures`` as it is
+    answered (a done future holds its output: kept, every chunk's columns would stay in
+    memory to the end)."""
+    for k in range(len(futures)):
+        yield _answer(futures.popleft(), k, chunks, index, started, workers)
 
 
 def _answer(
