@@ -40,9 +40,9 @@ from gate import __version__, jsonio
 
 # Re-exported: the judge client's error (defined with every other error).
 from gate.errors import JudgeCallError as JudgeCallError
-from gate.errors import JudgeFailureKind
+from gate.errors import IncompleteBody, JudgeFailureKind
 from gate.http_retry import retry_after_value as retry_after_s
-from gate.replay.http import TRANSPORT_ERRORS, HttpClient, IncompleteBody
+from gate.replay.http import TRANSPORT_ERRORS, HttpClient
 
 RAW_CHARS = 500
 """How much of an unparsable answer (or an error body) is kept."""

@@ -32,21 +32,11 @@ from typing import Any
 import httpcore2
 import httpx2
 
+from gate.errors import IncompleteBody, ResponseTooLarge
+
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 """Largest response body read from an endpoint (a chat completion is a few KB; a flood
 must not exhaust the runner's memory)."""
-
-
-class ResponseTooLarge(Exception):
-    """The body is over :data:`MAX_RESPONSE_BYTES`."""
-
-
-class IncompleteBody(Exception):
-    """The peer closed the connection before the body's declared length."""
-
-    def __init__(self, got: int, expected: int) -> None:
-        super().__init__(f"{got} of {expected} bytes")
-        self.got, self.expected = got, expected
 
 
 TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (
