@@ -37,10 +37,10 @@ import httpx2
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gate import __version__, jsonio
+from gate.errors import IncompleteBody, JudgeFailureKind
 
 # Re-exported: the judge client's error (defined with every other error).
 from gate.errors import JudgeCallError as JudgeCallError
-from gate.errors import IncompleteBody, JudgeFailureKind
 from gate.http_retry import retry_after_value as retry_after_s
 from gate.replay.http import TRANSPORT_ERRORS, HttpClient
 
