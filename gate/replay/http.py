@@ -23,6 +23,7 @@ Waits asked for with 429 and 503 are read by :func:`gate.http_retry.retry_after_
 from __future__ import annotations
 
 import contextvars
+import socket
 import time
 import urllib.parse
 from collections.abc import Mapping
@@ -139,6 +140,8 @@ class _Transport(httpx2.HTTPTransport):
             max_connections=None,
             max_keepalive_connections=None,
             network_backend=_Backend(),
+            # (http.client sets it too: a request's one send is not held back by Nagle)
+            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
         )
 
 
