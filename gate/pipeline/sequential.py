@@ -338,8 +338,9 @@ class _Sampler:
             dataset_ids = [c.id for c in self.dataset.cases]
             seed_rows = [k for k, i in enumerate(self.runs.rows.case) if dataset_ids[i] in want]
             with RunsWriter(path, append=bool(self.taken)) as writer:
-                for _, run in self.runs.runs(seed_rows):
-                    writer.write(run)
+                # The lines as they are (read and checked once, by the score stage).
+                for line in self.runs.lines(seed_rows):
+                    writer.write_line(line if line.endswith(b"\n") else line + b"\n")
             for cid in new:
                 self.taken[cid] = self.samples
         recorded = {(cid, s) for cid, n in self.taken.items() for s in range(n)}
