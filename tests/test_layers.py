@@ -33,6 +33,7 @@ GATE = Path(__file__).resolve().parent.parent / "gate"
 TIER_TABLE = """
 tier | units                                                  | role
 0    | model errors jsonio gcpause http_retry yamlio config     | the data model, the error tree,
+     | agents                                                 | the config and the agent kinds,
      | usage                                                  | the usage check,
      | __version__ outdir                                     | leaf helpers
 1    | scorers policy report baseline results                 | pure layers: score one sample,

@@ -141,7 +141,7 @@ def load_inputs(
     if agent:
         from gate.replay.preflight import agent_problems
 
-        problems = agent_problems(config, doc, start_python=False)
+        problems = agent_problems(config, doc)
         if problems:
             raise ConfigError(problems)
     path = config.resolve(config.dataset.path)
