@@ -40,7 +40,8 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from gate import agents
-from gate.agents.interface import SECTION, AgentSettings, Interpreted
+from gate.agents.interface import SECTION, AgentSettings
+from gate.agents.interface import McpServerConfig as McpServerConfig  # agent.servers[]
 from gate.errors import ConfigError, Problem
 from gate.model import JUDGE_METRIC_PREFIX, MIN_HISTORY, Effect, OrderMode, PassOn, Risk
 from gate.yamlio import YamlDoc, dotted, load_yaml
@@ -612,10 +613,8 @@ class Config(_Strict):
         and does not state ``agent.python`` running ``interpreter`` (the Action's
         ``install:`` environment); what the file says wins, and other agents are
         unchanged."""
-        agent = self.agent
-        if not isinstance(agent, Interpreted) or "python" in agent.model_fields_set:
-            return self
-        return self.model_copy(update={"agent": agent.model_copy(update={"python": interpreter})})
+        agent = self.agent.with_interpreter(interpreter)
+        return self if agent is self.agent else self.model_copy(update={"agent": agent})
 
     def agent_python(self) -> str | None:
         """The interpreter a bare ``python`` (a ``command`` agent's program, a ``python``

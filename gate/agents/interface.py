@@ -16,9 +16,9 @@ config model, validated like every section of the config — which answers for t
   nothing to record) or made by running the agent;
 * **what it declares** — :meth:`~AgentSettings.secret_env_names` (redacted from every
   report), :meth:`~AgentSettings.mcp_servers` (the team's real MCP servers),
-  :meth:`~AgentSettings.interpreter` (what a bare ``python`` runs), :meth:`~AgentSettings.
-  notes` (``validate``'s notes), :meth:`~AgentSettings.legacy_identity` (the previous
-  release's hash of its identity).
+  :meth:`~AgentSettings.interpreter` and :meth:`~AgentSettings.with_interpreter` (what a
+  bare ``python`` runs), :meth:`~AgentSettings.notes` (``validate``'s notes),
+  :meth:`~AgentSettings.legacy_identity` (the previous release's hash of its identity).
 
 The setup a base history describes (command line, environment, model) is what the
 adapter's ``describe()`` writes into results.json.
@@ -32,7 +32,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
@@ -100,6 +100,12 @@ class AgentSettings(BaseModel):
         config choose (:class:`Interpreted`); ``None``: the one on ``PATH``."""
         return sys.executable
 
+    def with_interpreter(self, interpreter: str) -> Self:
+        """These settings with a bare ``python`` running ``interpreter`` (the Action's
+        ``install:`` environment) where the kind lets the config choose and the config
+        does not; else these settings."""
+        return self
+
     def notes(self, root: Path) -> list[str]:
         """What ``toolgate validate`` says about settings that work but may surprise."""
         return []
@@ -159,6 +165,11 @@ class Interpreted(AgentSettings):
         # Never resolved: a virtualenv's python is a symlink to another environment's
         # interpreter.
         return os.path.abspath(root / self.python)
+
+    def with_interpreter(self, interpreter: str) -> Self:
+        if "python" in self.model_fields_set:
+            return self  # what the file says wins
+        return self.model_copy(update={"python": interpreter})
 
     def preflight(self, root: Path, show: Show) -> list[Finding]:
         interpreter = self.interpreter(root)

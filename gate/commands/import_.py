@@ -350,8 +350,7 @@ def _run_tau2(args: argparse.Namespace) -> int:
 def _run_mcp_tools(args: argparse.Namespace) -> int:
     import os
 
-    from gate.agents.interface import McpServerConfig
-    from gate.config import load_config
+    from gate.config import McpServerConfig, load_config
     from gate.interop.mcp_tools import list_server_tools, write_tools_file
 
     root = Path.cwd()

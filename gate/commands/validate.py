@@ -33,7 +33,7 @@ from gate.pipeline.inputs import (
     read_dataset,
     retired_problems,
 )
-from gate.replay.preflight import agent_problems, first_case_problems
+from gate.pipeline.preflight import agent_problems, first_case_problems
 from gate.yamlio import YamlDoc
 
 DEFAULT_CONFIG = "toolgate.yml"

@@ -20,9 +20,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-from gate.agents.interface import McpServerConfig
 from gate.baseline.diff import definition_diff
-from gate.config import Config
+from gate.config import Config, McpServerConfig
 from gate.errors import McpServerError
 from gate.model import ToolRef, ToolSpec
 from gate.results import ToolDrift

@@ -29,7 +29,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from gate.agents.interface import McpServerConfig
+from gate.config import McpServerConfig
 from gate.errors import McpServerError
 from gate.model import ToolSpec
 from gate.replay.frozen import ToolOutcome
