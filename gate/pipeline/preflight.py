@@ -2,7 +2,10 @@
 cannot start. A program that is not there, a script the command names that is missing, an
 unreadable ``system_prompt_file``, a Python ``callable`` that cannot be imported, a replay
 ``runs`` file that is missing — each a located problem (the config's file, line, field),
-never a run whose every case-sample fails the same way."""
+never a run whose every case-sample fails the same way.
+
+What to check is the agent kind's own answer (:mod:`gate.agents`); this module places its
+findings in the config file and, for ``validate``, starts the agent on the first case."""
 
 from __future__ import annotations
 
