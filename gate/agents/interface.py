@@ -1,27 +1,13 @@
 """What an agent kind is: the base of every ``agent:`` section, and the questions the rest of
 ToolGate asks a kind instead of comparing its name.
 
-A kind (``agent.kind`` in toolgate.yml) is one module of :mod:`gate.agents`, listed once in
-the registry there. The module defines a subclass of :class:`AgentSettings` — the kind's
-config model, validated like every section of the config — which answers for the kind:
-
-* **how it runs** — :attr:`~AgentSettings.adapter`, the ``module:Class`` of the adapter the
-  runner builds (loaded when a run starts, by :func:`gate.replay.interface.build_agent`;
-  what an adapter is: :class:`gate.replay.interface.Agent`);
-* **its preflight** — :meth:`~AgentSettings.preflight`: what ``validate`` reports and
-  ``check`` refuses before the first case (a program, a file that is not there);
-  :attr:`~AgentSettings.validate_starts`: whether ``validate`` also starts it once;
-* **what a sample is** — :attr:`~AgentSettings.samples_recorded`: read from a runs file
-  made elsewhere (the run is scored on the samples it holds: no extra samples, no seeding,
-  nothing to record) or made by running the agent;
-* **what it declares** — :meth:`~AgentSettings.secret_env_names` (redacted from every
-  report), :meth:`~AgentSettings.mcp_servers` (the team's real MCP servers),
-  :meth:`~AgentSettings.interpreter` and :meth:`~AgentSettings.with_interpreter` (what a
-  bare ``python`` runs), :meth:`~AgentSettings.notes` (``validate``'s notes),
-  :meth:`~AgentSettings.legacy_identity` (the previous release's hash of its identity).
-
-The setup a base history describes (command line, environment, model) is what the
-adapter's ``describe()`` writes into results.json.
+A kind is one module of :mod:`gate.agents` whose subclass of :class:`AgentSettings` is the
+kind's config model and answers for it: how it runs (:attr:`~AgentSettings.adapter`), what
+``check`` refuses and ``validate`` reports before the first case
+(:meth:`~AgentSettings.preflight`, :attr:`~AgentSettings.validate_starts`), what a sample
+is (:attr:`~AgentSettings.samples_recorded`), and what it declares (secrets, real MCP
+servers, its interpreter, ``validate``'s notes, the previous release's identity). The setup
+a base history describes is what its adapter's ``describe()`` writes into results.json.
 
 Nothing here imports the rest of ToolGate: :mod:`gate.config` builds on it.
 """
