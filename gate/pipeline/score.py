@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from gate import __version__
+from gate.agents import RUNS_FILE_KIND
 from gate.config import Config
 from gate.gcpause import no_gc
 from gate.model import DatasetLike, DatasetRef, RunHeader, SampleScore, Shard, SuiteStats, ToolRef
@@ -289,9 +290,10 @@ def score_file(
 
 
 def agent_info(config: Config | None, runs_display: str) -> dict[str, Any]:
-    """The header's ``agent`` of a scored runs file: the config's agent kind (``replay``
-    without a config) and the runs file."""
-    info: dict[str, Any] = {"kind": config.agent.kind if config is not None else "replay"}
+    """The header's ``agent`` of a scored runs file: the config's agent kind (without a
+    config, the kind that reads a runs file: :data:`gate.agents.RUNS_FILE_KIND`) and the
+    runs file."""
+    info: dict[str, Any] = {"kind": config.agent.kind if config is not None else RUNS_FILE_KIND}
     info["runs"] = runs_display
     return info
 
