@@ -174,9 +174,21 @@ class _AgentBase(_Strict):
         return out
 
 
+class MissingRuns(enum.StrEnum):
+    """What a ``replay`` agent does with a case-sample its runs file has no run for."""
+
+    FAIL = "fail"
+    """Bad input (exit code 2): the message names the cases the file lacks."""
+    SKIP = "skip"
+    """Gate on the cases present: the others are *not run*, named in the first line of
+    every report, never counted as passes or failures."""
+
+
 class ReplayAgent(_AgentBase):
     kind: Literal["replay"]
     runs: str
+    missing: MissingRuns = MissingRuns.FAIL
+    """A case-sample the runs file lacks: ``fail`` (bad input) or ``skip`` (not run)."""
 
 
 BARE_PYTHON = ("python", "python3")
@@ -532,10 +544,23 @@ class NewCasesMode(enum.StrEnum):
     """The gate fails on it."""
 
 
+class UndecidedMode(enum.StrEnum):
+    """What a case whose pass rate fell with too few samples to tell does (an
+    ``undecided`` change: one sample on each side, a history too short to test)."""
+
+    WARN = "warn"
+    """Named in the first line and listed in sight; the comment is ⚠️, never ✅, and
+    the gate does not fail on it."""
+    FAIL = "fail"
+    """The gate fails on it."""
+
+
 class RegressionsConfig(_Strict):
     max_new_failures: Annotated[int, Field(ge=0)] | None = 0
     """Significant regressions allowed (``null``: regressions never fail the gate)."""
     likely: LikelyMode = LikelyMode.WARN
+    undecided: UndecidedMode = UndecidedMode.WARN
+    """A case whose pass rate fell, with too few samples to tell (``undecided``)."""
     new_cases: NewCasesMode = NewCasesMode.WARN
     """A failing case that is new in this run (absent from the baseline)."""
 

@@ -328,8 +328,16 @@ def _rates(detect: Detectability) -> str:
     return rates[0] if len(rates) == 1 else ", ".join(rates[:-1]) + ", and " + rates[-1]
 
 
-def _seeding(detect: Detectability) -> str:
-    """What history would let a case be decided, and how to get it."""
+def _seeding(detect: Detectability, recorded: bool = False) -> str:
+    """What history would let a case be decided, and how to get it: a base run seeds it;
+    recorded runs (a ``replay`` agent) cannot be sampled again, so their history comes
+    from the base branch's recorded runs."""
+    if recorded:
+        depth = detect.decidable_from or detect.min_history
+        return (
+            f"a history of {depth} recorded samples per case would decide it: score the base "
+            "branch's recorded runs and pass their results.json as the baseline"
+        )
     if detect.decidable_from is None:
         return "toolgate check --base-run seeds a longer one"
     return (
@@ -338,9 +346,12 @@ def _seeding(detect: Detectability) -> str:
     )
 
 
-def sentences(evaluation: Evaluation, detect: Detectability) -> list[str]:
+def sentences(
+    evaluation: Evaluation, detect: Detectability, *, recorded: bool = False
+) -> list[str]:
     """The comment's paragraph on power and spend, one sentence per item: every
-    probability is for this run's histories and its cap as its cases shared it."""
+    probability is for this run's histories and its cap as its cases shared it.
+    ``recorded``: the runs were recorded elsewhere (no sample can be added)."""
     out: list[str] = []
     if detect.stable_depths and detect.stable_broken is not None:
         shown = _depths(detect.stable_depths)
@@ -348,7 +359,7 @@ def sentences(evaluation: Evaluation, detect: Detectability) -> list[str]:
             out.append(
                 f"No case that always passed ({shown}) can be caught in this run: "
                 "against so short a history even one that now fails every sample is not "
-                f"significant — {_seeding(detect)}."
+                f"significant — {_seeding(detect, recorded)}."
             )
         else:
             shared = (
@@ -380,6 +391,8 @@ def sentences(evaluation: Evaluation, detect: Detectability) -> list[str]:
     elif not sp.seed:
         if not sp.undecided:
             parts.append("no extra samples (no case was undecided)")
+        elif sp.cap == 0 and recorded:
+            parts.append("no extra samples (recorded runs cannot add any)")
         elif sp.cap == 0:
             parts.append("no extra samples (none allowed)")
         else:
@@ -402,7 +415,8 @@ def sentences(evaluation: Evaluation, detect: Detectability) -> list[str]:
         out.append(
             f"{len(futile)} undecided case(s) got no extra samples because none could decide "
             f"them ({_shown(futile)}): against {history} base sample{'' if hi == 1 else 's'} "
-            f"even a case that now fails every sample is not significant — {_seeding(detect)}."
+            "even a case that now fails every sample is not significant — "
+            f"{_seeding(detect, recorded)}."
         )
     undecided = [
         c.case_id

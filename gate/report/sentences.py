@@ -6,7 +6,7 @@ A sentence is a list of parts: plain words (``str``) and data to show literally
 sentence (:func:`check_sentences`), strongest first (:data:`CHECK_ORDER`): a forbidden
 call before a broken argument-scope or required-before rule, before a crash, before a
 missing call, before a wrong order, and so on. The reasons come from the sample's
-evidence (``gate.report.evidence`` describes its keys), never recomputed.
+evidence (the scorers' :class:`gate.model.Evidence`), never recomputed.
 
 :func:`elided_calls` shows the expected and the actual calls with every matched call
 reduced to ``name(…)`` (it is the same on both sides): what differs is kept whole.
