@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -189,7 +190,7 @@ def test_example__regressed_agent__breaks_the_close_account_conversation_in_turn
     ) in body
     console = CONSOLE[runs["regressed"].out]
     assert (
-        'delete_account(confirm=true, email="dan@example.com") in turn 2 of 2 '
+        'delete_account(confirm=true, email="dan@example.com")  turn 2 of 2 '
         "(the user: “Yes, go ahead.”)"
     ) in console
 
@@ -264,7 +265,7 @@ def test_example__regressed_comment__each_case_once_within_the_line_budget(
     body = render_comment(_untimed(runs["regressed"].results))
     seen = visible_lines(body)
     assert len(seen) <= VISIBLE_LINES, len(seen)
-    text = "\n".join(seen)
+    text = "\n".join(seen[2:])  # the heading names three of them: once more below it
     for case in runs["regressed"].results.cases:
         if not case.passed:
             assert text.count(f"`{case.id}`") <= 1, case.id
@@ -301,16 +302,20 @@ def test_example__console__the_summary_then_where_the_files_are(
     assert last.endswith(f"{out}/")
 
 
-def test_example__regressed_console__must_not_call_first_one_line_per_case(
+def test_example__regressed_console__must_not_call_first_each_case_once(
     runs: dict[str, CheckOutcome],
 ) -> None:
+    """The console lists the hard failures as the comment does: one line per rule, call
+    and reason, must-not-call first, each case named once with its counts."""
     lines = render_console(runs["regressed"].results).splitlines()
-    hard = [x.strip() for x in lines if x.strip().startswith("✗ ") and " samples " in x]
-    kinds = [x.split()[1] for x in hard]
+    start = lines.index(next(x for x in lines if x.startswith("🛑 Hard failures (17 cases")))
+    hard = [x.strip() for x in lines[start + 1 :] if x.startswith("  ")]
+    hard = hard[: next(i for i, x in enumerate(lines[start + 1 :]) if not x.startswith("  "))]
+    kinds = [x.split()[0] for x in hard]
     assert kinds == sorted(kinds, key=lambda k: k != "must_not_call")
-    assert kinds.count("must_not_call") == 5, "every must-not-call case is shown"
-    cases = [(x.split()[1], x.split()[2]) for x in hard]
-    assert len(cases) == len(set(cases)), "one line per case and rule"
+    named = [c for x in hard for c in re.findall(r"([\w-]+) \d+/\d+ → \d+/\d+", x)]
+    assert sum(1 for x in hard if x.startswith("must_not_call")) == 3
+    assert len(named) == len(set(named)) == 11  # 6 of the 12 required-before ones folded
 
 
 @pytest.mark.parametrize("name", ["good", "regressed", "flaky"])

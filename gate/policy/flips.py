@@ -93,16 +93,15 @@ def what_decides(
 
     have = f"{_n(base.samples, 'base sample')} and {_n(head.samples, 'head sample')}"
     n = fewest(base)
-    if n is not None:
-        return f"{have}: {_n(n, 'head sample')} would decide it"
     depth = max(min_history, base.samples + 1)
     rate = base.rate or 0.0
-    deeper = Counts(min(depth, math.floor(rate * depth + 0.5)), depth)
-    n = fewest(deeper)
+    deep = fewest(Counts(min(depth, math.floor(rate * depth + 0.5)), depth))
+    if n is not None and (deep is None or n <= deep):
+        return f"{have}: {_n(n, 'head sample')} would decide it"
     if n is not None:
-        return (
-            f"{have}: a base history of {depth} samples and {_n(n, 'head sample')} would decide it"
-        )
+        return f"{have}: {_n(n, 'head sample')} would decide it, or {deep} with a base history of {depth}"
+    if deep is not None:
+        return f"{have}: a base history of {depth} samples and {_n(deep, 'head sample')} would decide it"
     return f"{have}: no number of samples decides a change from this base rate"
 
 

@@ -36,7 +36,19 @@ from gate.report.lookup import (
     samples_of,
     undecided,
 )
-from gate.report.parts import Box, Cell, Item, Key, Lazy, Para, Placement, Row, Section, Table
+from gate.report.parts import (
+    Fixed,
+    Box,
+    Cell,
+    Item,
+    Key,
+    Lazy,
+    Para,
+    Placement,
+    Row,
+    Section,
+    Table,
+)
 from gate.report.sentences import (
     Code,
     Sentence,
@@ -76,8 +88,6 @@ def not_valid(results: Results) -> Section:
             ]
         )
     ]
-    if err.hint:
-        intro.append(Para(["What to do: ", err.hint]))
     intro += _missing_paras(results)
     items = [Item([Code(e)]) for e in err.first_errors]
     return Section(
@@ -221,7 +231,7 @@ def hard_failures(results: Results) -> list[Section]:
 def _case_counts(case_id: str, case: CaseResult | None, flip: Flip | None) -> Sentence:
     """``refund-damaged`` 40/40 → 0/3: a case with its counts."""
     if flip is not None:
-        return [Code(case_id), f" {rates(flip, p=False)}"]
+        return [Code(case_id), Fixed(f" {rates(flip, p=False)}")]
     if case is None:
         return [Code(case_id)]
     head = fmt.rate_fraction(case.pass_rate, len(case.samples))
@@ -289,7 +299,7 @@ def regressions_section(results: Results) -> list[Section]:
 
     def row(f: Flip) -> Row:
         case = cases.get(f.case_id)
-        counts: list[Sentence] = [[rates(f)]]
+        counts: list[Sentence] = [[Fixed(rates(f))]]
         if f.kind == "likely_regression":
             counts.append([f"likely: {f.because or 'not significant yet'}"])
         cells = list(_flip_evidence(f, case))
@@ -361,7 +371,7 @@ def new_failing(results: Results) -> list[Section]:
         return Row(
             (
                 case_part(f.case_id, f.line or (case.line if case else None)),
-                [fmt.rate_fraction(f.head_pass_rate, f.head_samples)],
+                [Fixed(fmt.rate_fraction(f.head_pass_rate, f.head_samples))],
                 *_flip_evidence(f, case),
             )
         )
@@ -393,7 +403,7 @@ def undecided_sections(results: Results) -> list[Section]:
 
         def row(f: Flip, shared: str | None = shared, worse: bool = worse) -> Row:
             case = cases.get(f.case_id)
-            counts: list[Sentence] = [[rates(f, p=False)]]
+            counts: list[Sentence] = [[Fixed(rates(f, p=False))]]
             if shared is None and f.because:
                 counts.append([f.because])
             evidence = _flip_evidence(f, case) if worse else (checks(f.failed_checks),)
@@ -489,7 +499,7 @@ def failing(results: Results) -> list[Section]:
         return Row(
             (
                 case_part(c.id, c.line),
-                [fmt.rate_fraction(c.pass_rate, sampled(results, c))],
+                [Fixed(fmt.rate_fraction(c.pass_rate, sampled(results, c)))],
                 *evidence_cells(sample, list(sample.failed_checks) if sample else []),
             )
         )
@@ -558,7 +568,7 @@ def fixed(results: Results) -> list[Section]:
         said = rates(f) + (
             f" — likely: {f.because or 'not significant yet'}" if f.kind == "likely_fix" else ""
         )
-        return Row((case_part(f.case_id, f.line), [said]))
+        return Row((case_part(f.case_id, f.line), [Fixed(said)]))
 
     significant = sum(1 for f in found if f.kind == "fix")
     counts = ", ".join(
@@ -597,7 +607,7 @@ def flaky(results: Results) -> list[Section]:
         failed = sorted({x for s in c.samples if not s.passed for x in s.failed_checks})
         f = noise.get(c.id)
         change = rates(f) if f else fmt.rate_fraction(c.pass_rate, sampled(results, c))
-        return Row((case_part(c.id, c.line), [change], checks(failed)))
+        return Row((case_part(c.id, c.line), [Fixed(change)], checks(failed)))
 
     if shaky:
         out.append(
@@ -647,7 +657,7 @@ def new_passing(results: Results) -> list[Section]:
             (
                 case_part(f.case_id, f.line),
                 ["new"],
-                [fmt.rate_fraction(f.head_pass_rate, f.head_samples)],
+                [Fixed(fmt.rate_fraction(f.head_pass_rate, f.head_samples))],
             )
         )
         for f in sorted(new, key=lambda f: f.case_id)
@@ -704,7 +714,9 @@ def history(results: Results) -> list[Section]:
         assert t is not None
         base = "—" if t.base_samples is None else f"{t.base_passes}/{t.base_samples}"
         p = "" if t.p_worse is None else f" (p = {t.p_worse:.2g})"
-        return Row((case_part(c.id, c.line), [f"{base} → {t.head_passes}/{t.head_samples}{p}"]))
+        return Row(
+            (case_part(c.id, c.line), [Fixed(f"{base} → {t.head_passes}/{t.head_samples}{p}")])
+        )
 
     if capped:
         out.append(
@@ -901,7 +913,7 @@ def all_cases(results: Results) -> list[Section]:
             (
                 [Code(c.id)],
                 ["✅" if c.passed else "❌"],
-                [fmt.rate_fraction(c.pass_rate, sampled(results, c))],
+                [Fixed(fmt.rate_fraction(c.pass_rate, sampled(results, c)))],
                 ["🎲" if c.flaky else ""],
                 checks(failed),
                 [str(c.line or "")],

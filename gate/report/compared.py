@@ -8,7 +8,7 @@ renderers take the first line's "not compared" and the ⚠️ from here. Words o
 from __future__ import annotations
 
 from gate.model import NotCompared, NotComparedWhy, RemovedCase, removed_words
-from gate.report.parts import Box, Item, Key, Lazy, Para, Row, Section, Table
+from gate.report.parts import Box, Fixed, Item, Key, Lazy, Para, Row, Section, Table
 from gate.report.sentences import Code, Sentence
 from gate.results import Results
 
@@ -134,7 +134,11 @@ def removed_sections(results: Results) -> list[Section]:
         out.append(
             Section(
                 Key.RETIRED,
-                [f"Retired cases ({len(retired)}) — removed on purpose (dataset.retired)"],
+                [
+                    f"Retired cases ({len(retired)}) — removed on purpose (",
+                    Code("dataset.retired"),
+                    ")",
+                ],
                 items=[_retired(r) for r in retired],
                 keep=3,
                 cut=4,
@@ -145,4 +149,10 @@ def removed_sections(results: Results) -> list[Section]:
 
 
 def _retired(r: RemovedCase) -> Item:
-    return Item([Code(r.case_id), f" — {r.retired or ''} (base {r.base_passes}/{r.base_samples})"])
+    return Item(
+        [
+            Code(r.case_id),
+            f" — {r.retired or ''}",
+            Fixed(f" (base {r.base_passes}/{r.base_samples})"),
+        ]
+    )

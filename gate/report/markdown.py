@@ -19,6 +19,7 @@ from gate.report.fit import Block
 from gate.report.parts import (
     Box,
     Cell,
+    Fixed,
     Heading,
     Item,
     Lazy,
@@ -51,6 +52,9 @@ def render_sentence(
     for p in parts:
         if isinstance(p, Code):
             out.append(esc.code(p, lim, table=table))
+        elif isinstance(p, Fixed):
+            shown = html.escape(visible(p), quote=False)
+            out.append(shown.replace("|", "\\|") if table else shown)
         elif isinstance(p, Sub):
             out.append(f" <sub>{esc.text(p, lim)}</sub>")
         else:

@@ -19,7 +19,7 @@ from gate.report import fmt
 from gate.report.compared import not_compared
 from gate.report.escape import json_compact
 from gate.report.lookup import ids, plural, regressions
-from gate.report.parts import Item, Key, Lazy, Para, Placement, Row, Section, Table
+from gate.report.parts import Fixed, Item, Key, Lazy, Para, Placement, Row, Section, Table
 from gate.report.sentences import Code, Sentence
 from gate.results import GateResult, MetricDelta, Results
 from gate.scorers.registry import COST_METRICS, METRICS
@@ -102,16 +102,16 @@ def metrics(results: Results) -> list[Section]:
         md: MetricDelta | None,
         own: Sequence[GateResult],
     ) -> Row:
-        gate_cell: Sentence = [" ".join(gate_cell_words(g) for g in own)]
+        gate_cell: Sentence = [Fixed(" ".join(gate_cell_words(g) for g in own))]
         if not has_base:
-            return Row((label, [fmt.num(stat_value)], gate_cell))
+            return Row((label, [Fixed(fmt.num(stat_value))], gate_cell))
         failed = any(not g.passed for g in own)
         return Row(
             (
                 label,
-                [fmt.num(md.base) if md else "—"],
-                [fmt.num(stat_value)],
-                [_delta(m, md, failed)],
+                [Fixed(fmt.num(md.base) if md else "—")],
+                [Fixed(fmt.num(stat_value))],
+                [Fixed(_delta(m, md, failed))],
                 gate_cell,
             )
         )
@@ -130,19 +130,19 @@ def metrics(results: Results) -> list[Section]:
 
     def cost_row(m: str) -> Row:
         own = gate_of.get(m, [])
-        gate_cell: Sentence = [" ".join(gate_cell_words(g) for g in own)]
+        gate_cell: Sentence = [Fixed(" ".join(gate_cell_words(g) for g in own))]
         stat = results.metrics[m]
         d = costs.get(m)
         if not has_base:
-            return Row(([Code(m)], [fmt.cost(m, stat.mean)], gate_cell))
+            return Row(([Code(m)], [Fixed(fmt.cost(m, stat.mean))], gate_cell))
         if d is None:
-            return Row(([Code(m)], ["—"], [fmt.cost(m, stat.mean)], ["—"], gate_cell))
+            return Row(([Code(m)], ["—"], [Fixed(fmt.cost(m, stat.mean))], ["—"], gate_cell))
         return Row(
             (
                 [Code(m)],
-                [fmt.cost(m, d.base)],
-                [fmt.cost(m, d.head)],
-                [fmt.cost_change(m, d.change, d.relative, d.beyond_noise)],
+                [Fixed(fmt.cost(m, d.base))],
+                [Fixed(fmt.cost(m, d.head))],
+                [Fixed(fmt.cost_change(m, d.change, d.relative, d.beyond_noise))],
                 gate_cell,
             )
         )
@@ -217,15 +217,10 @@ def _delta(m: str, md: MetricDelta | None, failed: bool) -> str:
 
 
 def pass_hat_sentence(results: Results) -> Sentence:
-    """``pass^k — every one of k samples of a case passes: k=1 0.935 · k=2 0.902``."""
-    shown = [
-        f"k={k} {fmt.num(v)}" for k, v in enumerate(results.pass_hat, start=1) if v is not None
-    ]
-    if not shown:
-        return []
-    return [
-        f"pass^k — the chance that k samples of a case all pass, the mean over cases: {' · '.join(shown)}"
-    ]
+    """``pass^k (k samples of a case all pass): k=1 0.935 · k=2 0.902``, the mean over
+    the cases."""
+    shown = [f"k={k} {fmt.num(v)}" for k, v in enumerate(results.pass_hat, 1) if v is not None]
+    return [Fixed("pass^k (k samples of a case all pass): " + " · ".join(shown))] if shown else []
 
 
 def gate_cell_words(g: GateResult) -> str:
@@ -257,7 +252,7 @@ def missed_line(g: GateResult, listed: Collection[str] = ()) -> Item:
     if g.op == "max_increase" or g.not_checked:
         rest = g.reason.removeprefix(gate_label(g.metric, g.slice)).lstrip(": ")
         return Item(["❌ ", *label, f" {rest}"])
-    line: Sentence = ["❌ ", *label, f" {fmt.missed(g.op, g.value, g.threshold, g.metric)}"]
+    line: Sentence = ["❌ ", *label, Fixed(f" {fmt.missed(g.op, g.value, g.threshold, g.metric)}")]
     if not g.failing_cases:
         return Item(line)
     worst = list(g.failing_cases)
@@ -582,7 +577,7 @@ def judge(results: Results) -> list[Section]:
                     [Code(m[len(JUDGE_METRIC_PREFIX) :])],
                     [fmt.num(d.base) if d else "—"],
                     [fmt.num(stat.mean)],
-                    [fmt.delta(m, d.delta, plain=True) if d else "—"],
+                    [Fixed(fmt.delta(m, d.delta, plain=True) if d else "—")],
                     [str(stat.n)],
                 )
             )

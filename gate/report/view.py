@@ -93,9 +93,10 @@ def view(results: Results) -> View:
     head = Heading(mark, word, results.gate_name, headline(results))
     footer = _footer(results)
     if results.run_error is not None:  # nothing was decided: no case or metric to show
+        hint = results.run_error.hint
         return View(
             head,
-            (),
+            (Para(["What to do: ", hint]),) if hint else (),
             (cases.not_valid(results), *metrics.drift(results), *metrics.run_info(results)),
             footer,
         )
@@ -415,8 +416,8 @@ def short_history(results: Results) -> Sentence:
     broken, half = hist.caught_broken, hist.caught_half
     if broken is not None and broken <= 1e-12:
         out.append(
-            " With it no drop can be significant, not even a case that always passed and "
-            "now fails every sample."
+            " In this run no drop could be significant, not even a case that always passed "
+            "and now fails every sample."
         )
     elif broken is not None:
         rates = f"is caught with {pct(broken)} probability when it now always fails"
