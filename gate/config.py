@@ -7,7 +7,7 @@ relative to the config file's folder. Sections:
 
 * ``name`` — the gate's name (one sticky PR comment per name);
 * ``dataset`` — path, ``version``, ``sha256`` pin, normalisation;
-* ``agent`` — how the agent under test runs (replay / command / python / openai / mcp);
+* ``agent`` — how the agent under test runs: one of the kinds of :mod:`gate.agents`;
 * ``samples``, ``concurrency``, ``seed``, ``timeout_s``, ``deadline_s``;
 * ``scoring`` — the default order mode, which checks make a case pass, tool risk, safety
   rules;
@@ -25,18 +25,23 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, get_origin
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
-    ConfigDict,
     Field,
+    SerializeAsAny,
     SerializerFunctionWrapHandler,
     ValidationError,
     ValidationInfo,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
     field_validator,
     model_serializer,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
+from gate import agents
+from gate.agents.interface import SECTION, AgentSettings
+from gate.agents.interface import McpServerConfig as McpServerConfig  # agent.servers[]
 from gate.errors import ConfigError, Problem
 from gate.model import JUDGE_METRIC_PREFIX, MIN_HISTORY, Effect, OrderMode, PassOn, Risk
 from gate.yamlio import YamlDoc, dotted, load_yaml
@@ -45,7 +50,7 @@ from gate.yamlio import YamlDoc, dotted, load_yaml
 class _Strict(BaseModel):
     # defer_build: a model's validator is built when it first validates, so a command that
     # never reads a config (``toolgate score --dataset``) does not build them all at import.
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
+    model_config = SECTION
 
 
 # ─── dataset and normalisation ───────────────────────────────────────────────
@@ -145,186 +150,32 @@ class DatasetConfig(_Strict):
 # ─── the agent ───────────────────────────────────────────────────────────────
 
 
-DEFAULT_BREAKER_AFTER = 5
-"""``agent.breaker_after`` of an ``openai`` agent unless the config sets it."""
-
-
-class _AgentBase(_Strict):
-    timeout_s: Annotated[float, Field(gt=0)] = 60.0
-    """Most time one agent step (one request, one worker answer) may take."""
-    step_budget: Annotated[int, Field(ge=1)] = 10
-    """Most assistant turns per case-sample unless the case sets its own."""
-    model: str | None = None
-    """The model the agent uses, as the team names it (``gpt-4.1``): for a program, what
-    ToolGate cannot see for itself. Reported beside the results and in "This run
-    changes …", part of the setup a history describes, the key ``pricing`` is looked up
-    by; never a reason for "not comparable". An ``openai`` agent requires it."""
-
-    def declared(self) -> dict[str, Any]:
-        """What the config declares of the agent's setup beyond its command: ``model``
-        when it names one, ``env`` when it sets variables (in key order) — part of the
-        agent's description, of the setup a history describes, and named when a run
-        changes them."""
-        out: dict[str, Any] = {}
-        if self.model is not None:
-            out["model"] = self.model
-        env: dict[str, str] | None = getattr(self, "env", None)
-        if env:
-            out["env"] = dict(sorted(env.items()))
-        return out
-
-
-class MissingRuns(enum.StrEnum):
-    """What a ``replay`` agent does with a case-sample its runs file has no run for."""
-
-    FAIL = "fail"
-    """Bad input (exit code 2): the message names the cases the file lacks."""
-    SKIP = "skip"
-    """Gate on the cases present: the others are *not run*, named in the first line of
-    every report, never counted as passes or failures."""
-
-
-class ReplayAgent(_AgentBase):
-    kind: Literal["replay"]
-    runs: str
-    missing: MissingRuns = MissingRuns.FAIL
-    """A case-sample the runs file lacks: ``fail`` (bad input) or ``skip`` (not run)."""
-
-
-BARE_PYTHON = ("python", "python3")
-"""A command's program that ``agent.python`` decides: ToolGate's interpreter, PATH's, or
-the one it names."""
-
-PYTHON_TOOLGATE = "toolgate"
-"""``agent.python: toolgate``: the interpreter running ToolGate (the default)."""
-PYTHON_PATH = "path"
-"""``agent.python: path``: the ``python`` found on ``PATH``."""
-
-
-def _python_choice(v: str) -> str:
-    if not v.strip():
-        raise ValueError(
-            "must be `toolgate`, `path` or the path of a Python interpreter "
-            "(for example .venv/bin/python)"
+def _agent_of_its_kind(
+    value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+) -> Any:
+    """The ``agent`` section, validated by the model of the kind it names (the registry,
+    :mod:`gate.agents`): the kinds are not listed here."""
+    if isinstance(value, AgentSettings):
+        return value
+    if not isinstance(value, dict):
+        return handler(value)  # "Input should be an object"
+    if "kind" not in value:
+        raise PydanticCustomError(
+            "union_tag_not_found", "Unable to extract tag using discriminator 'kind'"
         )
-    return v
+    model = agents.settings_of(value["kind"])
+    if model is None:
+        kinds = {"kinds": ", ".join(agents.names())}
+        raise PydanticCustomError("union_tag_invalid", "`kind` must be one of {kinds}", kinds)
+    if info.mode == "json":  # as the rest of the file: enum values as strings, arrays for tuples
+        import json
+
+        return model.model_validate_json(json.dumps(value), context=info.context)
+    return model.model_validate(value, context=info.context)
 
 
-class ReplyIds(enum.StrEnum):
-    """Whether a ``command`` agent's replies must name the case-sample they answer."""
-
-    REQUIRED = "required"
-    """Every reply carries the ``case_id`` and ``sample`` of its start message; a reply
-    without them is a protocol error (the default)."""
-    OPTIONAL = "optional"
-    """Replies may leave them out; a reply that names them must still name the running
-    case-sample. Output a worker prints between case-samples still gets it replaced."""
-
-
-class CommandAgent(_AgentBase):
-    kind: Literal["command"]
-    command: list[str] | str
-    python: Annotated[str, AfterValidator(_python_choice)] = PYTHON_TOOLGATE
-    """Which interpreter a command starting with a bare ``python``/``python3`` runs:
-    ``toolgate`` the one running ToolGate (it exists wherever ToolGate does), ``path`` the
-    one found on ``PATH``, or the path of an interpreter (relative to the config's folder:
-    ``.venv/bin/python``, the agent's own environment). In the Action, ``install:`` makes
-    the agent's environment and a config that does not set this key runs its interpreter.
-    A path as the program is always run as given."""
-    workers: Annotated[int, Field(ge=1, le=256)] = 4
-    env: dict[str, str] = Field(default_factory=dict)
-    cwd: str | None = None
-    reply_ids: ReplyIds = ReplyIds.REQUIRED
-    """Whether replies must echo the start message's ``case_id`` and ``sample``."""
-
-
-class PythonAgent(_AgentBase):
-    kind: Literal["python"]
-    callable: Annotated[str, Field(pattern=r"^[\w.]+:[\w.]+$")]
-    path: list[str] = Field(default_factory=list)
-    env: dict[str, str] = Field(default_factory=dict)
-    """Added to the worker processes' environment."""
-    python: Annotated[str, AfterValidator(_python_choice)] = PYTHON_TOOLGATE
-    """The interpreter of the worker processes that import the callable, as for a
-    ``command`` agent: ``toolgate``, ``path`` or an interpreter's path."""
-
-
-class OpenAIAgent(_AgentBase):
-    kind: Literal["openai"]
-    model: str
-    base_url: str = "https://api.openai.com/v1"
-    api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = 0.0
-    params: dict[str, Any] = Field(default_factory=dict)
-    system_prompt_file: str | None = None
-    max_retries: Annotated[int, Field(ge=0, le=20)] = 4
-    breaker_after: Annotated[int, Field(ge=0, le=100_000)] = DEFAULT_BREAKER_AFTER
-    """The circuit breaker's threshold: after this many case-samples in a row gave up on
-    the endpoint the same way (the same status or transport error, after their retries),
-    the rest are recorded ``not_attempted`` without being sent. ``0``: never opens."""
-
-
-class McpServerConfig(_Strict):
-    """A team's real MCP server: what ``toolgate record`` proxies calls to and what the
-    gate lists tools from to report drift. Exactly one of ``url`` (streamable HTTP) and
-    ``command`` (stdio)."""
-
-    name: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
-    url: str | None = None
-    command: list[str] | str | None = None
-    env: dict[str, str] = Field(default_factory=dict)
-    """Added to the stdio server's environment."""
-    cwd: str | None = None
-    headers_env: dict[str, str] = Field(default_factory=dict)
-    """HTTP header → name of the environment variable holding its value (a token)."""
-    timeout_s: Annotated[float, Field(gt=0)] = 30.0
-    """Most time connecting, listing tools or one call may take."""
-
-    @model_validator(mode="after")
-    def _one_transport(self) -> McpServerConfig:
-        if (self.url is None) == (self.command is None):
-            raise ValueError("give exactly one of `url` (streamable HTTP) and `command` (stdio)")
-        if self.url is not None and not self.url.lower().startswith(("http://", "https://")):
-            raise ValueError(f"`url` {self.url!r} must be an http:// or https:// URL")
-        return self
-
-
-class McpAgent(_AgentBase):
-    """Any program whose agent takes its tools from an MCP server (see
-    :mod:`gate.replay.mcp`): one process per case-sample, with ``TOOLGATE_MCP_URL``,
-    ``TOOLGATE_MCP_COMMAND`` and ``TOOLGATE_CASE`` in its environment."""
-
-    kind: Literal["mcp"]
-    command: list[str] | str
-    env: dict[str, str] = Field(default_factory=dict)
-    cwd: str | None = None
-    workers: Annotated[int, Field(ge=1, le=256)] = 4
-    """Most agent processes running at once."""
-    batch_window_ms: Annotated[float, Field(ge=0, le=10_000)] = 50.0
-    """How long an answer is held for calls that arrive alongside it (one parallel
-    batch); 0 makes every call its own step."""
-    max_connections: Annotated[int, Field(ge=1, le=1000)] = 1
-    """MCP connections (sessions, stdio server launches) one case-sample may open in a
-    user turn (a conversation counts each of its turns on its own)."""
-    max_output_bytes: Annotated[int, Field(ge=1024)] = 1024 * 1024
-    """Longest final answer (stdout) accepted."""
-    servers: list[McpServerConfig] = Field(default_factory=list)
-    """The team's real MCP servers, for ``toolgate record`` and tool-list drift; never
-    called while the gate runs the agent."""
-
-    @model_validator(mode="after")
-    def _unique_servers(self) -> McpAgent:
-        names = [s.name for s in self.servers]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise ValueError(f"server name {dupes[0]!r} appears twice")
-        return self
-
-
-AgentConfig = Annotated[
-    ReplayAgent | CommandAgent | PythonAgent | OpenAIAgent | McpAgent,
-    Field(discriminator="kind"),
-]
+AgentConfig = Annotated[SerializeAsAny[AgentSettings], WrapValidator(_agent_of_its_kind)]
+"""The ``agent`` section: the settings of one kind of :mod:`gate.agents`."""
 
 
 # ─── scoring ─────────────────────────────────────────────────────────────────
@@ -763,39 +614,27 @@ class Config(_Strict):
     @property
     def initial_samples(self) -> int:
         """Initial head samples per case: ``samples`` when the file sets it; else 2, or 1
-        for a ``replay`` agent — a runs file produced elsewhere is scored with the samples
-        it holds (the runner adds every sample number the file has)."""
-        if "samples" in self.model_fields_set or self.agent.kind != "replay":
+        for an agent whose samples are recorded (``replay``) — a runs file produced
+        elsewhere is scored with the samples it holds (the runner adds every sample number
+        the file has)."""
+        if "samples" in self.model_fields_set or not self.agent.samples_recorded:
             return self.samples
         return 1
 
     def with_agent_python(self, interpreter: str) -> Config:
-        """This config with a ``command`` or ``python`` agent that does not state
-        ``agent.python`` running ``interpreter`` (the Action's ``install:`` environment);
-        what the file says wins, and other agents are unchanged."""
-        agent = self.agent
-        if not isinstance(agent, CommandAgent | PythonAgent) or "python" in agent.model_fields_set:
-            return self
-        return self.model_copy(update={"agent": agent.model_copy(update={"python": interpreter})})
+        """This config with an agent that runs Python programs (``command``, ``python``)
+        and does not state ``agent.python`` running ``interpreter`` (the Action's
+        ``install:`` environment); what the file says wins, and other agents are
+        unchanged."""
+        agent = self.agent.with_interpreter(interpreter)
+        return self if agent is self.agent else self.model_copy(update={"agent": agent})
 
     def agent_python(self) -> str | None:
         """The interpreter a bare ``python`` (a ``command`` agent's program, a ``python``
         agent's workers) runs: ToolGate's own, the one ``agent.python`` names (resolved
         against the config's folder), or ``None`` for ``path`` (found on ``PATH`` when it
         starts)."""
-        import sys
-
-        agent = self.agent
-        choice = agent.python if isinstance(agent, CommandAgent | PythonAgent) else PYTHON_TOOLGATE
-        if choice == PYTHON_TOOLGATE:
-            return sys.executable
-        if choice == PYTHON_PATH:
-            return None
-        # Never resolved: a virtualenv's python is a symlink to another environment's
-        # interpreter.
-        import os
-
-        return os.path.abspath(self.root / choice)
+        return self.agent.interpreter(self.root)
 
     @property
     def root(self) -> Path:
@@ -821,14 +660,11 @@ class Config(_Strict):
 
     def secret_env_names(self) -> list[str]:
         """Environment variables whose values must never appear in a report:
-        ``reporting.secrets`` and the key variables of the OpenAI agent and the judge."""
-        names = list(self.reporting.secrets)
-        if isinstance(self.agent, OpenAIAgent):
-            names.append(self.agent.api_key_env)
+        ``reporting.secrets``, those the agent's settings name (an ``openai`` agent's key,
+        an ``mcp`` agent's server tokens) and the judge's key variable."""
+        names = [*self.reporting.secrets, *self.agent.secret_env_names()]
         if self.judge is not None and self.judge.api_key_env:
             names.append(self.judge.api_key_env)
-        if isinstance(self.agent, McpAgent):
-            names.extend(v for s in self.agent.servers for v in s.headers_env.values())
         return names
 
 
@@ -897,27 +733,22 @@ def config_from_doc(
 
 def _problems(exc: ValidationError, doc: YamlDoc) -> list[Problem]:
     out: list[Problem] = []
+    agent = doc.data.get("agent")
+    agent_kind = agent.get("kind") if isinstance(agent, dict) else None
     for err in exc.errors(include_url=False):
-        # Drop only the discriminator tag pydantic inserts after `agent` (a field that
-        # happens to be called `command` or `python` must stay in the path).
-        raw_loc = err["loc"]
-        loc = tuple(
-            p
-            for i, p in enumerate(raw_loc)
-            if not (isinstance(p, str) and p in _UNION_TAGS and i > 0 and raw_loc[i - 1] == "agent")
-        )
+        loc = err["loc"]
         field = dotted(loc)
         kind = err["type"]
         if kind == "extra_forbidden" and tuple(map(str, loc)) in REMOVED_KEYS:
             msg = REMOVED_KEYS[tuple(map(str, loc))]
         elif kind == "extra_forbidden":
-            msg = _unknown_key(raw_loc, loc)
+            msg = _unknown_key(loc, agent_kind)
         elif kind in {"bool_type", "bool_parsing"}:
             msg = f"must be true or false, not {err.get('input')!r}"
         elif kind == "missing":
             msg = "required"
         elif kind == "union_tag_invalid":
-            msg = "`kind` must be one of replay, command, python, openai, mcp"
+            msg = f"`kind` must be one of {', '.join(agents.names())}"
         elif loc == ("dataset", "sha256") and kind == "string_pattern_mismatch":
             given = err.get("input")
             short = isinstance(given, str) and 0 < len(given) < 64
@@ -940,29 +771,19 @@ def _problems(exc: ValidationError, doc: YamlDoc) -> list[Problem]:
     return sorted(unique, key=lambda p: (p.line or 0, p.field or ""))
 
 
-_UNION_TAGS = {"replay", "command", "python", "openai", "mcp"}
-
-
-_AGENT_KINDS: dict[str, type[BaseModel]] = {
-    "replay": ReplayAgent,
-    "command": CommandAgent,
-    "python": PythonAgent,
-    "openai": OpenAIAgent,
-    "mcp": McpAgent,
-}
-
-
-def _unknown_key(raw_loc: tuple[str | int, ...], loc: tuple[str | int, ...]) -> str:
+def _unknown_key(loc: tuple[str | int, ...], kind: Any) -> str:
     """ "unknown key" with a near key of the same section as a suggestion — never the key
-    itself — and, for an agent's key that another kind of agent has, which kinds."""
+    itself — and, for an agent's key that another kind of agent has, which kinds (any key
+    under ``agent`` is offered the keys of the agent's own section)."""
     word = str(loc[-1])
     fields = _fields_at(loc[:-1])
-    if loc[:1] == ("agent",) and len(raw_loc) > 2 and raw_loc[1] in _AGENT_KINDS:
-        tag = str(raw_loc[1])
-        fields = sorted(_AGENT_KINDS[tag].model_fields)
-        owners = [k for k, m in _AGENT_KINDS.items() if word in m.model_fields]
+    own = agents.settings_of(kind) if loc[:1] == ("agent",) and len(loc) > 1 else None
+    if own is not None:
+        fields = sorted(own.model_fields)
+        kinds = agents.all_settings()
+        owners = [k for k, m in kinds.items() if word in m.model_fields]
         if owners:
-            return f"unknown key for `kind: {tag}` (a key of {', '.join(owners)} agents)"
+            return f"unknown key for `kind: {kind}` (a key of {', '.join(owners)} agents)"
     return f"unknown key{_did_you_mean(word, [f for f in fields if f != word])}"
 
 

@@ -42,8 +42,11 @@ ToolGate; none reaches the top-level handler (one that does is a bug: exit code 
     ├── FieldError                 one field of the record being read is wrong; the
     │                              reader adds it as a :class:`Problem`
     ├── WorkerBroken               a command agent's worker cannot go on
-    └── StreamTruncated            a streamed reply ended before its end marker; retried
-                                   like a dropped connection
+    ├── StreamTruncated            a streamed reply ended before its end marker; retried
+    │                              like a dropped connection
+    ├── IncompleteBody             an endpoint hung up before its answer's declared
+    │                              length; retried like a dropped connection
+    └── ResponseTooLarge           an endpoint's answer is over the size cap
     KeyboardInterrupt
     └── Terminated                 SIGTERM (``docker stop``, a cancelled job), unwound
                                    like Ctrl-C so that workers stop and files close
@@ -405,6 +408,20 @@ class WorkerBroken(Exception):
 class StreamTruncated(Exception):
     """A streamed body that ended before ``data: [DONE]``; retried like a dropped
     connection."""
+
+
+class IncompleteBody(Exception):
+    """An HTTP answer whose connection closed before its declared ``Content-Length``
+    (:mod:`gate.replay.http`): never parsed as half a body."""
+
+    def __init__(self, got: int, expected: int) -> None:
+        super().__init__(f"{got} of {expected} bytes")
+        self.got, self.expected = got, expected
+
+
+class ResponseTooLarge(Exception):
+    """An HTTP answer over :data:`gate.replay.http.MAX_RESPONSE_BYTES`: a flood, not an
+    answer."""
 
 
 class Terminated(KeyboardInterrupt):

@@ -9,10 +9,13 @@ a :class:`Results` (:func:`assemble`) or writes them without building one
 (:func:`write_scored`, for runs of any size), and turns a file back into typed values
 (:func:`read_results`, :func:`stats_of`, :func:`merge_part`).
 
-**Schema 2 (lean).** Per sample: its scores and its ``failed_checks`` always; the
-reasons only of the metrics that missed their best value or do not apply (and of failed
-checks a foreign file may key them by); the evidence only for a sample that did not
-pass; tallies without their zero entries. Per-sample and per-case ``scores`` (and per-case
+**Schema 2 (lean).** Per sample: its scores always, its ``failed_checks`` when there are
+some; the reasons only of the metrics that missed their best value or do not apply (and
+of failed checks a foreign file may key them by) — a reason that is one of the file's
+``stock_reasons`` (:data:`STOCK_REASONS`, the sentences of metrics that do not apply,
+the same in nearly every sample) named in the sample's ``reasons_stock`` instead of
+written out; the evidence only for a sample that did not pass; tallies without their
+zero entries. Per-sample and per-case ``scores`` (and per-case
 ``std``) are arrays in the order of the top-level ``metric_names``. Files of schema 1 (the
 previous release: dict scores, reasons and evidence of every sample) are read too, and
 converted once, here.
@@ -37,7 +40,14 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
 
 from gate import jsonio
 from gate import model as m
@@ -71,6 +81,17 @@ from gate.scorers.usage import fill, usage_positions
 from gate.usage import InvalidUsage, usage_of
 
 SCHEMA_VERSION: Literal[2] = 2
+
+STOCK_REASONS: dict[str, str] = {
+    "batching": "n/a: the expected calls are not written in batches",
+    "free_text_similarity": "n/a: no free-text argument compared",
+    "no_tool_respected": "n/a: the case expects tool calls",
+    "recovery_rate": "n/a: no tool error to recover from",
+    "step_budget_exceeded": "n/a: no step budget",
+}
+"""Reasons a sample record names instead of writing out (``reasons_stock``): each file
+carries this table (``stock_reasons``), and the reader fills them in from the file's own
+table, so an entry may change without older files changing meaning."""
 READS: tuple[int, ...] = (1, 2)
 """The schema versions :func:`read_results` reads (1: the previous release's)."""
 
@@ -133,6 +154,22 @@ class SampleResult(_M):
     first_failing_turn: int | None = None
     """The 1-based number of a conversation's first user turn that failed (``None`` when
     every turn passed, or a one-turn case)."""
+    reasons_stock: list[str] = Field(default_factory=list)
+    """Metrics whose reason is the file's stock sentence (``Results.stock_reasons``):
+    moved into ``reasons`` as the file is read, so it is empty in memory."""
+
+    @model_validator(mode="after")
+    def _stock_reasons_in(self, info: ValidationInfo) -> SampleResult:
+        if self.reasons_stock:
+            table = (info.context or {}).get("stock_reasons", STOCK_REASONS)
+            unknown = [n for n in self.reasons_stock if n not in table]
+            if unknown:
+                raise ValueError(f"reasons_stock: {unknown[0]!r} is not in stock_reasons")
+            self.reasons = dict(
+                sorted({**self.reasons, **{n: table[n] for n in self.reasons_stock}}.items())
+            )
+            self.reasons_stock = []
+        return self
 
     @property
     def answered_a_turn(self) -> bool:
@@ -723,6 +760,9 @@ class Results(_M):
     the run is not valid instead of listing regressions."""
     timing: dict[str, Any] = Field(default_factory=dict)
     """Wall times, latencies and dates: the only part that differs between identical runs."""
+    stock_reasons: dict[str, str] = Field(default_factory=lambda: dict(STOCK_REASONS))
+    """The sentences the samples' ``reasons_stock`` name (:data:`STOCK_REASONS`; a file
+    is read with its own table, and written with this release's)."""
 
     @model_validator(mode="after")
     def _arrays_follow_metric_names(self) -> Results:
@@ -888,14 +928,18 @@ def _template(
         head["evidence"] = evidence
     if extra:
         head["extra"] = True
-    head["failed_checks"] = list(failed_checks)
+    if failed_checks:
+        head["failed_checks"] = list(failed_checks)
     if turns is not None:
         head["first_failing_turn"] = next(
             (i for i, t in enumerate(turns, start=1) if not t["passed"]), None
         )
     head["passed"] = passed
-    if reasons:
-        head["reasons"] = dict(sorted(reasons.items()))
+    own = {k: v for k, v in reasons.items() if STOCK_REASONS.get(k) != v}
+    if own:
+        head["reasons"] = dict(sorted(own.items()))
+    if len(own) < len(reasons):
+        head["reasons_stock"] = sorted(k for k in reasons if k not in own)
     rest: dict[str, Any] = {"tallies": dict(sorted(tallies.items()))}
     if turns is not None:
         rest["turns"] = [dict(sorted(t.items())) for t in turns]
@@ -1371,6 +1415,7 @@ def _outline(
     confirm = stats.confirm
     return {
         "schema_version": SCHEMA_VERSION,
+        "stock_reasons": dict(STOCK_REASONS),
         "case_hash_version": CASE_HASH_VERSION,
         **_header_fields(stats.header),
         "samples": stats.samples,
@@ -1757,6 +1802,7 @@ def assemble(
     cases = []
     for i, (c, f) in enumerate(zip(stats.cases, _cases_fields(stats.cases, names), strict=True)):
         samples = [SampleResult.model_validate_json(r) for r in records.of_case(i)]
+        # (the records name this release's STOCK_REASONS, the validator's default)
         extra = policy.cases.get(c.id, {}) if policy is not None else {}
         cases.append(CaseResult(**{**f, **extra}, samples=samples))
     fields["cases"] = cases
@@ -2016,7 +2062,12 @@ def read_results(path: Path, *, display: str | None = None) -> Results:
     if isinstance(data, dict) and (version == 1 or "schema_version" not in data):
         data = _from_schema1(data)
     try:
-        return Results.model_validate(data)
+        table = data.get("stock_reasons") if isinstance(data, dict) else None
+        results = Results.model_validate(
+            data, context={"stock_reasons": table if isinstance(table, dict) else {}}
+        )
+        results.stock_reasons = dict(STOCK_REASONS)  # rewritten with this release's table
+        return results
     except ValidationError as exc:
         problems = [
             Problem(name, None, ".".join(str(p) for p in e["loc"]) or None, e["msg"])

@@ -746,9 +746,10 @@ class Coverage:
 class RunsIndex:
     """A runs file opened once and shared by every stage that reads it: the score stage
     (which records where each run's line is), the confirmation stage, the judge and the
-    notice of calls without a frozen response. Each reads the lines it needs through this
-    object (from memory for a file read whole, else by offset), never by opening the file
-    again. Use it as a context manager (the file is closed on exit)."""
+    notice of calls without a frozen response. Each line is parsed once, by the score stage
+    (which hands on what the later stages need); the confirmation stage copies lines through
+    this object (from memory for a file read whole, else by offset), never by opening the
+    file again. Use it as a context manager (the file is closed on exit)."""
 
     def __init__(self, path: Path, *, display: str | None = None) -> None:
         self.path = path
@@ -780,15 +781,14 @@ class RunsIndex:
             return self._data[start : start + length]
         return read_at(self.fileno, start, length, display=self.display)
 
-    def runs(self, rows: Iterable[int] | None = None) -> Iterator[tuple[int, Run]]:
-        """(line number, run) of the scored runs ``rows`` (all, in file order, by default);
-        each line is parsed again from the bytes the index holds or reads by offset."""
+    def lines(self, rows: Iterable[int]) -> Iterator[bytes]:
+        """The lines of the scored runs ``rows``, as they are in the file (read by offset
+        or from the bytes the index holds; never parsed again)."""
         if self.rows is None:
             raise RuntimeError("the runs were not scored yet")  # a pipeline bug
         r = self.rows
-        for k in range(len(r.line)) if rows is None else rows:
-            line = self.pread(r.start[k], r.length[k])
-            yield r.line[k], parse_run_line(line, file=self.display, lineno=r.line[k])
+        for k in rows:
+            yield self.pread(r.start[k], r.length[k])
 
     def close(self) -> None:
         self._fh.close()

@@ -68,3 +68,51 @@ def test_check__judge_outage__same_verdict_and_exit_code(tmp_path: Path) -> None
     assert down.results.judge is not None
     assert down.results.judge["status"] in {"unavailable", "degraded"}
     assert down.results.judge["notices"], "the outage is reported"
+
+
+def test_check__judge_notice_and_seeding__each_runs_line_parsed_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The score stage reads and converts every line of the runs file; the judge, the
+    notice of calls without a recorded response and the seeding of the base history take
+    what it read (runs, calls, the lines' bytes), never parsing a line again."""
+    from collections import Counter
+
+    from gate import runsfile
+    from gate.pipeline import _scorepool
+
+    parsed: Counter[tuple[str, int]] = Counter()
+
+    def counting(real):  # type: ignore[no-untyped-def]
+        def parse(line: bytes | str, *, file: str, lineno: int) -> object:
+            parsed[(file, lineno)] += 1
+            return real(line, file=file, lineno=lineno)
+
+        return parse
+
+    monkeypatch.setattr(_scorepool, "decode_run_line", counting(_scorepool.decode_run_line))
+    monkeypatch.setattr(runsfile, "parse_run_line", counting(runsfile.parse_run_line))
+    monkeypatch.setenv("TOOLGATE_SCORE_WORKERS", "1")  # the counter sees every parse
+    work = tmp_path / "example"
+    shutil.copytree(EXAMPLE, work)
+    cfg = work / "judged.yml"
+    with FakeOpenAIServer(_answer) as server:
+        cfg.write_text(
+            (work / "toolgate.yml").read_text() + f"\njudge:\n  model: judge-model\n"
+            f"  base_url: {server.base_url}\n  api_key_env: ''\n  max_evaluations: 10\n"
+        )
+        outcome = check(
+            CheckOptions(config_path=cfg, out=tmp_path / "out", baseline="none",
+                         progress=False, base_run=True),
+            {"TOOLGATE_SCORE_WORKERS": "1"},
+            io.StringIO(),
+        )  # fmt: skip
+    assert outcome.results.judge is not None and outcome.results.judge["evaluations"]["judged"]
+    assert any("no recorded response" in n for n in outcome.results.notices)
+    seeded = (tmp_path / "out" / "sequential" / "runs.jsonl").read_bytes().splitlines()
+    assert seeded, "the base history was seeded from this run's lines"
+    lines = (tmp_path / "out" / "runs.jsonl").read_bytes().splitlines()
+    main = {n: k for (f, n), k in parsed.items() if "sequential" not in f}
+    assert len(lines) == len(main) > 0
+    assert set(main.values()) == {1}, "a line of the runs file was parsed more than once"
+    assert seeded[0] in set(lines), "the seeds are the run's own lines, byte for byte"

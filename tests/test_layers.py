@@ -33,6 +33,7 @@ GATE = Path(__file__).resolve().parent.parent / "gate"
 TIER_TABLE = """
 tier | units                                                  | role
 0    | model errors jsonio gcpause http_retry yamlio config     | the data model, the error tree,
+     | agents                                                 | the config and the agent kinds,
      | usage                                                  | the usage check,
      | __version__ outdir                                     | leaf helpers
 1    | scorers policy report baseline results                 | pure layers: score one sample,
@@ -308,3 +309,102 @@ def test_module_cycles__type_only_import_back__is_a_circle() -> None:
         Edge("gate.scorers.sample", "gate.scorers.analysis", 3),
     ]
     assert module_cycles(edges) == [["gate.scorers.analysis", "gate.scorers.selection"]]
+
+
+# Agent kinds are named in one place: the registry (gate/agents) and each kind's own code —
+# its module there and the adapter it names. Anywhere else a kind's name compared as a
+# string, a list of kinds, a `Literal` of a kind or a kind's settings class is a branch on
+# the kind that the next kind would have to find: ask the settings object instead.
+
+
+def kind_names() -> dict[str, str]:
+    """Kind name → its settings class's name, from the registry."""
+    from gate import agents
+
+    return {name: cls.__name__ for name, cls in agents.all_settings().items()}
+
+
+def kind_modules() -> set[str]:
+    """The modules that may name kinds: the registry, the kinds' interface, each kind's
+    module and the module of the adapter it names."""
+    from gate import agents
+
+    allowed = {"gate.agents", "gate.agents.interface"}
+    for cls in agents.all_settings().values():
+        allowed.add(cls.__module__)
+        allowed.add(cls.adapter.partition(":")[0])
+    return allowed
+
+
+def kind_mentions(source: str, kinds: Mapping[str, str]) -> list[tuple[int, str]]:
+    """(line, what) for every place ``source`` names an agent kind: a comparison (or a
+    ``match`` case) with a kind's name, a literal collection holding two kinds' names or
+    more, a ``Literal[...]`` of a kind, a kind's settings class."""
+    names, classes = set(kinds), set(kinds.values())
+
+    def kind_strings(node: ast.AST) -> set[str]:
+        if isinstance(node, ast.Constant) and node.value in names:
+            return {node.value}
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            return {s for e in node.elts for s in kind_strings(e)}
+        return set()
+
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Compare):
+            hit = set().union(*(kind_strings(o) for o in (node.left, *node.comparators)))
+            if hit:
+                found.append((node.lineno, f"compares with {sorted(hit)}"))
+        elif isinstance(node, ast.MatchValue) and kind_strings(node.value):
+            found.append((node.lineno, f"matches {node.value.value!r}"))  # type: ignore[attr-defined]
+        elif isinstance(node, ast.Tuple | ast.List | ast.Set | ast.Dict):
+            elts = node.keys if isinstance(node, ast.Dict) else node.elts
+            listed = {e.value for e in elts if isinstance(e, ast.Constant) and e.value in names}
+            if len(listed) >= 2:
+                found.append((node.lineno, f"lists the kinds {sorted(listed)}"))
+        elif (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name | ast.Attribute)
+            and (node.value.id if isinstance(node.value, ast.Name) else node.value.attr)
+            == "Literal"
+            and kind_strings(node.slice)
+        ):
+            found.append((node.lineno, f"Literal of {sorted(kind_strings(node.slice))}"))
+        elif isinstance(node, ast.Name) and node.id in classes:
+            found.append((node.lineno, f"names the class {node.id}"))
+        elif isinstance(node, ast.Attribute) and node.attr in classes:
+            found.append((node.lineno, f"names the class {node.attr}"))
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name in classes:
+                    found.append((node.lineno, f"imports the class {alias.name}"))
+    return sorted(found)
+
+
+def test_agent_kinds__named_only_in_the_registry_and_their_own_modules() -> None:
+    kinds, allowed = kind_names(), kind_modules()
+    found = [
+        f"{name}:{line}: {what}"
+        for name, path in gate_modules().items()
+        if name not in allowed
+        for line, what in kind_mentions(path.read_text(encoding="utf-8"), kinds)
+    ]
+    assert not found, "agent kinds named outside gate/agents:\n" + "\n".join(found)
+
+
+def test_kind_mentions__each_way_of_naming_a_kind__found() -> None:
+    kinds = {"replay": "ReplayAgent", "command": "CommandAgent", "mcp": "McpAgent"}
+    source = (
+        "from gate.agents.replay import ReplayAgent\n"
+        "if config.agent.kind == 'replay': pass\n"
+        "if kind not in ('command', 'other'): pass\n"
+        "TAGS = {'replay', 'command'}\n"
+        "BY_KIND = {'mcp': 1, 'command': 2}\n"
+        "def f(x: Literal['mcp']) -> None: ...\n"
+        "ok = isinstance(agent, gate.agents.command.CommandAgent)\n"
+        "match kind:\n"
+        "    case 'mcp': pass\n"
+        "# not kinds: a program named like one, one name alone, the word in prose\n"
+        "argv[0] == 'python'; LOGGERS = ('mcp', 'uvicorn'); say('use kind: replay')\n"
+    )
+    assert [line for line, _ in kind_mentions(source, kinds)] == [1, 2, 3, 4, 5, 6, 7, 9]

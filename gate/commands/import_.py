@@ -350,13 +350,13 @@ def _run_tau2(args: argparse.Namespace) -> int:
 def _run_mcp_tools(args: argparse.Namespace) -> int:
     import os
 
-    from gate.config import McpAgent, McpServerConfig, load_config
+    from gate.config import McpServerConfig, load_config
     from gate.interop.mcp_tools import list_server_tools, write_tools_file
 
     root = Path.cwd()
     if args.server is not None:
         config = load_config(args.config)
-        servers = config.agent.servers if isinstance(config.agent, McpAgent) else []
+        servers = config.agent.mcp_servers()
         server = next((s for s in servers if s.name == args.server), None)
         if server is None:
             names = ", ".join(s.name for s in servers) or "none"

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from gate.commands import require_config
-from gate.config import Config, ReplyIds
+from gate.config import Config
 from gate.dataset import Dataset, default_display
 from gate.dataset.matchers import did_you_mean
 from gate.dataset.pin import check_pin
@@ -33,7 +33,7 @@ from gate.pipeline.inputs import (
     read_dataset,
     retired_problems,
 )
-from gate.replay.preflight import agent_problems, first_case_problems, interpreter_note
+from gate.pipeline.preflight import agent_problems, first_case_problems
 from gate.yamlio import YamlDoc
 
 DEFAULT_CONFIG = "toolgate.yml"
@@ -101,9 +101,8 @@ def run(args: argparse.Namespace) -> int:
     if pinned:
         print(first_bill(config, dataset))
     sys.stdout.flush()
-    for note in (interpreter_note(config), reply_ids_note(config)):
-        if note:
-            sys.stderr.write(f"toolgate: note: {note}\n")
+    for note in config.agent.notes(config.root):
+        sys.stderr.write(f"toolgate: note: {note}\n")
     return ExitCode.PASS
 
 
@@ -259,7 +258,7 @@ def cross_check(config: Config, doc: YamlDoc, dataset: Dataset) -> list[Problem]
                         f"{name} has no parameter {arg!r}{did_you_mean(arg, props)}",
                     )
     problems += retired_problems(config, doc, dataset)
-    problems += agent_problems(config, doc, start_python=False)
+    problems += agent_problems(config, doc)
     return problems
 
 
@@ -273,18 +272,6 @@ def start_hint(problems: list[Problem]) -> str:
         if hint:
             return hint
     return "Fix the agent, or pass --no-agent to validate without starting it."
-
-
-def reply_ids_note(config: Config) -> str | None:
-    """Replies that need not name their case-sample: say what that gives up."""
-    agent = config.agent
-    if agent.kind != "command" or agent.reply_ids is ReplyIds.REQUIRED:
-        return None
-    return (
-        "agent.reply_ids is optional: replies without case_id and sample are accepted, so "
-        "a late reply of an earlier case that names neither could be taken as the next "
-        "case's answer; echo them from the start message and remove the setting"
-    )
 
 
 _Report = Callable[[tuple[str | int, ...], str, str], None]

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from gate.baseline.diff import definition_diff
-from gate.config import Config, McpAgent, McpServerConfig
+from gate.config import Config, McpServerConfig
 from gate.errors import McpServerError
 from gate.model import ToolRef, ToolSpec
 from gate.results import ToolDrift
@@ -95,12 +95,12 @@ def server_drift(
 ) -> tuple[list[ToolDrift], list[str]]:
     """Drift between the dataset's tools and ``agent.servers`` (module docstring), and
     notices for servers that could not be listed. Nothing without configured servers."""
-    agent = config.agent
-    if not isinstance(agent, McpAgent) or not agent.servers:
+    servers = config.agent.mcp_servers()
+    if not servers:
         return [], []
     advertised: dict[str, tuple[str, ToolSpec]] = {}
     notices: list[str] = []
-    for server in agent.servers:
+    for server in servers:
         try:
             tools = list_server_tools(server, root=config.root, environ=environ)
         except McpServerError as exc:

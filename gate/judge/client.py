@@ -1,4 +1,4 @@
-"""The judge's HTTP client: any OpenAI-compatible chat-completions endpoint, stdlib only.
+"""The judge's HTTP client: any OpenAI-compatible chat-completions endpoint.
 
 One request per judge item: ``POST {base_url}/chat/completions`` with the model, the
 rubric's two messages, ``temperature: 0`` (pinned: the same inputs should get the same
@@ -16,9 +16,9 @@ Failures, in order of handling:
 * ``timeout_s`` bounds the whole exchange: the connection, the wait for the answer, and
   the reading of the body.
 
-The transport is :class:`gate.replay.http.HttpClient`, the agent loop's: one kept-alive
-connection per judging thread (a TLS handshake per item would add a round trip or two to
-every request to a hosted judge), the exchange bounded by the shared deadline thread.
+The transport is :class:`gate.replay.http.HttpClient` (httpx), the agent loop's: a
+kept-alive connection per judging thread (a TLS handshake per item would add a round trip
+or two to every request to a hosted judge), each whole exchange bounded by the timeout.
 
 Parsing the answer is strict (:func:`parse_answer`): the message content must be one JSON
 object ``{"label": <a label of the scale>, "reason": <text>}`` and nothing else (one
@@ -28,20 +28,19 @@ recorded as *unparsable* with the raw text truncated to :data:`RAW_CHARS` — ne
 
 from __future__ import annotations
 
-import http.client
-import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import httpx2
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from gate import __version__, jsonio
+from gate.errors import IncompleteBody, JudgeFailureKind
 
 # Re-exported: the judge client's error (defined with every other error).
 from gate.errors import JudgeCallError as JudgeCallError
-from gate.errors import JudgeFailureKind
 from gate.http_retry import retry_after_value as retry_after_s
 from gate.replay.http import TRANSPORT_ERRORS, HttpClient
 
@@ -153,8 +152,8 @@ class ChatClient:
         headers = {"User-Agent": f"toolgate/{__version__} (judge)"}
         if api_key:
             headers["Authorization"] = f"Bearer {api_key}"
-        # One kept-alive connection per judging thread; the timeout bounds each whole
-        # exchange (gate.replay.http), so a trickling server cannot outlast it.
+        # Kept-alive connections; the timeout bounds each whole exchange
+        # (gate.replay.http), so a trickling server cannot outlast it.
         self._http = HttpClient(base_url.rstrip("/"), headers)
 
     def __repr__(self) -> str:
@@ -211,14 +210,12 @@ class ChatClient:
             resp = self._http.post("/chat/completions", payload, timeout=self.timeout_s)
         except TimeoutError:
             raise self._timeout() from None
-        except http.client.IncompleteRead as err:
+        except IncompleteBody as err:
             # The peer hung up before the declared Content-Length: never parse half a body.
-            got = len(err.partial)
             raise JudgeCallError(
-                JudgeFailureKind.CONNECTION,
-                f"connection closed mid-answer ({got} of {got + (err.expected or 0)} bytes)",
+                JudgeFailureKind.CONNECTION, f"connection closed mid-answer ({err})"
             ) from None
-        except (ConnectionRefusedError, socket.gaierror) as err:
+        except httpx2.ConnectError as err:
             raise JudgeCallError(
                 JudgeFailureKind.CONNECTION, f"cannot reach the judge: {self._redact(str(err))}"
             ) from None

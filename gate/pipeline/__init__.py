@@ -1,7 +1,8 @@
 """Orchestration: the stages of a gate run, wired from the pure layers and the I/O layers.
 
 ``check`` (``toolgate check``, the CI job) runs them in order, each in its own module:
-:mod:`~gate.pipeline.inputs` (config, dataset, pin, baseline) → the runner →
+:mod:`~gate.pipeline.inputs` (config, dataset, pin, baseline; the agent's
+:mod:`~gate.pipeline.preflight`) → the runner →
 :mod:`~gate.pipeline.score` → :mod:`~gate.pipeline.sequential` (the tests against the base
 history, extra samples for undecided cases) → :mod:`~gate.pipeline.judge`
 → :func:`gate.policy.decide.decide` → :mod:`~gate.pipeline.publish` (results, reports and

@@ -3,10 +3,11 @@ pool of forked worker processes — the same scores either way.
 
 :func:`gate.pipeline.score.score_stage` takes an executor the way an HTTP client takes a
 transport: :class:`SerialExecutor` reads the file whole and scores each run in this
-process; :class:`ForkExecutor` cuts the file at line boundaries into chunks that forked
-workers read (by offset, through the descriptor the runs index opened: the file is opened
-once) and score. Scoring is a pure function of (case, scoring view, context), so the
-scores are identical whatever the chunking (a test compares the two).
+process; :class:`ForkExecutor` cuts the file at line boundaries into chunks that the
+forked workers of a :class:`~concurrent.futures.ProcessPoolExecutor` read (by offset,
+through the descriptor the runs index opened: the file is opened once) and score.
+Scoring is a pure function of (case, scoring view, context), so the scores are identical
+whatever the chunking (a test compares the two).
 
 A chunk comes back as columns, never as per-sample objects: the coverage entry of every
 line (its line, its case's dataset index, its sample), the scored samples as a
@@ -30,23 +31,20 @@ no other thread (forking beside live threads risks copying a held lock).
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
 import itertools
 import json
 import multiprocessing
 import os
-import pickle
-import select
 import shutil
 import signal
-import struct
 import tempfile
 import threading
-import time
-import traceback
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -54,7 +52,7 @@ import numpy as np
 
 from gate.errors import Problem, RunAborted, RunsFileError, UsageError
 from gate.jsonio import key_text
-from gate.model import Case, HardFailure, Turn, value
+from gate.model import Case, HardFailure, Run, Turn, value
 from gate.policy.table import CaseMeta, RowProto, RowsBuilder, SampleRows, SampleTable
 from gate.policy.validity import is_missing
 from gate.results import RecordTemplate, record_template
@@ -68,16 +66,18 @@ from gate.scorers.usage import usage_values
 PARALLEL_MIN_LINES = 4000
 """Below this many lines forking workers costs more than it saves."""
 CHUNKS_PER_WORKER = 4
-"""Chunks per worker: small enough to balance uneven lines, large enough to amortise."""
+"""Chunks per worker at least: small enough to balance uneven lines, large enough to
+amortise."""
+CHUNK_BYTES = 4 << 20
+"""Largest chunk of the runs file: a worker holds one chunk's bytes, lines and rows at a
+time, so its memory stays the same whatever the file's size."""
 _WINDOW = 1 << 16
 """Bytes read at a time around a cut point to find the next line boundary."""
 STALL_S = 600.0
-"""Longest a scoring worker may go without sending a byte (a chunk scores in seconds):
-past it the worker is stopped or stuck, and the run is aborted (exit code 4)."""
-POLL_S = 1.0
-"""How often a wait on a worker's pipe wakes up to look at the time."""
+"""Longest wait for the next chunk's answer (a chunk scores in seconds): past it its
+worker is stopped or stuck, and the run is aborted (exit code 4)."""
 REAP_S = 10.0
-"""Longest the exit of a killed worker is waited for."""
+"""Longest the exit of a worker is waited for."""
 _NAN = float("nan")
 _BLANK_START = (b"", b" ", b"\t", b"\n", b"\r", b"\x0b", b"\x0c")
 """First bytes of a line that may be blank (``bytes.strip`` removes these)."""
@@ -97,6 +97,9 @@ class ScoreJob:
     metas: Sequence[CaseMeta]
     min_sample: int = 0
     extra: bool = False
+    keep_runs: bool = False
+    """Whether the converted runs come back too (:attr:`ScoredRuns.kept`: the judge reads
+    them, so no line is parsed twice)."""
 
 
 class RowRecords:
@@ -294,13 +297,17 @@ class _Spool:
 class ScoredRuns:
     """What an executor read and scored: the samples as rows for the reduction (one batch
     per chunk), their results.json records, where each scored run's line is, and which of
-    them had a call without a frozen response (indices into ``rows``)."""
+    them had a call without a frozen response: (index into ``rows``, case id, each such
+    call as shown), read as the line was scored."""
 
     metas: Sequence[CaseMeta]
     batches: list[SampleRows] = field(default_factory=list)
     records: RowRecords = field(default_factory=RowRecords)
     rows: RunRows = field(default_factory=RunRows)
-    unrecorded: list[int] = field(default_factory=list)
+    unrecorded: list[tuple[int, str, tuple[str, ...]]] = field(default_factory=list)
+    kept: list[Run] = field(default_factory=list)
+    """The converted runs in ``rows``' order, when the job asked for them
+    (:attr:`ScoreJob.keep_runs`)."""
     workers: int = 1
 
     def __len__(self) -> int:
@@ -341,7 +348,8 @@ class Scoring:
     template: RecordTemplate
     turns: tuple[Turn, ...]
     hard: tuple[HardFailure, ...]
-    unrecorded: bool
+    unrecorded: tuple[str, ...]
+    """The calls the frozen responses could not answer, as shown (:func:`_unanswered`)."""
     costed: bool = True
     """Whether its samples have usage metrics (not when the run earns nothing,
     :func:`gate.scorers.sample.earns_nothing`)."""
@@ -385,6 +393,29 @@ class Memo:
         self._d[key] = scoring
 
 
+def _unanswered(case: Case, run: Run) -> tuple[str, ...]:
+    """The calls of ``run`` the frozen responses could not answer, as the notice shows
+    them; a call of a tool the case must never call is left out (a hard failure: no
+    response should be recorded for it)."""
+    from gate.report.escape import call_repr
+
+    never = set(case.must_not_call)
+    shown = []
+    for turn in run.turns:
+        calls = {c.id: c for c in turn.calls}
+        for result in turn.tool_results:
+            if result.unrecorded:
+                call = calls.get(result.id)
+                if call is not None and call.name in never:
+                    continue
+                shown.append(
+                    call_repr({"name": call.name, "arguments": call.arguments})
+                    if call is not None
+                    else "a call"
+                )
+    return tuple(shown)
+
+
 def _of_sample(hard: tuple[HardFailure, ...], sample: int) -> tuple[HardFailure, ...]:
     """``hard`` as another sample of the same run found them."""
     return tuple(HardFailure(h.kind, h.case_id, sample, h.call, h.message) for h in hard)
@@ -410,7 +441,8 @@ class _ChunkOut:
     run_start: array[int]
     run_length: array[int]
     rows: SampleRows
-    unrecorded: list[int]
+    unrecorded: list[tuple[int, str, tuple[str, ...]]]
+    kept: list[Run]
     records: list[bytes] | None
     """The rows' records, in memory (serial executor) — or, from a worker, in its spool:"""
     spool_key: int = 0
@@ -431,6 +463,7 @@ class _Work:
     ctx: ScoringContext
     min_sample: int
     extra: bool
+    keep_runs: bool
 
 
 def _work_of(job: ScoreJob) -> _Work:
@@ -444,6 +477,7 @@ def _work_of(job: ScoreJob) -> _Work:
         ctx=job.ctx,
         min_sample=job.min_sample,
         extra=job.extra,
+        keep_runs=job.keep_runs,
     )
 
 
@@ -456,7 +490,8 @@ def _score_chunk(data: bytes, base: int, w: _Work, memo: Memo, spool_fd: int | N
     offsets, lengths = array("q"), array("q")
     records: list[bytes] = []
     unknown: dict[int, str] = {}
-    unrecorded: list[int] = []
+    unrecorded: list[tuple[int, str, tuple[str, ...]]] = []
+    kept: list[Run] = []
     builder = RowsBuilder(METRICS, w.metas)
     display, index, wanted, table = w.display, w.index, w.wanted, w.table
     ctx, min_sample, extra = w.ctx, w.min_sample, w.extra
@@ -517,7 +552,7 @@ def _score_chunk(data: bytes, base: int, w: _Work, memo: Memo, spool_fd: int | N
                 template=record_template(score, names=METRICS, extra=extra, reasons_kept=True),
                 turns=run.turns,
                 hard=hard,
-                unrecorded=bool(score.tallies.unrecorded),
+                unrecorded=_unanswered(case, run) if score.tallies.unrecorded else (),
                 costed=not earns_nothing(run, hard),
             )
             memo.put(key, hit)
@@ -526,7 +561,9 @@ def _score_chunk(data: bytes, base: int, w: _Work, memo: Memo, spool_fd: int | N
         else:
             hard = ()
         if hit.unrecorded:
-            unrecorded.append(len(scored))
+            unrecorded.append((len(scored), cid, hit.unrecorded))
+        if w.keep_runs:
+            kept.append(run)
         scored.append(e)
         run_start.append(base + start)
         run_length.append(end - start)
@@ -572,6 +609,7 @@ def _score_chunk(data: bytes, base: int, w: _Work, memo: Memo, spool_fd: int | N
         run_length=run_length,
         rows=builder.build(),
         unrecorded=unrecorded,
+        kept=kept,
         records=records if spool_fd is None else None,
         spool_key=os.getpid() if spool_fd is not None else 0,
         record_offset=offsets,
@@ -615,7 +653,8 @@ def _collect(
         if cov.full:
             break
         n = len(rows)
-        result.unrecorded.extend(n + k for k in chunk.unrecorded)
+        result.unrecorded.extend((n + k, cid, calls) for k, cid, calls in chunk.unrecorded)
+        result.kept.extend(chunk.kept)
         rows.line.extend(first_line + entry_line[e] for e in chunk.scored)
         rows.case.extend(entry_case[e] for e in chunk.scored)
         rows.sample.extend(entry_sample[e] for e in chunk.scored)
@@ -650,197 +689,176 @@ class SerialExecutor:
 
 # ─── the fork-pool executor ───────────────────────────────────────────────────
 
-# Set in the parent just before forking; the workers inherit it (nothing is pickled).
 _JOB: tuple[int, _Work, str] | None = None
+"""Each worker's job (set by :func:`_start`: the runs file's descriptor, the work, the
+spool folder); inherited through the fork, never pickled."""
+_STARTED: Any = None
+"""Shared with the parent: the pid of the worker that took each chunk (0: not yet)."""
 _MEMO = Memo()
 """Each worker's memo (a forked copy per worker, kept across its chunks)."""
 _SPOOL_FD: int | None = None
 """Each worker's spool file, opened on its first chunk."""
 
-_HEADER = struct.Struct("<BQ")
-"""A worker's message: a kind (:data:`_OK`, :data:`_FAILED` for a scorer that raised, a
-bug, or :data:`_ABORTED` for an OS error such as a full disk) and the payload's length."""
-_OK, _FAILED, _ABORTED = 0, 1, 2
-
 
 class ForkExecutor:
-    """Scores the file in ``workers`` forked processes, each reading its chunks by offset
-    through the runs index's open descriptor.
-
-    The workers are plain forks, each given its chunks up front (chunk ``k`` to worker
-    ``k mod n``) and a pipe back: no pool, no handler threads, no lock shared with a
-    child. (``multiprocessing.Pool`` hung here when a worker was terminated while its
-    task-handler thread waited on the queue's lock.) The parent reads the chunks in file
-    order; a worker that ends before it answered is an error naming its exit status, and
-    every worker is killed and reaped on the way out, whatever happened."""
+    """Scores the file in ``workers`` forked processes of a
+    :class:`~concurrent.futures.ProcessPoolExecutor`, each reading its chunks by offset
+    through the runs index's open descriptor (inherited: nothing but the chunk's bounds is
+    pickled on the way in). The parent takes the chunks' outputs in file order, each wait
+    bounded by :data:`STALL_S`. A worker killed from outside breaks the pool: the error
+    names the signal and the lines and cases of the chunk that worker held (which worker
+    held which chunk is the one thing the standard pool does not tell, so the workers write
+    it into a shared array). Every worker is reaped on the way out, whatever happened."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
 
     def score(self, job: ScoreJob) -> ScoredRuns:
-        global _JOB
         result = ScoredRuns(job.metas, workers=self.workers)
         spool = _Spool()
         index = job.index
+        chunks = chunk_bounds(
+            index, max(self.workers * CHUNKS_PER_WORKER, -(-index.size // CHUNK_BYTES))
+        )
+        ctx = multiprocessing.get_context("fork")
+        started = ctx.RawArray("q", len(chunks))
+        before = set(multiprocessing.active_children())
         # Cases are compiled in the workers as their runs come (in parallel), not up front.
-        _JOB = (index.fileno, _work_of(job), spool.root)
-        chunks = chunk_bounds(index, self.workers * CHUNKS_PER_WORKER)
-        n = max(1, min(self.workers, len(chunks)))
-        children: list[_Child] = []
+        pool = ProcessPoolExecutor(
+            max(1, min(self.workers, len(chunks))),
+            mp_context=ctx,
+            initializer=_start,
+            initargs=((index.fileno, _work_of(job), spool.root), started),
+        )
+        workers: list[multiprocessing.process.BaseProcess] = []
+        clean = False
         try:
-            for w in range(n):
-                children.append(_Child.fork(chunks[w::n]))
-            _collect(_in_order(children, chunks, index), job, result, spool)
+            futures = deque(pool.submit(_chunk, k, c) for k, c in enumerate(chunks))
+            workers = [p for p in multiprocessing.active_children() if p not in before]
+            _collect(_in_order(futures, chunks, index, started, workers), job, result, spool)
+            clean = True
         except BaseException:
             spool.close()
             raise
         finally:
-            _JOB = None
-            for child in children:
-                child.stop()
+            _stop(pool, workers, graceful=clean)
         return result
 
 
-@dataclass(slots=True)
-class _Child:
-    """A forked scoring worker and the read end of its pipe."""
-
-    pid: int
-    fd: int
-    status: int | None = None
-
-    @classmethod
-    def fork(cls, chunks: list[tuple[int, int]]) -> _Child:
-        r, w = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the worker: score its chunks, answer, and leave without cleanup
-            code = 0
-            try:
-                os.close(r)
-                signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops it
-                for chunk in chunks:
-                    _send(w, _OK, _work(chunk))
-            except OSError as exc:  # the spool or the pipe cannot be written (a full disk)
-                code = 1
-                with contextlib.suppress(BaseException):
-                    _send(w, _ABORTED, str(exc).encode())
-            except BaseException:
-                code = 1
-                with contextlib.suppress(BaseException):
-                    _send(w, _FAILED, traceback.format_exc().encode())
-            finally:
-                os._exit(code)
-        os.close(w)
-        return cls(pid, r)
-
-    def receive(self, where: Callable[[], str]) -> _ChunkOut:
-        """The next chunk's output. A worker that ends before it answered, or sends
-        nothing for :data:`STALL_S` (stopped, stuck), is a :class:`RunAborted` naming its
-        exit status and ``where()`` — the lines and cases of the chunk it owed."""
-        head = self._read_exact(_HEADER.size, where)
-        if head is not None:
-            kind, size = _HEADER.unpack(head)
-            body = self._read_exact(size, where)
-            if body is not None and kind == _OK:
-                chunk: _ChunkOut = pickle.loads(body)
-                return chunk
-            if body is not None and kind == _ABORTED:
-                raise RunAborted(
-                    f"a scoring worker could not go on: {body.decode(errors='replace')}",
-                    hint="free disk space for the temporary folder (TMPDIR) and run again",
-                )
-            if body is not None:  # a scorer raised: a bug, with its traceback
-                raise RuntimeError(f"a scoring worker failed:\n{body.decode(errors='replace')}")
-        self.reap(timeout=REAP_S)
-        raise RunAborted(
-            f"a scoring worker ended before it answered ({_describe(self.status)}) while "
-            f"scoring {where()}: stopped from outside, most often for lack of memory",
-            hint="TOOLGATE_SCORE_WORKERS=1 scores in this process alone, with less memory",
-        )
-
-    def _read_exact(self, size: int, where: Callable[[], str]) -> bytes | None:
-        """``size`` bytes from the worker's pipe, or None at an end of file before them;
-        every wait bounded: nothing for :data:`STALL_S` is a :class:`RunAborted`."""
-        parts: list[bytes] = []
-        left = size
-        poller = select.poll()
-        poller.register(self.fd, select.POLLIN | select.POLLHUP | select.POLLERR)
-        quiet_since = time.monotonic()
-        while left:
-            if not poller.poll(int(POLL_S * 1000)):
-                if time.monotonic() - quiet_since < STALL_S:
-                    continue
-                raise RunAborted(
-                    f"a scoring worker sent nothing for {STALL_S:g} s while scoring "
-                    f"{where()} ({_describe(self._status_now())}): stopped or stuck",
-                    hint="run again; TOOLGATE_SCORE_WORKERS=1 scores in this process alone",
-                )
-            part = os.read(self.fd, min(left, 1 << 20))
-            if not part:
-                return None
-            quiet_since = time.monotonic()
-            parts.append(part)
-            left -= len(part)
-        return b"".join(parts)
-
-    def _status_now(self) -> int | None:
-        self.reap(timeout=0)
-        return self.status
-
-    def reap(self, *, timeout: float) -> None:
-        """Collect the worker's exit status, waiting at most ``timeout`` seconds."""
-        end = time.monotonic() + timeout
-        while self.status is None:
-            try:
-                pid, status = os.waitpid(self.pid, os.WNOHANG)
-            except ChildProcessError:
-                self.status = 0
-                return
-            if pid:
-                self.status = status
-                return
-            if time.monotonic() >= end:
-                return
-            time.sleep(0.01)
-
-    def stop(self) -> None:
-        """Kill (if still running), reap, close: never leaves a descriptor, nor — unless
-        the kernel cannot deliver SIGKILL within :data:`REAP_S` — a process."""
-        self.reap(timeout=0)
-        if self.status is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
-            self.reap(timeout=REAP_S)
-        with contextlib.suppress(OSError):
-            os.close(self.fd)
+def _start(job: tuple[int, _Work, str], started: Any) -> None:
+    """A worker's start: the parent stops it (SIGINT ignored) and a SIGTERM ends it (the
+    CLI's raising handler would unwind into the parent's code)."""
+    global _JOB, _STARTED
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _JOB, _STARTED = job, started
 
 
-def _send(fd: int, kind: int, payload: bytes) -> None:
-    data = memoryview(_HEADER.pack(kind, len(payload)) + payload)
-    while data:
-        data = data[os.write(fd, data) :]
-
-
-def _describe(status: int | None) -> str:
-    if status is None:
-        return "still running"
-    if os.WIFSIGNALED(status):
-        number = os.WTERMSIG(status)
-        try:
-            name = signal.Signals(number).name
-        except ValueError:
-            return f"killed by signal {number}"
-        return f"killed by signal {number}, {name}"
-    return f"exit code {os.waitstatus_to_exitcode(status)}"
+def _chunk(k: int, chunk: tuple[int, int]) -> _ChunkOut:
+    """Chunk ``k`` in a worker: noted as this worker's, then :func:`_work` (looked up at
+    call time, so a test can replace it)."""
+    _STARTED[k] = os.getpid()
+    return _work(chunk)
 
 
 def _in_order(
-    children: Sequence[_Child], chunks: Sequence[tuple[int, int]], index: RunsIndex
+    futures: deque[Future[_ChunkOut]],
+    chunks: Sequence[tuple[int, int]],
+    index: RunsIndex,
+    started: Any,
+    workers: Sequence[multiprocessing.process.BaseProcess],
 ) -> Iterator[_ChunkOut]:
-    """The chunks' outputs in file order (chunk ``k`` from worker ``k mod n``)."""
-    for k, chunk in enumerate(chunks):
-        yield children[k % len(children)].receive(functools.partial(chunk_where, index, chunk))
+    """The chunks' outputs in file order, each future taken off ``futures`` as it is
+    answered (a done future holds its output: kept, every chunk's columns would stay in
+    memory to the end)."""
+    for k in range(len(futures)):
+        yield _answer(futures.popleft(), k, chunks, index, started, workers)
+
+
+def _answer(
+    future: Future[_ChunkOut],
+    k: int,
+    chunks: Sequence[tuple[int, int]],
+    index: RunsIndex,
+    started: Any,
+    workers: Sequence[multiprocessing.process.BaseProcess],
+) -> _ChunkOut:
+    """Chunk ``k``'s output, or the error that stops the run (class docstring)."""
+    try:
+        return future.result(timeout=STALL_S)
+    except TimeoutError:
+        raise RunAborted(
+            f"a scoring worker sent nothing for {STALL_S:g} s while scoring "
+            f"{chunk_where(index, chunks[k])} (still running): stopped or stuck",
+            hint="run again; TOOLGATE_SCORE_WORKERS=1 scores in this process alone",
+        ) from None
+    except BrokenProcessPool:
+        code, held = _casualty(started, workers)
+        raise RunAborted(
+            f"a scoring worker ended before it answered ({_describe(code)}) while scoring "
+            f"{chunk_where(index, chunks[k if held is None else held])}: stopped from "
+            "outside, most often for lack of memory",
+            hint="TOOLGATE_SCORE_WORKERS=1 scores in this process alone, with less memory",
+        ) from None
+    except OSError as exc:  # the spool cannot be written (a full disk)
+        raise RunAborted(
+            f"a scoring worker could not go on: {exc}",
+            hint="free disk space for the temporary folder (TMPDIR) and run again",
+        ) from None
+    except Exception as exc:  # a scorer raised: a bug, with the worker's traceback
+        raise RuntimeError(f"a scoring worker failed:\n{exc.__cause__ or repr(exc)}") from None
+
+
+def _casualty(
+    started: Any, workers: Sequence[multiprocessing.process.BaseProcess]
+) -> tuple[int | None, int | None]:
+    """The exit code of the worker that broke the pool and the chunk it held last (None:
+    not known). Once one worker died the pool SIGTERMs the others: a worker that ended
+    otherwise is the one."""
+    for p in workers:  # the pool is stopping them: each wait bounded
+        p.join(REAP_S)
+    codes = {p.pid: p.exitcode for p in workers if p.exitcode}
+    pid = next((pid for pid, c in codes.items() if c != -signal.SIGTERM), None)
+    if pid is None:
+        pid = next(iter(codes), None)
+    if pid is None:
+        return None, None
+    held = [j for j in range(len(started)) if started[j] == pid]
+    return codes[pid], held[-1] if held else None
+
+
+def _stop(
+    pool: ProcessPoolExecutor,
+    workers: Sequence[multiprocessing.process.BaseProcess],
+    *,
+    graceful: bool,
+) -> None:
+    """Shut the pool down and reap every worker, each wait bounded by :data:`REAP_S`:
+    after a clean run the workers exit on their own; otherwise (an error, an interrupt, a
+    stopped worker) they are killed first."""
+    if not graceful:
+        for p in workers:
+            with contextlib.suppress(OSError):
+                p.kill()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in workers:
+        p.join(REAP_S)
+        if p.exitcode is None:
+            with contextlib.suppress(OSError):
+                p.kill()
+            p.join(REAP_S)
+
+
+def _describe(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            return f"killed by signal {-code}"
+        return f"killed by signal {-code}, {name}"
+    return f"exit code {code}"
 
 
 def chunk_where(index: RunsIndex, chunk: tuple[int, int]) -> str:
@@ -887,8 +905,8 @@ def _case_of(line: bytes) -> str | None:
     return cid[:80] if isinstance(cid, str) else None
 
 
-def _work(chunk: tuple[int, int]) -> bytes:
-    """Read and score one chunk ``(start, end)`` of the file; the pickled :class:`_ChunkOut`."""
+def _work(chunk: tuple[int, int]) -> _ChunkOut:
+    """Read and score one chunk ``(start, end)`` of the file (in a worker)."""
     global _SPOOL_FD
     assert _JOB is not None
     fd, work, spool_root = _JOB
@@ -898,8 +916,7 @@ def _work(chunk: tuple[int, int]) -> bytes:
         _SPOOL_FD = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     start, end = chunk
     data = read_at(fd, start, end - start, display=work.display)
-    out = _score_chunk(data, start, work, _MEMO, _SPOOL_FD)
-    return pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
+    return _score_chunk(data, start, work, _MEMO, _SPOOL_FD)
 
 
 def chunk_bounds(index: RunsIndex, n: int) -> list[tuple[int, int]]:

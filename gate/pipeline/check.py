@@ -115,6 +115,7 @@ def check(
                 agent=summary.agent,
                 norms=norms,
             )
+            judged = head.runs.kept  # the runs as the score stage read them
             # A run that is not valid already (the agent cannot start, too many samples
             # missing) decides nothing: no extra sample, no seeding, would change that.
             hopeless = bool(summary.errors) and (
@@ -137,7 +138,7 @@ def check(
             )
             head = tested.scored
             judge = judge_stage(
-                config=config, dataset=dataset, runs=runs, out=out, timing=judge_timing
+                config=config, dataset=dataset, runs=judged, out=out, timing=judge_timing
             )
             misses = unrecorded_calls(head, runs)
         comparison = (

@@ -128,7 +128,7 @@ def load_inputs(
     """Config, dataset and their cross-checks: the pin (unless ``pin`` is false: ``record``
     writes a new dataset), the judge's rubrics and calibration file, and — with ``agent``,
     for the commands that run it — whether the agent can start at all
-    (:func:`gate.replay.preflight.agent_problems`: a missing program or script is refused
+    (:func:`gate.pipeline.preflight.agent_problems`: a missing program or script is refused
     before the first case, not recorded as every case failing). ``agent_python``: the
     interpreter of the agent's environment the Action's ``install:`` made, for a config
     that does not set ``agent.python`` (:meth:`~gate.config.Config.with_agent_python`).
@@ -139,9 +139,9 @@ def load_inputs(
     if agent_python is not None:
         config = config.with_agent_python(agent_python)
     if agent:
-        from gate.replay.preflight import agent_problems
+        from gate.pipeline.preflight import agent_problems
 
-        problems = agent_problems(config, doc, start_python=False)
+        problems = agent_problems(config, doc)
         if problems:
             raise ConfigError(problems)
     path = config.resolve(config.dataset.path)

@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from gate.config import Config
 from gate.dataset import Dataset
-from gate.runsfile import RunsIndex
+from gate.model import Run
 
 
 def judge_stage(
-    *, config: Config, dataset: Dataset, runs: RunsIndex, out: Path, timing: dict[str, Any]
+    *, config: Config, dataset: Dataset, runs: Sequence[Run], out: Path, timing: dict[str, Any]
 ) -> dict[str, Any] | None:
     """The LLM judge's block (reported, never gating; never raises for an outage), or
-    ``None`` without a judge. The runs come from the index the score stage filled (not
-    read again); ``timing`` receives the judge's run-dependent figures."""
+    ``None`` without a judge. The runs are the ones the score stage converted as it read
+    the file (:attr:`gate.pipeline._scorepool.ScoredRuns.kept`: no line parsed again);
+    ``timing`` receives the judge's run-dependent figures."""
     if config.judge is None:
         return None
     from gate.judge import run_judge
 
-    judged = [run for _, run in runs.runs()]
-    return run_judge(config, dataset, judged, out, timing=timing)
+    return run_judge(config, dataset, runs, out, timing=timing)

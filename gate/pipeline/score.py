@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from gate import __version__
+from gate.agents import RUNS_FILE_KIND
 from gate.config import Config
 from gate.gcpause import no_gc
 from gate.model import DatasetLike, DatasetRef, RunHeader, SampleScore, Shard, SuiteStats, ToolRef
@@ -145,7 +146,14 @@ def score_runs(
     # heap again and again (a fifth of the time): pause it while reading and scoring.
     with no_gc():
         ctx = scoring_context(config, dataset, norms=norms)
-        job = ScoreJob(index=runs, coverage=coverage, cases=dataset.cases, ctx=ctx, metas=metas)
+        job = ScoreJob(
+            index=runs,
+            coverage=coverage,
+            cases=dataset.cases,
+            ctx=ctx,
+            metas=metas,
+            keep_runs=config is not None and config.judge is not None,
+        )
         scored = (executor or default_executor(runs)).score(job)
     runs.rows = scored.rows
     return scored
@@ -282,9 +290,10 @@ def score_file(
 
 
 def agent_info(config: Config | None, runs_display: str) -> dict[str, Any]:
-    """The header's ``agent`` of a scored runs file: the config's agent kind (``replay``
-    without a config) and the runs file."""
-    info: dict[str, Any] = {"kind": config.agent.kind if config is not None else "replay"}
+    """The header's ``agent`` of a scored runs file: the config's agent kind (without a
+    config, the kind that reads a runs file: :data:`gate.agents.RUNS_FILE_KIND`) and the
+    runs file."""
+    info: dict[str, Any] = {"kind": config.agent.kind if config is not None else RUNS_FILE_KIND}
     info["runs"] = runs_display
     return info
 
@@ -293,30 +302,15 @@ def unrecorded_calls(scored: Scored, runs: RunsIndex) -> list[tuple[str, str]]:
     """(case id, call) of every call the frozen responses could not answer, in dataset
     order then sample order (never in the order concurrent workers happened to finish) —
     from the scored runs that had one, whatever ran them (this run, an earlier resumed
-    one, a replay). A call of a tool the case must never call is left out: it is a hard
-    failure, and no response should be recorded for it."""
-    from gate.report.escape import call_repr
-
+    one, a replay), as the score stage read them. A call of a tool the case must never
+    call is left out: it is a hard failure, and no response should be recorded for it."""
     rows = runs.rows
     assert rows is not None
-    never = {m.id: set(m.must_not_call) for m in scored.table.metas}
-    flagged = scored.runs.unrecorded
-    found: list[tuple[int, int, str, str]] = []
-    for k, (_, run) in zip(flagged, runs.runs(flagged), strict=True):
-        forbidden = never.get(run.case_id, set())
-        for turn in run.turns:
-            calls = {c.id: c for c in turn.calls}
-            for result in turn.tool_results:
-                if result.unrecorded:
-                    call = calls.get(result.id)
-                    if call is not None and call.name in forbidden:
-                        continue
-                    shown = (
-                        call_repr({"name": call.name, "arguments": call.arguments})
-                        if call is not None
-                        else "a call"
-                    )
-                    found.append((rows.case[k], rows.sample[k], run.case_id, shown))
+    found = [
+        (rows.case[k], rows.sample[k], cid, shown)
+        for k, cid, calls in scored.runs.unrecorded
+        for shown in calls
+    ]
     return [(case, call) for *_, case, call in sorted(found)]
 
 

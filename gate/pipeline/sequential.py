@@ -15,8 +15,8 @@ score ─► **test against the base history** (extra samples through the runner
 5. the history this run carries forward: the baseline's, extended with this run's counts
    (a changed case starts again).
 
-A ``replay`` agent cannot be asked for more samples: the run is tested on the samples the
-runs file holds.
+An agent whose samples are recorded (``replay``) cannot be asked for more: the run is
+tested on the samples the runs file holds.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from gate.config import Config, OpenAIAgent
+from gate.config import Config
 from gate.dataset import Dataset
 from gate.gcpause import no_gc
 from gate.model import Case, Comparison, CostDelta, RunBill, Shard, SuiteStats
@@ -90,7 +90,7 @@ def engine_params(config: Config, samples: int) -> EngineParams:
     """The engine's parameters from the config's ``samples`` and ``policy`` keys."""
     pol = config.policy
     extra, seed = pol.max_extra_samples, pol.max_seed_samples
-    if config.agent.kind == "replay":
+    if config.agent.samples_recorded:
         extra = seed = 0  # a runs file cannot grow: test on what it holds
     return EngineParams(
         alpha=pol.alpha,
@@ -218,18 +218,8 @@ def legacy_hashes(cases: Sequence[Case], config: Config, base: Results) -> dict[
     offering a tool the base run did not know has none (it is not comparable, once)."""
     scoring = _scoring_doc(config)
     agent: dict[str, Any] = {"kind": base.agent.get("kind")}
-    if base.agent.get("kind") == "openai" and isinstance(config.agent, OpenAIAgent):
-        agent.update(
-            {
-                "model": base.agent.get("model"),
-                "base_url": base.agent.get("base_url"),
-                "temperature": base.agent.get("temperature"),
-                "params": base.agent.get("params"),
-                # the previous release hashed the prompt's path, which results do not
-                # keep: the head's path is the best guess
-                "system_prompt_file": config.agent.system_prompt_file,
-            }
-        )
+    if base.agent.get("kind") == config.agent.kind:
+        agent.update(config.agent.legacy_identity(base.agent))
     out: dict[str, str] = {}
     for c in cases:
         names = [t.name for t in c.available_tools]
@@ -338,8 +328,9 @@ class _Sampler:
             dataset_ids = [c.id for c in self.dataset.cases]
             seed_rows = [k for k, i in enumerate(self.runs.rows.case) if dataset_ids[i] in want]
             with RunsWriter(path, append=bool(self.taken)) as writer:
-                for _, run in self.runs.runs(seed_rows):
-                    writer.write(run)
+                # The lines as they are (read and checked once, by the score stage).
+                for line in self.runs.lines(seed_rows):
+                    writer.write_line(line if line.endswith(b"\n") else line + b"\n")
             for cid in new:
                 self.taken[cid] = self.samples
         recorded = {(cid, s) for cid, n in self.taken.items() for s in range(n)}

@@ -537,26 +537,26 @@ def reduce_arrays(
     # buffers are a block wide, never the whole matrix (a million case-samples of 27
     # metrics are 216 MB; a block of 4 is 32 MB).
     cols = list(range(k)) if columns is None else list(columns)
-    parts = []
-    for j0 in range(0, max(len(cols), 1), _BLOCK):
+    # Each block's figures go straight into their columns of the cases × metrics arrays
+    # (blocks joined afterwards would hold every figure twice at the peak).
+    slices_n = len(names)
+    mean, std, initial = np.empty((c, k)), np.empty((c, k)), np.empty((c, k))
+    counts = np.empty((c, k), dtype=np.int64)
+    per_s_sum, per_s_n = np.empty((slices_n, n, k)), np.empty((slices_n, n, k))
+    for j0 in range(0, len(cols), _BLOCK):
         block = cols[j0 : j0 + _BLOCK]
-        if not block:
-            break
         vals = values[:, block]
         for pos, column in (replace or {}).items():
             if j0 <= pos < j0 + len(block):
                 vals[:, pos - j0] = column
-        parts.append(_metric_block(split(vals), extra_case, n, ind))
+        at = slice(j0, j0 + len(block))
+        figures = _metric_block(split(vals), extra_case, n, ind)
         del vals
-    if parts:
-        mean, std, counts, per_s_sum, per_s_n, initial = (
-            np.concatenate([p[i] for p in parts], axis=-1) for i in range(6)
-        )
-        del parts  # (cases × metrics each: held once)
-    else:
-        mean = std = initial = np.zeros((c, 0))
-        counts = np.zeros((c, 0), dtype=np.int64)
-        per_s_sum = per_s_n = np.zeros((len(names), n, 0))
+        for out, part in zip(
+            (mean, std, counts, per_s_sum, per_s_n, initial), figures, strict=True
+        ):
+            out[..., at] = part
+        del figures
     case = stats.GroupStats(mean=mean, std=std, n=counts)
     # The dataset's and the slices' figures: each case's initial samples (module doc).
     initial0 = np.nan_to_num(initial)
@@ -610,6 +610,7 @@ def reduce_arrays(
     den = np.empty((c, k + 1))
     den[:, :k] = has
     den[:, k] = initial_calls
+    del initial, has  # (cases × metrics each: not held through the bootstrap)
     low, high = stats.bootstrap_ratio_ci(num, den, seed=seed)
     del num, den
     return Reduced(

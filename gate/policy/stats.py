@@ -140,9 +140,7 @@ def bootstrap_ratio_ci(
         # without a cases-sized copy of both side by side
         perm = rng.permutation(cases)
         bounds = (np.arange(groups, dtype=np.int64) * cases) // groups
-        units = np.concatenate(
-            [np.add.reduceat(a[perm], bounds, axis=0) for a in (num, den)], axis=1
-        )
+        units = np.concatenate([_group_sums(a, perm, bounds) for a in (num, den)], axis=1)
         del perm
     else:
         units = np.concatenate([num, den], axis=1)
@@ -166,6 +164,19 @@ def bootstrap_ratio_ci(
         if col.size:
             low[j], high[j] = np.quantile(col, [tail, 1.0 - tail])
     return low, high
+
+
+def _group_sums(a: Floats, perm: Ints, bounds: Ints, block: int = 8) -> Floats:
+    """``np.add.reduceat(a[perm], bounds, axis=0)`` a block of columns at a time: the same
+    sums (each column is summed down its rows alone), without a copy of the whole of
+    ``a`` in the permuted order."""
+    return np.concatenate(
+        [
+            np.add.reduceat(a[perm, j : j + block], bounds, axis=0)
+            for j in range(0, max(a.shape[1], 1), block)
+        ],
+        axis=1,
+    )
 
 
 def fisher_one_sided_all_pass(n_base: int, n_head: int, head_passes: int) -> float:

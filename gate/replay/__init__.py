@@ -5,8 +5,9 @@
 * :mod:`gate.replay.session` — one case-sample in flight (turns, budget, error kinds);
 * agent adapters: :mod:`~gate.replay.replay_agent`, :mod:`~gate.replay.command`,
   :mod:`~gate.replay.python_agent` (its workers: :mod:`~gate.replay.python_worker`),
-  :mod:`~gate.replay.openai_agent`
-  (:func:`gate.replay.interface.build_agent` picks one from the config);
+  :mod:`~gate.replay.openai_agent`, :mod:`~gate.replay.mcp`
+  (:func:`gate.replay.interface.build_agent` builds the one the agent's kind names:
+  :mod:`gate.agents`);
 * :mod:`gate.replay.runner` — :func:`run_all`: plan, shard, concurrency, deadline,
   resume, progress, ``runs.jsonl``;
 * :mod:`gate.replay.record` — ``toolgate record``: freeze real tool responses.

@@ -67,7 +67,9 @@ from typing import IO, Any
 from gate import jsonio
 from gate.adapters.interface import PayloadError
 from gate.adapters.plain import calls_from_plain
-from gate.config import BARE_PYTHON, CommandAgent, Config, ReplyIds
+from gate.agents.command import CommandAgent, ReplyIds
+from gate.agents.interface import BARE_PYTHON
+from gate.config import Config
 from gate.errors import ConfigError, Problem, WorkerBroken
 from gate.model import Run
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session

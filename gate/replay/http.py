@@ -1,43 +1,53 @@
-"""A small HTTP/1.1 JSON client on the standard library, with keep-alive per thread.
+"""The JSON-over-HTTP client of the ``openai`` agent adapter and the judge, on httpx.
 
-The ``openai`` agent adapter posts thousands of requests at a bounded concurrency; a new
-TCP connection per request (``urllib``) costs a round trip each. Each runner thread keeps
-one persistent ``http.client`` connection per host and reopens it after any error. The
-timeout is applied to the connect and to every socket read (a stalled server cannot hold
-a thread longer than that between bytes), and a watchdog bounds the whole exchange by the
-same timeout (a server that trickles one byte at a time cannot hold it either) — on every
-kind of connection: it holds the exchange's socket itself, which a closing response
-(``Connection: close``, HTTP/1.0, no length) takes from the connection, and an exchange it
-cut is a timeout even when what was read looks whole.
+One :class:`httpx2.Client` per endpoint, shared by the runner's threads: its pool keeps
+one connection per concurrent request alive between requests (a new TCP connection, or
+TLS handshake, per request would cost a round trip or two each). What this module adds
+to httpx is what the gate needs of every exchange:
+
+* **A bound on the whole exchange.** httpx bounds each read; a server that trickles one
+  byte at a time never trips that. Every socket operation here is given the time left
+  until the exchange's deadline at most (:class:`_Bounded`), so an exchange ends at its
+  timeout whatever the server does — while connecting, while the headers trickle, while
+  the body does — as :class:`TimeoutError`.
+* **A cap on the body** (:data:`MAX_RESPONSE_BYTES`): a declared length over it is refused
+  before reading, and an undeclared one at one byte past it.
+* **One error tree** (:data:`TRANSPORT_ERRORS`) for a failed exchange, and
+  :class:`IncompleteBody` when the peer hung up before the declared length.
+* No redirects followed, no proxies or ``.netrc`` from the environment: an endpoint
+  answers itself.
 
 Waits asked for with 429 and 503 are read by :func:`gate.http_retry.retry_after_s`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import heapq
-import http.client
-import itertools
-import os
+import contextvars
 import socket
-import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (OSError, http.client.HTTPException)
-"""What a failed exchange raises: timeouts, resets, refused connections, truncated or
-unparseable HTTP (``IncompleteRead``, ``RemoteDisconnected``, ``BadStatusLine``)."""
+import httpcore2
+import httpx2
 
-
-_STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
+from gate.errors import IncompleteBody, ResponseTooLarge
 
 MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 """Largest response body read from an endpoint (a chat completion is a few KB; a flood
 must not exhaust the runner's memory)."""
+
+
+TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (
+    httpx2.TransportError,
+    ResponseTooLarge,
+    IncompleteBody,
+    OSError,
+)
+"""What a failed exchange raises besides :class:`TimeoutError`: refused, reset or dropped
+connections, unparseable HTTP, a truncated or oversized body."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,244 +58,149 @@ class HttpResponse:
     body: bytes
 
 
-class _OneSend:
-    """Headers and a bytes body in one ``send``: ``http.client`` sends them in two, which
-    costs a second system call and a second wake-up of the server for every request
-    (measured: 87 µs of the runner's CPU per send on loopback) and, over TLS, a second
-    record. ``_buffer`` (the pending header lines) is ``http.client``'s own attribute;
-    anything else takes the standard path."""
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "toolgate_http_deadline", default=None
+)
+"""The monotonic time the current thread's exchange must be over by."""
 
-    _buffer: list[bytes]
 
-    def _send_output(self, message_body: Any = None, encode_chunked: bool = False) -> None:
-        if isinstance(message_body, bytes) and not encode_chunked:
-            self._buffer.extend((b"", b""))
-            head = b"\r\n".join(self._buffer)
-            del self._buffer[:]
-            self.send(head + message_body)  # type: ignore[attr-defined]
+def _left(timeout: float | None) -> float | None:
+    """``timeout`` cut to the time left until the exchange's deadline (none left: a
+    timeout now)."""
+    deadline = _DEADLINE.get()
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise httpcore2.ReadTimeout("the exchange's deadline passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _Bounded(httpcore2.NetworkStream):
+    """A network stream whose every operation ends by the exchange's deadline. The
+    request's head is held until its body comes, so both leave in one send (httpcore
+    writes them apart: a second system call and a second wake-up of the server)."""
+
+    def __init__(self, inner: httpcore2.NetworkStream) -> None:
+        self._inner = inner
+        self._head = b""
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        self._flush(timeout)
+        return self._inner.read(max_bytes, _left(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        if not self._head and buffer.endswith(b"\r\n\r\n"):
+            self._head = buffer
             return
-        super()._send_output(message_body, encode_chunked)  # type: ignore[misc]
+        self._head, buffer = b"", self._head + buffer
+        self._inner.write(buffer, _left(timeout))
+
+    def _flush(self, timeout: float | None) -> None:
+        if self._head:
+            self._head, head = b"", self._head
+            self._inner.write(head, _left(timeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self,
+        ssl_context: Any,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore2.NetworkStream:
+        return _Bounded(self._inner.start_tls(ssl_context, server_hostname, _left(timeout)))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
 
 
-class _Connection(_OneSend, http.client.HTTPConnection):
-    pass
+class _Backend(httpcore2.SyncBackend):
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Any = None,
+    ) -> httpcore2.NetworkStream:
+        stream = super().connect_tcp(host, port, _left(timeout), local_address, socket_options)
+        return _Bounded(stream)
 
 
-class _TLSConnection(_OneSend, http.client.HTTPSConnection):
-    pass
+class _Transport(httpx2.HTTPTransport):
+    """httpx's transport over a pool whose connections are :class:`_Bounded` (the pool is
+    the transport's one collaborator; httpx takes no network backend as an argument)."""
+
+    def __init__(self) -> None:
+        super().__init__(trust_env=False)
+        self._pool = httpcore2.ConnectionPool(
+            ssl_context=httpx2.create_ssl_context(trust_env=False),
+            max_connections=None,
+            max_keepalive_connections=None,
+            network_backend=_Backend(),
+            # (http.client sets it too: a request's one send is not held back by Nagle)
+            socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
+        )
 
 
 class HttpClient:
-    """POSTs to one base URL, one keep-alive connection per calling thread."""
+    """POSTs to one base URL; safe to share between threads."""
 
     def __init__(self, base_url: str, headers: Mapping[str, str] | None = None):
         url = urllib.parse.urlsplit(base_url)
         if url.scheme not in ("http", "https") or not url.hostname:
             raise ValueError(f"not an http(s) URL: {base_url!r}")
-        self.scheme = url.scheme
-        self.host = url.hostname
-        self.port = url.port
-        self.prefix = url.path.rstrip("/")
-        self.headers = dict(headers or {})
-        self._local = threading.local()
-        self._all: set[http.client.HTTPConnection] = set()
-        self._lock = threading.Lock()
-        self._open = True
-        _DEADLINES.retain()
-
-    def _connection(self, timeout: float) -> http.client.HTTPConnection:
-        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            cls = _TLSConnection if self.scheme == "https" else _Connection
-            conn = cls(self.host, self.port, timeout=timeout)
-            self._local.conn = conn
-            with self._lock:
-                self._all.add(conn)
-        if conn.timeout != timeout:
-            conn.timeout = timeout
-            if conn.sock is not None:
-                conn.sock.settimeout(timeout)
-        return conn
-
-    def _drop(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
-            conn.close()
-            self._local.conn = None
-            with self._lock:
-                self._all.discard(conn)
+        self.base_url = base_url.rstrip("/")
+        self._client = httpx2.Client(
+            headers=dict(headers or {}),
+            transport=_Transport(),
+            follow_redirects=False,
+            trust_env=False,
+        )
 
     def post(
         self, path: str, body: bytes, *, timeout: float, accept: str = "application/json"
     ) -> HttpResponse:
-        """One POST; raises one of :data:`TRANSPORT_ERRORS` when the exchange fails."""
-        headers = {
-            **self.headers,
-            "Content-Type": "application/json",
-            "Accept": accept,
-            "Content-Length": str(len(body)),
-        }
-        for fresh in (False, True):
-            conn = self._connection(timeout)
-            reused = conn.sock is not None
-            # The socket timeout bounds each read; a server that trickles a byte at a time
-            # would never trip it. The watchdog bounds the whole exchange: at `timeout` it
-            # shuts the socket, and the blocked read fails.
-            watchdog = _Watchdog(conn, timeout)
-            try:
-                conn.request("POST", self.prefix + path, body=body, headers=headers)
-                # The socket itself: a closing response (Connection: close, HTTP/1.0, no
-                # length) takes it from the connection, which then holds None.
-                watchdog.sock = conn.sock
-                resp = conn.getresponse()
-                # An endpoint that floods is not answering: cap the body. A declared length
-                # is checked before reading (read() then still detects a truncated body);
-                # without one, read at most one byte past the cap.
-                too_big = resp.length is not None and resp.length > MAX_RESPONSE_BYTES
-                if not too_big:
-                    if resp.length is not None:
-                        data = resp.read()
-                    else:
-                        data = resp.read(MAX_RESPONSE_BYTES + 1)
-                    too_big = len(data) > MAX_RESPONSE_BYTES
-                if too_big:
-                    self._drop()
-                    raise http.client.HTTPException(
-                        f"response body larger than {MAX_RESPONSE_BYTES} bytes"
-                    )
-                if watchdog.fired:  # what was read ends where the watchdog cut it
-                    self._drop()
-                    raise TimeoutError(f"no complete answer within {timeout:.3g}s")
-                break
-            except _STALE as exc:
-                self._drop()
-                if watchdog.fired:
-                    raise TimeoutError(f"no complete answer within {timeout:.3g}s") from None
-                # The server closed an idle kept-alive connection: that is not a failed
-                # attempt; send once more on a new connection.
-                if reused and not fresh:
-                    continue
-                raise exc
-            except TRANSPORT_ERRORS:
-                self._drop()
-                if watchdog.fired:
-                    raise TimeoutError(f"no complete answer within {timeout:.3g}s") from None
-                raise
-            finally:
-                watchdog.cancel()
-        if resp.will_close:
-            self._drop()
-        return HttpResponse(resp.status, {k.lower(): v for k, v in resp.getheaders()}, data)
+        """One POST, over by ``timeout`` seconds (:class:`TimeoutError` past it); raises
+        one of :data:`TRANSPORT_ERRORS` when the exchange fails."""
+        token = _DEADLINE.set(time.monotonic() + timeout)
+        try:
+            with self._client.stream(
+                "POST",
+                self.base_url + path,
+                content=body,
+                headers={"Content-Type": "application/json", "Accept": accept},
+                timeout=timeout,
+            ) as resp:
+                declared = resp.headers.get("content-length")
+                expected = int(declared) if declared and declared.isdigit() else None
+                if expected is not None and expected > MAX_RESPONSE_BYTES:
+                    raise ResponseTooLarge(f"response body larger than {MAX_RESPONSE_BYTES} bytes")
+                parts: list[bytes] = []
+                got = 0
+                try:
+                    for part in resp.iter_bytes():
+                        got += len(part)
+                        if got > MAX_RESPONSE_BYTES:
+                            raise ResponseTooLarge(
+                                f"response body larger than {MAX_RESPONSE_BYTES} bytes"
+                            )
+                        parts.append(part)
+                except httpx2.RemoteProtocolError:
+                    raw = resp.num_bytes_downloaded  # as sent, before any decoding
+                    if expected is not None and raw < expected:
+                        raise IncompleteBody(raw, expected) from None
+                    raise
+                # A repeated header: the last one counts (as http.client's dict of them).
+                headers = {k.lower(): v for k, v in resp.headers.multi_items()}
+                return HttpResponse(resp.status_code, headers, b"".join(parts))
+        except httpx2.TimeoutException:
+            raise TimeoutError(f"no complete answer within {timeout:.3g}s") from None
+        finally:
+            _DEADLINE.reset(token)
 
     def close(self) -> None:
-        """Close every thread's connection (call once no request is in flight)."""
-        with self._lock:
-            conns, self._all = self._all, set()
-        for conn in conns:
-            conn.close()
-        self._local = threading.local()
-        with self._lock:
-            was_open, self._open = self._open, False
-        if was_open:
-            _DEADLINES.release()
-
-
-class _Watchdog:
-    """Shuts a connection's socket down if the exchange outlasts ``timeout`` seconds.
-
-    Every exchange of every client shares one :class:`_Deadlines` thread: a thread per
-    request (``threading.Timer``) cost a thread start — and the wait for it to be
-    scheduled — on every request, which at concurrency 32 was a measurable part of the
-    runner's overhead."""
-
-    __slots__ = ("_conn", "_entry", "fired", "sock")
-
-    def __init__(self, conn: http.client.HTTPConnection, timeout: float):
-        self.fired = False
-        self._conn = conn
-        self.sock: socket.socket | None = None
-        """The exchange's socket once connected (the connection may let go of it)."""
-        self._entry = _DEADLINES.add(time.monotonic() + timeout, self._fire)
-
-    def _fire(self) -> None:
-        self.fired = True
-        sock = self.sock if self.sock is not None else self._conn.sock
-        if sock is not None:
-            with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
-
-    def cancel(self) -> None:
-        _DEADLINES.cancel(self._entry)
-
-
-class _Deadlines:
-    """One daemon thread that calls each registered function at its deadline unless it
-    was cancelled first (a heap; cancelled entries are dropped when they come up).
-
-    It runs while some :class:`HttpClient` is open (:meth:`retain` / :meth:`release`):
-    once the last one closes, the thread ends — a process with a live thread does not
-    fork its scoring workers (:func:`gate.pipeline._scorepool.default_executor`)."""
-
-    def __init__(self) -> None:
-        self._heap: list[list[Any]] = []  # [deadline, seq, fn | None]
-        self._cond = threading.Condition(threading.Lock())
-        self._seq = itertools.count()
-        self._thread: threading.Thread | None = None
-        self._pid = 0
-        self._users = 0
-
-    def retain(self) -> None:
-        with self._cond:
-            self._users += 1
-
-    def release(self) -> None:
-        with self._cond:
-            self._users = max(0, self._users - 1)
-            if self._users or self._thread is None:
-                return
-            thread, self._thread = self._thread, None
-            self._heap = []
-            self._cond.notify()
-        if thread is not threading.current_thread():
-            thread.join(timeout=5)
-
-    def add(self, deadline: float, fn: Callable[[], None]) -> list[Any]:
-        entry = [deadline, next(self._seq), fn]
-        with self._cond:
-            if self._thread is None or self._pid != os.getpid():  # first use, or forked
-                self._pid = os.getpid()
-                self._heap = []
-                self._thread = threading.Thread(
-                    target=self._loop, name="toolgate-http-deadlines", daemon=True
-                )
-                self._thread.start()
-            first = not self._heap or deadline < self._heap[0][0]
-            heapq.heappush(self._heap, entry)
-            if first:  # the thread sleeps until a later deadline: wake it to re-arm
-                self._cond.notify()
-        return entry
-
-    def cancel(self, entry: list[Any]) -> None:
-        entry[2] = None  # no lock needed: the thread reads it once, under the lock
-
-    def _loop(self) -> None:
-        me = threading.current_thread()
-        while True:
-            with self._cond:
-                if self._thread is not me:  # released (or replaced after a fork)
-                    return
-                while self._heap and self._heap[0][2] is None:
-                    heapq.heappop(self._heap)
-                if not self._heap:
-                    self._cond.wait()
-                    continue
-                left = self._heap[0][0] - time.monotonic()
-                if left > 0:
-                    self._cond.wait(left)
-                    continue
-                fn = heapq.heappop(self._heap)[2]
-            if fn is not None:
-                fn()
-
-
-_DEADLINES = _Deadlines()
+        """Close the kept-alive connections (call once no request is in flight)."""
+        self._client.close()

@@ -10,17 +10,17 @@ builds the run from the session) or, for ``replay``, a stored :class:`~gate.mode
 A failure raises :class:`~gate.replay.session.AgentFailure`; any other exception is a bug
 in the adapter or the agent and is recorded as an ``exception`` error — the run goes on.
 
-Adapters (``agent.kind`` in toolgate.yml): ``replay`` (:mod:`gate.replay.replay_agent`),
-``command`` (:mod:`gate.replay.command`), ``python`` (:mod:`gate.replay.python_agent`),
-``openai`` (:mod:`gate.replay.openai_agent`), ``mcp`` (:mod:`gate.replay.mcp`).
+Which adapter runs an agent is its kind's answer (``agent.kind`` in toolgate.yml: the
+``adapter`` of its settings, :mod:`gate.agents`); this module builds it.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
-from typing import Any, Protocol, assert_never
+from typing import Any, Protocol
 
-from gate.config import CommandAgent, Config, McpAgent, OpenAIAgent, PythonAgent, ReplayAgent
+from gate.config import Config
 from gate.model import Run
 from gate.replay.session import Job, Session
 
@@ -49,28 +49,11 @@ class Agent(Protocol):
 
 
 def build_agent(config: Config) -> Agent:
-    """The adapter ``config.agent`` describes. Problems with the agent's own settings
-    (a command that cannot start, a callable that cannot be imported, a missing API key)
-    are :class:`gate.errors.ConfigError` s naming the field."""
-    agent = config.agent
-    if isinstance(agent, ReplayAgent):
-        from gate.replay.replay_agent import ReplayRunsAgent
-
-        return ReplayRunsAgent(config, agent)
-    if isinstance(agent, CommandAgent):
-        from gate.replay.command import CommandPoolAgent
-
-        return CommandPoolAgent(config, agent)
-    if isinstance(agent, PythonAgent):
-        from gate.replay.python_agent import PythonCallableAgent
-
-        return PythonCallableAgent(config, agent)
-    if isinstance(agent, OpenAIAgent):
-        from gate.replay.openai_agent import OpenAIChatAgent
-
-        return OpenAIChatAgent(config, agent)
-    if isinstance(agent, McpAgent):
-        from gate.replay.mcp.agent import McpServedAgent
-
-        return McpServedAgent(config, agent)
-    assert_never(agent)
+    """The adapter of ``config.agent``'s kind (its settings' ``adapter``), given the config
+    and those settings. Problems with the agent's own settings (a command that cannot
+    start, a callable that cannot be imported, a missing API key) are
+    :class:`gate.errors.ConfigError` s naming the field."""
+    module, _, name = config.agent.adapter.partition(":")
+    adapter: Any = getattr(importlib.import_module(module), name)
+    built: Agent = adapter(config, config.agent)
+    return built

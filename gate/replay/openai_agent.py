@@ -53,7 +53,8 @@ from gate import __version__, jsonio
 from gate.adapters.interface import AssistantTurn, PayloadError
 from gate.adapters.openai_chat import StreamAccumulator, parse_completion
 from gate.adapters.sse import iter_events
-from gate.config import DEFAULT_BREAKER_AFTER, Config, OpenAIAgent
+from gate.agents.openai import DEFAULT_BREAKER_AFTER, OpenAIAgent
+from gate.config import Config
 from gate.errors import ConfigError, Problem, StreamTruncated
 from gate.http_retry import retry_after_s
 from gate.model import Run, ToolResult

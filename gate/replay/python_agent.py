@@ -45,8 +45,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gate.config import Config, PythonAgent
-from gate.errors import ConfigError, Problem, WorkerBroken
+from gate.agents.python import PythonAgent
+from gate.config import Config
+from gate.errors import WorkerBroken
 from gate.replay.command import Worker, WorkerPoolAgent, agent_environ
 from gate.replay.session import AgentFailure, ErrorKind
 
@@ -150,16 +151,3 @@ def _importable() -> dict[str, str]:
         return {}  # installed: found like any package (never put ahead of the stdlib)
     rest = os.environ.get("PYTHONPATH")
     return {"PYTHONPATH": root + (os.pathsep + rest if rest else "")}
-
-
-def check_callable(config: Config, cfg: PythonAgent) -> list[Problem]:
-    """Start one worker and stop it: the problems of a callable that cannot be imported
-    (``toolgate validate``), found without importing it into this process."""
-    agent = PythonCallableAgent(config, cfg)
-    try:
-        agent.prepare(1)
-    except ConfigError as exc:
-        return list(exc.problems)
-    finally:
-        agent.close()
-    return []

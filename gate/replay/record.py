@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from gate import jsonio
-from gate.config import Config, McpAgent, ReplayAgent
+from gate.config import Config
 from gate.errors import DatasetError, Problem, UsageError
 from gate.model import Case
 from gate.replay.frozen import (
@@ -112,8 +112,10 @@ def record(
 ) -> RecordSummary:
     """Record the responses of real tools into a copy of the dataset (module docstring)."""
     refuse_in_ci(os.environ if environ is None else environ)
-    if isinstance(config.agent, ReplayAgent) and agent is None:
-        raise UsageError("record needs an agent that calls tools; agent.kind is replay")
+    if config.agent.samples_recorded and agent is None:
+        raise UsageError(
+            f"record needs an agent that calls tools; agent.kind is {config.agent.kind}"
+        )
     if dataset_path.suffix.lower() != ".jsonl":
         raise UsageError("record writes JSONL datasets only; convert the CSV dataset first")
     if out.resolve() == dataset_path.resolve():
@@ -121,14 +123,15 @@ def record(
     upstream = None
     backend_fn: ToolBackend
     if tools is None:
-        if not isinstance(config.agent, McpAgent) or not config.agent.servers:
+        servers = config.agent.mcp_servers()
+        if not servers:
             raise UsageError(
                 "give --tools (your real tools), or use agent.kind: mcp with agent.servers "
                 "(your real MCP servers) to record through them"
             )
         from gate.replay.mcp.upstream import Upstream
 
-        upstream = Upstream(config.agent.servers, root=config.root, environ=os.environ)
+        upstream = Upstream(servers, root=config.root, environ=os.environ)
         upstream.open()
         backend_fn, known = upstream, None
     elif isinstance(tools, Mapping):

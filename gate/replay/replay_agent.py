@@ -25,7 +25,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from gate.config import Config, MissingRuns, ReplayAgent
+from gate.agents.replay import MissingRuns, ReplayAgent
+from gate.config import Config
 from gate.errors import Problem, RunsFileError
 from gate.model import Case, Run
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session, within_budget
@@ -36,7 +37,8 @@ class ReplayRunsAgent:
     """The ``replay`` adapter (module docstring)."""
 
     kind = "replay"
-    max_parallel: int | None = None
+    max_parallel: int | None = 1
+    """Nothing to wait for: no parallelism needed."""
 
     def __init__(self, config: Config, cfg: ReplayAgent):
         self._cfg = cfg

@@ -304,8 +304,6 @@ def run_all(
             if todo:
                 agent.prepare(len(todo))
             threads = min(config.concurrency, agent.max_parallel or len(todo), len(todo))
-            if agent.kind == "replay":
-                threads = min(threads, 1)  # nothing to wait for: no parallelism needed
             worker = _Worker(config, agent, todo, writer, state, norms, deadline)
             pool = [
                 threading.Thread(target=worker.loop, name=f"toolgate-run-{i}", daemon=True)

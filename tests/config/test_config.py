@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gate.config import CommandAgent, Config, PassCheck, load_config
+from gate.agents.command import CommandAgent
+from gate.config import Config, PassCheck, load_config
 from gate.errors import ConfigError, InputError
 from gate.model import Risk
 from gate.scorers.registry import COST_METRICS, GATEABLE

@@ -169,7 +169,8 @@ def test_agent__usage__reported_on_every_reply(dataset: Dataset) -> None:
 
 
 def test_agent__example_configs__point_at_the_agent() -> None:
-    from gate.config import CommandAgent, load_config
+    from gate.agents.command import CommandAgent
+    from gate.config import load_config
 
     good = load_config(EXAMPLE / "toolgate.yml").agent
     regressed = load_config(EXAMPLE / "toolgate.regressed.yml").agent

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gate.config import ReplyIds
+from gate.agents.command import ReplyIds
 from gate.errors import ConfigError
 from gate.replay.command import CommandPoolAgent
 from gate.replay.frozen import ReplayBackend

@@ -13,17 +13,17 @@ from tests.servers.openai_server import openai_server as openai_server  # fixtur
 
 
 def test_post__headers_and_body__one_send(openai_server: Any, monkeypatch: Any) -> None:
-    """One send per request (http.client makes two: a second syscall and server wake-up)."""
+    """One send per request (httpcore makes two: a second syscall and server wake-up)."""
     srv = openai_server([Response(body=chat_completion(content="a"))] * 3)
     sent: list[bytes] = []
-    real = socket.socket.sendall
+    real = socket.socket.send
 
-    def sendall(self: socket.socket, data: Any, *args: Any) -> None:
+    def send(self: socket.socket, data: Any, *args: Any) -> int:
         if self.getpeername()[1] == srv.port:  # the client's socket, not the server's
             sent.append(bytes(data))
-        real(self, data, *args)
+        return real(self, data, *args)
 
-    monkeypatch.setattr(socket.socket, "sendall", sendall)
+    monkeypatch.setattr(socket.socket, "send", send)
     client = HttpClient(srv.base_url, {"Authorization": "Bearer k"})
     try:
         body = b'{"model": "m", "messages": []}'

@@ -51,7 +51,7 @@ def test_replay__samples_the_file_lacks__bad_input_naming_them(tmp_path: Path) -
 
 def test_replay__missing_skip__stored_runs_kept_the_rest_not_run(tmp_path: Path) -> None:
     _elsewhere(tmp_path)
-    from gate.config import MissingRuns
+    from gate.agents.replay import MissingRuns
 
     cfg = config(tmp_path, {"kind": "replay", "runs": "elsewhere.jsonl", "missing": MissingRuns.SKIP})
     s = run_all(cfg, FakeDataset([case("a"), case("b"), case("c")]), tmp_path / "out",

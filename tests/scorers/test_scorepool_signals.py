@@ -1,10 +1,9 @@
-"""The forked scoring workers: no pool, no handler threads, nothing that can hang.
+"""The forked scoring workers (a ``concurrent.futures.ProcessPoolExecutor``): nothing that
+can hang, every failure located.
 
-``multiprocessing.Pool`` hung here (its task-handler thread waiting forever on the queue's
-lock once a worker was terminated, seen in the test suite under load); the workers are now
-plain forks answering through a pipe. These tests run the real executor on a real file:
-a worker killed mid-run, a worker that fails, the parent's SIGTERM handler — each ends
-promptly with an error, every worker reaped."""
+These tests run the real executor on a real file: a worker killed mid-run, a worker that
+fails, the parent's SIGTERM handler, a stopped worker, an interrupted parent — each ends
+promptly with an error naming the cause, every worker reaped."""
 
 from __future__ import annotations
 
@@ -258,7 +257,6 @@ def test_fork_executor__a_worker_stopped__bounded_wait_run_aborted_every_worker_
 
     monkeypatch.setattr(scorepool, "_work", stopping)
     monkeypatch.setattr(scorepool, "STALL_S", 1.5)
-    monkeypatch.setattr(scorepool, "POLL_S", 0.1)
     start = time.monotonic()
     with pytest.raises(RunAborted, match=r"sent nothing for 1\.5 s while scoring runs\.jsonl"):
         _score(ds, runs_path)

@@ -82,7 +82,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from gate import jsonio
-from gate.config import Config, McpAgent
+from gate.agents.mcp import McpAgent
+from gate.config import Config
 from gate.errors import ConfigError, Problem
 from gate.model import Run
 from gate.replay.command import EXIT_CHECK_S, STDERR_TAIL_BYTES, agent_environ
