@@ -190,7 +190,9 @@ def headline(results: Results) -> Sentence:
     if skipped:
         parts.append([count(len(skipped), "not run (agent.missing: skip): "), *ids(skipped, 3)])
     if v is None:
-        return join([["scored only; no thresholds were evaluated"], *parts], "; ")
+        return join(
+            [*parts, ["scored only; no thresholds were evaluated"], *_as_before(results)], "; "
+        )
     parts += _failed(results) if failed else _passed(results)
     nc = not_compared(results)
     if nc is not None:
@@ -223,17 +225,24 @@ def _passed(results: Results) -> list[Sentence]:
             out.append([f"{plural(len(retired), 'case')} retired (dataset.retired)"])
     if v.variance.not_computed:
         out.append(["variance guard not computed (one sample per case)"])
+    out += _as_before(results)
+    failing = [c for c in results.cases if not c.passed and c.samples]
+    if not comparable(results) and failing:
+        out.append([plural(len(failing), "known failing case")])
+    return out
+
+
+def _as_before(results: Results) -> list[Sentence]:
+    """The cases that failed on both sides, and those that got better undecided."""
+    out: list[Sentence] = []
     known = fail_as_before(results)
     if known:
         out.append(
-            [f"{plural(len(known), 'case')} {'fails' if len(known) == 1 else 'fail'} as before"]
+            [plural(len(known), "case"), " fails" if len(known) == 1 else " fail", " as before"]
         )
     better = undecided(results, worse=False)
     if better:
         out.append([f"{plural(len(better), 'case')} got better, too few samples to tell"])
-    failing = [c for c in results.cases if not c.passed and c.samples]
-    if not comparable(results) and failing:
-        out.append([plural(len(failing), "known failing case")])
     return out
 
 
