@@ -234,6 +234,11 @@ def test_example__regressed_against_a_plain_base_run__likely_regressions_extra_s
     assert len(spend.held_back) == 17 and not set(spend.held_back) & set(decided)
     body = render_comment(_untimed(reg))
     assert "> ⚠️ The base history is short: 3 samples per case" in body
+    # what this run did, in its own figures; the advice of a live agent (it can seed)
+    short = next(line for line in body.splitlines() if "The base history is short" in line)
+    assert f"it spent {spend.extra} extra samples" in short, short
+    assert "No case got worse undecided in this run" in short, short
+    assert "`toolgate check --base-run`" in short and "recorded runs" not in short, short
     assert len(visible_lines(body)) <= VISIBLE_LINES
     # no advice to record a response for a call the case must never make
     notice = next(n for n in reg.notices if "had no recorded response" in n)
@@ -269,6 +274,62 @@ def test_example__regressed_comment__each_case_once_within_the_line_budget(
     for case in runs["regressed"].results.cases:
         if not case.passed:
             assert text.count(f"`{case.id}`") <= 1, case.id
+
+
+ORDER = [
+    "Hard failures",
+    "Regressions",
+    "New cases that fail",
+    "Undecided:",
+    "Removed cases",
+    "Metrics",
+]
+"""The sections of a comment, in the order a reviewer needs them: cases before metrics."""
+
+
+@pytest.mark.parametrize("build", ["regressed", "flaky"])
+def test_example__comment__cases_before_metrics_at_most_8_metric_rows_in_sight(
+    runs: dict[str, CheckOutcome], build: str
+) -> None:
+    results = _untimed(runs[build].results)
+    body = render_comment(results)
+    seen = visible_lines(body)
+    headings = [line for line in seen if line.startswith("### ")]
+    at = [
+        next(i for i, h in enumerate(ORDER) if h in line)
+        for line in headings
+        if any(h in line for h in ORDER)
+    ]
+    assert at == sorted(at) and at, headings
+    assert "Metrics" in headings[-1] or all("Metrics" not in h for h in headings[at.index(5) + 1 :])
+    # the first case section comes before the metric table
+    first_case = next(
+        i for i, line in enumerate(seen) if line.startswith("### ") and "Metrics" not in line
+    )
+    metrics = next(i for i, line in enumerate(seen) if line.startswith("### Metrics"))
+    assert first_case < metrics, seen[: first_case + 1]
+    # the metric table in sight: at most 8 rows (those that gate or moved beyond noise)
+    rows = []
+    for line in seen[metrics + 1 :]:
+        if line.startswith("### ") or line.startswith("<details>"):
+            break
+        if line.startswith("| `"):
+            rows.append(line)
+    assert 0 < len(rows) <= 8, rows
+    for row in rows:
+        assert ("✅" in row or "❌" in row or "⚪" in row) or ("🔴" in row or "🟢" in row), row
+    # the heading names up to three broken cases, the first ones the sections list
+    broken = render_view_broken(results)
+    assert broken, build
+    first = seen[1]
+    named = re.findall(r"`([^`]+)`", first.split(" — ", 1)[1])
+    assert named[:3] == broken[:3], (named, broken)
+
+
+def render_view_broken(results: Results) -> list[str]:
+    from gate.report.view import view
+
+    return list(view(results).broken)
 
 
 def test_example__same_inputs__identical_results_and_report_apart_from_timing(

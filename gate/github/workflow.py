@@ -121,9 +121,9 @@ def outputs_for(results: Results, results_path: str) -> dict[str, str]:
     regressions = (
         v.regressions
         if v is not None and not invalid
-        else sum(1 for f in flips if f.kind == FlipKind.REGRESSION)
+        else sum(1 for f in flips if FlipKind(f.kind) is FlipKind.REGRESSION)
     )
-    likely = sum(1 for f in flips if f.kind == FlipKind.LIKELY_REGRESSION)
+    likely = sum(1 for f in flips if FlipKind(f.kind) is FlipKind.LIKELY_REGRESSION)
     undecided = v.undecided if v is not None and not invalid else len(undecided_drops(flips))
     mnc = sum(1 for h in results.hard_failures if h.kind == "must_not_call")
     compared = (

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
+from gate.model import FlipKind
 from gate.report import fmt
 from gate.report.escape import calls_repr
 from gate.report.lookup import (
@@ -37,9 +38,9 @@ from gate.report.lookup import (
     undecided,
 )
 from gate.report.parts import (
-    Fixed,
     Box,
     Cell,
+    Fixed,
     Item,
     Key,
     Lazy,
@@ -71,6 +72,21 @@ FULL = Placement.FULL
 EVIDENCE = ("Failing checks", "Expected", "Actual", "Why")
 
 
+def _folded(key: Key, title: str, table: Table) -> list[Section]:
+    return [Section(key, [title], FOLDED, table=table)]
+
+
+def _kinds(found: Sequence[Flip], kind: FlipKind) -> str:
+    """``2 significant, 1 likely``: of flips of ``kind`` and its likely form."""
+    n = sum(1 for f in found if f.kind == kind)
+    said = [f"{n} significant" if n else "", f"{len(found) - n} likely" if len(found) > n else ""]
+    return ", ".join(x for x in said if x)
+
+
+def _flip_case(f: Flip, case: CaseResult | None) -> Sentence:
+    return case_part(f.case_id, f.line or (case.line if case else None))
+
+
 # ─── a run that is not valid; missing and not-run samples ────────────────────
 
 
@@ -79,26 +95,11 @@ def not_valid(results: Results) -> Section:
     first errors."""
     err = results.run_error
     assert err is not None
-    intro = [
-        Para(
-            [
-                "This run is not valid: it says nothing about the agent. ",
-                err.reason,
-                ". Fix the cause and run it again.",
-            ]
-        )
-    ]
-    intro += _missing_paras(results)
+    said = ["This run is not valid: it says nothing about the agent. ", err.reason, "."]
+    intro = [Para([*said, " Fix the cause and run it again."]), *_missing_paras(results)]
     items = [Item([Code(e)]) for e in err.first_errors]
-    return Section(
-        Key.NOT_VALID,
-        ["The run is not valid"],
-        intro=tuple(intro),
-        items=items,
-        notes=(),
-        outro=(),
-        what="errors",
-    )
+    title = ["The run is not valid"]
+    return Section(Key.NOT_VALID, title, intro=tuple(intro), items=items, what="errors")
 
 
 def _missing_paras(results: Results) -> list[Para]:
@@ -110,14 +111,8 @@ def _missing_paras(results: Results) -> list[Para]:
     if failed:
         n = sum(failed.values())
         why = ", ".join(f"{k} {c}" for k, c in failed.items())
-        out.append(
-            Para(
-                [
-                    f"Missing case-samples: {n} of {gone.planned} ({why}). The infrastructure "
-                    "failed them: they count as neither failures nor passes."
-                ]
-            )
-        )
+        said = f"Missing case-samples: {n} of {gone.planned} ({why})."
+        out.append(Para([said, " The infrastructure failed them: neither failures nor passes."]))
     skipped = not_run(results)
     if skipped:
         out.append(
@@ -125,8 +120,8 @@ def _missing_paras(results: Results) -> list[Para]:
                 [
                     f"Not run: {plural(len(skipped), 'case')} (",
                     *ids(skipped, SHOW_IDS),
-                    "). The runs file has no run of them, and agent.missing: skip gates on the "
-                    "cases present. They count as neither failures nor passes.",
+                    "). The runs file has none of their runs; agent.missing: skip gates on the "
+                    "cases present. Not run is neither a failure nor a pass.",
                 ],
                 Box.WARNING,
             )
@@ -137,15 +132,11 @@ def _missing_paras(results: Results) -> list[Para]:
         if c.samples and gone.per_case.get(c.id) == len(c.samples) and c.id not in skipped
     ]
     if unsampled:
-        out.append(
-            Para(
-                [
-                    f"Not sampled: {plural(len(unsampled), 'case')} (",
-                    *ids(unsampled, SHOW_IDS),
-                    ") lost every sample. Neither passed nor failed.",
-                ]
-            )
-        )
+        lost: Sentence = [
+            f"Not sampled: {plural(len(unsampled), 'case')} (",
+            *ids(unsampled, SHOW_IDS),
+        ]
+        out.append(Para([*lost, ") lost every sample. Neither passed nor failed."]))
     return out
 
 
@@ -174,24 +165,21 @@ def hard_failures(results: Results) -> list[Section]:
 
     ordered = sorted(by_case.items(), key=lambda kv: ((rank[first_of(kv[1]).kind]), kv[0]))
     cases = case_index(results)
-    listed = {f.case_id: f for f in flips(results, "regression", "likely_regression")}
-    significant = sum(1 for c in by_case if c in listed and listed[c].kind == "regression")
+    listed = {f.case_id: f for f in flips(results, FlipKind.REGRESSION, FlipKind.LIKELY_REGRESSION)}
+    significant = sum(
+        1 for c in by_case if c in listed and FlipKind(listed[c].kind) is FlipKind.REGRESSION
+    )
     likely = sum(1 for c in by_case if c in listed) - significant
-    of_them = ""
-    if significant:
-        of_them += (
-            f", {significant} of them {'a regression' if significant == 1 else 'regressions'}"
-        )
-    if likely:
-        of_them += (
-            f", {likely} of them {'a likely regression' if likely == 1 else 'likely regressions'}"
-        )
+    of_them = "".join(
+        f", {n} of them {'a ' + word if n == 1 else word + 's'}"
+        for n, word in ((significant, "regression"), (likely, "likely regression"))
+        if n
+    )
     groups: dict[tuple[str, str, str], list[str]] = {}
     for case_id, items in ordered:
         first = first_of(items)
-        groups.setdefault((first.kind, str(first.call.get("name", "")), first.message), []).append(
-            case_id
-        )
+        key = (first.kind, str(first.call.get("name", "")), first.message)
+        groups.setdefault(key, []).append(case_id)
 
     def row(item: tuple[tuple[str, str, str], list[str]]) -> Row:
         (kind, name, message), cids = item
@@ -206,12 +194,7 @@ def hard_failures(results: Results) -> list[Section]:
         call = calls_repr(first.call) if len(cids) == 1 and first.call else name or "—"
         more = plural(len(named) - GROUP_SHOWN, "more case") if rest else ""
         return Row(
-            (
-                [Code(kind)],
-                [Code(call)],
-                [message],
-                Cell((shown,), (rest,) if rest else (), more),
-            )
+            ([Code(kind)], [Code(call)], [message], Cell((shown,), (rest,) if rest else (), more))
         )
 
     title = (
@@ -300,30 +283,16 @@ def regressions_section(results: Results) -> list[Section]:
     def row(f: Flip) -> Row:
         case = cases.get(f.case_id)
         counts: list[Sentence] = [[Fixed(rates(f))]]
-        if f.kind == "likely_regression":
+        if FlipKind(f.kind) is FlipKind.LIKELY_REGRESSION:
             counts.append([f"likely: {f.because or 'not significant yet'}"])
         cells = list(_flip_evidence(f, case))
         if drift.get(f.case_id):
             why = cells[-1] if isinstance(cells[-1], Cell) else Cell((cells[-1],))
             tools: Sentence = ["🔧 tool definition changed: ", *ids(drift[f.case_id], 8)]
             cells[-1] = Cell((*why.lines, tools), why.more, why.more_label)
-        return Row(
-            (
-                case_part(f.case_id, f.line or (case.line if case else None)),
-                Cell(tuple(counts)),
-                *cells,
-            )
-        )
+        return Row((_flip_case(f, case), Cell(tuple(counts)), *cells))
 
-    significant = sum(1 for f in shown if f.kind == "regression")
-    counts = ", ".join(
-        x
-        for x in (
-            f"{significant} significant" if significant else "",
-            f"{len(shown) - significant} likely" if len(shown) > significant else "",
-        )
-        if x
-    )
+    counts = _kinds(shown, FlipKind.REGRESSION)
     above = len(found) - len(shown)
     more = f"; {above} more under Hard failures" if above else ""
     table = Table(
@@ -368,13 +337,8 @@ def new_failing(results: Results) -> list[Section]:
 
     def row(f: Flip) -> Row:
         case = cases.get(f.case_id)
-        return Row(
-            (
-                case_part(f.case_id, f.line or (case.line if case else None)),
-                [Fixed(fmt.rate_fraction(f.head_pass_rate, f.head_samples))],
-                *_flip_evidence(f, case),
-            )
-        )
+        head: Sentence = [Fixed(fmt.rate_fraction(f.head_pass_rate, f.head_samples))]
+        return Row((_flip_case(f, case), head, *_flip_evidence(f, case)))
 
     table = Table(
         ("Case", "Passing samples", *EVIDENCE),
@@ -407,13 +371,7 @@ def undecided_sections(results: Results) -> list[Section]:
             if shared is None and f.because:
                 counts.append([f.because])
             evidence = _flip_evidence(f, case) if worse else (checks(f.failed_checks),)
-            return Row(
-                (
-                    case_part(f.case_id, f.line or (case.line if case else None)),
-                    Cell(tuple(counts)),
-                    *evidence,
-                )
-            )
+            return Row((_flip_case(f, case), Cell(tuple(counts)), *evidence))
 
         intro: list[Para] = []
         if shared:
@@ -466,7 +424,7 @@ def no_answer(results: Results) -> list[Section]:
             (case_part(c.id, c.line), [str(len(c.samples))], [Code(error[0] if error else "")])
         )
 
-    title = f"⚠️ No answer ({plural(len(cids), 'case')}) — the agent failed every sample before answering"
+    title = f"⚠️ No answer ({plural(len(cids), 'case')}) — every sample failed before an answer"
     table = Table(
         ("Case", "Samples", "Error"), Lazy(cids, row), right=(1,), keep=20, cut=5, what="cases"
     )
@@ -496,13 +454,9 @@ def failing(results: Results) -> list[Section]:
 
     def row(c: CaseResult) -> Row:
         sample = first_failing(c)
-        return Row(
-            (
-                case_part(c.id, c.line),
-                [Fixed(fmt.rate_fraction(c.pass_rate, sampled(results, c)))],
-                *evidence_cells(sample, list(sample.failed_checks) if sample else []),
-            )
-        )
+        rate: Sentence = [Fixed(fmt.rate_fraction(c.pass_rate, sampled(results, c)))]
+        cells = evidence_cells(sample, list(sample.failed_checks) if sample else [])
+        return Row((case_part(c.id, c.line), rate, *cells))
 
     n = sum(len(c.samples) for c in found)
     passed = results.verdict is not None and results.verdict.passed
@@ -513,29 +467,13 @@ def failing(results: Results) -> list[Section]:
         else f"❌ Failing cases ({samples_of(len(found), n)}) — fail on every sample"
     )
     columns = ("Case", "Passing samples", *EVIDENCE)
-    out = [
-        Section(
-            Key.FAILING,
-            [title],
-            table=Table(
-                columns,
-                Lazy(found[:SHOW_FAILING], row),
-                keep=SHOW_FAILING,
-                cut=6,
-                what="failing cases",
-            ),
-        )
-    ]
-    if found[SHOW_FAILING:]:
-        rest = found[SHOW_FAILING:]
-        out.append(
-            Section(
-                Key.FAILING,
-                [plural(len(rest), "more failing case")],
-                FOLDED,
-                table=Table(columns, Lazy(rest, row), cut=2, what="failing cases"),
-            )
-        )
+    shown = Lazy(found[:SHOW_FAILING], row)
+    table = Table(columns, shown, keep=SHOW_FAILING, cut=6, what="failing cases")
+    out = [Section(Key.FAILING, [title], table=table)]
+    rest = found[SHOW_FAILING:]
+    if rest:
+        table = Table(columns, Lazy(rest, row), cut=2, what="failing cases")
+        out += _folded(Key.FAILING, plural(len(rest), "more failing case"), table)
     return out
 
 
@@ -559,45 +497,34 @@ def known(results: Results) -> list[Section]:
 
 def fixed(results: Results) -> list[Section]:
     found = sorted(
-        flips(results, "fix", "likely_fix"), key=lambda f: (f.kind != "fix", drop(f), f.case_id)
+        flips(results, FlipKind.FIX, FlipKind.LIKELY_FIX),
+        key=lambda f: (FlipKind(f.kind) is not FlipKind.FIX, drop(f), f.case_id),
     )
     if not found:
         return []
 
     def row(f: Flip) -> Row:
         said = rates(f) + (
-            f" — likely: {f.because or 'not significant yet'}" if f.kind == "likely_fix" else ""
+            f" — likely: {f.because or 'not significant yet'}"
+            if FlipKind(f.kind) is FlipKind.LIKELY_FIX
+            else ""
         )
         return Row((case_part(f.case_id, f.line), [Fixed(said)]))
 
-    significant = sum(1 for f in found if f.kind == "fix")
-    counts = ", ".join(
-        x
-        for x in (
-            f"{significant} significant" if significant else "",
-            f"{len(found) - significant} likely" if len(found) > significant else "",
-        )
-        if x
-    )
-    table = Table(
-        ("Case", "Passing samples (base history → head)"),
-        Lazy(found, row),
-        cut=3,
-        what="fixed cases",
-    )
-    return [
-        Section(Key.FIXED, [f"✅ Fixed ({counts}) — better than the base history"], table=table)
-    ]
+    columns = ("Case", "Passing samples (base history → head)")
+    table = Table(columns, Lazy(found, row), cut=3, what="fixed cases")
+    title = f"✅ Fixed ({_kinds(found, FlipKind.FIX)}) — better than the base history"
+    return [Section(Key.FIXED, [title], table=table)]
 
 
 def flaky(results: Results) -> list[Section]:
     """Cases whose samples disagree within one side (flaky), and cases whose change a
     test could have told and did not (within noise): folded, each case once."""
-    noise = {f.case_id: f for f in flips(results, "noise")}
+    noise = {f.case_id: f for f in flips(results, FlipKind.NOISE)}
     elsewhere = {
         f.case_id
         for f in (results.comparison.flips if results.comparison is not None else [])
-        if f.kind != "noise"
+        if FlipKind(f.kind) is not FlipKind.NOISE
     } | {h.case_id for h in results.hard_failures}
     out: list[Section] = []
     within = [c for c in results.cases if c.id in noise and c.id not in elsewhere]
@@ -609,36 +536,17 @@ def flaky(results: Results) -> list[Section]:
         change = rates(f) if f else fmt.rate_fraction(c.pass_rate, sampled(results, c))
         return Row((case_part(c.id, c.line), [Fixed(change)], checks(failed)))
 
+    def rows(found: list[CaseResult]) -> Lazy[Row]:
+        return Lazy(sorted(found, key=lambda c: (c.pass_rate, c.id)), row)
+
     if shaky:
-        out.append(
-            Section(
-                Key.FLAKY,
-                [f"🎲 Flaky ({len(shaky)}) — their samples disagree: some pass, some fail"],
-                FOLDED,
-                table=Table(
-                    ("Case", "Passing samples", "Checks failing on some samples"),
-                    Lazy(sorted(shaky, key=lambda c: (c.pass_rate, c.id)), row),
-                    cut=3,
-                    what="flaky cases",
-                ),
-            )
-        )
+        title = f"🎲 Flaky ({len(shaky)}) — their samples disagree: some pass, some fail"
+        columns = ("Case", "Passing samples", "Checks failing on some samples")
+        out += _folded(Key.FLAKY, title, Table(columns, rows(shaky), cut=3, what="flaky cases"))
     if within:
-        out.append(
-            Section(
-                Key.NOISE,
-                [
-                    f"Within noise ({len(within)}) — changed, and the test could have told a change this large, but did not"
-                ],
-                FOLDED,
-                table=Table(
-                    ("Case", "Passing samples (base history → head)", "Checks failing"),
-                    Lazy(sorted(within, key=lambda c: (c.pass_rate, c.id)), row),
-                    cut=3,
-                    what="cases",
-                ),
-            )
-        )
+        title = f"Within noise ({len(within)}) — changed; a test could have told, and did not"
+        columns = ("Case", "Passing samples (base history → head)", "Checks failing")
+        out += _folded(Key.NOISE, title, Table(columns, rows(within), cut=3, what="cases"))
     return out
 
 
@@ -646,10 +554,10 @@ def new_passing(results: Results) -> list[Section]:
     """New cases that pass, and removed cases of a file without ``changes`` (an earlier
     release's): listed once each."""
     fresh = {f.case_id for f in new_failing_flips(results)}
-    new = [f for f in flips(results, "new") if f.case_id not in fresh]
+    new = [f for f in flips(results, FlipKind.NEW) if f.case_id not in fresh]
     cmp = results.comparison
     counted = {r.case_id for r in cmp.changes.removed} if cmp is not None else set()
-    removed = [f for f in flips(results, "removed") if f.case_id not in counted]
+    removed = [f for f in flips(results, FlipKind.REMOVED) if f.case_id not in counted]
     if not new and not removed:
         return []
     rows = [
@@ -671,10 +579,8 @@ def new_passing(results: Results) -> list[Section]:
         if removed
         else f"New cases that pass ({len(new)})"
     )
-    table = Table(
-        ("Case", "Change", "Passing samples (head)"), rows, cut=3, what="new or removed cases"
-    )
-    return [Section(Key.NEW_PASSING, [title], FOLDED, table=table)]
+    columns = ("Case", "Change", "Passing samples (head)")
+    return _folded(Key.NEW_PASSING, title, Table(columns, rows, cut=3, what="new or removed cases"))
 
 
 def history(results: Results) -> list[Section]:
@@ -689,75 +595,44 @@ def history(results: Results) -> list[Section]:
     listed = {f.case_id for f in results.comparison.flips} | {
         h.case_id for h in results.hard_failures
     }
-    capped = [
-        c
-        for c in results.cases
-        if c.test is not None and c.test.outcome == "undecided" and c.id not in listed
-    ]
+    tested = [c for c in results.cases if c.test is not None]
+    capped = [c for c in tested if c.test.outcome == "undecided" and c.id not in listed]  # type: ignore[union-attr]
     changed = [
         c
-        for c in results.cases
-        if c.test is not None
-        and c.test.outcome == "not_comparable"
-        and c.test.comparability == "changed"
+        for c in tested
+        if c.test.outcome == "not_comparable" and c.test.comparability == "changed"  # type: ignore[union-attr]
     ]
-    out = [
-        Section(
-            Key.HISTORY,
-            ["🧪 Tests against the base history"],
-            intro=tuple(Para([s]) for s in pol.detect),
-        )
-    ]
+    intro = tuple(Para([s]) for s in pol.detect)
+    out = [Section(Key.HISTORY, ["🧪 Tests against the base history"], intro=intro)]
 
     def counts(c: CaseResult) -> Row:
         t = c.test
         assert t is not None
         base = "—" if t.base_samples is None else f"{t.base_passes}/{t.base_samples}"
         p = "" if t.p_worse is None else f" (p = {t.p_worse:.2g})"
+        said = f"{base} → {t.head_passes}/{t.head_samples}{p}"
         return Row(
-            (case_part(c.id, c.line), [Fixed(f"{base} → {t.head_passes}/{t.head_samples}{p}")])
+            (case_part(c.id, c.line), [Fixed(said if c.id in capped_ids else said.split(" → ")[1])])
         )
 
+    capped_ids = {c.id for c in capped}
     if capped:
-        out.append(
-            Section(
-                Key.HISTORY,
-                [
-                    f"Undecided ({len(capped)}) — the sampling cap stopped them before the test could tell; not counted as flips"
-                ],
-                FOLDED,
-                table=Table(
-                    ("Case", "Passing samples (base history → head)"),
-                    Lazy(capped, counts),
-                    cut=3,
-                    what="undecided cases",
-                ),
-            )
+        title = (
+            f"Undecided ({len(capped)}) — the sampling cap stopped them before a test could tell"
+        )
+        columns = ("Case", "Passing samples (base history → head)")
+        out += _folded(
+            Key.HISTORY, title, Table(columns, Lazy(capped, counts), cut=3, what="undecided cases")
         )
     if changed:
-        out.append(
-            Section(
-                Key.NOT_COMPARABLE,
-                [
-                    f"Not comparable ({len(changed)}) — the case or the scoring changed since its history, which starts again; never a flip"
-                ],
-                FOLDED,
-                table=Table(
-                    ("Case", "Passing samples (head)"),
-                    Lazy(
-                        changed,
-                        lambda c: Row(
-                            (
-                                case_part(c.id, c.line),
-                                [f"{c.test.head_passes}/{c.test.head_samples}" if c.test else "—"],
-                            )
-                        ),
-                    ),
-                    cut=3,
-                    what="not comparable cases",
-                ),
-            )
+        title = f"Not comparable ({len(changed)}) — changed since its history, which starts again"
+        table = Table(
+            ("Case", "Passing samples (head)"),
+            Lazy(changed, counts),
+            cut=3,
+            what="not comparable cases",
         )
+        out += _folded(Key.NOT_COMPARABLE, title, table)
     return out
 
 
@@ -799,11 +674,7 @@ def numbers(samples: Sequence[int], initial: int) -> str:
 def _sample_lines(s: SampleResult) -> list[Sentence]:
     ev = s.evidence
     out: list[Sentence] = [checks(s.failed_checks)]
-    exp, act = elided_calls(ev)
-    if "expected" in ev:
-        out.append(["expected ", Code(calls_repr(ev["expected"]))])
-    if "actual" in ev:
-        out.append(["actual ", Code(calls_repr(ev["actual"]))])
+    out += [[f"{k} ", Code(calls_repr(ev[k]))] for k in ("expected", "actual") if k in ev]
     out += [sn for _, sn in check_sentences(s)]
     return out
 
@@ -816,18 +687,12 @@ def evidence(results: Results) -> list[Section]:
 
     def item(c: CaseResult) -> Item:
         subs = []
-        for nums, lines in group_samples(
-            c, lambda s: ["".join(map(str, x)) for x in _sample_lines(s)]
-        ):
+        for nums, _ in group_samples(c, lambda s: ["".join(map(str, x)) for x in _sample_lines(s)]):
             s = next(x for x in c.samples if x.sample == nums[0])
             said = _sample_lines(s)
             label = "sample" if len(nums) == 1 else "samples"
-            subs.append(
-                Item(
-                    [f"{label} {', '.join(map(str, nums))}: ", *said[0]],
-                    tuple(Item(x) for x in said[1:]),
-                )
-            )
+            more = tuple(Item(x) for x in said[1:])
+            subs.append(Item([f"{label} {', '.join(map(str, nums))}: ", *said[0]], more))
         head: Sentence = [
             *case_part(c.id, c.line),
             f" — {fmt.rate_fraction(c.pass_rate, len(c.samples))} samples pass",
@@ -909,26 +774,18 @@ def all_cases(results: Results) -> list[Section]:
 
     def row(c: CaseResult) -> Row:
         failed = sorted({x for s in c.samples if not s.passed for x in s.failed_checks})
-        return Row(
-            (
-                [Code(c.id)],
-                ["✅" if c.passed else "❌"],
-                [Fixed(fmt.rate_fraction(c.pass_rate, sampled(results, c)))],
-                ["🎲" if c.flaky else ""],
-                checks(failed),
-                [str(c.line or "")],
-            )
-        )
+        rate: Sentence = [Fixed(fmt.rate_fraction(c.pass_rate, sampled(results, c)))]
+        mark: Sentence = ["✅" if c.passed else "❌"]
+        shaky: Sentence = ["🎲" if c.flaky else ""]
+        return Row(([Code(c.id)], mark, rate, shaky, checks(failed), [str(c.line or "")]))
 
     n_pass = sum(1 for c in results.cases if c.passed)
     title = (
         f"All cases ({len(results.cases):,}: {n_pass:,} pass, {len(results.cases) - n_pass:,} fail)"
     )
-    table = Table(
-        ("Case", "Result", "Passing samples", "Flaky", "Failing checks", "Line"),
-        Lazy(results.cases, row),
-        right=(5,),
-        cut=1,
-        what="cases",
+    columns = ("Case", "Result", "Passing samples", "Flaky", "Failing checks", "Line")
+    return _folded(
+        Key.ALL_CASES,
+        title,
+        Table(columns, Lazy(results.cases, row), right=(5,), cut=1, what="cases"),
     )
-    return [Section(Key.ALL_CASES, [title], FOLDED, table=table)]

@@ -9,10 +9,10 @@ the space it has. If even every minimum is too big, the text is cut at a line bo
 (closing any ``<details>`` or code fence left open) — a guarantee, not a plan: the
 minimums keep the verdict, the hard failures and the worst flips well inside the limits.
 
-Cost. Rows may be lazy (:class:`gate.report.parts.Lazy`): rendered only when their size is needed, and sizes
-are added up line by line (``measure`` is additive over lines joined by ``\\n``) with an
-early stop once the budget is exceeded. So a comment over 100,000 regressions renders a
-few hundred of them, not all.
+Cost. Rows may be lazy (:class:`gate.report.parts.Lazy`): rendered only when their size
+is needed, and sizes are added up line by line (``measure`` is additive over lines joined
+by ``\\n``) with an early stop once the budget is exceeded. So a comment over 100,000
+regressions renders a few hundred of them, not all.
 
 Measures: GitHub counts a comment's length in characters; counting UTF-16 code units is
 the safe reading (an emoji outside the BMP counts twice). The step summary limit is in

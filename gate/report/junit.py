@@ -32,9 +32,10 @@ from gate.model import gate_label
 from gate.report import fmt
 from gate.report.cases import group_samples
 from gate.report.console import plain
-from gate.report.sentences import check_sentences
 from gate.report.escape import Escaper, calls_repr
+from gate.report.lookup import undecided
 from gate.report.redact import Redactor
+from gate.report.sentences import check_sentences
 from gate.report.view import status
 from gate.results import CaseResult, HardFailureResult, Results, SampleResult, sampled
 from gate.scorers.registry import COST_METRICS
@@ -58,6 +59,7 @@ def render_junit(results: Results, *, redactor: Redactor | None = None) -> str:
         ("verdict", word),
         ("regressions", str(cmp.regressions if cmp is not None else 0)),
         ("likely_regressions", str(cmp.likely_regressions if cmp is not None else 0)),
+        ("undecided", str(len(undecided(results)))),
         ("dataset", results.dataset.path),
         ("dataset_version", results.dataset.version or ""),
         ("dataset_sha256", results.dataset.sha256),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from gate.model import new_failing, undecided_drops
+from gate.model import FlipKind, new_failing, undecided_drops
 from gate.report import fmt
 from gate.report.parts import Sub
 from gate.report.sentences import HARD_KINDS, Code, Sentence
@@ -30,11 +30,11 @@ def comparable(results: Results) -> bool:
     return results.comparison is not None and results.comparison.comparable
 
 
-def flips(results: Results, *kinds: str) -> list[Flip]:
+def flips(results: Results, *kinds: FlipKind) -> list[Flip]:
     """The comparison's flips of ``kinds``, as results.json lists them."""
     if results.comparison is None:
         return []
-    return [f for f in results.comparison.flips if f.kind in kinds]
+    return [f for f in results.comparison.flips if FlipKind(f.kind) in kinds]
 
 
 def drop(f: Flip) -> float:
@@ -44,14 +44,14 @@ def drop(f: Flip) -> float:
 def regressions(results: Results) -> list[Flip]:
     """Regressions, significant then likely, worst first."""
     return sorted(
-        flips(results, "regression", "likely_regression"),
-        key=lambda f: (f.kind != "regression", -drop(f), f.case_id),
+        flips(results, FlipKind.REGRESSION, FlipKind.LIKELY_REGRESSION),
+        key=lambda f: (FlipKind(f.kind) is not FlipKind.REGRESSION, -drop(f), f.case_id),
     )
 
 
 def undecided(results: Results, *, worse: bool = True) -> list[Flip]:
     """Undecided changes that fell (``worse``) or rose, worst first, then by line."""
-    moved = flips(results, "undecided")
+    moved = flips(results, FlipKind.UNDECIDED)
     fell = undecided_drops(moved)
     chosen = fell if worse else [f for f in moved if f not in fell]
     return sorted(chosen, key=lambda f: (-abs(drop(f)), f.line or 0, f.case_id))
@@ -118,8 +118,11 @@ def fail_as_before(results: Results) -> list[CaseResult]:
     changed (a regression, a drop too small to tell)."""
     if not comparable(results):
         return []
-    moved = {f.case_id for f in flips(results, "regression", "likely_regression", "undecided")}
-    moved |= {f.case_id for f in flips(results, "new")}
+    moved = {
+        f.case_id
+        for f in flips(results, FlipKind.REGRESSION, FlipKind.LIKELY_REGRESSION, FlipKind.UNDECIDED)
+    }
+    moved |= {f.case_id for f in flips(results, FlipKind.NEW)}
     return [
         c
         for c in results.cases

@@ -281,16 +281,9 @@ def invalid_usage(results: Results) -> list[Item]:
     if not bad:
         return []
     case_id, s = bad[0]
-    return [
-        Item(
-            [
-                f"⚠️ Invalid token usage on {plural(len(bad), 'sample')}, left out of the token "
-                "figures (a cost gate counts them as samples without usage); first: ",
-                Code(case_id),
-                f" sample {s.sample}: {s.usage_error}",
-            ]
-        )
-    ]
+    said = f"⚠️ Invalid token usage on {plural(len(bad), 'sample')}, left out of the token figures"
+    why = " (a cost gate counts them as samples without usage); first: "
+    return [Item([said, why, Code(case_id), f" sample {s.sample}: {s.usage_error}"])]
 
 
 def missed_words(g: GateResult) -> str:
@@ -327,47 +320,32 @@ def gates(results: Results) -> list[Section]:
                 if g.metric in COST_METRICS
                 else fmt.num(g.value)
             )
-            return Row(
-                (
-                    _label(g),
-                    [gate_cell_words(g)],
-                    [value],
-                    [g.reason],
-                    ids(list(g.failing_cases), 20) if g.failing_cases else [],
-                )
-            )
+            worst = ids(list(g.failing_cases), 20) if g.failing_cases else []
+            return Row((_label(g), [gate_cell_words(g)], [value], [g.reason], worst))
 
-        out.append(
-            Section(
-                Key.GATES,
-                ["Gates"],
-                FULL,
-                table=Table(
-                    ("Gate", "Threshold", "Value", "Reason", "Failing cases"),
-                    [row(g) for g in v.gates],
-                    right=(2,),
-                ),
-            )
-        )
+        columns = ("Gate", "Threshold", "Value", "Reason", "Failing cases")
+        table = Table(columns, [row(g) for g in v.gates], right=(2,))
+        out.append(Section(Key.GATES, ["Gates"], FULL, table=table))
     var = v.variance
-    lines: list[Item] = []
-    if not var.passed:
-        lines.append(Item(["❌ too noisy"]))
-    elif var.not_computed:
-        lines.append(Item(["⚪ not computed: a guard needs at least 2 samples per case"]))
-    else:
-        lines.append(Item(["✅ within limits"]))
+    said = (
+        "❌ too noisy"
+        if not var.passed
+        else "⚪ not computed: a guard needs at least 2 samples per case"
+        if var.not_computed
+        else "✅ within limits"
+    )
+    lines = [Item([said])]
+
+    def limit(x: float | None) -> str:
+        return f" (limit {fmt.num(x)})" if x is not None else ""
+
     if var.observed_max_std is not None:
         worst: Sentence = [" (", Code(var.worst_metric), ")"] if var.worst_metric else []
-        limit = f" (limit {fmt.num(var.max_std)})" if var.max_std is not None else ""
-        lines.append(
-            Item([f"largest std over samples: {fmt.num(var.observed_max_std)}", *worst, limit])
-        )
+        std = f"largest std over samples: {fmt.num(var.observed_max_std)}"
+        lines.append(Item([std, *worst, limit(var.max_std)]))
     if not var.not_computed:
-        limit = (
-            f" (limit {fmt.num(var.max_flaky_share)})" if var.max_flaky_share is not None else ""
-        )
-        lines.append(Item([f"flaky share: {fmt.num(var.flaky_share)}{limit}"]))
+        share = f"flaky share: {fmt.num(var.flaky_share)}{limit(var.max_flaky_share)}"
+        lines.append(Item([share]))
     lines += [Item([r]) for r in (*var.reasons, *var.not_computed)]
     out.append(Section(Key.VARIANCE, ["Variance guard"], FULL, items=lines))
     if v.reasons:
@@ -389,54 +367,24 @@ def slices(results: Results) -> list[Section]:
             s = results.slices[name]
             vals = [[fmt.num(s.metrics[m].mean) if m in s.metrics else "—"] for m in shown]
             rows.append(Row(([Code(name)], [str(s.cases)], [fmt.num(s.pass_rate)], *vals)))
-        out.append(
-            Section(
-                Key.SLICES,
-                ["Slices"],
-                FULL,
-                table=Table(
-                    ("Slice", "Cases", "Pass rate", *shown),
-                    rows,
-                    right=(1, 2, 3, 4, 5, 6),
-                    cut=2,
-                    what="slices",
-                ),
-            )
-        )
+        columns = ("Slice", "Cases", "Pass rate", *shown)
+        table = Table(columns, rows, right=(1, 2, 3, 4, 5, 6), cut=2, what="slices")
+        out.append(Section(Key.SLICES, ["Slices"], FULL, table=table))
     pairs = sorted(
         ((n, e, a) for e, row in results.confusion.items() for a, n in row.items() if e != a and n),
         key=lambda p: (-p[0], p[1], p[2]),
     )
     if pairs:
         rows = [Row(([Code(e)], [Code(a)], [str(n)])) for n, e, a in pairs]
+        columns = ("Expected", "Called instead", "Times")
+        table = Table(columns, rows, right=(2,), keep=10, cut=2, what="confusion pairs")
         out.append(
-            Section(
-                Key.CONFUSION,
-                ["Tool confusion (single-tool cases)"],
-                FULL,
-                table=Table(
-                    ("Expected", "Called instead", "Times"),
-                    rows,
-                    right=(2,),
-                    keep=10,
-                    cut=2,
-                    what="confusion pairs",
-                ),
-            )
+            Section(Key.CONFUSION, ["Tool confusion (single-tool cases)"], FULL, table=table)
         )
     if results.malformed:
-        rows = [
-            Row(([Code(k)], [str(n)]))
-            for k, n in sorted(results.malformed.items(), key=lambda kv: (-kv[1], kv[0]))
-        ]
-        out.append(
-            Section(
-                Key.CONFUSION,
-                ["Malformed calls"],
-                FULL,
-                table=Table(("Class", "Calls"), rows, right=(1,)),
-            )
-        )
+        bad = sorted(results.malformed.items(), key=lambda kv: (-kv[1], kv[0]))
+        table = Table(("Class", "Calls"), [Row(([Code(k)], [str(n)])) for k, n in bad], right=(1,))
+        out.append(Section(Key.CONFUSION, ["Malformed calls"], FULL, table=table))
     return out
 
 
@@ -456,71 +404,35 @@ def drift(results: Results) -> list[Section]:
     items: list[Item] = []
     for d in base:
         flipped: Sentence = ids(list(d.flipped_cases), 20) if d.flipped_cases else ["none"]
-        items.append(
-            Item(
-                [Code(d.tool), f" {d.change} · flipped cases: ", *flipped],
-                lines=tuple(d.diff),
-                lang="diff",
-            )
-        )
+        said: Sentence = [Code(d.tool), f" {d.change} · flipped cases: ", *flipped]
+        items.append(Item(said, lines=tuple(d.diff), lang="diff"))
     for d in served:
         where: Sentence = (
             [" on MCP server ", Code(d.server)] if d.server else [": no MCP server advertises it"]
         )
-        items.append(
-            Item(
-                [Code(d.tool), f" {d.change}", *where, " (pinned → advertised)"],
-                lines=tuple(d.diff),
-                lang="diff",
-            )
-        )
+        said = [Code(d.tool), f" {d.change}", *where, " (pinned → advertised)"]
+        items.append(Item(said, lines=tuple(d.diff), lang="diff"))
     intro: list[Para] = []
     if base:
-        intro.append(
-            Para(
-                [
-                    "The model saw different tool definitions on base and head; a one-word change to "
-                    "a description can change which tool it picks."
-                ]
-            )
-        )
+        said = ["The model saw other tool definitions on base and head."]
+        intro.append(Para([*said, " One changed word can change which tool it picks."]))
     if served:
-        intro.append(
-            Para(
-                [
-                    "The MCP servers of ",
-                    Code("agent.servers"),
-                    " advertise tools that differ from the pinned ones: refresh the tools file "
-                    "with ",
-                    Code("toolgate import mcp-tools"),
-                    " and re-pin, or fix the server.",
-                ]
-            )
-        )
+        said = ["The MCP servers of ", Code("agent.servers"), " advertise other tools than the "]
+        fix = ["pinned ones. Refresh the tools file with ", Code("toolgate import mcp-tools")]
+        intro.append(Para([*said, *fix, " and pin again, or fix the server."]))
     title = f"🔧 Tool-definition drift ({len(items)})"
     names = [d.tool for d in (*base, *served)]
     if not_compared(results) is not None:  # nothing was compared across it: folded whole
+        title += ": the tools differ from the baseline's"
         return [
             Section(
-                Key.DRIFT,
-                [f"{title}: the tools differ from the baseline's"],
-                FOLDED,
-                intro=tuple(intro),
-                items=items,
-                cut=4,
-                what="changed tools",
+                Key.DRIFT, [title], FOLDED, tuple(intro), items=items, cut=4, what="changed tools"
             )
         ]
+    listed: Sentence = ["The definitions, base → head: ", *ids(names, 8)]
     return [
         Section(Key.DRIFT, [title], intro=tuple(intro)),
-        Section(
-            Key.DRIFT,
-            ["The definitions, base → head: ", *ids(names, 8)],
-            FOLDED,
-            items=items,
-            cut=4,
-            what="changed tools",
-        ),
+        Section(Key.DRIFT, listed, FOLDED, items=items, cut=4, what="changed tools"),
     ]
 
 
@@ -534,24 +446,13 @@ def per_tool(results: Results) -> list[Section]:
 
     def row(kv: tuple[str, Any]) -> Row:
         name, t = kv
-        return Row(
-            (
-                [Code(name)],
-                [Code(fmt.bar(t.recall)), f" {fmt.num(t.recall)}"],
-                [f"{t.matched}/{t.expected}"],
-                [str(t.called)],
-            )
-        )
+        recall: Sentence = [Code(fmt.bar(t.recall)), f" {fmt.num(t.recall)}"]
+        return Row(([Code(name)], recall, [f"{t.matched}/{t.expected}"], [str(t.called)]))
 
     low = sum(1 for _, t in found if t.recall is not None and t.recall < 1.0)
     title = "Per-tool recall" + (f" ({low} below 1.000)" if low else "")
-    table = Table(
-        ("Tool", "Recall", "Matched / expected", "Called"),
-        Lazy(found, row),
-        right=(2, 3),
-        cut=2,
-        what="tools",
-    )
+    columns = ("Tool", "Recall", "Matched / expected", "Called")
+    table = Table(columns, Lazy(found, row), right=(2, 3), cut=2, what="tools")
     return [Section(Key.PER_TOOL, [title], FOLDED, table=table)]
 
 
@@ -571,77 +472,38 @@ def judge(results: Results) -> list[Section]:
     for m in names:
         stat = results.metrics[m]
         d = deltas.get(m)
-        rows.append(
-            Row(
-                (
-                    [Code(m[len(JUDGE_METRIC_PREFIX) :])],
-                    [fmt.num(d.base) if d else "—"],
-                    [fmt.num(stat.mean)],
-                    [Fixed(fmt.delta(m, d.delta, plain=True) if d else "—")],
-                    [str(stat.n)],
-                )
-            )
-        )
-    return [
-        Section(
-            Key.JUDGE,
-            ["⚖️ Judge scores — reported, not gating"],
-            intro=(Para(["An LLM judge's scores; they never change the verdict."]),),
-            table=Table(
-                ("Rubric", "Base", "Head", "Δ", "Judged"),
-                rows,
-                right=(1, 2, 3, 4),
-                cut=3,
-                what="rubrics",
-            )
-            if rows
-            else None,
-            notes=tuple(extras),
-        )
-    ]
+        change: Sentence = [Fixed(fmt.delta(m, d.delta, plain=True) if d else "—")]
+        name: Sentence = [Code(m[len(JUDGE_METRIC_PREFIX) :])]
+        base: Sentence = [fmt.num(d.base) if d else "—"]
+        rows.append(Row((name, base, [fmt.num(stat.mean)], change, [str(stat.n)])))
+    columns = ("Rubric", "Base", "Head", "Δ", "Judged")
+    table = Table(columns, rows, right=(1, 2, 3, 4), cut=3, what="rubrics") if rows else None
+    intro = (Para(["An LLM judge's scores; they never change the verdict."]),)
+    title = ["⚖️ Judge scores — reported, not gating"]
+    return [Section(Key.JUDGE, title, intro=intro, table=table, notes=tuple(extras))]
 
 
 def run_info(results: Results) -> list[Section]:
     """The dataset, the samples, what the run spent, the agent, usage, timing (the full
     report: it differs on every run) and the notices."""
     ds = results.dataset
+    version: Sentence = [Code(ds.version)] if ds.version else ["unversioned"]
     items: list[Item] = [
-        Item(
-            [
-                "dataset: ",
-                Code(ds.path),
-                " ",
-                *([Code(ds.version)] if ds.version else ["unversioned"]),
-                ", sha256 ",
-                Code(ds.sha256[:16]),
-                f"…, {ds.cases:,} cases",
-            ]
-        ),
+        Item(["dataset: ", Code(ds.path), " ", *version, ", sha256 ", Code(ds.sha256[:16])]),
         Item([f"samples per case: {results.samples}; seed: {results.seed}"]),
     ]
+    items[0] = Item([*items[0].text, f"…, {ds.cases:,} cases"])
     if results.shard is not None:
         items.append(Item([f"shard: {results.shard.index}/{results.shard.count}"]))
     if results.policy is not None:
         sp = results.policy.spend
         seeded = f"; {sp.seed} seeding {sp.seeded} base histories" if sp.seed else ""
-        items.append(
-            Item(
-                [
-                    f"extra samples: {sp.extra} on {sp.sampled} undecided case(s), at most {sp.cap}, "
-                    f"in {sp.rounds} round(s){seeded}"
-                ]
-            )
-        )
+        spent = f"extra samples: {sp.extra} on {plural(sp.sampled, 'case')}, at most {sp.cap}"
+        items.append(Item([f"{spent}, in {plural(sp.rounds, 'round')}{seeded}"]))
     elif results.confirm is not None and results.confirm.extra_samples:
         c = results.confirm
-        items.append(
-            Item(
-                [
-                    f"confirmation: {c.extra_samples} extra samples on {len(c.cases)} apparent flips "
-                    f"(at most {c.max_extra_samples})"
-                ]
-            )
-        )
+        said = f"confirmation: {c.extra_samples} extra samples on {len(c.cases)} apparent flips"
+        items.append(Item([f"{said} (at most {c.max_extra_samples})"]))
     if results.policy is None and results.advisor is not None:
         items.append(Item(["sensitivity: ", results.advisor.summary]))
     if results.agent:
@@ -649,15 +511,9 @@ def run_info(results: Results) -> list[Section]:
     notes = tuple(Item([n]) for n in results.notices[:SHOW_NOTICES])
     if len(results.notices) > SHOW_NOTICES:
         notes += (Item([f"… {len(results.notices) - SHOW_NOTICES} more in results.json"]),)
+    outro = (Para([f"ToolGate {results.toolgate_version}"]),)
     out = [
-        Section(
-            Key.RUN_INFO,
-            ["Run information"],
-            FOLDED,
-            items=items,
-            notes=notes,
-            outro=(Para([f"ToolGate {results.toolgate_version}"]),),
-        )
+        Section(Key.RUN_INFO, ["Run information"], FOLDED, items=items, notes=notes, outro=outro)
     ]
     # totals and wall-clock figures differ between identical runs: never in the comment
     full = [

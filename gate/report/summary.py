@@ -2,11 +2,11 @@
 
 Everything the comment shows (the same view, :mod:`gate.report.view`), and the sections of
 the full report (the gates and their reasons, the variance guard, slices, tool confusion,
-malformed-call classes, the per-sample evidence of every failing case, usage and timing). The runner accepts at most 1 MiB of step
-summary per step, so the report is fitted into ``max_bytes`` (UTF-8 bytes; default
-:data:`STEP_SUMMARY_LIMIT`), cutting the all-cases table first, then per-tool rows and the
-per-sample evidence (down to 20 failing cases), and so on (``gate.report.fit``);
-``results.json`` always holds everything.
+malformed-call classes, the per-sample evidence of every failing case, usage and timing).
+The runner accepts at most 1 MiB of step summary per step, so the report is fitted into
+``max_bytes`` (UTF-8 bytes; default :data:`STEP_SUMMARY_LIMIT`), cutting the all-cases
+table first, then per-tool rows and the per-sample evidence (down to 20 failing cases),
+and so on (``gate.report.fit``); ``results.json`` always holds everything.
 """
 
 from __future__ import annotations

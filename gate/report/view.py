@@ -28,7 +28,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from gate.model import removed_words
+from gate.model import FlipKind, removed_words
 from gate.report import cases, fmt, metrics
 from gate.report.compared import (
     case_changes_sentence,
@@ -164,18 +164,25 @@ def headline(results: Results) -> Sentence:
     unretired = [r for r in removed if r.retired is None]
     if unretired:
         parts.append([removed_words(unretired)])
-    regs = flips(results, "regression")
+    regs, ranked = flips(results, FlipKind.REGRESSION), regressions(results)
     if regs and cmp is not None:
         n = sum(f.head_samples for f in regs)
-        ranked = [f.case_id for f in regressions(results)]
-        parts.append([f"{samples_of(len(regs), n)} regressed against ", cmp.source, *names(ranked)])
-    likely = flips(results, "likely_regression")
-    if likely and (not failed or (v is not None and v.likely_fail)):
+        worst = [f.case_id for f in ranked if FlipKind(f.kind) is FlipKind.REGRESSION]
+        parts.append([f"{samples_of(len(regs), n)} regressed against ", cmp.source, *names(worst)])
+    likely = flips(results, FlipKind.LIKELY_REGRESSION)
+    if likely:
         rule = (
             "regressions.likely: fail" if v is not None and v.likely_fail else "not significant yet"
         )
         what = f"{plural(len(likely), 'likely regression')} ({rule})"
-        parts.append([what, *names([f.case_id for f in likely])])
+        parts.append(
+            [
+                what,
+                *names(
+                    [f.case_id for f in ranked if FlipKind(f.kind) is FlipKind.LIKELY_REGRESSION]
+                ),
+            ]
+        )
     fresh = new_failing_flips(results)
     if fresh:
         rule = " (regressions.new_cases: fail)" if v is not None and v.new_fail else ""
@@ -218,7 +225,7 @@ def _passed(results: Results) -> list[Sentence]:
     out: list[Sentence] = [[", ".join(met) if v.gates else "no gates configured"]]
     out.append(["no hard failures"])
     if cmp is not None and cmp.comparable:
-        if not flips(results, "regression"):
+        if not flips(results, FlipKind.REGRESSION):
             out.append(["no case regressed against ", cmp.source])
         retired = [r for r in cmp.changes.removed if r.retired is not None]
         if retired:
