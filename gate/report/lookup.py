@@ -133,6 +133,7 @@ def fail_as_before(results: Results) -> list[CaseResult]:
         and c.test.comparability == "comparable"
         and c.test.base_samples
         and (c.test.base_passes or 0) < c.test.base_samples
+        and c.test.head_passes < c.test.head_samples  # a sample run, and failed
     ]
 
 

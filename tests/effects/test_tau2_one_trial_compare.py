@@ -290,3 +290,46 @@ def test_diff__one_trial_each__lost_cases_are_undecided_never_noise(
         assert "| 1.00 (1/1) | 0.00 (0/1) |" in row, row
     assert "noise" not in "".join(line for line in md.splitlines() if line.startswith("#"))
     del both
+
+
+def test_check__runs_file_missing_cases__bad_input_naming_them_then_skip_gates_the_rest(
+    scored: dict[str, Path], tmp_path: Path
+) -> None:
+    """A recorded-runs file that lacks some tasks is bad input naming them (exit 2), never
+    an infrastructure failure; with ``agent.missing: skip`` the check gates on the cases
+    present and the first line names those not run."""
+    imp = scored["beta"].parent.parent / "imp"
+    gone = {"7", "14", "29"}
+    lines = (imp / "runs.jsonl").read_text("utf-8").splitlines()
+    kept = [line for line in lines if json.loads(line)["case_id"] not in gone]
+    assert len(kept) == len(lines) - len(gone)
+    (tmp_path / "runs.jsonl").write_text("\n".join(kept) + "\n", "utf-8")
+    for name in ("dataset.jsonl", "tools.json"):
+        (tmp_path / name).write_bytes((imp / name).read_bytes())
+    config = (imp / "toolgate.yml").read_text("utf-8")
+    (tmp_path / "toolgate.yml").write_text(config, "utf-8")
+    args = [
+        "check",
+        "--config",
+        "toolgate.yml",
+        "--baseline",
+        str(scored["alpha"]),
+        "--no-progress",
+    ]
+    p = toolgate(*args, "--out", "out1", cwd=tmp_path)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "runs.jsonl" in p.stderr and "no run of 3 of the 16 cases" in p.stderr, p.stderr
+    assert all(f"'{c}'" in p.stderr for c in gone), p.stderr
+    assert "agent.missing: skip" in p.stderr and "infrastructure" not in p.stderr, p.stderr
+    skip = config.replace("  runs: runs.jsonl\n", "  runs: runs.jsonl\n  missing: skip\n")
+    assert skip != config
+    (tmp_path / "toolgate.yml").write_text(skip, "utf-8")
+    p = toolgate(*args, "--out", "out2", cwd=tmp_path)
+    assert p.returncode in (0, 1), p.stdout + p.stderr
+    comment = (tmp_path / "out2" / "comment.md").read_text("utf-8")
+    first = next(line for line in comment.splitlines() if line.startswith("## "))
+    assert r"3 cases not run \(agent.missing: skip\): `7`, `14`, `29`" in first, first
+    assert "1 case fails as before" in first, first  # 30; 29 was not run
+    assert not first.startswith("## ✅"), first
+    res = json.loads((tmp_path / "out2" / "results.json").read_text("utf-8"))
+    assert res["verdict"] is not None and res.get("run_error") is None

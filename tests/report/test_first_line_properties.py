@@ -113,3 +113,16 @@ def test_first_line__any_samples__counts_agree_with_the_classification(
         if not all(b) and not all(h) and f"case-{i}" not in moved
     ]
     assert _said(line, BEFORE) == len(before), (line, pairs, [(f.case_id, f.kind) for f in flips])
+
+
+def test_undecided__action_output_junit_and_view_agree() -> None:
+    """Two cases lost with one sample each side: the view names them, the Action's
+    ``undecided`` output and JUnit's ``undecided`` property count them."""
+    from gate.github.workflow import outputs_for
+    from gate.report.junit import render_junit
+
+    pairs = [(True, False), (True, False), (False, False), (True, True), (False, True)]
+    results = _compare([[b] for b, _ in pairs], [[h] for _, h in pairs])
+    assert _said(_first_line(results), WORSE) == 2
+    assert outputs_for(results, "results.json")["undecided"] == "2"
+    assert '<property name="undecided" value="2" />' in render_junit(results)
