@@ -328,6 +328,14 @@ def _rates(detect: Detectability) -> str:
     return rates[0] if len(rates) == 1 else ", ".join(rates[:-1]) + ", and " + rates[-1]
 
 
+def _cases(n: int) -> str:
+    return f"{n:,} case" if n == 1 else f"{n:,} cases"
+
+
+def _up(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 def _seeding(detect: Detectability, recorded: bool = False) -> str:
     """What history would let a case be decided, and how to get it: a base run seeds it;
     recorded runs (a ``replay`` agent) cannot be sampled again, so their history comes
@@ -335,13 +343,13 @@ def _seeding(detect: Detectability, recorded: bool = False) -> str:
     if recorded:
         depth = detect.decidable_from or detect.min_history
         return (
-            f"a history of {depth} recorded samples per case would decide it: score the base "
-            "branch's recorded runs and pass their results.json as the baseline"
+            f"{depth} recorded samples per case would decide it. Score the base branch's "
+            "recorded runs and pass their results.json as the baseline"
         )
     if detect.decidable_from is None:
-        return "toolgate check --base-run seeds a longer one"
+        return "A longer history would decide it: toolgate check --base-run seeds one"
     return (
-        f"from {detect.decidable_from} base samples on it could be, and toolgate check "
+        f"From {detect.decidable_from} base samples on it could be; toolgate check "
         f"--base-run seeds {detect.min_history}"
     )
 
@@ -357,9 +365,9 @@ def sentences(
         shown = _depths(detect.stable_depths)
         if detect.stable_broken <= 1e-12:
             out.append(
-                f"No case that always passed ({shown}) can be caught in this run: "
-                "against so short a history even one that now fails every sample is not "
-                f"significant — {_seeding(detect, recorded)}."
+                f"No case that always passed ({shown}) can be caught in this run. Against so "
+                "short a history, even one that now fails every sample is not significant. "
+                f"{_up(_seeding(detect, recorded))}."
             )
         else:
             shared = (
@@ -387,10 +395,10 @@ def sentences(
             f"{detect.min_history} samples"
         )
     if sp.extra:
-        parts.append(f"{sp.extra} extra on {sp.sampled} undecided case(s) (at most {sp.cap})")
+        parts.append(f"{sp.extra} extra on {_cases(sp.sampled)} still open (at most {sp.cap})")
     elif not sp.seed:
         if not sp.undecided:
-            parts.append("no extra samples (no case was undecided)")
+            parts.append("no extra samples (no case needed them)")
         elif sp.cap == 0 and recorded:
             parts.append("no extra samples (recorded runs cannot add any)")
         elif sp.cap == 0:
@@ -400,8 +408,8 @@ def sentences(
     out.append(f"This run spent {sp.total} samples: {', '.join(parts)}.")
     if sp.held_back:
         out.append(
-            f"{sp.held_back} undecided case(s) with a hard failure got no extra samples (the "
-            f"hard failure already fails the gate; up to {sp.saved} samples saved)."
+            f"{_cases(sp.held_back)} with a hard failure got no extra samples. The hard "
+            f"failure already fails the gate (up to {sp.saved} samples saved)."
         )
     futile = [c.case_id for c in evaluation.cases if c.case_id in evaluation.undecidable]
     if futile:
@@ -413,10 +421,10 @@ def sentences(
         lo, hi = depths[0], depths[-1]
         history = f"{lo}" if lo == hi else f"{lo}–{hi}"
         out.append(
-            f"{len(futile)} undecided case(s) got no extra samples because none could decide "
-            f"them ({_shown(futile)}): against {history} base sample{'' if hi == 1 else 's'} "
-            "even a case that now fails every sample is not significant — "
-            f"{_seeding(detect, recorded)}."
+            f"{_cases(len(futile))} got no extra samples: none could decide them "
+            f"({_shown(futile)}). Against {history} base sample{'' if hi == 1 else 's'}, even "
+            f"a case that now fails every sample is not significant. "
+            f"{_up(_seeding(detect, recorded))}."
         )
     undecided = [
         c.case_id

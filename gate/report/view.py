@@ -458,8 +458,8 @@ def short_history(results: Results) -> Sentence:
     )
     if pol.recorded:
         out += [
-            " Recorded runs cannot add samples: score the base branch's recorded runs, "
-            "several per case, and pass that results.json as the baseline."
+            " Recorded runs cannot add samples. For a history, score the base branch's "
+            "recorded runs, several per case, and pass that results.json as the baseline."
         ]
     else:
         out += [
