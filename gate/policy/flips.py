@@ -26,9 +26,10 @@ rejected them), with δ the minimum practical effect:
 
 Regressions and fixes count in the verdict; likely ones are listed with the reason in
 words they are not significant yet (:func:`because`) and, by ``regressions.likely``,
-warn (the default) or fail; undecided drops, by ``regressions.undecided``, likewise. Because the classification is a function of the counts, the
-e-values and the run's family size alone, two results files give the same kinds in
-``toolgate diff`` as in the ``check`` that wrote them.
+warn (the default) or fail; undecided drops, by ``regressions.undecided``, likewise.
+Because the classification is a function of the counts, the e-values and the run's family
+size alone, two results files give the same kinds in ``toolgate diff`` as in the
+``check`` that wrote them.
 """
 
 from __future__ import annotations
@@ -99,9 +100,11 @@ def what_decides(
     if n is not None and (deep is None or n <= deep):
         return f"{have}: {_n(n, 'head sample')} would decide it"
     if n is not None:
-        return f"{have}: {_n(n, 'head sample')} would decide it, or {deep} with a base history of {depth}"
+        heads = _n(n, "head sample")
+        return f"{have}: {heads} would decide it, or {deep} with a base history of {depth}"
     if deep is not None:
-        return f"{have}: a base history of {depth} samples and {_n(deep, 'head sample')} would decide it"
+        heads = _n(deep, "head sample")
+        return f"{have}: a base history of {depth} samples and {heads} would decide it"
     return f"{have}: no number of samples decides a change from this base rate"
 
 

@@ -41,9 +41,7 @@ def test_flip_kind__the_one_classification(base, head, kind):
 
 
 def test_likely_regression__says_why_it_is_not_significant_yet():
-    c = compare(
-        results_from_table({"x": "P" * 40}), results_from_table({"x": "P" * 35 + "F" * 5})
-    )
+    c = compare(results_from_table({"x": "P" * 40}), results_from_table({"x": "P" * 35 + "F" * 5}))
     (flip,) = c.flips
     assert flip.because == "not significant among the 1 cases tested (p = 0.91)"
     assert flip.reason.startswith("passed 40/40 in the base history, 35/40 on head: likely")

@@ -182,8 +182,7 @@ def test_undecided_drops__warn_by_default__fail_with_undecided_fail():
     failed = decide(head, cfg, base, "base.json").verdict
     assert failed is not None and not failed.passed and failed.undecided_fail
     assert list(failed.reasons) == [
-        "1 case(s) fell with too few samples to tell (regressions.undecided: fail): "
-        "a (1/1 → 0/1)"
+        "1 case(s) fell with too few samples to tell (regressions.undecided: fail): a (1/1 → 0/1)"
     ]
 
 

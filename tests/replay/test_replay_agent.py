@@ -53,7 +53,9 @@ def test_replay__missing_skip__stored_runs_kept_the_rest_not_run(tmp_path: Path)
     _elsewhere(tmp_path)
     from gate.agents.replay import MissingRuns
 
-    cfg = config(tmp_path, {"kind": "replay", "runs": "elsewhere.jsonl", "missing": MissingRuns.SKIP})
+    cfg = config(
+        tmp_path, {"kind": "replay", "runs": "elsewhere.jsonl", "missing": MissingRuns.SKIP}
+    )
     s = run_all(cfg, FakeDataset([case("a"), case("b"), case("c")]), tmp_path / "out",
                 samples=2, shard=None, resume=False, progress=False)  # fmt: skip
     runs = {(r.case_id, r.sample): r for _, r in read_runs(tmp_path / "out" / "runs.jsonl")}
