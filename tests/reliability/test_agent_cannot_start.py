@@ -189,11 +189,11 @@ def test_check__agent_crashes_on_one_case__its_samples_earn_nothing_listed_apart
     assert results.metrics["no_tool_respected"].mean == 1.0  # chat-0 only
     assert results.metrics["no_tool_respected"].n == 1
     assert results.metrics["agent_error_rate"].mean == pytest.approx(1 / 3)
-    assert "⚠️ No answer (1 case) — the agent failed every sample before answering" in proc.stdout
+    assert "⚠️ No answer (1 case) — every sample failed before an answer" in proc.stdout
     assert "  crash-0 (line 2)  2  crash: the worker exited with code 1 before answering" in (
         proc.stdout
     )
     failing = proc.stdout.split("failing cases", 1)
     assert len(failing) == 1 or "crash-0" not in failing[1].split("\n\n")[0]
     comment = (tmp_path / "out" / "comment.md").read_text()
-    assert "### ⚠️ No answer (1 case) — the agent failed every sample before answering" in comment
+    assert "### ⚠️ No answer (1 case) — every sample failed before an answer" in comment
