@@ -820,10 +820,17 @@ def recorded_tests(
         hashes,
         carried,
         # runs a replay agent scored cannot be sampled again: say how to get a history
-        sentences(evaluation, detection, recorded=parts[0].agent.get("kind") == "replay"),
+        sentences(evaluation, detection, recorded=_recorded(parts[0].agent.get("kind"))),
         parts[0].case_hash_version,
         detection,
     )
+
+
+def _recorded(kind: object) -> bool:
+    from gate.agents import settings_of
+
+    found = settings_of(kind)
+    return found is not None and found.samples_recorded
 
 
 def comparison_of(
