@@ -78,6 +78,7 @@ OUTPUTS: tuple[str, ...] = (
     "passed",
     "regressions",
     "likely-regressions",
+    "undecided",
     "must-not-call-violations",
     "compared",
     "results-path",
@@ -649,7 +650,7 @@ def finish(ctx: GitHubContext, deps: Collaborators, outcome: Outcome) -> int:
 
 
 def outputs_of(ctx: GitHubContext, outcome: Outcome) -> dict[str, str]:
-    """Every output, from the outcome alone: action.yml's seven (``verdict`` is ``error``
+    """Every output, from the outcome alone: action.yml's nine (``verdict`` is ``error``
     unless the activity finished; ``not-gated`` for ``run`` and ``comment``) and, with
     results, :func:`gate.github.workflow.outputs_for`'s."""
     from gate.github.workflow import outputs_for
@@ -659,6 +660,7 @@ def outputs_of(ctx: GitHubContext, outcome: Outcome) -> dict[str, str]:
         "passed": "false",
         "regressions": "0",
         "likely-regressions": "0",
+        "undecided": "0",
         "must-not-call-violations": "0",
         "compared": "false",
         "results-path": "",

@@ -395,10 +395,23 @@ class NewCasesMode(enum.StrEnum):
     """The gate fails on it."""
 
 
+class UndecidedMode(enum.StrEnum):
+    """What a case whose pass rate fell with too few samples to tell does (an
+    ``undecided`` change: one sample on each side, a history too short to test)."""
+
+    WARN = "warn"
+    """Named in the first line and listed in sight; the comment is ⚠️, never ✅, and
+    the gate does not fail on it."""
+    FAIL = "fail"
+    """The gate fails on it."""
+
+
 class RegressionsConfig(_Strict):
     max_new_failures: Annotated[int, Field(ge=0)] | None = 0
     """Significant regressions allowed (``null``: regressions never fail the gate)."""
     likely: LikelyMode = LikelyMode.WARN
+    undecided: UndecidedMode = UndecidedMode.WARN
+    """A case whose pass rate fell, with too few samples to tell (``undecided``)."""
     new_cases: NewCasesMode = NewCasesMode.WARN
     """A failing case that is new in this run (absent from the baseline)."""
 

@@ -187,6 +187,10 @@ class ErrorKind(enum.StrEnum):
     DEADLINE = "deadline"
     EXCEPTION = "exception"
     NOT_IN_REPLAY = "not_in_replay"
+    NOT_RUN = "not_run"
+    """Not run on purpose: a ``replay`` agent with ``agent.missing: skip`` whose runs file
+    has no run of it. Named in the first line of every report; never a pass or a
+    failure, and not counted against ``max_missing``."""
     NOT_ATTEMPTED = "not_attempted"
     """Not tried: the circuit breaker had opened on the endpoint (it kept failing the
     same way)."""
@@ -220,6 +224,7 @@ ERROR_CLASSES: dict[ErrorKind, ErrorClass] = {
     ErrorKind.HTTP: ErrorClass.INFRASTRUCTURE,  # the endpoint, after its retries
     ErrorKind.DEADLINE: ErrorClass.INFRASTRUCTURE,
     ErrorKind.NOT_IN_REPLAY: ErrorClass.INFRASTRUCTURE,
+    ErrorKind.NOT_RUN: ErrorClass.INFRASTRUCTURE,  # no run to score: neither pass nor fail
     ErrorKind.NOT_ATTEMPTED: ErrorClass.INFRASTRUCTURE,
     ErrorKind.START: ErrorClass.INFRASTRUCTURE,  # no agent ran: nothing to score
 }

@@ -620,14 +620,24 @@ class MissingSamples:
     """Error kind (``http``, ``deadline``…) → missing samples, sorted by kind."""
     first_errors: tuple[str, ...] = ()
     """The first line of the first few distinct errors, in dataset order."""
+    not_run: Mapping[str, int] = field(default_factory=dict)
+    """Case id → its samples *not run* on purpose (a ``replay`` agent with
+    ``agent.missing: skip`` whose runs file has no run of them): among the missing, but
+    not a failure of the infrastructure (``max_missing`` does not count them)."""
 
     @property
     def count(self) -> int:
         return len(self.samples)
 
     @property
+    def failed(self) -> int:
+        """Missing samples the infrastructure failed (those not run on purpose apart)."""
+        return self.count - sum(self.not_run.values())
+
+    @property
     def share(self) -> float:
-        return self.count / self.planned if self.planned else 0.0
+        """The share of the planned samples the infrastructure failed."""
+        return self.failed / self.planned if self.planned else 0.0
 
     def is_missing(self, case_id: str, sample: int) -> bool:
         return (case_id, sample) in self.samples
@@ -1112,6 +1122,9 @@ class SuiteStats:
     timing: Mapping[str, JsonValue]
     usage_reported: Mapping[str, UsageReported] = field(default_factory=dict)
     """Slice name (``""``: the whole dataset) → which answered samples reported usage."""
+    pass_hat: tuple[float | None, ...] = ()
+    """pass^k for k = 1 … ``samples`` (index k − 1): the mean over cases of each case's
+    chance that k of its samples all pass, C(c, k) / C(n, k) (``gate.policy.reduce``)."""
 
 
 # ─── the baseline comparison ──────────────────────────────────────────────────
@@ -1123,13 +1136,16 @@ class FlipKind(enum.StrEnum):
     ``regression`` / ``fix`` — moved by at least the minimum effect and significant
     (these count in the verdict); ``likely_regression`` / ``likely_fix`` — moved by at
     least the minimum effect, the evidence points that way, not yet significant;
-    ``noise`` — any other change of pass rate; ``new`` / ``removed`` — only in head / only
-    in the base."""
+    ``undecided`` — moved by at least the minimum effect, but no outcome of its samples
+    could have made the test significant (too few samples to tell); ``noise`` — any
+    other change of pass rate (a test could have told, and did not); ``new`` /
+    ``removed`` — only in head / only in the base."""
 
     REGRESSION = "regression"
     FIX = "fix"
     LIKELY_REGRESSION = "likely_regression"
     LIKELY_FIX = "likely_fix"
+    UNDECIDED = "undecided"
     NOISE = "noise"
     NEW = "new"
     REMOVED = "removed"
@@ -1166,6 +1182,25 @@ def new_failing(flips: Iterable[_F]) -> list[_F]:
         for f in flips
         if f.kind == FlipKind.NEW and f.head_samples and (f.head_pass_rate or 0.0) < 1.0
     ]
+
+
+class _FlipRates(_FlipCounts, Protocol):
+    @property
+    def base_pass_rate(self) -> float | None: ...
+
+
+_R = TypeVar("_R", bound=_FlipRates)
+
+
+def dropped(f: _FlipRates) -> bool:
+    """The flip's pass rate fell from its base history to the head."""
+    return (f.head_pass_rate or 0.0) < (f.base_pass_rate or 0.0)
+
+
+def undecided_drops(flips: Iterable[_R]) -> list[_R]:
+    """The undecided flips whose pass rate fell: cases that may be broken, too few
+    samples to tell (``regressions.undecided`` decides on them)."""
+    return [f for f in flips if f.kind == FlipKind.UNDECIDED and dropped(f)]
 
 
 @value
@@ -1344,6 +1379,8 @@ class Comparison:
     likely_regressions: int = 0
     """Likely regressions: moved by the minimum effect, not yet significant."""
     likely_fixes: int = 0
+    undecided: int = 0
+    """Cases whose pass rate moved by the minimum effect with too few samples to tell."""
     setup_changes: tuple[SetupChange, ...] = ()
     """The agent identity keys that differ between the base and this run."""
     cost: tuple[CostDelta, ...] = ()
@@ -1462,6 +1499,10 @@ class Verdict:
     removed: int = 0
     """Cases the baseline holds and this run's dataset does not, not retired in
     ``dataset.retired``: each fails the gate."""
+    undecided: int = 0
+    """Cases whose pass rate fell with too few samples to tell (``undecided`` flips)."""
+    undecided_fail: bool = False
+    """``regressions.undecided: fail``: those cases fail the gate."""
 
 
 # ─── what a run will spend ────────────────────────────────────────────────────

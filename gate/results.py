@@ -39,7 +39,6 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-import numpy as np
 import orjson
 from pydantic import (
     BaseModel,
@@ -402,6 +401,10 @@ class Verdict(_M):
     """A run compared with nothing fails (``--require-baseline``)."""
     removed: int = 0
     """Removed cases not retired in ``dataset.retired``: each fails the gate."""
+    undecided: int = 0
+    """Cases whose pass rate fell with too few samples to tell (``undecided`` flips)."""
+    undecided_fail: bool = False
+    """``regressions.undecided: fail``: those cases fail the gate."""
 
 
 class MissingInfo(_M):
@@ -415,6 +418,9 @@ class MissingInfo(_M):
     by_reason: dict[str, int] = Field(default_factory=dict)
     """Error kind → missing samples."""
     first_errors: list[str] = Field(default_factory=list)
+    not_run: dict[str, int] = Field(default_factory=dict)
+    """Case id → its samples not run on purpose (``agent.missing: skip``: the runs file
+    has no run of them), among ``per_case``."""
 
 
 class RunError(_M):
@@ -435,7 +441,7 @@ class RunError(_M):
 
 
 FlipKindName = Literal[
-    "regression", "fix", "likely_regression", "likely_fix", "noise", "new", "removed"
+    "regression", "fix", "likely_regression", "likely_fix", "undecided", "noise", "new", "removed"
 ]
 
 
@@ -463,7 +469,8 @@ class Flip(_M):
     p_value: float | None = None
     """The anytime-valid p-value of the case's test, in the direction of the change."""
     because: str | None = None
-    """For a likely regression or fix: why it is not significant yet, in words."""
+    """For a likely regression or fix: why it is not significant yet, in words; for an
+    undecided one: what would decide it."""
 
 
 class MetricDelta(_M):
@@ -508,6 +515,8 @@ class Comparison(_M):
     """Likely regressions: fell by the minimum effect, not significant yet."""
     fixes: int = 0
     likely_fixes: int = 0
+    undecided: int = 0
+    """Cases whose pass rate moved with too few samples to tell (``undecided`` flips)."""
     noise: int = 0
     metrics: dict[str, MetricDelta] = Field(default_factory=dict)
     slice_metrics: dict[str, dict[str, MetricDelta]] = Field(default_factory=dict)
@@ -695,6 +704,9 @@ class PolicyInfo(_M):
     history: HistoryInfo | None = None
     base_run: bool = False
     """This run was a base-branch run (it seeded the histories up to ``min_history``)."""
+    recorded: bool = False
+    """The runs were recorded elsewhere (a ``replay`` agent): no sample can be added, so
+    a history comes from the base branch's recorded runs, not from a base run."""
     bill: m.RunBill | None = None
     """What the run said it would spend before it started (``toolgate check``)."""
     """What this run could detect and what it spent, in words."""
@@ -727,6 +739,10 @@ class Results(_M):
     cases: list[CaseResult]
     usage: dict[str, int | float] = Field(default_factory=dict)
     """Token usage totals and per-case means (deterministic for a replayed run)."""
+    pass_hat: list[float | None] = Field(default_factory=list)
+    """pass^k for k = 1 … ``samples`` (item k − 1): the mean over cases of the chance
+    that k samples of a case all pass, C(c, k) / C(n, k) (``gate.policy.reduce``);
+    empty in files of earlier releases."""
     verdict: Verdict | None = None
     comparison: Comparison | None = None
     advisor: Advisor | None = None
@@ -1269,6 +1285,8 @@ def verdict_json(v: m.Verdict) -> Verdict:
         not_compared=v.not_compared,
         require_baseline=v.require_baseline,
         removed=v.removed,
+        undecided=v.undecided,
+        undecided_fail=v.undecided_fail,
     )
 
 
@@ -1289,6 +1307,7 @@ def comparison_json(c: m.Comparison) -> Comparison:
         likely_regressions=c.likely_regressions,
         fixes=c.fixes,
         likely_fixes=c.likely_fixes,
+        undecided=c.undecided,
         noise=c.noise,
         metrics={k: _delta_json(d) for k, d in c.metrics.items()},
         slice_metrics={
@@ -1418,6 +1437,7 @@ def _outline(
         "malformed": dict(stats.malformed),
         "hard_failures": [_hard_json(h) for h in stats.hard_failures],
         "usage": dict(stats.usage),
+        "pass_hat": list(stats.pass_hat),
         "verdict": None if verdict is None else verdict_json(verdict),
         "comparison": None if comparison is None else comparison_json(comparison),
         "mcp_tool_drift": list(mcp_tool_drift),
@@ -1441,35 +1461,6 @@ def sampled(results: Results, case: CaseResult) -> int:
     infrastructure failed them; neither a pass nor a failure)."""
     gone = results.missing.per_case.get(case.id, 0) if results.missing is not None else 0
     return len(case.samples) - gone
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class PassHatK:
-    """pass^k of a run, k = its samples per case: per case id, the chance that k samples
-    of the case all pass (``gate.policy.stats.pass_hat_k`` over its sampled samples:
-    with no extra samples, 1 when every sample passed, else 0; ``None`` when fewer than
-    k were sampled), and the dataset's — the mean over the cases with a value (a case
-    either holds up every time or it does not)."""
-
-    k: int
-    cases: Mapping[str, float | None]
-    dataset: float | None
-
-
-def pass_hat_k(results: Results) -> PassHatK:
-    """The run's :class:`PassHatK`, from its cases' pass rates and sampled samples."""
-    from gate.policy.stats import clean
-    from gate.policy.stats import pass_hat_k as estimate
-
-    n = np.array([sampled(results, c) for c in results.cases], dtype=np.float64)
-    rates = np.array([c.pass_rate for c in results.cases], dtype=np.float64)
-    per = estimate(rates * n, n, results.samples)
-    known = per[~np.isnan(per)]
-    return PassHatK(
-        k=results.samples,
-        cases={c.id: clean(round(float(v), 12)) for c, v in zip(results.cases, per, strict=True)},
-        dataset=round(float(known.mean()), 12) if known.size else None,
-    )
 
 
 def failed_by_agent(results: Results) -> list[str]:
@@ -1508,6 +1499,7 @@ def with_validity(
             per_case=dict(missing.per_case),
             by_reason=dict(missing.by_reason),
             first_errors=list(missing.first_errors),
+            not_run=dict(missing.not_run),
         )
     if invalid is not None:
         error = RunError(
@@ -1621,6 +1613,7 @@ def policy_fields(
     detection: Detectability | None = None,
     base_run: bool = False,
     bill: m.RunBill | None = None,
+    recorded: bool = False,
 ) -> PolicyFields:
     """The results.json fields of an engine evaluation (``history``: the one this run
     carries forward)."""
@@ -1699,6 +1692,7 @@ def policy_fields(
         detect=list(detect),
         history=_history_info(evaluation, seq.min_history, detection),
         base_run=base_run,
+        recorded=recorded,
         bill=bill,
     )
     cases = {
@@ -2168,6 +2162,7 @@ def stats_of(results: Results) -> m.SuiteStats:
         malformed=results.malformed,
         hard_failures=tuple(_hard_of(h) for h in results.hard_failures),
         usage=dict(results.usage),
+        pass_hat=tuple(results.pass_hat),
         advisor=None,
         confirm=None
         if results.confirm is None

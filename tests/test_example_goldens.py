@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -189,7 +190,7 @@ def test_example__regressed_agent__breaks_the_close_account_conversation_in_turn
     ) in body
     console = CONSOLE[runs["regressed"].out]
     assert (
-        'delete_account(confirm=true, email="dan@example.com") in turn 2 of 2 '
+        'delete_account(confirm=true, email="dan@example.com")  turn 2 of 2 '
         "(the user: “Yes, go ahead.”)"
     ) in console
 
@@ -233,6 +234,11 @@ def test_example__regressed_against_a_plain_base_run__likely_regressions_extra_s
     assert len(spend.held_back) == 17 and not set(spend.held_back) & set(decided)
     body = render_comment(_untimed(reg))
     assert "> ⚠️ The base history is short: 3 samples per case" in body
+    # what this run did, in its own figures; the advice of a live agent (it can seed)
+    short = next(line for line in body.splitlines() if "The base history is short" in line)
+    assert f"it spent {spend.extra} extra samples" in short, short
+    assert "No case got worse undecided in this run" in short, short
+    assert "`toolgate check --base-run`" in short and "recorded runs" not in short, short
     assert len(visible_lines(body)) <= VISIBLE_LINES
     # no advice to record a response for a call the case must never make
     notice = next(n for n in reg.notices if "had no recorded response" in n)
@@ -264,10 +270,66 @@ def test_example__regressed_comment__each_case_once_within_the_line_budget(
     body = render_comment(_untimed(runs["regressed"].results))
     seen = visible_lines(body)
     assert len(seen) <= VISIBLE_LINES, len(seen)
-    text = "\n".join(seen)
+    text = "\n".join(seen[2:])  # the heading names three of them: once more below it
     for case in runs["regressed"].results.cases:
         if not case.passed:
             assert text.count(f"`{case.id}`") <= 1, case.id
+
+
+ORDER = [
+    "Hard failures",
+    "Regressions",
+    "New cases that fail",
+    "Undecided:",
+    "Removed cases",
+    "Metrics",
+]
+"""The sections of a comment, in the order a reviewer needs them: cases before metrics."""
+
+
+@pytest.mark.parametrize("build", ["regressed", "flaky"])
+def test_example__comment__cases_before_metrics_at_most_8_metric_rows_in_sight(
+    runs: dict[str, CheckOutcome], build: str
+) -> None:
+    results = _untimed(runs[build].results)
+    body = render_comment(results)
+    seen = visible_lines(body)
+    headings = [line for line in seen if line.startswith("### ")]
+    at = [
+        next(i for i, h in enumerate(ORDER) if h in line)
+        for line in headings
+        if any(h in line for h in ORDER)
+    ]
+    assert at == sorted(at) and at, headings
+    assert "Metrics" in headings[-1] or all("Metrics" not in h for h in headings[at.index(5) + 1 :])
+    # the first case section comes before the metric table
+    first_case = next(
+        i for i, line in enumerate(seen) if line.startswith("### ") and "Metrics" not in line
+    )
+    metrics = next(i for i, line in enumerate(seen) if line.startswith("### Metrics"))
+    assert first_case < metrics, seen[: first_case + 1]
+    # the metric table in sight: at most 8 rows (those that gate or moved beyond noise)
+    rows = []
+    for line in seen[metrics + 1 :]:
+        if line.startswith("### ") or line.startswith("<details>"):
+            break
+        if line.startswith("| `"):
+            rows.append(line)
+    assert 0 < len(rows) <= 8, rows
+    for row in rows:
+        assert ("✅" in row or "❌" in row or "⚪" in row) or ("🔴" in row or "🟢" in row), row
+    # the heading names up to three broken cases, the first ones the sections list
+    broken = render_view_broken(results)
+    assert broken, build
+    first = seen[1]
+    named = re.findall(r"`([^`]+)`", first.split(" — ", 1)[1])
+    assert named[:3] == broken[:3], (named, broken)
+
+
+def render_view_broken(results: Results) -> list[str]:
+    from gate.report.view import view
+
+    return list(view(results).broken)
 
 
 def test_example__same_inputs__identical_results_and_report_apart_from_timing(
@@ -301,16 +363,20 @@ def test_example__console__the_summary_then_where_the_files_are(
     assert last.endswith(f"{out}/")
 
 
-def test_example__regressed_console__must_not_call_first_one_line_per_case(
+def test_example__regressed_console__must_not_call_first_each_case_once(
     runs: dict[str, CheckOutcome],
 ) -> None:
+    """The console lists the hard failures as the comment does: one line per rule, call
+    and reason, must-not-call first, each case named once with its counts."""
     lines = render_console(runs["regressed"].results).splitlines()
-    hard = [x.strip() for x in lines if x.strip().startswith("✗ ") and " samples " in x]
-    kinds = [x.split()[1] for x in hard]
+    start = lines.index(next(x for x in lines if x.startswith("🛑 Hard failures (17 cases")))
+    hard = [x.strip() for x in lines[start + 1 :] if x.startswith("  ")]
+    hard = hard[: next(i for i, x in enumerate(lines[start + 1 :]) if not x.startswith("  "))]
+    kinds = [x.split()[0] for x in hard]
     assert kinds == sorted(kinds, key=lambda k: k != "must_not_call")
-    assert kinds.count("must_not_call") == 5, "every must-not-call case is shown"
-    cases = [(x.split()[1], x.split()[2]) for x in hard]
-    assert len(cases) == len(set(cases)), "one line per case and rule"
+    named = [c for x in hard for c in re.findall(r"([\w-]+) \d+/\d+ → \d+/\d+", x)]
+    assert sum(1 for x in hard if x.startswith("must_not_call")) == 3
+    assert len(named) == len(set(named)) == 11  # 6 of the 12 required-before ones folded
 
 
 @pytest.mark.parametrize("name", ["good", "regressed", "flaky"])

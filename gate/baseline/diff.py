@@ -66,6 +66,7 @@ _COUNTED = (
     FlipKind.LIKELY_REGRESSION,
     FlipKind.FIX,
     FlipKind.LIKELY_FIX,
+    FlipKind.UNDECIDED,
     FlipKind.NOISE,
 )
 
@@ -74,7 +75,9 @@ HISTORY_RULE = (
     "per case, the false-block rate controlled across the cases of the run). A regression "
     "fell by at least the minimum effect and is significant; a likely regression fell as "
     "far and the evidence points that way, but it is not significant yet; a fix and a "
-    "likely fix are the reverse; any other change of a case's pass rate is noise. Cases "
+    "likely fix are the reverse. An undecided case moved as far, but no outcome of its "
+    "samples could have made the test significant: too few samples to tell. Any other "
+    "change of a case's pass rate is noise: the test could have told, and did not. Cases "
     "changed since their history (not comparable) are listed apart, never as flips."
 )
 
@@ -193,6 +196,7 @@ def compare(
         base_usage=dict(base.usage),
         likely_regressions=counts[FlipKind.LIKELY_REGRESSION],
         likely_fixes=counts[FlipKind.LIKELY_FIX],
+        undecided=counts[FlipKind.UNDECIDED],
         setup_changes=changes,
         cost=tuple(cost),
         changes=case_changes,
@@ -332,6 +336,8 @@ def _tested_flip(d: CaseFlip, b: CaseStats, h: CaseStats, drifted: set[str]) -> 
             reason = f"{counts}: likely regressed{p}, not significant: {d.because}"
         case FlipKind.LIKELY_FIX:
             reason = f"{counts}: likely fixed{p}, not significant: {d.because}"
+        case FlipKind.UNDECIDED:
+            reason = f"{counts}: changed, too few samples to tell ({d.because})"
         case _:
             reason = f"{counts}: within noise{p}"
     if flip.failed_checks and d.kind is not FlipKind.NOISE:
@@ -350,7 +356,8 @@ def _tested_flip(d: CaseFlip, b: CaseStats, h: CaseStats, drifted: set[str]) -> 
 
 def _flip(kind: FlipKind, b: CaseStats | None, h: CaseStats | None, drifted: set[str]) -> Flip:
     tools = tuple(dict.fromkeys([*(h.tools if h else []), *(b.tools if b else [])]))
-    side = b if kind.better else h
+    rose = b is not None and h is not None and h.pass_rate > b.pass_rate
+    side = b if kind.better or (kind is FlipKind.UNDECIDED and rose) else h
     checks = side.failed_checks if side is not None else ()
     extra = h.extra_samples if h else 0
     match kind:

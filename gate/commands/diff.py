@@ -3,7 +3,8 @@
 Reads two results.json files and prints which cases flipped between them: HEAD's
 samples tested against the base history BASE carries, by the one classification every
 command uses (:mod:`gate.policy.flips`: regressions and fixes, likely ones with why they
-are not significant yet, noise; new and removed cases) — for a HEAD that ``toolgate
+are not significant yet, undecided ones with what would decide them, noise; new and
+removed cases) — for a HEAD that ``toolgate
 check`` wrote with BASE as its baseline, the same kinds as that check. ``--format json``
 prints the :class:`gate.results.Comparison`. Exit code 0 whatever the flips (this
 command reports; ``check`` and ``merge`` gate), 2 on bad input.
@@ -78,9 +79,10 @@ def _rate(rate: float | None, n: int) -> str:
 _TITLES = {
     "regression": "Regressions",
     "likely_regression": "Likely regressions (not significant yet)",
+    "undecided": "Undecided: changed, too few samples to tell",
     "fix": "Fixes",
     "likely_fix": "Likely fixes (not significant yet)",
-    "noise": "Noise (within noise, not counted)",
+    "noise": "Within noise: the test could have told, and did not",
     "new": "New cases",
     "removed": "Removed cases",
 }
@@ -94,7 +96,8 @@ def render_flips_md(c: Comparison) -> str:
         return "\n".join(lines) + "\n"
     lines.append(
         f"**{c.regressions} regression(s), {c.likely_regressions} likely, {c.fixes} fix(es), "
-        f"{c.likely_fixes} likely, {c.noise} noise** — base {cell(c.source)}"
+        f"{c.likely_fixes} likely, {c.undecided} undecided, {c.noise} noise** — "
+        f"base {cell(c.source)}"
     )
     if c.note:
         lines += ["", cell(c.note, None)]

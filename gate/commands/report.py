@@ -128,7 +128,34 @@ def load_with_baseline(path: Path, baseline: str | None) -> Results:
             f"({results.comparison.source}); --baseline is not used\n"
         )
         return results
-    from gate.pipeline.sequential import recorded_comparison
+    from gate.pipeline.sequential import comparison_of, recorded_tests
+    from gate.results import CaseResult, policy_fields, stats_of
 
-    comparison = recorded_comparison(base.results, results, source=base.source)
-    return with_comparison(results, comparison)
+    # the tests a check would run on these samples: the comparison, and each case's test
+    # against its base history (what "fail as before" and the short history are told from)
+    tests = recorded_tests([results], base.results, None)
+    stats = stats_of(results)
+    comparison = comparison_of(
+        stats_of(base.results), stats, tests.evaluation, tests.params, source=base.source
+    )
+    from gate.agents import settings_of
+
+    kind = settings_of(results.agent.get("kind"))
+    recorded = kind is not None and kind.samples_recorded
+    fields = policy_fields(
+        tests.evaluation,
+        tests.params,
+        hashes=tests.hashes,
+        history=tests.history,
+        detect=tests.detect,
+        hash_version=tests.hash_version,
+        detection=tests.detection,
+        recorded=recorded,
+    )
+    cases = [
+        CaseResult.model_validate({**c.__dict__, **fields.cases.get(c.id, {})})
+        for c in results.cases
+    ]
+    return with_comparison(
+        results.model_copy(update={"cases": cases, "policy": fields.info}), comparison
+    )

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from gate.model import FlipKind, undecided_drops
 from gate.results import HardFailureResult, Results
 
 
@@ -106,7 +107,8 @@ def step_summary_room(path: Path, limit: int = 1_000_000) -> int:
 
 def outputs_for(results: Results, results_path: str) -> dict[str, str]:
     """The action's outputs: ``verdict``, ``passed``, ``regressions`` (significant),
-    ``likely-regressions``, ``must-not-call-violations``, ``compared`` (``true`` when
+    ``likely-regressions``, ``undecided`` (cases that fell with too few samples to tell),
+    ``must-not-call-violations``, ``compared`` (``true`` when
     the run was compared with a baseline, case by case), ``hard-failures``,
     ``results-path``, ``summary`` and one ``metric-<name>[-<slice>]`` per gated metric
     (value with 6 decimals, or ``n/a``)."""
@@ -119,9 +121,10 @@ def outputs_for(results: Results, results_path: str) -> dict[str, str]:
     regressions = (
         v.regressions
         if v is not None and not invalid
-        else sum(1 for f in flips if f.kind == "regression")
+        else sum(1 for f in flips if FlipKind(f.kind) is FlipKind.REGRESSION)
     )
-    likely = sum(1 for f in flips if f.kind == "likely_regression")
+    likely = sum(1 for f in flips if FlipKind(f.kind) is FlipKind.LIKELY_REGRESSION)
+    undecided = v.undecided if v is not None and not invalid else len(undecided_drops(flips))
     mnc = sum(1 for h in results.hard_failures if h.kind == "must_not_call")
     compared = (
         v is not None
@@ -134,6 +137,7 @@ def outputs_for(results: Results, results_path: str) -> dict[str, str]:
         "passed": "true" if v is not None and v.passed else "false",
         "regressions": str(regressions),
         "likely-regressions": str(likely),
+        "undecided": str(undecided),
         "must-not-call-violations": str(mnc),
         "compared": "true" if compared else "false",
         "hard-failures": str(len(results.hard_failures)),

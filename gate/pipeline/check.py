@@ -171,7 +171,7 @@ def check(
 
         mcp_drift, drift_notices = server_drift(config, dataset.tools, environ)
         notices.extend(drift_notices)
-        detect, detection = detect_sentences(tested)
+        detect, detection = detect_sentences(tested, recorded=config.agent.samples_recorded)
         try:
             results = assemble(
                 head.stats,
@@ -190,6 +190,7 @@ def check(
                     detection=detection,
                     base_run=opts.base_run,
                     bill=bill,
+                    recorded=config.agent.samples_recorded,  # no sample can be added
                 ),
                 timing={
                     **head.timing,

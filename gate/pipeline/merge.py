@@ -94,6 +94,7 @@ def merge_and_decide(
             detect=tests.detect,
             hash_version=tests.hash_version,
             detection=tests.detection,
+            recorded=config is not None and config.agent.samples_recorded,
         ),
     )
     decided = validate_run(decided, config.max_missing if config is not None else 0.0)

@@ -653,13 +653,14 @@ def detection_of(evaluation: Evaluation, params: EngineParams, gated: int) -> De
     )
 
 
-def detect_sentences(tested: Tested) -> tuple[list[str], Detectability]:
+def detect_sentences(tested: Tested, *, recorded: bool = False) -> tuple[list[str], Detectability]:
     """What this run could detect, what it spent and what stayed undecided, in words
-    (:func:`gate.policy.power.sentences`); without a comparable case, only the spend."""
+    (:func:`gate.policy.power.sentences`); without a comparable case, only the spend.
+    ``recorded``: the runs were recorded elsewhere (a ``replay`` agent)."""
     from gate.policy.power import sentences
 
     detect = detection_of(tested.evaluation, tested.params, sum(1 for g in tested.gated if g.gated))
-    return sentences(tested.evaluation, detect), detect
+    return sentences(tested.evaluation, detect, recorded=recorded), detect
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -818,10 +819,18 @@ def recorded_tests(
         gated,
         hashes,
         carried,
-        sentences(evaluation, detection),
+        # runs a replay agent scored cannot be sampled again: say how to get a history
+        sentences(evaluation, detection, recorded=_recorded(parts[0].agent.get("kind"))),
         parts[0].case_hash_version,
         detection,
     )
+
+
+def _recorded(kind: object) -> bool:
+    from gate.agents import settings_of
+
+    found = settings_of(kind)
+    return found is not None and found.samples_recorded
 
 
 def comparison_of(

@@ -10,6 +10,9 @@ The gate fails when any of these holds, and each gives a reason a reviewer under
    history finds its head samples significantly worse (:mod:`gate.policy.engine`). Only
    with a comparable baseline: without one, or with one made from another dataset, a
    notice says that regressions were not checked.
+   With ``regressions.undecided: fail``, a case whose pass rate fell with too few
+   samples to tell (an ``undecided`` flip) fails it too; by default it is a warning,
+   named in the first line, and the report is never ✅.
 2a. **removed cases** — a case the baseline holds and this run's dataset does not fails
    the gate unless ``dataset.retired`` retires it with a reason.
 2b. **suite-level drop** — the pass rate or a gated metric significantly worse than the
@@ -51,6 +54,7 @@ from gate.config import (
     MissingUsage,
     NewCasesMode,
     RegressionsConfig,
+    UndecidedMode,
 )
 from gate.model import (
     CaseStats,
@@ -69,6 +73,7 @@ from gate.model import (
     gate_label,
     new_failing,
     removed_words,
+    undecided_drops,
 )
 from gate.policy.cost import samples_to_decide
 from gate.policy.engine import Evaluation
@@ -146,6 +151,23 @@ def decide(
                 "a warning, not a block (regressions.likely: fail blocks on them)"
             )
 
+    dropped = (
+        undecided_drops(comparison.flips)
+        if comparison is not None and comparison.comparable
+        else []
+    )
+    undecided_ok = not (dropped and regressions_cfg.undecided is UndecidedMode.FAIL)
+    if dropped and not undecided_ok:
+        reasons.append(
+            f"{len(dropped)} case(s) fell with too few samples to tell "
+            f"(regressions.undecided: fail): {_shown(dropped)}"
+        )
+    elif dropped:
+        notices.append(
+            f"{len(dropped)} case(s) fell with too few samples to tell: {_shown(dropped)} — "
+            "a warning, not a block (regressions.undecided: fail blocks on them)"
+        )
+
     fresh = (
         new_failing(comparison.flips) if comparison is not None and comparison.comparable else []
     )
@@ -189,6 +211,7 @@ def decide(
         and not removed
         and not (not_compared is not None and require_baseline)
         and regressions_ok
+        and undecided_ok
         and new_ok
         and policy_ok
         and all(g.passed for g in gates)
@@ -216,6 +239,7 @@ def decide(
             removed=removed,
             not_compared=not_compared,
             require_baseline=require_baseline,
+            undecided=len(dropped),
         ),
         reasons=tuple(reasons),
         gates=tuple(gates),
@@ -231,6 +255,8 @@ def decide(
         not_compared=not_compared,
         require_baseline=require_baseline,
         removed=len(removed),
+        undecided=len(dropped),
+        undecided_fail=regressions_cfg.undecided is UndecidedMode.FAIL,
     )
 
 
@@ -620,6 +646,7 @@ def _summary(
     removed: Sequence[RemovedCase] = (),
     not_compared: NotCompared | None = None,
     require_baseline: bool = False,
+    undecided: int = 0,
 ) -> str:
     """Why, in one line (renderers put the verdict word, from ``passed``, before it).
 
@@ -642,6 +669,8 @@ def _summary(
             parts.append(f"{len(hard_failures)} hard failure(s) in {cases} case(s) ({by_kind})")
         if comparison is not None and comparison.comparable and regressions:
             parts.append(f"{regressions} regression(s) against {comparison.source}")
+        if undecided:
+            parts.append(f"{undecided} case(s) fell, too few samples to tell")
         drops = [
             r.split(": ", 1)[1].split(" in the base history")[0]
             for r in policy_reasons
@@ -669,6 +698,8 @@ def _summary(
     parts.append("no hard failures")
     if comparison is not None and comparison.comparable:
         parts.append(f"{regressions} regression(s) against {comparison.source}")
+    if undecided:
+        parts.append(f"{undecided} case(s) fell, too few samples to tell")
     if not_compared is not None:
         parts.insert(0, f"not compared ({not_compared.detail})")
     if variance.not_computed:

@@ -328,27 +328,46 @@ def _rates(detect: Detectability) -> str:
     return rates[0] if len(rates) == 1 else ", ".join(rates[:-1]) + ", and " + rates[-1]
 
 
-def _seeding(detect: Detectability) -> str:
-    """What history would let a case be decided, and how to get it."""
+def _cases(n: int) -> str:
+    return f"{n:,} case" if n == 1 else f"{n:,} cases"
+
+
+def _up(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _seeding(detect: Detectability, recorded: bool = False) -> str:
+    """What history would let a case be decided, and how to get it: a base run seeds it;
+    recorded runs (a ``replay`` agent) cannot be sampled again, so their history comes
+    from the base branch's recorded runs."""
+    if recorded:
+        depth = detect.decidable_from or detect.min_history
+        return (
+            f"{depth} recorded samples per case would decide it. Score the base branch's "
+            "recorded runs and pass their results.json as the baseline"
+        )
     if detect.decidable_from is None:
-        return "toolgate check --base-run seeds a longer one"
+        return "A longer history would decide it: toolgate check --base-run seeds one"
     return (
-        f"from {detect.decidable_from} base samples on it could be, and toolgate check "
+        f"From {detect.decidable_from} base samples on it could be; toolgate check "
         f"--base-run seeds {detect.min_history}"
     )
 
 
-def sentences(evaluation: Evaluation, detect: Detectability) -> list[str]:
+def sentences(
+    evaluation: Evaluation, detect: Detectability, *, recorded: bool = False
+) -> list[str]:
     """The comment's paragraph on power and spend, one sentence per item: every
-    probability is for this run's histories and its cap as its cases shared it."""
+    probability is for this run's histories and its cap as its cases shared it.
+    ``recorded``: the runs were recorded elsewhere (no sample can be added)."""
     out: list[str] = []
     if detect.stable_depths and detect.stable_broken is not None:
         shown = _depths(detect.stable_depths)
         if detect.stable_broken <= 1e-12:
             out.append(
-                f"No case that always passed ({shown}) can be caught in this run: "
-                "against so short a history even one that now fails every sample is not "
-                f"significant — {_seeding(detect)}."
+                f"No case that always passed ({shown}) can be caught in this run. Against so "
+                "short a history, even one that now fails every sample is not significant. "
+                f"{_up(_seeding(detect, recorded))}."
             )
         else:
             shared = (
@@ -376,10 +395,12 @@ def sentences(evaluation: Evaluation, detect: Detectability) -> list[str]:
             f"{detect.min_history} samples"
         )
     if sp.extra:
-        parts.append(f"{sp.extra} extra on {sp.sampled} undecided case(s) (at most {sp.cap})")
+        parts.append(f"{sp.extra} extra on {_cases(sp.sampled)} still open (at most {sp.cap})")
     elif not sp.seed:
         if not sp.undecided:
-            parts.append("no extra samples (no case was undecided)")
+            parts.append("no extra samples (no case needed them)")
+        elif sp.cap == 0 and recorded:
+            parts.append("no extra samples (recorded runs cannot add any)")
         elif sp.cap == 0:
             parts.append("no extra samples (none allowed)")
         else:
@@ -387,8 +408,8 @@ def sentences(evaluation: Evaluation, detect: Detectability) -> list[str]:
     out.append(f"This run spent {sp.total} samples: {', '.join(parts)}.")
     if sp.held_back:
         out.append(
-            f"{sp.held_back} undecided case(s) with a hard failure got no extra samples (the "
-            f"hard failure already fails the gate; up to {sp.saved} samples saved)."
+            f"{_cases(sp.held_back)} with a hard failure got no extra samples. The hard "
+            f"failure already fails the gate (up to {sp.saved} samples saved)."
         )
     futile = [c.case_id for c in evaluation.cases if c.case_id in evaluation.undecidable]
     if futile:
@@ -400,9 +421,10 @@ def sentences(evaluation: Evaluation, detect: Detectability) -> list[str]:
         lo, hi = depths[0], depths[-1]
         history = f"{lo}" if lo == hi else f"{lo}–{hi}"
         out.append(
-            f"{len(futile)} undecided case(s) got no extra samples because none could decide "
-            f"them ({_shown(futile)}): against {history} base sample{'' if hi == 1 else 's'} "
-            f"even a case that now fails every sample is not significant — {_seeding(detect)}."
+            f"{_cases(len(futile))} got no extra samples: none could decide them "
+            f"({_shown(futile)}). Against {history} base sample{'' if hi == 1 else 's'}, even "
+            f"a case that now fails every sample is not significant. "
+            f"{_up(_seeding(detect, recorded))}."
         )
     undecided = [
         c.case_id

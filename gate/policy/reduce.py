@@ -25,6 +25,10 @@ Layer 2 of 3 (score one sample → **reduce over samples** → decide). Definiti
   in scope: a ratio of sums, never a mean of cases. With no call made at all it is 0.0
   (no call was unnecessary); its ``n`` is the number of calls. Per case the same ratio
   over all the case's samples.
+* **pass^k**, k = 1 … samples: the chance that k samples of a case all pass,
+  C(c, k) / C(n, k) over its c passes of n sampled samples (extra samples included) —
+  the unbiased estimator τ-bench and Inspect use — averaged over the cases with at least
+  k samples (:func:`gate.policy.stats.pass_hat_curve`).
 * ``case_passed`` is always taken from each sample's ``passed`` flag (1.0 / 0.0).
 * **slices**: ``difficulty=<d>``, ``tag=<t>``, ``no_tool=true|false`` (``expected_no_tool``),
   ``must_not_call=true|false`` (the case lists must-not-call tools); empty slices are left out.
@@ -117,6 +121,7 @@ def reduce(table: SampleTable, header: RunHeader, *, seed: int, max_extra: int) 
     if rows.invalid_usage:
         notices.append(invalid_usage_notice(table))
     case_names = (*names, POOLED)
+    sampled = sizes if reduced.case_sampled is None else reduced.case_sampled
     return SuiteStats(
         header=header,
         samples=reg_n,
@@ -139,7 +144,7 @@ def reduce(table: SampleTable, header: RunHeader, *, seed: int, max_extra: int) 
             pass_rate=reduced.case_pass_rate,
             initial_pass_rate=reduced.regular_pass_rate,
             initial_samples=reduced.regular_sampled,
-            sizes=sizes if reduced.case_sampled is None else reduced.case_sampled,
+            sizes=sampled,
             extras=n_extra,
             tools=table.called_by_case(),
             failed_checks=table.failed_checks_by_case(),
@@ -159,6 +164,7 @@ def reduce(table: SampleTable, header: RunHeader, *, seed: int, max_extra: int) 
         notices=tuple(notices),
         timing=_latency(rows.latency),
         usage_reported=_usage_reported(table, _slices(metas)),
+        pass_hat=stats.pass_hat_curve(reduced.case_pass_rate, sampled, reg_n),
     )
 
 

@@ -67,6 +67,20 @@ def pass_hat_k(passes: Floats, sampled: Floats | Ints, k: int) -> Floats:
     return out
 
 
+def pass_hat_curve(rates: Floats, sampled: Floats | Ints, k_max: int) -> tuple[float | None, ...]:
+    """pass^k for k = 1 … ``k_max``: per k, the mean over the cases with at least k
+    samples of :func:`pass_hat_k` (``rates`` × ``sampled`` passes of ``sampled``);
+    ``None`` for a k no case reaches."""
+    n = np.asarray(sampled, dtype=np.float64)
+    passes = np.asarray(rates, dtype=np.float64) * n
+    out: list[float | None] = []
+    for k in range(1, k_max + 1):
+        per = pass_hat_k(passes, n, k)
+        known = per[~np.isnan(per)]
+        out.append(round(float(known.mean()), 12) if known.size else None)
+    return tuple(out)
+
+
 def std_over_rows(values: Floats) -> tuple[Floats, Ints]:
     """Sample std (ddof=1) over axis 0 of the non-NaN values, and their count."""
     valid = ~np.isnan(values)

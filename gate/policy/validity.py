@@ -156,6 +156,7 @@ def missing(outcomes: Iterable[SampleOutcome]) -> MissingSamples:
     """The missing samples among ``outcomes`` (in dataset order, then sample order)."""
     planned = 0
     per_case: Counter[str] = Counter()
+    not_run: Counter[str] = Counter()
     reasons: Counter[str] = Counter()
     pairs: set[tuple[str, int]] = set()
     firsts: dict[str, str] = {}
@@ -166,9 +167,11 @@ def missing(outcomes: Iterable[SampleOutcome]) -> MissingSamples:
         assert o.error is not None
         kind = error_kind_of(o.error)
         per_case[o.case_id] += 1
+        if kind is ErrorKind.NOT_RUN:
+            not_run[o.case_id] += 1
         reasons[kind.value if kind is not None else "unknown"] += 1
         pairs.add((o.case_id, o.sample))
-        if len(firsts) < FIRST_ERRORS:
+        if len(firsts) < FIRST_ERRORS and kind is not ErrorKind.NOT_RUN:
             firsts.setdefault(signature(o.error), first_line(o.error))
     return MissingSamples(
         planned=planned,
@@ -176,6 +179,7 @@ def missing(outcomes: Iterable[SampleOutcome]) -> MissingSamples:
         samples=frozenset(pairs),
         by_reason=dict(sorted(reasons.items())),
         first_errors=tuple(firsts.values()),
+        not_run=dict(not_run),
     )
 
 
@@ -186,12 +190,14 @@ def assess(
     docstring)."""
     gone = missing(outcomes)
     missing_invalid: RunInvalid | None = None
-    if gone.count and gone.share > max_missing:
-        why = ", ".join(f"{k}: {n}" for k, n in gone.by_reason.items())
+    if gone.failed and gone.share > max_missing:
+        why = ", ".join(
+            f"{k}: {n}" for k, n in gone.by_reason.items() if k != ErrorKind.NOT_RUN.value
+        )
         limit = "none may be" if max_missing == 0 else f"at most {max_missing:.1%} may be"
         reason = (
-            f"{gone.count} of {gone.planned} case-sample(s) are missing ({why}): the "
-            f"infrastructure failed them after their retries, and {limit}"
+            f"{gone.failed} of {gone.planned} case-sample(s) are missing ({why}): the "
+            f"infrastructure failed them, and {limit}"
         )
         missing_invalid = RunInvalid(
             reason=reason, missing=gone, first_errors=gone.first_errors, headline=reason
@@ -222,6 +228,6 @@ def assess(
                 headline=headline_for(text, len(errors)),
                 hint=hint_for(text),
             )
-    if gone.count and gone.share > max_missing:
+    if gone.failed and gone.share > max_missing:
         return gone, missing_invalid
     return gone, None

@@ -1,11 +1,16 @@
 """The ``replay`` agent adapter: runs produced elsewhere; no agent is run.
 
 ``agent.runs`` (relative to the config) is a runs.jsonl written by another tool or an
-earlier ``toolgate run``. Each planned case-sample gets its stored run as is; a planned
-case-sample the file lacks gets a ``not_in_replay`` error record (never silently
-dropped), and samples the file holds beyond ``samples`` are kept too. A run for a case id
-the dataset does not have, or the same case-sample twice, is an input error naming the
-line — the file does not fit the dataset.
+earlier ``toolgate run``. Each planned case-sample gets its stored run as is, and samples
+the file holds beyond ``samples`` are kept too. A run for a case id the dataset does not
+have, or the same case-sample twice, is an input error naming the line — the file does
+not fit the dataset.
+
+A planned case-sample the file lacks is bad input too (exit code 2, the cases named,
+:meth:`ReplayRunsAgent.check_scope`): nothing failed, the file is short. With
+``agent.missing: skip`` the run gates on the cases present, and each case-sample the file
+lacks is *not run* (a ``not_run`` record: never a pass or a failure, named in the first
+line of every report).
 
 A stored run is held to what a live agent may record (the step budget applies to replay
 too, :func:`gate.replay.session.within_budget`): its turns past the case's step budget and
@@ -20,10 +25,10 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from gate.agents.replay import ReplayAgent
+from gate.agents.replay import MissingRuns, ReplayAgent
 from gate.config import Config
 from gate.errors import Problem, RunsFileError
-from gate.model import Run
+from gate.model import Case, Run
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session, within_budget
 from gate.runsfile import iter_runs
 
@@ -42,6 +47,7 @@ class ReplayRunsAgent:
         self._runs: dict[tuple[str, int], Run] = {}
         self._lines: dict[tuple[str, int], int] = {}
         self._samples: dict[str, set[int]] = {}
+        self._skipped: set[tuple[str, int]] = set()
         for lineno, run in iter_runs(self._path, display=self._display):
             key = (run.case_id, run.sample)
             if key in self._runs:
@@ -70,6 +76,56 @@ class ReplayRunsAgent:
                 hint=f"{len(unknown)} run(s) for unknown cases: is the runs file for this dataset?",
             )
 
+    def check_scope(self, cases: Sequence[Case], samples: int) -> None:
+        """The file must hold every planned case-sample of ``cases``: those it lacks are
+        bad input naming them (the first few and a count), or — with ``agent.missing:
+        skip`` — not run."""
+        absent = [
+            (c, [s for s in self.samples_for(c.id, samples) if (c.id, s) not in self._runs])
+            for c in cases
+        ]
+        absent = [(c, ss) for c, ss in absent if ss]
+        if not absent:
+            return
+        if self._cfg.missing is MissingRuns.SKIP:
+            self._skipped = {(c.id, s) for c, ss in absent for s in ss}
+            return
+        whole = [c for c, ss in absent if not self._samples.get(c.id)]
+        part = [(c, ss) for c, ss in absent if self._samples.get(c.id)]
+        problems = []
+        if whole:
+            problems.append(
+                Problem(
+                    self._display,
+                    None,
+                    "case_id",
+                    f"no run of {len(whole)} of the {len(cases)} cases: {_ids(whole)}",
+                )
+            )
+        if part:
+            shown = ", ".join(
+                f"{c.id!r} sample {', '.join(map(str, ss[:3]))}{', …' if len(ss) > 3 else ''}"
+                for c, ss in part[:SHOW_ABSENT]
+            )
+            more = f", … (+{len(part) - SHOW_ABSENT} more cases)" if len(part) > SHOW_ABSENT else ""
+            problems.append(
+                Problem(
+                    self._display,
+                    None,
+                    "sample",
+                    f"no run of {sum(len(ss) for _, ss in part)} sample(s) of {len(part)} "
+                    f"case(s) it holds: {shown}{more}",
+                )
+            )
+        present = len(cases) - len(whole)
+        raise RunsFileError(
+            problems,
+            hint=(
+                "Record the missing runs, or set agent.missing: skip to gate on the "
+                f"{present:,} case(s) present; the others are listed as not run."
+            ),
+        )
+
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, "runs": self._display, **self._cfg.declared()}
 
@@ -84,9 +140,25 @@ class ReplayRunsAgent:
 
     def run(self, job: Job, session: Session) -> Run | None:
         stored = self._runs.get((job.case.id, job.sample))
+        if stored is None and (job.case.id, job.sample) in self._skipped:
+            raise AgentFailure(
+                ErrorKind.NOT_RUN,
+                f"{self._display} has no run for case {job.case.id!r} sample {job.sample} "
+                "(agent.missing: skip)",
+            )
         if stored is None:
             raise AgentFailure(
                 ErrorKind.NOT_IN_REPLAY,
                 f"{self._display} has no run for case {job.case.id!r} sample {job.sample}",
             )
         return within_budget(stored, job.step_budget)
+
+
+SHOW_ABSENT = 5
+"""Cases a runs file lacks that its error names (the rest are counted)."""
+
+
+def _ids(cases: Sequence[Case]) -> str:
+    shown = ", ".join(repr(c.id) for c in cases[:SHOW_ABSENT])
+    more = len(cases) - SHOW_ABSENT
+    return shown + (f", … (+{more} more)" if more > 0 else "")

@@ -263,6 +263,9 @@ def run_all(
         check = getattr(agent, "check_cases", None)
         if callable(check):
             check({c.id for c in dataset.cases})
+        scope = getattr(agent, "check_scope", None)  # a runs file must cover the cases run
+        if callable(scope):
+            scope(cases, samples)
         runs_path = out / RUNS_FILE
         header = run_identity(config, dataset, agent)
         if resume:

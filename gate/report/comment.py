@@ -1,12 +1,13 @@
 """The sticky PR comment: the hidden marker, then the report, within GitHub's limit.
 
-GitHub rejects a comment body over 65,536 characters (HTTP 422). The comment is built
-from the same blocks as the full report (``gate.report.markdown``, comment style) and
-fitted into ``max_chars`` (default 65,000, counted in UTF-16 code units to be safe): the
-full case table goes first, then per-tool rows, then fixed/flaky/judge rows, then drift,
-then regressions down to the 10 worst, then hard failures down to 10. What is kept
-always includes the verdict line, the hard failures and the worst flips; a banner under
-the verdict says how many rows were left out and where the full report is.
+GitHub rejects a comment body over 65,536 characters (HTTP 422). The comment renders
+the report's view (:mod:`gate.report.view`) without the sections of the full report only
+(:mod:`gate.report.markdown`), fitted into ``max_chars`` (default 65,000, counted in
+UTF-16 code units to be safe): the all-cases table goes first, then the folded metrics,
+per-tool rows, then fixed/flaky/judge rows, then drift, then the broken cases down to
+the 10 worst of each kind. What is kept always includes the verdict line, the hard
+failures and the worst flips; a banner under the verdict says how many rows were left
+out and where the full report is.
 
 The marker, ``<!-- toolgate:comment name=<gate name> -->``, is the first line, so that
 :mod:`gate.github.comments` finds the comment again (together with its author: a pasted
@@ -24,8 +25,9 @@ from urllib.parse import quote
 
 from gate.report.escape import Escaper
 from gate.report.fit import Block, fit, utf16_len
-from gate.report.markdown import Style, build, status, verdict_why
+from gate.report.markdown import COMMENT, blocks, verdict_why
 from gate.report.redact import Redactor
+from gate.report.view import status, view
 from gate.results import Results
 
 GITHUB_COMMENT_LIMIT = 65_536
@@ -194,17 +196,18 @@ def _render(
     footer: Sequence[str] = (),
 ) -> str:
     red = redactor or Redactor()
-    esc = Escaper(red, limit=120)
+    esc = Escaper(red, limit=320)
     where = where_full_report(report_url)
     budget = min(max_chars, GITHUB_COMMENT_LIMIT)
     text = ""
+    v = view(results)
     for _ in range(3):
-        blocks = [
+        parts = [
             Block(head=[marker(results.gate_name)]),
-            *build(results, Style.COMMENT, esc, heading=heading),
+            *blocks(v, esc, shown=COMMENT, heading=heading),
         ]
         if footer:
-            blocks.append(Block(head=list(footer)))
+            parts.append(Block(head=list(footer)))
 
         def banner(n: int) -> Block:
             return Block(
@@ -215,7 +218,7 @@ def _render(
                 ]
             )
 
-        fitted = fit(blocks, budget, measure=utf16_len, where=where, banner=banner, banner_at=2)
+        fitted = fit(parts, budget, measure=utf16_len, where=where, banner=banner, banner_at=2)
         # A last pass over the whole text: nothing unescaped may carry a secret.
         text = red.redact(fitted.text)
         over = utf16_len(text) - min(max_chars, GITHUB_COMMENT_LIMIT)

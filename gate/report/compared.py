@@ -1,14 +1,14 @@
 """What a run was compared with, in words, for every report: "not compared" and why
 (:func:`not_compared`, the box under the heading), the cases the dataset added, changed
 and removed since the baseline (:func:`case_changes_sentence`), and the removed and
-retired cases' sections (:func:`removed_blocks`). Nothing compared is never green: the
-renderers take the first line's "not compared" and the ⚠️ from here."""
+retired cases' sections (:func:`removed_sections`). Nothing compared is never green: the
+renderers take the first line's "not compared" and the ⚠️ from here. Words only, as
+:mod:`gate.report.parts`."""
 
 from __future__ import annotations
 
 from gate.model import NotCompared, NotComparedWhy, RemovedCase, removed_words
-from gate.report.escape import Escaper
-from gate.report.fit import Block, LazyRows
+from gate.report.parts import Box, Fixed, Item, Key, Lazy, Para, Row, Section, Table
 from gate.report.sentences import Code, Sentence
 from gate.results import Results
 
@@ -36,25 +36,31 @@ def not_compared(results: Results) -> NotCompared | None:
     return None
 
 
-def not_compared_lines(results: Results, esc: Escaper) -> list[str]:
-    """The box under the heading of a run compared with nothing: what that means, and what
-    makes a baseline (the first line says "not compared" and why)."""
+def not_compared_paras(results: Results) -> list[Para]:
+    """The box under the heading of a run compared with nothing: what that means, and
+    what makes a baseline (the first line says "not compared" and why)."""
     v = results.verdict
     assert v is not None
     if v.require_baseline:
-        then = "a baseline is required (`require-baseline`), so the gate fails."
+        then: Sentence = [
+            "a baseline is required (",
+            Code("require-baseline"),
+            "), so the gate fails.",
+        ]
     elif results.policy is not None and results.policy.base_run:
-        then = "the next run is compared with this base run's results."
+        then = ["the next run is compared with this base run's results."]
     else:
-        then = (
+        then = [
             "no regression could be caught, only the absolute gates were checked. A push to "
-            "the base branch makes the baseline; `require-baseline: true` fails such a run."
-        )
-    lines = [f"> ⚠️ **Not compared** (the first line says why): {then}", ""]
+            "the base branch makes the baseline; ",
+            Code("require-baseline: true"),
+            " fails such a run.",
+        ]
+    out = [Para(["Not compared (the first line says why): ", *then], Box.WARNING)]
     cmp = results.comparison
     if cmp is not None:
-        lines += [f"_Baseline: {esc.text(cmp.source, 200)}._", ""]
-    return lines
+        out.append(Para([f"Baseline: {cmp.source}."], Box.NOTE))
+    return out
 
 
 def case_changes_sentence(results: Results) -> Sentence:
@@ -93,38 +99,60 @@ SHOW_CHANGED = 5
 """Case ids named per kind of change in the first lines (the rest counted)."""
 
 
-def removed_blocks(results: Results, esc: Escaper) -> list[Block]:
+def removed_sections(results: Results) -> list[Section]:
     """The cases the baseline holds and this run's dataset does not: those not retired
     fail the gate (listed with their base counts and how to retire one); the retired
     ones are listed with the reason the config gives."""
     cmp = results.comparison
     if cmp is None or not cmp.comparable or not cmp.changes.removed:
         return []
-    out: list[Block] = []
+    out: list[Section] = []
     unretired = cmp.changes.unretired
     if unretired:
-
-        def row(r: RemovedCase) -> str:
-            return f"| {esc.code(r.case_id, 80)} | {r.base_passes}/{r.base_samples} |"
-
         failed = results.verdict is not None and results.verdict.removed > 0
-        head = [
-            f"### {'❌' if failed else '⚠️'} Removed cases ({removed_words(unretired)})",
-            "",
-            "A case the baseline holds and this run's dataset does not fails the gate, "
-            "unless the config retires it: `dataset.retired: [{id: <case id>, reason: <why>}]`.",
-            "",
-            "| Case | Passing samples (base) |",
-            "|---|---|",
-        ]
-        out.append(Block(head, LazyRows(unretired, row), [""], keep=5, cut=4, what="cases"))
+        intro = Para(
+            [
+                "A case the baseline holds and this run's dataset does not fails the gate, "
+                "unless the config retires it: ",
+                Code("dataset.retired: [{id: <case id>, reason: <why>}]"),
+                ".",
+            ]
+        )
+        table = Table(
+            ("Case", "Passing samples (base)"),
+            Lazy(
+                unretired, lambda r: Row(([Code(r.case_id)], [f"{r.base_passes}/{r.base_samples}"]))
+            ),
+            keep=5,
+            cut=4,
+            what="cases",
+        )
+        title = f"{'❌' if failed else '⚠️'} Removed cases ({removed_words(unretired)})"
+        out.append(Section(Key.REMOVED, [title], intro=(intro,), table=table))
     retired = cmp.changes.retired
     if retired:
-        lines = [
-            f"- {esc.code(r.case_id, 80, table=False)} — {esc.text(r.retired or '', 200)} "
-            f"(base {r.base_passes}/{r.base_samples})"
-            for r in retired
-        ]
-        head = [f"### Retired cases ({len(retired)}) — removed on purpose (`dataset.retired`)", ""]
-        out.append(Block(head, lines, [""], keep=3, cut=4, what="cases"))
+        out.append(
+            Section(
+                Key.RETIRED,
+                [
+                    f"Retired cases ({len(retired)}) — removed on purpose (",
+                    Code("dataset.retired"),
+                    ")",
+                ],
+                items=[_retired(r) for r in retired],
+                keep=3,
+                cut=4,
+                what="cases",
+            )
+        )
     return out
+
+
+def _retired(r: RemovedCase) -> Item:
+    return Item(
+        [
+            Code(r.case_id),
+            f" — {r.retired or ''}",
+            Fixed(f" (base {r.base_passes}/{r.base_samples})"),
+        ]
+    )

@@ -246,9 +246,6 @@ class Escaper:
     def xml(self, value: Any, limit: int = 0) -> str:
         return xml_text(_s(value), limit=limit, redactor=self.redactor)
 
-    def with_limit(self, limit: int) -> Escaper:
-        return Escaper(self.redactor, limit)
-
 
 def _s(value: Any) -> str:
     return value if isinstance(value, str) else json_compact(value)

@@ -9,10 +9,10 @@ the space it has. If even every minimum is too big, the text is cut at a line bo
 (closing any ``<details>`` or code fence left open) — a guarantee, not a plan: the
 minimums keep the verdict, the hard failures and the worst flips well inside the limits.
 
-Cost. Rows may be :class:`LazyRows`: rendered only when their size is needed, and sizes
-are added up line by line (``measure`` is additive over lines joined by ``\\n``) with an
-early stop once the budget is exceeded. So a comment over 100,000 regressions renders a
-few hundred of them, not all.
+Cost. Rows may be lazy (:class:`gate.report.parts.Lazy`): rendered only when their size
+is needed, and sizes are added up line by line (``measure`` is additive over lines joined
+by ``\\n``) with an early stop once the budget is exceeded. So a comment over 100,000
+regressions renders a few hundred of them, not all.
 
 Measures: GitHub counts a comment's length in characters; counting UTF-16 code units is
 the safe reading (an emoji outside the BMP counts twice). The step summary limit is in
@@ -21,9 +21,8 @@ bytes (UTF-8).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
 
 Measure = Callable[[str], int]
 
@@ -34,34 +33,6 @@ def utf16_len(text: str) -> int:
 
 def utf8_len(text: str) -> int:
     return len(text.encode("utf-8"))
-
-
-class LazyRows(Sequence[str]):
-    """Rows rendered on first access (``render(item)``), then cached."""
-
-    def __init__(self, items: Sequence[Any], render: Callable[[Any], str]) -> None:
-        self._items = items
-        self._render = render
-        self._done: list[str] = []
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    @overload
-    def __getitem__(self, i: int) -> str: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[str]: ...
-    def __getitem__(self, i: int | slice) -> str | list[str]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        while len(self._done) <= i:
-            self._done.append(self._render(self._items[len(self._done)]))
-        return self._done[i]
-
-    def __iter__(self) -> Iterator[str]:
-        return (self[i] for i in range(len(self)))
 
 
 @dataclass

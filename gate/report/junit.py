@@ -29,10 +29,14 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 
 from gate.model import gate_label
-from gate.report import evidence, fmt
+from gate.report import fmt
+from gate.report.cases import group_samples
+from gate.report.console import plain
 from gate.report.escape import Escaper, calls_repr
-from gate.report.markdown import group_samples, status
+from gate.report.lookup import undecided
 from gate.report.redact import Redactor
+from gate.report.sentences import check_sentences
+from gate.report.view import status
 from gate.results import CaseResult, HardFailureResult, Results, SampleResult, sampled
 from gate.scorers.registry import COST_METRICS
 
@@ -55,6 +59,7 @@ def render_junit(results: Results, *, redactor: Redactor | None = None) -> str:
         ("verdict", word),
         ("regressions", str(cmp.regressions if cmp is not None else 0)),
         ("likely_regressions", str(cmp.likely_regressions if cmp is not None else 0)),
+        ("undecided", str(len(undecided(results)))),
         ("dataset", results.dataset.path),
         ("dataset_version", results.dataset.version or ""),
         ("dataset_sha256", results.dataset.sha256),
@@ -186,19 +191,12 @@ def _detail(
 
 
 def _sample_detail(s: SampleResult, esc: Escaper) -> list[str]:
+    """A failing sample: its checks, the calls expected and made, and each check's
+    sentence (the words every report uses, :mod:`gate.report.sentences`)."""
     lines = [f"failing checks: {', '.join(s.failed_checks) or '—'}"]
     ev = s.evidence
-    for label, text in (
-        ("expected", evidence.expected_repr(ev)),
-        ("actual", evidence.actual_repr(ev)),
-    ):
-        if text is not None:
-            lines.append(f"  {label}: {esc.console(text, 1000)}")
-    for label, value, prose in evidence.items(ev, s.error):
-        body = " — ".join(esc.console(x, 1000) for x in (value, prose) if x)
-        lines.append(f"  {esc.console(label, 60) if label else 'summary'}: {body}")
-    for check in s.failed_checks:
-        reason = s.reasons.get(check)
-        if reason:
-            lines.append(f"  {check}: {esc.console(reason, 500)}")
+    for label in ("expected", "actual"):
+        if label in ev:
+            lines.append(f"  {label}: {esc.console(calls_repr(ev[label]), 1000)}")
+    lines += [f"  {esc.console(c, 60)}: {plain(said, esc)}" for c, said in check_sentences(s)]
     return lines

@@ -6,7 +6,7 @@ A sentence is a list of parts: plain words (``str``) and data to show literally
 sentence (:func:`check_sentences`), strongest first (:data:`CHECK_ORDER`): a forbidden
 call before a broken argument-scope or required-before rule, before a crash, before a
 missing call, before a wrong order, and so on. The reasons come from the sample's
-evidence (``gate.report.evidence`` describes its keys), never recomputed.
+evidence (the scorers' :class:`gate.model.Evidence`), never recomputed.
 
 :func:`elided_calls` shows the expected and the actual calls with every matched call
 reduced to ``name(…)`` (it is the same on both sides): what differs is kept whole.
@@ -14,7 +14,6 @@ reduced to ``name(…)`` (it is the same on both sides): what differs is kept wh
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -138,16 +137,6 @@ def turn_prefix(turn: tuple[int, int, str | None]) -> Sentence:
     if user is None:
         return [f"turn {index} of {of}: "]
     return [TurnRef(index, of, user).label() + ": "]
-
-
-_TURN_LABEL = re.compile(r"^(turn \d+ of \d+(?: \(the user: “.*?”\))?): ", re.S)
-
-
-def turn_label(message: str) -> str | None:
-    """The turn a hard failure's message names (``turn 2 of 3 (the user: “…”)``), if any:
-    a conversation's hard failures say where they happened."""
-    m = _TURN_LABEL.match(message)
-    return m.group(1) if m else None
 
 
 def sentence_for(check: str, sample: SampleResult) -> Sentence:

@@ -629,7 +629,7 @@ def test_check__no_artifact_require_baseline__exit_1_the_reason_first(
         "# ❌ ToolGate `mini` failed — not compared: no 'toolgate-results' artifact from main yet"
     ), first
     (comment,) = gh.comments_on(7)
-    assert "a baseline is required (`require-baseline`), so the gate fails" in comment.body
+    assert r"a baseline is required \(`require-baseline`\), so the gate fails" in comment.body
 
 
 @pytest.mark.usefixtures("isolated")

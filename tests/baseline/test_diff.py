@@ -17,14 +17,18 @@ from tests.policy.helpers import compare_results as compare
     [
         ("P" * 40, "FF", "regression"),  # a long history: two failures are significant
         ("P" * 20, "F" * 20, "regression"),
-        ("PPP", "FFF", "likely_regression"),  # a short history cannot make it significant
-        ("PP", "FF", "likely_regression"),
-        ("FFF", "PPP", "likely_fix"),
+        # no outcome of so few samples could be significant: undecided, never noise
+        ("PPP", "FFF", "undecided"),
+        ("PP", "FF", "undecided"),
+        ("FFF", "PPP", "undecided"),
+        ("PPP", "PPF", "undecided"),
+        ("PPF", "FFF", "undecided"),
+        ("PFF", "PPF", "undecided"),
+        ("P", "F", "undecided"),  # one sample each cannot tell
         ("P" * 40, "P" * 35 + "F" * 5, "likely_regression"),  # fell 12.5 points, E > 1
-        ("PPP", "PPF", "noise"),  # one unlucky run
-        ("PPF", "FFF", "noise"),  # flaky on base: the evidence does not point to a drop
-        ("PFF", "PPF", "noise"),
-        ("P", "F", "noise"),  # one sample each cannot tell
+        ("P" * 40, "PPF", "likely_regression"),  # the test could tell, the evidence points
+        ("P" * 20, "PPF", "noise"),  # one unlucky run: the test could tell, and did not
+        ("F" * 40, "FFP", "noise"),
         ("PPP", "PPP", None),
         ("FFF", "FFF", None),
         ("PFP", "PPF", None),  # same pass rate: not a flip
@@ -37,11 +41,33 @@ def test_flip_kind__the_one_classification(base, head, kind):
 
 
 def test_likely_regression__says_why_it_is_not_significant_yet():
+    c = compare(results_from_table({"x": "P" * 40}), results_from_table({"x": "P" * 35 + "F" * 5}))
+    (flip,) = c.flips
+    assert flip.because == "not significant among the 1 cases tested (p = 0.91)"
+    assert flip.reason.startswith("passed 40/40 in the base history, 35/40 on head: likely")
+    assert (c.regressions, c.likely_regressions, c.undecided) == (0, 1, 0)
+
+
+def test_undecided__too_few_samples_to_tell__says_what_would_decide_it():
+    """3 base samples and 3 head samples that all fail: no outcome of 3 samples could
+    be significant against so short a history (the single-case bound 1/0.03), so the case
+    is undecided — with the head samples that would decide it — never noise."""
     c = compare(results_from_table({"x": "PPP"}), results_from_table({"x": "FFF"}))
     (flip,) = c.flips
-    assert flip.because == "only 3 base samples (the history is short)"
-    assert flip.reason.startswith("passed 3/3 in the base history, 0/3 on head: likely regressed")
-    assert (c.regressions, c.likely_regressions) == (0, 1)
+    assert flip.kind == "undecided"
+    assert flip.because == (
+        "3 base samples and 3 head samples: 7 head samples would decide it, or 2 with a base "
+        "history of 36"
+    )
+    assert flip.reason.startswith(
+        "passed 3/3 in the base history, 0/3 on head: changed, too few samples to tell"
+    )
+    assert (c.regressions, c.likely_regressions, c.undecided, c.noise) == (0, 0, 1, 0)
+    one = compare(results_from_table({"x": "P"}), results_from_table({"x": "F"})).flips[0]
+    assert one.because == (
+        "1 base sample and 1 head sample: a base history of 36 samples and 2 head samples "
+        "would decide it"
+    )
 
 
 def test_one_unlucky_run_is_noise_but_a_consistent_drop_over_a_long_history_a_regression():

@@ -38,11 +38,11 @@ def test_diff_md__regressions_fixes_and_noise_tables(tmp_path):
     p = _cli("diff", base, head)
     assert p.returncode == 0, p.stderr
     out = p.stdout
-    assert "**2 regression(s), 0 likely, 1 fix(es), 0 likely, 1 noise**" in out
+    assert "**2 regression(s), 0 likely, 1 fix(es), 0 likely, 0 undecided, 1 noise**" in out
     assert (
         "### Regressions (2)" in out
         and "### Fixes (1)" in out
-        and "### Noise (within noise, not counted) (1)" in out
+        and "### Within noise: the test could have told, and did not (1)" in out
     )
     row = next(line for line in out.splitlines() if line.startswith("| refund-017 "))
     assert row.startswith("| refund-017 | 1 | 1.00 (20/20) | 0.00 (0/20) | ")
@@ -56,10 +56,13 @@ def test_diff_json__is_the_comparison(tmp_path):
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
     assert data["comparable"] is True
-    assert (data["regressions"], data["likely_regressions"]) == (0, 1)
+    assert (data["regressions"], data["likely_regressions"], data["undecided"]) == (0, 0, 1)
     assert data["flips"][0]["case_id"] == "a"
-    assert data["flips"][0]["kind"] == "likely_regression"
-    assert data["flips"][0]["because"] == "only 3 base samples (the history is short)"
+    assert data["flips"][0]["kind"] == "undecided"
+    assert data["flips"][0]["because"] == (
+        "3 base samples and 3 head samples: 7 head samples would decide it, or 2 with a base "
+        "history of 36"
+    )
 
 
 def test_diff__bad_input_is_exit_2_naming_the_file(tmp_path):

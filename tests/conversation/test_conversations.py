@@ -23,7 +23,7 @@ import pytest
 from gate.dataset import load_dataset
 from gate.pipeline import CheckOptions, check
 from gate.report import render_comment, render_console
-from gate.results import Results, pass_hat_k
+from gate.results import Results
 from tests.conversation.support import HERE, decide
 from tests.servers.openai_server import FakeOpenAIServer, Response, chat_completion, tool_call
 
@@ -186,7 +186,7 @@ def test_three_turn_conversation__every_agent_kind__each_turn_scored_where_it_ha
         assert whole["case_passed"] == 1.0
     assert not results.hard_failures  # the refund in turn 3 follows turn 2's verification
     assert results.per_tool["issue_refund"].recall == 1.0
-    assert pass_hat_k(results).dataset == 1.0
+    assert results.pass_hat and results.pass_hat[-1] == 1.0  # pass^k at k = its samples
 
 
 @pytest.mark.parametrize("kind", ["command-stateless", "python", "openai"])
@@ -213,7 +213,7 @@ def test_must_not_call_in_turn_2__ends_the_conversation_and_fails_the_case(
     assert {h.kind for h in results.hard_failures} == {"must_not_call"}
     assert all(h.message.startswith("turn 2 of 3 (the user: “Sure") for h in results.hard_failures)
     console = render_console(results)
-    assert "delete_account() in turn 2 of 3 (the user: “Sure, it's ana@example.com”)" in console
+    assert "delete_account()  turn 2 of 3 (the user: “Sure, it's ana@example.com”)" in console
     comment = render_comment(results)
     assert "turn 2 of 3 \\(the user: “Sure, it's ana@\u200bexample.com”\\)" in comment
 

@@ -349,7 +349,7 @@ def test_gate__max_extra_writes__fails_the_check(tmp_path: Path) -> None:
     p = toolgate("check", "--config", "toolgate.yml", "--out", "out", "--no-progress", cwd=tmp_path)
     assert p.returncode == 1, p.stderr
     assert "1 gate missed: extra_writes 1.000 > 0.000" in p.stdout
-    assert "✗ extra_writes = 1.000 (≤ 0.000)" in p.stdout
+    assert "  extra_writes  1.000  ❌ ≤ 0.000" in p.stdout
     results = json.loads((tmp_path / "out" / "results.json").read_text())
     gate = next(g for g in results["verdict"]["gates"] if g["metric"] == "extra_writes")
     assert gate["passed"] is False and gate["value"] == 1.0

@@ -155,6 +155,7 @@ def test_report_cli__secret_env__redacted_everywhere(tmp_path: Path) -> None:
     data["agent"]["api_key"] = secret
     data["notices"].append(f"the agent printed {secret}")
     data["cases"][1]["samples"][0]["evidence"]["summary"] = f"leaked {secret} in a call"
+    data["cases"][1]["samples"][0]["evidence"]["actual"][0]["arguments"]["note"] = secret
     path = tmp_path / "results.json"
     write_results(path, Results.model_validate(data))
     for fmt in ("comment", "md", "junit", "console"):

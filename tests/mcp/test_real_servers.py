@@ -230,4 +230,4 @@ def test_check__server_advertises_drifted_tools__drift_in_results_and_comment(
     assert any("include_events" in line for line in changed["diff"])
     comment = (tmp_path / "out" / "comment.md").read_text(encoding="utf-8")
     assert "Tool-definition drift (3)" in comment
-    assert "changed on MCP server `crm` (pinned → advertised)" in comment
+    assert r"changed on MCP server `crm` \(pinned → advertised\)" in comment

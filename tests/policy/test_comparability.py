@@ -255,19 +255,26 @@ def test_subtle_regression_of_one_case_of_six__seeded_base_fails__plain_base_war
 
     against_plain = _check(config, tmp_path / "pr2", tmp_path / "plain" / "results.json")
     v = against_plain.verdict
-    assert v is not None and v.passed and (v.regressions, v.likely_regressions) == (0, 1)
-    assert against_plain.comparison is not None
+    assert v is not None and v.passed and (v.regressions, v.likely_regressions) == (0, 0)
+    assert v.undecided == 1 and against_plain.comparison is not None
     (flip,) = against_plain.comparison.flips
-    assert (flip.case_id, flip.kind) == ("c3", "likely_regression")
-    assert flip.because == "only 2 base samples (the history is short)"
+    # 2 base samples, 2 head samples all failing: not significant against so short a
+    # history, within the pull request's cap of extra samples — too few to tell
+    assert (flip.case_id, flip.kind) == ("c3", "undecided")
+    assert flip.because == (
+        "2 base samples and 2 head samples: 43 head samples would decide it, or 2 with a base "
+        "history of 36"
+    )
     body = render_comment(against_plain)
     first = body.split("### ")[0]
     assert "The base history is short: 2 samples per case, below `policy.min_history` \\(36\\)" in (
         first
     )
+    assert "This run listed 1 case that got worse as undecided" in first
     assert "`toolgate check --base-run`" in first
     heading = body.splitlines()[1]
-    assert heading.startswith("## ✅ ToolGate `plan` passed — no gates configured")
-    assert heading.endswith("/plain/results.json, 1 likely regression \\(not significant yet\\)")
-    assert "### 🔻 Regressions (1 likely) — worse than the base history" in body
+    assert heading.startswith(
+        "## ⚠️ ToolGate `plan` passed — 1 case got worse, too few samples to tell: `c3`; no gates"
+    )
+    assert "### ⚠️ Undecided: 1 case got worse, too few samples to tell" in body
     assert "No flips" not in body

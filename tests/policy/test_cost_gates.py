@@ -168,7 +168,7 @@ def test_no_base_history__the_relative_gate_is_not_checked(tmp_path: Path) -> No
     (gate,) = got.results.verdict.gates
     assert gate.passed and gate.not_checked and "not checked" in gate.reason
     assert "⚪ ≤ +15.0 % (not checked)" in render_comment(got.results)
-    assert "typical case n/a per sample (≤ +15.0 % against the base history, not checked" in (
+    assert "total_tokens max_increase 15% not checked — no comparable base history" in (
         render_console(got.results)
     )
 

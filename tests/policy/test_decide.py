@@ -141,13 +141,13 @@ def test_regressions__over_max_new_failures_fail_and_name_the_cases():
 
 
 def test_likely_regressions__warn_by_default__fail_with_likely_fail():
-    base = results_from_table({"a": "PPP", "b": "PPP"})
-    head = results_from_table({"a": "FFF", "b": "PPP"})
+    base = results_from_table({"a": "P" * 40, "b": "P" * 40})
+    head = results_from_table({"a": "PPF", "b": "PPP"})
     warned = decide(head, make_config(), base, "base.json")
     v = warned.verdict
     assert v is not None and v.passed and (v.regressions, v.likely_regressions) == (0, 1)
     assert any(
-        n.startswith("1 likely regression(s), not significant yet: a (3/3 → 0/3)")
+        n.startswith("1 likely regression(s), not significant yet: a (40/40 → 2/3)")
         for n in warned.notices
     )
     from gate.config import LikelyMode
@@ -158,6 +158,32 @@ def test_likely_regressions__warn_by_default__fail_with_likely_fail():
     assert any(
         "1 regression(s) (1 likely: regressions.likely is fail) > 0 allowed" in r for r in v.reasons
     )
+
+
+def test_undecided_drops__warn_by_default__fail_with_undecided_fail():
+    """One sample on each side: a case that passed its base sample and fails its head
+    sample got worse with too few samples to tell — a warning named in the summary by
+    default (the verdict passes, the reports are ⚠️), a failure with
+    ``regressions.undecided: fail``. A case that rose undecided is neither."""
+    from gate.config import UndecidedMode
+
+    base = results_from_table({"a": "P", "b": "P", "c": "F"})
+    head = results_from_table({"a": "F", "b": "P", "c": "P"})
+    warned = decide(head, make_config(), base, "base.json")
+    v = warned.verdict
+    assert v is not None and v.passed and (v.undecided, v.undecided_fail) == (1, False)
+    assert warned.comparison is not None and warned.comparison.undecided == 2
+    assert "1 case(s) fell, too few samples to tell" in v.summary
+    assert any(
+        n.startswith("1 case(s) fell with too few samples to tell: a (1/1 → 0/1)")
+        for n in warned.notices
+    )
+    cfg = make_config(regressions={"undecided": UndecidedMode.FAIL})
+    failed = decide(head, cfg, base, "base.json").verdict
+    assert failed is not None and not failed.passed and failed.undecided_fail
+    assert list(failed.reasons) == [
+        "1 case(s) fell with too few samples to tell (regressions.undecided: fail): a (1/1 → 0/1)"
+    ]
 
 
 def test_no_baseline__passes_with_a_notice():

@@ -119,7 +119,9 @@ def test_new_failing_case__shown_with_its_evidence_counted_and_a_warning(
     assert "1 case added \\(`c-6`\\), 1 case removed \\(`c-5`\\)" in comment
     assert any("1 new case(s) fail: c-6 (0/2)" in n for n in results.notices)
     console = render_console(results)
-    assert "new cases that fail (no history to compare with) (1)" in console
+    assert (
+        "🆕 New cases that fail (1) — added by this change, no history to compare with" in console
+    )
 
 
 def test_two_passing_cases_removed__fail_the_gate_first_line_says_so(

@@ -127,8 +127,8 @@ def test_evaluate__one_sample_histories__no_extra_samples_and_says_none_could_de
     words = sentences(ev, detectability([Counts(1, 1)] * 60, params=EngineParams()))
     assert any("no extra samples" in w for w in words)
     assert any(
-        "got no extra samples because none could decide them" in w
-        and "from 3 base samples on it could be" in w
+        "got no extra samples: none could decide them" in w
+        and "From 3 base samples on it could be" in w
         for w in words
     )
     assert not any("stayed undecided when the sampling cap was reached" in w for w in words)

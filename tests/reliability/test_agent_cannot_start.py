@@ -122,7 +122,9 @@ def test_check__agent_import_error__verdict_error_exit_4_its_words_first_no_gate
     assert first == (
         f"ToolGate faults: ERROR — the agent could not start: ModuleNotFoundError: {words}"
     )
-    assert "what to do: The agent's packages are not installed where it runs" in proc.stdout
+    assert proc.stdout.splitlines()[1].startswith(
+        "What to do: The agent's packages are not installed where it runs"
+    )
     comment = (tmp_path / "out" / "comment.md").read_text()
     report = (tmp_path / "out" / "report.md").read_text()
     heading = "the agent could not start: ModuleNotFoundError: No module named " + (
@@ -151,7 +153,7 @@ def test_check__replies_without_ids_on_every_sample__exit_4_with_the_hint(tmp_pa
         "case_id and sample (every case-sample, 8)"
     )
     assert lines[1] == (
-        "what to do: Echo the case_id and sample of the start message in every reply, or set "
+        "What to do: Echo the case_id and sample of the start message in every reply, or set "
         "agent.reply_ids: optional."
     )
     comment = (tmp_path / "out" / "comment.md").read_text()
@@ -187,11 +189,11 @@ def test_check__agent_crashes_on_one_case__its_samples_earn_nothing_listed_apart
     assert results.metrics["no_tool_respected"].mean == 1.0  # chat-0 only
     assert results.metrics["no_tool_respected"].n == 1
     assert results.metrics["agent_error_rate"].mean == pytest.approx(1 / 3)
-    assert "no answer: the agent failed every sample before answering (1)" in proc.stdout
-    assert "  crash-0 (line 2)  crash: the worker exited with code 1 before answering" in (
+    assert "⚠️ No answer (1 case) — every sample failed before an answer" in proc.stdout
+    assert "  crash-0 (line 2)  2  crash: the worker exited with code 1 before answering" in (
         proc.stdout
     )
     failing = proc.stdout.split("failing cases", 1)
     assert len(failing) == 1 or "crash-0" not in failing[1].split("\n\n")[0]
     comment = (tmp_path / "out" / "comment.md").read_text()
-    assert "### ⚠️ No answer (1 case) — the agent failed every sample before answering" in comment
+    assert "### ⚠️ No answer (1 case) — every sample failed before an answer" in comment

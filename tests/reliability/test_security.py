@@ -188,7 +188,7 @@ class _Html(HTMLParser):
         self.comments.append(data)
 
     def handle_data(self, data: str) -> None:
-        if self.heading is not None:
+        if self.heading is not None and not self.code:  # a case id in code is shown, inert
             self.heading.append(data)
         if not self.code:
             self.prose.append(data)

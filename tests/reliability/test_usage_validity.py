@@ -92,7 +92,7 @@ def test_command_agent__invalid_usage__recorded_and_reported_never_a_crash(
     run, sample = recorded(tmp_path)
     assert run["usage"] is None and says in run["usage_error"], run
     assert "usage" not in sample and sample["usage_error"] == run["usage_error"]
-    assert "invalid token usage: left out of the token figures (1)" in proc.stdout
+    assert "Invalid token usage on 1 sample, left out of the token figures" in proc.stdout
     assert says in proc.stdout
     comment = (tmp_path / "out" / "comment.md").read_text()
     assert "⚠️ Invalid token usage on 1 sample" in comment
@@ -175,7 +175,7 @@ def test_replayed_runs_file__invalid_usage__recorded_and_written_back(tmp_path: 
     runs = [json.loads(x) for x in (tmp_path / "out" / "runs.jsonl").read_text().splitlines()]
     errors = {r["case_id"]: r.get("usage_error") for r in runs}
     assert errors == {"c1": "prompt_tokens = -3 is negative", "c2": "recorded elsewhere"}
-    assert "invalid token usage: left out of the token figures (2)" in proc.stdout
+    assert "Invalid token usage on 2 samples, left out of the token figures" in proc.stdout
 
 
 def test_replayed_runs_file__usage_not_an_object__input_error(tmp_path: Path) -> None:

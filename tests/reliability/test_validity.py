@@ -112,7 +112,7 @@ def test_check__endpoint_fails_one_case__missing_counted_verdict_error(tmp_path:
     )
     comment = (tmp_path / "out" / "comment.md").read_text()
     assert "This run is not valid" in comment and "Missing case-samples: 2 of 6" in comment
-    assert "missing case-samples: 2 of 6 (http 2)" in proc.stdout
+    assert "Missing case-samples: 2 of 6 (http 2)." in proc.stdout
     FAULT_FIGURES["faults injected"] += 2
     FAULT_FIGURES["case-samples planned"] += 6
     FAULT_FIGURES["case-samples recorded"] += len(runs)
@@ -226,7 +226,7 @@ def test_check__missing_samples_within_max_missing__same_verdict_as_without_them
     assert cases["good"].passed and not cases["good"].flaky and cases["good"].pass_rate == 1.0
     assert not cases["bad"].passed and cases["bad"].pass_rate == 0.0
     report = (tmp_path / "a" / "out" / "report.md").read_text()
-    assert "Missing case-samples: 2 of 9 (`http` 2)" in report
+    assert "Missing case-samples: 2 of 9 \\(http 2\\)." in report
     FAULT_FIGURES["faults injected"] += 2
     FAULT_FIGURES["case-samples planned"] += 9
     FAULT_FIGURES["case-samples recorded"] += 9
@@ -245,8 +245,9 @@ def test_check__missing_sample_within_max_missing__not_sampled_in_every_report(
     good = next(c for c in results.cases if c.id == "good")
     assert [s.failed_checks for s in good.samples] == [[], [], []]
     report = (tmp_path / "out" / "report.md").read_text()
-    # two of its three samples were sampled: too few for pass^3 (n/a)
-    assert "| `good` | ✅ | 2/2 | n/a |  | — | 1 |" in report, report
+    assert "| `good` | ✅ | 2/2 |  | — | 1 |" in report, report
+    # two of its three samples were sampled: pass^3 leaves it out (the bad case: 0)
+    assert results.pass_hat == [0.5, 0.5, 0.0]
     junit = (tmp_path / "out" / "junit.xml").read_text()
     assert "pass rate 1.000 over 2 samples" in junit
     assert "<failure" not in junit.split('name="good"', 1)[1].split("</testcase>", 1)[0]
@@ -275,7 +276,7 @@ def test_check__case_with_every_sample_missing__not_sampled_never_a_regression(
     assert not [f for f in head.comparison.flips if f.case_id == "two"]  # nor a regression
     assert code == ExitCode.PASS, head.verdict
     report = (tmp_path / "head" / "out" / "report.md").read_text()
-    assert "Not sampled (every sample missing): `two`" in report
+    assert "Not sampled: 1 case \\(`two`\\) lost every sample." in report
     FAULT_FIGURES["faults injected"] += 2
     FAULT_FIGURES["case-samples planned"] += 4
     FAULT_FIGURES["case-samples recorded"] += 4

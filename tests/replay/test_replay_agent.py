@@ -20,7 +20,7 @@ def _write(path: Path, runs: list[Run]) -> None:
             w.write(r)
 
 
-def test_replay__stored_runs_kept_missing_samples_recorded_as_errors(tmp_path: Path) -> None:
+def _elsewhere(tmp_path: Path) -> None:
     _write(
         tmp_path / "elsewhere.jsonl",
         [
@@ -29,15 +29,43 @@ def test_replay__stored_runs_kept_missing_samples_recorded_as_errors(tmp_path: P
             Run(case_id="b", sample=1, final="B1"),
         ],
     )
+
+
+def test_replay__samples_the_file_lacks__bad_input_naming_them(tmp_path: Path) -> None:
+    """Nothing failed: the file is short. Every planned case-sample it lacks is named
+    (the cases it has no run of at all apart), with the way to gate on the others."""
+    _elsewhere(tmp_path)
     cfg = config(tmp_path, {"kind": "replay", "runs": "elsewhere.jsonl"})
-    s = run_all(cfg, FakeDataset([case("a"), case("b")]), tmp_path / "out", samples=2,
-                shard=None, resume=False, progress=False)  # fmt: skip
+    with pytest.raises(RunsFileError) as exc:
+        run_all(cfg, FakeDataset([case("a"), case("b"), case("c")]), tmp_path / "out",
+                samples=2, shard=None, resume=False, progress=False)  # fmt: skip
+    whole, part = exc.value.problems
+    assert (whole.file, whole.field) == ("elsewhere.jsonl", "case_id")
+    assert whole.message == "no run of 1 of the 3 cases: 'c'"
+    assert part.message == "no run of 2 sample(s) of 2 case(s) it holds: 'a' sample 1, 'b' sample 0"
+    assert "agent.missing: skip" in (exc.value.hint or "")
+    assert not (tmp_path / "out" / "runs.jsonl").exists() or not list(
+        read_runs(tmp_path / "out" / "runs.jsonl")
+    )
+
+
+def test_replay__missing_skip__stored_runs_kept_the_rest_not_run(tmp_path: Path) -> None:
+    _elsewhere(tmp_path)
+    from gate.agents.replay import MissingRuns
+
+    cfg = config(
+        tmp_path, {"kind": "replay", "runs": "elsewhere.jsonl", "missing": MissingRuns.SKIP}
+    )
+    s = run_all(cfg, FakeDataset([case("a"), case("b"), case("c")]), tmp_path / "out",
+                samples=2, shard=None, resume=False, progress=False)  # fmt: skip
     runs = {(r.case_id, r.sample): r for _, r in read_runs(tmp_path / "out" / "runs.jsonl")}
-    assert set(runs) == {("a", 0), ("a", 1), ("a", 4), ("b", 0), ("b", 1)}
+    assert set(runs) == {("a", 0), ("a", 1), ("a", 4), ("b", 0), ("b", 1), ("c", 0), ("c", 1)}
     assert runs[("a", 0)].final == "A0" and runs[("a", 0)].latency_ms == 12.5
     assert runs[("a", 4)].final == "A4"
-    assert runs[("b", 0)].error == "not_in_replay: elsewhere.jsonl has no run for case 'b' sample 0"
-    assert s.error_kinds == {"not_in_replay": 2}
+    assert runs[("b", 0)].error == (
+        "not_run: elsewhere.jsonl has no run for case 'b' sample 0 (agent.missing: skip)"
+    )
+    assert s.error_kinds == {"not_run": 4}
 
 
 def test_replay__run_for_unknown_case__runs_file_error_names_line(tmp_path: Path) -> None:

@@ -205,7 +205,8 @@ def assert_inert(markdown: str, *, with_marker: bool) -> None:
         "🛑 Hard failures", "Metrics", "Gates", "Variance guard", "🔻 Regressions",
         "🔧 Tool-definition drift", "✅ Fixed", "🎲 Flaky", "New and removed",
         "Per-tool recall", "Tool confusion", "Malformed calls", "Failing cases",
-        "⚖️ Judge scores", "⚠️ No answer",
+        "⚖️ Judge scores", "⚠️ No answer", "⚠️ Undecided", "Undecided", "Within noise",
+        "Usage and timing", "Run information", "🧪 Tests against", "Slices", "Reasons",
     )  # fmt: skip
     for h in p.headings[1:]:
         assert h.startswith(ours), f"a heading that is not ours: {h!r}"

@@ -23,11 +23,11 @@ from gate.config import ConfigError, load_config
 from gate.dataset import load_dataset
 from gate.interop.export import CASE_METRICS
 from gate.model import Run, ToolCall, Turn
-from gate.report.markdown import HEADLINE_METRICS
 from gate.scorers import registry
 from gate.scorers.facts import VIEW_FIELDS, ScoringView
 from gate.scorers.registry import (
     GATEABLE,
+    HEADLINE_METRICS,
     LOWER_IS_BETTER,
     METRICS,
     POOLED_METRICS,
