@@ -426,10 +426,7 @@ def test_policy_doc__section_10__figures_are_what_the_example_gives(
     assert f"The gate names {hard} cases with a hard failure" in section
     (p,) = {f.p_value for f in reg.comparison.flips if f.kind == "regression"}
     assert p is not None
-    assert (
-        f"{reg.comparison.regressions} regressed cases (36/36 → 0/3 each, p = {p:.2g}"
-        in section
-    )
+    assert f"{reg.comparison.regressions} regressed cases (36/36 → 0/3 each, p = {p:.2g}" in section
     assert reg.policy.spend.extra == 0  # "none needed an extra one"
     cost = {d.metric: d for d in reg.comparison.cost}
     for metric in ("tool_calls", "steps", "total_tokens"):
@@ -453,9 +450,8 @@ def test_policy_doc__section_10__figures_are_what_the_example_gives(
     (pp,) = {f.p_value for f in decided}
     assert pp is not None
     (counts,) = {(f.base_samples, f.head_samples) for f in decided}
-    assert (
-        f"({counts[0]}/{counts[0]} → 0/{counts[1]}, p = {pp:.2g})" in section
-        and all(f.base_pass_rate == 1.0 and f.head_pass_rate == 0.0 for f in decided)
+    assert f"({counts[0]}/{counts[0]} → 0/{counts[1]}, p = {pp:.2g})" in section and all(
+        f.base_pass_rate == 1.0 and f.head_pass_rate == 0.0 for f in decided
     )
 
 

@@ -171,7 +171,10 @@ def test_docs__every_relative_link__resolves_to_a_file_and_anchor(doc: Path) -> 
         if not file.exists() or not file.resolve().is_relative_to(ROOT):
             bad.append(f"{target}: no such file")
             continue
-        if anchor and file.suffix == ".md":
-            if anchor not in anchors(file.read_text(encoding="utf-8")):
-                bad.append(f"{target}: no such heading")
+        if (
+            anchor
+            and file.suffix == ".md"
+            and anchor not in anchors(file.read_text(encoding="utf-8"))
+        ):
+            bad.append(f"{target}: no such heading")
     assert not bad, f"{doc.relative_to(ROOT)}: " + "; ".join(bad)
