@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from gate.config import Config, ReplayAgent
+from gate.config import Config
 from gate.errors import ExitCode
 from gate.outdir import locked, remove_stale
 from gate.pipeline.publish import exit_code, say, validate_run, write_run_files
@@ -94,7 +94,7 @@ def merge_and_decide(
             detect=tests.detect,
             hash_version=tests.hash_version,
             detection=tests.detection,
-            recorded=config is not None and isinstance(config.agent, ReplayAgent),
+            recorded=config is not None and config.agent.samples_recorded,
         ),
     )
     decided = validate_run(decided, config.max_missing if config is not None else 0.0)
