@@ -402,7 +402,8 @@ def _prose(text: str) -> str:
 def test_readme__figures_quoted__are_what_its_commands_give(
     runs: dict[str, CheckOutcome],
 ) -> None:
-    """Every figure README.md quotes of the example is what the commands it shows print:
+    """Every figure README.md (and docs/policy.md, section 10) quotes of the example is what
+    the commands they show print:
     the fixture's runs are those commands (the base run with --base-run, the regressed
     build against it by `--baseline toolgate-out/results.json`), and the plain base run
     is the one it describes without --base-run."""
@@ -447,21 +448,72 @@ def test_readme__figures_quoted__are_what_its_commands_give(
         'This run changes the agent\'s command `["python", "agent.py"]` → '
         '`["python", "agent.py", "--variant", "regressed"]`' in comment
     )
-    # against the plain base run (3 samples per case)
+    # against the plain base run (3 samples per case): docs/policy.md, section 10
+    policy_doc = _prose((ROOT / "docs" / "policy.md").read_text(encoding="utf-8"))
     plain = runs["regressed-plain"].results
     assert plain.comparison is not None
     likely, decided = plain.comparison.likely_regressions, plain.comparison.regressions
     assert (
         f"Against a base run made without `--base-run` ({runs['plain'].results.samples} "
         f"samples per case) the {likely} cases with a hard failure are *likely* regressions"
-        in readme
+        in policy_doc
     )
-    assert f"the {decided} without one get extra samples until their regression" in readme
+    assert f"the {decided} without one get extra samples until their regression" in policy_doc
     held = plain.policy.spend.held_back if plain.policy is not None else []
     assert len({f.case_id for f in plain.comparison.flips if f.kind == "likely_regression"}) == (
         likely
     )
     assert set(held) >= {f.case_id for f in plain.comparison.flips if f.kind == "likely_regression"}
+
+
+def test_policy_doc__section_10__figures_are_what_the_example_gives(
+    runs: dict[str, CheckOutcome],
+) -> None:
+    """docs/policy.md, section 10: the figures of the example's regressed and flaky builds
+    against the base run, and of the regressed build against the plain base run."""
+    doc = _prose((ROOT / "docs" / "policy.md").read_text(encoding="utf-8"))
+    section = doc[doc.index("## 10. The example's three builds") :]
+    reg = runs["regressed"].results
+    assert reg.comparison is not None and reg.policy is not None
+    cases = len(reg.cases)
+    assert f"Each runs {cases} cases, {reg.samples} samples per case" in section
+    metrics = reg.comparison.metrics
+    for name, words in (("case_passed", "the pass rate"), ("tool_selection_f1", None)):
+        d = metrics[name]
+        assert d.base is not None and d.head is not None
+        shown = f"({d.base:.3f} → {d.head:.3f})"
+        assert (f"{words} {shown}" if words else f"`{name}` {shown}") in section, shown
+    hard = len({f.case_id for f in reg.hard_failures})
+    assert f"The gate names {hard} cases with a hard failure" in section
+    (p,) = {f.p_value for f in reg.comparison.flips if f.kind == "regression"}
+    assert p is not None
+    assert f"{reg.comparison.regressions} regressed cases (36/36 → 0/3 each, p = {p:.2g}" in section
+    assert reg.policy.spend.extra == 0  # "none needed an extra one"
+    cost = {d.metric: d for d in reg.comparison.cost}
+    for metric in ("tool_calls", "steps", "total_tokens"):
+        d = cost[metric]
+        assert d.base is not None and d.head is not None and d.relative is not None
+        shown = (
+            f"`{metric}` {figures.cost(metric, d.base)} → {figures.cost(metric, d.head)} "
+            f"({figures.percent(d.relative)})"
+        )
+        assert shown in section and d.beyond_noise, shown
+    flaky = runs["flaky"].results
+    assert flaky.comparison is not None and flaky.policy is not None
+    spend = flaky.policy.spend
+    assert f"**likely regressions**: {flaky.comparison.likely_regressions} of them" in section
+    assert flaky.comparison.regressions == 0
+    assert spend.extra == spend.cap
+    assert f"They shared {spend.extra} extra samples, the run's cap" in section
+    plain = runs["regressed-plain"].results
+    assert plain.comparison is not None
+    decided = [f for f in plain.comparison.flips if f.kind == "regression"]
+    (pp,) = {f.p_value for f in decided}
+    assert pp is not None
+    (counts,) = {(f.base_samples, f.head_samples) for f in decided}
+    assert f"({counts[0]}/{counts[0]} → 0/{counts[1]}, p = {pp:.2g})" in section and all(
+        f.base_pass_rate == 1.0 and f.head_pass_rate == 0.0 for f in decided
+    )
 
 
 def test_readme__bill_of_100_cases_at_3_samples__is_what_check_prints(tmp_path: Path) -> None:
