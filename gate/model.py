@@ -942,6 +942,10 @@ class TurnScore:
 JUDGE_METRIC_PREFIX = "judge."
 """Judge scores are named ``judge.<rubric>``; they are reported and can never be gated."""
 
+CASE_HASH_VERSION = 2
+"""What a case's hash (``gate.policy.history.case_hash``) covers: 2 — the case and the
+scoring; 1 (the previous release) — also the tools' definitions and the agent identity."""
+
 MIN_HISTORY = 36
 """The default ``policy.min_history``: base samples per case a history should hold
 (docs/policy.md §9.7 measures what it detects: with the other defaults, the smallest
@@ -1024,7 +1028,7 @@ class ToolRecall:
     expected: int
     matched: int
     recall: float | None
-    called: int
+    called: int = 0
 
 
 @value
@@ -1083,7 +1087,7 @@ class ConfirmStats:
 
     max_extra_samples: int
     extra_samples: int
-    cases: Mapping[str, int]
+    cases: Mapping[str, int] = field(default_factory=dict)
 
 
 @value
@@ -1209,14 +1213,19 @@ class Flip:
     kind: FlipKind
     base_pass_rate: float | None
     head_pass_rate: float | None
-    base_samples: int
-    head_samples: int
-    head_extra_samples: int
-    failed_checks: tuple[str, ...]
-    tools: tuple[str, ...]
-    drifted_tools: tuple[str, ...]
-    line: int | None
-    reason: str
+    base_samples: int = 0
+    head_samples: int = 0
+    head_extra_samples: int = 0
+    """Extra samples (sequential sampling, seeding) included in ``head_samples``."""
+    failed_checks: tuple[str, ...] = ()
+    """Checks that failed in head samples (a regression, noise) or in base samples (a
+    fix)."""
+    tools: tuple[str, ...] = ()
+    """Tools the case involves (expected, must-not-call or called)."""
+    drifted_tools: tuple[str, ...] = ()
+    """Those of ``tools`` whose definition changed between base and head."""
+    line: int | None = None
+    reason: str = ""
     p_value: float | None = None
     """The anytime-valid p-value of the case's test against the base history, in the
     direction of the change."""
@@ -1258,8 +1267,8 @@ class SetupChange:
     ``kind``), base → head."""
 
     key: str
-    base: JsonValue
-    head: JsonValue
+    base: JsonValue = None
+    head: JsonValue = None
 
 
 class DriftChange(enum.StrEnum):
@@ -1275,8 +1284,11 @@ class ToolDrift:
 
     tool: str
     change: DriftChange
-    diff: tuple[str, ...]
-    flipped_cases: tuple[str, ...]
+    diff: tuple[str, ...] = ()
+    flipped_cases: tuple[str, ...] = ()
+    server: str | None = None
+    """In the pinned tools' drift (``gate.interop.mcp_tools``): the MCP server advertising
+    the tool (``None``: removed, or a drift between base and head)."""
 
 
 class NotComparedWhy(enum.StrEnum):
@@ -1362,20 +1374,25 @@ class Comparison:
     """This run against the baseline (``gate.baseline.diff.compare``)."""
 
     source: str
+    """Where the baseline came from, in words (a file, an artifact of run N, …)."""
     comparable: bool
-    note: str | None
-    rule: str
-    base_dataset_sha256: str | None
-    base_samples: int
-    regressions: int
+    note: str | None = None
+    rule: str = ""
+    """The flip classification, in words."""
+    base_dataset_sha256: str | None = None
+    base_samples: int = 0
+    regressions: int = 0
     """Significant regressions."""
-    fixes: int
-    noise: int
-    metrics: Mapping[str, MetricDelta]
-    slice_metrics: Mapping[str, Mapping[str, MetricDelta]]
-    flips: tuple[Flip, ...]
-    tool_drift: tuple[ToolDrift, ...]
-    base_usage: Mapping[str, float]
+    fixes: int = 0
+    noise: int = 0
+    metrics: Mapping[str, MetricDelta] = field(default_factory=dict)
+    slice_metrics: Mapping[str, Mapping[str, MetricDelta]] = field(default_factory=dict)
+    """Per slice (``key=value``) either run has: metric → base, head and delta."""
+    flips: tuple[Flip, ...] = ()
+    """Regressions first, then likely regressions, fixes, likely fixes, noise, new and
+    removed; dataset order within each."""
+    tool_drift: tuple[ToolDrift, ...] = ()
+    base_usage: Mapping[str, float] = field(default_factory=dict)
     likely_regressions: int = 0
     """Likely regressions: moved by the minimum effect, not yet significant."""
     likely_fixes: int = 0
@@ -1434,12 +1451,12 @@ class GateOutcome:
     (``no_data``: the metric is n/a everywhere or the slice is empty — such a gate fails)."""
 
     metric: str
-    slice: str | None
     op: GateOp
     threshold: float
     value: float | None
     passed: bool
     reason: str
+    slice: str | None = None
     failing_cases: tuple[str, ...] = ()
     no_data: bool = False
     not_checked: bool = False
@@ -1455,15 +1472,15 @@ class GateOutcome:
 class VarianceOutcome:
     """The variance guards (``gate.policy.guards``)."""
 
-    max_std: float | None
-    observed_max_std: float | None
-    worst_metric: str | None
-    stds: Mapping[str, float | None]
-    max_flaky_share: float | None
-    flaky_share: float
-    flaky_cases: tuple[str, ...]
-    passed: bool
-    reasons: tuple[str, ...]
+    max_std: float | None = None
+    observed_max_std: float | None = None
+    worst_metric: str | None = None
+    stds: Mapping[str, float | None] = field(default_factory=dict)
+    max_flaky_share: float | None = None
+    flaky_share: float = 0.0
+    flaky_cases: tuple[str, ...] = ()
+    passed: bool = True
+    reasons: tuple[str, ...] = ()
     not_computed: tuple[str, ...] = ()
     """Configured guards whose figure does not exist for this run (fewer than 2 samples
     per case), each with why: shown as not computed, never ✅, never a failure."""
@@ -1475,12 +1492,14 @@ class Verdict:
 
     passed: bool
     summary: str
-    reasons: tuple[str, ...]
-    gates: tuple[GateOutcome, ...]
-    variance: VarianceOutcome
-    hard_failures: int
-    regressions: int
-    notices: tuple[str, ...] = ()
+    """One line: the verdict and why."""
+    reasons: tuple[str, ...] = ()
+    gates: tuple[GateOutcome, ...] = ()
+    variance: VarianceOutcome = field(default_factory=VarianceOutcome)
+    hard_failures: int = 0
+    regressions: int = 0
+    notices: tuple[str, ...] = field(default=(), metadata={"written": False})
+    """Added to the run's own notices (not written in the verdict of results.json)."""
     likely_regressions: int = 0
     likely_fail: bool = False
     """``regressions.likely: fail``: likely regressions count against the allowance."""

@@ -32,7 +32,8 @@ from gate.pipeline.sequential import (
     policy_stage,
     run_bill,
 )
-from gate.results import assemble, policy_fields
+from gate.pipeline.typed import policy_fields
+from gate.results import assemble
 from gate.runsfile import RunsIndex
 
 if TYPE_CHECKING:
@@ -57,7 +58,6 @@ def check(
     report, and a GitHub failure never changes the verdict. The runs file is opened once,
     after the runner wrote it, and shared by every stage that reads it.
     """
-    from gate.config import ReplayAgent
     from gate.policy.decide import decide
     from gate.replay.interface import build_agent
     from gate.replay.runner import run_all, select_cases
@@ -172,7 +172,7 @@ def check(
 
         mcp_drift, drift_notices = server_drift(config, dataset.tools, environ)
         notices.extend(drift_notices)
-        detect, detection = detect_sentences(tested, recorded=isinstance(config.agent, ReplayAgent))
+        detect, detection = detect_sentences(tested, recorded=config.agent.samples_recorded)
         try:
             results = assemble(
                 head.stats,
@@ -191,7 +191,7 @@ def check(
                     detection=detection,
                     base_run=opts.base_run,
                     bill=bill,
-                    recorded=isinstance(config.agent, ReplayAgent),  # no sample can be added
+                    recorded=config.agent.samples_recorded,  # no sample can be added
                 ),
                 timing={
                     **head.timing,

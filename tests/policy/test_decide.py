@@ -199,8 +199,8 @@ def test_no_baseline__passes_with_a_notice():
 
 
 def test_no_baseline__require_baseline__fails_naming_why():
+    from gate.pipeline.typed import stats_of
     from gate.policy.decide import decide as decide_verdict
-    from gate.results import stats_of
 
     stats = stats_of(results_from_table({"a": "P"}))
     v = decide_verdict(stats, None, make_config(), no_baseline="no artifact", require_baseline=True)

@@ -1,0 +1,221 @@
+"""Reading results.json: bytes in, a validated :class:`~gate.results.schema.Results` out,
+older layouts migrated first (one function per layout: :func:`from_schema1`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from gate import jsonio
+from gate import model as m
+from gate.errors import Problem, ResultsFileError
+from gate.model import HardFailureKind, Tallies, ToolCall, ToolTally
+from gate.results.schema import (
+    READS,
+    SCHEMA_VERSION,
+    STOCK_REASONS,
+    HardFailureResult,
+    Results,
+)
+
+
+def read_results(path: Path, *, display: str | None = None) -> Results:
+    """Read and validate a results.json (ours, a baseline, a shard's; schema 1 or 2)."""
+    name = display or str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ResultsFileError(
+            Problem(name, None, None, f"cannot read: {exc.strerror or exc}")
+        ) from None
+    try:
+        data = jsonio.loads_strict(raw, max_depth=128)
+    except jsonio.JsonInputError as exc:
+        raise ResultsFileError(Problem(name, None, None, _not_results(raw) or str(exc))) from None
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if isinstance(data, dict) and version not in (None, *READS):
+        raise ResultsFileError(
+            Problem(
+                name,
+                None,
+                "schema_version",
+                f"{version!r} is not supported (this ToolGate reads "
+                f"{' and '.join(map(str, READS))})",
+            )
+        )
+    if isinstance(data, dict) and (version == 1 or "schema_version" not in data):
+        data = from_schema1(data)
+    try:
+        table = data.get("stock_reasons") if isinstance(data, dict) else None
+        results = Results.model_validate(
+            data, context={"stock_reasons": table if isinstance(table, dict) else {}}
+        )
+        results.stock_reasons = dict(STOCK_REASONS)  # rewritten with this release's table
+        return results
+    except ValidationError as exc:
+        problems = [
+            Problem(name, None, ".".join(str(p) for p in e["loc"]) or None, e["msg"])
+            for e in exc.errors(include_url=False)[:20]
+        ]
+        raise ResultsFileError(problems) from None
+
+
+def _not_results(raw: bytes) -> str | None:
+    """What a file that is not a results.json is, when it is recognisably another kind."""
+    first = raw.split(b"\n", 1)[0]
+    try:
+        obj = jsonio.loads_strict(first)
+    except jsonio.JsonInputError:
+        return None
+    if isinstance(obj, dict) and "case_id" in obj and "turns" in obj:
+        return (
+            "this is a runs file (one run per line, as toolgate run writes runs.jsonl), not a "
+            "results.json: score it first (toolgate score --runs FILE), or give the "
+            "results.json that toolgate check or score wrote"
+        )
+    if isinstance(obj, dict) and ("messages" in obj or "expected_tool_calls" in obj):
+        return "this is a dataset (one case per line), not a results.json"
+    return None
+
+
+def from_schema1(data: dict[str, Any]) -> dict[str, Any]:
+    """A schema-1 document (the previous release's) in schema 2's shape: scores by name
+    become arrays over ``metric_names`` (:data:`SCHEMA1_METRICS`' order, then any other
+    name, sorted), and each sample keeps the reasons a schema-2 record keeps
+    (:func:`schema1_reasons`). The evidence stays as the file has it."""
+    out = dict(data)
+    out["schema_version"] = SCHEMA_VERSION
+    cases = data.get("cases")
+    if not isinstance(cases, list):
+        return out
+    seen: set[str] = set()
+    for c in cases:
+        if isinstance(c, dict):
+            for key in ("scores", "std"):
+                if isinstance(c.get(key), dict):
+                    seen.update(c[key])
+            for s in c.get("samples") or []:
+                if isinstance(s, dict) and isinstance(s.get("scores"), dict):
+                    seen.update(s["scores"])
+    names = [n for n in SCHEMA1_METRICS if n in seen] + sorted(seen.difference(SCHEMA1_METRICS))
+    out["metric_names"] = names
+    new_cases = []
+    for c in cases:
+        if not isinstance(c, dict):
+            new_cases.append(c)
+            continue
+        c = dict(c)
+        for key in ("scores", "std"):
+            if isinstance(c.get(key), dict):
+                c[key] = [c[key].get(n) for n in names]
+        samples = []
+        for s in c.get("samples") or []:
+            if isinstance(s, dict) and isinstance(s.get("scores"), dict):
+                s = {
+                    **s,
+                    "scores": [s["scores"].get(n) for n in names],
+                    "reasons": schema1_reasons(s),
+                }
+            samples.append(s)
+        if "samples" in c:
+            c["samples"] = samples
+        new_cases.append(c)
+    out["cases"] = new_cases
+    return out
+
+
+def tallies_of(t: Mapping[str, Any]) -> Tallies:
+    """Tallies read back from a sample record (tolerant of the shapes of schema 1)."""
+    per_tool = t.get("per_tool") or {}
+    confusion = t.get("confusion") or []
+    malformed = t.get("malformed") or {}
+    if not isinstance(malformed, Mapping):  # a list of classes, in older files
+        counted: dict[str, int] = {}
+        for kind in malformed:
+            counted[str(kind)] = counted.get(str(kind), 0) + 1
+        malformed = counted
+    return Tallies(
+        calls=int(t.get("calls", 0) or 0),
+        calls_on_no_tool=int(t.get("calls_on_no_tool", 0) or 0),
+        per_tool={str(n): ToolTally(int(e), int(mm), int(c)) for n, (e, mm, c) in per_tool.items()},
+        confusion=tuple((str(e), None if a is None else str(a)) for e, a in confusion),
+        malformed={str(k): int(v) for k, v in malformed.items()},
+        unrecorded=int(t.get("unrecorded", 0) or 0),
+    )
+
+
+def hard_failure_of(h: HardFailureResult) -> m.HardFailure:
+    """A hard failure as results.json holds it, typed again (a kind an earlier release
+    named otherwise read as the nearest one)."""
+    call = h.call
+    args = call.get("arguments")
+    raw = call.get("raw_arguments")
+    try:
+        kind = HardFailureKind(h.kind)
+    except ValueError:
+        kind = HardFailureKind.MUST_NOT_CALL if "must" in h.kind else HardFailureKind.ARG_SCOPE
+    return m.HardFailure(
+        kind=kind,
+        case_id=h.case_id,
+        sample=h.sample,
+        call=ToolCall(
+            name=str(call.get("name", "?")),
+            arguments=args if isinstance(args, dict) else None,
+            id=call.get("id") if isinstance(call.get("id"), str) else None,
+            raw_arguments=raw if isinstance(raw, str) else None,
+            parse_ok=bool(call.get("parse_ok", isinstance(args, dict))),
+        ),
+        message=h.message,
+        line=h.line,
+    )
+
+
+SCHEMA1_METRICS: tuple[str, ...] = (
+    "tool_selection_precision", "tool_selection_recall", "tool_selection_f1", "tool_set_iou",
+    "call_accuracy", "partial_credit_accuracy", "schema_validity", "parse_failure_rate",
+    "required_args_match", "order_score", "trajectory_match", "name_sequence_similarity",
+    "batching", "unnecessary_call_rate", "no_tool_respected", "must_not_call_violations",
+    "step_budget_exceeded", "duplicate_calls", "repeated_failing_calls",
+    "required_step_missing", "tool_error_rate", "malformed_call_rate",
+    "execution_failure_rate", "recovery_rate", "composite_clean_rate",
+    "risk_weighted_precision", "write_precision", "write_recall", "extra_writes",
+    "missing_writes", "free_text_similarity", "agent_error_rate", "case_passed",
+    "tool_calls", "steps", "prompt_tokens", "completion_tokens", "total_tokens", "cost",
+)  # fmt: skip
+"""The metrics as the previous release ordered them (``metric_names`` of a migrated file)."""
+
+_SCHEMA1_AT_ZERO = frozenset({
+    "parse_failure_rate", "unnecessary_call_rate", "must_not_call_violations",
+    "step_budget_exceeded", "duplicate_calls", "repeated_failing_calls",
+    "required_step_missing", "tool_error_rate", "malformed_call_rate",
+    "execution_failure_rate", "extra_writes", "missing_writes", "agent_error_rate",
+})  # fmt: skip
+"""The previous release's metrics whose best value is 0 (the others' is 1)."""
+_SCHEMA1_COST = frozenset({
+    "tool_calls", "steps", "prompt_tokens", "completion_tokens", "total_tokens", "cost"
+})  # fmt: skip
+"""The previous release's cost metrics: their figure is their reason."""
+
+
+def schema1_reasons(sample: Mapping[str, Any]) -> Any:
+    """A schema-1 sample's reasons (every metric's) cut to those a schema-2 record keeps:
+    of the metrics that missed their best value or do not apply, of any metric the
+    previous release did not have, and of failed checks."""
+    reasons = sample.get("reasons")
+    scores = sample.get("scores")
+    if not isinstance(reasons, dict) or not isinstance(scores, dict):
+        return reasons
+    checks = sample.get("failed_checks")
+    checks = checks if isinstance(checks, list) else []
+    out: dict[str, Any] = {}
+    for name, why in reasons.items():
+        if name in checks or name not in SCHEMA1_METRICS:
+            out[name] = why
+        elif name not in _SCHEMA1_COST:
+            best = 0.0 if name in _SCHEMA1_AT_ZERO else 1.0
+            if scores.get(name) != best:
+                out[name] = why
+    return out
