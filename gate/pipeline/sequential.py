@@ -821,7 +821,7 @@ def recorded_tests(
         hashes,
         carried,
         # runs a replay agent scored cannot be sampled again: say how to get a history
-        sentences(evaluation, detection, recorded=parts[0].agent.get("kind") == "replay"),
+        sentences(evaluation, detection, recorded=_recorded(parts[0].agent)),
         parts[0].case_hash_version,
         detection,
     )
@@ -899,3 +899,12 @@ def recorded_comparison(
         source=source,
         retired=config.dataset.retired_reasons() if config is not None else None,
     )
+
+
+def _recorded(agent: Mapping[str, Any]) -> bool:
+    """The agent of a results file's ``agent`` block replays recorded runs (no sample can
+    be added)."""
+    from gate.agents import settings_of
+
+    settings = settings_of(agent.get("kind"))
+    return settings is not None and settings.samples_recorded
