@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-import functools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -513,14 +512,17 @@ _CASE_KEYS = tuple(sorted((*CaseResult.model_fields,)))
 _SCALARS = (str, int, float, bool, type(None))
 
 
-@functools.cache
-def _written(cls: type) -> tuple[str, ...]:
-    """The fields of a :mod:`gate.model` dataclass that results.json holds."""
-    return tuple(f.name for f in dataclasses.fields(cls) if f.metadata.get("written", True))
+_WRITTEN: dict[type, tuple[str, ...]] = {}
 
 
 def _fields_of(value: Any) -> dict[str, Any]:
-    return {name: getattr(value, name) for name in _written(type(value))}
+    """The fields of a :mod:`gate.model` value that results.json holds."""
+    cls = type(value)
+    names = _WRITTEN.get(cls)
+    if names is None:
+        names = tuple(f.name for f in dataclasses.fields(cls) if f.metadata.get("written", True))
+        _WRITTEN[cls] = names
+    return {name: getattr(value, name) for name in names}
 
 
 def _default(obj: Any) -> Any:
