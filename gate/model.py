@@ -1216,14 +1216,9 @@ class Flip:
     base_samples: int = 0
     head_samples: int = 0
     head_extra_samples: int = 0
-    """Extra samples (sequential sampling, seeding) included in ``head_samples``."""
     failed_checks: tuple[str, ...] = ()
-    """Checks that failed in head samples (a regression, noise) or in base samples (a
-    fix)."""
     tools: tuple[str, ...] = ()
-    """Tools the case involves (expected, must-not-call or called)."""
     drifted_tools: tuple[str, ...] = ()
-    """Those of ``tools`` whose definition changed between base and head."""
     line: int | None = None
     reason: str = ""
     p_value: float | None = None
@@ -1374,11 +1369,9 @@ class Comparison:
     """This run against the baseline (``gate.baseline.diff.compare``)."""
 
     source: str
-    """Where the baseline came from, in words (a file, an artifact of run N, …)."""
     comparable: bool
     note: str | None = None
     rule: str = ""
-    """The flip classification, in words."""
     base_dataset_sha256: str | None = None
     base_samples: int = 0
     regressions: int = 0
@@ -1387,10 +1380,7 @@ class Comparison:
     noise: int = 0
     metrics: Mapping[str, MetricDelta] = field(default_factory=dict)
     slice_metrics: Mapping[str, Mapping[str, MetricDelta]] = field(default_factory=dict)
-    """Per slice (``key=value``) either run has: metric → base, head and delta."""
     flips: tuple[Flip, ...] = ()
-    """Regressions first, then likely regressions, fixes, likely fixes, noise, new and
-    removed; dataset order within each."""
     tool_drift: tuple[ToolDrift, ...] = ()
     base_usage: Mapping[str, float] = field(default_factory=dict)
     likely_regressions: int = 0
@@ -1492,7 +1482,6 @@ class Verdict:
 
     passed: bool
     summary: str
-    """One line: the verdict and why."""
     reasons: tuple[str, ...] = ()
     gates: tuple[GateOutcome, ...] = ()
     variance: VarianceOutcome = field(default_factory=VarianceOutcome)

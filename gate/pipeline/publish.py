@@ -40,11 +40,12 @@ def write_run_files(
     The reports are rendered from results.json as written (read back once), not from the
     values in memory: ``toolgate report`` on that file then gives the same bytes (the file
     keeps keys in its canonical order; the values in memory keep the dataset's)."""
+    from gate.pipeline.records import kept_reasons
     from gate.report import render_console, write_reports
     from gate.results import read_results, write_results
 
     results_path = out / RESULTS_FILE
-    write_results(results_path, results)
+    write_results(results_path, results, keep=kept_reasons)
     written = read_results(results_path)
     # The verdict is out before the optional reports: a report that cannot be written
     # (a full disk) is then a located error after it, never instead of it.

@@ -12,6 +12,7 @@ from typing import Any
 
 from gate import model as m
 from gate.model import CASE_HASH_VERSION
+from gate.pipeline.records import kept_reasons
 from gate.policy.casetest import CaseVerdict
 from gate.policy.engine import EngineParams, Evaluation
 from gate.policy.history import (
@@ -373,7 +374,9 @@ def merge_part(name: str, results: Results, names: Sequence[str]) -> MergePart:
                 error=s.error,
             )
         ordered = sorted(c.samples, key=lambda s: (s.extra, s.sample))
-        records.append([result_record(s, names=own, write=names) for s in ordered])
+        records.append(
+            [result_record(s, names=own, write=names, keep=kept_reasons) for s in ordered]
+        )
     flags = [[s.extra for s in c.samples] for c in results.cases]
     return MergePart(
         name=name,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -191,8 +191,17 @@ _RECORD_OPTIONS = orjson.OPT_NON_STR_KEYS
 _SORTED = orjson.OPT_SORT_KEYS
 
 
+Keep = Callable[[Mapping[str, str], Mapping[str, float | None], Sequence[str]], Mapping[str, str]]
+"""Which of a sample's reasons its record keeps, given its reasons, scores by name and
+failed checks (``gate.pipeline.records.kept_reasons``); without one, every reason."""
+
+
 def result_record(
-    s: SampleResult, *, names: Sequence[str], write: Sequence[str] | None = None
+    s: SampleResult,
+    *,
+    names: Sequence[str],
+    write: Sequence[str] | None = None,
+    keep: Keep | None = None,
 ) -> bytes:
     """A :class:`SampleResult`'s record, written as a scored sample's is (``names`` are
     its results' ``metric_names``; ``write``, the names to write its scores over, when
@@ -223,7 +232,9 @@ def result_record(
         passed=s.passed,
         scores=over(s.scores),
         failed_checks=s.failed_checks,
-        reasons=s.reasons,
+        reasons=s.reasons
+        if keep is None
+        else keep(s.reasons, dict(zip(names, s.scores, strict=True)), s.failed_checks),
         evidence=s.evidence,
         tallies=_lean_tallies(s.tallies),
         error=s.error,
@@ -658,25 +669,28 @@ def _document(
     yield ("".join(parts) + "}\n").encode()
 
 
-def results_bytes(results: Results) -> bytes:
+def results_bytes(results: Results, *, keep: Keep | None = None) -> bytes:
     """The whole file :func:`write_results` writes."""
-    return b"".join(_results_chunks(results))
+    return b"".join(_results_chunks(results, keep))
 
 
-def _results_chunks(results: Results) -> Iterator[bytes]:
+def _results_chunks(results: Results, keep: Keep | None = None) -> Iterator[bytes]:
     names = results.metric_names
     outline = dict(results.__dict__)
     cases = outline.pop("cases")
     return _document(
         outline,
-        ((c.__dict__, [result_record(s, names=names) for s in c.samples]) for c in cases),
+        (
+            (c.__dict__, [result_record(s, names=names, keep=keep) for s in c.samples])
+            for c in cases
+        ),
     )
 
 
-def write_results(path: Path, results: Results) -> None:
+def write_results(path: Path, results: Results, *, keep: Keep | None = None) -> None:
     """Write results.json (module docstring's layout), case by case, so the file's text
-    is never in memory whole."""
-    _write(path, _results_chunks(results))
+    is never in memory whole (``keep``: which reasons a sample record keeps)."""
+    _write(path, _results_chunks(results, keep))
 
 
 def write_scored(
