@@ -18,7 +18,13 @@ from gate.outdir import locked, remove_stale
 from gate.pipeline.inputs import load_baseline, load_inputs, normalizers
 from gate.pipeline.judge import judge_stage
 from gate.pipeline.options import CheckOptions, CheckOutcome
-from gate.pipeline.publish import report_and_publish, say, validate_run
+from gate.pipeline.publish import (
+    RESULTS_FILE,
+    report_and_publish,
+    say,
+    validate_run,
+    write_checked,
+)
 from gate.pipeline.score import (
     score_stage,
     unrecorded_calls,
@@ -33,7 +39,6 @@ from gate.pipeline.sequential import (
     run_bill,
 )
 from gate.pipeline.typed import policy_fields
-from gate.results import assemble
 from gate.runsfile import RunsIndex
 
 if TYPE_CHECKING:
@@ -174,9 +179,13 @@ def check(
         notices.extend(drift_notices)
         detect, detection = detect_sentences(tested, recorded=config.agent.samples_recorded)
         try:
-            results = assemble(
+            # Written from the statistics and the sample records as they are (never a
+            # whole results model in memory); the reports read the file back once.
+            write_checked(
+                out / RESULTS_FILE,
                 head.stats,
                 head.records,
+                max_missing=config.max_missing,
                 verdict=verdict,
                 comparison=comparison,
                 judge=judge,
@@ -202,9 +211,8 @@ def check(
                 },
             )
         finally:
-            head.records.close()  # the sample records are in the results now
-        results = validate_run(results, config.max_missing)
-        return report_and_publish(results, config, out, opts, environ, stream)
+            head.records.close()  # the sample records are in results.json now
+        return report_and_publish(None, config, out, opts, environ, stream)
 
 
 def no_baseline_why(opts: CheckOptions, config: Config) -> str:

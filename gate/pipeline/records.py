@@ -87,7 +87,7 @@ def record_template(
 ) -> RecordTemplate:
     """The record of a scored sample (lean: see the module docstring) as a template.
     ``reasons_kept``: the score's reasons are those a record keeps already (as
-    :func:`gate.scorers.score_sample` gives them without ``full``)."""
+    :func:`gate.scorers.score_sample` gives them without ``full``, but a conversation's)."""
     scores = score.scores
     values = list(scores.values())
     if len(values) != len(names) or tuple(scores) != tuple(names):
@@ -96,8 +96,10 @@ def record_template(
         passed=score.passed,
         scores=values,
         failed_checks=score.failed_checks,
+        # A conversation's reasons name its turns' (``turn 2 of 2: …``): kept by the
+        # sample's own scores, as for every other record.
         reasons=score.reasons
-        if reasons_kept
+        if reasons_kept and not score.turns
         else kept_reasons(score.reasons, scores, score.failed_checks),
         evidence=evidence_json(score.evidence, expected=_expected_fragment(score.evidence.expected))
         if score.evidence is not None

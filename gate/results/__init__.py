@@ -12,8 +12,10 @@ new optional fields keep the version.
 from gate import model as _m
 from gate.results.read import (
     SCHEMA1_METRICS,
+    SampleView,
     from_schema1,
     hard_failure_of,
+    open_results,
     read_results,
     tallies_of,
 )
@@ -56,6 +58,7 @@ from gate.results.write import (
     results_bytes,
     tallies_json,
     to_jsonable,
+    validity_fields,
     with_comparison,
     with_validity,
     write_results,
@@ -106,6 +109,7 @@ __all__ = [
     "RunError",
     "SampleRecords",
     "SampleResult",
+    "SampleView",
     "ShardInfo",
     "SliceResult",
     "SpendInfo",
@@ -126,6 +130,7 @@ __all__ = [
     "hard_failure_of",
     "json_schema",
     "not_sampled",
+    "open_results",
     "read_results",
     "record_parts",
     "result_record",
@@ -134,6 +139,7 @@ __all__ = [
     "tallies_json",
     "tallies_of",
     "to_jsonable",
+    "validity_fields",
     "with_comparison",
     "with_validity",
     "write_results",

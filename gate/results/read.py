@@ -3,9 +3,12 @@ older layouts migrated first (one function per layout: :func:`from_schema1`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import os
+from array import array
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from pydantic import ValidationError
 
@@ -19,6 +22,7 @@ from gate.results.schema import (
     STOCK_REASONS,
     HardFailureResult,
     Results,
+    SampleResult,
 )
 
 
@@ -31,6 +35,10 @@ def read_results(path: Path, *, display: str | None = None) -> Results:
         raise ResultsFileError(
             Problem(name, None, None, f"cannot read: {exc.strerror or exc}")
         ) from None
+    return _results_of(raw, name)
+
+
+def _results_of(raw: bytes, name: str) -> Results:
     try:
         data = jsonio.loads_strict(raw, max_depth=128)
     except jsonio.JsonInputError as exc:
@@ -56,11 +64,179 @@ def read_results(path: Path, *, display: str | None = None) -> Results:
         results.stock_reasons = dict(STOCK_REASONS)  # rewritten with this release's table
         return results
     except ValidationError as exc:
-        problems = [
-            Problem(name, None, ".".join(str(p) for p in e["loc"]) or None, e["msg"])
-            for e in exc.errors(include_url=False)[:20]
-        ]
-        raise ResultsFileError(problems) from None
+        raise ResultsFileError(_problems(exc, name)) from None
+
+
+def _problems(exc: ValidationError, name: str, at: str = "") -> list[Problem]:
+    return [
+        Problem(name, None, at + ".".join(str(p) for p in e["loc"]) or None, e["msg"])
+        for e in exc.errors(include_url=False)[:20]
+    ]
+
+
+# ─── reading a file this release wrote, its samples left in the file ─────────
+
+_CASES_OPEN = b'  "cases": [\n'
+_CASES_CLOSE = b"  ]"
+_SAMPLES_OPEN = b'      "samples": [\n'
+_SAMPLES_CLOSE = b"      ]"
+_RECORD_PAD = b"        "
+
+
+class _RecordFile:
+    """An open results.json its sample records are read from, a record at a time
+    (``os.pread``: nothing of the file is mapped or held)."""
+
+    def __init__(self, path: Path, stock: Mapping[str, str]) -> None:
+        self.fd = os.open(path, os.O_RDONLY)
+        self.context = {"stock_reasons": dict(stock)}
+
+    def record(self, offset: int, size: int) -> SampleResult:
+        return SampleResult.model_validate_json(
+            os.pread(self.fd, size, offset), context=self.context
+        )
+
+    def __copy__(self) -> _RecordFile:
+        return self  # one descriptor, closed once
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _RecordFile:
+        return self
+
+    def __del__(self) -> None:
+        with contextlib.suppress(OSError, AttributeError):
+            os.close(self.fd)
+
+
+class SampleView(Sequence[SampleResult]):
+    """A case's samples as :func:`open_results` gives them: read from the file when asked,
+    never all in memory (a record is validated again on each read)."""
+
+    __slots__ = ("_file", "_spans")
+
+    def __init__(self, file: _RecordFile, spans: array[int]) -> None:
+        self._file = file
+        self._spans = spans  # offset, size, offset, size, …
+
+    def __len__(self) -> int:
+        return len(self._spans) // 2
+
+    @overload
+    def __getitem__(self, i: int) -> SampleResult: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[SampleResult]: ...
+    def __getitem__(self, i: int | slice) -> SampleResult | list[SampleResult]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        if not -n <= i < n:
+            raise IndexError(i)
+        i %= n
+        return self._file.record(self._spans[2 * i], self._spans[2 * i + 1])
+
+    def __iter__(self) -> Iterator[SampleResult]:
+        spans, record = self._spans, self._file.record
+        for i in range(0, len(spans), 2):
+            yield record(spans[i], spans[i + 1])
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"SampleView({len(self)} samples)"
+
+
+def open_results(path: Path, *, display: str | None = None) -> Results:
+    """The results of a results.json this release wrote (:mod:`gate.results.write`'s
+    layout: each sample record on its own line), with each case's samples a
+    :class:`SampleView` over the file: every record is validated here, one at a time, and
+    read again when a reporter asks for it. What the file holds but its samples is read
+    as :func:`read_results` reads it. A file in another layout is read whole."""
+    name = display or str(path)
+    try:
+        skeleton, spans = _skeleton(path)
+    except OSError as exc:
+        raise ResultsFileError(
+            Problem(name, None, None, f"cannot read: {exc.strerror or exc}")
+        ) from None
+    if spans is None:
+        return read_results(path, display=display)
+    results = _results_of(skeleton, name)
+    if len(spans) != len(results.cases):
+        return read_results(path, display=display)
+    table = results.stock_reasons
+    file = _RecordFile(path, table)
+    k = len(results.metric_names)
+    for i, (case, case_spans) in enumerate(zip(results.cases, spans, strict=True)):
+        if not case_spans:
+            continue
+        view = SampleView(file, case_spans)
+        for j in range(len(view)):
+            try:
+                s = view[j]
+            except ValidationError as exc:
+                raise ResultsFileError(
+                    _problems(exc, name, f"cases.{i}.samples.{j}.")
+                ) from None
+            if len(s.scores) != k:
+                raise ResultsFileError(
+                    Problem(
+                        name,
+                        None,
+                        f"cases.{i}.samples.{j}",
+                        f"cases[{i}] ({case.id!r}) sample {s.sample}: its scores must have "
+                        f"one entry per metric_names ({k})",
+                    )
+                )
+        case.samples = view  # type: ignore[assignment]
+    return results
+
+
+def _skeleton(path: Path) -> tuple[bytes, list[array[int]] | None]:
+    """The file with every case's sample records left out (``"samples": []``) and, per
+    case, where its records are (offset and size of each); ``None`` when the file is not
+    in the written layout."""
+    parts: list[bytes] = []
+    spans: list[array[int]] = []
+    state = 0  # 0: before the cases, 1: in them, 2: in a case's samples, 3: after
+    offset = 0
+    with path.open("rb") as f:
+        for line in f:
+            start, offset = offset, offset + len(line)
+            if state == 0:
+                parts.append(line)
+                if line == _CASES_OPEN:
+                    state = 1
+            elif state == 1:
+                if line.startswith(_SAMPLES_OPEN[:-2]):
+                    if line == _SAMPLES_OPEN:
+                        parts.append(b'      "samples": []')
+                        spans.append(array("q"))
+                        state = 2
+                        continue
+                    spans.append(array("q"))  # "samples": [] on one line
+                elif line.startswith(_CASES_CLOSE) and not line.startswith(b"   "):
+                    state = 3
+                parts.append(line)
+            elif state == 2:
+                if line.startswith(_SAMPLES_CLOSE) and not line.startswith(_RECORD_PAD):
+                    parts.append(line[len(_SAMPLES_CLOSE) :])
+                    state = 1
+                    continue
+                if not line.startswith(_RECORD_PAD + b"{"):
+                    return b"", None
+                body = line[len(_RECORD_PAD) :].rstrip(b"\n")
+                if body.endswith(b","):
+                    body = body[:-1]
+                spans[-1].extend((start + len(_RECORD_PAD), len(body)))
+            else:
+                parts.append(line)
+    if state != 3:
+        return b"", None
+    return b"".join(parts), spans
 
 
 def _not_results(raw: bytes) -> str | None:

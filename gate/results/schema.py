@@ -14,7 +14,15 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    field_serializer,
+    model_validator,
+)
 
 from gate import model as m
 
@@ -196,6 +204,11 @@ class CaseResult(_M):
     test: CaseTestResult | None = None
     """The case's test against the base history (absent without one)."""
     samples: list[SampleResult]
+
+    @field_serializer("samples", mode="wrap")
+    def _samples_out(self, samples: Any, handler: SerializerFunctionWrapHandler) -> Any:
+        # a case of gate.results.open_results holds a view over the file: dumped as a list
+        return handler(samples if isinstance(samples, list) else list(samples))
 
 
 class HardFailureResult(_M):

@@ -32,6 +32,7 @@ from pydantic import BaseModel
 
 from gate import model as m
 from gate.model import ActualCall, ArgDiff, Evidence, Tallies
+from gate.results.read import SampleView
 from gate.results.schema import (
     SCHEMA_VERSION,
     STOCK_REASONS,
@@ -410,6 +411,16 @@ def with_validity(
 ) -> Results:
     """``results`` with its missing samples and, for a run that is not valid, the verdict
     "error" (``gate.policy.validity``): then nothing reads it as passed."""
+    update = validity_fields(results.verdict, missing, invalid)
+    return results.model_copy(update=update) if update else results
+
+
+def validity_fields(
+    verdict: m.Verdict | None, missing: m.MissingSamples, invalid: m.RunInvalid | None
+) -> dict[str, Any]:
+    """The top-level fields a run's missing samples and, for a run that is not valid, its
+    error set (``missing``, ``run_error``, the verdict "error"); empty for a valid run
+    without missing samples."""
     update: dict[str, Any] = {}
     if missing.count:
         update["missing"] = MissingInfo(
@@ -428,16 +439,16 @@ def with_validity(
             hint=invalid.hint,
         )
         update["run_error"] = error
-        if results.verdict is not None:
+        if verdict is not None:
             # Nothing was measured: no gate, variance rule or regression was evaluated on
             # it, and none is named as missed.
             update["verdict"] = m.Verdict(
                 passed=False,
                 summary=f"ERROR — {error.first_line}",
                 reasons=(error.first_line,),
-                hard_failures=results.verdict.hard_failures,
+                hard_failures=verdict.hard_failures,
             )
-    return results.model_copy(update=update) if update else results
+    return update
 
 
 def _case_fields(c: m.CaseStats, names: Sequence[str]) -> dict[str, Any]:
@@ -545,6 +556,8 @@ def _default(obj: Any) -> Any:
         return _fields_of(obj)
     if isinstance(obj, Mapping):
         return dict(obj)
+    if isinstance(obj, SampleView):
+        return list(obj)
     if isinstance(obj, set | frozenset):
         return sorted(obj, key=repr)
     if isinstance(obj, enum.Enum):
@@ -564,7 +577,7 @@ def _plain(value: Any) -> Any:
         return _fields_of(value)
     if isinstance(value, Mapping):
         return value
-    if isinstance(value, tuple):
+    if isinstance(value, tuple | SampleView):
         return list(value)
     if isinstance(value, set | frozenset | enum.Enum):
         return _default(value)
@@ -704,9 +717,13 @@ def write_scored(
     notices: Sequence[str] = (),
     timing: Mapping[str, Any] | None = None,
     mcp_tool_drift: Sequence[m.ToolDrift] = (),
+    policy: PolicyFields | None = None,
+    validity: Mapping[str, Any] | None = None,
 ) -> None:
     """Write the results.json of a run from its statistics and its sample records, without
-    building a :class:`Results` (the same bytes as ``write_results(path, assemble(…))``)."""
+    building a :class:`Results`: the same bytes as ``write_results(path, assemble(…))``
+    (``validity``: :func:`validity_fields`, as :func:`with_validity` adds them). The
+    records are copied into the file a case at a time, never parsed."""
     outline = _outline(
         stats,
         verdict=verdict,
@@ -716,8 +733,15 @@ def write_scored(
         timing=timing or {},
         mcp_tool_drift=mcp_tool_drift,
     )
+    if policy is not None:
+        outline["policy"] = policy.info
+        outline["case_hash_version"] = policy.hash_version
+    outline.update(validity or {})
     names = stats.metric_names
     fields = _cases_fields(stats.cases, names)
+    if policy is not None:
+        extras = policy.cases
+        fields = ({**f, **extras.get(c.id, {})} for c, f in zip(stats.cases, fields, strict=True))
     cases = ((f, records.of_case(i)) for i, f in enumerate(fields))
     _write(path, _document(outline, cases))
 
