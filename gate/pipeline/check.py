@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
 from gate.dataset.validate import unoffered_forbidden
+from gate.gcpause import release
 from gate.outdir import locked, remove_stale
 from gate.pipeline.inputs import load_baseline, load_inputs, normalizers
 from gate.pipeline.judge import judge_stage
@@ -109,6 +110,10 @@ def check(
             norms=norms,
             agent=agent,
         )
+        # Closed by run_all; what it held (a replay agent: every recorded run) is freed
+        # before scoring, whose workers are forked from this process.
+        del agent
+        release()
         t_run = time.perf_counter()
         judge_timing: dict[str, Any] = {}
         with RunsIndex(summary.runs_path) as runs:
@@ -212,6 +217,9 @@ def check(
             )
         finally:
             head.records.close()  # the sample records are in results.json now
+        # The reports read the file back: what made it is let go first.
+        del head, judged, tested, judge, comparison, verdict, base, dataset, inputs, summary
+        release()
         return report_and_publish(None, config, out, opts, environ, stream)
 
 
