@@ -1165,22 +1165,9 @@ class FlipKind(enum.StrEnum):
         return self in (FlipKind.FIX, FlipKind.LIKELY_FIX)
 
 
-class _FlipCounts(Protocol):
-    @property
-    def kind(self) -> str: ...
-    @property
-    def head_samples(self) -> int: ...
-    @property
-    def head_pass_rate(self) -> float | None: ...
-
-
-_F = TypeVar("_F", bound=_FlipCounts)
-
-
-def new_failing(flips: Iterable[_F]) -> list[_F]:
-    """The flips (of a comparison, or as results.json holds them) of cases new in this
-    run — absent from the baseline — that failed a sample: what ``regressions.new_cases``
-    decides on."""
+def new_failing(flips: Iterable[Flip]) -> list[Flip]:
+    """The flips of cases new in this run — absent from the baseline — that failed a
+    sample: what ``regressions.new_cases`` decides on."""
     return [
         f
         for f in flips
@@ -1188,20 +1175,12 @@ def new_failing(flips: Iterable[_F]) -> list[_F]:
     ]
 
 
-class _FlipRates(_FlipCounts, Protocol):
-    @property
-    def base_pass_rate(self) -> float | None: ...
-
-
-_R = TypeVar("_R", bound=_FlipRates)
-
-
-def dropped(f: _FlipRates) -> bool:
+def dropped(f: Flip) -> bool:
     """The flip's pass rate fell from its base history to the head."""
     return (f.head_pass_rate or 0.0) < (f.base_pass_rate or 0.0)
 
 
-def undecided_drops(flips: Iterable[_R]) -> list[_R]:
+def undecided_drops(flips: Iterable[Flip]) -> list[Flip]:
     """The undecided flips whose pass rate fell: cases that may be broken, too few
     samples to tell (``regressions.undecided`` decides on them)."""
     return [f for f in flips if f.kind == FlipKind.UNDECIDED and dropped(f)]
