@@ -10,6 +10,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+import orjson
 from pydantic import ValidationError
 
 from gate import jsonio
@@ -20,6 +21,7 @@ from gate.results.schema import (
     READS,
     SCHEMA_VERSION,
     STOCK_REASONS,
+    CaseResult,
     HardFailureResult,
     Results,
     SampleResult,
@@ -164,7 +166,7 @@ def open_results(path: Path, *, display: str | None = None) -> Results:
         ) from None
     if spans is None:
         return read_results(path, display=display)
-    results = _results_of(skeleton, name)
+    results = _skeleton_results(skeleton, name)
     if len(spans) != len(results.cases):
         return read_results(path, display=display)
     table = results.stock_reasons
@@ -192,6 +194,52 @@ def open_results(path: Path, *, display: str | None = None) -> Results:
                     )
                 )
         case.samples = view  # type: ignore[assignment]
+    return results
+
+
+def _skeleton_results(skeleton: bytes, name: str) -> Results:
+    """:func:`_results_of` of a file without its samples, its cases validated one at a
+    time (each case's parsed form let go as it is validated) and equal numbers shared:
+    the cases' score and std arrays repeat a few values many times."""
+    try:
+        data = jsonio.loads_strict(skeleton, max_depth=128)
+    except jsonio.JsonInputError:
+        return _results_of(skeleton, name)  # names the problem
+    if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
+        return _results_of(skeleton, name)
+    raw_cases = data.get("cases")
+    if not isinstance(raw_cases, list):
+        return _results_of(skeleton, name)
+    data["cases"] = []
+    results = _results_of(orjson.dumps(data), name)
+    shared: dict[float, float] = {}
+    k = len(results.metric_names)
+    cases: list[CaseResult] = []
+    for i, raw in enumerate(raw_cases):
+        raw_cases[i] = None
+        if isinstance(raw, dict):
+            for key in ("scores", "std"):
+                values = raw.get(key)
+                if isinstance(values, list):
+                    raw[key] = [
+                        shared.setdefault(v, v) if type(v) is float else v for v in values
+                    ]
+        try:
+            case = CaseResult.model_validate(raw)
+        except ValidationError as exc:
+            raise ResultsFileError(_problems(exc, name, f"cases.{i}.")) from None
+        if len(case.scores) != k or (case.std and len(case.std) != k):
+            raise ResultsFileError(
+                Problem(
+                    name,
+                    None,
+                    f"cases.{i}",
+                    f"cases[{i}] ({case.id!r}): its scores and std must have one entry per "
+                    f"metric_names ({k})",
+                )
+            )
+        cases.append(case)
+    results.cases = cases
     return results
 
 

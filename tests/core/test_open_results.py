@@ -90,3 +90,16 @@ def test_write_checked__same_bytes_as_the_assembled_results_made_valid(tmp_path:
         assert got.missing is not None and got.missing.count == 1
         assert (got.run_error is None) is valid
         assert got.verdict is not None and got.verdict.passed is valid
+
+
+def test_open_results__a_broken_case_field__named_by_case_and_field(tmp_path: Path) -> None:
+    path = tmp_path / "results.json"
+    write_results(path, failing())
+    text = path.read_text()
+    at = text.index('"pass_rate": ', text.index('"cases": ['))
+    at = text.index('"pass_rate": ', at + 1)  # the second case's
+    end = text.index(",", at)
+    path.write_text(text[:at] + '"pass_rate": "most"' + text[end:])
+    with pytest.raises(ResultsFileError) as info:
+        open_results(path)
+    assert "cases.1.pass_rate" in str(info.value), str(info.value)
