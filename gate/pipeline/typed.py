@@ -7,7 +7,7 @@ joined and reduced as one run (:func:`merge_run`)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from gate import model as m
@@ -185,16 +185,35 @@ def policy_fields(
         recorded=recorded,
         bill=bill,
     )
-    cases = {
-        v.case_id: {
-            "hash": hashes.get(v.case_id),
-            "setup": _setup_of(history.cases.get(v.case_id)),
-            "history": _history_json(history.cases.get(v.case_id)),
+    return PolicyFields(info, _CaseFields(evaluation, hashes, history), hash_version)
+
+
+class _CaseFields(Mapping[str, Mapping[str, Any]]):
+    """Per case id, its ``hash``, ``setup``, ``history`` and ``test`` as results.json
+    holds them: made as the writer asks for a case, never all at once."""
+
+    def __init__(
+        self, evaluation: Evaluation, hashes: Mapping[str, str], history: BaseHistory
+    ) -> None:
+        self._verdicts = {v.case_id: v for v in evaluation.cases}
+        self._hashes = hashes
+        self._history = history
+
+    def __getitem__(self, case_id: str) -> Mapping[str, Any]:
+        v = self._verdicts[case_id]
+        h = self._history.cases.get(case_id)
+        return {
+            "hash": self._hashes.get(case_id),
+            "setup": _setup_of(h),
+            "history": _history_json(h),
             "test": _case_test_json(v),
         }
-        for v in evaluation.cases
-    }
-    return PolicyFields(info, cases, hash_version)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._verdicts)
+
+    def __len__(self) -> int:
+        return len(self._verdicts)
 
 
 def _history_info(

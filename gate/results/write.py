@@ -741,7 +741,7 @@ def write_scored(
     fields = _cases_fields(stats.cases, names)
     if policy is not None:
         extras = policy.cases
-        fields = ({**f, **extras.get(c.id, {})} for c, f in zip(stats.cases, fields, strict=True))
+        fields = ({**f, **extras.get(f["id"], {})} for f in fields)
     cases = ((f, records.of_case(i)) for i, f in enumerate(fields))
     _write(path, _document(outline, cases))
 
