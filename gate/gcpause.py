@@ -27,3 +27,16 @@ def no_gc() -> Iterator[None]:
         if was:
             gc.freeze()
             gc.enable()
+
+
+def release() -> None:
+    """Collect, then hand the heap's free pages back to the system (glibc's
+    ``malloc_trim``; elsewhere a collection only): between stages that let go of large
+    structures, so that the next stage — and the workers it forks — start small."""
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass

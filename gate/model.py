@@ -942,6 +942,10 @@ class TurnScore:
 JUDGE_METRIC_PREFIX = "judge."
 """Judge scores are named ``judge.<rubric>``; they are reported and can never be gated."""
 
+CASE_HASH_VERSION = 2
+"""What a case's hash (``gate.policy.history.case_hash``) covers: 2 — the case and the
+scoring; 1 (the previous release) — also the tools' definitions and the agent identity."""
+
 MIN_HISTORY = 36
 """The default ``policy.min_history``: base samples per case a history should hold
 (docs/policy.md §9.7 measures what it detects: with the other defaults, the smallest
@@ -1024,7 +1028,7 @@ class ToolRecall:
     expected: int
     matched: int
     recall: float | None
-    called: int
+    called: int = 0
 
 
 @value
@@ -1083,7 +1087,7 @@ class ConfirmStats:
 
     max_extra_samples: int
     extra_samples: int
-    cases: Mapping[str, int]
+    cases: Mapping[str, int] = field(default_factory=dict)
 
 
 @value
@@ -1161,22 +1165,9 @@ class FlipKind(enum.StrEnum):
         return self in (FlipKind.FIX, FlipKind.LIKELY_FIX)
 
 
-class _FlipCounts(Protocol):
-    @property
-    def kind(self) -> str: ...
-    @property
-    def head_samples(self) -> int: ...
-    @property
-    def head_pass_rate(self) -> float | None: ...
-
-
-_F = TypeVar("_F", bound=_FlipCounts)
-
-
-def new_failing(flips: Iterable[_F]) -> list[_F]:
-    """The flips (of a comparison, or as results.json holds them) of cases new in this
-    run — absent from the baseline — that failed a sample: what ``regressions.new_cases``
-    decides on."""
+def new_failing(flips: Iterable[Flip]) -> list[Flip]:
+    """The flips of cases new in this run — absent from the baseline — that failed a
+    sample: what ``regressions.new_cases`` decides on."""
     return [
         f
         for f in flips
@@ -1184,20 +1175,12 @@ def new_failing(flips: Iterable[_F]) -> list[_F]:
     ]
 
 
-class _FlipRates(_FlipCounts, Protocol):
-    @property
-    def base_pass_rate(self) -> float | None: ...
-
-
-_R = TypeVar("_R", bound=_FlipRates)
-
-
-def dropped(f: _FlipRates) -> bool:
+def dropped(f: Flip) -> bool:
     """The flip's pass rate fell from its base history to the head."""
     return (f.head_pass_rate or 0.0) < (f.base_pass_rate or 0.0)
 
 
-def undecided_drops(flips: Iterable[_R]) -> list[_R]:
+def undecided_drops(flips: Iterable[Flip]) -> list[Flip]:
     """The undecided flips whose pass rate fell: cases that may be broken, too few
     samples to tell (``regressions.undecided`` decides on them)."""
     return [f for f in flips if f.kind == FlipKind.UNDECIDED and dropped(f)]
@@ -1209,14 +1192,14 @@ class Flip:
     kind: FlipKind
     base_pass_rate: float | None
     head_pass_rate: float | None
-    base_samples: int
-    head_samples: int
-    head_extra_samples: int
-    failed_checks: tuple[str, ...]
-    tools: tuple[str, ...]
-    drifted_tools: tuple[str, ...]
-    line: int | None
-    reason: str
+    base_samples: int = 0
+    head_samples: int = 0
+    head_extra_samples: int = 0
+    failed_checks: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    drifted_tools: tuple[str, ...] = ()
+    line: int | None = None
+    reason: str = ""
     p_value: float | None = None
     """The anytime-valid p-value of the case's test against the base history, in the
     direction of the change."""
@@ -1258,8 +1241,8 @@ class SetupChange:
     ``kind``), base → head."""
 
     key: str
-    base: JsonValue
-    head: JsonValue
+    base: JsonValue = None
+    head: JsonValue = None
 
 
 class DriftChange(enum.StrEnum):
@@ -1275,8 +1258,11 @@ class ToolDrift:
 
     tool: str
     change: DriftChange
-    diff: tuple[str, ...]
-    flipped_cases: tuple[str, ...]
+    diff: tuple[str, ...] = ()
+    flipped_cases: tuple[str, ...] = ()
+    server: str | None = None
+    """In the pinned tools' drift (``gate.interop.mcp_tools``): the MCP server advertising
+    the tool (``None``: removed, or a drift between base and head)."""
 
 
 class NotComparedWhy(enum.StrEnum):
@@ -1363,19 +1349,19 @@ class Comparison:
 
     source: str
     comparable: bool
-    note: str | None
-    rule: str
-    base_dataset_sha256: str | None
-    base_samples: int
-    regressions: int
+    note: str | None = None
+    rule: str = ""
+    base_dataset_sha256: str | None = None
+    base_samples: int = 0
+    regressions: int = 0
     """Significant regressions."""
-    fixes: int
-    noise: int
-    metrics: Mapping[str, MetricDelta]
-    slice_metrics: Mapping[str, Mapping[str, MetricDelta]]
-    flips: tuple[Flip, ...]
-    tool_drift: tuple[ToolDrift, ...]
-    base_usage: Mapping[str, float]
+    fixes: int = 0
+    noise: int = 0
+    metrics: Mapping[str, MetricDelta] = field(default_factory=dict)
+    slice_metrics: Mapping[str, Mapping[str, MetricDelta]] = field(default_factory=dict)
+    flips: tuple[Flip, ...] = ()
+    tool_drift: tuple[ToolDrift, ...] = ()
+    base_usage: Mapping[str, float] = field(default_factory=dict)
     likely_regressions: int = 0
     """Likely regressions: moved by the minimum effect, not yet significant."""
     likely_fixes: int = 0
@@ -1434,12 +1420,12 @@ class GateOutcome:
     (``no_data``: the metric is n/a everywhere or the slice is empty — such a gate fails)."""
 
     metric: str
-    slice: str | None
     op: GateOp
     threshold: float
     value: float | None
     passed: bool
     reason: str
+    slice: str | None = None
     failing_cases: tuple[str, ...] = ()
     no_data: bool = False
     not_checked: bool = False
@@ -1455,15 +1441,15 @@ class GateOutcome:
 class VarianceOutcome:
     """The variance guards (``gate.policy.guards``)."""
 
-    max_std: float | None
-    observed_max_std: float | None
-    worst_metric: str | None
-    stds: Mapping[str, float | None]
-    max_flaky_share: float | None
-    flaky_share: float
-    flaky_cases: tuple[str, ...]
-    passed: bool
-    reasons: tuple[str, ...]
+    max_std: float | None = None
+    observed_max_std: float | None = None
+    worst_metric: str | None = None
+    stds: Mapping[str, float | None] = field(default_factory=dict)
+    max_flaky_share: float | None = None
+    flaky_share: float = 0.0
+    flaky_cases: tuple[str, ...] = ()
+    passed: bool = True
+    reasons: tuple[str, ...] = ()
     not_computed: tuple[str, ...] = ()
     """Configured guards whose figure does not exist for this run (fewer than 2 samples
     per case), each with why: shown as not computed, never ✅, never a failure."""
@@ -1475,12 +1461,13 @@ class Verdict:
 
     passed: bool
     summary: str
-    reasons: tuple[str, ...]
-    gates: tuple[GateOutcome, ...]
-    variance: VarianceOutcome
-    hard_failures: int
-    regressions: int
-    notices: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+    gates: tuple[GateOutcome, ...] = ()
+    variance: VarianceOutcome = field(default_factory=VarianceOutcome)
+    hard_failures: int = 0
+    regressions: int = 0
+    notices: tuple[str, ...] = field(default=(), metadata={"written": False})
+    """Added to the run's own notices (not written in the verdict of results.json)."""
     likely_regressions: int = 0
     likely_fail: bool = False
     """``regressions.likely: fail``: likely regressions count against the allowance."""

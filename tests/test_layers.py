@@ -34,11 +34,12 @@ TIER_TABLE = """
 tier | units                                                  | role
 0    | model errors jsonio gcpause http_retry yamlio config     | the data model, the error tree,
      | agents                                                 | the config and the agent kinds,
-     | usage                                                  | the usage check,
+     | usage results                                          | the usage check, the results
+     |                                                        | format (below the statistics),
      | __version__ outdir                                     | leaf helpers
-1    | scorers policy report baseline results                 | pure layers: score one sample,
+1    | scorers policy report baseline                         | pure layers: score one sample,
      |                                                        | reduce and decide, render,
-     |                                                        | compare; the results format
+     |                                                        | compare
 2    | dataset adapters replay github interop judge runsfile  | I/O at the edges
 3    | pipeline                                               | orchestration: one way through
 4    | cli commands action api __main__ gate                  | entrypoints
@@ -253,6 +254,17 @@ def test_violations__two_packages_of_one_tier_import_each_other__both_edges_a_cy
         ("gate.baseline.diff", "gate.policy.flips"),
     }
     assert all(v.startswith("cycle between baseline, policy") for v in found.values())
+
+
+def test_violations__results_format_imports_policy_or_scorers__upward() -> None:
+    found = violations(
+        _edges(("gate.results.write", "gate.policy.reduce"), ("gate.results.read", "gate.scorers"))
+    )
+    assert set(found) == {
+        ("gate.results.write", "gate.policy.reduce"),
+        ("gate.results.read", "gate.scorers"),
+    }
+    assert all(v.startswith("upward (tier 0 → 1)") for v in found.values())
 
 
 def test_violations__banned_same_tier_edge__reported() -> None:

@@ -139,7 +139,7 @@ def compare(
             slice_metrics={},
             flips=(),
             tool_drift=tuple(drift),
-            base_usage=dict(base.usage),
+            base_usage={k: float(v) for k, v in base.usage.items()},
             setup_changes=changes,
         )
     note = None
@@ -193,7 +193,7 @@ def compare(
         slice_metrics=_slice_deltas(base, head, moved),
         flips=tuple(listed),
         tool_drift=tuple(drift),
-        base_usage=dict(base.usage),
+        base_usage={k: float(v) for k, v in base.usage.items()},
         likely_regressions=counts[FlipKind.LIKELY_REGRESSION],
         likely_fixes=counts[FlipKind.LIKELY_FIX],
         undecided=counts[FlipKind.UNDECIDED],

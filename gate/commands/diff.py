@@ -25,9 +25,10 @@ import sys
 from pathlib import Path
 
 from gate.errors import ExitCode
+from gate.model import Comparison, Flip
 from gate.pipeline.sequential import recorded_comparison
 from gate.report import fmt
-from gate.results import Comparison, Flip, comparison_json, dumps_results, read_results
+from gate.results import dumps_results, read_results
 
 MAX_CELL = 120
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
@@ -49,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     base = read_results(Path(args.base), display=args.base)
     head = read_results(Path(args.head), display=args.head)
-    comparison = comparison_json(recorded_comparison(base, head, source=args.base))
+    comparison = recorded_comparison(base, head, source=args.base)
     if args.format == "json":
         sys.stdout.write(dumps_results(comparison).decode())
     else:

@@ -129,7 +129,8 @@ def load_with_baseline(path: Path, baseline: str | None) -> Results:
         )
         return results
     from gate.pipeline.sequential import comparison_of, recorded_tests
-    from gate.results import CaseResult, policy_fields, stats_of
+    from gate.pipeline.typed import policy_fields, stats_of
+    from gate.results import CaseResult
 
     # the tests a check would run on these samples: the comparison, and each case's test
     # against its base history (what "fail as before" and the short history are told from)

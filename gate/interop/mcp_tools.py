@@ -18,13 +18,11 @@ import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Literal
 
 from gate.baseline.diff import definition_diff
 from gate.config import Config, McpServerConfig
 from gate.errors import McpServerError
-from gate.model import ToolRef, ToolSpec
-from gate.results import ToolDrift
+from gate.model import DriftChange, ToolDrift, ToolRef, ToolSpec
 
 __all__ = ["list_server_tools", "server_drift", "tool_drift", "write_tools_file"]
 
@@ -74,15 +72,21 @@ def tool_drift(
         served = advertised.get(name)
         if pin is not None and served is not None and _same(pin, served[1]):
             continue
-        change: Literal["added", "removed", "changed"] = (
-            "added" if pin is None else "removed" if served is None else "changed"
+        change = (
+            DriftChange.ADDED
+            if pin is None
+            else DriftChange.REMOVED
+            if served is None
+            else DriftChange.CHANGED
         )
         out.append(
             ToolDrift(
                 tool=name,
                 change=change,
-                diff=definition_diff(
-                    _info(pin) if pin else None, _info(served[1]) if served else None
+                diff=tuple(
+                    definition_diff(
+                        _info(pin) if pin else None, _info(served[1]) if served else None
+                    )
                 ),
                 server=served[0] if served else None,
             )

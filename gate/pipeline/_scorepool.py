@@ -12,7 +12,7 @@ whatever the chunking (a test compares the two).
 A chunk comes back as columns, never as per-sample objects: the coverage entry of every
 line (its line, its case's dataset index, its sample), the scored samples as a
 :class:`~gate.policy.table.SampleRows` batch (numpy), and each sample's results.json
-record — rendered by the worker (:func:`gate.results.sample_record`) and written to the
+record — rendered by the worker (:func:`gate.pipeline.records.sample_record`) and written to the
 worker's spool file, of which the parent keeps only offsets. The parent checks coverage
 (the one :class:`~gate.runsfile.Coverage` check, in file order), assembles the batches for
 the reduction and copies the records into results.json without building a sample object.
@@ -53,9 +53,10 @@ import numpy as np
 from gate.errors import Problem, RunAborted, RunsFileError, UsageError
 from gate.jsonio import key_text
 from gate.model import Case, HardFailure, Run, Turn, value
+from gate.pipeline.records import record_template
 from gate.policy.table import CaseMeta, RowProto, RowsBuilder, SampleRows, SampleTable
 from gate.policy.validity import is_missing
-from gate.results import RecordTemplate, record_template
+from gate.results import RecordTemplate
 from gate.runsfile import Coverage, RunRows, RunsIndex, convert_run, decode_run_line, read_at
 from gate.scorers import ScoringContext, score_sample
 from gate.scorers.facts import VIEW_FIELDS

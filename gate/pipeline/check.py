@@ -14,11 +14,18 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
 from gate.dataset.validate import unoffered_forbidden
+from gate.gcpause import release
 from gate.outdir import locked, remove_stale
 from gate.pipeline.inputs import load_baseline, load_inputs, normalizers
 from gate.pipeline.judge import judge_stage
 from gate.pipeline.options import CheckOptions, CheckOutcome
-from gate.pipeline.publish import report_and_publish, say, validate_run
+from gate.pipeline.publish import (
+    RESULTS_FILE,
+    report_and_publish,
+    say,
+    validate_run,
+    write_checked,
+)
 from gate.pipeline.score import (
     score_stage,
     unrecorded_calls,
@@ -32,7 +39,7 @@ from gate.pipeline.sequential import (
     policy_stage,
     run_bill,
 )
-from gate.results import assemble, policy_fields
+from gate.pipeline.typed import policy_fields
 from gate.runsfile import RunsIndex
 
 if TYPE_CHECKING:
@@ -103,6 +110,10 @@ def check(
             norms=norms,
             agent=agent,
         )
+        # Closed by run_all; what it held (a replay agent: every recorded run) is freed
+        # before scoring, whose workers are forked from this process.
+        del agent
+        release()
         t_run = time.perf_counter()
         judge_timing: dict[str, Any] = {}
         with RunsIndex(summary.runs_path) as runs:
@@ -173,9 +184,13 @@ def check(
         notices.extend(drift_notices)
         detect, detection = detect_sentences(tested, recorded=config.agent.samples_recorded)
         try:
-            results = assemble(
+            # Written from the statistics and the sample records as they are (never a
+            # whole results model in memory); the reports read the file back once.
+            write_checked(
+                out / RESULTS_FILE,
                 head.stats,
                 head.records,
+                max_missing=config.max_missing,
                 verdict=verdict,
                 comparison=comparison,
                 judge=judge,
@@ -201,9 +216,11 @@ def check(
                 },
             )
         finally:
-            head.records.close()  # the sample records are in the results now
-        results = validate_run(results, config.max_missing)
-        return report_and_publish(results, config, out, opts, environ, stream)
+            head.records.close()  # the sample records are in results.json now
+        # The reports read the file back: what made it is let go first.
+        del head, judged, tested, judge, comparison, verdict, base, dataset, inputs, summary
+        release()
+        return report_and_publish(None, config, out, opts, environ, stream)
 
 
 def no_baseline_why(opts: CheckOptions, config: Config) -> str:

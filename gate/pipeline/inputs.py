@@ -25,9 +25,10 @@ from gate.config import Config, NormalizeConfig, ScoringConfig, config_from_doc
 from gate.dataset import Dataset, load_dataset
 from gate.errors import ConfigError, Problem
 from gate.model import DatasetLike, SuiteStats
+from gate.pipeline.typed import stats_of
 from gate.report.redact import Redactor
 from gate.report.redact import redactor_for as redactor_for
-from gate.results import Results, read_results, stats_of
+from gate.results import Results, read_results
 from gate.scorers import ScoringContext
 from gate.scorers.context import NormalizerTable
 from gate.scorers.pricing import Price, Pricing

@@ -6,7 +6,7 @@ samples the shards took (their extra samples included: the per-case test is vali
 stopping point); no agent runs here, so no more samples are taken.
 
 Every statistic is recomputed from the shards' sample records
-(:func:`gate.results.merge_run`, which refuses parts of different datasets,
+(:func:`gate.pipeline.typed.merge_run`, which refuses parts of different datasets,
 overlapping cases, shards of different splits and missing shards); the verdict is
 :func:`gate.policy.decide.decide` with the config's policy. Publishing is the caller's.
 """
@@ -23,8 +23,9 @@ from gate.errors import ExitCode
 from gate.outdir import locked, remove_stale
 from gate.pipeline.publish import exit_code, say, validate_run, write_run_files
 from gate.pipeline.sequential import comparison_of, recorded_tests
+from gate.pipeline.typed import merge_run, policy_fields, stats_of
 from gate.report.redact import Redactor
-from gate.results import Results, assemble, merge_run, read_results, stats_of
+from gate.results import Results, assemble, read_results
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +55,6 @@ def merge_and_decide(
     ``baseline_missing`` says why there is none, and ``require_baseline`` fails a merge
     compared with nothing."""
     from gate.policy.decide import decide
-    from gate.results import policy_fields
 
     read = [(name, read_results(path, display=name)) for name, path in parts]
     merged = merge_run(read)

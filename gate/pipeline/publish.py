@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from gate.config import Config
 from gate.errors import ExitCode
@@ -21,13 +21,16 @@ from gate.report.redact import Redactor
 from gate.results import Results, with_validity
 
 if TYPE_CHECKING:
+    from gate.model import SuiteStats
     from gate.pipeline.options import CheckOptions
+    from gate.policy.validity import SampleOutcome
+    from gate.results import SampleRecords
 
 RESULTS_FILE = "results.json"
 
 
 def write_run_files(
-    results: Results,
+    results: Results | None,
     out: Path,
     *,
     redactor: Redactor,
@@ -40,12 +43,14 @@ def write_run_files(
     The reports are rendered from results.json as written (read back once), not from the
     values in memory: ``toolgate report`` on that file then gives the same bytes (the file
     keeps keys in its canonical order; the values in memory keep the dataset's)."""
+    from gate.pipeline.records import kept_reasons
     from gate.report import render_console, write_reports
-    from gate.results import read_results, write_results
+    from gate.results import open_results, write_results
 
     results_path = out / RESULTS_FILE
-    write_results(results_path, results)
-    written = read_results(results_path)
+    if results is not None:
+        write_results(results_path, results, keep=kept_reasons)
+    written = open_results(results_path)  # its samples read from the file as asked
     # The verdict is out before the optional reports: a report that cannot be written
     # (a full disk) is then a located error after it, never instead of it.
     say(stream, render_console(written, redactor=redactor))
@@ -109,6 +114,51 @@ def validate_run(results: Results, max_missing: float) -> Results:
     return with_validity(results, missing, invalid)
 
 
+def record_outcomes(stats: SuiteStats, records: SampleRecords) -> list[SampleOutcome]:
+    """What validity needs of each sample record (:func:`validate_run` without the
+    results: each record is parsed on its own, and only these few fields are kept)."""
+    import orjson
+
+    from gate.policy.validity import SampleOutcome
+
+    hard = {(h.case_id, h.sample) for h in stats.hard_failures}
+    out: list[SampleOutcome] = []
+    for i, case in enumerate(stats.cases):
+        for raw in records.of_case(i):
+            rec = orjson.loads(raw)
+            turns = rec.get("turns") or ()
+            out.append(
+                SampleOutcome(
+                    case_id=case.id,
+                    sample=rec["sample"],
+                    error=rec.get("error"),
+                    hard_failure=(case.id, rec["sample"]) in hard,
+                    calls=int(rec.get("tallies", {}).get("calls", 0)),
+                    answered=bool(turns) and sum(t.get("ran", True) for t in turns) > 1,
+                )
+            )
+    return out
+
+
+def write_checked(
+    path: Path,
+    stats: SuiteStats,
+    records: SampleRecords,
+    *,
+    max_missing: float,
+    **decided: Any,
+) -> None:
+    """Write a checked run's results.json from its statistics and sample records, its
+    missing samples counted and, when the run is not valid, the verdict "error" — the
+    file :func:`validate_run` of the assembled results gives, without holding them."""
+    from gate.policy.validity import assess
+    from gate.results import validity_fields, write_scored
+
+    missing, invalid = assess(record_outcomes(stats, records), max_missing=max_missing)
+    validity = validity_fields(decided.get("verdict"), missing, invalid)
+    write_scored(path, stats, records, validity=validity, **decided)
+
+
 def exit_code(results: Results) -> ExitCode:
     """The exit code of a decided run: 4 when it is not valid, else the verdict's."""
     if results.run_error is not None:
@@ -118,7 +168,7 @@ def exit_code(results: Results) -> ExitCode:
 
 
 def report_and_publish(
-    results: Results,
+    results: Results | None,
     config: Config,
     out: Path,
     opts: CheckOptions,

@@ -37,6 +37,7 @@ from gate.pipeline._scorepool import (
     workers_setting,
 )
 from gate.pipeline.inputs import scoring_context
+from gate.pipeline.records import sample_record
 from gate.policy.reduce import reduce, sample_metric_names
 from gate.policy.table import (
     CaseMeta,
@@ -46,7 +47,7 @@ from gate.policy.table import (
     assemble,
     metas_of,
 )
-from gate.results import Results, sample_record
+from gate.results import Results
 from gate.results import assemble as assemble_results
 from gate.runsfile import Coverage, RunsIndex
 from gate.scorers.context import NormalizerTable

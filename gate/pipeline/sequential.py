@@ -6,7 +6,7 @@ score ─► **test against the base history** (extra samples through the runner
 1. every case gets its hash (:func:`case_hashes`): its content and the scoring config —
    what defines the test; and its setup (:func:`setup_hashes`): the agent identity and
    its tools' definitions — what a pull request tests, compared, never a reason not to;
-2. the baseline's history (``gate.results.history_of``; a results file of the previous
+2. the baseline's history (``gate.pipeline.typed.history_of``; a results file of the previous
    release starts it from its counts);
 3. :func:`gate.policy.engine.evaluate`, whose sampler runs the planned extra samples of a
    round through the runner into ``out/sequential/runs.jsonl`` (numbered after the
@@ -34,6 +34,7 @@ from gate.gcpause import no_gc
 from gate.model import Case, Comparison, CostDelta, RunBill, Shard, SuiteStats
 from gate.pipeline.inputs import Baseline, scoring_context
 from gate.pipeline.score import Scored
+from gate.pipeline.typed import history_entry
 from gate.policy.engine import (
     EngineParams,
     Evaluation,
@@ -490,7 +491,7 @@ def _against_history(
     """The cases' hashes, the baseline's history as this run reads it, and each case as a
     :class:`HeadCase` without samples (its hash and setup under ``agent``, the agent's
     description): what the test against the history and the bill both start from."""
-    from gate.results import history_of
+    from gate.pipeline.typed import history_of
 
     hashes = case_hashes(cases, config)
     setups = setup_hashes(cases, agent)
@@ -666,7 +667,7 @@ def detect_sentences(tested: Tested, *, recorded: bool = False) -> tuple[list[st
 @dataclasses.dataclass(frozen=True, slots=True)
 class RecordedTests:
     """The tests against the base history on samples already taken (results merged from
-    shards): what :func:`gate.results.policy_fields` and the decision need."""
+    shards): what :func:`gate.pipeline.typed.policy_fields` and the decision need."""
 
     evaluation: Evaluation
     params: EngineParams
@@ -746,10 +747,10 @@ def recorded_tests(
     (no more samples are taken): the shards of a merge, or the head of ``toolgate diff``
     and ``toolgate report --baseline``. With the same histories and counts they give
     what the ``check`` that took the samples gave."""
+    from gate.pipeline.typed import history_of
     from gate.policy.history import CaseHistory
     from gate.policy.power import sentences
     from gate.policy.validity import is_missing
-    from gate.results import history_of
 
     cases = [c for part in parts for c in part.cases]
     gated = gated_metrics(
@@ -807,7 +808,7 @@ def recorded_tests(
         evaluation = dataclasses.replace(evaluation, held_back=frozenset(held))
     carried = BaseHistory(
         {
-            c.id: CaseHistory(c.hash or "", tuple(e.entry() for e in c.history), c.setup)
+            c.id: CaseHistory(c.hash or "", tuple(history_entry(e) for e in c.history), c.setup)
             for c in cases
             if c.history
         }
@@ -820,17 +821,10 @@ def recorded_tests(
         hashes,
         carried,
         # runs a replay agent scored cannot be sampled again: say how to get a history
-        sentences(evaluation, detection, recorded=_recorded(parts[0].agent.get("kind"))),
+        sentences(evaluation, detection, recorded=_recorded(parts[0].agent)),
         parts[0].case_hash_version,
         detection,
     )
-
-
-def _recorded(kind: object) -> bool:
-    from gate.agents import settings_of
-
-    found = settings_of(kind)
-    return found is not None and found.samples_recorded
 
 
 def comparison_of(
@@ -894,7 +888,7 @@ def recorded_comparison(
 ) -> Comparison:
     """``head`` compared with ``base`` on the samples ``head`` recorded (``toolgate
     diff``, ``toolgate report --baseline``): the same flips as the check that wrote it."""
-    from gate.results import stats_of
+    from gate.pipeline.typed import stats_of
 
     tests = recorded_tests([head], base, config)
     return comparison_of(
@@ -905,3 +899,12 @@ def recorded_comparison(
         source=source,
         retired=config.dataset.retired_reasons() if config is not None else None,
     )
+
+
+def _recorded(agent: Mapping[str, Any]) -> bool:
+    """The agent of a results file's ``agent`` block replays recorded runs (no sample can
+    be added)."""
+    from gate.agents import settings_of
+
+    settings = settings_of(agent.get("kind"))
+    return settings is not None and settings.samples_recorded

@@ -16,6 +16,7 @@ from gate.config import Config
 from gate.model import Shard
 from gate.pipeline.inputs import load_inputs, normalizers
 from gate.pipeline.publish import RESULTS_FILE
+from gate.pipeline.records import kept_reasons
 from gate.pipeline.score import score_stage
 from gate.replay.runner import run_all
 from gate.results import Results, write_results
@@ -72,7 +73,7 @@ def run_shard(
         )
     results = scored.results
     results_path = folder / RESULTS_FILE
-    write_results(results_path, results)
+    write_results(results_path, results, keep=kept_reasons)
     part = f"shard {shard}" if shard is not None else "every case"
     stream.write(
         f"ran and scored {part}: {summary.written} case-sample(s) of {len(results.cases)} "

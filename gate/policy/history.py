@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gate.jsonio import canonical
+from gate.model import CASE_HASH_VERSION as CASE_HASH_VERSION
 
 HISTORY_WINDOW = 100
 """Most base samples kept per case (the newest runs whose samples fit)."""
@@ -172,9 +173,6 @@ class Comparability(enum.StrEnum):
     changed, so the old counts describe another test."""
 
 
-CASE_HASH_VERSION = 2
-"""What :func:`case_hash` covers: 2 — the case and the scoring; 1 (the previous
-release) — also the tools' definitions and the agent identity."""
 
 
 def case_hash(*, case: Mapping[str, Any], scoring: Mapping[str, Any]) -> str:

@@ -10,9 +10,9 @@ versions or scoring settings (``scoring_sha256``), parts made from different dat
 or with different sample counts or seeds, overlapping cases, shards of different splits,
 a missing shard, and parts that together do not cover every case of the dataset.
 
-The parts come typed (``gate.results.merge_part`` reads them from results files); this
-module checks them and joins their rows (:func:`merge`); ``gate.results.merge_results``
-reduces and assembles the merged results.
+The parts come typed (``gate.pipeline.typed.merge_part`` reads them from results files);
+this module checks them and joins their rows (:func:`merge`);
+``gate.pipeline.typed.merge_run`` reduces them.
 """
 
 from __future__ import annotations

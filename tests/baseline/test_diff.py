@@ -115,7 +115,7 @@ def test_flips__ordered_regressions_fixes_noise_new_removed():
 def test_identical_base_and_head__no_flips_and_zero_deltas():
     r = results_from_table({"a": "PPF", "b": "FFF", "c": "PPP"})
     c = compare(r, r)
-    assert c.flips == [] and (c.regressions, c.fixes, c.noise) == (0, 0, 0)
+    assert list(c.flips) == [] and (c.regressions, c.fixes, c.noise) == (0, 0, 0)
     assert all(d.delta in (0.0, None) for d in c.metrics.values())
 
 
@@ -142,7 +142,7 @@ def test_different_dataset_without_case_hashes__not_comparable_and_nothing_compa
     head = results_from_table({"a": "F"}, ds=dataset(cases, sha="b" * 64))
     c = compare(base, head)
     assert not c.comparable
-    assert c.flips == [] and c.metrics == {}
+    assert list(c.flips) == [] and c.metrics == {}
     assert c.note is not None and "aaaaaaaaaaaa" in c.note and "nothing was compared" in c.note
 
 
@@ -170,11 +170,11 @@ def test_only_tool_definitions_changed__compared_with_drift_and_attributed_flips
     assert set(drift) == {"lookup_order", "delete_account"}
     assert drift["delete_account"].change == "removed"
     lookup = drift["lookup_order"]
-    assert lookup.change == "changed" and lookup.flipped_cases == ["uses-lookup"]
+    assert lookup.change == "changed" and list(lookup.flipped_cases) == ["uses-lookup"]
     assert any(line.startswith("-") and "Look up an order." in line for line in lookup.diff)
     assert any(line.startswith("+") and "by its id" in line for line in lookup.diff)
     (flip,) = c.flips
-    assert flip.case_id == "uses-lookup" and flip.drifted_tools == ["lookup_order"]
+    assert flip.case_id == "uses-lookup" and list(flip.drifted_tools) == ["lookup_order"]
 
 
 def test_tool_drift__listed_even_when_not_comparable():
@@ -230,7 +230,7 @@ def test_property__a_flip_moved_by_the_minimum_effect_and_only_a_significant_one
     c = compare(results_from_table({"x": base}), results_from_table({"x": head}))
     change = hp / n_head - bp / n_base
     if hp * n_base == bp * n_head:
-        assert c.flips == []
+        assert list(c.flips) == []
         return
     (flip,) = c.flips
     if flip.kind in ("regression", "likely_regression"):

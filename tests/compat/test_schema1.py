@@ -20,12 +20,12 @@ import pytest
 from gate.pipeline import CheckOptions, check
 from gate.pipeline.inputs import read_config
 from gate.pipeline.sequential import recorded_comparison
+from gate.pipeline.typed import merge_run
 from gate.policy.decide import decide
 from gate.report import render_comment, render_markdown
 from gate.results import (
     SCHEMA_VERSION,
     assemble,
-    merge_run,
     read_results,
     write_results,
 )

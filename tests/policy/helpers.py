@@ -211,9 +211,8 @@ def compare_results(base: Results, head: Results, *, source: str = "baseline") -
     """The comparison of two results (the tests against the base history on ``head``'s
     samples, as ``toolgate diff`` makes it), as results.json holds it."""
     from gate.pipeline.sequential import recorded_comparison
-    from gate.results import comparison_json
 
-    return comparison_json(recorded_comparison(base, head, source=source))
+    return recorded_comparison(base, head, source=source)
 
 
 def decide_results(
@@ -222,8 +221,9 @@ def decide_results(
     """Compare with ``base`` (if any), decide, and put both into the results — what
     ``toolgate check`` does after scoring."""
     from gate.pipeline.sequential import comparison_of, recorded_tests
+    from gate.pipeline.typed import stats_of
     from gate.policy.decide import decide
-    from gate.results import decided, stats_of
+    from gate.results import decided
 
     stats = stats_of(results)
     if base is None:

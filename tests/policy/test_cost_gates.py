@@ -12,6 +12,7 @@ runs of a ``replay`` agent over hand-built runs files, 60 cases.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -180,7 +181,7 @@ def test_diff__the_cost_figures_the_check_gave(
     head = tmp_path / "head" / "out" / "results.json"
     assert main(["diff", str(base), str(head), "--format", "json"]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert printed["cost"] == [d.model_dump(mode="json") for d in got.results.comparison.cost]
+    assert printed["cost"] == [dataclasses.asdict(d) for d in got.results.comparison.cost]
     assert main(["diff", str(base), str(head)]) == 0
     md = capsys.readouterr().out
     total = _cost(got.results, "total_tokens")

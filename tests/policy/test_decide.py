@@ -29,7 +29,7 @@ def test_gate_min__fails_with_value_threshold_and_the_cases_below_worst_first():
     assert v is not None and not v.passed
     gate = v.gates[0]
     assert gate.value == 0.8 and not gate.passed
-    assert gate.failing_cases == ["refund-017", "refund-018"]
+    assert list(gate.failing_cases) == ["refund-017", "refund-018"]
     assert gate.reason == (
         "tool_selection_f1 0.800 < 0.900 (min) — 2 case(s) below: refund-017, refund-018"
     )
@@ -198,8 +198,8 @@ def test_no_baseline__passes_with_a_notice():
 
 
 def test_no_baseline__require_baseline__fails_naming_why():
+    from gate.pipeline.typed import stats_of
     from gate.policy.decide import decide as decide_verdict
-    from gate.results import stats_of
 
     stats = stats_of(results_from_table({"a": "P"}))
     v = decide_verdict(stats, None, make_config(), no_baseline="no artifact", require_baseline=True)
@@ -215,7 +215,7 @@ def test_baseline_from_another_dataset__not_compared_regressions_not_checked():
     head = results_from_table({"a": "F", "b": "P"})
     out = decide(head, make_config(), base, "base.json")
     assert out.comparison is not None and not out.comparison.comparable
-    assert out.comparison.flips == []
+    assert list(out.comparison.flips) == []
     assert out.verdict is not None and out.verdict.passed
     assert any(n.startswith("baseline not comparable") for n in out.notices)
     assert out.verdict.not_compared is not None

@@ -25,7 +25,7 @@ def test_flaky_agent__one_unlucky_sample_does_not_block_the_merge():
     assert v is not None and v.passed, v.reasons
     # the gate decided on the mean: 2 cases at 2/3, 18 at 3/3
     assert v.gates[0].value is not None and abs(v.gates[0].value - (18 + 4 / 3) / 20) < 1e-9
-    assert v.variance.flaky_share == 0.1 and v.variance.flaky_cases == ["case-00", "case-01"]
+    assert v.variance.flaky_share == 0.1 and list(v.variance.flaky_cases) == ["case-00", "case-01"]
 
 
 def test_flaky_agent__blocked_when_flakiness_exceeds_the_share():
@@ -33,7 +33,7 @@ def test_flaky_agent__blocked_when_flakiness_exceeds_the_share():
     out = decide(results_from_table(flaky_agent(6), config=cfg), cfg, None, None)
     v = out.verdict
     assert v is not None and not v.passed
-    assert v.variance.reasons == [
+    assert list(v.variance.reasons) == [
         "flaky share 0.300 > 0.200 (max_flaky_share) — 6 of 20 cases flaky: case-00 (2/3), "
         "case-01 (2/3), case-02 (2/3), case-03 (2/3), case-04 (2/3), … (+1 more)"
     ]
@@ -61,7 +61,7 @@ def test_variance_guards_with_one_sample__not_computed_never_a_failure():
     cfg = make_config(variance={"max_std": 0.1, "max_flaky_share": 0.5})
     v = decide(results_from_table({"a": "P"}, config=cfg), cfg, None, None).verdict
     assert v is not None and v.passed, v.reasons
-    assert v.variance.reasons == []
+    assert list(v.variance.reasons) == []
     assert [r.split(":")[0] for r in v.variance.not_computed] == [
         "variance.max_std 0.100",
         "variance.max_flaky_share 0.500",

@@ -3,6 +3,7 @@ parts refused; the CLI gates once and exits with the gate's code."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -12,7 +13,8 @@ import pytest
 
 from gate.errors import ResultsFileError
 from gate.model import OrderMode, Shard
-from gate.results import Results, merge_results, read_results, to_jsonable, write_results
+from gate.pipeline.typed import merge_results
+from gate.results import Results, read_results, to_jsonable, write_results
 from tests.policy.helpers import build_results, case, dataset, make_config, score
 
 CASES = [
@@ -179,7 +181,7 @@ def test_merge__part_of_another_run__refused_naming_the_field(
 ) -> None:
     one, two = _run((1, 2)), _run((2, 2))
     if change is None:  # the dataset's version
-        other = two.model_copy(update={"dataset": two.dataset.model_copy(update={"version": "2"})})
+        other = two.model_copy(update={"dataset": dataclasses.replace(two.dataset, version="2")})
     else:
         other = two.model_copy(update=change)
     with pytest.raises(ResultsFileError, match=message) as info:

@@ -99,7 +99,7 @@ def test_adding_a_must_not_call_violation_always_fails(run, data, threshold):
 def test_identical_base_and_head_produce_no_flips(run):
     r = _results(run)
     c = compare(r, _results(run))
-    assert c.comparable and c.flips == []
+    assert c.comparable and list(c.flips) == []
     out = decide(r, make_config(), _results(run), "base")
     assert out.verdict is not None and out.verdict.regressions == 0
 

@@ -329,8 +329,8 @@ def test_extra_samples__never_move_a_dataset_figure_or_a_threshold_gate():
     times each, making unnecessary calls): the same dataset-level metrics, slices and
     pooled rate, and the same outcome and value of every threshold gate and of the
     flakiness guard — extra samples serve the per-case test only."""
+    from gate.pipeline.typed import stats_of
     from gate.policy.decide import decide
-    from gate.results import stats_of
 
     cases = [case(f"c{i:02d}", i + 1, tags=("refund",) if i % 3 else ()) for i in range(54)]
     cases += [case(f"n{i}", 60 + i, no_tool=True) for i in range(6)]

@@ -758,7 +758,7 @@ def check_results(inp: FuzzInput, folder: Path) -> None:
     base = read_results(folder / inp.name, display=inp.name)
     for a, b in ((base, head), (head, base), (base, base)):
         comparison = compare(a, b, source="fuzz")
-        jsonio.dumps(comparison.model_dump(mode="json"))
+        dumps_results(comparison, indent=False)
     decided = decide(head, cfg, base, "a fuzzed baseline")
     dumps_results(decided)
     assert render_comment(decided)

@@ -136,7 +136,7 @@ def test_check__agent_import_error__verdict_error_exit_4_its_words_first_no_gate
         for word in ("missed", "tool_selection_f1", "Regressions", "regressed", "gates ("):
             assert word not in text, (word, text[:3000])
     results = read_results(tmp_path / "out" / "results.json")
-    assert results.verdict is not None and results.verdict.gates == []
+    assert results.verdict is not None and list(results.verdict.gates) == []
     assert results.run_error is not None and results.run_error.hint is not None
 
 

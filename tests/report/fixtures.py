@@ -8,6 +8,7 @@ with evidence in the shape the scorers record (``expected``, ``actual``, ``missi
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from gate.results import (
@@ -170,7 +171,7 @@ def passing() -> Results:
         metric_names=NAMES,
         toolgate_version="0.1.0",
         gate_name="support-agent",
-        dataset=DATASET.model_copy(update={"cases": 3}),
+        dataset=dataclasses.replace(DATASET, cases=3),
         agent=AGENT,
         samples=3,
         seed=7,
@@ -605,7 +606,7 @@ def flaky() -> Results:
         metric_names=NAMES,
         toolgate_version="0.1.0",
         gate_name="support-agent",
-        dataset=DATASET.model_copy(update={"cases": 3}),
+        dataset=dataclasses.replace(DATASET, cases=3),
         agent=AGENT,
         samples=5,
         seed=7,

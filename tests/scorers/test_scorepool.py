@@ -11,9 +11,9 @@ import pytest
 from gate.dataset import load_dataset
 from gate.errors import RunsFileError
 from gate.pipeline._scorepool import ForkExecutor, ScoreExecutor, SerialExecutor
+from gate.pipeline.records import sample_record
 from gate.pipeline.score import score_runs
 from gate.policy.table import assemble
-from gate.results import sample_record
 from gate.runsfile import RunsIndex, read_runs
 from gate.scorers import ScoringContext, score_sample
 from gate.scorers.registry import METRICS

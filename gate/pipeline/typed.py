@@ -1,0 +1,440 @@
+"""Typed values to and from results files, between policy and the format (neither imports
+the other): the fields policy's tests add to a run's results (:func:`policy_fields`),
+and what is read back from a results file — the statistics a baseline is compared on
+(:func:`stats_of`), the base history it carries (:func:`history_of`), and shard parts
+joined and reduced as one run (:func:`merge_run`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from gate import model as m
+from gate.model import CASE_HASH_VERSION
+from gate.pipeline.records import kept_reasons
+from gate.policy.casetest import CaseVerdict
+from gate.policy.engine import EngineParams, Evaluation
+from gate.policy.history import (
+    HISTORY_WINDOW,
+    BaseHistory,
+    CaseHistory,
+    HistoryEntry,
+    MetricSums,
+)
+from gate.policy.merge import MergePart, merge
+from gate.policy.power import Detectability
+from gate.policy.reduce import reduce, sample_metric_names
+from gate.policy.table import CaseMeta, RowsBuilder
+from gate.policy.validity import is_missing
+from gate.results import (
+    CaseResult,
+    CaseTestResult,
+    FlakinessInfo,
+    HistoryInfo,
+    HistoryRun,
+    ListRecords,
+    PolicyFields,
+    PolicyInfo,
+    PolicyParams,
+    Results,
+    SampleRecords,
+    SpendInfo,
+    SuiteTestResult,
+    hard_failure_of,
+    result_record,
+    tallies_of,
+)
+from gate.results import assemble as assemble_results
+from gate.scorers.registry import COST_METRICS
+from gate.usage import usage_of
+
+
+def history_entry(run: HistoryRun) -> HistoryEntry:
+    """The history entry a results file's history record describes."""
+    return HistoryEntry(
+        run.passes,
+        run.samples,
+        {k: MetricSums(int(v[0]), v[1], v[2]) for k, v in run.metrics.items()},
+        {k: tuple(v) for k, v in run.values.items()},
+    )
+
+
+def _history_json(h: CaseHistory | None) -> list[HistoryRun]:
+    if h is None:
+        return []
+    return [
+        HistoryRun(
+            passes=e.passes,
+            samples=e.samples,
+            metrics={k: [v.n, v.total, v.total_sq] for k, v in sorted(e.metrics.items())},
+            values={k: list(v) for k, v in sorted(e.values.items())},
+        )
+        for e in h.entries
+    ]
+
+
+def _case_test_json(v: CaseVerdict) -> CaseTestResult:
+    return CaseTestResult(
+        outcome=v.outcome.value,
+        comparability=v.comparability.value,
+        base_passes=None if v.base is None else v.base.passes,
+        base_samples=None if v.base is None else v.base.samples,
+        head_passes=v.head.passes,
+        head_samples=v.head.samples,
+        extra_samples=v.extra_samples,
+        p_worse=v.p_worse,
+        p_better=v.p_better,
+        log_e_worse=v.log_e_worse,
+        log_e_better=v.log_e_better,
+        change=v.change,
+        below_min_effect=v.below_min_effect,
+    )
+
+
+def policy_fields(
+    evaluation: Evaluation,
+    params: EngineParams,
+    *,
+    hashes: Mapping[str, str],
+    history: BaseHistory,
+    detect: Sequence[str],
+    hash_version: int = CASE_HASH_VERSION,
+    detection: Detectability | None = None,
+    base_run: bool = False,
+    bill: m.RunBill | None = None,
+    recorded: bool = False,
+) -> PolicyFields:
+    """The results.json fields of an engine evaluation (``history``: the one this run
+    carries forward)."""
+    seq = params.sequential
+    fl = evaluation.flakiness
+    sp = evaluation.spend
+    outcomes: dict[str, int] = {}
+    for v in evaluation.cases:
+        outcomes[v.outcome.value] = outcomes.get(v.outcome.value, 0) + 1
+    info = PolicyInfo(
+        params=PolicyParams(
+            alpha=params.alpha,
+            alpha_case=params.alpha_case,
+            alpha_suite=params.alpha_suite,
+            alpha_flaky=params.alpha_flaky,
+            initial_samples=seq.initial,
+            max_extra_samples=seq.max_extra,
+            max_samples_per_case=seq.max_per_case,
+            min_effect=params.min_effect,
+            suite_min_effect=params.suite_min_effect,
+            flaky_ceiling=params.flaky_ceiling,
+            history_window=history.window,
+            min_history=seq.min_history,
+            max_seed_samples=seq.max_seed,
+        ),
+        blocked=evaluation.blocked,
+        reasons=[r.value for r in evaluation.reasons],
+        outcomes=dict(sorted(outcomes.items())),
+        suite=[
+            SuiteTestResult(
+                name=t.name,
+                method=t.method.value,
+                better=t.better.value,
+                cases=t.cases,
+                base_mean=t.base_mean,
+                head_mean=t.head_mean,
+                change=t.change,
+                se=t.se,
+                p_value=t.p_value,
+                alpha=t.alpha,
+                blocked=t.blocked,
+                typical=t.cost.typical if t.cost is not None else None,
+                typical_p_value=t.cost.typical_p_rise if t.cost is not None else None,
+            )
+            for t in evaluation.suite
+        ],
+        flakiness=FlakinessInfo(
+            cases=fl.cases,
+            base_spread=fl.base_spread,
+            head_spread=fl.head_spread,
+            p_value=fl.p_value,
+            alpha=fl.alpha,
+            flakier=fl.flakier,
+            head_flaky=list(fl.head_flaky),
+            already_flaky=list(fl.already_flaky),
+            newly_flaky=list(fl.newly_flaky),
+            head_share=fl.head_share,
+            ceiling=fl.ceiling,
+            over_ceiling=fl.over_ceiling,
+        ),
+        spend=SpendInfo(
+            initial=sp.initial,
+            extra=sp.extra,
+            cap=sp.cap,
+            rounds=sp.rounds,
+            per_case=dict(sp.per_case),
+            undecided=sp.undecided,
+            seed=sp.seed,
+            seeded=sp.seeded,
+            held_back=[v.case_id for v in evaluation.cases if v.case_id in evaluation.held_back],
+            saved=sp.saved,
+            sampled=sp.sampled,
+            needed=sp.needed,
+            undecidable=sp.undecidable,
+        ),
+        detect=list(detect),
+        history=_history_info(evaluation, seq.min_history, detection),
+        base_run=base_run,
+        recorded=recorded,
+        bill=bill,
+    )
+    return PolicyFields(info, _CaseFields(evaluation, hashes, history), hash_version)
+
+
+class _CaseFields(Mapping[str, Mapping[str, Any]]):
+    """Per case id, its ``hash``, ``setup``, ``history`` and ``test`` as results.json
+    holds them: made as the writer asks for a case, never all at once."""
+
+    def __init__(
+        self, evaluation: Evaluation, hashes: Mapping[str, str], history: BaseHistory
+    ) -> None:
+        self._verdicts = {v.case_id: v for v in evaluation.cases}
+        self._hashes = hashes
+        self._history = history
+
+    def __getitem__(self, case_id: str) -> Mapping[str, Any]:
+        v = self._verdicts[case_id]
+        h = self._history.cases.get(case_id)
+        return {
+            "hash": self._hashes.get(case_id),
+            "setup": _setup_of(h),
+            "history": _history_json(h),
+            "test": _case_test_json(v),
+        }
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._verdicts)
+
+    def __len__(self) -> int:
+        return len(self._verdicts)
+
+
+def _history_info(
+    evaluation: Evaluation, min_history: int, detection: Detectability | None
+) -> HistoryInfo:
+    depths = sorted(v.base.samples for v in evaluation.cases if v.base is not None)
+    return HistoryInfo(
+        min_history=min_history,
+        comparable=len(depths),
+        short=sum(1 for d in depths if d < min_history),
+        median_samples=depths[len(depths) // 2] if depths else None,
+        caught_broken=None if detection is None else detection.stable_broken,
+        caught_half=None if detection is None else detection.stable_half,
+    )
+
+
+def _setup_of(h: CaseHistory | None) -> str | None:
+    return None if h is None else h.setup
+
+
+def history_of(
+    results: Results,
+    hashes: Mapping[str, str],
+    *,
+    dataset_sha256: str,
+    legacy: Mapping[str, str] | None = None,
+) -> BaseHistory:
+    """The base history a results file carries. A case written with a hash and a history
+    keeps them — a file of the previous release (``case_hash_version`` 1) hashed the
+    case with its tools and agent: where that hash equals ``legacy`` (the case as the
+    base run saw it, hashed that way) the history takes the current hash, and otherwise
+    keeps the stale one (not comparable). A case of an earlier release's file (no hash)
+    starts its history from its counts in that file, with the hash the case has now
+    (``hashes``) when the file was made from the same dataset (sha256) — and no hash, so
+    not comparable, when not."""
+    same = results.dataset.sha256 == dataset_sha256
+    window = results.policy.params.history_window if results.policy else HISTORY_WINDOW
+    out: dict[str, CaseHistory] = {}
+    names = results.metric_names
+    for c in results.cases:
+        if c.hash is not None and c.history:
+            hash_, setup = c.hash, c.setup
+            if results.case_hash_version < CASE_HASH_VERSION:
+                matched = legacy is not None and legacy.get(c.id) == c.hash
+                hash_ = hashes.get(c.id, c.hash) if matched else c.hash
+                setup = None
+            out[c.id] = CaseHistory(hash_, tuple(history_entry(e) for e in c.history), setup)
+            continue
+        hash_ = c.hash if c.hash is not None else (hashes.get(c.id, "") if same else "")
+        passes = sum(1 for s in c.samples if s.passed)
+        per_metric: dict[str, list[float | None]] = {n: [] for n in names}
+        for s in c.samples:
+            for n, v in zip(names, s.scores, strict=True):
+                per_metric[n].append(v)
+        sums = {n: MetricSums.of(vals) for n, vals in per_metric.items()}
+        values = {
+            n: tuple(v for v in vals if v is not None)
+            for n, vals in per_metric.items()
+            if n in COST_METRICS
+        }
+        entry = HistoryEntry(
+            passes,
+            len(c.samples),
+            {k: v for k, v in sums.items() if v.n},
+            {k: v for k, v in values.items() if v},
+        )
+        out[c.id] = CaseHistory(hash_, (entry,))
+    return BaseHistory(out, window)
+
+
+def stats_of(results: Results) -> m.SuiteStats:
+    """The typed statistics of a results file (a baseline to compare with, results to
+    report on): what :func:`gate.baseline.diff.compare` and the confirmation stage read."""
+    return m.SuiteStats(
+        header=header_of(results),
+        samples=results.samples,
+        metric_names=tuple(results.metric_names),
+        metrics=results.metrics,
+        slices=results.slices,
+        cases=tuple(_case_of(results, c) for c in results.cases),
+        per_tool=results.per_tool,
+        confusion=results.confusion,
+        malformed=results.malformed,
+        hard_failures=tuple(hard_failure_of(h) for h in results.hard_failures),
+        usage=dict(results.usage),
+        pass_hat=tuple(results.pass_hat),
+        advisor=None,
+        confirm=results.confirm,
+        notices=tuple(results.notices),
+        timing=dict(results.timing),
+    )
+
+
+def header_of(results: Results) -> m.RunHeader:
+    """The header of the run a results file holds."""
+    return m.RunHeader(
+        toolgate_version=results.toolgate_version,
+        gate_name=results.gate_name,
+        dataset=results.dataset,
+        agent=dict(results.agent),
+        seed=results.seed,
+        shard=results.shard,
+        scoring_sha256=results.scoring_sha256,
+        tools=results.tools,
+    )
+
+
+def _case_of(results: Results, c: CaseResult) -> m.CaseStats:
+    tally: dict[str, int] = {}
+    for s in c.samples:
+        for check in s.failed_checks:
+            tally[check] = tally.get(check, 0) + 1
+    hard = {h.sample for h in results.hard_failures if h.case_id == c.id}
+    initial = [
+        s.passed
+        for s in c.samples
+        if not s.extra and not is_missing(s.error, (True,) if s.sample in hard else ())
+    ]
+    names = results.metric_names
+    return m.CaseStats(
+        id=c.id,
+        line=c.line,
+        difficulty=c.difficulty,
+        tags=tuple(c.tags),
+        expected_no_tool=c.expected_no_tool,
+        must_not_call=tuple(c.must_not_call),
+        tools=tuple(c.tools),
+        passed=c.passed,
+        pass_rate=c.pass_rate,
+        flaky=c.flaky,
+        samples=len(c.samples),
+        extra_samples=c.extra_samples,
+        scores=dict(zip(names, c.scores, strict=True)),
+        std={n: v for n, v in zip(names, c.std, strict=False) if v is not None},
+        failed_checks=tuple(n for n, _ in sorted(tally.items(), key=lambda kv: (-kv[1], kv[0]))),
+        initial_pass_rate=sum(initial) / len(initial) if initial else 0.0,
+        initial_samples=len(initial),
+    )
+
+
+# ─── merging shard results ────────────────────────────────────────────────────
+
+
+def merge_part(name: str, results: Results, names: Sequence[str]) -> MergePart:
+    """One shard's results, typed for :func:`gate.policy.merge.merge`; its sample records
+    are written over ``names`` (every part's metric names, together)."""
+    metas = tuple(
+        CaseMeta(
+            id=c.id,
+            line=c.line,
+            difficulty=c.difficulty,
+            tags=tuple(c.tags),
+            expected_no_tool=c.expected_no_tool,
+            must_not_call=tuple(c.must_not_call),
+            expect_tools=tuple(c.tools),
+        )
+        for c in results.cases
+    )
+    hard: dict[tuple[str, int], list[m.HardFailure]] = {}
+    for h in results.hard_failures:
+        hard.setdefault((h.case_id, h.sample), []).append(hard_failure_of(h))
+    builder = RowsBuilder(names, metas)
+    records: list[list[bytes]] = []
+    own = results.metric_names
+    for i, c in enumerate(results.cases):
+        for s in c.samples:
+            builder.add(
+                i,
+                s.sample,
+                passed=s.passed,
+                scores=dict(zip(own, s.scores, strict=True)),
+                failed_checks=s.failed_checks,
+                tallies=tallies_of(s.tallies),
+                usage=usage_of(s.usage, s.usage_error),
+                hard=hard.get((c.id, s.sample), ()),
+                extra=s.extra,
+                error=s.error,
+            )
+        ordered = sorted(c.samples, key=lambda s: (s.extra, s.sample))
+        records.append(
+            [result_record(s, names=own, write=names, keep=kept_reasons) for s in ordered]
+        )
+    flags = [[s.extra for s in c.samples] for c in results.cases]
+    return MergePart(
+        name=name,
+        header=header_of(results),
+        samples=results.samples,
+        metas=metas,
+        regular=tuple(len(f) - sum(f) for f in flags),
+        extras_last=tuple(f == sorted(f) for f in flags),
+        rows=builder.build(),
+        records=records,
+        max_extra=results.confirm.max_extra_samples if results.confirm else 0,
+        judge=results.judge,
+        notices=tuple(results.notices),
+        timing=results.timing,
+    )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class MergedRun:
+    """Shard parts joined and reduced: the whole dataset's statistics and records, and
+    the judge block and timing the parts bring (:func:`merge_run`)."""
+
+    stats: m.SuiteStats
+    records: SampleRecords
+    judge: Mapping[str, Any] | None
+    timing: Mapping[str, Any]
+
+
+def merge_run(parts: Sequence[tuple[str, Results]]) -> MergedRun:
+    """Merge ``(display name, results)`` shard parts (:mod:`gate.policy.merge` says what
+    is refused) and reduce them as one run."""
+    names = sample_metric_names({n for _, r in parts for n in r.metric_names})
+    merged = merge([merge_part(name, r, names) for name, r in parts])
+    suite = reduce(merged.table, merged.header, seed=merged.seed, max_extra=merged.max_extra)
+    suite = dataclasses.replace(suite, notices=(*merged.notices, *suite.notices))
+    return MergedRun(suite, ListRecords(merged.records), merged.judge, merged.timing)
+
+
+def merge_results(parts: Sequence[tuple[str, Results]]) -> Results:
+    """The merged results of shard parts, without a verdict."""
+    run = merge_run(parts)
+    return assemble_results(run.stats, run.records, judge=run.judge, timing=run.timing)

@@ -1,0 +1,147 @@
+"""results.json: the versioned file every reporter renders from (docs/reports.md). This
+package is the format and nothing else: its schema (:mod:`~gate.results.schema`), how it
+is written (:mod:`~gate.results.write`) and read, older layouts migrated
+(:mod:`~gate.results.read`). What a run computes is written as :mod:`gate.model` declares
+it; what policy adds and reads back lives in :mod:`gate.pipeline.typed`, merging shards in
+:mod:`gate.policy.merge`.
+
+Compatibility: ``schema_version`` changes only when a field is removed or changes meaning;
+new optional fields keep the version.
+"""
+
+from gate import model as _m
+from gate.results.read import (
+    SCHEMA1_METRICS,
+    SampleView,
+    from_schema1,
+    hard_failure_of,
+    open_results,
+    read_results,
+    tallies_of,
+)
+from gate.results.schema import (
+    READS,
+    SCHEMA_VERSION,
+    STOCK_REASONS,
+    CaseResult,
+    CaseTestResult,
+    FlakinessInfo,
+    HardFailureResult,
+    HistoryInfo,
+    HistoryRun,
+    MissingInfo,
+    PolicyInfo,
+    PolicyParams,
+    Results,
+    RunError,
+    SampleResult,
+    SpendInfo,
+    SuiteTestResult,
+    TurnResult,
+    failed_by_agent,
+    json_schema,
+    not_sampled,
+    sampled,
+)
+from gate.results.write import (
+    ListRecords,
+    PolicyFields,
+    RecordTemplate,
+    SampleRecords,
+    assemble,
+    decided,
+    dumps_results,
+    evidence_json,
+    expected_json,
+    record_parts,
+    result_record,
+    results_bytes,
+    tallies_json,
+    to_jsonable,
+    validity_fields,
+    with_comparison,
+    with_validity,
+    write_results,
+    write_scored,
+)
+
+# The names the reporters knew the model's types by in results.json (the same classes).
+Comparison = _m.Comparison
+CostDeltaResult = _m.CostDelta
+DatasetInfo = _m.DatasetRef
+Flip = _m.Flip
+GateResult = _m.GateOutcome
+MetricDelta = _m.MetricDelta
+MetricStat = _m.MetricStats
+ShardInfo = _m.Shard
+SliceResult = _m.SliceStats
+ToolDrift = _m.ToolDrift
+ToolInfo = _m.ToolRef
+ToolRollup = _m.ToolRecall
+VarianceResult = _m.VarianceOutcome
+Verdict = _m.Verdict
+
+__all__ = [
+    "READS",
+    "SCHEMA1_METRICS",
+    "SCHEMA_VERSION",
+    "STOCK_REASONS",
+    "CaseResult",
+    "CaseTestResult",
+    "Comparison",
+    "CostDeltaResult",
+    "DatasetInfo",
+    "FlakinessInfo",
+    "Flip",
+    "GateResult",
+    "HardFailureResult",
+    "HistoryInfo",
+    "HistoryRun",
+    "ListRecords",
+    "MetricDelta",
+    "MetricStat",
+    "MissingInfo",
+    "PolicyFields",
+    "PolicyInfo",
+    "PolicyParams",
+    "RecordTemplate",
+    "Results",
+    "RunError",
+    "SampleRecords",
+    "SampleResult",
+    "SampleView",
+    "ShardInfo",
+    "SliceResult",
+    "SpendInfo",
+    "SuiteTestResult",
+    "ToolDrift",
+    "ToolInfo",
+    "ToolRollup",
+    "TurnResult",
+    "VarianceResult",
+    "Verdict",
+    "assemble",
+    "decided",
+    "dumps_results",
+    "evidence_json",
+    "expected_json",
+    "failed_by_agent",
+    "from_schema1",
+    "hard_failure_of",
+    "json_schema",
+    "not_sampled",
+    "open_results",
+    "read_results",
+    "record_parts",
+    "result_record",
+    "results_bytes",
+    "sampled",
+    "tallies_json",
+    "tallies_of",
+    "to_jsonable",
+    "validity_fields",
+    "with_comparison",
+    "with_validity",
+    "write_results",
+    "write_scored",
+]
