@@ -290,25 +290,6 @@ def is_batched(calls: Sequence[ExpectedCall]) -> bool:
     return bool(calls) and calls[0].batch is not None
 
 
-def expectation_json(calls: Sequence[ExpectedCall]) -> list[JsonValue]:
-    """An expectation list in the dataset's syntax, reading back to the same calls: a
-    plain list as it was; in a batched list a batch of several calls as an array and a
-    batch of one bare (``[[a, b], c]``), unless no batch holds two calls (``[[a], [b]]``,
-    which a plain ``[a, b]`` would not mean)."""
-    if not is_batched(calls):
-        return [c.to_json() for c in calls]
-    groups: list[list[dict[str, JsonValue]]] = []
-    last: int | None = None
-    for c in calls:
-        if c.batch != last:
-            groups.append([])
-            last = c.batch
-        groups[-1].append(c.to_json())
-    if all(len(g) == 1 for g in groups):
-        return list(groups)
-    return [g if len(g) > 1 else g[0] for g in groups]
-
-
 @value
 class ToolSpec:
     """A tool the model saw: its name, description and JSON Schema for the arguments.
@@ -1304,22 +1285,6 @@ class RemovedCase:
     def passed_on_base(self) -> bool:
         """Every base sample passed."""
         return self.base_samples > 0 and self.base_passes == self.base_samples
-
-
-def removed_words(removed: Sequence[RemovedCase]) -> str:
-    """``2 cases removed — both passed on base``: how many, and how they did on base."""
-    n = len(removed)
-    passed = sum(1 for r in removed if r.passed_on_base)
-    if n == 1:
-        how = "it passed on base" if passed else "it did not pass on base"
-        return f"1 case removed — {how}"
-    if passed == n:
-        how = "both passed on base" if n == 2 else "all passed on base"
-    elif passed == 0:
-        how = "neither passed on base" if n == 2 else "none passed on base"
-    else:
-        how = f"{passed} passed on base"
-    return f"{n} cases removed — {how}"
 
 
 @value

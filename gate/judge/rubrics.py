@@ -39,7 +39,7 @@ from typing import Any
 from gate.config import JUDGE_BUILTIN_RUBRICS, Config, RubricConfig
 from gate.errors import ConfigError, Problem
 from gate.jsonio import canonical
-from gate.model import Case, JsonValue, Run, ToolCall, ToolResult, Turn, expectation_json
+from gate.model import Case, ExpectedCall, JsonValue, Run, ToolCall, ToolResult, Turn, is_batched
 
 MAX_INPUT_CHARS = 2000
 """Longest string passed to the judge inside any input; longer ones are cut and marked."""
@@ -501,3 +501,22 @@ def describe(rubric: Rubric) -> dict[str, Any]:
         "prompt": rubric.source,
         "prompt_sha256": rubric.prompt_sha256,
     }
+
+
+def expectation_json(calls: Sequence[ExpectedCall]) -> list[JsonValue]:
+    """An expectation list in the dataset's syntax, reading back to the same calls: a
+    plain list as it was; in a batched list a batch of several calls as an array and a
+    batch of one bare (``[[a, b], c]``), unless no batch holds two calls (``[[a], [b]]``,
+    which a plain ``[a, b]`` would not mean)."""
+    if not is_batched(calls):
+        return [c.to_json() for c in calls]
+    groups: list[list[dict[str, JsonValue]]] = []
+    last: int | None = None
+    for c in calls:
+        if c.batch != last:
+            groups.append([])
+            last = c.batch
+        groups[-1].append(c.to_json())
+    if all(len(g) == 1 for g in groups):
+        return list(groups)
+    return [g if len(g) > 1 else g[0] for g in groups]

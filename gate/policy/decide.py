@@ -72,7 +72,6 @@ from gate.model import (
     Verdict,
     gate_label,
     new_failing,
-    removed_words,
     undecided_drops,
 )
 from gate.policy.cost import samples_to_decide
@@ -705,3 +704,19 @@ def _summary(
     if variance.not_computed:
         parts.append("variance guard not computed (one sample per case)")
     return ", ".join(parts)
+
+
+def removed_words(removed: Sequence[RemovedCase]) -> str:
+    """``2 cases removed — both passed on base``: how many, and how they did on base."""
+    n = len(removed)
+    passed = sum(1 for r in removed if r.passed_on_base)
+    if n == 1:
+        how = "it passed on base" if passed else "it did not pass on base"
+        return f"1 case removed — {how}"
+    if passed == n:
+        how = "both passed on base" if n == 2 else "all passed on base"
+    elif passed == 0:
+        how = "neither passed on base" if n == 2 else "none passed on base"
+    else:
+        how = f"{passed} passed on base"
+    return f"{n} cases removed — {how}"

@@ -7,7 +7,8 @@ renderers take the first line's "not compared" and the ⚠️ from here. Words o
 
 from __future__ import annotations
 
-from gate.model import NotCompared, NotComparedWhy, RemovedCase, removed_words
+from gate.model import NotCompared, NotComparedWhy, RemovedCase
+from gate.policy.decide import removed_words
 from gate.report.parts import Box, Fixed, Item, Key, Lazy, Para, Row, Section, Table
 from gate.report.sentences import Code, Sentence
 from gate.results import Results

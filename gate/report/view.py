@@ -28,7 +28,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from gate.model import FlipKind, removed_words
+from gate.model import FlipKind
+from gate.policy.decide import removed_words
 from gate.report import cases, fmt, metrics
 from gate.report.compared import (
     case_changes_sentence,

@@ -12,7 +12,8 @@ from typing import Any
 
 from gate.dataset import load_dataset
 from gate.dataset.columns import csv_cell
-from gate.model import ArgsMatch, Case, expectation_json
+from gate.judge.rubrics import expectation_json
+from gate.model import ArgsMatch, Case
 from tests.dataset.helpers import write_jsonl
 
 WEATHER = {
