@@ -5,6 +5,7 @@ heading of the view. Every count the first line says is the count of cases it na
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tempfile
 from pathlib import Path
@@ -36,7 +37,7 @@ def _results(outcomes: list[list[bool]]) -> Results:
         for i, s in enumerate(outcomes)
     ]
     base = passing()
-    ds = base.dataset.model_copy(update={"cases": len(cases)})
+    ds = dataclasses.replace(base.dataset, cases=len(cases))
     n = max(len(s) for s in outcomes)
     return base.model_copy(
         update={"cases": cases, "dataset": ds, "comparison": None, "verdict": None, "samples": n}
