@@ -173,8 +173,6 @@ class Comparability(enum.StrEnum):
     changed, so the old counts describe another test."""
 
 
-
-
 def case_hash(*, case: Mapping[str, Any], scoring: Mapping[str, Any]) -> str:
     """sha256 over the canonical JSON of what defines a case's test: the case's content
     and the scoring config. Key order and whitespace do not matter; any change of a value

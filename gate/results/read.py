@@ -180,9 +180,7 @@ def open_results(path: Path, *, display: str | None = None) -> Results:
             try:
                 s = view[j]
             except ValidationError as exc:
-                raise ResultsFileError(
-                    _problems(exc, name, f"cases.{i}.samples.{j}.")
-                ) from None
+                raise ResultsFileError(_problems(exc, name, f"cases.{i}.samples.{j}.")) from None
             if len(s.scores) != k:
                 raise ResultsFileError(
                     Problem(
@@ -221,9 +219,7 @@ def _skeleton_results(skeleton: bytes, name: str) -> Results:
             for key in ("scores", "std"):
                 values = raw.get(key)
                 if isinstance(values, list):
-                    raw[key] = [
-                        shared.setdefault(v, v) if type(v) is float else v for v in values
-                    ]
+                    raw[key] = [shared.setdefault(v, v) if type(v) is float else v for v in values]
         try:
             case = CaseResult.model_validate(raw)
         except ValidationError as exc:
