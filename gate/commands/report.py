@@ -129,7 +129,7 @@ def load_with_baseline(path: Path, baseline: str | None) -> Results:
         )
         return results
     from gate.pipeline.sequential import comparison_of, recorded_tests
-    from gate.pipeline.typed import policy_fields, stats_of
+    from gate.pipeline.typed import stats_of
     from gate.results import CaseResult
 
     # the tests a check would run on these samples: the comparison, and each case's test
@@ -139,20 +139,7 @@ def load_with_baseline(path: Path, baseline: str | None) -> Results:
     comparison = comparison_of(
         stats_of(base.results), stats, tests.evaluation, tests.params, source=base.source
     )
-    from gate.agents import settings_of
-
-    kind = settings_of(results.agent.get("kind"))
-    recorded = kind is not None and kind.samples_recorded
-    fields = policy_fields(
-        tests.evaluation,
-        tests.params,
-        hashes=tests.hashes,
-        history=tests.history,
-        detect=tests.detect,
-        hash_version=tests.hash_version,
-        detection=tests.detection,
-        recorded=recorded,
-    )
+    fields = tests.fields()
     cases = [
         CaseResult.model_validate({**c.__dict__, **fields.cases.get(c.id, {})})
         for c in results.cases

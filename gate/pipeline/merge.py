@@ -23,7 +23,7 @@ from gate.errors import ExitCode
 from gate.outdir import locked, remove_stale
 from gate.pipeline.publish import exit_code, say, validate_run, write_run_files
 from gate.pipeline.sequential import comparison_of, recorded_tests
-from gate.pipeline.typed import merge_run, policy_fields, stats_of
+from gate.pipeline.typed import merge_run, stats_of
 from gate.report.redact import Redactor
 from gate.results import Results, assemble, read_results
 
@@ -86,16 +86,7 @@ def merge_and_decide(
         comparison=comparison,
         judge=merged.judge,
         timing=merged.timing,
-        policy=policy_fields(
-            tests.evaluation,
-            tests.params,
-            hashes=tests.hashes,
-            history=tests.history,
-            detect=tests.detect,
-            hash_version=tests.hash_version,
-            detection=tests.detection,
-            recorded=config is not None and config.agent.samples_recorded,
-        ),
+        policy=tests.fields(),
     )
     decided = validate_run(decided, config.max_missing if config is not None else 0.0)
     with locked(out):

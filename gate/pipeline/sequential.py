@@ -34,7 +34,7 @@ from gate.gcpause import no_gc
 from gate.model import Case, Comparison, CostDelta, RunBill, Shard, SuiteStats
 from gate.pipeline.inputs import Baseline, scoring_context
 from gate.pipeline.score import Scored
-from gate.pipeline.typed import history_entry
+from gate.pipeline.typed import history_entry, policy_fields
 from gate.policy.engine import (
     EngineParams,
     Evaluation,
@@ -63,7 +63,7 @@ from gate.policy.reduce import in_slice, reduce
 from gate.policy.sequential import SequentialParams, seed_plan
 from gate.policy.suite import Better
 from gate.policy.table import SampleRows, assemble
-from gate.results import Results
+from gate.results import PolicyFields, Results
 from gate.runsfile import Coverage, RunsIndex, RunsWriter
 from gate.scorers.context import NormalizerTable
 from gate.scorers.registry import COST_METRICS
@@ -678,6 +678,21 @@ class RecordedTests:
     hash_version: int
     """What the parts' case hashes cover (``Results.case_hash_version``)."""
     detection: Detectability
+    recorded: bool
+    """The parts' agent replays recorded runs: no sample can be added."""
+
+    def fields(self) -> PolicyFields:
+        """These tests as results.json's policy fields."""
+        return policy_fields(
+            self.evaluation,
+            self.params,
+            hashes=self.hashes,
+            history=self.history,
+            detect=self.detect,
+            hash_version=self.hash_version,
+            detection=self.detection,
+            recorded=self.recorded,
+        )
 
 
 def recorded_params(part: Results, config: Config | None) -> EngineParams:
@@ -814,6 +829,7 @@ def recorded_tests(
         }
     )
     detection = detection_of(evaluation, params, sum(1 for g in gated if g.gated))
+    recorded = _recorded(parts[0].agent)
     return RecordedTests(
         evaluation,
         params,
@@ -821,9 +837,10 @@ def recorded_tests(
         hashes,
         carried,
         # runs a replay agent scored cannot be sampled again: say how to get a history
-        sentences(evaluation, detection, recorded=_recorded(parts[0].agent)),
+        sentences(evaluation, detection, recorded=recorded),
         parts[0].case_hash_version,
         detection,
+        recorded,
     )
 
 
