@@ -34,6 +34,10 @@ STOCK_REASONS: dict[str, str] = {
     "no_tool_respected": "n/a: the case expects tool calls",
     "recovery_rate": "n/a: no tool error to recover from",
     "step_budget_exceeded": "n/a: no step budget",
+    "extra_writes": "n/a: the case is judged by its calls (pass_on: calls)",
+    "missing_writes": "n/a: the case is judged by its calls (pass_on: calls)",
+    "write_precision": "n/a: the case is judged by its calls (pass_on: calls)",
+    "write_recall": "n/a: the case is judged by its calls (pass_on: calls)",
 }
 """Reasons a sample record names instead of writing out (``reasons_stock``): each file
 carries this table (``stock_reasons``), and the reader fills them in from the file's own
