@@ -3,9 +3,10 @@ pool of forked worker processes — the same scores either way.
 
 :func:`gate.pipeline.score.score_stage` takes an executor the way an HTTP client takes a
 transport: :class:`SerialExecutor` reads the file whole and scores each run in this
-process; :class:`ForkExecutor` cuts the file at line boundaries into chunks that the
-forked workers of a :class:`~concurrent.futures.ProcessPoolExecutor` read (by offset,
-through the descriptor the runs index opened: the file is opened once) and score.
+process; :class:`ForkExecutor` cuts the file at line boundaries into chunks that this
+process and the forked workers of a :class:`~concurrent.futures.ProcessPoolExecutor`
+read (by offset, through the descriptor the runs index opened: the file is opened once)
+and score.
 Scoring is a pure function of (case, scoring view, context), so the scores are identical
 whatever the chunking (a test compares the two).
 
@@ -22,7 +23,7 @@ naming it).
 Runs identical to an earlier one of the same case — the same scoring view — are scored
 once and copied (:class:`Memo`).
 
-``TOOLGATE_SCORE_WORKERS`` sets the number of worker processes of the default executor
+``TOOLGATE_SCORE_WORKERS`` sets the number of scoring processes of the default executor
 (``1`` forces the serial one); by default every available core is used for files of at
 least :data:`PARALLEL_MIN_LINES` lines, where ``fork`` is available and the process runs
 no other thread (forking beside live threads risks copying a held lock).
@@ -42,7 +43,7 @@ import tempfile
 import threading
 from array import array
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -277,20 +278,29 @@ class _Spool:
     def __init__(self) -> None:
         self.root = tempfile.mkdtemp(prefix="toolgate-records-")
         self._fds: dict[int, int] = {}
+        self._writers: dict[int, int] = {}
 
     def path(self, key: int) -> str:
         return os.path.join(self.root, f"{key}.records")
 
+    def writer(self, key: int) -> int:
+        """A descriptor appending to ``key``'s record file (this process's own: the
+        workers open theirs with :func:`_spool_writer`), closed on :meth:`close`."""
+        fd = self._writers[key] = _spool_writer(self.root, key)
+        return fd
+
     def read(self, key: int, offset: int, length: int) -> bytes:
         fd = self._fds.get(key)
         if fd is None:
-            fd = self._fds[key] = os.open(self.path(key), os.O_RDONLY)
+            path = os.path.join(self.root, f"{key}.records")
+            fd = self._fds[key] = os.open(path, os.O_RDONLY)
         return os.pread(fd, length, offset)
 
     def close(self) -> None:
-        for fd in self._fds.values():
+        for fd in (*self._fds.values(), *self._writers.values()):
             os.close(fd)
         self._fds.clear()
+        self._writers.clear()
         shutil.rmtree(self.root, ignore_errors=True)
 
 
@@ -702,14 +712,17 @@ _SPOOL_FD: int | None = None
 
 
 class ForkExecutor:
-    """Scores the file in ``workers`` forked processes of a
-    :class:`~concurrent.futures.ProcessPoolExecutor`, each reading its chunks by offset
-    through the runs index's open descriptor (inherited: nothing but the chunk's bounds is
-    pickled on the way in). The parent takes the chunks' outputs in file order, each wait
-    bounded by :data:`STALL_S`. A worker killed from outside breaks the pool: the error
-    names the signal and the lines and cases of the chunk that worker held (which worker
-    held which chunk is the one thing the standard pool does not tell, so the workers write
-    it into a shared array). Every worker is reaped on the way out, whatever happened."""
+    """Scores the file in ``workers`` processes: this one and ``workers - 1`` forked
+    processes of a :class:`~concurrent.futures.ProcessPoolExecutor`, each reading its
+    chunks by offset through the runs index's open descriptor (inherited: nothing but the
+    chunk's bounds is pickled on the way in). This process takes every ``workers``-th
+    chunk itself, between taking the others' outputs in file order, so it does not sit
+    idle holding a copy of what the workers hold: one process fewer for the same cores.
+    Each wait is bounded by :data:`STALL_S`. A worker killed from outside breaks the pool:
+    the error names the signal and the lines and cases of the chunk that worker held
+    (which worker held which chunk is the one thing the standard pool does not tell, so
+    the workers write it into a shared array). Every worker is reaped on the way out,
+    whatever happened."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
@@ -721,22 +734,32 @@ class ForkExecutor:
         chunks = chunk_bounds(
             index, max(self.workers * CHUNKS_PER_WORKER, -(-index.size // CHUNK_BYTES))
         )
+        mine = [k % self.workers == 0 for k in range(len(chunks))]
         ctx = multiprocessing.get_context("fork")
         started = ctx.RawArray("q", len(chunks))
         before = set(multiprocessing.active_children())
+        work = _work_of(job)
         # Cases are compiled in the workers as their runs come (in parallel), not up front.
         pool = ProcessPoolExecutor(
-            max(1, min(self.workers, len(chunks))),
+            max(1, min(self.workers - 1, mine.count(False))),
             mp_context=ctx,
             initializer=_start,
-            initargs=((index.fileno, _work_of(job), spool.root), started),
+            initargs=((index.fileno, work, spool.root), started),
         )
         workers: list[multiprocessing.process.BaseProcess] = []
         clean = False
         try:
-            futures = deque(pool.submit(_chunk, k, c) for k, c in enumerate(chunks))
+            futures = deque(pool.submit(_chunk, k, c) for k, c in enumerate(chunks) if not mine[k])
             workers = [p for p in multiprocessing.active_children() if p not in before]
-            _collect(_in_order(futures, chunks, index, started, workers), job, result, spool)
+            own = _Own(index, work, spool)
+
+            # In file order; a future is taken off ``futures`` as it is answered (a done
+            # future holds its output: kept, every chunk's columns would stay to the end).
+            def taken(k: int) -> _ChunkOut:
+                return _answer(futures.popleft(), k, chunks, index, started, workers)
+
+            outputs = (own.score(c) if mine[k] else taken(k) for k, c in enumerate(chunks))
+            _collect(outputs, job, result, spool)
             clean = True
         except BaseException:
             spool.close()
@@ -744,6 +767,29 @@ class ForkExecutor:
         finally:
             _stop(pool, workers, graceful=clean)
         return result
+
+
+class _Own:
+    """This process's share of a :class:`ForkExecutor`'s chunks: scored here, with a memo
+    and a spool file of its own, as a worker scores its chunks."""
+
+    def __init__(self, index: RunsIndex, work: _Work, spool: _Spool) -> None:
+        self.index, self.work, self.spool = index, work, spool
+        self.memo = Memo()
+        self.fd: int | None = None
+
+    def score(self, chunk: tuple[int, int]) -> _ChunkOut:
+        start, end = chunk
+        try:
+            if self.fd is None:
+                self.fd = self.spool.writer(os.getpid())
+            data = read_at(self.index.fileno, start, end - start, display=self.work.display)
+            return _score_chunk(data, start, self.work, self.memo, self.fd)
+        except OSError as exc:  # the spool cannot be written (a full disk)
+            raise RunAborted(
+                f"scoring could not go on: {exc}",
+                hint="free disk space for the temporary folder (TMPDIR) and run again",
+            ) from None
 
 
 def _start(job: tuple[int, _Work, str], started: Any) -> None:
@@ -760,20 +806,6 @@ def _chunk(k: int, chunk: tuple[int, int]) -> _ChunkOut:
     call time, so a test can replace it)."""
     _STARTED[k] = os.getpid()
     return _work(chunk)
-
-
-def _in_order(
-    futures: deque[Future[_ChunkOut]],
-    chunks: Sequence[tuple[int, int]],
-    index: RunsIndex,
-    started: Any,
-    workers: Sequence[multiprocessing.process.BaseProcess],
-) -> Iterator[_ChunkOut]:
-    """The chunks' outputs in file order, each future taken off ``futures`` as it is
-    answered (a done future holds its output: kept, every chunk's columns would stay in
-    memory to the end)."""
-    for k in range(len(futures)):
-        yield _answer(futures.popleft(), k, chunks, index, started, workers)
 
 
 def _answer(
@@ -913,11 +945,17 @@ def _work(chunk: tuple[int, int]) -> _ChunkOut:
     fd, work, spool_root = _JOB
     gc.disable()  # acyclic records only: collections would rescan them for nothing
     if _SPOOL_FD is None:
-        path = os.path.join(spool_root, f"{os.getpid()}.records")
-        _SPOOL_FD = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        _SPOOL_FD = _spool_writer(spool_root, os.getpid())
     start, end = chunk
     data = read_at(fd, start, end - start, display=work.display)
     return _score_chunk(data, start, work, _MEMO, _SPOOL_FD)
+
+
+def _spool_writer(root: str, key: int) -> int:
+    """A descriptor appending to the record file of process ``key`` under ``root``."""
+    return os.open(
+        os.path.join(root, f"{key}.records"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600
+    )
 
 
 def chunk_bounds(index: RunsIndex, n: int) -> list[tuple[int, int]]:
