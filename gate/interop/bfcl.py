@@ -466,14 +466,6 @@ def matcher_for(values: list[Any], optional: bool, schema: Mapping[str, Any]) ->
     return {"$in": out}
 
 
-def options_to_matcher(
-    options: list[Any], schema: Mapping[str, Any], where: str, loc: Locator, rec: Record
-) -> Any:
-    """BFCL's option list for one parameter → a dataset matcher (plain value or ``$in``)."""
-    values, optional = expand_options(options, schema, where, loc, rec)
-    return matcher_for(values, optional, schema)
-
-
 # ─── one item ────────────────────────────────────────────────────────────────
 
 

@@ -1018,27 +1018,6 @@ def detect(records: list[Record]) -> TraceFormat:
     return TraceFormat.OTLP
 
 
-def import_traces(
-    path: Path,
-    *,
-    fmt: TraceFormat = TraceFormat.AUTO,
-    display: str | None = None,
-    case_attribute: str | None = None,
-    session_attributes: Sequence[str] = SESSION_ATTRIBUTES,
-    per_trace: bool = False,
-) -> list[Run]:
-    """Every trace of ``path`` → one run, the traces of a session one run together
-    (module docstring); problems raised at once."""
-    return import_trace_file(
-        path,
-        fmt=fmt,
-        display=display,
-        case_attribute=case_attribute,
-        session_attributes=session_attributes,
-        per_trace=per_trace,
-    ).runs
-
-
 def import_trace_file(
     path: Path,
     *,
@@ -1049,8 +1028,9 @@ def import_trace_file(
     per_trace: bool = False,
     cases: bool = False,
 ) -> ImportedTraces:
-    """The runs of ``path`` (:func:`import_traces`) and, with ``cases``, one dataset case
-    per case id: a trace's a one-turn case, a session's a conversation case."""
+    """Every trace of ``path`` → one run, the traces of a session one run together
+    (module docstring), and, with ``cases``, one dataset case per case id: a trace's a
+    one-turn case, a session's a conversation case. Problems are raised at once."""
     name = display or str(path)
     records = read_records(path, display=name, unwrap=("data",))
     if fmt is TraceFormat.AUTO:
