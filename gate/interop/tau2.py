@@ -57,7 +57,8 @@ from pathlib import Path
 from typing import Any
 
 from gate import jsonio
-from gate.dataset.matchers import did_you_mean, json_kind
+from gate.dataset.matchers import did_you_mean
+from gate.dataset.matchers import json_kind as _kind
 from gate.dataset.tools import TOOL_NAME, parse_tool
 from gate.errors import InteropError, Problem
 from gate.model import Run, ToolCall, ToolResult, Turn
@@ -156,10 +157,6 @@ class _Problems:
     def raise_any(self, hint: str | None = None) -> None:
         if self.items:
             raise InteropError(self.items[:50], hint=hint)
-
-
-def _kind(value: Any) -> str:
-    return json_kind(value)
 
 
 # ─── reading the file ─────────────────────────────────────────────────────────

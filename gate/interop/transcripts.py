@@ -42,6 +42,7 @@ from typing import Any, assert_never
 from gate import jsonio
 from gate.adapters import anthropic, gemini, openai_chat, openai_responses
 from gate.adapters.interface import AssistantTurn
+from gate.dataset.matchers import json_kind
 from gate.errors import FieldError, PayloadError
 from gate.interop._conversation import (
     Conversation,
@@ -66,22 +67,14 @@ _RECORD_KEYS = ("id", "case_id", "sample", "request", "response", "latency_ms", 
 
 def _mapping(value: Any, field: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
-        raise FieldError(field, f"must be an object, not {_kind(value)}")
+        raise FieldError(field, f"must be an object, not {json_kind(value)}")
     return value
 
 
 def _list(value: Any, field: str) -> list[Any]:
     if not isinstance(value, list):
-        raise FieldError(field, f"must be an array, not {_kind(value)}")
+        raise FieldError(field, f"must be an array, not {json_kind(value)}")
     return value
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    names = {bool: "a boolean", str: "a string", int: "a number", float: "a number"}
-    names.update({list: "an array", dict: "an object"})
-    return names.get(type(value), type(value).__name__)
 
 
 def _adapter(fn: Callable[..., Any], *args: Any, prefix: str | None = None) -> Any:
