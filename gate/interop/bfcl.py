@@ -53,7 +53,7 @@ import jsonschema
 from gate import jsonio
 from gate.errors import Problem
 from gate.interop import InteropError
-from gate.interop._records import Locator, Record, read_records
+from gate.interop._records import Locator, Record, read_records, refuse_existing, write_cases
 from gate.scorers.schema import StringRule, authority, in_enum
 
 MAX_EXPANSION = 4096
@@ -874,6 +874,7 @@ def render_config(
     result: BfclImport, *, dataset_name: str = "dataset.jsonl", sha256: str | None = None
 ) -> str:
     """The ``toolgate.yml`` written beside the dataset (commented, ready to run)."""
+    normalize, scoring = _sections(result.kind)
     pin = (
         f"  sha256: {sha256}\n" if sha256 else "  # sha256: run `toolgate pin` to pin the dataset\n"
     )
@@ -885,21 +886,22 @@ def render_config(
         f"  path: {dataset_name}\n"
         f'  version: "bfcl-{result.category}"\n'
         f"{pin}"
-        f"{_normalize_section(result.kind)}"
+        f"{normalize}"
         "agent:\n"
         "  # Score BFCL-style outputs recorded elsewhere (runs.jsonl, docs/agent-protocol.md);\n"
         "  # or replace with your agent: kind command / python / openai.\n"
         "  kind: replay\n"
         "  runs: runs.jsonl\n"
         "samples: 1\n"
-        f"{_scoring_section(result.kind)}"
+        f"{scoring}"
         "gates:\n"
         "  - metric: case_passed\n"
         "    min: 0.0   # raise to the accuracy you want to hold\n"
     )
 
 
-def _normalize_section(kind: Kind) -> str:
+def _sections(kind: Kind) -> tuple[str, str]:
+    """The config's ``dataset.normalize`` and ``scoring`` sections for ``kind``."""
     match kind:
         case Kind.SINGLE | Kind.PARALLEL | Kind.IRRELEVANCE:
             return (
@@ -908,7 +910,11 @@ def _normalize_section(kind: Kind) -> str:
                 '    # numbers exact; list order counts; "" = may be omitted; no unlisted '
                 "argument.\n"
                 "    profile: bfcl\n"
-                "    null_equals_absent: false   # BFCL: null is a value, not an omitted argument\n"
+                "    null_equals_absent: false   # BFCL: null is a value, not an omitted "
+                "argument\n",
+                "scoring:\n"
+                "  # BFCL wants exactly the expected calls: an extra call fails the case.\n"
+                "  default_order: unordered\n",
             )
         case Kind.RELEVANCE:
             # No value is compared; the bfcl profile would hold every call to exactly the
@@ -917,26 +923,13 @@ def _normalize_section(kind: Kind) -> str:
                 "  normalize:\n"
                 "    # BFCL's relevance check compares no argument: the default rules, so that\n"
                 "    # an expected call with no argument listed accepts any arguments.\n"
-                "    profile: default\n"
-            )
-
-
-def _scoring_section(kind: Kind) -> str:
-    match kind:
-        case Kind.SINGLE | Kind.PARALLEL | Kind.IRRELEVANCE:
-            return (
-                "scoring:\n"
-                "  # BFCL wants exactly the expected calls: an extra call fails the case.\n"
-                "  default_order: unordered\n"
-            )
-        case Kind.RELEVANCE:
-            return (
+                "    profile: default\n",
                 "scoring:\n"
                 "  # BFCL passes any output holding a call: each case expects one call to any\n"
                 "  # of its tools, more are fine, and the arguments are not checked against\n"
                 "  # the tool's schema (BFCL's relevance check reads none).\n"
                 "  default_order: superset\n"
-                "  pass_checks: [calls_matched, order, must_not_call, parsed, no_tool]\n"
+                "  pass_checks: [calls_matched, order, must_not_call, parsed, no_tool]\n",
             )
 
 
@@ -946,14 +939,8 @@ def write_import(result: BfclImport, out: Path, *, force: bool = False) -> tuple
     out.mkdir(parents=True, exist_ok=True)
     dataset = out / "dataset.jsonl"
     config = out / "toolgate.yml"
-    if not force:
-        existing = [p for p in (dataset, config) if p.exists()]
-        if existing:
-            raise InteropError(
-                [Problem(str(p), None, None, "already exists") for p in existing],
-                hint="pass --force to overwrite",
-            )
-    dataset.write_bytes(b"".join(jsonio.dumps_line(c) for c in result.cases))
+    refuse_existing((dataset, config), force)
+    write_cases(dataset, result.cases)
     config.write_text(render_config(result, sha256=_pin(dataset)), encoding="utf-8")
     return dataset, config
 

@@ -61,6 +61,7 @@ from gate.dataset.matchers import did_you_mean
 from gate.dataset.matchers import json_kind as _kind
 from gate.dataset.tools import TOOL_NAME, parse_tool
 from gate.errors import InteropError, Problem
+from gate.interop._records import refuse_existing, write_cases
 from gate.model import Run, ToolCall, ToolResult, Turn
 from gate.scorers.effects import effect_from_annotations
 
@@ -945,16 +946,10 @@ def write_import(
     from gate.runsfile import RunsWriter
 
     paths = [out / n for n in ("dataset.jsonl", "tools.json", "toolgate.yml", "runs.jsonl")]
-    if not force:
-        existing = [p for p in paths if p.exists()]
-        if existing:
-            raise InteropError(
-                [Problem(str(p), None, None, "already exists") for p in existing],
-                hint="pass --force to overwrite",
-            )
+    refuse_existing(paths, force)
     out.mkdir(parents=True, exist_ok=True)
     dataset, tools, config, runs = paths
-    dataset.write_bytes(b"".join(jsonio.dumps_line(c) for c in imported.cases))
+    write_cases(dataset, imported.cases)
     tools.write_text(
         json.dumps(imported.tools, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )

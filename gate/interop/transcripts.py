@@ -39,7 +39,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, assert_never
 
-from gate import jsonio
 from gate.adapters import anthropic, gemini, openai_chat, openai_responses
 from gate.adapters.interface import AssistantTurn
 from gate.dataset.matchers import json_kind
@@ -591,7 +590,3 @@ def import_transcripts(
     if not runs:
         raise Locator(name).fail(None, None, "no records")
     return Imported(runs, rows)
-
-
-def dumps_cases(rows: list[dict[str, Any]]) -> bytes:
-    return b"".join(jsonio.dumps_line(r) for r in rows)
