@@ -19,7 +19,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from gate.commands import require_config
+from gate.commands import DEFAULT_CONFIG, add_config_argument, require_config
 from gate.config import Config
 from gate.dataset import Dataset, default_display
 from gate.dataset.matchers import did_you_mean
@@ -35,16 +35,9 @@ from gate.pipeline.inputs import (
 from gate.pipeline.preflight import agent_problems, first_case_problems
 from gate.yamlio import YamlDoc
 
-DEFAULT_CONFIG = "toolgate.yml"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--config",
-        default=None,
-        metavar="FILE",
-        help=f"the config file (default: {DEFAULT_CONFIG})",
-    )
+    add_config_argument(parser, default=None)
     parser.add_argument(
         "--dataset",
         default=None,
