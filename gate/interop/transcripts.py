@@ -51,7 +51,7 @@ from gate.interop._conversation import (
     to_run,
 )
 from gate.interop._records import Locator, Record, read_records
-from gate.model import Run
+from gate.model import Run, ToolCall
 
 
 class Format(enum.StrEnum):
@@ -106,6 +106,34 @@ def _text_of(content: Any, field: str, text_types: tuple[str, ...]) -> str | Non
     return "\n".join(texts) if texts else None
 
 
+def _answered(
+    messages: list[Message],
+    tools: list[dict[str, Any]],
+    parse: Callable[[Any], AssistantTurn],
+    response: Any,
+) -> Conversation:
+    """The conversation, the provider's ``response`` (when recorded) its last message."""
+    if response is None:
+        return Conversation(messages, tools)
+    turn: AssistantTurn = _adapter(parse, response, prefix="response")
+    messages.append(Message("assistant", turn.content, calls=turn.calls, where="response"))
+    return Conversation(messages, tools, usage=turn.usage)
+
+
+def _block_messages(
+    role: str, texts: list[str], results: list[ToolMessage], calls: list[ToolCall], where: str
+) -> list[Message]:
+    """One Anthropic or Gemini message of blocks/parts: tool results (a user turn may add
+    text after them), an assistant message, or a user message."""
+    text = "\n".join(texts) if texts else None
+    if role == "assistant":
+        return [Message("assistant", text, calls=tuple(calls), where=where)]
+    if not results:
+        return [Message("user", text, where=where)]
+    tool = Message("tool", results=tuple(results), where=where)
+    return [tool, Message("user", text, where=where)] if text else [tool]
+
+
 # ─── OpenAI chat completions ─────────────────────────────────────────────────
 
 
@@ -144,14 +172,9 @@ def parse_openai(request: Mapping[str, Any], response: Any) -> Conversation:
         f = f"request.messages[{i}]"
         m = _mapping(raw, f)
         role = m.get("role")
-        if role in ("system", "developer"):
-            messages.append(
-                Message("system", _text_of(m.get("content"), f"{f}.content", ("text",)), where=f)
-            )
-        elif role == "user":
-            messages.append(
-                Message("user", _text_of(m.get("content"), f"{f}.content", ("text",)), where=f)
-            )
+        if role in ("system", "developer", "user"):
+            text = _text_of(m.get("content"), f"{f}.content", ("text",))
+            messages.append(Message("user" if role == "user" else "system", text, where=f))
         elif role == "assistant":
             calls = _adapter(openai_chat.calls_from_message, m, f)
             messages.append(
@@ -185,13 +208,8 @@ def parse_openai(request: Mapping[str, Any], response: Any) -> Conversation:
             raise FieldError(
                 f"{f}.role", f"unknown role {role!r} (system, developer, user, assistant, tool)"
             )
-    if response is not None:
-        turn: AssistantTurn = _adapter(openai_chat.parse_completion, response, prefix="response")
-        messages.append(Message("assistant", turn.content, calls=turn.calls, where="response"))
-        return Conversation(
-            messages, _openai_tools(request.get("tools"), "request.tools"), usage=turn.usage
-        )
-    return Conversation(messages, _openai_tools(request.get("tools"), "request.tools"))
+    tools = _openai_tools(request.get("tools"), "request.tools")
+    return _answered(messages, tools, openai_chat.parse_completion, response)
 
 
 # ─── OpenAI Responses ────────────────────────────────────────────────────────
@@ -257,11 +275,7 @@ def parse_responses(request: Mapping[str, Any], response: Any) -> Conversation:
     else:
         messages.extend(_responses_items(_list(raw_input, "request.input"), "request.input"))
     tools = _responses_tools(request.get("tools"), "request.tools")
-    if response is None:
-        return Conversation(messages, tools)
-    turn: AssistantTurn = _adapter(openai_responses.parse_response, response, prefix="response")
-    messages.append(Message("assistant", turn.content, calls=turn.calls, where="response"))
-    return Conversation(messages, tools, usage=turn.usage)
+    return _answered(messages, tools, openai_responses.parse_response, response)
 
 
 # ─── Anthropic Messages ──────────────────────────────────────────────────────
@@ -329,21 +343,9 @@ def parse_anthropic(request: Mapping[str, Any], response: Any) -> Conversation:
                         tid, _tool_result_content(block.get("content"), f"{bf}.content"), is_error
                     )
                 )
-        text = "\n".join(texts) if texts else None
-        if results:
-            messages.append(Message("tool", results=tuple(results), where=f))
-            if text:  # a user turn may add text after its tool results
-                messages.append(Message("user", text, where=f))
-        elif role == "assistant":
-            messages.append(Message("assistant", text, calls=tuple(calls), where=f))
-        else:
-            messages.append(Message("user", text, where=f))
+        messages += _block_messages(role, texts, results, calls, f)
     tools = _anthropic_tools(request.get("tools"), "request.tools")
-    if response is None:
-        return Conversation(messages, tools)
-    turn: AssistantTurn = _adapter(anthropic.parse_message, response, prefix="response")
-    messages.append(Message("assistant", turn.content, calls=turn.calls, where="response"))
-    return Conversation(messages, tools, usage=turn.usage)
+    return _answered(messages, tools, anthropic.parse_message, response)
 
 
 # ─── Gemini generateContent ──────────────────────────────────────────────────
@@ -427,21 +429,10 @@ def parse_gemini(request: Mapping[str, Any], response: Any) -> Conversation:
                 )
             elif isinstance(part.get("text"), str) and not part.get("thought"):
                 texts.append(part["text"])
-        text = "\n".join(texts) if texts else None
-        if role == "model":
-            messages.append(Message("assistant", text, calls=tuple(calls), where=f))
-        elif results:
-            messages.append(Message("tool", results=tuple(results), where=f))
-            if text:
-                messages.append(Message("user", text, where=f))
-        else:
-            messages.append(Message("user", text, where=f))
+        role = "assistant" if role == "model" else "user"
+        messages += _block_messages(role, texts, results, calls, f)
     tools = _gemini_tools(request.get("tools"), "request.tools")
-    if response is None:
-        return Conversation(messages, tools)
-    turn: AssistantTurn = _adapter(gemini.parse_response, response, prefix="response")
-    messages.append(Message("assistant", turn.content, calls=turn.calls, where="response"))
-    return Conversation(messages, tools, usage=turn.usage)
+    return _answered(messages, tools, gemini.parse_response, response)
 
 
 _PARSERS: dict[Format, Callable[[Mapping[str, Any], Any], Conversation]] = {
