@@ -63,6 +63,7 @@ from gate.dataset.tools import TOOL_NAME, parse_tool
 from gate.errors import InteropError, Problem
 from gate.interop._records import refuse_existing, write_cases
 from gate.model import Run, ToolCall, ToolResult, Turn
+from gate.runsfile import decode_arguments
 from gate.scorers.effects import effect_from_annotations
 
 __all__ = [
@@ -635,18 +636,11 @@ def _call(tc: Any, at: str, problems: _Problems) -> ToolCall | None:
     raw_id = tc.get("id")
     call_id = raw_id if isinstance(raw_id, str) and raw_id else None
     args = tc.get("arguments", {})
-    if isinstance(args, dict):
-        return ToolCall(name=name, arguments=args, id=call_id)
-    if isinstance(args, str):
-        try:
-            decoded = json.loads(args)
-        except ValueError:
-            decoded = None
-        if isinstance(decoded, dict):
-            return ToolCall(name=name, arguments=decoded, id=call_id, raw_arguments=args)
-        return ToolCall(name=name, arguments=None, id=call_id, raw_arguments=args, parse_ok=False)
-    problems.add(f"{at}.arguments", f"must be an object, not {_kind(args)}")
-    return None
+    if not isinstance(args, dict | str):
+        problems.add(f"{at}.arguments", f"must be an object, not {_kind(args)}")
+        return None
+    decoded, raw, ok = decode_arguments(args)
+    return ToolCall(name=name, arguments=decoded, id=call_id, raw_arguments=raw, parse_ok=ok)
 
 
 # ─── the effects ──────────────────────────────────────────────────────────────
