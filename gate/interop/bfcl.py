@@ -42,6 +42,7 @@ from __future__ import annotations
 import enum
 import importlib.util
 import itertools
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -383,16 +384,14 @@ def _expand_dict(option: Any, where: str, loc: Locator, rec: Record) -> list[Any
         if any(_is_blank(o) for o in opts):
             values.append(_OMIT)
         choices.append(values)
-    total = 1
-    for c in choices:
-        total *= max(len(c), 1)
+    total = math.prod(max(len(c), 1) for c in choices)
     if total > MAX_EXPANSION:
         loc.add(rec, where, f"dict options expand to {total} objects (more than {MAX_EXPANSION})")
         return []
-    out = []
-    for combo in itertools.product(*choices):
-        out.append({k: v for k, v in zip(keys, combo, strict=True) if v is not _OMIT})
-    return out
+    return [
+        {k: v for k, v in zip(keys, combo, strict=True) if v is not _OMIT}
+        for combo in itertools.product(*choices)
+    ]
 
 
 def _expand_option(
@@ -411,9 +410,7 @@ def _expand_option(
         and all(isinstance(o, dict) for o in option)
     ):
         per_item = [_expand_dict(o, f"{where}[{i}]", loc, rec) for i, o in enumerate(option)]
-        total = 1
-        for p in per_item:
-            total *= max(len(p), 1)
+        total = math.prod(max(len(p), 1) for p in per_item)
         if total > MAX_EXPANSION:
             loc.add(
                 rec,
@@ -569,11 +566,11 @@ def _check_answer_against_schema(
     props: Mapping[str, Any] = raw_props if isinstance(raw_props, dict) else {}
     raw_required = schema.get("required")
     required: list[Any] = raw_required if isinstance(raw_required, list) else []
-    for name in required:
-        if name not in props:
-            notes.append(
-                SchemaNote(case_id, f"{fn_name}.required", f"{name!r} is required but not declared")
-            )
+    notes += [
+        SchemaNote(case_id, f"{fn_name}.required", f"{name!r} is required but not declared")
+        for name in required
+        if name not in props
+    ]
     for p, (values, optional) in answer.items():
         if p not in props:
             notes.append(
@@ -593,17 +590,16 @@ def _check_answer_against_schema(
                 )
             )
         validator = authority(props[p], StringRule.BFCL)
-        for v in values:
-            err = jsonschema.exceptions.best_match(validator.iter_errors(v))
-            if err is not None:
-                notes.append(
-                    SchemaNote(
-                        case_id,
-                        f"{where}.{p}",
-                        f"acceptable value {jsonio.canonical(v)} does not fit the schema: "
-                        f"{err.message}",
-                    )
-                )
+        errors = [(v, jsonschema.exceptions.best_match(validator.iter_errors(v))) for v in values]
+        notes += [
+            SchemaNote(
+                case_id,
+                f"{where}.{p}",
+                f"acceptable value {jsonio.canonical(v)} does not fit the schema: {err.message}",
+            )
+            for v, err in errors
+            if err is not None
+        ]
 
 
 def _expected_calls(
@@ -684,16 +680,16 @@ def _expected_calls(
             prop = props[p]
             expanded[p] = expand_options(opts, prop, f"{where}.{fn_name}.{p}", loc, answer)
             values, optional = expanded[p]
-            for v in values:
-                for repair in admit(prop, v):
-                    notes.append(
-                        SchemaNote(
-                            item.case_id,
-                            f"ground_truth[{i}].{fn_name}.{p}",
-                            f"acceptable value {jsonio.canonical(v)} {repair}",
-                            repaired=True,
-                        )
-                    )
+            notes += [
+                SchemaNote(
+                    item.case_id,
+                    f"ground_truth[{i}].{fn_name}.{p}",
+                    f"acceptable value {jsonio.canonical(v)} {repair}",
+                    repaired=True,
+                )
+                for v in values
+                for repair in admit(prop, v)
+            ]
             args[p] = matcher_for(values, optional, prop)
         _check_answer_against_schema(
             item.case_id, f"ground_truth[{i}].{fn_name}", fn_name, expanded, schema, notes
