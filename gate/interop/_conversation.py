@@ -90,6 +90,17 @@ class Conversation:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(slots=True)
+class Imported:
+    """What one file of conversations or traces gave: runs (samples numbered per case id)
+    and, when asked, dataset cases (one per case id, from its first record)."""
+
+    runs: list[Run]
+    cases: list[dict[str, Any]]
+    source: str
+    """What the runs were read from: the transcript format, ``otel`` or ``langfuse``."""
+
+
 @dataclass(frozen=True, slots=True)
 class UserTurn:
     """One user turn of a conversation: what the user said, where, and the assistant and

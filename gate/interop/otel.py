@@ -77,6 +77,7 @@ from typing import Any
 from gate import jsonio
 from gate.errors import FieldError, InteropError, Problem
 from gate.interop._conversation import (
+    Imported,
     conversation_case,
     conversation_turns,
     marked_turns,
@@ -336,18 +337,7 @@ def _session_ids(session: Sequence[_Trace]) -> tuple[str, int | None]:
     return case_id or str(lead.session), sample
 
 
-@dataclass(slots=True)
-class ImportedTraces:
-    """What one traces file gave: runs (one per trace or session) and, when asked, cases
-    (one per case id, from its first trace or session)."""
-
-    runs: list[Run]
-    cases: list[dict[str, Any]]
-    source: str
-    """``otel`` or ``langfuse``."""
-
-
-def _number_runs(groups: Iterable[Sequence[_Trace]], source: str, *, cases: bool) -> ImportedTraces:
+def _number_runs(groups: Iterable[Sequence[_Trace]], source: str, *, cases: bool) -> Imported:
     """Case ids and samples for every trace or session, and their runs (and cases);
     every problem is raised at once."""
     counts: Counter[str] = Counter()
@@ -383,7 +373,7 @@ def _number_runs(groups: Iterable[Sequence[_Trace]], source: str, *, cases: bool
             problems += exc.problems
     if problems:
         raise InteropError(problems[:50])
-    return ImportedTraces(runs, rows, source)
+    return Imported(runs, rows, source)
 
 
 def _case_tools(
@@ -1027,7 +1017,7 @@ def import_trace_file(
     session_attributes: Sequence[str] = SESSION_ATTRIBUTES,
     per_trace: bool = False,
     cases: bool = False,
-) -> ImportedTraces:
+) -> Imported:
     """Every trace of ``path`` → one run, the traces of a session one run together
     (module docstring), and, with ``cases``, one dataset case per case id: a trace's a
     one-turn case, a session's a conversation case. Problems are raised at once."""

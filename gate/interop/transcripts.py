@@ -35,7 +35,7 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, assert_never
 
@@ -45,6 +45,7 @@ from gate.dataset.matchers import json_kind
 from gate.errors import FieldError, PayloadError
 from gate.interop._conversation import (
     Conversation,
+    Imported,
     Message,
     ToolMessage,
     to_case,
@@ -454,14 +455,6 @@ def parser_for(fmt: Format) -> Callable[[Mapping[str, Any], Any], Conversation]:
 # ─── the file ────────────────────────────────────────────────────────────────
 
 
-@dataclass(slots=True)
-class Imported:
-    """What one transcripts file gave: runs (every record) and cases (one per case id)."""
-
-    runs: list[Run]
-    cases: list[dict[str, Any]]
-
-
 def _record_id(
     rec: Record, obj: Mapping[str, Any], stem: str, index: int
 ) -> tuple[str, str | None]:
@@ -580,4 +573,4 @@ def import_transcripts(
     loc.raise_if_any()
     if not runs:
         raise Locator(name).fail(None, None, "no records")
-    return Imported(runs, rows)
+    return Imported(runs, rows, fmt.value)
