@@ -205,27 +205,6 @@ def _latency(trace: _Trace) -> float | None:
     return None
 
 
-def _run_of(trace: _Trace, case_id: str, sample: int, source: str) -> Run:
-    """One trace → one run (module docstring)."""
-    turns = _trace_turns(trace)
-    final = turns[-1].content if turns and not turns[-1].calls else None
-    meta: dict[str, Any] = {"source": source, "trace_id": trace.trace_id}
-    if trace.tools is not None:
-        meta["tools"] = trace.tools
-    if trace.user_input is not None:
-        meta["user_input"] = trace.user_input
-    return Run(
-        case_id=case_id,
-        sample=sample,
-        turns=tuple(turns),
-        final=final,
-        error=trace.error,
-        latency_ms=_latency(trace),
-        usage=dict(trace.usage) or None,
-        meta=meta,
-    )
-
-
 def _user_turns(session: Sequence[_Trace], source: str) -> list[tuple[str, list[Turn]]]:
     """The user turns of a session: each trace's user message and its turns. A trace
     without a recorded user message is an :class:`InteropError` (its turn is unknown)."""
@@ -264,29 +243,34 @@ def _session_tools(session: Sequence[_Trace]) -> list[dict[str, Any]] | None:
     return list(seen.values())
 
 
-def _session_run(session: Sequence[_Trace], case_id: str, sample: int, source: str) -> Run:
-    """A session of several traces → one conversation run: each trace a user turn, the
-    first of its turns carrying the user's message (the runner's convention)."""
-    turns = marked_turns(_user_turns(session, source))
-    final = turns[-1].content if turns and not turns[-1].calls else None
-    usage: Counter[str] = Counter()
-    for tr in session:
-        usage.update(tr.usage)
-    latencies = [v for tr in session if (v := _latency(tr)) is not None]
-    meta: dict[str, Any] = {
-        "source": source,
-        "session_id": session[0].session,
-        "trace_ids": [tr.trace_id for tr in session],
-    }
-    tools = _session_tools(session)
+def _run_of(group: Sequence[_Trace], case_id: str, sample: int, source: str) -> Run:
+    """One trace, or a session of several, → one run (module docstring). A session's
+    traces are its user turns, the first turn of each carrying the user's message (the
+    runner's convention)."""
+    lead = group[0]
+    meta: dict[str, Any] = {"source": source}
+    if len(group) == 1:
+        turns = _trace_turns(lead)
+        meta["trace_id"] = lead.trace_id
+        tools = lead.tools
+    else:
+        turns = marked_turns(_user_turns(group, source))
+        meta.update(session_id=lead.session, trace_ids=[tr.trace_id for tr in group])
+        tools = _session_tools(group)
     if tools is not None:
         meta["tools"] = tools
+    if len(group) == 1 and lead.user_input is not None:
+        meta["user_input"] = lead.user_input
+    usage: Counter[str] = Counter()
+    for tr in group:
+        usage.update(tr.usage)
+    latencies = [v for tr in group if (v := _latency(tr)) is not None]
     return Run(
         case_id=case_id,
         sample=sample,
         turns=tuple(turns),
-        final=final,
-        error=next((tr.error for tr in session if tr.error is not None), None),
+        final=turns[-1].content if turns and not turns[-1].calls else None,
+        error=next((tr.error for tr in group if tr.error is not None), None),
         latency_ms=sum(latencies) if latencies else None,
         usage=dict(usage) or None,
         meta=meta,
@@ -363,10 +347,7 @@ def _number_runs(groups: Iterable[Sequence[_Trace]], source: str, *, cases: bool
                     )
                 )
             taken.add((case_id, sample))
-            if len(group) == 1:
-                runs.append(_run_of(group[0], case_id, sample, source))
-            else:
-                runs.append(_session_run(group, case_id, sample, source))
+            runs.append(_run_of(group, case_id, sample, source))
             if cases and first:
                 rows.append(_case_of(group, case_id, source))
         except InteropError as exc:
