@@ -881,37 +881,31 @@ def _langfuse_calls(output: Any, field: str) -> tuple[list[ToolCall], str | None
 def _langfuse_traces(records: list[Record], loc: Locator, display: str) -> list[_Trace]:
     traces: dict[str, _Trace] = {}
     for rec, ofield, obs, trace_session in _langfuse_observations(records, loc):
+
+        def at(key: str, ofield: str = ofield) -> str:
+            return f"{ofield}.{key}" if ofield else key
+
         try:
             if not isinstance(obs, Mapping):
                 raise FieldError(ofield, "an observation must be an object")
             kind = obs.get("type")
             if kind not in _LANGFUSE_TYPES:
                 raise FieldError(
-                    f"{ofield}.type" if ofield else "type",
+                    at("type"),
                     f"unknown observation type {kind!r} (GENERATION, SPAN, EVENT, TOOL, …)",
                 )
             trace_id = obs.get("traceId")
             if not isinstance(trace_id, str) or not trace_id:
-                raise FieldError(
-                    f"{ofield}.traceId" if ofield else "traceId", "must be a non-empty string"
-                )
-            start = _iso_nanos(
-                obs.get("startTime"), f"{ofield}.startTime" if ofield else "startTime"
-            )
-            end = (
-                _iso_nanos(obs["endTime"], f"{ofield}.endTime" if ofield else "endTime")
-                if obs.get("endTime")
-                else start
-            )
+                raise FieldError(at("traceId"), "must be a non-empty string")
+            start = _iso_nanos(obs.get("startTime"), at("startTime"))
+            end = _iso_nanos(obs["endTime"], at("endTime")) if obs.get("endTime") else start
             tr = traces.get(trace_id)
             if tr is None:
                 tr = traces[trace_id] = _Trace(trace_id, f"{display}:{rec.line}")
             tr.span(start, end)
             session = obs.get("sessionId", trace_session)
             if session is not None and not isinstance(session, str):
-                raise FieldError(
-                    f"{ofield}.sessionId" if ofield else "sessionId", "must be a string or null"
-                )
+                raise FieldError(at("sessionId"), "must be a string or null")
             if tr.session is None and session:
                 tr.session = session
             raw_meta = obs.get("metadata")
@@ -929,9 +923,8 @@ def _langfuse_traces(records: list[Record], loc: Locator, display: str) -> list[
                     if isinstance(msg, str) and msg
                     else f"observation {obs.get('name')!r} ended with an error"
                 )
-            f = ofield or ""
             if kind == "GENERATION":
-                calls, text = _langfuse_calls(obs.get("output"), f"{f}.output" if f else "output")
+                calls, text = _langfuse_calls(obs.get("output"), at("output"))
                 tr.model_turns.append(_ModelTurn(start, end, tuple(calls), text))
                 usage = obs.get("usageDetails") or obs.get("usage") or {}
                 if isinstance(usage, Mapping):
@@ -959,7 +952,10 @@ def _langfuse_traces(records: list[Record], loc: Locator, display: str) -> list[
                 if isinstance(args, Mapping) and isinstance(args.get("tool_call_id"), str):
                     call_id = call_id or args["tool_call_id"]
                 call = _call(
-                    tool_name, args if isinstance(args, Mapping | str) else {}, call_id, f or "name"
+                    tool_name,
+                    args if isinstance(args, Mapping | str) else {},
+                    call_id,
+                    ofield or "name",
                 )
                 tr.execs.append(
                     _Exec(
