@@ -56,16 +56,20 @@ class Locator:
         line = record.line if record is not None else None
         self.problems.append(Problem(self.display, line, field or None, message))
 
+    def note(self, field: str | None, message: str) -> None:
+        """A problem named by its field alone (no record line)."""
+        self.add(None, field, message)
+
     def fail(self, record: Record | None, field: str | None, message: str) -> InteropError:
         self.add(record, field, message)
         return self.error()
 
-    def error(self) -> InteropError:
-        return InteropError(self.problems[:50])
+    def error(self, hint: str | None = None) -> InteropError:
+        return InteropError(self.problems[:50], hint=hint)
 
-    def raise_if_any(self) -> None:
+    def raise_if_any(self, hint: str | None = None) -> None:
         if self.problems:
-            raise self.error()
+            raise self.error(hint)
 
 
 def refuse_existing(paths: Iterable[Path], force: bool) -> None:
