@@ -138,15 +138,25 @@ def _block_messages(
 # ─── OpenAI chat completions ─────────────────────────────────────────────────
 
 
-def _openai_tools(raw: Any, field: str) -> list[dict[str, Any]]:
-    tools: list[dict[str, Any]] = []
-    for i, t in enumerate(_list(raw or [], field)):
-        tool = _mapping(t, f"{field}[{i}]")
-        if tool.get("type", "function") != "function":
-            continue  # built-in tools are not function tools
-        fn = _mapping(tool.get("function"), f"{field}[{i}].function")
-        tools.append({"type": "function", "function": _function_spec(fn, f"{field}[{i}].function")})
-    return tools
+def _tools(
+    raw: Any, specs: Callable[[Mapping[str, Any], str], list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """A request's ``tools`` → OpenAI-shaped function tools; ``specs`` gives the function
+    specs of one tool (none for a built-in tool, which is not a function tool)."""
+    field = "request.tools"
+    return [
+        {"type": "function", "function": spec}
+        for i, t in enumerate(_list(raw or [], field))
+        for spec in specs(_mapping(t, f"{field}[{i}]"), f"{field}[{i}]")
+    ]
+
+
+def _openai_tool(tool: Mapping[str, Any], field: str) -> list[dict[str, Any]]:
+    if tool.get("type", "function") != "function":
+        return []
+    return [
+        _function_spec(_mapping(tool.get("function"), f"{field}.function"), f"{field}.function")
+    ]
 
 
 def _function_spec(
@@ -209,21 +219,15 @@ def parse_openai(request: Mapping[str, Any], response: Any) -> Conversation:
             raise FieldError(
                 f"{f}.role", f"unknown role {role!r} (system, developer, user, assistant, tool)"
             )
-    tools = _openai_tools(request.get("tools"), "request.tools")
+    tools = _tools(request.get("tools"), _openai_tool)
     return _answered(messages, tools, openai_chat.parse_completion, response)
 
 
 # ─── OpenAI Responses ────────────────────────────────────────────────────────
 
 
-def _responses_tools(raw: Any, field: str) -> list[dict[str, Any]]:
-    tools: list[dict[str, Any]] = []
-    for i, t in enumerate(_list(raw or [], field)):
-        tool = _mapping(t, f"{field}[{i}]")
-        if tool.get("type") != "function":
-            continue
-        tools.append({"type": "function", "function": _function_spec(tool, f"{field}[{i}]")})
-    return tools
+def _responses_tool(tool: Mapping[str, Any], field: str) -> list[dict[str, Any]]:
+    return [_function_spec(tool, field)] if tool.get("type") == "function" else []
 
 
 def _responses_items(items: list[Any], field: str) -> list[Message]:
@@ -275,23 +279,16 @@ def parse_responses(request: Mapping[str, Any], response: Any) -> Conversation:
         messages.append(Message("user", raw_input, where="request.input"))
     else:
         messages.extend(_responses_items(_list(raw_input, "request.input"), "request.input"))
-    tools = _responses_tools(request.get("tools"), "request.tools")
+    tools = _tools(request.get("tools"), _responses_tool)
     return _answered(messages, tools, openai_responses.parse_response, response)
 
 
 # ─── Anthropic Messages ──────────────────────────────────────────────────────
 
 
-def _anthropic_tools(raw: Any, field: str) -> list[dict[str, Any]]:
-    tools: list[dict[str, Any]] = []
-    for i, t in enumerate(_list(raw or [], field)):
-        tool = _mapping(t, f"{field}[{i}]")
-        if "input_schema" not in tool:
-            continue  # server tools (web_search_…, bash_…) have a type and no schema
-        tools.append(
-            {"type": "function", "function": _function_spec(tool, f"{field}[{i}]", "input_schema")}
-        )
-    return tools
+def _anthropic_tool(tool: Mapping[str, Any], field: str) -> list[dict[str, Any]]:
+    # Server tools (web_search_…, bash_…) have a type and no schema.
+    return [_function_spec(tool, field, "input_schema")] if "input_schema" in tool else []
 
 
 def _tool_result_content(content: Any, field: str) -> Any:
@@ -345,7 +342,7 @@ def parse_anthropic(request: Mapping[str, Any], response: Any) -> Conversation:
                     )
                 )
         messages += _block_messages(role, texts, results, calls, f)
-    tools = _anthropic_tools(request.get("tools"), "request.tools")
+    tools = _tools(request.get("tools"), _anthropic_tool)
     return _answered(messages, tools, anthropic.parse_message, response)
 
 
@@ -377,23 +374,20 @@ def gemini_schema(node: Any) -> Any:
     return out
 
 
-def _gemini_tools(raw: Any, field: str) -> list[dict[str, Any]]:
-    tools: list[dict[str, Any]] = []
-    for i, t in enumerate(_list(raw or [], field)):
-        tool = _mapping(t, f"{field}[{i}]")
-        decls = tool.get("functionDeclarations", tool.get("function_declarations"))
-        if decls is None:
-            continue  # googleSearch, codeExecution, …
-        for j, d in enumerate(_list(decls, f"{field}[{i}].functionDeclarations")):
-            df = f"{field}[{i}].functionDeclarations[{j}]"
-            decl = _mapping(d, df)
-            if "parametersJsonSchema" in decl:
-                spec = _function_spec(decl, df, "parametersJsonSchema")
-            else:
-                spec = _function_spec(decl, df)
-                spec["parameters"] = gemini_schema(spec["parameters"])
-            tools.append({"type": "function", "function": spec})
-    return tools
+def _gemini_tool(tool: Mapping[str, Any], field: str) -> list[dict[str, Any]]:
+    decls = tool.get("functionDeclarations", tool.get("function_declarations"))
+    if decls is None:
+        return []  # googleSearch, codeExecution, …
+    specs: list[dict[str, Any]] = []
+    for j, d in enumerate(_list(decls, f"{field}.functionDeclarations")):
+        df = f"{field}.functionDeclarations[{j}]"
+        decl = _mapping(d, df)
+        if "parametersJsonSchema" in decl:
+            specs.append(_function_spec(decl, df, "parametersJsonSchema"))
+        else:
+            spec = _function_spec(decl, df)
+            specs.append({**spec, "parameters": gemini_schema(spec["parameters"])})
+    return specs
 
 
 def parse_gemini(request: Mapping[str, Any], response: Any) -> Conversation:
@@ -432,7 +426,7 @@ def parse_gemini(request: Mapping[str, Any], response: Any) -> Conversation:
                 texts.append(part["text"])
         role = "assistant" if role == "model" else "user"
         messages += _block_messages(role, texts, results, calls, f)
-    tools = _gemini_tools(request.get("tools"), "request.tools")
+    tools = _tools(request.get("tools"), _gemini_tool)
     return _answered(messages, tools, gemini.parse_response, response)
 
 
