@@ -430,18 +430,16 @@ def parse_gemini(request: Mapping[str, Any], response: Any) -> Conversation:
     return _answered(messages, tools, gemini.parse_response, response)
 
 
-_PARSERS: dict[Format, Callable[[Mapping[str, Any], Any], Conversation]] = {
-    Format.OPENAI: parse_openai,
-    Format.RESPONSES: parse_responses,
-    Format.ANTHROPIC: parse_anthropic,
-    Format.GEMINI: parse_gemini,
-}
-
-
 def parser_for(fmt: Format) -> Callable[[Mapping[str, Any], Any], Conversation]:
     match fmt:
-        case Format.OPENAI | Format.RESPONSES | Format.ANTHROPIC | Format.GEMINI:
-            return _PARSERS[fmt]
+        case Format.OPENAI:
+            return parse_openai
+        case Format.RESPONSES:
+            return parse_responses
+        case Format.ANTHROPIC:
+            return parse_anthropic
+        case Format.GEMINI:
+            return parse_gemini
         case _:
             assert_never(fmt)
 
