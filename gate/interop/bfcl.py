@@ -931,22 +931,17 @@ def _sections(kind: Kind) -> tuple[str, str]:
 
 def write_import(result: BfclImport, out: Path, *, force: bool = False) -> tuple[Path, Path]:
     """Write ``out/dataset.jsonl`` and ``out/toolgate.yml``; refuse to overwrite unless
-    ``force``. The config pins the dataset's sha256 when the dataset loader is available."""
+    ``force``. The config pins the dataset's sha256."""
+    from gate.dataset import load_dataset
+
     out.mkdir(parents=True, exist_ok=True)
     dataset = out / "dataset.jsonl"
     config = out / "toolgate.yml"
     refuse_existing((dataset, config), force)
     write_cases(dataset, result.cases)
-    config.write_text(render_config(result, sha256=_pin(dataset)), encoding="utf-8")
+    sha256 = str(load_dataset(dataset).sha256)
+    config.write_text(render_config(result, sha256=sha256), encoding="utf-8")
     return dataset, config
-
-
-def _pin(dataset: Path) -> str | None:
-    try:
-        from gate.dataset import load_dataset
-    except ImportError:  # the dataset loader is a sibling part; pin later with `toolgate pin`
-        return None
-    return str(load_dataset(dataset).sha256)
 
 
 def summary(result: BfclImport, paths: Sequence[Path]) -> str:
