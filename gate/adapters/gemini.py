@@ -27,6 +27,7 @@ from gate.adapters.interface import (
     expect_mapping,
     int_counts,
     make_call,
+    refuse_error,
 )
 from gate.model import ToolCall
 
@@ -51,10 +52,7 @@ def call_from_part(part: Any, path: str = "parts[0]") -> ToolCall:
 
 def _parts(body: Any, path: str) -> tuple[list[Any], str | None, dict[str, int | float] | None]:
     obj = expect_mapping(body, path)
-    if "error" in obj and "candidates" not in obj:
-        raise PayloadError(
-            f"{path}.error", f"the endpoint returned an error: {obj['error']!r:.300}"
-        )
+    refuse_error(obj, "candidates", f"{path}.error")
     usage = int_counts(obj.get("usageMetadata"), _USAGE)
     if usage:
         for part, into in _FOLDED:

@@ -68,6 +68,12 @@ def int_counts(raw: Any, rename: Mapping[str, str] | None = None) -> dict[str, i
     return out or None
 
 
+def refuse_error(obj: Mapping[str, Any], answer: str, path: str = "error") -> None:
+    """A body holding ``error`` and not the ``answer`` field is the endpoint's error."""
+    if "error" in obj and answer not in obj:
+        raise PayloadError(path, f"the endpoint returned an error: {obj['error']!r:.300}")
+
+
 def expect_mapping(value: Any, path: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise PayloadError(path, "must be an object")

@@ -26,6 +26,7 @@ from gate.adapters.interface import (
     int_counts,
     make_call,
     optional_text,
+    refuse_error,
 )
 from gate.model import ToolCall
 
@@ -58,8 +59,7 @@ def calls_from_message(message: Any, path: str = "message") -> tuple[ToolCall, .
 def parse_completion(body: Any) -> AssistantTurn:
     """A ``chat.completion`` object → :class:`AssistantTurn` (first choice)."""
     obj = expect_mapping(body, "response")
-    if "error" in obj and "choices" not in obj:
-        raise PayloadError("error", f"the endpoint returned an error: {obj['error']!r:.300}")
+    refuse_error(obj, "choices")
     choices = expect_list(obj.get("choices"), "choices")
     if not choices:
         raise PayloadError("choices", "is empty")
@@ -95,10 +95,7 @@ class StreamAccumulator:
         path = f"chunk[{self._chunks}]"
         self._chunks += 1
         obj = expect_mapping(chunk, path)
-        if "error" in obj and "choices" not in obj:
-            raise PayloadError(
-                f"{path}.error", f"the endpoint returned an error: {obj['error']!r:.300}"
-            )
+        refuse_error(obj, "choices", f"{path}.error")
         usage = int_counts(obj.get("usage"))
         if usage:
             self._usage = usage

@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
+
+DEFAULT_CONFIG = "toolgate.yml"
+
+
+def add_config_argument(
+    parser: argparse.ArgumentParser, default: str | None = DEFAULT_CONFIG
+) -> None:
+    """``--config FILE``, as every command that reads the config takes it."""
+    parser.add_argument(
+        "--config", default=default, metavar="FILE", help="the config file (default: toolgate.yml)"
+    )
 
 
 def require_config(path: Path) -> None:

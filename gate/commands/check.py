@@ -16,17 +16,13 @@ import os
 import sys
 from pathlib import Path
 
+from gate.commands import add_config_argument, require_config
 from gate.model import Shard
 from gate.pipeline import CheckOptions, check
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--config",
-        default="toolgate.yml",
-        metavar="FILE",
-        help="the config file (default: toolgate.yml)",
-    )
+    add_config_argument(parser)
     parser.add_argument(
         "--out",
         default=None,
@@ -83,7 +79,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gate.commands import require_config
     from gate.errors import UsageError
 
     require_config(Path(args.config))

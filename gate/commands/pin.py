@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from gate.commands import add_config_argument, require_config
 from gate.config import config_from_doc
 from gate.dataset import default_display
 from gate.dataset.pin import pin_config
@@ -20,17 +21,11 @@ from gate.pipeline.inputs import read_dataset
 from gate.scorers.registry import COST_METRICS, GATEABLE
 from gate.yamlio import load_yaml
 
-DEFAULT_CONFIG = "toolgate.yml"
 _PIN_FIELDS = {"dataset.sha256", "dataset.version"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--config",
-        default=DEFAULT_CONFIG,
-        metavar="FILE",
-        help=f"the config file (default: {DEFAULT_CONFIG})",
-    )
+    add_config_argument(parser)
     parser.add_argument(
         "--version",
         dest="dataset_version",
@@ -42,12 +37,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     config_path = Path(args.config)
+    require_config(config_path)
     shown = default_display(config_path)
-    if not config_path.exists():
-        raise UsageError(
-            f"no config file {shown}",
-            hint="Pass --config FILE, or create one with `toolgate init`.",
-        )
     version = args.dataset_version
     if version is not None and (not version.strip() or "\n" in version):
         raise UsageError("--version must be a non-empty, single-line string")

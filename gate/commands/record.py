@@ -19,6 +19,7 @@ import os
 import sys
 from pathlib import Path
 
+from gate.commands import add_config_argument
 from gate.dataset import default_display
 from gate.errors import ExitCode, UsageError
 from gate.pipeline.inputs import load_inputs
@@ -27,12 +28,7 @@ from gate.replay.runner import select_cases
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--config",
-        default="toolgate.yml",
-        metavar="FILE",
-        help="the config file (default: toolgate.yml)",
-    )
+    add_config_argument(parser)
     parser.add_argument(
         "--tools",
         metavar="MODULE:ATTR",

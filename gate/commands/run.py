@@ -18,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from gate.commands import require_config
+from gate.commands import add_config_argument, require_config
 from gate.dataset import default_display
 from gate.errors import ExitCode, UsageError
 from gate.model import Shard
@@ -26,16 +26,9 @@ from gate.outdir import locked, remove_stale
 from gate.pipeline.inputs import load_inputs
 from gate.replay.runner import RunSummary, run_all
 
-DEFAULT_CONFIG = "toolgate.yml"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--config",
-        default=DEFAULT_CONFIG,
-        metavar="FILE",
-        help="the config file (default: toolgate.yml)",
-    )
+    add_config_argument(parser)
     parser.add_argument(
         "--out",
         default=None,

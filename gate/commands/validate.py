@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
-from gate.commands import require_config
+from gate.commands import DEFAULT_CONFIG, add_config_argument, require_config
 from gate.config import Config
 from gate.dataset import Dataset, default_display
 from gate.dataset.matchers import did_you_mean
@@ -36,16 +35,9 @@ from gate.pipeline.inputs import (
 from gate.pipeline.preflight import agent_problems, first_case_problems
 from gate.yamlio import YamlDoc
 
-DEFAULT_CONFIG = "toolgate.yml"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--config",
-        default=None,
-        metavar="FILE",
-        help=f"the config file (default: {DEFAULT_CONFIG})",
-    )
+    add_config_argument(parser, default=None)
     parser.add_argument(
         "--dataset",
         default=None,
@@ -144,26 +136,34 @@ def cross_check(config: Config, doc: YamlDoc, dataset: Dataset) -> list[Problem]
     """Config settings that must agree with the dataset: a typo here would silently
     gate on an empty slice or configure a tool that never appears."""
     problems: list[Problem] = []
+    tools = sorted(dataset.tools)
 
-    def report(path: tuple[str | int, ...], field: str, message: str) -> None:
+    def report(path: tuple[str | int, ...], message: str) -> None:
+        field = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)[1:]
         problems.append(Problem(doc.file, doc.line_of(path), field, message))
+
+    def tool_known(name: str, path: tuple[str | int, ...]) -> bool:
+        if name in dataset.tools:
+            return True
+        report(path, f"no tool {name!r} in the dataset{did_you_mean(name, tools)}")
+        return False
+
+    def arg_known(tool: str, arg: str, path: tuple[str | int, ...]) -> None:
+        props = _properties(dataset, tool)
+        if props is not None and arg not in props:
+            report(path, f"{tool} has no parameter {arg!r}{did_you_mean(arg, props)}")
 
     counts = dataset.slice_counts()
     tags = sorted(dataset.tags)
-    tools = sorted(dataset.tools)
     mnc = sorted({n for c in dataset.cases for n in c.must_not_call})
     for i, gate in enumerate(config.gates):
-        if gate.slice is None:
+        if gate.slice is None or gate.slice in counts:
             continue
         key, _, value = gate.slice.partition("=")
         where: tuple[str | int, ...] = ("gates", i, "slice")
-        field = f"gates[{i}].slice"
-        if gate.slice in counts:
-            continue
         if key == "tag":
             report(
                 where,
-                field,
                 f"no case has the tag {value!r}{did_you_mean(value, tags)}; the gate would "
                 "judge an empty slice",
             )
@@ -172,91 +172,43 @@ def cross_check(config: Config, doc: YamlDoc, dataset: Dataset) -> list[Problem]
             if value not in levels:
                 report(
                     where,
-                    field,
                     f"difficulty must be one of {', '.join(levels)}, not "
                     f"{value!r}{did_you_mean(value, levels)}",
                 )
             else:
                 report(
-                    where,
-                    field,
-                    f"no case has difficulty {value!r}; the gate would judge an empty slice",
+                    where, f"no case has difficulty {value!r}; the gate would judge an empty slice"
                 )
         elif key == "no_tool":
             if value not in ("true", "false"):
-                report(where, field, f"no_tool must be true or false, not {value!r}")
+                report(where, f"no_tool must be true or false, not {value!r}")
             else:
-                report(where, field, f"no case is in the slice no_tool={value}")
+                report(where, f"no case is in the slice no_tool={value}")
         elif key == "must_not_call":
             if value in ("true", "false") or value in mnc:
-                report(where, field, f"no case is in the slice must_not_call={value}")
+                report(where, f"no case is in the slice must_not_call={value}")
             else:
                 report(
                     where,
-                    field,
                     f"no case lists {value!r} in must_not_call{did_you_mean(value, mnc)} (or "
                     "use true / false)",
                 )
     scoring = config.scoring
     for name, tool_cfg in scoring.tools.items():
-        if name not in dataset.tools:
-            report(
-                ("scoring", "tools", name),
-                f"scoring.tools.{name}",
-                f"no tool {name!r} in the dataset{did_you_mean(name, tools)}",
-            )
-            continue
-        props = _properties(dataset, name)
-        for arg in tool_cfg.args:
-            if props is not None and arg not in props:
-                report(
-                    ("scoring", "tools", name, "args", arg),
-                    f"scoring.tools.{name}.args.{arg}",
-                    f"{name} has no parameter {arg!r}{did_you_mean(arg, props)}",
-                )
+        if tool_known(name, ("scoring", "tools", name)):
+            for arg in tool_cfg.args:
+                arg_known(name, arg, ("scoring", "tools", name, "args", arg))
     for i, rule in enumerate(scoring.arg_scope):
-        _check_tool(
-            rule.tool,
-            ("scoring", "arg_scope", i, "tool"),
-            f"scoring.arg_scope[{i}].tool",
-            tools,
-            report,
-        )
-        props = _properties(dataset, rule.tool)
-        if props is not None and rule.arg not in props:
-            report(
-                ("scoring", "arg_scope", i, "arg"),
-                f"scoring.arg_scope[{i}].arg",
-                f"{rule.tool} has no parameter {rule.arg!r}{did_you_mean(rule.arg, props)}",
-            )
+        tool_known(rule.tool, ("scoring", "arg_scope", i, "tool"))
+        arg_known(rule.tool, rule.arg, ("scoring", "arg_scope", i, "arg"))
     for i, before in enumerate(scoring.required_before):
-        _check_tool(
-            before.tool,
-            ("scoring", "required_before", i, "tool"),
-            f"scoring.required_before[{i}].tool",
-            tools,
-            report,
-        )
+        tool_known(before.tool, ("scoring", "required_before", i, "tool"))
         for j, name in enumerate(before.preceded_by):
-            _check_tool(
-                name,
-                ("scoring", "required_before", i, "preceded_by", j),
-                f"scoring.required_before[{i}].preceded_by[{j}]",
-                tools,
-                report,
-            )
+            tool_known(name, ("scoring", "required_before", i, "preceded_by", j))
     for name, args in scoring.free_text.items():
-        if _check_tool(
-            name, ("scoring", "free_text", name), f"scoring.free_text.{name}", tools, report
-        ):
-            props = _properties(dataset, name)
+        if tool_known(name, ("scoring", "free_text", name)):
             for j, arg in enumerate(args):
-                if props is not None and arg not in props:
-                    report(
-                        ("scoring", "free_text", name, j),
-                        f"scoring.free_text.{name}[{j}]",
-                        f"{name} has no parameter {arg!r}{did_you_mean(arg, props)}",
-                    )
+                arg_known(name, arg, ("scoring", "free_text", name, j))
     problems += retired_problems(config, doc, dataset)
     problems += agent_problems(config, doc)
     return problems
@@ -272,18 +224,6 @@ def start_hint(problems: list[Problem]) -> str:
         if hint:
             return hint
     return "Fix the agent, or pass --no-agent to validate without starting it."
-
-
-_Report = Callable[[tuple[str | int, ...], str, str], None]
-
-
-def _check_tool(
-    name: str, path: tuple[str | int, ...], field: str, tools: list[str], report: _Report
-) -> bool:
-    if name in tools:
-        return True
-    report(path, field, f"no tool {name!r} in the dataset{did_you_mean(name, tools)}")
-    return False
 
 
 def _properties(dataset: Dataset, tool: str) -> list[str] | None:

@@ -90,6 +90,17 @@ class Conversation:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(slots=True)
+class Imported:
+    """What one file of conversations or traces gave: runs (samples numbered per case id)
+    and, when asked, dataset cases (one per case id, from its first record)."""
+
+    runs: list[Run]
+    cases: list[dict[str, Any]]
+    source: str
+    """What the runs were read from: the transcript format, ``otel`` or ``langfuse``."""
+
+
 @dataclass(frozen=True, slots=True)
 class UserTurn:
     """One user turn of a conversation: what the user said, where, and the assistant and
@@ -442,8 +453,28 @@ def to_case(
     """
     cut = user_turns(conv)
     if not last_turn and len(cut.turns) > 1:
-        return _conversation_case(
-            conv, cut, case_id, source_trace_id=source_trace_id, tags=tags, keep_system=keep_system
+        check_conversation(cut)
+        groups = [(t.user, turns_of(t.messages)) for t in cut.turns]
+        rows, responses, notes = conversation_turns(groups)
+        notes += [
+            f"turn {k + 1} joins {t.joined} user messages that had no answer between them"
+            for k, t in enumerate(cut.turns)
+            if t.joined > 1
+        ]
+        if keep_system and cut.system_later:
+            notes.append(
+                f"{cut.system_later} system message(s) after the first user message left out "
+                "(a conversation's turns are user messages)"
+            )
+        return conversation_case(
+            case_id,
+            rows,
+            responses,
+            history=openai_history(cut.before, keep_system=keep_system),
+            tools=conv.tools,
+            tags=tags,
+            source_trace_id=source_trace_id,
+            notes=notes,
         )
     history, user, after = split(conv)
     if user is None:
@@ -492,39 +523,6 @@ def one_turn_case(
     if ex.notes or notes:
         case["notes"] = "; ".join([*ex.notes, *notes])
     return case
-
-
-def _conversation_case(
-    conv: Conversation,
-    cut: UserTurns,
-    case_id: str,
-    *,
-    source_trace_id: str | None,
-    tags: Sequence[str],
-    keep_system: bool,
-) -> dict[str, Any]:
-    check_conversation(cut)
-    rows, responses, notes = conversation_turns([(t.user, turns_of(t.messages)) for t in cut.turns])
-    for k, t in enumerate(cut.turns):
-        if t.joined > 1:
-            notes.append(
-                f"turn {k + 1} joins {t.joined} user messages that had no answer between them"
-            )
-    if keep_system and cut.system_later:
-        notes.append(
-            f"{cut.system_later} system message(s) after the first user message left out "
-            "(a conversation's turns are user messages)"
-        )
-    return conversation_case(
-        case_id,
-        rows,
-        responses,
-        history=openai_history(cut.before, keep_system=keep_system),
-        tools=conv.tools,
-        tags=tags,
-        source_trace_id=source_trace_id,
-        notes=notes,
-    )
 
 
 def conversation_case(

@@ -8,7 +8,7 @@ its index in an array — so that a problem can name the record exactly.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,16 +56,36 @@ class Locator:
         line = record.line if record is not None else None
         self.problems.append(Problem(self.display, line, field or None, message))
 
+    def note(self, field: str | None, message: str) -> None:
+        """A problem named by its field alone (no record line)."""
+        self.add(None, field, message)
+
     def fail(self, record: Record | None, field: str | None, message: str) -> InteropError:
         self.add(record, field, message)
         return self.error()
 
-    def error(self) -> InteropError:
-        return InteropError(self.problems[:50])
+    def error(self, hint: str | None = None) -> InteropError:
+        return InteropError(self.problems[:50], hint=hint)
 
-    def raise_if_any(self) -> None:
+    def raise_if_any(self, hint: str | None = None) -> None:
         if self.problems:
-            raise self.error()
+            raise self.error(hint)
+
+
+def refuse_existing(paths: Iterable[Path], force: bool) -> None:
+    """An importer never overwrites a file without ``--force``: every one that exists is
+    named at once."""
+    existing = [] if force else [p for p in paths if p.exists()]
+    if existing:
+        raise InteropError(
+            [Problem(str(p), None, None, "already exists") for p in existing],
+            hint="pass --force to overwrite",
+        )
+
+
+def write_cases(path: Path, cases: Iterable[Mapping[str, Any]]) -> None:
+    """Dataset cases → a JSON Lines file."""
+    path.write_bytes(b"".join(jsonio.dumps_line(c) for c in cases))
 
 
 def read_bytes(path: Path, display: str) -> bytes:

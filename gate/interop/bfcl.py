@@ -42,6 +42,7 @@ from __future__ import annotations
 import enum
 import importlib.util
 import itertools
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -53,7 +54,7 @@ import jsonschema
 from gate import jsonio
 from gate.errors import Problem
 from gate.interop import InteropError
-from gate.interop._records import Locator, Record, read_records
+from gate.interop._records import Locator, Record, read_records, refuse_existing, write_cases
 from gate.scorers.schema import StringRule, authority, in_enum
 
 MAX_EXPANSION = 4096
@@ -383,16 +384,14 @@ def _expand_dict(option: Any, where: str, loc: Locator, rec: Record) -> list[Any
         if any(_is_blank(o) for o in opts):
             values.append(_OMIT)
         choices.append(values)
-    total = 1
-    for c in choices:
-        total *= max(len(c), 1)
+    total = math.prod(max(len(c), 1) for c in choices)
     if total > MAX_EXPANSION:
         loc.add(rec, where, f"dict options expand to {total} objects (more than {MAX_EXPANSION})")
         return []
-    out = []
-    for combo in itertools.product(*choices):
-        out.append({k: v for k, v in zip(keys, combo, strict=True) if v is not _OMIT})
-    return out
+    return [
+        {k: v for k, v in zip(keys, combo, strict=True) if v is not _OMIT}
+        for combo in itertools.product(*choices)
+    ]
 
 
 def _expand_option(
@@ -411,9 +410,7 @@ def _expand_option(
         and all(isinstance(o, dict) for o in option)
     ):
         per_item = [_expand_dict(o, f"{where}[{i}]", loc, rec) for i, o in enumerate(option)]
-        total = 1
-        for p in per_item:
-            total *= max(len(p), 1)
+        total = math.prod(max(len(p), 1) for p in per_item)
         if total > MAX_EXPANSION:
             loc.add(
                 rec,
@@ -464,14 +461,6 @@ def matcher_for(values: list[Any], optional: bool, schema: Mapping[str, Any]) ->
     if len(out) == 1 and not isinstance(out[0], dict) and not optional:
         return out[0]
     return {"$in": out}
-
-
-def options_to_matcher(
-    options: list[Any], schema: Mapping[str, Any], where: str, loc: Locator, rec: Record
-) -> Any:
-    """BFCL's option list for one parameter → a dataset matcher (plain value or ``$in``)."""
-    values, optional = expand_options(options, schema, where, loc, rec)
-    return matcher_for(values, optional, schema)
 
 
 # ─── one item ────────────────────────────────────────────────────────────────
@@ -577,11 +566,11 @@ def _check_answer_against_schema(
     props: Mapping[str, Any] = raw_props if isinstance(raw_props, dict) else {}
     raw_required = schema.get("required")
     required: list[Any] = raw_required if isinstance(raw_required, list) else []
-    for name in required:
-        if name not in props:
-            notes.append(
-                SchemaNote(case_id, f"{fn_name}.required", f"{name!r} is required but not declared")
-            )
+    notes += [
+        SchemaNote(case_id, f"{fn_name}.required", f"{name!r} is required but not declared")
+        for name in required
+        if name not in props
+    ]
     for p, (values, optional) in answer.items():
         if p not in props:
             notes.append(
@@ -601,17 +590,16 @@ def _check_answer_against_schema(
                 )
             )
         validator = authority(props[p], StringRule.BFCL)
-        for v in values:
-            err = jsonschema.exceptions.best_match(validator.iter_errors(v))
-            if err is not None:
-                notes.append(
-                    SchemaNote(
-                        case_id,
-                        f"{where}.{p}",
-                        f"acceptable value {jsonio.canonical(v)} does not fit the schema: "
-                        f"{err.message}",
-                    )
-                )
+        errors = [(v, jsonschema.exceptions.best_match(validator.iter_errors(v))) for v in values]
+        notes += [
+            SchemaNote(
+                case_id,
+                f"{where}.{p}",
+                f"acceptable value {jsonio.canonical(v)} does not fit the schema: {err.message}",
+            )
+            for v, err in errors
+            if err is not None
+        ]
 
 
 def _expected_calls(
@@ -692,16 +680,16 @@ def _expected_calls(
             prop = props[p]
             expanded[p] = expand_options(opts, prop, f"{where}.{fn_name}.{p}", loc, answer)
             values, optional = expanded[p]
-            for v in values:
-                for repair in admit(prop, v):
-                    notes.append(
-                        SchemaNote(
-                            item.case_id,
-                            f"ground_truth[{i}].{fn_name}.{p}",
-                            f"acceptable value {jsonio.canonical(v)} {repair}",
-                            repaired=True,
-                        )
-                    )
+            notes += [
+                SchemaNote(
+                    item.case_id,
+                    f"ground_truth[{i}].{fn_name}.{p}",
+                    f"acceptable value {jsonio.canonical(v)} {repair}",
+                    repaired=True,
+                )
+                for v in values
+                for repair in admit(prop, v)
+            ]
             args[p] = matcher_for(values, optional, prop)
         _check_answer_against_schema(
             item.case_id, f"ground_truth[{i}].{fn_name}", fn_name, expanded, schema, notes
@@ -882,6 +870,7 @@ def render_config(
     result: BfclImport, *, dataset_name: str = "dataset.jsonl", sha256: str | None = None
 ) -> str:
     """The ``toolgate.yml`` written beside the dataset (commented, ready to run)."""
+    normalize, scoring = _sections(result.kind)
     pin = (
         f"  sha256: {sha256}\n" if sha256 else "  # sha256: run `toolgate pin` to pin the dataset\n"
     )
@@ -893,21 +882,22 @@ def render_config(
         f"  path: {dataset_name}\n"
         f'  version: "bfcl-{result.category}"\n'
         f"{pin}"
-        f"{_normalize_section(result.kind)}"
+        f"{normalize}"
         "agent:\n"
         "  # Score BFCL-style outputs recorded elsewhere (runs.jsonl, docs/agent-protocol.md);\n"
         "  # or replace with your agent: kind command / python / openai.\n"
         "  kind: replay\n"
         "  runs: runs.jsonl\n"
         "samples: 1\n"
-        f"{_scoring_section(result.kind)}"
+        f"{scoring}"
         "gates:\n"
         "  - metric: case_passed\n"
         "    min: 0.0   # raise to the accuracy you want to hold\n"
     )
 
 
-def _normalize_section(kind: Kind) -> str:
+def _sections(kind: Kind) -> tuple[str, str]:
+    """The config's ``dataset.normalize`` and ``scoring`` sections for ``kind``."""
     match kind:
         case Kind.SINGLE | Kind.PARALLEL | Kind.IRRELEVANCE:
             return (
@@ -916,7 +906,11 @@ def _normalize_section(kind: Kind) -> str:
                 '    # numbers exact; list order counts; "" = may be omitted; no unlisted '
                 "argument.\n"
                 "    profile: bfcl\n"
-                "    null_equals_absent: false   # BFCL: null is a value, not an omitted argument\n"
+                "    null_equals_absent: false   # BFCL: null is a value, not an omitted "
+                "argument\n",
+                "scoring:\n"
+                "  # BFCL wants exactly the expected calls: an extra call fails the case.\n"
+                "  default_order: unordered\n",
             )
         case Kind.RELEVANCE:
             # No value is compared; the bfcl profile would hold every call to exactly the
@@ -925,53 +919,29 @@ def _normalize_section(kind: Kind) -> str:
                 "  normalize:\n"
                 "    # BFCL's relevance check compares no argument: the default rules, so that\n"
                 "    # an expected call with no argument listed accepts any arguments.\n"
-                "    profile: default\n"
-            )
-
-
-def _scoring_section(kind: Kind) -> str:
-    match kind:
-        case Kind.SINGLE | Kind.PARALLEL | Kind.IRRELEVANCE:
-            return (
-                "scoring:\n"
-                "  # BFCL wants exactly the expected calls: an extra call fails the case.\n"
-                "  default_order: unordered\n"
-            )
-        case Kind.RELEVANCE:
-            return (
+                "    profile: default\n",
                 "scoring:\n"
                 "  # BFCL passes any output holding a call: each case expects one call to any\n"
                 "  # of its tools, more are fine, and the arguments are not checked against\n"
                 "  # the tool's schema (BFCL's relevance check reads none).\n"
                 "  default_order: superset\n"
-                "  pass_checks: [calls_matched, order, must_not_call, parsed, no_tool]\n"
+                "  pass_checks: [calls_matched, order, must_not_call, parsed, no_tool]\n",
             )
 
 
 def write_import(result: BfclImport, out: Path, *, force: bool = False) -> tuple[Path, Path]:
     """Write ``out/dataset.jsonl`` and ``out/toolgate.yml``; refuse to overwrite unless
-    ``force``. The config pins the dataset's sha256 when the dataset loader is available."""
+    ``force``. The config pins the dataset's sha256."""
+    from gate.dataset import load_dataset
+
     out.mkdir(parents=True, exist_ok=True)
     dataset = out / "dataset.jsonl"
     config = out / "toolgate.yml"
-    if not force:
-        existing = [p for p in (dataset, config) if p.exists()]
-        if existing:
-            raise InteropError(
-                [Problem(str(p), None, None, "already exists") for p in existing],
-                hint="pass --force to overwrite",
-            )
-    dataset.write_bytes(b"".join(jsonio.dumps_line(c) for c in result.cases))
-    config.write_text(render_config(result, sha256=_pin(dataset)), encoding="utf-8")
+    refuse_existing((dataset, config), force)
+    write_cases(dataset, result.cases)
+    sha256 = str(load_dataset(dataset).sha256)
+    config.write_text(render_config(result, sha256=sha256), encoding="utf-8")
     return dataset, config
-
-
-def _pin(dataset: Path) -> str | None:
-    try:
-        from gate.dataset import load_dataset
-    except ImportError:  # the dataset loader is a sibling part; pin later with `toolgate pin`
-        return None
-    return str(load_dataset(dataset).sha256)
 
 
 def summary(result: BfclImport, paths: Sequence[Path]) -> str:

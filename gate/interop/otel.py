@@ -77,6 +77,7 @@ from typing import Any
 from gate import jsonio
 from gate.errors import FieldError, InteropError, Problem
 from gate.interop._conversation import (
+    Imported,
     conversation_case,
     conversation_turns,
     marked_turns,
@@ -204,27 +205,6 @@ def _latency(trace: _Trace) -> float | None:
     return None
 
 
-def _run_of(trace: _Trace, case_id: str, sample: int, source: str) -> Run:
-    """One trace → one run (module docstring)."""
-    turns = _trace_turns(trace)
-    final = turns[-1].content if turns and not turns[-1].calls else None
-    meta: dict[str, Any] = {"source": source, "trace_id": trace.trace_id}
-    if trace.tools is not None:
-        meta["tools"] = trace.tools
-    if trace.user_input is not None:
-        meta["user_input"] = trace.user_input
-    return Run(
-        case_id=case_id,
-        sample=sample,
-        turns=tuple(turns),
-        final=final,
-        error=trace.error,
-        latency_ms=_latency(trace),
-        usage=dict(trace.usage) or None,
-        meta=meta,
-    )
-
-
 def _user_turns(session: Sequence[_Trace], source: str) -> list[tuple[str, list[Turn]]]:
     """The user turns of a session: each trace's user message and its turns. A trace
     without a recorded user message is an :class:`InteropError` (its turn is unknown)."""
@@ -263,29 +243,34 @@ def _session_tools(session: Sequence[_Trace]) -> list[dict[str, Any]] | None:
     return list(seen.values())
 
 
-def _session_run(session: Sequence[_Trace], case_id: str, sample: int, source: str) -> Run:
-    """A session of several traces → one conversation run: each trace a user turn, the
-    first of its turns carrying the user's message (the runner's convention)."""
-    turns = marked_turns(_user_turns(session, source))
-    final = turns[-1].content if turns and not turns[-1].calls else None
-    usage: Counter[str] = Counter()
-    for tr in session:
-        usage.update(tr.usage)
-    latencies = [v for tr in session if (v := _latency(tr)) is not None]
-    meta: dict[str, Any] = {
-        "source": source,
-        "session_id": session[0].session,
-        "trace_ids": [tr.trace_id for tr in session],
-    }
-    tools = _session_tools(session)
+def _run_of(group: Sequence[_Trace], case_id: str, sample: int, source: str) -> Run:
+    """One trace, or a session of several, → one run (module docstring). A session's
+    traces are its user turns, the first turn of each carrying the user's message (the
+    runner's convention)."""
+    lead = group[0]
+    meta: dict[str, Any] = {"source": source}
+    if len(group) == 1:
+        turns = _trace_turns(lead)
+        meta["trace_id"] = lead.trace_id
+        tools = lead.tools
+    else:
+        turns = marked_turns(_user_turns(group, source))
+        meta.update(session_id=lead.session, trace_ids=[tr.trace_id for tr in group])
+        tools = _session_tools(group)
     if tools is not None:
         meta["tools"] = tools
+    if len(group) == 1 and lead.user_input is not None:
+        meta["user_input"] = lead.user_input
+    usage: Counter[str] = Counter()
+    for tr in group:
+        usage.update(tr.usage)
+    latencies = [v for tr in group if (v := _latency(tr)) is not None]
     return Run(
         case_id=case_id,
         sample=sample,
         turns=tuple(turns),
-        final=final,
-        error=next((tr.error for tr in session if tr.error is not None), None),
+        final=turns[-1].content if turns and not turns[-1].calls else None,
+        error=next((tr.error for tr in group if tr.error is not None), None),
         latency_ms=sum(latencies) if latencies else None,
         usage=dict(usage) or None,
         meta=meta,
@@ -336,18 +321,7 @@ def _session_ids(session: Sequence[_Trace]) -> tuple[str, int | None]:
     return case_id or str(lead.session), sample
 
 
-@dataclass(slots=True)
-class ImportedTraces:
-    """What one traces file gave: runs (one per trace or session) and, when asked, cases
-    (one per case id, from its first trace or session)."""
-
-    runs: list[Run]
-    cases: list[dict[str, Any]]
-    source: str
-    """``otel`` or ``langfuse``."""
-
-
-def _number_runs(groups: Iterable[Sequence[_Trace]], source: str, *, cases: bool) -> ImportedTraces:
+def _number_runs(groups: Iterable[Sequence[_Trace]], source: str, *, cases: bool) -> Imported:
     """Case ids and samples for every trace or session, and their runs (and cases);
     every problem is raised at once."""
     counts: Counter[str] = Counter()
@@ -373,17 +347,14 @@ def _number_runs(groups: Iterable[Sequence[_Trace]], source: str, *, cases: bool
                     )
                 )
             taken.add((case_id, sample))
-            if len(group) == 1:
-                runs.append(_run_of(group[0], case_id, sample, source))
-            else:
-                runs.append(_session_run(group, case_id, sample, source))
+            runs.append(_run_of(group, case_id, sample, source))
             if cases and first:
                 rows.append(_case_of(group, case_id, source))
         except InteropError as exc:
             problems += exc.problems
     if problems:
         raise InteropError(problems[:50])
-    return ImportedTraces(runs, rows, source)
+    return Imported(runs, rows, source)
 
 
 def _case_tools(
@@ -910,37 +881,31 @@ def _langfuse_calls(output: Any, field: str) -> tuple[list[ToolCall], str | None
 def _langfuse_traces(records: list[Record], loc: Locator, display: str) -> list[_Trace]:
     traces: dict[str, _Trace] = {}
     for rec, ofield, obs, trace_session in _langfuse_observations(records, loc):
+
+        def at(key: str, ofield: str = ofield) -> str:
+            return f"{ofield}.{key}" if ofield else key
+
         try:
             if not isinstance(obs, Mapping):
                 raise FieldError(ofield, "an observation must be an object")
             kind = obs.get("type")
             if kind not in _LANGFUSE_TYPES:
                 raise FieldError(
-                    f"{ofield}.type" if ofield else "type",
+                    at("type"),
                     f"unknown observation type {kind!r} (GENERATION, SPAN, EVENT, TOOL, …)",
                 )
             trace_id = obs.get("traceId")
             if not isinstance(trace_id, str) or not trace_id:
-                raise FieldError(
-                    f"{ofield}.traceId" if ofield else "traceId", "must be a non-empty string"
-                )
-            start = _iso_nanos(
-                obs.get("startTime"), f"{ofield}.startTime" if ofield else "startTime"
-            )
-            end = (
-                _iso_nanos(obs["endTime"], f"{ofield}.endTime" if ofield else "endTime")
-                if obs.get("endTime")
-                else start
-            )
+                raise FieldError(at("traceId"), "must be a non-empty string")
+            start = _iso_nanos(obs.get("startTime"), at("startTime"))
+            end = _iso_nanos(obs["endTime"], at("endTime")) if obs.get("endTime") else start
             tr = traces.get(trace_id)
             if tr is None:
                 tr = traces[trace_id] = _Trace(trace_id, f"{display}:{rec.line}")
             tr.span(start, end)
             session = obs.get("sessionId", trace_session)
             if session is not None and not isinstance(session, str):
-                raise FieldError(
-                    f"{ofield}.sessionId" if ofield else "sessionId", "must be a string or null"
-                )
+                raise FieldError(at("sessionId"), "must be a string or null")
             if tr.session is None and session:
                 tr.session = session
             raw_meta = obs.get("metadata")
@@ -958,9 +923,8 @@ def _langfuse_traces(records: list[Record], loc: Locator, display: str) -> list[
                     if isinstance(msg, str) and msg
                     else f"observation {obs.get('name')!r} ended with an error"
                 )
-            f = ofield or ""
             if kind == "GENERATION":
-                calls, text = _langfuse_calls(obs.get("output"), f"{f}.output" if f else "output")
+                calls, text = _langfuse_calls(obs.get("output"), at("output"))
                 tr.model_turns.append(_ModelTurn(start, end, tuple(calls), text))
                 usage = obs.get("usageDetails") or obs.get("usage") or {}
                 if isinstance(usage, Mapping):
@@ -988,7 +952,10 @@ def _langfuse_traces(records: list[Record], loc: Locator, display: str) -> list[
                 if isinstance(args, Mapping) and isinstance(args.get("tool_call_id"), str):
                     call_id = call_id or args["tool_call_id"]
                 call = _call(
-                    tool_name, args if isinstance(args, Mapping | str) else {}, call_id, f or "name"
+                    tool_name,
+                    args if isinstance(args, Mapping | str) else {},
+                    call_id,
+                    ofield or "name",
                 )
                 tr.execs.append(
                     _Exec(
@@ -1018,27 +985,6 @@ def detect(records: list[Record]) -> TraceFormat:
     return TraceFormat.OTLP
 
 
-def import_traces(
-    path: Path,
-    *,
-    fmt: TraceFormat = TraceFormat.AUTO,
-    display: str | None = None,
-    case_attribute: str | None = None,
-    session_attributes: Sequence[str] = SESSION_ATTRIBUTES,
-    per_trace: bool = False,
-) -> list[Run]:
-    """Every trace of ``path`` → one run, the traces of a session one run together
-    (module docstring); problems raised at once."""
-    return import_trace_file(
-        path,
-        fmt=fmt,
-        display=display,
-        case_attribute=case_attribute,
-        session_attributes=session_attributes,
-        per_trace=per_trace,
-    ).runs
-
-
 def import_trace_file(
     path: Path,
     *,
@@ -1048,9 +994,10 @@ def import_trace_file(
     session_attributes: Sequence[str] = SESSION_ATTRIBUTES,
     per_trace: bool = False,
     cases: bool = False,
-) -> ImportedTraces:
-    """The runs of ``path`` (:func:`import_traces`) and, with ``cases``, one dataset case
-    per case id: a trace's a one-turn case, a session's a conversation case."""
+) -> Imported:
+    """Every trace of ``path`` → one run, the traces of a session one run together
+    (module docstring), and, with ``cases``, one dataset case per case id: a trace's a
+    one-turn case, a session's a conversation case. Problems are raised at once."""
     name = display or str(path)
     records = read_records(path, display=name, unwrap=("data",))
     if fmt is TraceFormat.AUTO:

@@ -57,10 +57,13 @@ from pathlib import Path
 from typing import Any
 
 from gate import jsonio
-from gate.dataset.matchers import did_you_mean, json_kind
+from gate.dataset.matchers import did_you_mean
+from gate.dataset.matchers import json_kind as _kind
 from gate.dataset.tools import TOOL_NAME, parse_tool
 from gate.errors import InteropError, Problem
+from gate.interop._records import Locator, refuse_existing, write_cases
 from gate.model import Run, ToolCall, ToolResult, Turn
+from gate.runsfile import decode_arguments
 from gate.scorers.effects import effect_from_annotations
 
 __all__ = [
@@ -145,23 +148,6 @@ class Tau2Import:
     """Tool results without an ``error`` flag that read as τ²-bench's error text."""
 
 
-class _Problems:
-    def __init__(self, file: str) -> None:
-        self.file = file
-        self.items: list[Problem] = []
-
-    def add(self, fld: str | None, message: str) -> None:
-        self.items.append(Problem(self.file, None, fld, message))
-
-    def raise_any(self, hint: str | None = None) -> None:
-        if self.items:
-            raise InteropError(self.items[:50], hint=hint)
-
-
-def _kind(value: Any) -> str:
-    return json_kind(value)
-
-
 # ─── reading the file ─────────────────────────────────────────────────────────
 
 
@@ -214,7 +200,7 @@ def _tool_entry(name: str, description: Any, params: Any, annotations: Any) -> d
     return entry
 
 
-def _tools_from_defs(defs: Any, where: str, problems: _Problems) -> list[dict[str, Any]]:
+def _tools_from_defs(defs: Any, where: str, problems: Locator) -> list[dict[str, Any]]:
     """τ²-bench's ``tool_defs`` (``{name: {name, doc, params, returns}}``), or a tools file:
     an array of definitions (OpenAI ``{"type": "function", "function": …}``, bare
     ``{name, description, parameters}``, or MCP ``{name, description, inputSchema}``)."""
@@ -222,32 +208,32 @@ def _tools_from_defs(defs: Any, where: str, problems: _Problems) -> list[dict[st
     if isinstance(defs, dict):
         for name, sig in defs.items():
             if not isinstance(sig, dict):
-                problems.add(f"{where}.{name}", f"must be a tool signature, not {_kind(sig)}")
+                problems.note(f"{where}.{name}", f"must be a tool signature, not {_kind(sig)}")
                 continue
             out.append(_tool_entry(name, sig.get("doc"), sig.get("params"), None))
         return out
     if not isinstance(defs, list):
-        problems.add(where, f"must be tool definitions (an array or an object), not {_kind(defs)}")
+        problems.note(where, f"must be tool definitions (an array or an object), not {_kind(defs)}")
         return out
     for i, t in enumerate(defs):
         fn = t.get("function") if isinstance(t, dict) and "function" in t else t
         if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
-            problems.add(f"{where}[{i}].name", "a tool definition needs a name")
+            problems.note(f"{where}[{i}].name", "a tool definition needs a name")
             continue
         params = fn.get("parameters", fn.get("inputSchema", fn.get("input_schema")))
         out.append(_tool_entry(fn["name"], fn.get("description"), params, fn.get("annotations")))
     return out
 
 
-def _check_tools(tools: list[dict[str, Any]], where: str, problems: _Problems) -> None:
+def _check_tools(tools: list[dict[str, Any]], where: str, problems: Locator) -> None:
     """Each definition as the dataset loader will read it (problems named here, once)."""
     seen: set[str] = set()
     for i, t in enumerate(tools):
         _, issues = parse_tool(t)
         for sub, msg in issues:
-            problems.add(f"{where}[{i}]{sub}", msg)
+            problems.note(f"{where}[{i}]{sub}", msg)
         if t["name"] in seen:
-            problems.add(f"{where}[{i}].name", f"duplicate tool {t['name']!r}")
+            problems.note(f"{where}[{i}].name", f"duplicate tool {t['name']!r}")
         seen.add(t["name"])
 
 
@@ -283,14 +269,14 @@ def _user_input(task: Mapping[str, Any], task_id: str) -> str:
     return f"τ²-bench task {task_id}"
 
 
-def _read_task(i: int, task: Any, problems: _Problems) -> _Task | None:
+def _read_task(i: int, task: Any, problems: Locator) -> _Task | None:
     where = f"tasks[{i}]"
     if not isinstance(task, dict):
-        problems.add(where, f"must be a task object, not {_kind(task)}")
+        problems.note(where, f"must be a task object, not {_kind(task)}")
         return None
     raw_id = task.get("id")
     if isinstance(raw_id, bool) or not isinstance(raw_id, str | int) or str(raw_id) == "":
-        problems.add(f"{where}.id", f"must be the task's id (text or a number), not {raw_id!r}")
+        problems.note(f"{where}.id", f"must be the task's id (text or a number), not {raw_id!r}")
         return None
     task_id = str(raw_id)
     unmappable: list[tuple[str, str]] = []
@@ -304,20 +290,20 @@ def _read_task(i: int, task: Any, problems: _Problems) -> _Task | None:
         )
         criteria = {}
     elif not isinstance(criteria, dict):
-        problems.add(f"{where}.evaluation_criteria", f"must be an object, not {_kind(criteria)}")
+        problems.note(f"{where}.evaluation_criteria", f"must be an object, not {_kind(criteria)}")
         return None
     basis = criteria.get("reward_basis", ["DB", "COMMUNICATE"])
     if basis is None:
         basis = ["DB", "COMMUNICATE"]
     if not isinstance(basis, list) or not all(isinstance(b, str) for b in basis):
-        problems.add(
+        problems.note(
             f"{where}.evaluation_criteria.reward_basis",
             f"must be an array of reward types, not {basis!r}"[:200],
         )
         return None
     for b in basis:
         if b not in _BASES:
-            problems.add(
+            problems.note(
                 f"{where}.evaluation_criteria.reward_basis",
                 f"unknown reward type {b!r} (τ²-bench's are {', '.join(_BASES)})",
             )
@@ -342,7 +328,7 @@ def _read_task(i: int, task: Any, problems: _Problems) -> _Task | None:
     if raw_actions is None:
         raw_actions = []
     if not isinstance(raw_actions, list):
-        problems.add(
+        problems.note(
             f"{where}.evaluation_criteria.actions", f"must be an array, not {_kind(raw_actions)}"
         )
         return None
@@ -351,21 +337,21 @@ def _read_task(i: int, task: Any, problems: _Problems) -> _Task | None:
     for k, a in enumerate(raw_actions):
         at = f"{where}.evaluation_criteria.actions[{k}]"
         if not isinstance(a, dict):
-            problems.add(at, f"must be an action object, not {_kind(a)}")
+            problems.note(at, f"must be an action object, not {_kind(a)}")
             ok = False
             continue
         name, args = a.get("name"), a.get("arguments", {})
         if not isinstance(name, str) or not name:
-            problems.add(f"{at}.name", f"must be the tool's name, not {name!r}"[:200])
+            problems.note(f"{at}.name", f"must be the tool's name, not {name!r}"[:200])
             ok = False
         if not isinstance(args, dict):
-            problems.add(f"{at}.arguments", f"must be an object, not {_kind(args)}")
+            problems.note(f"{at}.arguments", f"must be an object, not {_kind(args)}")
             ok = False
         compare = a.get("compare_args")
         if compare is not None and (
             not isinstance(compare, list) or not all(isinstance(c, str) for c in compare)
         ):
-            problems.add(
+            problems.note(
                 f"{at}.compare_args", f"must be an array of argument names, not {compare!r}"[:200]
             )
             ok = False
@@ -511,38 +497,38 @@ def _read_simulation(
     k: int,
     sim: Any,
     tasks: Mapping[str, _Task],
-    problems: _Problems,
+    problems: Locator,
     state: _RunState,
 ) -> tuple[str, int | None, Run | None]:
     """(task id, trial, the run) of one simulation; the run is None after a problem."""
     where = f"simulations[{k}]"
     if not isinstance(sim, dict):
-        problems.add(where, f"must be a simulation object, not {_kind(sim)}")
+        problems.note(where, f"must be a simulation object, not {_kind(sim)}")
         return "", None, None
     raw_task = sim.get("task_id")
     if isinstance(raw_task, bool) or not isinstance(raw_task, str | int):
-        problems.add(f"{where}.task_id", f"must be the id of one of the tasks, not {raw_task!r}")
+        problems.note(f"{where}.task_id", f"must be the id of one of the tasks, not {raw_task!r}")
         return "", None, None
     task_id = str(raw_task)
     if task_id not in tasks:
-        problems.add(f"{where}.task_id", f"{task_id!r} is not the id of any of the file's tasks")
+        problems.note(f"{where}.task_id", f"{task_id!r} is not the id of any of the file's tasks")
         return task_id, None, None
     trial = sim.get("trial")
     if trial is not None and (isinstance(trial, bool) or not isinstance(trial, int) or trial < 0):
-        problems.add(f"{where}.trial", f"must be a whole number from 0, not {trial!r}")
+        problems.note(f"{where}.trial", f"must be a whole number from 0, not {trial!r}")
         return task_id, None, None
     messages = sim.get("messages")
     if messages is None:
-        problems.add(
+        problems.note(
             f"{where}.messages",
             "absent: a full-duplex (voice) simulation keeps ticks instead; only text "
             "simulations can be imported",
         )
         return task_id, trial, None
     if not isinstance(messages, list):
-        problems.add(f"{where}.messages", f"must be an array of messages, not {_kind(messages)}")
+        problems.note(f"{where}.messages", f"must be an array of messages, not {_kind(messages)}")
         return task_id, trial, None
-    before = len(problems.items)
+    before = len(problems.problems)
     turns: list[Turn] = []
     final: str | None = None
     i = 0
@@ -550,29 +536,29 @@ def _read_simulation(
         msg = messages[i]
         at = f"{where}.messages[{i}]"
         if not isinstance(msg, dict):
-            problems.add(at, f"must be a message object, not {_kind(msg)}")
+            problems.note(at, f"must be a message object, not {_kind(msg)}")
             break
         role = msg.get("role")
         if role not in ("system", "user", "assistant", "tool"):
-            problems.add(
+            problems.note(
                 f"{at}.role", f"must be system, user, assistant or tool, not {role!r}"[:200]
             )
             break
         raw_calls = msg.get("tool_calls") or []
         if role == "tool":
-            problems.add(
+            problems.note(
                 at,
                 "a tool message that answers no tool call (τ²-bench pairs each with a call "
                 "before it)",
             )
             break
         if not isinstance(raw_calls, list):
-            problems.add(f"{at}.tool_calls", f"must be an array, not {_kind(raw_calls)}")
+            problems.note(f"{at}.tool_calls", f"must be an array, not {_kind(raw_calls)}")
             break
         results, nxt = _tool_messages(messages, i + 1)
         if len(results) > len(raw_calls):
             j, _ = results[len(raw_calls)]
-            problems.add(
+            problems.note(
                 f"{where}.messages[{j}]",
                 f"a tool message beyond the {len(raw_calls)} call(s) of messages[{i}]",
             )
@@ -593,7 +579,7 @@ def _read_simulation(
                 j, res = results[c_i]
                 res_id = res.get("id")
                 if isinstance(res_id, str) and res_id and call.id and res_id != call.id:
-                    problems.add(
+                    problems.note(
                         f"{where}.messages[{j}].id",
                         f"answers tool call {res_id!r}, but the call it follows is {call.id!r}",
                     )
@@ -607,7 +593,7 @@ def _read_simulation(
             final = text
         turns.append(Turn(calls=tuple(calls), tool_results=tuple(tool_results), content=text))
         i = nxt
-    if len(problems.items) != before:
+    if len(problems.problems) != before:
         return task_id, trial, None
     duration = sim.get("duration")
     latency = (
@@ -626,29 +612,22 @@ def _read_simulation(
     return task_id, trial, run
 
 
-def _call(tc: Any, at: str, problems: _Problems) -> ToolCall | None:
+def _call(tc: Any, at: str, problems: Locator) -> ToolCall | None:
     if not isinstance(tc, dict):
-        problems.add(at, f"must be a tool call object, not {_kind(tc)}")
+        problems.note(at, f"must be a tool call object, not {_kind(tc)}")
         return None
     name = tc.get("name")
     if not isinstance(name, str) or not name:
-        problems.add(f"{at}.name", f"must be the tool's name, not {name!r}"[:200])
+        problems.note(f"{at}.name", f"must be the tool's name, not {name!r}"[:200])
         return None
     raw_id = tc.get("id")
     call_id = raw_id if isinstance(raw_id, str) and raw_id else None
     args = tc.get("arguments", {})
-    if isinstance(args, dict):
-        return ToolCall(name=name, arguments=args, id=call_id)
-    if isinstance(args, str):
-        try:
-            decoded = json.loads(args)
-        except ValueError:
-            decoded = None
-        if isinstance(decoded, dict):
-            return ToolCall(name=name, arguments=decoded, id=call_id, raw_arguments=args)
-        return ToolCall(name=name, arguments=None, id=call_id, raw_arguments=args, parse_ok=False)
-    problems.add(f"{at}.arguments", f"must be an object, not {_kind(args)}")
-    return None
+    if not isinstance(args, dict | str):
+        problems.note(f"{at}.arguments", f"must be an object, not {_kind(args)}")
+        return None
+    decoded, raw, ok = decode_arguments(args)
+    return ToolCall(name=name, arguments=decoded, id=call_id, raw_arguments=raw, parse_ok=ok)
 
 
 # ─── the effects ──────────────────────────────────────────────────────────────
@@ -675,13 +654,13 @@ def _writes(
     tools: list[dict[str, Any]],
     sims: list[Any],
     domain: str | None,
-    problems: _Problems,
+    problems: Locator,
 ) -> tuple[tuple[str, ...], str]:
     names = [t["name"] for t in tools]
     if given is not None:
         for w in given:
             if w not in names:
-                problems.add("--writes", f"{w!r} is not one of the tools{did_you_mean(w, names)}")
+                problems.note("--writes", f"{w!r} is not one of the tools{did_you_mean(w, names)}")
         return tuple(dict.fromkeys(given)), "--writes"
     annotated = {t["name"]: effect_from_annotations(t.get("annotations")) for t in tools}
     if any(e is not None for e in annotated.values()):
@@ -699,7 +678,7 @@ def _writes(
         return tuple(n for n in names if n in typed), (
             "τ²-bench's action checks (only the tools some task's actions use)"
         )
-    problems.add(
+    problems.note(
         "--writes",
         "no write tool is known: name them (--writes NAME,…), or give --tools with MCP "
         "annotations (readOnlyHint)",
@@ -712,12 +691,12 @@ def _idempotent(
     writes: Sequence[str],
     tools: list[dict[str, Any]],
     domain: str | None,
-    problems: _Problems,
+    problems: Locator,
 ) -> tuple[str, ...]:
     if given is not None:
         for w in given:
             if w not in writes:
-                problems.add(
+                problems.note(
                     "--idempotent", f"{w!r} is not one of the write tools{did_you_mean(w, writes)}"
                 )
         return tuple(w for w in writes if w in given)
@@ -747,13 +726,13 @@ def import_tau2(
     """Read a τ²-bench results file (module docstring); every problem at once, as an
     :class:`InteropError` naming the field."""
     data, display = read_results(path)
-    problems = _Problems(display)
+    problems = Locator(display)
     for key in ("tasks", "simulations"):
         if key not in data or data[key] is None:
-            problems.add(key, "required: a τ²-bench results file holds its tasks and simulations")
+            problems.note(key, "required: a τ²-bench results file holds its tasks and simulations")
         elif not isinstance(data[key], list):
-            problems.add(key, f"must be an array, not {_kind(data[key])}")
-    problems.raise_any()
+            problems.note(key, f"must be an array, not {_kind(data[key])}")
+    problems.raise_if_any()
     info = data.get("info")
     env = info.get("environment_info") if isinstance(info, dict) else None
     domain_raw = env.get("domain_name") if isinstance(env, dict) else None
@@ -765,7 +744,9 @@ def import_tau2(
         if task is None:
             continue
         if task.id in tasks:
-            problems.add(f"tasks[{i}].id", f"task {task.id!r} twice (first {tasks[task.id].where})")
+            problems.note(
+                f"tasks[{i}].id", f"task {task.id!r} twice (first {tasks[task.id].where})"
+            )
             continue
         tasks[task.id] = task
     skipped: list[str] = []
@@ -779,13 +760,13 @@ def import_tau2(
                 del tasks[task.id]
             else:
                 for fld, why in task.unmappable:
-                    problems.add(fld, why)
-    problems.raise_any(
+                    problems.note(fld, why)
+    problems.raise_if_any(
         hint="pass --skip-unmappable to leave such tasks out" if not skip_unmappable else None
     )
     if not tasks:
-        problems.add("tasks", "no task to import")
-        problems.raise_any()
+        problems.note("tasks", "no task to import")
+        problems.raise_if_any()
 
     sims: list[Any] = data["simulations"]
     state = _RunState()
@@ -805,7 +786,7 @@ def import_tau2(
         count[task_id] = count.get(task_id, 0) + 1
         slot = (task_id, sample)
         if slot in seen:
-            problems.add(
+            problems.note(
                 f"simulations[{k}].trial",
                 f"trial {sample} of task {task_id!r} twice (first simulations[{seen[slot]}])",
             )
@@ -828,25 +809,25 @@ def import_tau2(
         tools = [_tool_entry(n, "", dict(_ANY_ARGS), None) for n in named]
         tools_where = "--untyped-tools"
     else:
-        problems.add(
+        problems.note(
             "info.environment_info.tool_defs",
             "absent (τ²-bench keeps it only when asked): pass --tools TOOLS.json, or "
             "--untyped-tools to judge the effects without argument schemas",
         )
         tools, tools_where = [], ""
-    problems.raise_any()
+    problems.raise_if_any()
     _check_tools(tools, tools_where, problems)
     names = {t["name"] for t in tools}
     for task in tasks.values():
         for k, a in enumerate(task.actions):
             if a["name"] not in names:
-                problems.add(
+                problems.note(
                     f"{task.where}.evaluation_criteria.actions[{k}].name",
                     f"{a['name']!r} is not one of the tools ({tools_where})",
                 )
     write_names, writes_from = _writes(writes, tools, sims, domain, problems)
     same_again = _idempotent(idempotent, write_names, tools, domain, problems)
-    problems.raise_any()
+    problems.raise_if_any()
 
     wset = frozenset(write_names)
     tools = sorted(tools, key=lambda t: t["name"])
@@ -948,16 +929,10 @@ def write_import(
     from gate.runsfile import RunsWriter
 
     paths = [out / n for n in ("dataset.jsonl", "tools.json", "toolgate.yml", "runs.jsonl")]
-    if not force:
-        existing = [p for p in paths if p.exists()]
-        if existing:
-            raise InteropError(
-                [Problem(str(p), None, None, "already exists") for p in existing],
-                hint="pass --force to overwrite",
-            )
+    refuse_existing(paths, force)
     out.mkdir(parents=True, exist_ok=True)
     dataset, tools, config, runs = paths
-    dataset.write_bytes(b"".join(jsonio.dumps_line(c) for c in imported.cases))
+    write_cases(dataset, imported.cases)
     tools.write_text(
         json.dumps(imported.tools, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )

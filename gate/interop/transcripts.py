@@ -35,23 +35,24 @@ from __future__ import annotations
 import enum
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, assert_never
 
-from gate import jsonio
 from gate.adapters import anthropic, gemini, openai_chat, openai_responses
 from gate.adapters.interface import AssistantTurn
+from gate.dataset.matchers import json_kind
 from gate.errors import FieldError, PayloadError
 from gate.interop._conversation import (
     Conversation,
+    Imported,
     Message,
     ToolMessage,
     to_case,
     to_run,
 )
 from gate.interop._records import Locator, Record, read_records
-from gate.model import Run
+from gate.model import Run, ToolCall
 
 
 class Format(enum.StrEnum):
@@ -66,22 +67,14 @@ _RECORD_KEYS = ("id", "case_id", "sample", "request", "response", "latency_ms", 
 
 def _mapping(value: Any, field: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
-        raise FieldError(field, f"must be an object, not {_kind(value)}")
+        raise FieldError(field, f"must be an object, not {json_kind(value)}")
     return value
 
 
 def _list(value: Any, field: str) -> list[Any]:
     if not isinstance(value, list):
-        raise FieldError(field, f"must be an array, not {_kind(value)}")
+        raise FieldError(field, f"must be an array, not {json_kind(value)}")
     return value
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    names = {bool: "a boolean", str: "a string", int: "a number", float: "a number"}
-    names.update({list: "an array", dict: "an object"})
-    return names.get(type(value), type(value).__name__)
 
 
 def _adapter(fn: Callable[..., Any], *args: Any, prefix: str | None = None) -> Any:
@@ -114,18 +107,56 @@ def _text_of(content: Any, field: str, text_types: tuple[str, ...]) -> str | Non
     return "\n".join(texts) if texts else None
 
 
+def _answered(
+    messages: list[Message],
+    tools: list[dict[str, Any]],
+    parse: Callable[[Any], AssistantTurn],
+    response: Any,
+) -> Conversation:
+    """The conversation, the provider's ``response`` (when recorded) its last message."""
+    if response is None:
+        return Conversation(messages, tools)
+    turn: AssistantTurn = _adapter(parse, response, prefix="response")
+    messages.append(Message("assistant", turn.content, calls=turn.calls, where="response"))
+    return Conversation(messages, tools, usage=turn.usage)
+
+
+def _block_messages(
+    role: str, texts: list[str], results: list[ToolMessage], calls: list[ToolCall], where: str
+) -> list[Message]:
+    """One Anthropic or Gemini message of blocks/parts: tool results (a user turn may add
+    text after them), an assistant message, or a user message."""
+    text = "\n".join(texts) if texts else None
+    if role == "assistant":
+        return [Message("assistant", text, calls=tuple(calls), where=where)]
+    if not results:
+        return [Message("user", text, where=where)]
+    tool = Message("tool", results=tuple(results), where=where)
+    return [tool, Message("user", text, where=where)] if text else [tool]
+
+
 # ─── OpenAI chat completions ─────────────────────────────────────────────────
 
 
-def _openai_tools(raw: Any, field: str) -> list[dict[str, Any]]:
-    tools: list[dict[str, Any]] = []
-    for i, t in enumerate(_list(raw or [], field)):
-        tool = _mapping(t, f"{field}[{i}]")
-        if tool.get("type", "function") != "function":
-            continue  # built-in tools are not function tools
-        fn = _mapping(tool.get("function"), f"{field}[{i}].function")
-        tools.append({"type": "function", "function": _function_spec(fn, f"{field}[{i}].function")})
-    return tools
+def _tools(
+    raw: Any, specs: Callable[[Mapping[str, Any], str], list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """A request's ``tools`` → OpenAI-shaped function tools; ``specs`` gives the function
+    specs of one tool (none for a built-in tool, which is not a function tool)."""
+    field = "request.tools"
+    return [
+        {"type": "function", "function": spec}
+        for i, t in enumerate(_list(raw or [], field))
+        for spec in specs(_mapping(t, f"{field}[{i}]"), f"{field}[{i}]")
+    ]
+
+
+def _openai_tool(tool: Mapping[str, Any], field: str) -> list[dict[str, Any]]:
+    if tool.get("type", "function") != "function":
+        return []
+    return [
+        _function_spec(_mapping(tool.get("function"), f"{field}.function"), f"{field}.function")
+    ]
 
 
 def _function_spec(
@@ -152,14 +183,9 @@ def parse_openai(request: Mapping[str, Any], response: Any) -> Conversation:
         f = f"request.messages[{i}]"
         m = _mapping(raw, f)
         role = m.get("role")
-        if role in ("system", "developer"):
-            messages.append(
-                Message("system", _text_of(m.get("content"), f"{f}.content", ("text",)), where=f)
-            )
-        elif role == "user":
-            messages.append(
-                Message("user", _text_of(m.get("content"), f"{f}.content", ("text",)), where=f)
-            )
+        if role in ("system", "developer", "user"):
+            text = _text_of(m.get("content"), f"{f}.content", ("text",))
+            messages.append(Message("user" if role == "user" else "system", text, where=f))
         elif role == "assistant":
             calls = _adapter(openai_chat.calls_from_message, m, f)
             messages.append(
@@ -193,26 +219,15 @@ def parse_openai(request: Mapping[str, Any], response: Any) -> Conversation:
             raise FieldError(
                 f"{f}.role", f"unknown role {role!r} (system, developer, user, assistant, tool)"
             )
-    if response is not None:
-        turn: AssistantTurn = _adapter(openai_chat.parse_completion, response, prefix="response")
-        messages.append(Message("assistant", turn.content, calls=turn.calls, where="response"))
-        return Conversation(
-            messages, _openai_tools(request.get("tools"), "request.tools"), usage=turn.usage
-        )
-    return Conversation(messages, _openai_tools(request.get("tools"), "request.tools"))
+    tools = _tools(request.get("tools"), _openai_tool)
+    return _answered(messages, tools, openai_chat.parse_completion, response)
 
 
 # ─── OpenAI Responses ────────────────────────────────────────────────────────
 
 
-def _responses_tools(raw: Any, field: str) -> list[dict[str, Any]]:
-    tools: list[dict[str, Any]] = []
-    for i, t in enumerate(_list(raw or [], field)):
-        tool = _mapping(t, f"{field}[{i}]")
-        if tool.get("type") != "function":
-            continue
-        tools.append({"type": "function", "function": _function_spec(tool, f"{field}[{i}]")})
-    return tools
+def _responses_tool(tool: Mapping[str, Any], field: str) -> list[dict[str, Any]]:
+    return [_function_spec(tool, field)] if tool.get("type") == "function" else []
 
 
 def _responses_items(items: list[Any], field: str) -> list[Message]:
@@ -264,27 +279,16 @@ def parse_responses(request: Mapping[str, Any], response: Any) -> Conversation:
         messages.append(Message("user", raw_input, where="request.input"))
     else:
         messages.extend(_responses_items(_list(raw_input, "request.input"), "request.input"))
-    tools = _responses_tools(request.get("tools"), "request.tools")
-    if response is None:
-        return Conversation(messages, tools)
-    turn: AssistantTurn = _adapter(openai_responses.parse_response, response, prefix="response")
-    messages.append(Message("assistant", turn.content, calls=turn.calls, where="response"))
-    return Conversation(messages, tools, usage=turn.usage)
+    tools = _tools(request.get("tools"), _responses_tool)
+    return _answered(messages, tools, openai_responses.parse_response, response)
 
 
 # ─── Anthropic Messages ──────────────────────────────────────────────────────
 
 
-def _anthropic_tools(raw: Any, field: str) -> list[dict[str, Any]]:
-    tools: list[dict[str, Any]] = []
-    for i, t in enumerate(_list(raw or [], field)):
-        tool = _mapping(t, f"{field}[{i}]")
-        if "input_schema" not in tool:
-            continue  # server tools (web_search_…, bash_…) have a type and no schema
-        tools.append(
-            {"type": "function", "function": _function_spec(tool, f"{field}[{i}]", "input_schema")}
-        )
-    return tools
+def _anthropic_tool(tool: Mapping[str, Any], field: str) -> list[dict[str, Any]]:
+    # Server tools (web_search_…, bash_…) have a type and no schema.
+    return [_function_spec(tool, field, "input_schema")] if "input_schema" in tool else []
 
 
 def _tool_result_content(content: Any, field: str) -> Any:
@@ -337,21 +341,9 @@ def parse_anthropic(request: Mapping[str, Any], response: Any) -> Conversation:
                         tid, _tool_result_content(block.get("content"), f"{bf}.content"), is_error
                     )
                 )
-        text = "\n".join(texts) if texts else None
-        if results:
-            messages.append(Message("tool", results=tuple(results), where=f))
-            if text:  # a user turn may add text after its tool results
-                messages.append(Message("user", text, where=f))
-        elif role == "assistant":
-            messages.append(Message("assistant", text, calls=tuple(calls), where=f))
-        else:
-            messages.append(Message("user", text, where=f))
-    tools = _anthropic_tools(request.get("tools"), "request.tools")
-    if response is None:
-        return Conversation(messages, tools)
-    turn: AssistantTurn = _adapter(anthropic.parse_message, response, prefix="response")
-    messages.append(Message("assistant", turn.content, calls=turn.calls, where="response"))
-    return Conversation(messages, tools, usage=turn.usage)
+        messages += _block_messages(role, texts, results, calls, f)
+    tools = _tools(request.get("tools"), _anthropic_tool)
+    return _answered(messages, tools, anthropic.parse_message, response)
 
 
 # ─── Gemini generateContent ──────────────────────────────────────────────────
@@ -382,23 +374,20 @@ def gemini_schema(node: Any) -> Any:
     return out
 
 
-def _gemini_tools(raw: Any, field: str) -> list[dict[str, Any]]:
-    tools: list[dict[str, Any]] = []
-    for i, t in enumerate(_list(raw or [], field)):
-        tool = _mapping(t, f"{field}[{i}]")
-        decls = tool.get("functionDeclarations", tool.get("function_declarations"))
-        if decls is None:
-            continue  # googleSearch, codeExecution, …
-        for j, d in enumerate(_list(decls, f"{field}[{i}].functionDeclarations")):
-            df = f"{field}[{i}].functionDeclarations[{j}]"
-            decl = _mapping(d, df)
-            if "parametersJsonSchema" in decl:
-                spec = _function_spec(decl, df, "parametersJsonSchema")
-            else:
-                spec = _function_spec(decl, df)
-                spec["parameters"] = gemini_schema(spec["parameters"])
-            tools.append({"type": "function", "function": spec})
-    return tools
+def _gemini_tool(tool: Mapping[str, Any], field: str) -> list[dict[str, Any]]:
+    decls = tool.get("functionDeclarations", tool.get("function_declarations"))
+    if decls is None:
+        return []  # googleSearch, codeExecution, …
+    specs: list[dict[str, Any]] = []
+    for j, d in enumerate(_list(decls, f"{field}.functionDeclarations")):
+        df = f"{field}.functionDeclarations[{j}]"
+        decl = _mapping(d, df)
+        if "parametersJsonSchema" in decl:
+            specs.append(_function_spec(decl, df, "parametersJsonSchema"))
+        else:
+            spec = _function_spec(decl, df)
+            specs.append({**spec, "parameters": gemini_schema(spec["parameters"])})
+    return specs
 
 
 def parse_gemini(request: Mapping[str, Any], response: Any) -> Conversation:
@@ -435,48 +424,27 @@ def parse_gemini(request: Mapping[str, Any], response: Any) -> Conversation:
                 )
             elif isinstance(part.get("text"), str) and not part.get("thought"):
                 texts.append(part["text"])
-        text = "\n".join(texts) if texts else None
-        if role == "model":
-            messages.append(Message("assistant", text, calls=tuple(calls), where=f))
-        elif results:
-            messages.append(Message("tool", results=tuple(results), where=f))
-            if text:
-                messages.append(Message("user", text, where=f))
-        else:
-            messages.append(Message("user", text, where=f))
-    tools = _gemini_tools(request.get("tools"), "request.tools")
-    if response is None:
-        return Conversation(messages, tools)
-    turn: AssistantTurn = _adapter(gemini.parse_response, response, prefix="response")
-    messages.append(Message("assistant", turn.content, calls=turn.calls, where="response"))
-    return Conversation(messages, tools, usage=turn.usage)
-
-
-_PARSERS: dict[Format, Callable[[Mapping[str, Any], Any], Conversation]] = {
-    Format.OPENAI: parse_openai,
-    Format.RESPONSES: parse_responses,
-    Format.ANTHROPIC: parse_anthropic,
-    Format.GEMINI: parse_gemini,
-}
+        role = "assistant" if role == "model" else "user"
+        messages += _block_messages(role, texts, results, calls, f)
+    tools = _tools(request.get("tools"), _gemini_tool)
+    return _answered(messages, tools, gemini.parse_response, response)
 
 
 def parser_for(fmt: Format) -> Callable[[Mapping[str, Any], Any], Conversation]:
     match fmt:
-        case Format.OPENAI | Format.RESPONSES | Format.ANTHROPIC | Format.GEMINI:
-            return _PARSERS[fmt]
+        case Format.OPENAI:
+            return parse_openai
+        case Format.RESPONSES:
+            return parse_responses
+        case Format.ANTHROPIC:
+            return parse_anthropic
+        case Format.GEMINI:
+            return parse_gemini
         case _:
             assert_never(fmt)
 
 
 # ─── the file ────────────────────────────────────────────────────────────────
-
-
-@dataclass(slots=True)
-class Imported:
-    """What one transcripts file gave: runs (every record) and cases (one per case id)."""
-
-    runs: list[Run]
-    cases: list[dict[str, Any]]
 
 
 def _record_id(
@@ -597,8 +565,4 @@ def import_transcripts(
     loc.raise_if_any()
     if not runs:
         raise Locator(name).fail(None, None, "no records")
-    return Imported(runs, rows)
-
-
-def dumps_cases(rows: list[dict[str, Any]]) -> bytes:
-    return b"".join(jsonio.dumps_line(r) for r in rows)
+    return Imported(runs, rows, fmt.value)

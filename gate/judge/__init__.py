@@ -44,7 +44,14 @@ from gate.config import Config
 from gate.judge.agreement import HumanLabel, agreement, load_calibration
 from gate.judge.cache import CACHE_DIR, JudgeCache, cache_key
 from gate.judge.client import ChatClient, JudgeCallError, parse_answer
-from gate.judge.rubrics import ExtractContext, JudgeItem, Rubric, describe, load_rubrics
+from gate.judge.rubrics import (
+    ExtractContext,
+    JudgeItem,
+    Rubric,
+    describe,
+    display,
+    load_rubrics,
+)
 from gate.judge.sample import Selection, select
 from gate.model import DatasetLike, Run
 from gate.results import MetricStat
@@ -79,15 +86,8 @@ def check_judge_inputs(config: Config) -> tuple[list[Rubric], tuple[HumanLabel, 
     if judge is None or judge.calibration_file is None:
         return rubrics, None
     path = config.resolve(judge.calibration_file)
-    human = load_calibration(path, {r.name: r.scale for r in rubrics}, display=_display(path))
+    human = load_calibration(path, {r.name: r.scale for r in rubrics}, display=display(path))
     return rubrics, human
-
-
-def _display(path: Path) -> str:
-    try:
-        return str(path.relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
 
 
 class _Breaker:

@@ -14,15 +14,16 @@ be read or does not fit is ignored and overwritten — a cache never fails a run
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import os
-import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from gate import jsonio
+from gate.errors import OutputError
 from gate.model import JsonValue
+from gate.outdir import write_atomic
 
 CACHE_DIR = "judge-cache"
 _STATUSES = frozenset({"ok", "unparsable"})
@@ -45,8 +46,6 @@ class JudgeCache:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self._lock = threading.Lock()
-        self._tmp = 0
 
     def path(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.json"
@@ -77,13 +76,5 @@ class JudgeCache:
         """Store an answer atomically; a failure to write only costs a future cache hit."""
         if entry.get("status") not in _STATUSES:
             return
-        path = self.path(key)
-        with self._lock:
-            self._tmp += 1
-            tmp = path.with_name(f".{key}.{os.getpid()}.{self._tmp}.tmp")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp.write_bytes(jsonio.dumps({**entry, "key": key}, indent=True))
-            tmp.replace(path)
-        except OSError:
-            tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OutputError):
+            write_atomic(self.path(key), [jsonio.dumps({**entry, "key": key}, indent=True)])

@@ -476,18 +476,17 @@ def load_rubrics(config: Config) -> list[Rubric]:
         else:
             cfg = custom[name]
             path = config.resolve(cfg.prompt_file)
-            out.append(custom_rubric(cfg, path, _display(config, cfg.prompt_file)))
+            out.append(custom_rubric(cfg, path, display(path)))
     return out
 
 
-def _display(config: Config, relative: str) -> str:
-    """A config-relative path as messages show it: relative to the working folder when it
-    lies below it, else absolute."""
-    full = config.resolve(relative)
+def display(path: Path) -> str:
+    """A path as messages show it: relative to the working folder when it lies below it,
+    else as it is."""
     try:
-        return str(full.relative_to(Path.cwd().resolve()))
+        return str(path.relative_to(Path.cwd().resolve()))
     except ValueError:
-        return str(full)
+        return str(path)
 
 
 def describe(rubric: Rubric) -> dict[str, Any]:

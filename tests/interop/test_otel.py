@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from gate.interop import InteropError
-from gate.interop.otel import TraceFormat, import_traces
+from gate.interop.otel import TraceFormat, import_trace_file
 from gate.runsfile import read_runs
 from tests.interop.conftest import SAMPLES, toolgate
 
 
 def test_otlp__chat_and_tool_spans__turns_by_call_id() -> None:
-    runs = {r.case_id: r for r in import_traces(SAMPLES / "otlp.json")}
+    runs = {r.case_id: r for r in import_trace_file(SAMPLES / "otlp.json").runs}
     run = runs["refund-017"]  # toolgate.case_id on the root span
     assert [[c.name for c in t.calls] for t in run.turns] == [["lookup_order", "get_policy"], []]
     results = {r.id: r for r in run.turns[0].tool_results}
@@ -28,7 +28,9 @@ def test_otlp__chat_and_tool_spans__turns_by_call_id() -> None:
 
 
 def test_otlp__tool_definitions_and_user_input__kept_in_meta() -> None:
-    run = next(r for r in import_traces(SAMPLES / "otlp.json") if r.case_id == "refund-017")
+    run = next(
+        r for r in import_trace_file(SAMPLES / "otlp.json").runs if r.case_id == "refund-017"
+    )
     assert run.meta is not None
     assert [t["function"]["name"] for t in run.meta["tools"]] == ["lookup_order", "get_policy"]
     assert run.meta["tools"][0]["function"]["parameters"]["required"] == ["order_id"]
@@ -37,7 +39,9 @@ def test_otlp__tool_definitions_and_user_input__kept_in_meta() -> None:
 
 
 def test_otlp__content_capture_off__tool_spans_become_the_calls() -> None:
-    run = next(r for r in import_traces(SAMPLES / "otlp.json") if r.case_id.startswith("0af7"))
+    run = next(
+        r for r in import_trace_file(SAMPLES / "otlp.json").runs if r.case_id.startswith("0af7")
+    )
     (turn,) = run.turns
     assert [(c.name, c.arguments) for c in turn.calls] == [("search", {"q": "otel"})]
     assert turn.tool_results[0].content == "3 hits"
@@ -49,7 +53,7 @@ def test_otlp__case_attribute__names_the_case(tmp_path: Path) -> None:
     span["attributes"].append({"key": "session.id", "value": {"stringValue": "sess-9"}})
     path = tmp_path / "t.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    ids = sorted(r.case_id for r in import_traces(path, case_attribute="session.id"))
+    ids = sorted(r.case_id for r in import_trace_file(path, case_attribute="session.id").runs)
     assert ids == ["refund-017", "sess-9"]
 
 
@@ -61,7 +65,7 @@ def test_otlp__bad_attribute_value__error_names_the_span_field(tmp_path: Path) -
     path = tmp_path / "t.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(InteropError) as err:
-        import_traces(path)
+        import_trace_file(path)
     (problem,) = err.value.problems
     assert problem.file == str(path) and problem.line == 1
     assert problem.field == "resourceSpans[0].scopeSpans[0].spans[2].attributes[0].value"
@@ -75,7 +79,7 @@ def test_otlp__jsonl_of_exports__one_run_per_trace(tmp_path: Path) -> None:
     second = {"resourceSpans": [{"scopeSpans": [{"spans": spans[5:]}]}]}
     path = tmp_path / "traces.jsonl"
     path.write_text(json.dumps(first) + "\n" + json.dumps(second) + "\n", encoding="utf-8")
-    assert len(import_traces(path)) == 2
+    assert len(import_trace_file(path).runs) == 2
 
 
 def test_not_genai__clear_error(tmp_path: Path) -> None:
@@ -104,11 +108,11 @@ def test_not_genai__clear_error(tmp_path: Path) -> None:
         )
     )
     with pytest.raises(InteropError, match=r"no GenAI spans"):
-        import_traces(path)
+        import_trace_file(path)
 
 
 def test_langfuse__generation_and_tool__one_run() -> None:
-    (run,) = import_traces(SAMPLES / "langfuse.json")
+    (run,) = import_trace_file(SAMPLES / "langfuse.json").runs
     assert run.case_id == "weather-oslo"
     assert [[c.name for c in t.calls] for t in run.turns] == [["get_weather"], []]
     assert run.turns[0].tool_results[0].content == {"temp_c": 4}
@@ -125,7 +129,7 @@ def test_langfuse__unknown_type__error_names_the_record(tmp_path: Path) -> None:
     path = tmp_path / "lf.json"
     path.write_text(json.dumps(data), encoding="utf-8")
     with pytest.raises(InteropError) as err:
-        import_traces(path, fmt=TraceFormat.LANGFUSE)
+        import_trace_file(path, fmt=TraceFormat.LANGFUSE)
     (problem,) = err.value.problems
     assert problem.field == "data[1].type" and "TOOLCALL" in problem.message
 
