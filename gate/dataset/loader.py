@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gate.dataset.columns import COLUMNS, TEXT_COLUMNS
 from gate.dataset.digest import dataset_sha256
 from gate.dataset.problems import Problems
 from gate.dataset.read import Format, Rows, default_display
@@ -24,19 +23,6 @@ from gate.dataset.validate import CaseBuilder
 from gate.errors import DatasetError, Problem
 from gate.gcpause import no_gc
 from gate.model import Case, ToolSpec
-
-__all__ = [
-    "COLUMNS",
-    "TEXT_COLUMNS",
-    "CaseStream",
-    "Dataset",
-    "dataset_sha256",
-    "default_display",
-    "iter_cases",
-    "load_dataset",
-    "slice_keys",
-]
-
 
 # ─── the result ──────────────────────────────────────────────────────────────
 

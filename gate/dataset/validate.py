@@ -259,18 +259,10 @@ class CaseBuilder:
                         f"{clash[0]!r} is also expected in {where}; a tool cannot be both",
                     )
 
-        difficulty = self._enum(get("difficulty"), "difficulty", Difficulty, report)
-        order = self._enum(get("order"), "order", OrderMode, report)
-        pass_on = self._enum(get("pass_on"), "pass_on", PassOn, report)
-        responses = self._responses(get("tool_responses"), by_name, report)
-
-        step_budget = self._step_budget(get("step_budget"), report)
-        tags = self._tags(get("tags"), report)
-        texts = self._texts(get, report)
-
+        shared = self._shared(get, by_name, report)
         if self.problems.count != before or case_id is None or tools is None:
             return None
-        assert isinstance(user_input, str) and expected is not None and responses is not None
+        assert isinstance(user_input, str) and expected is not None
         self._remember(tools, by_name)
         return Case(
             id=case_id,
@@ -282,15 +274,23 @@ class CaseBuilder:
             expected_no_tool=no_tool is True,
             acceptable_alternatives=tuple(alternatives),
             must_not_call=must_not,
-            difficulty=difficulty,
-            order=order,
-            tool_responses=responses,
-            step_budget=step_budget,
-            tags=tags,
-            source_trace_id=texts["source_trace_id"],
-            notes=texts["notes"],
-            pass_on=pass_on,
+            **shared,
         )
+
+    def _shared(
+        self, get: Callable[[str], Any], by_name: dict[str, ToolSpec] | None, report: _Report
+    ) -> dict[str, Any]:
+        """The columns a one-turn and a conversation case read alike, as :class:`Case`'s
+        keyword arguments (valid only when nothing was reported)."""
+        return {
+            "difficulty": self._enum(get("difficulty"), "difficulty", Difficulty, report),
+            "order": self._enum(get("order"), "order", OrderMode, report),
+            "pass_on": self._enum(get("pass_on"), "pass_on", PassOn, report),
+            "tool_responses": self._responses(get("tool_responses"), by_name, report),
+            "step_budget": self._step_budget(get("step_budget"), report),
+            "tags": self._tags(get("tags"), report),
+            **self._texts(get, report),
+        }
 
     def _step_budget(self, value: Any, report: _Report) -> int | None:
         if value is not None and (
@@ -346,16 +346,10 @@ class CaseBuilder:
                 )
         must_not = self._must_not_call(get("must_not_call"), by_name, report)
         turns = self._turns(get("conversation"), by_name, must_not, report)
-        difficulty = self._enum(get("difficulty"), "difficulty", Difficulty, report)
-        order = self._enum(get("order"), "order", OrderMode, report)
-        pass_on = self._enum(get("pass_on"), "pass_on", PassOn, report)
-        responses = self._responses(get("tool_responses"), by_name, report)
-        step_budget = self._step_budget(get("step_budget"), report)
-        tags = self._tags(get("tags"), report)
-        texts = self._texts(get, report)
+        shared = self._shared(get, by_name, report)
         if self.problems.count != before or case_id is None or tools is None:
             return None
-        assert turns is not None and responses is not None
+        assert turns is not None
         self._remember(tools, by_name)
         return Case(
             id=case_id,
@@ -366,15 +360,8 @@ class CaseBuilder:
             expected_tool_calls=tuple(c for t in turns for c in t.expected_tool_calls),
             expected_no_tool=all(t.expected_no_tool for t in turns),
             must_not_call=must_not,
-            difficulty=difficulty,
-            order=order,
-            tool_responses=responses,
-            step_budget=step_budget,
-            tags=tags,
-            source_trace_id=texts["source_trace_id"],
-            notes=texts["notes"],
             conversation=turns,
-            pass_on=pass_on,
+            **shared,
         )
 
     def _turns(
