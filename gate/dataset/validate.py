@@ -225,26 +225,15 @@ class CaseBuilder:
                 "empty list alone is ambiguous)",
             )
 
-        alternatives: list[tuple[ExpectedCall, ...]] = []
         raw_alts = get("acceptable_alternatives")
-        if raw_alts is not None:
-            if not isinstance(raw_alts, list):
-                report(
-                    "acceptable_alternatives",
-                    f"must be an array of call lists, not {json_kind(raw_alts)}",
-                )
-            else:
-                if no_tool is True and raw_alts:
-                    report(
-                        "acceptable_alternatives",
-                        "expected_no_tool is true, so no call is acceptable; to accept either "
-                        "no call or some "
-                        "calls, list the calls in expected_tool_calls and add [] as an alternative",
-                    )
-                for i, alt in enumerate(raw_alts):
-                    calls = self._calls(alt, f"acceptable_alternatives[{i}]", by_name, report)
-                    if calls is not None:
-                        alternatives.append(calls)
+        if no_tool is True and isinstance(raw_alts, list) and raw_alts:
+            report(
+                "acceptable_alternatives",
+                "expected_no_tool is true, so no call is acceptable; to accept either "
+                "no call or some "
+                "calls, list the calls in expected_tool_calls and add [] as an alternative",
+            )
+        alternatives = self._alternatives(raw_alts, "acceptable_alternatives", by_name, report)
 
         must_not = self._must_not_call(get("must_not_call"), by_name, report)
         if must_not:
@@ -464,19 +453,8 @@ class CaseBuilder:
                 "is false but expected_tool_calls is []: a turn that expects no call says "
                 "`expected_tool_calls: []` (or `expected_no_tool: true`)",
             )
-        alternatives: list[tuple[ExpectedCall, ...]] = []
-        raw_alts = get("alternatives")
-        if raw_alts is not None:
-            if not isinstance(raw_alts, list):
-                report(
-                    f"{fld}.alternatives",
-                    f"must be an array of call lists, not {json_kind(raw_alts)}",
-                )
-            else:
-                for i, alt in enumerate(raw_alts):
-                    calls = self._calls(with_mode(alt), f"{fld}.alternatives[{i}]", tools, report)
-                    if calls is not None:
-                        alternatives.append(calls)
+        alts = get("alternatives")
+        alternatives = self._alternatives(alts, f"{fld}.alternatives", tools, report, with_mode)
         must_not = self._must_not_call(get("must_not_call"), tools, report, f"{fld}.must_not_call")
         for where, calls in [("expected_tool_calls", expected or ())] + [
             (f"alternatives[{i}]", alt) for i, alt in enumerate(alternatives)
@@ -702,6 +680,25 @@ class CaseBuilder:
                 else:
                     out.append(call)
         return tuple(out) if ok else None
+
+    def _alternatives(
+        self,
+        value: Any,
+        fld: str,
+        tools: Mapping[str, ToolSpec] | None,
+        report: _Report,
+        prepare: Callable[[Any], Any] = lambda calls: calls,
+    ) -> list[tuple[ExpectedCall, ...]]:
+        """The valid call lists of an array of them (each ``prepare``-d first)."""
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            report(fld, f"must be an array of call lists, not {json_kind(value)}")
+            return []
+        found = (
+            self._calls(prepare(alt), f"{fld}[{i}]", tools, report) for i, alt in enumerate(value)
+        )
+        return [calls for calls in found if calls is not None]
 
     def _call(
         self,

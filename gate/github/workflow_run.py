@@ -27,8 +27,8 @@ reported after the notice is posted.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
@@ -203,14 +203,14 @@ def find_pr_by_head_sha(client: GitHubClient, repository: str, head_sha: str) ->
         return PaginatedList(PullRequest, requester, base + path, params)
 
     def by_commit() -> int | None:
-        for pr in _take(pulls(f"/commits/{head_sha}/pulls", None), MAX_PULLS_BY_COMMIT):
+        for pr in islice(pulls(f"/commits/{head_sha}/pulls", None), MAX_PULLS_BY_COMMIT):
             if pr.state == "open" and pr.head.sha == head_sha:
                 return int(pr.number)
         return None
 
     def by_listing() -> int | None:
         params = {"state": "open", "sort": "updated", "direction": "desc"}
-        for pr in _take(pulls("/pulls", params), MAX_OPEN_PULLS):
+        for pr in islice(pulls("/pulls", params), MAX_OPEN_PULLS):
             if pr.head.sha == head_sha:
                 return int(pr.number)
         return None
@@ -224,10 +224,3 @@ def find_pr_by_head_sha(client: GitHubClient, repository: str, head_sha: str) ->
     if found is None:
         found = client.call("GET open pull requests", by_listing)
     return found
-
-
-def _take(items: Any, limit: int) -> Iterator[Any]:
-    for n, item in enumerate(items):
-        if n >= limit:
-            return
-        yield item
