@@ -693,7 +693,7 @@ def config_from_doc(
     cost_metrics: Collection[str] | None = None,
 ) -> Config:
     if not isinstance(doc.data, dict):
-        raise ConfigError(Problem(doc.file, 1, None, "the config must be a mapping of settings"))
+        raise doc.error(1, None, "the config must be a mapping of settings")
     try:
         # Validate as JSON: YAML data is JSON-shaped, and pydantic's strict *JSON* mode
         # takes enum values as strings and arrays for tuples (strict Python mode refuses
@@ -712,15 +712,12 @@ def config_from_doc(
     if not cfg.pricing:
         for i, g in enumerate(cfg.gates):
             if g.metric == "cost":
-                raise ConfigError(
-                    Problem(
-                        doc.file,
-                        doc.line_of(("gates", i, "metric")),
-                        f"gates[{i}].metric",
-                        "a gate on `cost` needs prices: add `pricing: {<model>: "
-                        "{input_per_mtok: …, output_per_mtok: …}}` (the key `default` for an "
-                        "agent whose model ToolGate does not know)",
-                    )
+                raise doc.error(
+                    doc.line_of(("gates", i, "metric")),
+                    f"gates[{i}].metric",
+                    "a gate on `cost` needs prices: add `pricing: {<model>: "
+                    "{input_per_mtok: …, output_per_mtok: …}}` (the key `default` for an "
+                    "agent whose model ToolGate does not know)",
                 )
     agent = doc.data.get("agent")
     lines = {}

@@ -52,6 +52,10 @@ class YamlDoc:
             p = p[:-1]
         return self.lines.get((), None)
 
+    def error(self, line: int | None, field: str | None, message: str) -> ConfigError:
+        """The error for ``field`` on ``line`` of this document."""
+        return ConfigError(Problem(self.file, line, field, message))
+
 
 def load_yaml(path: Path, *, display: str | None = None) -> YamlDoc:
     """Read and safely decode one YAML file. Raises :class:`ConfigError` with a line."""
@@ -171,7 +175,7 @@ def _convert(node: Node, path: Path_, doc: YamlDoc, budget: list[int]) -> Any:
 
 def _refused(doc: YamlDoc, line: int, path: Path_, message: str) -> ConfigError:
     """The error for the node at ``path``, on ``line`` of the document."""
-    return ConfigError(Problem(doc.file, line, _dotted(path) or None, message))
+    return doc.error(line, _dotted(path) or None, message)
 
 
 def _scalar(node: ScalarNode, path: Path_, doc: YamlDoc) -> Any:
