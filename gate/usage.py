@@ -107,10 +107,7 @@ def _count(key: str, value: Any) -> int | float | str | None:
 def _first(
     counts: Mapping[str, int | float], keys: tuple[str, ...]
 ) -> tuple[str, int | float] | None:
-    for key in keys:
-        if key in counts:
-            return key, counts[key]
-    return None
+    return next(((key, counts[key]) for key in keys if key in counts), None)
 
 
 def _consistent(counts: Mapping[str, int | float], where: str) -> str | None:
