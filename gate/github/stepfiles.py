@@ -83,11 +83,7 @@ class StepSeal:
             if now <= size:
                 continue
             with contextlib.suppress(OSError):
-                fd = os.open(path, os.O_WRONLY)
-                try:
-                    os.ftruncate(fd, size)
-                finally:
-                    os.close(fd)
+                os.truncate(path, size)
             notes.append(
                 f"something other than ToolGate wrote {now - size:,} bytes to ${name} during "
                 "the step (the agent under test or `setup`, through the file's path): removed. "
