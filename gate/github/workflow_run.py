@@ -36,7 +36,7 @@ from github.PaginatedList import PaginatedList
 from github.PullRequest import PullRequest
 
 from gate.errors import GitHubError, InputError, Problem
-from gate.github.activity import PostComment, RelayComment, RelayTarget, SkipComment
+from gate.github.activity import RelayComment, RelayTarget, SkipComment
 from gate.github.client import ClientFactory, GitHubApiError, GitHubClient
 from gate.github.comments import upsert_comment
 from gate.github.context import GitHubContext
@@ -84,23 +84,23 @@ def read_run_output(folder: Path, *, max_bytes: int) -> RunOutput:
     path = folder / RESULTS_FILE
     if path.is_symlink():
         # The PR's code wrote the folder: a link could point at any file on the runner.
-        error = InputError(
-            Problem(str(path), None, None, "is a symbolic link; only a regular file is read")
-        )
+        error = _about(path, "is a symbolic link; only a regular file is read")
         return RunOutput(None, RelayProblem.INVALID, error)
     if not path.is_file():
         return RunOutput(None, RelayProblem.MISSING)
     size = path.stat().st_size
     if size > max_bytes:
         limit = max_bytes // (1024 * 1024)
-        error = InputError(
-            Problem(str(path), None, None, f"is {size:,} bytes, over the {limit} MiB limit")
-        )
+        error = _about(path, f"is {size:,} bytes, over the {limit} MiB limit")
         return RunOutput(None, RelayProblem.TOO_LARGE, error)
     try:
         return RunOutput(read_results(path))
     except InputError as exc:
         return RunOutput(None, RelayProblem.INVALID, exc)
+
+
+def _about(path: Path, message: str) -> InputError:
+    return InputError(Problem(str(path), None, None, message))
 
 
 def relay_comment(
@@ -119,12 +119,7 @@ def relay_comment(
         return RelayOutcome("skipped")
     folder = (workdir / activity.folder).resolve()
     output = read_run_output(folder, max_bytes=ctx.artifact_max_bytes)
-    run = RelayedRun(
-        head_sha=target.head_sha,
-        conclusion=target.conclusion,
-        run_number=target.run_number,
-        run_url=target.run_url,
-    )
+    run = RelayedRun(target.head_sha, target.conclusion, target.run_number, target.run_url)
     if output.results is not None:
         body = render_relayed_comment(output.results, run, redactor=redactor)
         mark = marker(output.results.gate_name)
@@ -171,16 +166,15 @@ def _post(
     if number is None:
         emit(stream, ctx, f"No open PR has head {short}; nothing posted.", "notice")
         return "skipped", None
-    plan = PostComment(target.repository, number, expected_head_sha=target.head_sha)
     try:
         result = upsert_comment(
             client,
-            plan.repository,
-            plan.pr_number,
+            target.repository,
+            number,
             body,
             marker=mark,
             login_fallback=ctx.comment_login,
-            expected_head_sha=plan.expected_head_sha,
+            expected_head_sha=target.head_sha,
         )
     except GitHubApiError as exc:
         emit(stream, ctx, f"Posting the PR comment failed: {exc}. Nothing else changes.", "warning")
