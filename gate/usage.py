@@ -25,8 +25,6 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["MAX_TOKENS", "InvalidUsage", "UsageSum", "check_usage"]
-
 MAX_TOKENS = 10**12
 """The most one sample may count of any kind, each report and each sum over its turns:
 a trillion tokens, far beyond any model's context times any step budget. The sums over a
