@@ -438,24 +438,19 @@ def resolve_workdir(workspace: Path, working_directory: str) -> Path:
     root = workspace.resolve()
     wd = (root / working_directory).resolve()
     if wd != root and root not in wd.parents:
-        raise InputError(
-            Problem(
-                INPUTS_FILE,
-                None,
-                "working-directory",
-                f"{working_directory!r} leaves the workspace ({root})",
-            )
+        raise _bad_input(
+            "working-directory", f"{working_directory!r} leaves the workspace ({root})"
         )
     if not wd.is_dir():
-        raise InputError(
-            Problem(
-                INPUTS_FILE,
-                None,
-                "working-directory",
-                f"{working_directory!r} is not a folder of the workspace",
-            )
+        raise _bad_input(
+            "working-directory", f"{working_directory!r} is not a folder of the workspace"
         )
     return wd
+
+
+def _bad_input(name: str, message: str) -> InputError:
+    """The error for the ``with:`` input ``name``."""
+    return InputError(Problem(INPUTS_FILE, None, name, message))
 
 
 def mark_safe_directory(workspace: Path) -> None:
@@ -479,10 +474,10 @@ def shard_folders(root: Path) -> list[Path]:
     """Every folder under ``root`` (itself included) holding a results.json, sorted —
     where actions/download-artifact puts one folder per shard artifact."""
     if not root.is_dir():
-        raise InputError(Problem(INPUTS_FILE, None, "merge", f"{root} is not a folder"))
+        raise _bad_input("merge", f"{root} is not a folder")
     found = sorted({p.parent for p in root.rglob(RESULTS_FILE) if p.is_file()})
     if not found:
-        raise InputError(Problem(INPUTS_FILE, None, "merge", f"no {RESULTS_FILE} under {root}"))
+        raise _bad_input("merge", f"no {RESULTS_FILE} under {root}")
     return found
 
 
@@ -655,17 +650,8 @@ def outputs_of(ctx: GitHubContext, outcome: Outcome) -> dict[str, str]:
     results, :func:`gate.github.workflow.outputs_for`'s."""
     from gate.github.workflow import outputs_for
 
-    values = {
-        "verdict": "error",
-        "passed": "false",
-        "regressions": "0",
-        "likely-regressions": "0",
-        "undecided": "0",
-        "must-not-call-violations": "0",
-        "compared": "false",
-        "results-path": "",
-        "report-path": "",
-    }
+    values = dict.fromkeys(OUTPUTS, "0") | {"verdict": "error", "passed": "false"}
+    values |= {"compared": "false", "results-path": "", "report-path": ""}
     results = outcome.results
     invalid = outcome.exit_code == ExitCode.RUN_INVALID and results is not None
     if outcome.exit_code not in (ExitCode.PASS, ExitCode.GATE_FAILED) and not invalid:
@@ -815,10 +801,7 @@ def supervise() -> int:
     finally:
         os.close(read_fd)
     finished = said.strip() == str(code).encode()
-    if finished:
-        _end_leftovers()
-        return code
-    if code in (130, 128 + signal.SIGTERM):  # cancelled: the child said so itself
+    if finished or code in (130, 128 + signal.SIGTERM):  # (cancelled: the child said so)
         _end_leftovers()
         return code
     for text in seal.close():

@@ -43,6 +43,7 @@ from gate import agents
 from gate.agents.interface import SECTION, AgentSettings
 from gate.agents.interface import McpServerConfig as McpServerConfig  # agent.servers[]
 from gate.errors import ConfigError, Problem
+from gate.errors import did_you_mean as did_you_mean  # re-exported: the judge's readers
 from gate.model import JUDGE_METRIC_PREFIX, MIN_HISTORY, Effect, OrderMode, PassOn, Risk
 from gate.yamlio import YamlDoc, dotted, load_yaml
 
@@ -322,7 +323,7 @@ class GateConfig(_Strict):
             )
         known = (info.context or {}).get("metrics")
         if known is not None and v not in known:
-            raise ValueError(f"unknown metric {v!r}{_did_you_mean(v, known)}")
+            raise ValueError(f"unknown metric {v!r}{did_you_mean(v, known)}")
         return v
 
     @model_validator(mode="after")
@@ -542,7 +543,7 @@ class JudgeConfig(_Strict):
         for name in self.rubrics:
             if name not in known:
                 raise ValueError(
-                    f"unknown rubric {name!r}{_did_you_mean(name, known)} "
+                    f"unknown rubric {name!r}{did_you_mean(name, known)} "
                     f"(built-in: {', '.join(JUDGE_BUILTIN_RUBRICS)}; or define it in "
                     "`custom_rubrics`)"
                 )
@@ -692,7 +693,7 @@ def config_from_doc(
     cost_metrics: Collection[str] | None = None,
 ) -> Config:
     if not isinstance(doc.data, dict):
-        raise ConfigError(Problem(doc.file, 1, None, "the config must be a mapping of settings"))
+        raise doc.error(1, None, "the config must be a mapping of settings")
     try:
         # Validate as JSON: YAML data is JSON-shaped, and pydantic's strict *JSON* mode
         # takes enum values as strings and arrays for tuples (strict Python mode refuses
@@ -711,15 +712,12 @@ def config_from_doc(
     if not cfg.pricing:
         for i, g in enumerate(cfg.gates):
             if g.metric == "cost":
-                raise ConfigError(
-                    Problem(
-                        doc.file,
-                        doc.line_of(("gates", i, "metric")),
-                        f"gates[{i}].metric",
-                        "a gate on `cost` needs prices: add `pricing: {<model>: "
-                        "{input_per_mtok: …, output_per_mtok: …}}` (the key `default` for an "
-                        "agent whose model ToolGate does not know)",
-                    )
+                raise doc.error(
+                    doc.line_of(("gates", i, "metric")),
+                    f"gates[{i}].metric",
+                    "a gate on `cost` needs prices: add `pricing: {<model>: "
+                    "{input_per_mtok: …, output_per_mtok: …}}` (the key `default` for an "
+                    "agent whose model ToolGate does not know)",
                 )
     agent = doc.data.get("agent")
     lines = {}
@@ -761,14 +759,7 @@ def _problems(exc: ValidationError, doc: YamlDoc) -> list[Problem]:
             msg = err["msg"].removeprefix("Value error, ")
         out.append(Problem(doc.file, doc.line_of(loc), field or None, msg))
     # Unions report each branch; keep one line per (line, field, message).
-    seen: set[tuple[object, ...]] = set()
-    unique = []
-    for p in out:
-        k = (p.line, p.field, p.message)
-        if k not in seen:
-            seen.add(k)
-            unique.append(p)
-    return sorted(unique, key=lambda p: (p.line or 0, p.field or ""))
+    return sorted(dict.fromkeys(out), key=lambda p: (p.line or 0, p.field or ""))
 
 
 def _unknown_key(loc: tuple[str | int, ...], kind: Any) -> str:
@@ -784,7 +775,7 @@ def _unknown_key(loc: tuple[str | int, ...], kind: Any) -> str:
         owners = [k for k, m in kinds.items() if word in m.model_fields]
         if owners:
             return f"unknown key for `kind: {kind}` (a key of {', '.join(owners)} agents)"
-    return f"unknown key{_did_you_mean(word, [f for f in fields if f != word])}"
+    return f"unknown key{did_you_mean(word, [f for f in fields if f != word])}"
 
 
 def _fields_at(loc: tuple[str | int, ...]) -> list[str]:
@@ -809,13 +800,3 @@ def _models_in(ann: Any) -> list[Any]:
     if isinstance(ann, type) and issubclass(ann, BaseModel):
         return [ann]
     return [m for arg in getattr(ann, "__args__", ()) for m in _models_in(arg)]
-
-
-def _did_you_mean(word: str, options: Any) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-did_you_mean = _did_you_mean

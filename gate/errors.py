@@ -59,6 +59,7 @@ and to ``::error file=…,line=…::`` annotations when running in GitHub Action
 
 from __future__ import annotations
 
+import difflib
 import enum
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -91,6 +92,14 @@ class Problem:
         return (
             f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
         )
+
+
+def did_you_mean(word: str, options: Iterable[object]) -> str:
+    """`` (did you mean 'x'?)`` for the closest option, or an empty string."""
+    close = difflib.get_close_matches(
+        word, [o for o in options if isinstance(o, str)], n=1, cutoff=0.6
+    )
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 class ToolGateError(Exception):

@@ -88,8 +88,9 @@ def _lone_surrogate(value: Any) -> bool:
     return False
 
 
-def depth(value: Any, _level: int = 0) -> int:
-    """Nesting depth of a decoded JSON value (a scalar is 0, ``[]`` is 1).
+def depth(value: Any, stop: int | None = None) -> int:
+    """Nesting depth of a decoded JSON value (a scalar is 0, ``[]`` is 1); with ``stop``,
+    the walk ends at the first level past it.
 
     Iterative: the C decoder accepts nesting (~900 levels) deeper than a recursive walk
     in Python could measure without a ``RecursionError``.
@@ -103,6 +104,8 @@ def depth(value: Any, _level: int = 0) -> int:
         node, level = pop()
         if level > deepest:
             deepest = level
+            if stop is not None and level > stop:
+                return level
         for child in node.values() if isinstance(node, dict) else node:
             if isinstance(child, dict | list):
                 push((child, level + 1))
@@ -110,20 +113,8 @@ def depth(value: Any, _level: int = 0) -> int:
 
 
 def deeper_than(value: Any, limit: int) -> bool:
-    """Whether a decoded JSON value nests deeper than ``limit`` (:func:`depth`'s count);
-    stops at the first level past it."""
-    if not isinstance(value, dict | list):
-        return limit < 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    pop, push = stack.pop, stack.append
-    while stack:
-        node, level = pop()
-        if level > limit:
-            return True
-        for child in node.values() if isinstance(node, dict) else node:
-            if isinstance(child, dict | list):
-                push((child, level + 1))
-    return False
+    """Whether a decoded JSON value nests deeper than ``limit`` (:func:`depth`'s count)."""
+    return depth(value, limit) > limit
 
 
 def _class_table() -> bytes:

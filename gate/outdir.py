@@ -49,20 +49,21 @@ def _why(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
+def _fault(where: object, message: str) -> OutputError:
+    """The error for the path (or name) ``where``."""
+    return OutputError(Problem(str(where), None, None, message))
+
+
 def ensure_dir(out: Path) -> None:
     """Create ``out`` (and its parents) or raise a located :class:`OutputError`."""
     try:
         out.mkdir(parents=True, exist_ok=True)
     except FileExistsError:
-        raise OutputError(
-            Problem(str(out), None, None, "cannot create the output folder: a file has its name")
-        ) from None
+        raise _fault(out, "cannot create the output folder: a file has its name") from None
     except OSError as exc:
-        raise OutputError(
-            Problem(str(out), None, None, f"cannot create the output folder: {_why(exc)}")
-        ) from None
+        raise _fault(out, f"cannot create the output folder: {_why(exc)}") from None
     if not out.is_dir():
-        raise OutputError(Problem(str(out), None, None, "is not a folder"))
+        raise _fault(out, "is not a folder")
 
 
 @contextlib.contextmanager
@@ -73,19 +74,15 @@ def locked(out: Path) -> Iterator[None]:
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError as exc:
-        raise OutputError(Problem(str(path), None, None, f"cannot write: {_why(exc)}")) from None
+        raise _fault(path, f"cannot write: {_why(exc)}") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise OutputError(
-                Problem(
-                    str(out),
-                    None,
-                    None,
-                    f"another toolgate is writing {out} (give each run its own --out, or "
-                    "wait for the other to finish)",
-                )
+            raise _fault(
+                out,
+                f"another toolgate is writing {out} (give each run its own --out, or "
+                "wait for the other to finish)",
             ) from None
         yield
     finally:
@@ -99,13 +96,9 @@ def remove_stale(out: Path, names: Iterable[str] = RUN_OUTPUTS) -> None:
         try:
             path.unlink(missing_ok=True)
         except IsADirectoryError:
-            raise OutputError(
-                Problem(str(path), None, None, "is a folder; the run writes a file there")
-            ) from None
+            raise _fault(path, "is a folder; the run writes a file there") from None
         except OSError as exc:
-            raise OutputError(
-                Problem(str(path), None, None, f"cannot remove the old file: {_why(exc)}")
-            ) from None
+            raise _fault(path, f"cannot remove the old file: {_why(exc)}") from None
 
 
 def write_atomic(path: Path, chunks: Iterable[bytes], *, display: str | None = None) -> None:
@@ -116,7 +109,7 @@ def write_atomic(path: Path, chunks: Iterable[bytes], *, display: str | None = N
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
-        raise OutputError(Problem(name, None, None, f"cannot write: {_why(exc)}")) from None
+        raise _fault(name, f"cannot write: {_why(exc)}") from None
     try:
         os.fchmod(fd, _FILE_MODE)  # mkstemp's 0600 would hide the file from the artifact upload
         # A large buffer: results.json comes a case at a time (a few KB each), and 8 KB
@@ -129,10 +122,8 @@ def write_atomic(path: Path, chunks: Iterable[bytes], *, display: str | None = N
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         if isinstance(exc, IsADirectoryError) or path.is_dir():
-            raise OutputError(
-                Problem(name, None, None, "cannot write: a folder has its name")
-            ) from None
-        raise OutputError(Problem(name, None, None, f"cannot write: {_why(exc)}")) from None
+            raise _fault(name, "cannot write: a folder has its name") from None
+        raise _fault(name, f"cannot write: {_why(exc)}") from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

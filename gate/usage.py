@@ -25,8 +25,6 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["MAX_TOKENS", "InvalidUsage", "UsageSum", "check_usage"]
-
 MAX_TOKENS = 10**12
 """The most one sample may count of any kind, each report and each sum over its turns:
 a trillion tokens, far beyond any model's context times any step budget. The sums over a
@@ -107,10 +105,7 @@ def _count(key: str, value: Any) -> int | float | str | None:
 def _first(
     counts: Mapping[str, int | float], keys: tuple[str, ...]
 ) -> tuple[str, int | float] | None:
-    for key in keys:
-        if key in counts:
-            return key, counts[key]
-    return None
+    return next(((key, counts[key]) for key in keys if key in counts), None)
 
 
 def _consistent(counts: Mapping[str, int | float], where: str) -> str | None:

@@ -52,6 +52,10 @@ class YamlDoc:
             p = p[:-1]
         return self.lines.get((), None)
 
+    def error(self, line: int | None, field: str | None, message: str) -> ConfigError:
+        """The error for ``field`` on ``line`` of this document."""
+        return ConfigError(Problem(self.file, line, field, message))
+
 
 def load_yaml(path: Path, *, display: str | None = None) -> YamlDoc:
     """Read and safely decode one YAML file. Raises :class:`ConfigError` with a line."""
@@ -137,65 +141,29 @@ def _convert(node: Node, path: Path_, doc: YamlDoc, budget: list[int]) -> Any:
     budget[0] -= 1
     line = node.start_mark.line + 1
     if budget[0] < 0:
-        raise ConfigError(
-            Problem(
-                doc.file,
-                line,
-                _dotted(path),
-                f"document expands to more than {MAX_NODES} nodes (alias bomb?)",
-            )
+        raise _refused(
+            doc, line, path, f"document expands to more than {MAX_NODES} nodes (alias bomb?)"
         )
     if node.tag not in _ALLOWED_TAGS:
-        raise ConfigError(
-            Problem(
-                doc.file,
-                line,
-                _dotted(path) or None,
-                f"YAML tag {node.tag!r} is not allowed (plain data only)",
-            )
-        )
+        raise _refused(doc, line, path, f"YAML tag {node.tag!r} is not allowed (plain data only)")
     doc.lines.setdefault(path, line)
     if isinstance(node, MappingNode):
         out: dict[str, Any] = {}
         for key_node, value_node in node.value:
-            if isinstance(key_node, ScalarNode) and key_node.tag == _CORE + "merge":
-                # `<<` is tagged merge, not str: name it rather than say "plain strings".
-                line = key_node.start_mark.line + 1
-                raise ConfigError(
-                    Problem(
-                        doc.file, line, _dotted(path) or None, "merge keys (<<) are not supported"
-                    )
-                )
+            line = key_node.start_mark.line + 1
+            # `<<` is tagged merge, not str: name it rather than say "plain strings".
+            if isinstance(key_node, ScalarNode) and (
+                key_node.tag == _CORE + "merge"
+                or (key_node.tag == _CORE + "str" and key_node.value == "<<")
+            ):
+                raise _refused(doc, line, path, "merge keys (<<) are not supported")
             if not isinstance(key_node, ScalarNode) or key_node.tag != _CORE + "str":
-                raise ConfigError(
-                    Problem(
-                        doc.file,
-                        key_node.start_mark.line + 1,
-                        _dotted(path) or None,
-                        "keys must be plain strings",
-                    )
-                )
+                raise _refused(doc, line, path, "keys must be plain strings")
             key = str(key_node.value)
-            if key == "<<":
-                raise ConfigError(
-                    Problem(
-                        doc.file,
-                        key_node.start_mark.line + 1,
-                        _dotted(path) or None,
-                        "merge keys (<<) are not supported",
-                    )
-                )
-            if key in out:
-                raise ConfigError(
-                    Problem(
-                        doc.file,
-                        key_node.start_mark.line + 1,
-                        _dotted((*path, key)),
-                        "duplicate key",
-                    )
-                )
             child = (*path, key)
-            doc.lines[child] = key_node.start_mark.line + 1
+            if key in out:
+                raise _refused(doc, line, child, "duplicate key")
+            doc.lines[child] = line
             out[key] = _convert(value_node, child, doc, budget)
         return out
     if isinstance(node, SequenceNode):
@@ -203,6 +171,11 @@ def _convert(node: Node, path: Path_, doc: YamlDoc, budget: list[int]) -> Any:
     assert isinstance(node, ScalarNode)
     doc.spans[path] = (node.start_mark.index, node.end_mark.index)
     return _scalar(node, path, doc)
+
+
+def _refused(doc: YamlDoc, line: int, path: Path_, message: str) -> ConfigError:
+    """The error for the node at ``path``, on ``line`` of the document."""
+    return doc.error(line, _dotted(path) or None, message)
 
 
 def _scalar(node: ScalarNode, path: Path_, doc: YamlDoc) -> Any:
@@ -230,14 +203,8 @@ def _scalar(node: ScalarNode, path: Path_, doc: YamlDoc) -> Any:
         except ValueError:
             f = math.nan
         if not math.isfinite(f):
-            raise ConfigError(
-                Problem(
-                    doc.file,
-                    node.start_mark.line + 1,
-                    _dotted(path) or None,
-                    f"{value!r}: numbers must be finite",
-                )
-            )
+            line = node.start_mark.line + 1
+            raise _refused(doc, line, path, f"{value!r}: numbers must be finite")
         return f
     return value
 

@@ -18,17 +18,10 @@ The format is documented in ``docs/dataset.md``. One module per stage:
 * :mod:`~gate.dataset.loader` — the way through, and :class:`Dataset`.
 """
 
-from gate.dataset.loader import (
-    COLUMNS,
-    TEXT_COLUMNS,
-    CaseStream,
-    Dataset,
-    dataset_sha256,
-    default_display,
-    iter_cases,
-    load_dataset,
-    slice_keys,
-)
+from gate.dataset.columns import COLUMNS, TEXT_COLUMNS
+from gate.dataset.digest import dataset_sha256
+from gate.dataset.loader import CaseStream, Dataset, iter_cases, load_dataset, slice_keys
+from gate.dataset.read import default_display
 
 __all__ = [
     "COLUMNS",

@@ -15,28 +15,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gate.dataset.columns import COLUMNS, TEXT_COLUMNS
 from gate.dataset.digest import dataset_sha256
 from gate.dataset.problems import Problems
 from gate.dataset.read import Format, Rows, default_display
 from gate.dataset.tools import ToolResolver
 from gate.dataset.validate import CaseBuilder
-from gate.errors import DatasetError, Problem
+from gate.errors import Problem
 from gate.gcpause import no_gc
 from gate.model import Case, ToolSpec
-
-__all__ = [
-    "COLUMNS",
-    "TEXT_COLUMNS",
-    "CaseStream",
-    "Dataset",
-    "dataset_sha256",
-    "default_display",
-    "iter_cases",
-    "load_dataset",
-    "slice_keys",
-]
-
 
 # ─── the result ──────────────────────────────────────────────────────────────
 
@@ -140,21 +126,14 @@ class CaseStream:
         problems = Problems(self.display)
         fmt = Format.of(self.path)
         if fmt is None:
-            raise DatasetError(
-                Problem(
-                    self.display,
-                    None,
-                    None,
-                    f"unknown dataset format {self.path.suffix!r}: use .jsonl (one JSON case "
-                    "per line) or .csv",
-                )
+            raise problems.about_file(
+                f"unknown dataset format {self.path.suffix!r}: use .jsonl (one JSON case "
+                "per line) or .csv"
             )
         try:
             fh = self.path.open("rb")
         except OSError as exc:
-            raise DatasetError(
-                Problem(self.display, None, None, f"cannot read: {exc.strerror or exc}")
-            ) from None
+            raise problems.about_file(f"cannot read: {exc.strerror or exc}") from None
         display_dir = str(Path(self.display).parent.as_posix())
         resolver = ToolResolver(self.path.parent, self.root, display_dir)
         builder = CaseBuilder(self.display, resolver, problems, self.check_duplicates)

@@ -16,12 +16,12 @@ value would silently be compared as literal data, so it is an error.
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from gate.errors import did_you_mean as did_you_mean  # re-exported: the dataset's readers
 from gate.model import ArgMatcher, MatcherKind
 
 MAX_REGEX_LENGTH = 512
@@ -185,14 +185,6 @@ def check_against_schema(
                     f"{field}.{name}",
                     f"{v!r} is not one of {tool}.{name}'s values {enum}{hint}",
                 )
-
-
-def did_you_mean(word: str, options: Iterable[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest option, or an empty string."""
-    close = difflib.get_close_matches(
-        word, [o for o in options if isinstance(o, str)], n=1, cutoff=0.6
-    )
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 _Shape = tuple[dict[str, Any], bool, dict[str, list[Any]]]

@@ -106,13 +106,8 @@ def pin_text(text: str, doc: YamlDoc, sha256: str, version: str | None = None) -
     data = doc.data
     if not isinstance(data, dict) or not isinstance(data.get("dataset"), dict):
         line = doc.lines.get(("dataset",)) if isinstance(data, dict) else 1
-        raise ConfigError(
-            Problem(
-                doc.file,
-                line,
-                "dataset",
-                "needs a `dataset:` mapping with `path:` before it can be pinned",
-            )
+        raise doc.error(
+            line, "dataset", "needs a `dataset:` mapping with `path:` before it can be pinned"
         )
     edits = [_edit(text, doc, "sha256", sha256, _sha_scalar)]
     if version is not None:
@@ -159,13 +154,8 @@ def _edit(text: str, doc: YamlDoc, key: str, value: str, render: Any) -> tuple[i
     if key in dataset:
         start, end = doc.spans.get(path, (0, 0))
         if path not in doc.spans:
-            raise ConfigError(
-                Problem(
-                    doc.file,
-                    doc.lines.get(path),
-                    f"dataset.{key}",
-                    "must be a plain value to be pinned",
-                )
+            raise doc.error(
+                doc.lines.get(path), f"dataset.{key}", "must be a plain value to be pinned"
             )
         if start == end:
             # An empty value (`sha256:` and nothing after): ruamel marks it at the next
@@ -177,13 +167,10 @@ def _edit(text: str, doc: YamlDoc, key: str, value: str, render: Any) -> tuple[i
         ("dataset", "version") if "version" in dataset and key != "version" else ("dataset", "path")
     )
     if anchor not in doc.spans:
-        raise ConfigError(
-            Problem(
-                doc.file,
-                doc.lines.get(("dataset",)),
-                "dataset.path",
-                "needs a plain `path:` value before it can be pinned",
-            )
+        raise doc.error(
+            doc.lines.get(("dataset",)),
+            "dataset.path",
+            "needs a plain `path:` value before it can be pinned",
         )
     _, end = doc.spans[anchor]
     after = text[end:].lstrip(" \t")
@@ -194,13 +181,8 @@ def _edit(text: str, doc: YamlDoc, key: str, value: str, render: Any) -> tuple[i
     key_line = text[line_start:]
     indent = key_line[: len(key_line) - len(key_line.lstrip(" "))]
     if anchor == ("dataset", "path") and doc.lines[anchor] != _line_at(text, end):
-        raise ConfigError(
-            Problem(
-                doc.file,
-                doc.lines[anchor],
-                "dataset.path",
-                "a multi-line path cannot anchor an inserted key",
-            )
+        raise doc.error(
+            doc.lines[anchor], "dataset.path", "a multi-line path cannot anchor an inserted key"
         )
     stop = text.find("\n", end)
     if stop == -1:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gate.errors import DatasetError, Problem
 
 MAX_PROBLEMS = 200
@@ -33,6 +35,10 @@ class Problems:
         self._once[key] = (problem, [])
         self.add(problem)
 
+    def about_file(self, message: str) -> DatasetError:
+        """The error for the whole file (it has no line)."""
+        return DatasetError(Problem(self.display, None, None, message))
+
     def error(self) -> DatasetError:
         problems = list(self.kept)
         for first, lines in self._once.values():
@@ -40,13 +46,8 @@ class Problems:
                 n = len(lines)
                 more = f"{n} more case" + ("s" if n > 1 else "")
                 span = f"line {lines[0]}" if n == 1 else f"lines {lines[0]}–{lines[-1]}"
-                problems[problems.index(first)] = Problem(
-                    first.file,
-                    first.line,
-                    first.field,
-                    f"{first.message} (and {more} {'reference' if n > 1 else 'references'} "
-                    f"it, {span})",
-                )
+                said = f"(and {more} {'reference' if n > 1 else 'references'} it, {span})"
+                problems[problems.index(first)] = replace(first, message=f"{first.message} {said}")
         kept_count = len(self.kept) + sum(len(lines) for _, lines in self._once.values())
         if self.count > kept_count:
             problems.append(

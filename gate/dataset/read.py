@@ -76,13 +76,17 @@ class Rows:
         return self._digest.hexdigest()
 
 
+def _lines(fh: BinaryIO, digest: Any) -> Iterator[tuple[int, bytes]]:
+    """The file's numbered lines, each hashed as read; the first without its BOM."""
+    for lineno, raw in enumerate(fh, start=1):
+        digest.update(raw)
+        yield lineno, raw[3:] if lineno == 1 and raw.startswith(b"\xef\xbb\xbf") else raw
+
+
 def _jsonl_rows(
     fh: BinaryIO, digest: Any, display: str, problems: Problems
 ) -> Iterator[tuple[int, Any]]:
-    for lineno, raw in enumerate(fh, start=1):
-        digest.update(raw)
-        if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
+    for lineno, raw in _lines(fh, digest):
         if not raw.strip():
             continue
         try:
@@ -102,10 +106,7 @@ def _jsonl_rows(
 
 
 def _text_lines(fh: BinaryIO, digest: Any, display: str, problems: Problems) -> Iterator[str]:
-    for lineno, raw in enumerate(fh, start=1):
-        digest.update(raw)
-        if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
-            raw = raw[3:]
+    for lineno, raw in _lines(fh, digest):
         try:
             yield raw.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -124,6 +125,10 @@ def _csv_rows(
     reader = csv.reader(lines, strict=True)
     header: list[str] | None = None
     columns: list[str | None] = []
+
+    def report(field: str | None, message: str) -> None:
+        problems.add(Problem(display, start, field, message))
+
     while True:
         start = reader.line_num + 1
         try:
@@ -131,7 +136,7 @@ def _csv_rows(
         except StopIteration:
             break
         except csv.Error as exc:
-            problems.add(Problem(display, start, None, f"malformed CSV: {exc}"))
+            report(None, f"malformed CSV: {exc}")
             # The reader cannot resynchronise reliably after a quoting error: stop here,
             # but read (and hash) the remaining lines without it — it would raise again.
             for _ in lines:
@@ -145,18 +150,11 @@ def _csv_rows(
             for i, name in enumerate(cells):
                 name = name.strip()
                 if name in seen:
-                    problems.add(
-                        Problem(display, start, name, f"column {i + 1} repeats the column {name!r}")
-                    )
+                    report(name, f"column {i + 1} repeats the column {name!r}")
                     columns.append(None)
                 elif name not in COLUMNS:
-                    problems.add(
-                        Problem(
-                            display,
-                            start,
-                            name or f"column {i + 1}",
-                            f"unknown column{did_you_mean(name, COLUMNS)}",
-                        )
+                    report(
+                        name or f"column {i + 1}", f"unknown column{did_you_mean(name, COLUMNS)}"
                     )
                     columns.append(None)
                 else:
@@ -164,14 +162,7 @@ def _csv_rows(
                     columns.append(name)
             continue
         if len(cells) != len(columns):
-            problems.add(
-                Problem(
-                    display,
-                    start,
-                    None,
-                    f"row has {len(cells)} cells; the header has {len(columns)}",
-                )
-            )
+            report(None, f"row has {len(cells)} cells; the header has {len(columns)}")
             continue
         row: dict[str, Any] = {}
         bad = False
@@ -201,14 +192,10 @@ def _csv_rows(
                     and name == "expected_no_tool"
                 ):
                     hint = " (write true or false)"
-                problems.add(
-                    Problem(
-                        display,
-                        start,
-                        name,
-                        f"cell is not JSON ({exc}); CSV cells of arrays, objects, booleans and "
-                        f"numbers are JSON-encoded{hint}",
-                    )
+                report(
+                    name,
+                    f"cell is not JSON ({exc}); CSV cells of arrays, objects, booleans and "
+                    f"numbers are JSON-encoded{hint}",
                 )
                 bad = True
         if not bad:

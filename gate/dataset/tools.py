@@ -270,17 +270,11 @@ class ToolResolver:
             tf.problems.append(Problem(display, _error_line(raw, str(exc)), None, str(exc)))
             return tf
         if not isinstance(data, list):
-            tf.problems.append(
-                Problem(
-                    display,
-                    1,
-                    None,
-                    f"must be a JSON array of tool definitions, not {json_kind(data)}",
-                )
-            )
+            said = f"must be a JSON array of tool definitions, not {json_kind(data)}"
+            tf.problems.append(Problem(display, 1, None, said))
             return tf
         text = raw.decode("utf-8")
-        starts = _element_starts(text)
+        starts = [start for start, _ in _element_spans(text)]  # each tool's offset
         specs: list[ToolSpec] = []
         seen: dict[str, int] = {}
         for i, obj in enumerate(data):
@@ -342,11 +336,6 @@ def _refused_element_line(raw: bytes) -> int | None:
         except (ValueError, RecursionError):  # JsonInputError is a ValueError
             return text.count("\n", 0, start) + 1
     return 1
-
-
-def _element_starts(text: str) -> list[int]:
-    """The offset of each element of a top-level JSON array (for messages)."""
-    return [start for start, _ in _element_spans(text)]
 
 
 def _element_spans(text: str) -> list[tuple[int, int | None]]:

@@ -225,26 +225,15 @@ class CaseBuilder:
                 "empty list alone is ambiguous)",
             )
 
-        alternatives: list[tuple[ExpectedCall, ...]] = []
         raw_alts = get("acceptable_alternatives")
-        if raw_alts is not None:
-            if not isinstance(raw_alts, list):
-                report(
-                    "acceptable_alternatives",
-                    f"must be an array of call lists, not {json_kind(raw_alts)}",
-                )
-            else:
-                if no_tool is True and raw_alts:
-                    report(
-                        "acceptable_alternatives",
-                        "expected_no_tool is true, so no call is acceptable; to accept either "
-                        "no call or some "
-                        "calls, list the calls in expected_tool_calls and add [] as an alternative",
-                    )
-                for i, alt in enumerate(raw_alts):
-                    calls = self._calls(alt, f"acceptable_alternatives[{i}]", by_name, report)
-                    if calls is not None:
-                        alternatives.append(calls)
+        if no_tool is True and isinstance(raw_alts, list) and raw_alts:
+            report(
+                "acceptable_alternatives",
+                "expected_no_tool is true, so no call is acceptable; to accept either "
+                "no call or some "
+                "calls, list the calls in expected_tool_calls and add [] as an alternative",
+            )
+        alternatives = self._alternatives(raw_alts, "acceptable_alternatives", by_name, report)
 
         must_not = self._must_not_call(get("must_not_call"), by_name, report)
         if must_not:
@@ -259,18 +248,10 @@ class CaseBuilder:
                         f"{clash[0]!r} is also expected in {where}; a tool cannot be both",
                     )
 
-        difficulty = self._enum(get("difficulty"), "difficulty", Difficulty, report)
-        order = self._enum(get("order"), "order", OrderMode, report)
-        pass_on = self._enum(get("pass_on"), "pass_on", PassOn, report)
-        responses = self._responses(get("tool_responses"), by_name, report)
-
-        step_budget = self._step_budget(get("step_budget"), report)
-        tags = self._tags(get("tags"), report)
-        texts = self._texts(get, report)
-
+        shared = self._shared(get, by_name, report)
         if self.problems.count != before or case_id is None or tools is None:
             return None
-        assert isinstance(user_input, str) and expected is not None and responses is not None
+        assert isinstance(user_input, str) and expected is not None
         self._remember(tools, by_name)
         return Case(
             id=case_id,
@@ -282,15 +263,23 @@ class CaseBuilder:
             expected_no_tool=no_tool is True,
             acceptable_alternatives=tuple(alternatives),
             must_not_call=must_not,
-            difficulty=difficulty,
-            order=order,
-            tool_responses=responses,
-            step_budget=step_budget,
-            tags=tags,
-            source_trace_id=texts["source_trace_id"],
-            notes=texts["notes"],
-            pass_on=pass_on,
+            **shared,
         )
+
+    def _shared(
+        self, get: Callable[[str], Any], by_name: dict[str, ToolSpec] | None, report: _Report
+    ) -> dict[str, Any]:
+        """The columns a one-turn and a conversation case read alike, as :class:`Case`'s
+        keyword arguments (valid only when nothing was reported)."""
+        return {
+            "difficulty": self._enum(get("difficulty"), "difficulty", Difficulty, report),
+            "order": self._enum(get("order"), "order", OrderMode, report),
+            "pass_on": self._enum(get("pass_on"), "pass_on", PassOn, report),
+            "tool_responses": self._responses(get("tool_responses"), by_name, report),
+            "step_budget": self._step_budget(get("step_budget"), report),
+            "tags": self._tags(get("tags"), report),
+            **self._texts(get, report),
+        }
 
     def _step_budget(self, value: Any, report: _Report) -> int | None:
         if value is not None and (
@@ -346,16 +335,10 @@ class CaseBuilder:
                 )
         must_not = self._must_not_call(get("must_not_call"), by_name, report)
         turns = self._turns(get("conversation"), by_name, must_not, report)
-        difficulty = self._enum(get("difficulty"), "difficulty", Difficulty, report)
-        order = self._enum(get("order"), "order", OrderMode, report)
-        pass_on = self._enum(get("pass_on"), "pass_on", PassOn, report)
-        responses = self._responses(get("tool_responses"), by_name, report)
-        step_budget = self._step_budget(get("step_budget"), report)
-        tags = self._tags(get("tags"), report)
-        texts = self._texts(get, report)
+        shared = self._shared(get, by_name, report)
         if self.problems.count != before or case_id is None or tools is None:
             return None
-        assert turns is not None and responses is not None
+        assert turns is not None
         self._remember(tools, by_name)
         return Case(
             id=case_id,
@@ -366,15 +349,8 @@ class CaseBuilder:
             expected_tool_calls=tuple(c for t in turns for c in t.expected_tool_calls),
             expected_no_tool=all(t.expected_no_tool for t in turns),
             must_not_call=must_not,
-            difficulty=difficulty,
-            order=order,
-            tool_responses=responses,
-            step_budget=step_budget,
-            tags=tags,
-            source_trace_id=texts["source_trace_id"],
-            notes=texts["notes"],
             conversation=turns,
-            pass_on=pass_on,
+            **shared,
         )
 
     def _turns(
@@ -477,19 +453,8 @@ class CaseBuilder:
                 "is false but expected_tool_calls is []: a turn that expects no call says "
                 "`expected_tool_calls: []` (or `expected_no_tool: true`)",
             )
-        alternatives: list[tuple[ExpectedCall, ...]] = []
-        raw_alts = get("alternatives")
-        if raw_alts is not None:
-            if not isinstance(raw_alts, list):
-                report(
-                    f"{fld}.alternatives",
-                    f"must be an array of call lists, not {json_kind(raw_alts)}",
-                )
-            else:
-                for i, alt in enumerate(raw_alts):
-                    calls = self._calls(with_mode(alt), f"{fld}.alternatives[{i}]", tools, report)
-                    if calls is not None:
-                        alternatives.append(calls)
+        alts = get("alternatives")
+        alternatives = self._alternatives(alts, f"{fld}.alternatives", tools, report, with_mode)
         must_not = self._must_not_call(get("must_not_call"), tools, report, f"{fld}.must_not_call")
         for where, calls in [("expected_tool_calls", expected or ())] + [
             (f"alternatives[{i}]", alt) for i, alt in enumerate(alternatives)
@@ -715,6 +680,25 @@ class CaseBuilder:
                 else:
                     out.append(call)
         return tuple(out) if ok else None
+
+    def _alternatives(
+        self,
+        value: Any,
+        fld: str,
+        tools: Mapping[str, ToolSpec] | None,
+        report: _Report,
+        prepare: Callable[[Any], Any] = lambda calls: calls,
+    ) -> list[tuple[ExpectedCall, ...]]:
+        """The valid call lists of an array of them (each ``prepare``-d first)."""
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            report(fld, f"must be an array of call lists, not {json_kind(value)}")
+            return []
+        found = (
+            self._calls(prepare(alt), f"{fld}[{i}]", tools, report) for i, alt in enumerate(value)
+        )
+        return [calls for calls in found if calls is not None]
 
     def _call(
         self,

@@ -51,9 +51,10 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
 from typing import IO, Any, Protocol
 
@@ -125,6 +126,11 @@ class BaselineChoice:
     """Why there is no baseline, in words (``path`` ``None``): the first line of the
     reports says "not compared" and this."""
 
+    @classmethod
+    def none(cls, source: str, notice: str, missing: str) -> BaselineChoice:
+        """No baseline: ``none (source)`` for the comment, with a notice."""
+        return cls(None, None, f"none ({source})", notices=(notice,), missing=missing)
+
 
 @dataclass(frozen=True, slots=True)
 class _Candidate:
@@ -138,6 +144,19 @@ class _Candidate:
     created_at: datetime
     workflow_note: str = ""
     """Empty for this workflow; ``" of workflow <name>"`` for another one."""
+
+    @classmethod
+    def of(cls, run: Any, artifact: Any, workflow_note: str = "") -> _Candidate:
+        """The artifact of a workflow run (PyGithub objects)."""
+        return cls(
+            artifact=artifact,
+            run_number=run.run_number,
+            run_id=run.id,
+            head_sha=run.head_sha,
+            branch=run.head_branch,
+            created_at=_aware(artifact.created_at or run.created_at),
+            workflow_note=workflow_note,
+        )
 
 
 class _Clock(Protocol):
@@ -219,12 +238,12 @@ class ArtifactSearch:
         at_sha = workflow.get_runs(
             branch=self.pr.base_ref, status="success", head_sha=self.pr.base_sha
         )
-        for run in _take(at_sha, MAX_RUNS_SCANNED):
+        for run in islice(at_sha, MAX_RUNS_SCANNED):
             cand = self._candidate_of_run(run)
             if cand is not None and cand.head_sha == self.pr.base_sha:
                 return cand
         # Else the newest successful run of the base branch that kept an artifact.
-        for run in _take(
+        for run in islice(
             workflow.get_runs(branch=self.pr.base_ref, status="success"), MAX_RUNS_SCANNED
         ):
             cand = self._candidate_of_run(run)
@@ -232,29 +251,21 @@ class ArtifactSearch:
                 return cand
         return None
 
-    def _candidate_of_run(self, run: Any, workflow_note: str = "") -> _Candidate | None:
+    def _candidate_of_run(self, run: Any) -> _Candidate | None:
         # A PR from a fork can be named like the base branch; only the base repository's
         # own runs (pushes, schedules, manual runs) describe the base branch.
         if str(run.event).startswith("pull_request") or run.head_branch != self.pr.base_ref:
             return None
         for art in run.get_artifacts():
             if art.name == self.artifact_name and not art.expired:
-                return _Candidate(
-                    artifact=art,
-                    run_number=run.run_number,
-                    run_id=run.id,
-                    head_sha=run.head_sha,
-                    branch=run.head_branch,
-                    created_at=_aware(art.created_at or run.created_at),
-                    workflow_note=workflow_note,
-                )
+                return _Candidate.of(run, art)
         return None
 
     def _from_any_workflow(self) -> _Candidate | None:
         repo_id = self.repo.id
         at_sha: _Candidate | None = None
         newest: _Candidate | None = None
-        for art in _take(self.repo.get_artifacts(name=self.artifact_name), MAX_ARTIFACTS_SCANNED):
+        for art in islice(self.repo.get_artifacts(name=self.artifact_name), MAX_ARTIFACTS_SCANNED):
             if art.name != self.artifact_name or art.expired:
                 continue
             wr = art.workflow_run
@@ -266,15 +277,7 @@ class ArtifactSearch:
             run = self.repo.get_workflow_run(wr.id)
             if run.conclusion != "success" or str(run.event).startswith("pull_request"):
                 continue
-            cand = _Candidate(
-                artifact=art,
-                run_number=run.run_number,
-                run_id=run.id,
-                head_sha=run.head_sha,
-                branch=run.head_branch,
-                created_at=_aware(art.created_at or run.created_at),
-                workflow_note=f" of workflow {run.name}",
-            )
+            cand = _Candidate.of(run, art, f" of workflow {run.name}")
             if is_at_sha:
                 at_sha = cand
             elif newest is None:
@@ -506,25 +509,17 @@ def find_baseline(
     if committed is not None:
         return committed
     if pr is None:
-        return BaselineChoice(
-            None,
-            None,
-            "none (not a pull request)",
-            notices=(
-                "No baseline: this run is not for a pull request or a merge queue's group, "
-                "so nothing is compared.",
-            ),
-            missing="this run is not for a pull request, a merge queue's group or a branch",
+        return BaselineChoice.none(
+            "not a pull request",
+            "No baseline: this run is not for a pull request or a merge queue's group, "
+            "so nothing is compared.",
+            "this run is not for a pull request, a merge queue's group or a branch",
         )
     if search is None:
-        return BaselineChoice(
-            None,
-            None,
-            "none (no GitHub token or API to look for the base branch's results)",
-            notices=(
-                "No baseline: no GitHub token to look for the base branch's results artifact.",
-            ),
-            missing="no GitHub token to look for the base branch's results artifact",
+        return BaselineChoice.none(
+            "no GitHub token or API to look for the base branch's results",
+            "No baseline: no GitHub token to look for the base branch's results artifact.",
+            "no GitHub token to look for the base branch's results artifact",
         )
     try:
         artifact_search = search(pr)
@@ -534,15 +529,11 @@ def find_baseline(
     name = artifact_search.artifact_name
     if cand is None:
         why = "; ".join(notes)
-        return BaselineChoice(
-            None,
-            None,
-            f"none (no {name!r} artifact from {pr.base_ref})",
-            notices=(
-                f"No baseline: {why}. A push to {pr.base_ref} runs the workflow as a base "
-                f"run that uploads it (the README's workflow does; see docs/action.md).",
-            ),
-            missing=f"no {name!r} artifact from {pr.base_ref} yet",
+        return BaselineChoice.none(
+            f"no {name!r} artifact from {pr.base_ref}",
+            f"No baseline: {why}. A push to {pr.base_ref} runs the workflow as a base "
+            f"run that uploads it (the README's workflow does; see docs/action.md).",
+            f"no {name!r} artifact from {pr.base_ref} yet",
         )
     age_days = max(0.0, (_aware(now()) - cand.created_at).total_seconds() / 86400)
     source = (
@@ -577,12 +568,10 @@ def find_baseline(
     problem = _incomparable(results)
     if problem is not None:
         dest.unlink(missing_ok=True)
-        return BaselineChoice(
-            None,
-            None,
-            f"none ({source} {problem})",
-            notices=(f"Nothing is compared: {source} {problem}.",),
-            missing=f"{source} {problem}",
+        return BaselineChoice.none(
+            f"{source} {problem}",
+            f"Nothing is compared: {source} {problem}.",
+            f"{source} {problem}",
         )
     if results.gate_name != config.name:
         # Renamed (`name:`), or another gate's artifact under the same name: its cases are
@@ -636,13 +625,6 @@ def _none_after_failure(message: str) -> BaselineChoice:
 
 def _problem(config: Config, field_name: str, message: str) -> Problem:
     return Problem(str(config.source or "toolgate.yml"), None, field_name, message)
-
-
-def _take(items: Iterable[Any], limit: int) -> Iterator[Any]:
-    for n, item in enumerate(items):
-        if n >= limit:
-            return
-        yield item
 
 
 def _aware(dt: datetime) -> datetime:

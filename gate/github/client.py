@@ -124,17 +124,12 @@ class GitHubClient:
         attempt = 0
         while True:
             attempt += 1
-            if attempt > 1 and self.remaining_s() < self.timeout_s:
+            left = self.remaining_s()
+            if left < self.timeout_s if attempt > 1 else left <= 0:
                 raise GitHubApiError(
                     what,
                     f"out of time (the GitHub budget is {self.policy.budget_s:g} s)",
                     attempts=attempt - 1,
-                )
-            if attempt == 1 and self.remaining_s() <= 0:
-                raise GitHubApiError(
-                    what,
-                    f"out of time (the GitHub budget is {self.policy.budget_s:g} s)",
-                    attempts=0,
                 )
             self.calls += 1
             try:

@@ -69,12 +69,6 @@ def _normalise(body: str | None) -> str:
     return (body or "").replace("\r\n", "\n").strip()
 
 
-def is_ours(comment: Any, marker: str, login: str) -> bool:
-    body = (comment.body or "").lstrip("\ufeff \t\r\n")
-    author = comment.user.login if comment.user is not None else None
-    return body.startswith(marker) and (author or "").lower() == login.lower()
-
-
 def _marked(client: GitHubClient, issue: Any, marker: str) -> list[Any]:
     """Every comment starting with ``marker``, oldest first."""
     comments: Sequence[Any] = client.call(

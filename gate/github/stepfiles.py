@@ -26,8 +26,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["STEP_FILES", "StepSeal"]
-
 STEP_FILES = ("GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_STATE")
 
 
@@ -83,11 +81,7 @@ class StepSeal:
             if now <= size:
                 continue
             with contextlib.suppress(OSError):
-                fd = os.open(path, os.O_WRONLY)
-                try:
-                    os.ftruncate(fd, size)
-                finally:
-                    os.close(fd)
+                os.truncate(path, size)
             notes.append(
                 f"something other than ToolGate wrote {now - size:,} bytes to ${name} during "
                 "the step (the agent under test or `setup`, through the file's path): removed. "

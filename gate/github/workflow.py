@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from gate.model import FlipKind, undecided_drops
+from gate.model import FlipKind, HardFailureKind, undecided_drops
 from gate.results import HardFailureResult, Results
 
 
@@ -125,7 +125,9 @@ def outputs_for(results: Results, results_path: str) -> dict[str, str]:
     )
     likely = sum(1 for f in flips if FlipKind(f.kind) is FlipKind.LIKELY_REGRESSION)
     undecided = v.undecided if v is not None and not invalid else len(undecided_drops(flips))
-    mnc = sum(1 for h in results.hard_failures if h.kind == "must_not_call")
+    mnc = sum(
+        1 for h in results.hard_failures if HardFailureKind(h.kind) is HardFailureKind.MUST_NOT_CALL
+    )
     compared = (
         v is not None
         and v.not_compared is None
@@ -182,7 +184,8 @@ def annotations_for(
     groups: dict[tuple[int, str, str, str], list[HardFailureResult]] = {}
     for h in results.hard_failures:
         tool = str(h.call.get("name", "?"))
-        key = (0 if h.kind == "must_not_call" else 1, h.kind, h.case_id, tool)
+        mnc = HardFailureKind(h.kind) is HardFailureKind.MUST_NOT_CALL
+        key = (0 if mnc else 1, h.kind, h.case_id, tool)
         groups.setdefault(key, []).append(h)
     for key in sorted(groups):
         _, kind, case_id, tool = key
@@ -202,20 +205,16 @@ def annotations_for(
                 title="ToolGate run not valid",
             )
         )
-    regressions = [
-        f
-        for f in (cmp.flips if cmp and not invalid else [])
-        if f.kind in ("regression", "likely_regression")
-    ]
+    regressions = [f for f in (cmp.flips if cmp and not invalid else []) if FlipKind(f.kind).worse]
     regressions.sort(
         key=lambda f: (
-            f.kind != "regression",
+            FlipKind(f.kind) is not FlipKind.REGRESSION,
             -((f.base_pass_rate or 0) - (f.head_pass_rate or 0)),
             f.case_id,
         )
     )
-    counted = {"regression"} | (
-        {"likely_regression"}
+    counted = {FlipKind.REGRESSION} | (
+        {FlipKind.LIKELY_REGRESSION}
         if results.verdict is not None and results.verdict.likely_fail
         else set()
     )
@@ -223,13 +222,14 @@ def annotations_for(
         checks = ", ".join(clean(c, 60) for c in f.failed_checks) or "failed"
         base = f"{round((f.base_pass_rate or 0) * f.base_samples)}/{f.base_samples}"
         head = f"{round((f.head_pass_rate or 0) * f.head_samples)}/{f.head_samples}"
-        what = "regressed" if f.kind == "regression" else "likely regressed"
+        significant = FlipKind(f.kind) is FlipKind.REGRESSION
+        what = "regressed" if significant else "likely regressed"
         because = f"; not significant yet: {clean(f.because, 120)}" if f.because else ""
         msg = (
             f"case {clean(f.case_id, 120)} {what}: {base} → {head} samples pass ({checks}){because}"
         )
-        level = "error" if failed and f.kind in counted else "warning"
-        title = "ToolGate regression" if f.kind == "regression" else "ToolGate likely regression"
+        level = "error" if failed and FlipKind(f.kind) in counted else "warning"
+        title = "ToolGate regression" if significant else "ToolGate likely regression"
         items[level].append(annotation(level, msg, file=file, line=f.line, title=title))
     for g in results.verdict.gates if results.verdict and not invalid else []:
         if not g.passed:

@@ -27,8 +27,8 @@ reported after the notice is posted.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
@@ -36,7 +36,7 @@ from github.PaginatedList import PaginatedList
 from github.PullRequest import PullRequest
 
 from gate.errors import GitHubError, InputError, Problem
-from gate.github.activity import PostComment, RelayComment, RelayTarget, SkipComment
+from gate.github.activity import RelayComment, RelayTarget, SkipComment
 from gate.github.client import ClientFactory, GitHubApiError, GitHubClient
 from gate.github.comments import upsert_comment
 from gate.github.context import GitHubContext
@@ -84,23 +84,23 @@ def read_run_output(folder: Path, *, max_bytes: int) -> RunOutput:
     path = folder / RESULTS_FILE
     if path.is_symlink():
         # The PR's code wrote the folder: a link could point at any file on the runner.
-        error = InputError(
-            Problem(str(path), None, None, "is a symbolic link; only a regular file is read")
-        )
+        error = _about(path, "is a symbolic link; only a regular file is read")
         return RunOutput(None, RelayProblem.INVALID, error)
     if not path.is_file():
         return RunOutput(None, RelayProblem.MISSING)
     size = path.stat().st_size
     if size > max_bytes:
         limit = max_bytes // (1024 * 1024)
-        error = InputError(
-            Problem(str(path), None, None, f"is {size:,} bytes, over the {limit} MiB limit")
-        )
+        error = _about(path, f"is {size:,} bytes, over the {limit} MiB limit")
         return RunOutput(None, RelayProblem.TOO_LARGE, error)
     try:
         return RunOutput(read_results(path))
     except InputError as exc:
         return RunOutput(None, RelayProblem.INVALID, exc)
+
+
+def _about(path: Path, message: str) -> InputError:
+    return InputError(Problem(str(path), None, None, message))
 
 
 def relay_comment(
@@ -119,12 +119,7 @@ def relay_comment(
         return RelayOutcome("skipped")
     folder = (workdir / activity.folder).resolve()
     output = read_run_output(folder, max_bytes=ctx.artifact_max_bytes)
-    run = RelayedRun(
-        head_sha=target.head_sha,
-        conclusion=target.conclusion,
-        run_number=target.run_number,
-        run_url=target.run_url,
-    )
+    run = RelayedRun(target.head_sha, target.conclusion, target.run_number, target.run_url)
     if output.results is not None:
         body = render_relayed_comment(output.results, run, redactor=redactor)
         mark = marker(output.results.gate_name)
@@ -171,16 +166,15 @@ def _post(
     if number is None:
         emit(stream, ctx, f"No open PR has head {short}; nothing posted.", "notice")
         return "skipped", None
-    plan = PostComment(target.repository, number, expected_head_sha=target.head_sha)
     try:
         result = upsert_comment(
             client,
-            plan.repository,
-            plan.pr_number,
+            target.repository,
+            number,
             body,
             marker=mark,
             login_fallback=ctx.comment_login,
-            expected_head_sha=plan.expected_head_sha,
+            expected_head_sha=target.head_sha,
         )
     except GitHubApiError as exc:
         emit(stream, ctx, f"Posting the PR comment failed: {exc}. Nothing else changes.", "warning")
@@ -203,14 +197,14 @@ def find_pr_by_head_sha(client: GitHubClient, repository: str, head_sha: str) ->
         return PaginatedList(PullRequest, requester, base + path, params)
 
     def by_commit() -> int | None:
-        for pr in _take(pulls(f"/commits/{head_sha}/pulls", None), MAX_PULLS_BY_COMMIT):
+        for pr in islice(pulls(f"/commits/{head_sha}/pulls", None), MAX_PULLS_BY_COMMIT):
             if pr.state == "open" and pr.head.sha == head_sha:
                 return int(pr.number)
         return None
 
     def by_listing() -> int | None:
         params = {"state": "open", "sort": "updated", "direction": "desc"}
-        for pr in _take(pulls("/pulls", params), MAX_OPEN_PULLS):
+        for pr in islice(pulls("/pulls", params), MAX_OPEN_PULLS):
             if pr.head.sha == head_sha:
                 return int(pr.number)
         return None
@@ -224,10 +218,3 @@ def find_pr_by_head_sha(client: GitHubClient, repository: str, head_sha: str) ->
     if found is None:
         found = client.call("GET open pull requests", by_listing)
     return found
-
-
-def _take(items: Any, limit: int) -> Iterator[Any]:
-    for n, item in enumerate(items):
-        if n >= limit:
-            return
-        yield item

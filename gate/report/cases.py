@@ -78,7 +78,7 @@ def _folded(key: Key, title: str, table: Table) -> list[Section]:
 
 def _kinds(found: Sequence[Flip], kind: FlipKind) -> str:
     """``2 significant, 1 likely``: of flips of ``kind`` and its likely form."""
-    n = sum(1 for f in found if f.kind == kind)
+    n = sum(1 for f in found if FlipKind(f.kind) is kind)
     said = [f"{n} significant" if n else "", f"{len(found) - n} likely" if len(found) > n else ""]
     return ", ".join(x for x in said if x)
 

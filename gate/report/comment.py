@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from gate.report.escape import Escaper
-from gate.report.fit import Block, fit, utf16_len
+from gate.report.fit import Block, fit_redacted, utf16_len
 from gate.report.markdown import COMMENT, blocks, verdict_why
 from gate.report.redact import Redactor
 from gate.report.view import status, view
@@ -197,32 +197,21 @@ def _render(
 ) -> str:
     red = redactor or Redactor()
     esc = Escaper(red, limit=320)
-    where = where_full_report(report_url)
-    budget = min(max_chars, GITHUB_COMMENT_LIMIT)
-    text = ""
+    limit = min(max_chars, GITHUB_COMMENT_LIMIT)
     v = view(results)
-    for _ in range(3):
-        parts = [
-            Block(head=[marker(results.gate_name)]),
-            *blocks(v, esc, shown=COMMENT, heading=heading),
-        ]
-        if footer:
-            parts.append(Block(head=list(footer)))
 
-        def banner(n: int) -> Block:
-            return Block(
-                head=[
-                    f"> ⚠️ Shortened to fit GitHub's comment size limit: {n:,} rows were left "
-                    f"out; {where}.",
-                    "",
-                ]
-            )
+    def parts() -> list[Block]:
+        marked = [Block(head=[marker(results.gate_name)])]
+        tail = [Block(head=list(footer))] if footer else []
+        return [*marked, *blocks(v, esc, shown=COMMENT, heading=heading), *tail]
 
-        fitted = fit(parts, budget, measure=utf16_len, where=where, banner=banner, banner_at=2)
-        # A last pass over the whole text: nothing unescaped may carry a secret.
-        text = red.redact(fitted.text)
-        over = utf16_len(text) - min(max_chars, GITHUB_COMMENT_LIMIT)
-        if over <= 0:
-            return text
-        budget -= over + 64
-    return text[: max(0, min(max_chars, GITHUB_COMMENT_LIMIT) - 1)]
+    text = fit_redacted(
+        parts,
+        limit,
+        measure=utf16_len,
+        where=where_full_report(report_url),
+        shortened="Shortened to fit GitHub's comment size limit",
+        banner_at=2,
+        redact=red.redact,
+    )
+    return text if utf16_len(text) <= limit else text[: max(0, limit - 1)]

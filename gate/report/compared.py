@@ -9,13 +9,10 @@ from __future__ import annotations
 
 from gate.model import NotCompared, NotComparedWhy, RemovedCase
 from gate.policy.decide import removed_words
+from gate.report.lookup import codes, join, plural
 from gate.report.parts import Box, Fixed, Item, Key, Lazy, Para, Row, Section, Table
 from gate.report.sentences import Code, Sentence
 from gate.results import Results
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
 def not_compared(results: Results) -> NotCompared | None:
@@ -80,20 +77,15 @@ def case_changes_sentence(results: Results) -> Sentence:
     for word, ids in groups:
         if not ids:
             continue
-        part: Sentence = [f"{_count(len(ids), 'case')} {word} ("]
-        for i, cid in enumerate(ids[:SHOW_CHANGED]):
-            part += [", " if i else "", Code(cid)]
+        part: Sentence = [f"{plural(len(ids), 'case')} {word} (", *codes(ids[:SHOW_CHANGED])]
         if len(ids) > SHOW_CHANGED:
             part.append(f", … +{len(ids) - SHOW_CHANGED}")
         part.append(")")
         parts.append(part)
     if not parts:
         return []
-    out: Sentence = ["The dataset changed since the baseline: "]
-    for i, p in enumerate(parts):
-        out += ([", "] if i else []) + p
-    out.append("; every other case is compared by its own hash.")
-    return out
+    said = "; every other case is compared by its own hash."
+    return ["The dataset changed since the baseline: ", *join(parts, ", "), said]
 
 
 SHOW_CHANGED = 5

@@ -158,6 +158,38 @@ def fit(
     return Fitted(_hard_cut(text, budget, measure, where), sum(b.left_out for b in blocks), True)
 
 
+def fit_redacted(
+    make: Callable[[], Sequence[Block]],
+    limit: int,
+    *,
+    measure: Measure,
+    where: str,
+    shortened: str,
+    banner_at: int,
+    redact: Callable[[str], str],
+) -> str:
+    """:func:`fit` for a text redacted once fitted (a last pass: nothing unescaped may
+    carry a secret, and a mask can be longer than what it hides): up to three tries, each
+    with a budget smaller by what the last went over. The banner says ``shortened``; the
+    text of the last try may still be over ``limit`` (the caller cuts it)."""
+
+    def banner(n: int) -> Block:
+        return Block(head=[f"> ⚠️ {shortened}: {n:,} rows were left out; {where}.", ""])
+
+    budget = limit
+    text = ""
+    for _ in range(3):
+        fitted = fit(
+            make(), budget, measure=measure, where=where, banner=banner, banner_at=banner_at
+        )
+        text = redact(fitted.text)
+        over = measure(text) - limit
+        if over <= 0:
+            break
+        budget -= over + 64
+    return text
+
+
 def _grow(block: Block, fits: Callable[[], bool]) -> None:
     """Largest ``shown`` in [current, all rows] that still fits (sizes grow with rows)."""
     lo, hi = block.shown, len(block.rows)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+from gate.model import GateOp
 from gate.scorers.registry import COST_METRICS, LOWER_IS_BETTER
 
 EPS = 5e-4
@@ -125,15 +126,15 @@ def cost_change(
 
 def bound(op: str, threshold: float, metric: str) -> str:
     """A gate's bound: ``≥ 0.850``, ``≤ 4,000``, ``≤ +15 %`` (``max_increase``)."""
-    if op == "max_increase":
+    if op == GateOp.MAX_INCREASE:
         return f"≤ {percent(threshold)}"
     shown = cost(metric, threshold) if metric in COST_METRICS else num(threshold)
-    return f"{'≥' if op == 'min' else '≤'} {shown}"
+    return f"{'≥' if op == GateOp.MIN else '≤'} {shown}"
 
 
 def missed(op: str, value: float | None, threshold: float, metric: str) -> str:
     """A missed gate's figures: ``0.423 < 0.800``, ``4,102 > 4,000``, ``+31.2 % > +15 %``."""
-    if op == "max_increase":
+    if op == GateOp.MAX_INCREASE:
         return f"{'n/a' if value is None else percent(value)} > {percent(threshold)}"
     show = (lambda v: cost(metric, v)) if metric in COST_METRICS else num
-    return f"{show(value)} {'<' if op == 'min' else '>'} {show(threshold)}"
+    return f"{show(value)} {'<' if op == GateOp.MIN else '>'} {show(threshold)}"

@@ -28,7 +28,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
-from gate.model import gate_label
+from gate.model import GateOp, gate_label
 from gate.report import fmt
 from gate.report.cases import group_samples
 from gate.report.console import plain
@@ -118,7 +118,7 @@ def render_junit(results: Results, *, redactor: Redactor | None = None) -> str:
     if gates:
         gsuite = ET.SubElement(suites, "testsuite", name=esc.xml(f"{results.gate_name}.gates", 200))
         for g in gates:
-            op = ">=" if g.op == "min" else "<="
+            op = ">=" if g.op == GateOp.MIN else "<="
             bound = (
                 fmt.cost(g.metric, g.threshold)
                 if g.metric in COST_METRICS
@@ -126,7 +126,7 @@ def render_junit(results: Results, *, redactor: Redactor | None = None) -> str:
             )
             name = f"{gate_label(g.metric, g.slice)} " + (
                 f"{op} {bound}"
-                if g.op != "max_increase"
+                if g.op != GateOp.MAX_INCREASE
                 else f"rises at most {fmt.percent(g.threshold)} per sample"
             )
             tc = ET.SubElement(
@@ -144,7 +144,7 @@ def render_junit(results: Results, *, redactor: Redactor | None = None) -> str:
                 )
                 lines = (
                     [f"value {fmt.num(g.value)}, threshold {op} {fmt.num(g.threshold)}"]
-                    if g.op != "max_increase"
+                    if g.op != GateOp.MAX_INCREASE
                     else [g.reason]
                 )
                 if g.failing_cases:

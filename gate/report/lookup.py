@@ -158,21 +158,18 @@ def case_part(case_id: str, line: int | None) -> Sentence:
     return [Code(case_id), Sub(f"line {line}")] if line else [Code(case_id)]
 
 
+def codes(names: Iterable[str]) -> Sentence:
+    """```a`, `b`, `c```: each name shown literally."""
+    return join([[Code(n)] for n in names], ", ")
+
+
 def ids(case_ids: Sequence[str], shown: int) -> Sentence:
     """```a`, `b`, `c`, …``: the first ``shown`` ids, the rest an ellipsis."""
-    out: Sentence = []
-    for i, cid in enumerate(case_ids[:shown]):
-        out += [", " if i else "", Code(cid)]
-    if len(case_ids) > shown:
-        out.append(", …")
-    return out
+    return codes(case_ids[:shown]) + ([", …"] if len(case_ids) > shown else [])
 
 
 def checks(names: Iterable[str]) -> Sentence:
-    out: Sentence = []
-    for i, n in enumerate(names):
-        out += [", " if i else "", Code(n)]
-    return out or ["—"]
+    return codes(names) or ["—"]
 
 
 def rates(f: Flip, *, p: bool = True) -> str:

@@ -12,6 +12,7 @@ to keep within a size (:mod:`gate.report.fit`).
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Collection, Sequence
 
 from gate.report.escape import Escaper, visible
@@ -195,17 +196,6 @@ def _fenced(lines: Sequence[str], esc: Escaper, lang: str) -> str:
     """A fenced block of data lines: each line made visible and truncated, and a fence
     longer than any backtick run inside, so the data cannot close it."""
     body = [esc.console(line, 300) for line in lines]
-    longest = max((len(run) for line in body for run in _runs(line)), default=0)
+    longest = max((len(run) for line in body for run in re.findall("`+", line)), default=0)
     fence = "`" * max(3, longest + 1)
     return "\n".join([f"{fence}{lang}", *body, fence])
-
-
-def _runs(s: str) -> list[str]:
-    out, cur = [], ""
-    for c in s:
-        if c == "`":
-            cur += c
-        elif cur:
-            out.append(cur)
-            cur = ""
-    return [*out, cur] if cur else out

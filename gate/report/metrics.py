@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from gate.model import JUDGE_METRIC_PREFIX, gate_label
+from gate.model import JUDGE_METRIC_PREFIX, GateOp, gate_label
 from gate.report import fmt
 from gate.report.compared import not_compared
 from gate.report.escape import json_compact
@@ -231,7 +231,7 @@ def gate_cell_words(g: GateResult) -> str:
         return f"⚪ {bound} (not checked)"
     typical = (
         f"typical case {fmt.percent(g.value)}"
-        if g.op == "max_increase" and g.value is not None
+        if g.op == GateOp.MAX_INCREASE and g.value is not None
         else ""
     )
     if g.undecided:
@@ -249,14 +249,14 @@ def missed_line(g: GateResult, listed: Collection[str] = ()) -> Item:
     label = _label(g)
     if g.no_data:
         return Item(["❌ ", *label, ": ", g.reason])
-    if g.op == "max_increase" or g.not_checked:
+    if g.op == GateOp.MAX_INCREASE or g.not_checked:
         rest = g.reason.removeprefix(gate_label(g.metric, g.slice)).lstrip(": ")
         return Item(["❌ ", *label, f" {rest}"])
     line: Sentence = ["❌ ", *label, Fixed(f" {fmt.missed(g.op, g.value, g.threshold, g.metric)}")]
     if not g.failing_cases:
         return Item(line)
     worst = list(g.failing_cases)
-    line.append(f" — {plural(len(worst), 'case')} {'below' if g.op == 'min' else 'above'}")
+    line.append(f" — {plural(len(worst), 'case')} {'below' if g.op == GateOp.MIN else 'above'}")
     fresh = [c for c in worst if c not in listed]
     if fresh:
         line += [", worst first: ", *ids(fresh, SHOW_GATE_CASES)]
@@ -315,7 +315,7 @@ def gates(results: Results) -> list[Section]:
         def row(g: GateResult) -> Row:
             value = (
                 fmt.percent(g.value)
-                if g.op == "max_increase" and g.value is not None
+                if g.op == GateOp.MAX_INCREASE and g.value is not None
                 else fmt.cost(g.metric, g.value)
                 if g.metric in COST_METRICS
                 else fmt.num(g.value)

@@ -19,26 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar, overload
 
-from gate.report.sentences import Code, Sentence
-
-__all__ = [
-    "Box",
-    "Cell",
-    "Code",
-    "Fixed",
-    "Heading",
-    "Item",
-    "Key",
-    "Lazy",
-    "Para",
-    "Placement",
-    "Row",
-    "Section",
-    "Sentence",
-    "Sub",
-    "Table",
-    "View",
-]
+from gate.report.sentences import Sentence
 
 
 class Sub(str):

@@ -62,13 +62,6 @@ _PATTERN = re.compile(
 )
 """Token shapes, and credentials after "Bearer" or "token" — one pass over the text."""
 
-_TRIGGER = re.compile(
-    "|".join(("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "sk-", "akia", "asia"))
-    + "|xox|bearer|token",
-    re.IGNORECASE,
-)
-"""Literal substrings every match contains."""
-
 _SHAPE_LITERALS = (
     "ghp_",
     "gho_",
@@ -82,6 +75,8 @@ _SHAPE_LITERALS = (
     "xox",
 )
 """The literal prefix of every token shape of :data:`_PATTERN` (case as it matches)."""
+_TRIGGER = re.compile("|".join((*_SHAPE_LITERALS, "bearer", "token")), re.IGNORECASE)
+"""Literal substrings every match contains."""
 _WORD_THEN_SPACE = re.compile(r"(?i:bearer|token)(?=[\s\\])")
 """Where a credential could follow "Bearer"/"token" in JSON text (whitespace, or an
 escape)."""

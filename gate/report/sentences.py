@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gate.model import TurnRef
+from gate.model import HardFailureKind, TurnRef
 from gate.report.escape import call_repr, json_compact
 from gate.results import SampleResult
 
@@ -41,7 +41,7 @@ CHECK_ORDER = (
 )
 """Failing checks, strongest reason first (unknown names sort last, by name)."""
 
-HARD_KINDS = ("must_not_call", "arg_scope", "required_before")
+HARD_KINDS = tuple(HardFailureKind)
 """The hard-failure kinds, strongest first; each is also the name of its failing check."""
 
 

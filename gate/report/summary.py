@@ -12,7 +12,7 @@ and so on (``gate.report.fit``); ``results.json`` always holds everything.
 from __future__ import annotations
 
 from gate.report.escape import Escaper
-from gate.report.fit import Block, fit, utf8_len
+from gate.report.fit import fit_redacted, utf8_len
 from gate.report.markdown import REPORT, blocks
 from gate.report.redact import Redactor
 from gate.report.view import view
@@ -35,24 +35,16 @@ def render_markdown(
     where = "every case and sample is in `results.json`"
     if report_url:
         where += f" ([this run]({report_url}))"
-    budget = max_bytes
-    text = ""
     v = view(results)
-    for _ in range(3):
-        parts = blocks(v, esc, shown=REPORT, level="#")
-
-        def banner(n: int) -> Block:
-            return Block(
-                head=[
-                    f"> ⚠️ Shortened to fit the size limit: {n:,} rows were left out; {where}.",
-                    "",
-                ]
-            )
-
-        fitted = fit(parts, budget, measure=utf8_len, where=where, banner=banner, banner_at=1)
-        text = red.redact(fitted.text)
-        over = utf8_len(text) - max_bytes
-        if over <= 0:
-            return text
-        budget -= over + 64
+    text = fit_redacted(
+        lambda: blocks(v, esc, shown=REPORT, level="#"),
+        max_bytes,
+        measure=utf8_len,
+        where=where,
+        shortened="Shortened to fit the size limit",
+        banner_at=1,
+        redact=red.redact,
+    )
+    if utf8_len(text) <= max_bytes:
+        return text
     return text.encode("utf-8")[: max(0, max_bytes)].decode("utf-8", "ignore")
