@@ -1492,3 +1492,33 @@ class RunBill:
     def most(self) -> int:
         """Agent runs the run makes at most."""
         return self.runs + self.extra_cap
+
+
+# ─── the tests against the base history ───────────────────────────────────────
+
+
+@value
+class FlakinessInfo:
+    """The variance guard: head significantly flakier than its base history blocks; a
+    flakiness level the base already had is a warning; the optional absolute ceiling."""
+
+    cases: int
+    """Comparable cases with ≥ 2 samples on both sides (the test's cases)."""
+    base_spread: float | None
+    head_spread: float | None
+    p_value: float
+    alpha: float
+    flakier: bool
+    """The test: head significantly flakier than its base history
+    (``gate.policy.flakiness``)."""
+    head_flaky: tuple[str, ...] = field(default_factory=tuple)
+    already_flaky: tuple[str, ...] = field(default_factory=tuple)
+    """Flaky on the head and in the base history: the warning."""
+    newly_flaky: tuple[str, ...] = field(default_factory=tuple)
+    head_share: float = 0.0
+    ceiling: float | None = None
+    over_ceiling: bool = False
+
+    @property
+    def blocked(self) -> bool:
+        return self.flakier or self.over_ceiling

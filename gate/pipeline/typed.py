@@ -30,7 +30,6 @@ from gate.policy.validity import is_missing
 from gate.results import (
     CaseResult,
     CaseTestResult,
-    FlakinessInfo,
     HistoryInfo,
     HistoryRun,
     ListRecords,
@@ -108,7 +107,6 @@ def policy_fields(
     """The results.json fields of an engine evaluation (``history``: the one this run
     carries forward)."""
     seq = params.sequential
-    fl = evaluation.flakiness
     sp = evaluation.spend
     outcomes: dict[str, int] = {}
     for v in evaluation.cases:
@@ -150,20 +148,7 @@ def policy_fields(
             )
             for t in evaluation.suite
         ],
-        flakiness=FlakinessInfo(
-            cases=fl.cases,
-            base_spread=fl.base_spread,
-            head_spread=fl.head_spread,
-            p_value=fl.p_value,
-            alpha=fl.alpha,
-            flakier=fl.flakier,
-            head_flaky=list(fl.head_flaky),
-            already_flaky=list(fl.already_flaky),
-            newly_flaky=list(fl.newly_flaky),
-            head_share=fl.head_share,
-            ceiling=fl.ceiling,
-            over_ceiling=fl.over_ceiling,
-        ),
+        flakiness=evaluation.flakiness,
         spend=SpendInfo(
             initial=sp.initial,
             extra=sp.extra,

@@ -277,24 +277,6 @@ class SuiteTestResult(_M):
     """A cost metric's typical case's test: one-sided p-value of a rise."""
 
 
-class FlakinessInfo(_M):
-    """The variance guard: head significantly flakier than its base history blocks; a
-    flakiness level the base already had is a warning; the optional absolute ceiling."""
-
-    cases: int
-    base_spread: float | None
-    head_spread: float | None
-    p_value: float
-    alpha: float
-    flakier: bool
-    head_flaky: list[str] = Field(default_factory=list)
-    already_flaky: list[str] = Field(default_factory=list)
-    newly_flaky: list[str] = Field(default_factory=list)
-    head_share: float = 0.0
-    ceiling: float | None = None
-    over_ceiling: bool = False
-
-
 class SpendInfo(_M):
     """Samples this run spent: ``initial`` on every case, ``extra`` on undecided ones
     (``per_case``), under ``cap``; ``undecided``: cases still undecided at the cap."""
@@ -368,7 +350,7 @@ class PolicyInfo(_M):
     outcomes: dict[str, int] = Field(default_factory=dict)
     """Cases per outcome."""
     suite: list[SuiteTestResult] = Field(default_factory=list)
-    flakiness: FlakinessInfo
+    flakiness: m.FlakinessInfo
     spend: SpendInfo
     detect: list[str] = Field(default_factory=list)
     history: HistoryInfo | None = None
