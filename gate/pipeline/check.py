@@ -40,6 +40,7 @@ from gate.pipeline.sequential import (
     run_bill,
 )
 from gate.pipeline.typed import policy_fields
+from gate.results import Decisions
 from gate.runsfile import RunsIndex
 
 if TYPE_CHECKING:
@@ -190,30 +191,32 @@ def check(
                 out / RESULTS_FILE,
                 head.stats,
                 head.records,
-                max_missing=config.max_missing,
-                verdict=verdict,
-                comparison=comparison,
-                judge=judge,
-                notices=notices,
-                mcp_tool_drift=mcp_drift,
-                policy=policy_fields(
-                    tested.evaluation,
-                    tested.params,
-                    hashes=tested.hashes,
-                    history=tested.history,
-                    detect=detect,
-                    detection=detection,
-                    base_run=opts.base_run,
-                    bill=bill,
-                    recorded=config.agent.samples_recorded,  # no sample can be added
+                Decisions(
+                    verdict=verdict,
+                    comparison=comparison,
+                    judge=judge,
+                    notices=notices,
+                    mcp_tool_drift=mcp_drift,
+                    policy=policy_fields(
+                        tested.evaluation,
+                        tested.params,
+                        hashes=tested.hashes,
+                        history=tested.history,
+                        detect=detect,
+                        detection=detection,
+                        base_run=opts.base_run,
+                        bill=bill,
+                        recorded=config.agent.samples_recorded,  # no sample can be added
+                    ),
+                    timing={
+                        **head.timing,
+                        **judge_timing,
+                        "run_wall_s": round(t_run - t0, 3),
+                        "total_wall_s": round(time.perf_counter() - t0, 3),
+                        "run_errors": summary.errors,
+                    },
                 ),
-                timing={
-                    **head.timing,
-                    **judge_timing,
-                    "run_wall_s": round(t_run - t0, 3),
-                    "total_wall_s": round(time.perf_counter() - t0, 3),
-                    "run_errors": summary.errors,
-                },
+                max_missing=config.max_missing,
             )
         finally:
             head.records.close()  # the sample records are in results.json now

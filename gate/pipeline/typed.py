@@ -44,7 +44,6 @@ from gate.results import (
     result_record,
     tallies_of,
 )
-from gate.results import assemble as assemble_results
 from gate.scorers.registry import COST_METRICS
 from gate.usage import usage_of
 
@@ -417,9 +416,3 @@ def merge_run(parts: Sequence[tuple[str, Results]]) -> MergedRun:
     suite = reduce(merged.table, merged.header, seed=merged.seed, max_extra=merged.max_extra)
     suite = dataclasses.replace(suite, notices=(*merged.notices, *suite.notices))
     return MergedRun(suite, ListRecords(merged.records), merged.judge, merged.timing)
-
-
-def merge_results(parts: Sequence[tuple[str, Results]]) -> Results:
-    """The merged results of shard parts, without a verdict."""
-    run = merge_run(parts)
-    return assemble_results(run.stats, run.records, judge=run.judge, timing=run.timing)

@@ -43,6 +43,7 @@ from gate.results.schema import (
     sampled,
 )
 from gate.results.write import (
+    Decisions,
     ListRecords,
     PolicyFields,
     RecordTemplate,
@@ -90,6 +91,7 @@ __all__ = [
     "Comparison",
     "CostDeltaResult",
     "DatasetInfo",
+    "Decisions",
     "Flip",
     "GateResult",
     "HardFailureResult",
