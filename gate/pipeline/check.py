@@ -17,7 +17,6 @@ from gate.dataset.validate import unoffered_forbidden
 from gate.gcpause import release
 from gate.outdir import locked, remove_stale
 from gate.pipeline.inputs import load_baseline, load_inputs, normalizers
-from gate.pipeline.judge import judge_stage
 from gate.pipeline.options import CheckOptions, CheckOutcome
 from gate.pipeline.publish import (
     RESULTS_FILE,
@@ -148,9 +147,11 @@ def check(
                 announce=lambda text: say(log or sys.stderr, text + "\n"),
             )
             head = tested.scored
-            judge = judge_stage(
-                config=config, dataset=dataset, runs=judged, out=out, timing=judge_timing
-            )
+            judge: dict[str, Any] | None = None
+            if config.judge is not None:  # reported, never gating; an outage never raises
+                from gate.judge import run_judge
+
+                judge = run_judge(config, dataset, judged, out, timing=judge_timing)
             misses = unrecorded_calls(head, runs)
         comparison = (
             comparison_of(

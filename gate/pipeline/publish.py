@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from gate.config import Config
 from gate.errors import ExitCode
-from gate.pipeline.inputs import _rel, redactor_for, rel
+from gate.pipeline.inputs import redactor_for, rel
 from gate.pipeline.options import CheckOutcome
 from gate.report.redact import Redactor
 from gate.results import Results, with_validity
@@ -202,7 +202,7 @@ def report_and_publish(
             ctx,
             comment=plan_comment(ctx, disabled_by=disabled_by),
             redactor=redactor,
-            results_path=_rel(results_path),
+            results_path=rel(results_path),
             dataset_file=results.dataset.path,
             annotations=config.reporting.annotations,
             stream=stream,

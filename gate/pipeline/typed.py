@@ -188,7 +188,7 @@ class _CaseFields(Mapping[str, Mapping[str, Any]]):
         h = self._history.cases.get(case_id)
         return {
             "hash": self._hashes.get(case_id),
-            "setup": _setup_of(h),
+            "setup": None if h is None else h.setup,
             "history": _history_json(h),
             "test": _case_test_json(v),
         }
@@ -212,10 +212,6 @@ def _history_info(
         caught_broken=None if detection is None else detection.stable_broken,
         caught_half=None if detection is None else detection.stable_half,
     )
-
-
-def _setup_of(h: CaseHistory | None) -> str | None:
-    return None if h is None else h.setup
 
 
 def history_of(

@@ -25,6 +25,7 @@ from gate.results.schema import (
     HardFailureResult,
     Results,
     SampleResult,
+    wrong_arity,
 )
 
 
@@ -34,10 +35,12 @@ def read_results(path: Path, *, display: str | None = None) -> Results:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise ResultsFileError(
-            Problem(name, None, None, f"cannot read: {exc.strerror or exc}")
-        ) from None
+        raise _unreadable(name, exc) from None
     return _results_of(raw, name)
+
+
+def _unreadable(name: str, exc: OSError) -> ResultsFileError:
+    return ResultsFileError(Problem(name, None, None, f"cannot read: {exc.strerror or exc}"))
 
 
 def _results_of(raw: bytes, name: str) -> Results:
@@ -161,9 +164,7 @@ def open_results(path: Path, *, display: str | None = None) -> Results:
     try:
         skeleton, spans = _skeleton(path)
     except OSError as exc:
-        raise ResultsFileError(
-            Problem(name, None, None, f"cannot read: {exc.strerror or exc}")
-        ) from None
+        raise _unreadable(name, exc) from None
     if spans is None:
         return read_results(path, display=display)
     results = _skeleton_results(skeleton, name)
@@ -224,16 +225,9 @@ def _skeleton_results(skeleton: bytes, name: str) -> Results:
             case = CaseResult.model_validate(raw)
         except ValidationError as exc:
             raise ResultsFileError(_problems(exc, name, f"cases.{i}.")) from None
-        if len(case.scores) != k or (case.std and len(case.std) != k):
-            raise ResultsFileError(
-                Problem(
-                    name,
-                    None,
-                    f"cases.{i}",
-                    f"cases[{i}] ({case.id!r}): its scores and std must have one entry per "
-                    f"metric_names ({k})",
-                )
-            )
+        wrong = wrong_arity(i, case, k)
+        if wrong is not None:
+            raise ResultsFileError(Problem(name, None, f"cases.{i}", wrong))
         cases.append(case)
     results.cases = cases
     return results

@@ -424,11 +424,9 @@ class Results(_M):
     def _arrays_follow_metric_names(self) -> Results:
         k = len(self.metric_names)
         for i, c in enumerate(self.cases):
-            if len(c.scores) != k or (c.std and len(c.std) != k):
-                raise ValueError(
-                    f"cases[{i}] ({c.id!r}): its scores and std must have one entry per "
-                    f"metric_names ({k})"
-                )
+            wrong = wrong_arity(i, c, k)
+            if wrong is not None:
+                raise ValueError(wrong)
             for j, s in enumerate(c.samples):
                 if len(s.scores) != k:
                     raise ValueError(
@@ -448,6 +446,17 @@ class Results(_M):
     def sample_scores(self, sample: SampleResult) -> dict[str, float | None]:
         """A sample's scores by metric name."""
         return dict(zip(self.metric_names, sample.scores, strict=True))
+
+
+def wrong_arity(i: int, case: CaseResult, k: int) -> str | None:
+    """What is wrong with case ``i`` whose scores or std do not have ``k`` entries (one
+    per ``metric_names``); ``None`` when they do."""
+    if len(case.scores) != k or (case.std and len(case.std) != k):
+        return (
+            f"cases[{i}] ({case.id!r}): its scores and std must have one entry per "
+            f"metric_names ({k})"
+        )
+    return None
 
 
 def sampled(results: Results, case: CaseResult) -> int:
