@@ -185,7 +185,6 @@ def report_and_publish(
     results_path, results = write_run_files(
         results, out, redactor=redactor, report_url=ctx.run_url, stream=stream
     )
-    warnings: list[str] = []
     if opts.github is None and ctx.in_actions:
         ctx.require_valid()
         for text in ctx.warnings:
@@ -197,7 +196,7 @@ def report_and_publish(
             if config.reporting.comment
             else "reporting.comment is false"
         )
-        report = publish(
+        publish(  # its warnings are annotations and console lines already
             results,
             ctx,
             comment=plan_comment(ctx, disabled_by=disabled_by),
@@ -207,11 +206,5 @@ def report_and_publish(
             annotations=config.reporting.annotations,
             stream=stream,
         )
-        warnings = list(report.warnings)
     say(stream, "")
-    return CheckOutcome(
-        results=results,
-        out=out,
-        exit_code=exit_code(results),
-        publish_warnings=warnings,
-    )
+    return CheckOutcome(results=results, out=out, exit_code=exit_code(results))

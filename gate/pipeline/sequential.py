@@ -83,8 +83,6 @@ class Tested:
     hashes: Mapping[str, str]
     history: BaseHistory
     """The history this run carries forward (the baseline's plus this run's counts)."""
-    base_history: BaseHistory | None
-    """The history the run was tested against."""
 
 
 def engine_params(config: Config, samples: int, *, more: bool = True) -> EngineParams:
@@ -463,7 +461,7 @@ def policy_stage(
             _results=None,
         )
     carried = extend(history, case_runs(head_cases, evaluation, gated))
-    return Tested(scored, evaluation, params, gated, hashes, carried, history)
+    return Tested(scored, evaluation, params, gated, hashes, carried)
 
 
 def _against_history(

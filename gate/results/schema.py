@@ -353,6 +353,7 @@ class PolicyInfo(_M):
     flakiness: m.FlakinessInfo
     spend: SpendInfo
     detect: list[str] = Field(default_factory=list)
+    """What this run could detect and what it spent, in words."""
     history: HistoryInfo | None = None
     base_run: bool = False
     """This run was a base-branch run (it seeded the histories up to ``min_history``)."""
@@ -361,7 +362,6 @@ class PolicyInfo(_M):
     a history comes from the base branch's recorded runs, not from a base run."""
     bill: m.RunBill | None = None
     """What the run said it would spend before it started (``toolgate check``)."""
-    """What this run could detect and what it spent, in words."""
 
 
 class Results(_M):
