@@ -408,23 +408,17 @@ class Case:
         case's, its must-not-call tools with the case's — what that turn is scored
         against."""
         t = self.conversation[index]
-        return Case(
-            id=self.id,
+        return dataclasses.replace(
+            self,
             user_input=t.user,
-            source=self.source,
-            available_tools=self.available_tools,
+            message_history=(),
             expected_tool_calls=t.expected_tool_calls,
             expected_no_tool=t.expected_no_tool,
             acceptable_alternatives=t.acceptable_alternatives,
             must_not_call=tuple(dict.fromkeys((*self.must_not_call, *t.must_not_call))),
-            difficulty=self.difficulty,
             order=t.order if t.order is not None else self.order,
             tool_responses=(*t.tool_responses, *self.tool_responses),
-            step_budget=self.step_budget,
-            tags=self.tags,
-            source_trace_id=self.source_trace_id,
-            notes=self.notes,
-            pass_on=self.pass_on,
+            conversation=(),
         )
 
 

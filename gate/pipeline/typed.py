@@ -7,6 +7,7 @@ joined and reduced as one run (:func:`merge_run`)."""
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -107,9 +108,7 @@ def policy_fields(
     carries forward)."""
     seq = params.sequential
     sp = evaluation.spend
-    outcomes: dict[str, int] = {}
-    for v in evaluation.cases:
-        outcomes[v.outcome.value] = outcomes.get(v.outcome.value, 0) + 1
+    outcomes = Counter(v.outcome.value for v in evaluation.cases)
     info = PolicyInfo(
         params=PolicyParams(
             alpha=params.alpha,
@@ -302,10 +301,7 @@ def header_of(results: Results) -> m.RunHeader:
 
 
 def _case_of(results: Results, c: CaseResult) -> m.CaseStats:
-    tally: dict[str, int] = {}
-    for s in c.samples:
-        for check in s.failed_checks:
-            tally[check] = tally.get(check, 0) + 1
+    tally = Counter(check for s in c.samples for check in s.failed_checks)
     hard = {h.sample for h in results.hard_failures if h.case_id == c.id}
     initial = [
         s.passed

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 from array import array
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
@@ -347,10 +348,7 @@ def tallies_of(t: Mapping[str, Any]) -> Tallies:
     confusion = t.get("confusion") or []
     malformed = t.get("malformed") or {}
     if not isinstance(malformed, Mapping):  # a list of classes, in older files
-        counted: dict[str, int] = {}
-        for kind in malformed:
-            counted[str(kind)] = counted.get(str(kind), 0) + 1
-        malformed = counted
+        malformed = Counter(str(kind) for kind in malformed)
     return Tallies(
         calls=int(t.get("calls", 0) or 0),
         calls_on_no_tool=int(t.get("calls_on_no_tool", 0) or 0),
