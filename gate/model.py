@@ -408,23 +408,17 @@ class Case:
         case's, its must-not-call tools with the case's — what that turn is scored
         against."""
         t = self.conversation[index]
-        return Case(
-            id=self.id,
+        return dataclasses.replace(
+            self,
             user_input=t.user,
-            source=self.source,
-            available_tools=self.available_tools,
+            message_history=(),
             expected_tool_calls=t.expected_tool_calls,
             expected_no_tool=t.expected_no_tool,
             acceptable_alternatives=t.acceptable_alternatives,
             must_not_call=tuple(dict.fromkeys((*self.must_not_call, *t.must_not_call))),
-            difficulty=self.difficulty,
             order=t.order if t.order is not None else self.order,
             tool_responses=(*t.tool_responses, *self.tool_responses),
-            step_budget=self.step_budget,
-            tags=self.tags,
-            source_trace_id=self.source_trace_id,
-            notes=self.notes,
-            pass_on=self.pass_on,
+            conversation=(),
         )
 
 
@@ -1492,3 +1486,33 @@ class RunBill:
     def most(self) -> int:
         """Agent runs the run makes at most."""
         return self.runs + self.extra_cap
+
+
+# ─── the tests against the base history ───────────────────────────────────────
+
+
+@value
+class FlakinessInfo:
+    """The variance guard: head significantly flakier than its base history blocks; a
+    flakiness level the base already had is a warning; the optional absolute ceiling."""
+
+    cases: int
+    """Comparable cases with ≥ 2 samples on both sides (the test's cases)."""
+    base_spread: float | None
+    head_spread: float | None
+    p_value: float
+    alpha: float
+    flakier: bool
+    """The test: head significantly flakier than its base history
+    (``gate.policy.flakiness``)."""
+    head_flaky: tuple[str, ...] = field(default_factory=tuple)
+    already_flaky: tuple[str, ...] = field(default_factory=tuple)
+    """Flaky on the head and in the base history: the warning."""
+    newly_flaky: tuple[str, ...] = field(default_factory=tuple)
+    head_share: float = 0.0
+    ceiling: float | None = None
+    over_ceiling: bool = False
+
+    @property
+    def blocked(self) -> bool:
+        return self.flakier or self.over_ceiling

@@ -36,7 +36,7 @@ from gate.pipeline.score import (
     unrecorded_notice,
 )
 from gate.policy.reduce import passed_cases
-from gate.results import write_scored
+from gate.results import Decisions, write_scored
 from gate.runsfile import RunsIndex
 
 
@@ -104,7 +104,9 @@ def run(args: argparse.Namespace) -> int:
         # object: a large run would build hundreds of thousands of sample models for
         # nothing).
         try:
-            write_scored(path, scored.stats, scored.records, notices=notices, timing=scored.timing)
+            write_scored(
+                path, scored.stats, scored.records, Decisions(notices=notices, timing=scored.timing)
+            )
         finally:
             scored.records.close()
     cases = scored.stats.cases

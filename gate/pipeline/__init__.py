@@ -4,14 +4,13 @@
 :mod:`~gate.pipeline.inputs` (config, dataset, pin, baseline; the agent's
 :mod:`~gate.pipeline.preflight`) → the runner →
 :mod:`~gate.pipeline.score` → :mod:`~gate.pipeline.sequential` (the tests against the base
-history, extra samples for undecided cases) → :mod:`~gate.pipeline.judge`
+history, extra samples for undecided cases) → the judge (:func:`gate.judge.run_judge`)
 → :func:`gate.policy.decide.decide` → :mod:`~gate.pipeline.publish` (results, reports and
 publishing). The score stage's parallel reader is private (``_scorepool``).
 """
 
 from gate.pipeline.check import check
 from gate.pipeline.inputs import load_baseline, load_inputs, redactor_for, scoring_context
-from gate.pipeline.judge import judge_stage
 from gate.pipeline.options import CheckOptions, CheckOutcome
 from gate.pipeline.score import Scored, score_file, score_runs, score_stage, unrecorded_calls
 from gate.pipeline.sequential import Tested, policy_stage
@@ -22,7 +21,6 @@ __all__ = [
     "Scored",
     "Tested",
     "check",
-    "judge_stage",
     "load_baseline",
     "load_inputs",
     "policy_stage",

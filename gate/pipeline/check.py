@@ -17,7 +17,6 @@ from gate.dataset.validate import unoffered_forbidden
 from gate.gcpause import release
 from gate.outdir import locked, remove_stale
 from gate.pipeline.inputs import load_baseline, load_inputs, normalizers
-from gate.pipeline.judge import judge_stage
 from gate.pipeline.options import CheckOptions, CheckOutcome
 from gate.pipeline.publish import (
     RESULTS_FILE,
@@ -40,6 +39,7 @@ from gate.pipeline.sequential import (
     run_bill,
 )
 from gate.pipeline.typed import policy_fields
+from gate.results import Decisions
 from gate.runsfile import RunsIndex
 
 if TYPE_CHECKING:
@@ -147,9 +147,11 @@ def check(
                 announce=lambda text: say(log or sys.stderr, text + "\n"),
             )
             head = tested.scored
-            judge = judge_stage(
-                config=config, dataset=dataset, runs=judged, out=out, timing=judge_timing
-            )
+            judge: dict[str, Any] | None = None
+            if config.judge is not None:  # reported, never gating; an outage never raises
+                from gate.judge import run_judge
+
+                judge = run_judge(config, dataset, judged, out, timing=judge_timing)
             misses = unrecorded_calls(head, runs)
         comparison = (
             comparison_of(
@@ -190,30 +192,32 @@ def check(
                 out / RESULTS_FILE,
                 head.stats,
                 head.records,
-                max_missing=config.max_missing,
-                verdict=verdict,
-                comparison=comparison,
-                judge=judge,
-                notices=notices,
-                mcp_tool_drift=mcp_drift,
-                policy=policy_fields(
-                    tested.evaluation,
-                    tested.params,
-                    hashes=tested.hashes,
-                    history=tested.history,
-                    detect=detect,
-                    detection=detection,
-                    base_run=opts.base_run,
-                    bill=bill,
-                    recorded=config.agent.samples_recorded,  # no sample can be added
+                Decisions(
+                    verdict=verdict,
+                    comparison=comparison,
+                    judge=judge,
+                    notices=notices,
+                    mcp_tool_drift=mcp_drift,
+                    policy=policy_fields(
+                        tested.evaluation,
+                        tested.params,
+                        hashes=tested.hashes,
+                        history=tested.history,
+                        detect=detect,
+                        detection=detection,
+                        base_run=opts.base_run,
+                        bill=bill,
+                        recorded=config.agent.samples_recorded,  # no sample can be added
+                    ),
+                    timing={
+                        **head.timing,
+                        **judge_timing,
+                        "run_wall_s": round(t_run - t0, 3),
+                        "total_wall_s": round(time.perf_counter() - t0, 3),
+                        "run_errors": summary.errors,
+                    },
                 ),
-                timing={
-                    **head.timing,
-                    **judge_timing,
-                    "run_wall_s": round(t_run - t0, 3),
-                    "total_wall_s": round(time.perf_counter() - t0, 3),
-                    "run_errors": summary.errors,
-                },
+                max_missing=config.max_missing,
             )
         finally:
             head.records.close()  # the sample records are in results.json now

@@ -167,13 +167,14 @@ def load_baseline(choice: str | None, config: Config | None) -> Baseline | None:
     if choice is not None and choice.lower() == "none":
         return None
     if choice is not None:
-        results = read_results(Path(choice), display=choice)
-        return Baseline(results, stats_of(results), f"file {choice}")
-    if config is not None and config.baseline.path:
-        path = config.resolve(config.baseline.path)
-        results = read_results(path, display=config.baseline.path)
-        return Baseline(results, stats_of(results), f"committed file {config.baseline.path}")
-    return None
+        path, display, source = Path(choice), choice, f"file {choice}"
+    elif config is not None and config.baseline.path:
+        display = config.baseline.path
+        path, source = config.resolve(display), f"committed file {display}"
+    else:
+        return None
+    results = read_results(path, display=display)
+    return Baseline(results, stats_of(results), source)
 
 
 def scoring_context(
@@ -229,6 +230,3 @@ def rel(path: Path) -> str:
         return str(path.resolve().relative_to(Path(base).resolve()))
     except ValueError:
         return str(path)
-
-
-_rel = rel  # the name gate.pipeline.publish imports

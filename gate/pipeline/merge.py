@@ -25,7 +25,7 @@ from gate.pipeline.publish import exit_code, say, validate_run, write_run_files
 from gate.pipeline.sequential import comparison_of, recorded_tests
 from gate.pipeline.typed import merge_run, stats_of
 from gate.report.redact import Redactor
-from gate.results import Results, assemble, read_results
+from gate.results import Decisions, Results, assemble, read_results
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,11 +82,13 @@ def merge_and_decide(
     decided = assemble(
         merged.stats,
         merged.records,
-        verdict=verdict,
-        comparison=comparison,
-        judge=merged.judge,
-        timing=merged.timing,
-        policy=tests.fields(),
+        Decisions(
+            verdict=verdict,
+            comparison=comparison,
+            judge=merged.judge,
+            timing=merged.timing,
+            policy=tests.fields(),
+        ),
     )
     decided = validate_run(decided, config.max_missing if config is not None else 0.0)
     with locked(out):

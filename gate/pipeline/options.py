@@ -4,7 +4,7 @@ publishing stage can return an outcome without importing the check back."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -51,10 +51,8 @@ class CheckOptions:
 
 @dataclass(slots=True)
 class CheckOutcome:
-    """What the check decided and wrote: the results, their folder, the exit code and
-    the publishing problems that did not change the verdict."""
+    """What the check decided and wrote: the results, their folder and the exit code."""
 
     results: Results
     out: Path
     exit_code: int
-    publish_warnings: list[str] = field(default_factory=list)

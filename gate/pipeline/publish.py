@@ -9,13 +9,14 @@ own notes, and writes its outputs once (``gate/action.py``).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from gate.config import Config
 from gate.errors import ExitCode
-from gate.pipeline.inputs import _rel, redactor_for, rel
+from gate.pipeline.inputs import redactor_for, rel
 from gate.pipeline.options import CheckOutcome
 from gate.report.redact import Redactor
 from gate.results import Results, with_validity
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from gate.model import SuiteStats
     from gate.pipeline.options import CheckOptions
     from gate.policy.validity import SampleOutcome
-    from gate.results import SampleRecords
+    from gate.results import Decisions, SampleRecords
 
 RESULTS_FILE = "results.json"
 
@@ -144,9 +145,9 @@ def write_checked(
     path: Path,
     stats: SuiteStats,
     records: SampleRecords,
+    decisions: Decisions,
     *,
     max_missing: float,
-    **decided: Any,
 ) -> None:
     """Write a checked run's results.json from its statistics and sample records, its
     missing samples counted and, when the run is not valid, the verdict "error" — the
@@ -155,8 +156,8 @@ def write_checked(
     from gate.results import validity_fields, write_scored
 
     missing, invalid = assess(record_outcomes(stats, records), max_missing=max_missing)
-    validity = validity_fields(decided.get("verdict"), missing, invalid)
-    write_scored(path, stats, records, validity=validity, **decided)
+    validity = validity_fields(decisions.verdict, missing, invalid)
+    write_scored(path, stats, records, dataclasses.replace(decisions, validity=validity))
 
 
 def exit_code(results: Results) -> ExitCode:
@@ -184,7 +185,6 @@ def report_and_publish(
     results_path, results = write_run_files(
         results, out, redactor=redactor, report_url=ctx.run_url, stream=stream
     )
-    warnings: list[str] = []
     if opts.github is None and ctx.in_actions:
         ctx.require_valid()
         for text in ctx.warnings:
@@ -196,21 +196,15 @@ def report_and_publish(
             if config.reporting.comment
             else "reporting.comment is false"
         )
-        report = publish(
+        publish(  # its warnings are annotations and console lines already
             results,
             ctx,
             comment=plan_comment(ctx, disabled_by=disabled_by),
             redactor=redactor,
-            results_path=_rel(results_path),
+            results_path=rel(results_path),
             dataset_file=results.dataset.path,
             annotations=config.reporting.annotations,
             stream=stream,
         )
-        warnings = list(report.warnings)
     say(stream, "")
-    return CheckOutcome(
-        results=results,
-        out=out,
-        exit_code=exit_code(results),
-        publish_warnings=warnings,
-    )
+    return CheckOutcome(results=results, out=out, exit_code=exit_code(results))

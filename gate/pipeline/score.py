@@ -47,7 +47,7 @@ from gate.policy.table import (
     assemble,
     metas_of,
 )
-from gate.results import Results
+from gate.results import Decisions, Results
 from gate.results import assemble as assemble_results
 from gate.runsfile import Coverage, RunsIndex
 from gate.scorers.context import NormalizerTable
@@ -90,7 +90,9 @@ class Scored:
     def results(self) -> Results:
         """The results of the run without a verdict (assembled on first use)."""
         if self._results is None:
-            self._results = assemble_results(self.stats, self.records, timing=self.timing)
+            self._results = assemble_results(
+                self.stats, self.records, Decisions(timing=self.timing)
+            )
         return self._results
 
 

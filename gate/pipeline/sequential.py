@@ -83,16 +83,15 @@ class Tested:
     hashes: Mapping[str, str]
     history: BaseHistory
     """The history this run carries forward (the baseline's plus this run's counts)."""
-    base_history: BaseHistory | None
-    """The history the run was tested against."""
 
 
-def engine_params(config: Config, samples: int) -> EngineParams:
-    """The engine's parameters from the config's ``samples`` and ``policy`` keys."""
+def engine_params(config: Config, samples: int, *, more: bool = True) -> EngineParams:
+    """The engine's parameters from the config's ``samples`` and ``policy`` keys;
+    ``more`` false: no extra or seeding sample at all."""
     pol = config.policy
     extra, seed = pol.max_extra_samples, pol.max_seed_samples
-    if config.agent.samples_recorded:
-        extra = seed = 0  # a runs file cannot grow: test on what it holds
+    if not more or config.agent.samples_recorded:
+        extra = seed = 0  # (a runs file cannot grow: test on what it holds)
     return EngineParams(
         alpha=pol.alpha,
         sequential=SequentialParams(
@@ -259,43 +258,30 @@ def _samples_of(
     return out
 
 
+@dataclasses.dataclass(slots=True)
 class _Sampler:
-    """Runs a round's extra samples through the runner and scores them (module doc)."""
+    """Runs a round's extra samples through the runner into ``dir`` and scores them
+    (module doc)."""
 
-    def __init__(
-        self,
-        head: Scored,
-        *,
-        config: Config,
-        dataset: Dataset,
-        runs: RunsIndex,
-        out: Path,
-        samples: int,
-        shard: Shard | None,
-        norms: NormalizerTable | None,
-        names: Sequence[str],
-        progress: bool = False,
-        announce: Callable[[str], None] | None = None,
-    ) -> None:
-        self.head = head
-        self.progress = progress
-        self.announce = announce
-        self.calls = 0
-        """Plans run so far (the first of a base run is its seeding)."""
-        self.seeding = False
-        self.config = config
-        self.dataset = dataset
-        self.runs = runs
-        self.dir = out / SEQUENTIAL_DIR
-        self.samples = samples
-        self.shard = shard
-        self.norms = norms
-        self.names = names
-        self.ids = [m.id for m in head.table.metas]
-        self.taken: dict[str, int] = {}
-        """Case id → samples it has (initial and extra), for the cases seeded here."""
-        self.last: Any = None
-        """The last round's scored extra runs (every extra sample so far)."""
+    head: Scored
+    config: Config
+    dataset: Dataset
+    runs: RunsIndex
+    dir: Path
+    samples: int
+    shard: Shard | None
+    norms: NormalizerTable | None
+    names: Sequence[str]
+    progress: bool = False
+    announce: Callable[[str], None] | None = None
+    seeding: bool = False
+    """A base run's seeding is its first plan."""
+    calls: int = 0
+    """Plans run so far."""
+    taken: dict[str, int] = dataclasses.field(default_factory=dict)
+    """Case id → samples it has (initial and extra), for the cases seeded here."""
+    last: Any = None
+    """The last round's scored extra runs (every extra sample so far)."""
 
     def _seeding_note(self, n: int) -> str:
         """What the seeding about to start costs: at this run's own cost per agent run
@@ -383,8 +369,9 @@ class _Sampler:
             )
             self.last = SerialExecutor().score(job)
         got: dict[str, list[tuple[int, Sample]]] = {}
+        ids = [m.id for m in self.head.table.metas]
         for batch in self.last.batches:
-            for cid, rows in _samples_of(batch, self.ids, self.names).items():
+            for cid, rows in _samples_of(batch, ids, self.names).items():
                 got.setdefault(cid, []).extend(rows)
         out: dict[str, list[Sample]] = {}
         for cid, k in plan.items():
@@ -416,11 +403,7 @@ def policy_stage(
     """The module docstring's steps 1–5. ``seed``: a base run, which also brings every
     case's history up to ``policy.min_history`` samples; ``sample_more`` false: no extra
     sample at all (a run that is not valid whatever they show)."""
-    params = engine_params(config, samples)
-    if not sample_more:
-        params = dataclasses.replace(
-            params, sequential=dataclasses.replace(params.sequential, max_extra=0, max_seed=0)
-        )
+    params = engine_params(config, samples, more=sample_more)
     gated = gated_metrics(
         config,
         (
@@ -441,19 +424,19 @@ def policy_stage(
         for m in head.table.metas
     ]
     sampler = _Sampler(
-        head,
+        head=head,
         config=config,
         dataset=dataset,
         runs=runs,
-        out=out,
+        dir=out / SEQUENTIAL_DIR,
         samples=samples,
         shard=shard,
         norms=norms,
         names=names,
         progress=progress,
         announce=announce,
+        seeding=seed and bool(seeding_of(history, head_cases, params.sequential)),
     )
-    sampler.seeding = seed and bool(seeding_of(history, head_cases, params.sequential))
     evaluation = evaluate(
         history,
         head_cases,
@@ -478,7 +461,7 @@ def policy_stage(
             _results=None,
         )
     carried = extend(history, case_runs(head_cases, evaluation, gated))
-    return Tested(scored, evaluation, params, gated, hashes, carried, history)
+    return Tested(scored, evaluation, params, gated, hashes, carried)
 
 
 def _against_history(
@@ -699,10 +682,7 @@ def recorded_params(part: Results, config: Config | None) -> EngineParams:
     """The parameters the tests on recorded samples use: the config's when given, else
     the ones the part's own run recorded (``policy.params``), else the defaults."""
     if config is not None:
-        params = engine_params(config, part.samples)
-        return dataclasses.replace(
-            params, sequential=dataclasses.replace(params.sequential, max_extra=0, max_seed=0)
-        )
+        return engine_params(config, part.samples, more=False)
     rec = part.policy.params if part.policy is not None else None
     if rec is None:
         return EngineParams(

@@ -7,6 +7,7 @@ joined and reduced as one run (:func:`merge_run`)."""
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -30,7 +31,6 @@ from gate.policy.validity import is_missing
 from gate.results import (
     CaseResult,
     CaseTestResult,
-    FlakinessInfo,
     HistoryInfo,
     HistoryRun,
     ListRecords,
@@ -45,7 +45,6 @@ from gate.results import (
     result_record,
     tallies_of,
 )
-from gate.results import assemble as assemble_results
 from gate.scorers.registry import COST_METRICS
 from gate.usage import usage_of
 
@@ -108,11 +107,8 @@ def policy_fields(
     """The results.json fields of an engine evaluation (``history``: the one this run
     carries forward)."""
     seq = params.sequential
-    fl = evaluation.flakiness
     sp = evaluation.spend
-    outcomes: dict[str, int] = {}
-    for v in evaluation.cases:
-        outcomes[v.outcome.value] = outcomes.get(v.outcome.value, 0) + 1
+    outcomes = Counter(v.outcome.value for v in evaluation.cases)
     info = PolicyInfo(
         params=PolicyParams(
             alpha=params.alpha,
@@ -150,20 +146,7 @@ def policy_fields(
             )
             for t in evaluation.suite
         ],
-        flakiness=FlakinessInfo(
-            cases=fl.cases,
-            base_spread=fl.base_spread,
-            head_spread=fl.head_spread,
-            p_value=fl.p_value,
-            alpha=fl.alpha,
-            flakier=fl.flakier,
-            head_flaky=list(fl.head_flaky),
-            already_flaky=list(fl.already_flaky),
-            newly_flaky=list(fl.newly_flaky),
-            head_share=fl.head_share,
-            ceiling=fl.ceiling,
-            over_ceiling=fl.over_ceiling,
-        ),
+        flakiness=evaluation.flakiness,
         spend=SpendInfo(
             initial=sp.initial,
             extra=sp.extra,
@@ -204,7 +187,7 @@ class _CaseFields(Mapping[str, Mapping[str, Any]]):
         h = self._history.cases.get(case_id)
         return {
             "hash": self._hashes.get(case_id),
-            "setup": _setup_of(h),
+            "setup": None if h is None else h.setup,
             "history": _history_json(h),
             "test": _case_test_json(v),
         }
@@ -228,10 +211,6 @@ def _history_info(
         caught_broken=None if detection is None else detection.stable_broken,
         caught_half=None if detection is None else detection.stable_half,
     )
-
-
-def _setup_of(h: CaseHistory | None) -> str | None:
-    return None if h is None else h.setup
 
 
 def history_of(
@@ -322,10 +301,7 @@ def header_of(results: Results) -> m.RunHeader:
 
 
 def _case_of(results: Results, c: CaseResult) -> m.CaseStats:
-    tally: dict[str, int] = {}
-    for s in c.samples:
-        for check in s.failed_checks:
-            tally[check] = tally.get(check, 0) + 1
+    tally = Counter(check for s in c.samples for check in s.failed_checks)
     hard = {h.sample for h in results.hard_failures if h.case_id == c.id}
     initial = [
         s.passed
@@ -432,9 +408,3 @@ def merge_run(parts: Sequence[tuple[str, Results]]) -> MergedRun:
     suite = reduce(merged.table, merged.header, seed=merged.seed, max_extra=merged.max_extra)
     suite = dataclasses.replace(suite, notices=(*merged.notices, *suite.notices))
     return MergedRun(suite, ListRecords(merged.records), merged.judge, merged.timing)
-
-
-def merge_results(parts: Sequence[tuple[str, Results]]) -> Results:
-    """The merged results of shard parts, without a verdict."""
-    run = merge_run(parts)
-    return assemble_results(run.stats, run.records, judge=run.judge, timing=run.timing)

@@ -102,9 +102,6 @@ class Counts:
     def rate(self) -> float | None:
         return self.passes / self.samples if self.samples else None
 
-    def plus(self, passes: int, samples: int) -> Counts:
-        return Counts(self.passes + passes, self.samples + samples)
-
 
 def _xlogy(c: int, p: float) -> float:
     return c * math.log(p) if c else 0.0

@@ -33,6 +33,7 @@ import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from gate.model import FlakinessInfo
 from gate.policy.casetest import (
     MIN_EFFECT,
     CaseInput,
@@ -42,7 +43,7 @@ from gate.policy.casetest import (
     classify,
     single_bound,
 )
-from gate.policy.flakiness import FlakinessCase, FlakinessResult, flakiness_test
+from gate.policy.flakiness import FlakinessCase, flakiness_test
 from gate.policy.history import (
     BaseHistory,
     CaseHistory,
@@ -215,7 +216,7 @@ class Evaluation:
     reasons: tuple[BlockReason, ...]
     cases: tuple[CaseVerdict, ...]
     suite: tuple[SuiteTest, ...]
-    flakiness: FlakinessResult
+    flakiness: FlakinessInfo
     spend: Spend
     samples: Mapping[str, tuple[Sample, ...]]
     """Every head sample per case, initial first."""

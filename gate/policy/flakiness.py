@@ -35,6 +35,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gate.model import FlakinessInfo
 from gate.policy.casetest import Counts
 
 LAMBDAS = (0.1, 0.2, 0.35, 0.5, 0.7, 0.9)
@@ -65,32 +66,9 @@ class FlakinessCase:
     """Every head sample (initial and extra), for the flaky lists and the ceiling."""
 
 
-@dataclass(frozen=True, slots=True)
-class FlakinessResult:
-    cases: int
-    """Comparable cases with ≥ 2 samples on both sides (the test's cases)."""
-    base_spread: float | None
-    head_spread: float | None
-    p_value: float
-    alpha: float
-    flakier: bool
-    """The test: head significantly flakier than its base history."""
-    head_flaky: tuple[str, ...]
-    already_flaky: tuple[str, ...]
-    """Flaky on the head and in the base history: the warning."""
-    newly_flaky: tuple[str, ...]
-    head_share: float
-    ceiling: float | None
-    over_ceiling: bool
-
-    @property
-    def blocked(self) -> bool:
-        return self.flakier or self.over_ceiling
-
-
 def flakiness_test(
     cases: Sequence[FlakinessCase], *, alpha: float, ceiling: float | None = None
-) -> FlakinessResult:
+) -> FlakinessInfo:
     """The guard over every case (module doc)."""
     diffs: list[float] = []
     vb: list[float] = []
@@ -118,7 +96,7 @@ def flakiness_test(
     newly = tuple(i for i in head_flaky if i not in seen)
     share = len(head_flaky) / len(cases) if cases else 0.0
     over = ceiling is not None and share > ceiling + 1e-9
-    return FlakinessResult(
+    return FlakinessInfo(
         cases=len(diffs),
         base_spread=math.fsum(vb) / len(vb) if vb else None,
         head_spread=math.fsum(vh) / len(vh) if vh else None,

@@ -18,7 +18,7 @@ this module checks them and joins their rows (:func:`merge`);
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,47 +73,46 @@ def _agent_key(agent: Mapping[str, Any]) -> str:
     return canonical({k: v for k, v in agent.items() if k != "runs"})
 
 
-def _identity_problems(first: MergePart, p: MergePart) -> list[Problem]:
-    """A part of another run: another agent, gate, dataset version or scoring settings
-    (a shard of the regressed agent, scored without a rule, must not merge into a pass)."""
-    a, b = first.header, p.header
-    found = []
-    if _agent_key(b.agent) != _agent_key(a.agent):
-        found.append(
-            Problem(
-                p.name,
-                None,
-                "agent",
-                f"run by another agent ({canonical(b.agent)[:120]}) than {first.name} "
-                f"({canonical(a.agent)[:120]})",
-            )
-        )
-    if b.gate_name != a.gate_name:
-        found.append(
-            Problem(p.name, None, "gate_name", f"gate {b.gate_name!r}, {first.name} has "
-                    f"{a.gate_name!r}")
-        )  # fmt: skip
-    if b.dataset.version != a.dataset.version:
-        found.append(
-            Problem(
-                p.name,
-                None,
-                "dataset.version",
-                f"dataset version {b.dataset.version!r}, {first.name} has {a.dataset.version!r}",
-            )
-        )
-    if b.scoring_sha256 != a.scoring_sha256:
-        found.append(
-            Problem(
-                p.name,
-                None,
-                "scoring_sha256",
-                f"scored with other settings (scoring, dataset.normalize: "
-                f"{(b.scoring_sha256 or 'none')[:12]}…) than {first.name} "
-                f"({(a.scoring_sha256 or 'none')[:12]}…)",
-            )
-        )
-    return found
+_Get = Callable[[MergePart], Any]
+
+_SAME: tuple[tuple[str, _Get, _Get, str], ...] = (
+    (
+        "dataset.sha256",
+        lambda p: p.header.dataset.sha256,
+        lambda p: p.header.dataset.sha256,
+        "made from dataset {b:.12}…, but {first} from {a:.12}…: shards must come from one dataset",
+    ),
+    ("samples", lambda p: p.samples, lambda p: p.samples, "{b} samples, {first} has {a}"),
+    (
+        "agent",
+        lambda p: _agent_key(p.header.agent),
+        lambda p: canonical(p.header.agent),
+        "run by another agent ({b:.120}) than {first} ({a:.120})",
+    ),
+    (
+        "gate_name",
+        lambda p: p.header.gate_name,
+        lambda p: p.header.gate_name,
+        "gate {b!r}, {first} has {a!r}",
+    ),
+    (
+        "dataset.version",
+        lambda p: p.header.dataset.version,
+        lambda p: p.header.dataset.version,
+        "dataset version {b!r}, {first} has {a!r}",
+    ),
+    (
+        "scoring_sha256",
+        lambda p: p.header.scoring_sha256,
+        lambda p: p.header.scoring_sha256 or "none",
+        "scored with other settings (scoring, dataset.normalize: {b:.12}…) than {first} ({a:.12}…)",
+    ),
+    ("seed", lambda p: p.header.seed, lambda p: p.header.seed, "seed {b}, {first} has {a}"),
+)
+"""What every part must share with the first, and how a part that does not is named:
+(field, the value compared, the value shown, the message). A part of another agent, gate,
+dataset version or scoring settings is a part of another run (a shard of the regressed
+agent, scored without a rule, must not merge into a pass)."""
 
 
 def merge(parts: Sequence[MergePart]) -> Merged:
@@ -124,36 +123,10 @@ def merge(parts: Sequence[MergePart]) -> Merged:
     first = parts[0]
     fd = first.header.dataset
     for p in parts[1:]:
-        d = p.header.dataset
-        if d.sha256 != fd.sha256:
-            problems.append(
-                Problem(
-                    p.name,
-                    None,
-                    "dataset.sha256",
-                    f"made from dataset {d.sha256[:12]}…, but {first.name} from "
-                    f"{fd.sha256[:12]}…: shards must come from one dataset",
-                )
-            )
-        if p.samples != first.samples:
-            problems.append(
-                Problem(
-                    p.name,
-                    None,
-                    "samples",
-                    f"{p.samples} samples, {first.name} has {first.samples}",
-                )
-            )
-        problems.extend(_identity_problems(first, p))
-        if p.header.seed != first.header.seed:
-            problems.append(
-                Problem(
-                    p.name,
-                    None,
-                    "seed",
-                    f"seed {p.header.seed}, {first.name} has {first.header.seed}",
-                )
-            )
+        for field, value, shown, message in _SAME:
+            if value(p) != value(first):
+                text = message.format(b=shown(p), a=shown(first), first=first.name)
+                problems.append(Problem(p.name, None, field, text))
     problems.extend(_shard_problems(parts))
     owner: dict[str, str] = {}
     for p in parts:

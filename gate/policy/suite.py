@@ -182,6 +182,11 @@ def _clustered(diffs: Sequence[float]) -> tuple[float, float | None]:
     return mean, math.sqrt(var / c)
 
 
+def _untested(name: str, method: Method, better: Better, alpha: float) -> SuiteTest:
+    """A test without a case with data on both sides: nothing to tell, nothing blocked."""
+    return SuiteTest(name, method, better, 0, None, None, None, None, 1.0, alpha, False)
+
+
 def pass_rate_test(
     pairs: Sequence[tuple[Counts, Counts]],
     *,
@@ -191,19 +196,7 @@ def pass_rate_test(
     """The pass-rate test over (base history, initial head samples) per comparable case."""
     usable = [(b, h) for b, h in pairs if b.samples and h.samples]
     if not usable:
-        return SuiteTest(
-            "case_passed",
-            Method.EXACT_CONDITIONAL,
-            Better.HIGHER,
-            0,
-            None,
-            None,
-            None,
-            None,
-            1.0,
-            alpha,
-            False,
-        )
+        return _untested("case_passed", Method.EXACT_CONDITIONAL, Better.HIGHER, alpha)
     sums = [0.0] * len(PSI_GRID)
     for b, h in usable:
         for j, v in enumerate(log_lr_case(b, h)):
@@ -249,9 +242,7 @@ def metric_test(
             head_means.append(head.mean)
     c = len(base_means)
     if c == 0:
-        return SuiteTest(
-            name, Method.CLUSTERED_T, better, 0, None, None, None, None, 1.0, alpha, False
-        )
+        return _untested(name, Method.CLUSTERED_T, better, alpha)
     change, se = _clustered([h - b for b, h in zip(base_means, head_means, strict=True)])
     bad = -change if better is Better.HIGHER else change
     if se is None:

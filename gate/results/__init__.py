@@ -25,7 +25,6 @@ from gate.results.schema import (
     STOCK_REASONS,
     CaseResult,
     CaseTestResult,
-    FlakinessInfo,
     HardFailureResult,
     HistoryInfo,
     HistoryRun,
@@ -44,6 +43,7 @@ from gate.results.schema import (
     sampled,
 )
 from gate.results.write import (
+    Decisions,
     ListRecords,
     PolicyFields,
     RecordTemplate,
@@ -91,7 +91,7 @@ __all__ = [
     "Comparison",
     "CostDeltaResult",
     "DatasetInfo",
-    "FlakinessInfo",
+    "Decisions",
     "Flip",
     "GateResult",
     "HardFailureResult",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 from array import array
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
@@ -25,6 +26,7 @@ from gate.results.schema import (
     HardFailureResult,
     Results,
     SampleResult,
+    wrong_arity,
 )
 
 
@@ -34,10 +36,12 @@ def read_results(path: Path, *, display: str | None = None) -> Results:
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise ResultsFileError(
-            Problem(name, None, None, f"cannot read: {exc.strerror or exc}")
-        ) from None
+        raise _unreadable(name, exc) from None
     return _results_of(raw, name)
+
+
+def _unreadable(name: str, exc: OSError) -> ResultsFileError:
+    return ResultsFileError(Problem(name, None, None, f"cannot read: {exc.strerror or exc}"))
 
 
 def _results_of(raw: bytes, name: str) -> Results:
@@ -161,9 +165,7 @@ def open_results(path: Path, *, display: str | None = None) -> Results:
     try:
         skeleton, spans = _skeleton(path)
     except OSError as exc:
-        raise ResultsFileError(
-            Problem(name, None, None, f"cannot read: {exc.strerror or exc}")
-        ) from None
+        raise _unreadable(name, exc) from None
     if spans is None:
         return read_results(path, display=display)
     results = _skeleton_results(skeleton, name)
@@ -224,16 +226,9 @@ def _skeleton_results(skeleton: bytes, name: str) -> Results:
             case = CaseResult.model_validate(raw)
         except ValidationError as exc:
             raise ResultsFileError(_problems(exc, name, f"cases.{i}.")) from None
-        if len(case.scores) != k or (case.std and len(case.std) != k):
-            raise ResultsFileError(
-                Problem(
-                    name,
-                    None,
-                    f"cases.{i}",
-                    f"cases[{i}] ({case.id!r}): its scores and std must have one entry per "
-                    f"metric_names ({k})",
-                )
-            )
+        wrong = wrong_arity(i, case, k)
+        if wrong is not None:
+            raise ResultsFileError(Problem(name, None, f"cases.{i}", wrong))
         cases.append(case)
     results.cases = cases
     return results
@@ -353,10 +348,7 @@ def tallies_of(t: Mapping[str, Any]) -> Tallies:
     confusion = t.get("confusion") or []
     malformed = t.get("malformed") or {}
     if not isinstance(malformed, Mapping):  # a list of classes, in older files
-        counted: dict[str, int] = {}
-        for kind in malformed:
-            counted[str(kind)] = counted.get(str(kind), 0) + 1
-        malformed = counted
+        malformed = Counter(str(kind) for kind in malformed)
     return Tallies(
         calls=int(t.get("calls", 0) or 0),
         calls_on_no_tool=int(t.get("calls_on_no_tool", 0) or 0),

@@ -281,24 +281,6 @@ class SuiteTestResult(_M):
     """A cost metric's typical case's test: one-sided p-value of a rise."""
 
 
-class FlakinessInfo(_M):
-    """The variance guard: head significantly flakier than its base history blocks; a
-    flakiness level the base already had is a warning; the optional absolute ceiling."""
-
-    cases: int
-    base_spread: float | None
-    head_spread: float | None
-    p_value: float
-    alpha: float
-    flakier: bool
-    head_flaky: list[str] = Field(default_factory=list)
-    already_flaky: list[str] = Field(default_factory=list)
-    newly_flaky: list[str] = Field(default_factory=list)
-    head_share: float = 0.0
-    ceiling: float | None = None
-    over_ceiling: bool = False
-
-
 class SpendInfo(_M):
     """Samples this run spent: ``initial`` on every case, ``extra`` on undecided ones
     (``per_case``), under ``cap``; ``undecided``: cases still undecided at the cap."""
@@ -372,9 +354,10 @@ class PolicyInfo(_M):
     outcomes: dict[str, int] = Field(default_factory=dict)
     """Cases per outcome."""
     suite: list[SuiteTestResult] = Field(default_factory=list)
-    flakiness: FlakinessInfo
+    flakiness: m.FlakinessInfo
     spend: SpendInfo
     detect: list[str] = Field(default_factory=list)
+    """What this run could detect and what it spent, in words."""
     history: HistoryInfo | None = None
     base_run: bool = False
     """This run was a base-branch run (it seeded the histories up to ``min_history``)."""
@@ -383,7 +366,6 @@ class PolicyInfo(_M):
     a history comes from the base branch's recorded runs, not from a base run."""
     bill: m.RunBill | None = None
     """What the run said it would spend before it started (``toolgate check``)."""
-    """What this run could detect and what it spent, in words."""
 
 
 class Results(_M):
@@ -446,11 +428,9 @@ class Results(_M):
     def _arrays_follow_metric_names(self) -> Results:
         k = len(self.metric_names)
         for i, c in enumerate(self.cases):
-            if len(c.scores) != k or (c.std and len(c.std) != k):
-                raise ValueError(
-                    f"cases[{i}] ({c.id!r}): its scores and std must have one entry per "
-                    f"metric_names ({k})"
-                )
+            wrong = wrong_arity(i, c, k)
+            if wrong is not None:
+                raise ValueError(wrong)
             for j, s in enumerate(c.samples):
                 if len(s.scores) != k:
                     raise ValueError(
@@ -470,6 +450,17 @@ class Results(_M):
     def sample_scores(self, sample: SampleResult) -> dict[str, float | None]:
         """A sample's scores by metric name."""
         return dict(zip(self.metric_names, sample.scores, strict=True))
+
+
+def wrong_arity(i: int, case: CaseResult, k: int) -> str | None:
+    """What is wrong with case ``i`` whose scores or std do not have ``k`` entries (one
+    per ``metric_names``); ``None`` when they do."""
+    if len(case.scores) != k or (case.std and len(case.std) != k):
+        return (
+            f"cases[{i}] ({case.id!r}): its scores and std must have one entry per "
+            f"metric_names ({k})"
+        )
+    return None
 
 
 def sampled(results: Results, case: CaseResult) -> int:

@@ -77,6 +77,22 @@ class PolicyFields:
     """What the cases' hashes cover (``Results.case_hash_version``)."""
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Decisions:
+    """What a run's results.json holds beside its statistics and sample records: what
+    was decided about it (:func:`assemble`, :func:`write_scored`)."""
+
+    verdict: m.Verdict | None = None
+    comparison: m.Comparison | None = None
+    judge: Mapping[str, Any] | None = None
+    notices: Sequence[str] = ()
+    timing: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    mcp_tool_drift: Sequence[m.ToolDrift] = ()
+    policy: PolicyFields | None = None
+    validity: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    """:func:`validity_fields`, as :func:`with_validity` adds them."""
+
+
 # ─── per-sample records ──────────────────────────────────────────────────────
 
 
@@ -360,18 +376,10 @@ def _hard_json(h: m.HardFailure) -> HardFailureResult:
     )
 
 
-def _outline(
-    stats: m.SuiteStats,
-    *,
-    verdict: m.Verdict | None,
-    comparison: m.Comparison | None,
-    judge: Mapping[str, Any] | None,
-    notices: Sequence[str],
-    timing: Mapping[str, Any],
-    mcp_tool_drift: Sequence[m.ToolDrift] = (),
-) -> dict[str, Any]:
+def _outline(stats: m.SuiteStats, d: Decisions) -> dict[str, Any]:
     """Every field of the results but the cases."""
     h = stats.header
+    verdict = d.verdict
     return {
         "schema_version": SCHEMA_VERSION,
         "stock_reasons": dict(STOCK_REASONS),
@@ -395,14 +403,16 @@ def _outline(
         "usage": dict(stats.usage),
         "pass_hat": list(stats.pass_hat),
         "verdict": verdict,
-        "comparison": comparison,
-        "mcp_tool_drift": list(mcp_tool_drift),
+        "comparison": d.comparison,
+        "mcp_tool_drift": list(d.mcp_tool_drift),
         "advisor": stats.advisor,
         "confirm": stats.confirm,
-        "policy": None,
-        "judge": None if judge is None else dict(judge),
-        "notices": [*stats.notices, *(verdict.notices if verdict else ()), *notices],
-        "timing": {**stats.timing, **timing},
+        "policy": None if d.policy is None else d.policy.info,
+        "judge": None if d.judge is None else dict(d.judge),
+        "notices": [*stats.notices, *(verdict.notices if verdict else ()), *d.notices],
+        "timing": {**stats.timing, **d.timing},
+        **({} if d.policy is None else {"case_hash_version": d.policy.hash_version}),
+        **d.validity,
     }
 
 
@@ -451,20 +461,19 @@ def validity_fields(
     return update
 
 
-def _case_fields(c: m.CaseStats, names: Sequence[str]) -> dict[str, Any]:
-    """A case's fields but its samples, as results.json holds them."""
-    return _fields(c, [c.scores.get(n) for n in names], [c.std.get(n) for n in names])
-
-
-def _cases_fields(cases: Sequence[m.CaseStats], names: Sequence[str]) -> Iterator[dict[str, Any]]:
-    """:func:`_case_fields` of every case (from the reduction's arrays when it can)."""
+def _cases_fields(stats: m.SuiteStats, d: Decisions) -> Iterator[dict[str, Any]]:
+    """A case's fields but its samples, as results.json holds them, case by case (from
+    the reduction's arrays when it can), with what the policy adds to each."""
+    names, cases = stats.metric_names, stats.cases
     rows = getattr(cases, "score_rows", None)
-    if rows is None:
-        for c in cases:
-            yield _case_fields(c, names)
-    else:
-        for row in rows(names):
-            yield _fields(*row)
+    fields = (
+        (_fields(c, [c.scores.get(n) for n in names], [c.std.get(n) for n in names]) for c in cases)
+        if rows is None
+        else (_fields(*row) for row in rows(names))
+    )
+    extras = d.policy.cases if d.policy is not None else {}
+    for f in fields:
+        yield {**f, **extras.get(f["id"], {})} if extras else f
 
 
 def _fields(c: m.CaseStats, scores: list[float | None], std: list[float | None]) -> dict[str, Any]:
@@ -490,40 +499,17 @@ def _fields(c: m.CaseStats, scores: list[float | None], std: list[float | None])
 
 
 def assemble(
-    stats: m.SuiteStats,
-    records: SampleRecords,
-    *,
-    verdict: m.Verdict | None = None,
-    comparison: m.Comparison | None = None,
-    judge: Mapping[str, Any] | None = None,
-    notices: Sequence[str] = (),
-    timing: Mapping[str, Any] | None = None,
-    mcp_tool_drift: Sequence[m.ToolDrift] = (),
-    policy: PolicyFields | None = None,
+    stats: m.SuiteStats, records: SampleRecords, decisions: Decisions | None = None
 ) -> Results:
     """The :class:`Results` of a run: its statistics, its sample records (read back from
     the bytes results.json gets), and what was decided about it."""
-    fields = _outline(
-        stats,
-        verdict=verdict,
-        comparison=comparison,
-        judge=judge,
-        notices=notices,
-        timing=timing or {},
-        mcp_tool_drift=mcp_tool_drift,
-    )
-    names = stats.metric_names
-    cases = []
-    for i, (c, f) in enumerate(zip(stats.cases, _cases_fields(stats.cases, names), strict=True)):
-        samples = [SampleResult.model_validate_json(r) for r in records.of_case(i)]
+    d = decisions or Decisions()
+    cases = [
         # (the records name this release's STOCK_REASONS, the validator's default)
-        extra = policy.cases.get(c.id, {}) if policy is not None else {}
-        cases.append(CaseResult(**{**f, **extra}, samples=samples))
-    fields["cases"] = cases
-    if policy is not None:
-        fields["policy"] = policy.info
-        fields["case_hash_version"] = policy.hash_version
-    return Results(**fields)
+        CaseResult(**f, samples=[SampleResult.model_validate_json(r) for r in records.of_case(i)])
+        for i, f in enumerate(_cases_fields(stats, d))
+    ]
+    return Results(**_outline(stats, d), cases=cases)
 
 
 # ─── writing ──────────────────────────────────────────────────────────────────
@@ -707,43 +693,14 @@ def write_results(path: Path, results: Results, *, keep: Keep | None = None) -> 
 
 
 def write_scored(
-    path: Path,
-    stats: m.SuiteStats,
-    records: SampleRecords,
-    *,
-    verdict: m.Verdict | None = None,
-    comparison: m.Comparison | None = None,
-    judge: Mapping[str, Any] | None = None,
-    notices: Sequence[str] = (),
-    timing: Mapping[str, Any] | None = None,
-    mcp_tool_drift: Sequence[m.ToolDrift] = (),
-    policy: PolicyFields | None = None,
-    validity: Mapping[str, Any] | None = None,
+    path: Path, stats: m.SuiteStats, records: SampleRecords, decisions: Decisions | None = None
 ) -> None:
     """Write the results.json of a run from its statistics and its sample records, without
-    building a :class:`Results`: the same bytes as ``write_results(path, assemble(…))``
-    (``validity``: :func:`validity_fields`, as :func:`with_validity` adds them). The
-    records are copied into the file a case at a time, never parsed."""
-    outline = _outline(
-        stats,
-        verdict=verdict,
-        comparison=comparison,
-        judge=judge,
-        notices=notices,
-        timing=timing or {},
-        mcp_tool_drift=mcp_tool_drift,
-    )
-    if policy is not None:
-        outline["policy"] = policy.info
-        outline["case_hash_version"] = policy.hash_version
-    outline.update(validity or {})
-    names = stats.metric_names
-    fields = _cases_fields(stats.cases, names)
-    if policy is not None:
-        extras = policy.cases
-        fields = ({**f, **extras.get(f["id"], {})} for f in fields)
-    cases = ((f, records.of_case(i)) for i, f in enumerate(fields))
-    _write(path, _document(outline, cases))
+    building a :class:`Results`: the same bytes as ``write_results(path, assemble(…))``.
+    The records are copied into the file a case at a time, never parsed."""
+    d = decisions or Decisions()
+    cases = ((f, records.of_case(i)) for i, f in enumerate(_cases_fields(stats, d)))
+    _write(path, _document(_outline(stats, d), cases))
 
 
 def _write(path: Path, chunks: Iterable[bytes]) -> None:

@@ -25,6 +25,7 @@ from gate.policy.decide import decide
 from gate.report import render_comment, render_markdown
 from gate.results import (
     SCHEMA_VERSION,
+    Decisions,
     assemble,
     read_results,
     write_results,
@@ -125,9 +126,9 @@ def test_schema1__merge__shards_join_into_the_previous_release_reports(tmp_path:
     decided = assemble(
         merged.stats,
         merged.records,
-        verdict=decide(merged.stats, None, config),
-        judge=merged.judge,
-        timing=merged.timing,
+        Decisions(
+            verdict=decide(merged.stats, None, config), judge=merged.judge, timing=merged.timing
+        ),
     )
     _expect("merged.report.md", render_markdown(decided))
     _expect("merged.comment.md", render_comment(decided))

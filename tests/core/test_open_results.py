@@ -15,6 +15,7 @@ from gate.model import Verdict
 from gate.pipeline.publish import validate_run, write_checked
 from gate.pipeline.score import scores_to_scored
 from gate.results import (
+    Decisions,
     Results,
     SampleView,
     assemble,
@@ -80,10 +81,12 @@ def test_write_checked__same_bytes_as_the_assembled_results_made_valid(tmp_path:
             tmp_path / "a.json",
             scored.stats,
             scored.records,
+            Decisions(verdict=verdict),
             max_missing=max_missing,
-            verdict=verdict,
         )
-        whole = validate_run(assemble(scored.stats, scored.records, verdict=verdict), max_missing)
+        whole = validate_run(
+            assemble(scored.stats, scored.records, Decisions(verdict=verdict)), max_missing
+        )
         write_results(tmp_path / "b.json", whole)
         assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
         got: Results = open_results(tmp_path / "a.json")

@@ -11,6 +11,7 @@ import pytest
 
 from gate.pipeline.score import scores_to_scored
 from gate.results import (
+    Decisions,
     Results,
     dumps_results,
     read_results,
@@ -83,6 +84,6 @@ def test_write_scored__same_bytes_as_writing_the_assembled_results(tmp_path: Pat
         scores=scores_from_table({"a": "PPF", "b": "PPP", "c": "FFF"}),
         timing={"wall_s": 1.0},
     )
-    write_scored(tmp_path / "a.json", scored.stats, scored.records, timing=scored.timing)
+    write_scored(tmp_path / "a.json", scored.stats, scored.records, Decisions(timing=scored.timing))
     write_results(tmp_path / "b.json", scored.results)
     assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()

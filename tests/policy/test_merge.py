@@ -13,8 +13,8 @@ import pytest
 
 from gate.errors import ResultsFileError
 from gate.model import OrderMode, Shard
-from gate.pipeline.typed import merge_results
-from gate.results import Results, read_results, to_jsonable, write_results
+from gate.pipeline.typed import merge_run
+from gate.results import Decisions, Results, assemble, read_results, to_jsonable, write_results
 from tests.policy.helpers import build_results, case, dataset, make_config, score
 
 CASES = [
@@ -29,6 +29,12 @@ CASES = [
 ]
 DS = dataset(CASES)
 CFG = make_config(samples=2, seed=11)
+
+
+def merge_results(parts):
+    """The merged results of shard parts, without a verdict."""
+    run = merge_run(parts)
+    return assemble(run.stats, run.records, Decisions(judge=run.judge, timing=run.timing))
 
 
 def _scores(ids, *, violation=False):
