@@ -72,6 +72,7 @@ from gate.agents.interface import BARE_PYTHON
 from gate.config import Config
 from gate.errors import ConfigError, Problem, WorkerBroken
 from gate.model import Run
+from gate.replay.interface import Agent
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
@@ -401,7 +402,7 @@ def _check_addressed(
             )
 
 
-class WorkerPoolAgent(abc.ABC):
+class WorkerPoolAgent(Agent):
     """A pool of long-lived worker processes speaking the protocol of the module
     docstring: the ``command`` adapter, and the ``python`` adapter's workers
     (:mod:`gate.replay.python_agent`). Subclasses give the program and may check each new
@@ -448,9 +449,6 @@ class WorkerPoolAgent(abc.ABC):
     @abc.abstractmethod
     def describe(self) -> dict[str, Any]:
         """What ran, for results (as configured: never the machine's paths)."""
-
-    def samples_for(self, case_id: str, samples: int) -> Sequence[int]:
-        return range(samples)
 
     def _spawn(self) -> Worker:
         """A new worker, not yet checked (:meth:`_check_started`)."""

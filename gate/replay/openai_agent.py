@@ -59,6 +59,7 @@ from gate.errors import ConfigError, Problem, StreamTruncated
 from gate.http_retry import retry_after_s
 from gate.model import Run, ToolResult
 from gate.replay.http import TRANSPORT_ERRORS, HttpClient, HttpResponse
+from gate.replay.interface import Agent
 from gate.replay.session import (
     AgentFailure,
     ErrorKind,
@@ -96,11 +97,10 @@ def _is_loopback(base_url: str) -> bool:
         return False
 
 
-class OpenAIChatAgent:
+class OpenAIChatAgent(Agent):
     """The ``openai`` adapter (module docstring)."""
 
     kind = "openai"
-    max_parallel: int | None = None
     backoff_base_s = 0.5
     """First retry wait without a Retry-After header (tests lower it)."""
 
@@ -160,12 +160,6 @@ class OpenAIChatAgent:
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, **self._request_meta}
-
-    def samples_for(self, case_id: str, samples: int) -> Sequence[int]:
-        return range(samples)
-
-    def prepare(self, jobs: int) -> None:
-        return None
 
     def close(self) -> None:
         self._client.close()

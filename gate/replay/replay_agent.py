@@ -31,11 +31,12 @@ from gate.agents.replay import MissingRuns, ReplayAgent
 from gate.config import Config
 from gate.errors import Problem, RunsFileError
 from gate.model import Case, Run
+from gate.replay.interface import Agent
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session, within_budget
 from gate.runsfile import parse_run_line, read_at
 
 
-class ReplayRunsAgent:
+class ReplayRunsAgent(Agent):
     """The ``replay`` adapter (module docstring)."""
 
     kind = "replay"
@@ -161,9 +162,6 @@ class ReplayRunsAgent:
 
     def samples_for(self, case_id: str, samples: int) -> Sequence[int]:
         return sorted(set(range(samples)) | self._samples.get(case_id, set()))
-
-    def prepare(self, jobs: int) -> None:
-        return None
 
     def close(self) -> None:
         self._fh.close()

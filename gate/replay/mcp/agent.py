@@ -87,6 +87,7 @@ from gate.config import Config
 from gate.errors import ConfigError, Problem
 from gate.model import Run
 from gate.replay.command import EXIT_CHECK_S, STDERR_TAIL_BYTES, agent_environ
+from gate.replay.interface import Agent
 from gate.replay.mcp import bridge
 from gate.replay.mcp.endpoint import Endpoint
 from gate.replay.mcp.host import McpHost
@@ -266,7 +267,7 @@ class _Process:
         return "\n".join(text.rstrip().splitlines()[-max_lines:])
 
 
-class McpServedAgent:
+class McpServedAgent(Agent):
     """The ``mcp`` adapter (module docstring)."""
 
     kind = "mcp"
@@ -300,9 +301,6 @@ class McpServedAgent:
             "max_connections": self._cfg.max_connections,
             **self._cfg.declared(),
         }
-
-    def samples_for(self, case_id: str, samples: int) -> range:
-        return range(samples)
 
     def prepare(self, jobs: int) -> None:
         """Start the MCP host, and turn a program that does not exist into a config error
@@ -372,10 +370,7 @@ class McpServedAgent:
             self._host.close(endpoint)  # records a batch still held
             shutil.rmtree(folder, ignore_errors=True)
         assert proc is not None
-        if talk is not None:
-            self._conversation_outcome(talk, failure)
-        else:
-            self._outcome(session, endpoint, proc, failure)
+        self._outcome(session, endpoint, proc, failure, talk)
         return None
 
     def _outcome(
@@ -384,16 +379,39 @@ class McpServedAgent:
         endpoint: Endpoint,
         proc: _Process,
         failure: AgentFailure | None,
+        talk: _Conversation | None,
     ) -> None:
+        """How the case-sample ended: its failure, else (one user turn) its final answer
+        from stdout; a conversation's answers are already recorded."""
         code = proc.proc.returncode if proc.exited.is_set() else None
-        session.meta["mcp"] = {"exit_code": code, "connections": endpoint.connections}
+        mcp: dict[str, Any] = {"exit_code": code, "connections": endpoint.connections}
+        if talk is not None:
+            mcp["connections_per_turn"] = list(endpoint.turn_connections)
+        session.meta["mcp"] = mcp
         tail = proc.stderr_tail()
         detail = f"--- stderr (last lines) ---\n{tail}" if tail else None
         failure = endpoint.failure or failure
         if failure is not None:
             raise AgentFailure(failure.kind, failure.message, detail=failure.detail or detail)
+        when = ""
+        if talk is not None:
+            turns = len(session.job.case.conversation)
+            when = (
+                " after the conversation ended"
+                if talk.over
+                else f" after answering {talk.answered} of {turns} user turns"
+            )
         if code != 0:
-            raise AgentFailure(ErrorKind.CRASH, f"the agent exited with code {code}", detail=detail)
+            raise AgentFailure(
+                ErrorKind.CRASH, f"the agent exited with code {code}{when}", detail=detail
+            )
+        if talk is not None and not talk.over:
+            raise AgentFailure(
+                ErrorKind.PROTOCOL,
+                f"the agent exited with code 0{when}: after each answer it reads the next "
+                f"user turn from stdin, and exits at its end of file",
+                detail=detail,
+            )
         if endpoint.requests == 0:
             raise AgentFailure(
                 ErrorKind.PROTOCOL,
@@ -401,6 +419,8 @@ class McpServedAgent:
                 "TOOLGATE_MCP_COMMAND)",
                 detail=detail,
             )
+        if talk is not None:
+            return
         if proc.overflow:
             raise AgentFailure(
                 ErrorKind.PROTOCOL,
@@ -415,45 +435,6 @@ class McpServedAgent:
                 detail=detail,
             )
         session.final = final
-
-    def _conversation_outcome(self, talk: _Conversation, failure: AgentFailure | None) -> None:
-        """As :meth:`_outcome`, for a conversation: its answers are already recorded."""
-        session, endpoint, proc = talk.session, talk.endpoint, talk.proc
-        code = proc.proc.returncode if proc.exited.is_set() else None
-        session.meta["mcp"] = {
-            "exit_code": code,
-            "connections": endpoint.connections,
-            "connections_per_turn": list(endpoint.turn_connections),
-        }
-        tail = proc.stderr_tail()
-        detail = f"--- stderr (last lines) ---\n{tail}" if tail else None
-        failure = endpoint.failure or failure
-        if failure is not None:
-            raise AgentFailure(failure.kind, failure.message, detail=failure.detail or detail)
-        turns = len(session.job.case.conversation)
-        when = (
-            "after the conversation ended"
-            if talk.over
-            else f"after answering {talk.answered} of {turns} user turns"
-        )
-        if code != 0:
-            raise AgentFailure(
-                ErrorKind.CRASH, f"the agent exited with code {code} {when}", detail=detail
-            )
-        if not talk.over:
-            raise AgentFailure(
-                ErrorKind.PROTOCOL,
-                f"the agent exited with code 0 {when}: after each answer it reads the next "
-                f"user turn from stdin, and exits at its end of file",
-                detail=detail,
-            )
-        if endpoint.requests == 0:
-            raise AgentFailure(
-                ErrorKind.PROTOCOL,
-                "the agent never connected to its MCP server (TOOLGATE_MCP_URL or "
-                "TOOLGATE_MCP_COMMAND)",
-                detail=detail,
-            )
 
 
 _LINE_HINT = (
