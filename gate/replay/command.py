@@ -62,7 +62,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 
 from gate import jsonio
 from gate.adapters.interface import PayloadError
@@ -413,6 +413,8 @@ class WorkerPoolAgent(Agent):
     """The config field a worker that cannot start is reported at."""
     silence = "the agent did not answer"
     """How a step without an answer is described (``timeout:``)."""
+    error_kinds: ClassVar[Mapping[str, ErrorKind]] = {}
+    """The ``kind`` of an ``error`` message → the error recorded (none: ``agent_error``)."""
     kept_after: frozenset[ErrorKind] = frozenset({ErrorKind.AGENT_ERROR})
     """Failures after which the worker is between cases and serves the next one (it
     reported them itself); after any other it is replaced."""
@@ -567,11 +569,15 @@ class WorkerPoolAgent(Agent):
         return None
 
     def _agent_error(self, message: dict[str, Any]) -> AgentFailure:
-        """The failure an ``error`` message reports (the agent's own: ``agent_error``)."""
+        """The failure an ``error`` message reports: the agent's own (``agent_error``),
+        or one of :attr:`error_kinds` that its ``kind`` names, with its ``detail``."""
+        kind = self.error_kinds.get(str(message.get("kind")))
         text = message.get("message")
+        detail = message.get("detail") if kind is not None else None
         return AgentFailure(
-            ErrorKind.AGENT_ERROR,
+            kind or ErrorKind.AGENT_ERROR,
             text if isinstance(text, str) else f"(no message) {message!r:.200}",
+            detail=detail if isinstance(detail, str) and detail else None,
         )
 
     def _converse(self, worker: Worker, job: Job, session: Session) -> None:

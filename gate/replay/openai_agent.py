@@ -46,7 +46,6 @@ import re
 import threading
 import time
 import urllib.parse
-from collections.abc import Sequence
 from typing import Any
 
 from gate import __version__, jsonio
@@ -57,7 +56,7 @@ from gate.agents.openai import DEFAULT_BREAKER_AFTER, OpenAIAgent
 from gate.config import Config
 from gate.errors import ConfigError, Problem, StreamTruncated
 from gate.http_retry import retry_after_s
-from gate.model import Run, ToolResult
+from gate.model import Run
 from gate.replay.http import TRANSPORT_ERRORS, HttpClient, HttpResponse
 from gate.replay.interface import Agent
 from gate.replay.session import (
@@ -66,7 +65,7 @@ from gate.replay.session import (
     Job,
     Session,
     assistant_message,
-    tool_message_content,
+    tool_messages,
 )
 
 RETRY_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))
@@ -226,15 +225,8 @@ class OpenAIChatAgent(Agent):
             messages = [
                 *messages,
                 assistant_message(session.turns[-1]),
-                *self._tool_messages(results),
+                *tool_messages(results),
             ]
-
-    @staticmethod
-    def _tool_messages(results: Sequence[ToolResult]) -> list[dict[str, Any]]:
-        return [
-            {"role": "tool", "tool_call_id": r.id, "content": tool_message_content(r.content)}
-            for r in results
-        ]
 
     def _request(self, data: bytes, job: Job, rng: random.Random) -> tuple[AssistantTurn, int]:
         """One completion, with retries; (the parsed turn, HTTP attempts made)."""

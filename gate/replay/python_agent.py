@@ -42,8 +42,9 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from gate.agents.python import PythonAgent
 from gate.config import Config
@@ -61,9 +62,6 @@ _WORKER_FILE = Path(__file__).with_name("python_worker.py")
 STARTUP_S = 60.0
 """Most time a worker may take to import the callable (at least ``timeout_s``)."""
 
-_KINDS = {"exception": ErrorKind.EXCEPTION, "protocol": ErrorKind.PROTOCOL}
-"""The ``kind`` of a worker's ``error`` message → the error recorded."""
-
 
 class PythonCallableAgent(WorkerPoolAgent):
     """The ``python`` adapter (module docstring)."""
@@ -71,6 +69,10 @@ class PythonCallableAgent(WorkerPoolAgent):
     kind = "python"
     field = "agent.callable"
     silence = "the callable did not call a tool or return"
+    error_kinds: ClassVar[Mapping[str, ErrorKind]] = {
+        "exception": ErrorKind.EXCEPTION,
+        "protocol": ErrorKind.PROTOCOL,
+    }
     kept_after = frozenset({ErrorKind.AGENT_ERROR, ErrorKind.EXCEPTION, ErrorKind.PROTOCOL})
     """The worker reported these itself, between case-samples (module docstring)."""
 
@@ -126,18 +128,6 @@ class PythonCallableAgent(WorkerPoolAgent):
         raise AgentFailure(
             ErrorKind.START,
             text if isinstance(text, str) else f"the worker did not start: {message!r:.200}",
-        )
-
-    def _agent_error(self, message: dict[str, Any]) -> AgentFailure:
-        kind = _KINDS.get(str(message.get("kind")))
-        if kind is None:
-            return super()._agent_error(message)
-        text = message.get("message")
-        detail = message.get("detail")
-        return AgentFailure(
-            kind,
-            text if isinstance(text, str) else f"(no message) {message!r:.200}",
-            detail=detail if isinstance(detail, str) and detail else None,
         )
 
 

@@ -214,10 +214,7 @@ def check_header(out: Path, header: dict[str, Any], runs_path: Path) -> None:
         recorded = None
     if not isinstance(recorded, dict):
         raise UsageError(f"cannot resume {out}: {path} is not a run header")
-
-    def shown(value: Any) -> str:
-        return jsonio.canonical(value)
-
+    shown = jsonio.canonical
     differ = [k for k in sorted(header) if shown(recorded.get(k)) != shown(header[k])]
     if differ:
         was = ", ".join(f"{k}: {shown(recorded.get(k))[:80]}" for k in differ)

@@ -116,6 +116,14 @@ def tool_message_content(content: Any) -> str:
     return json.dumps(content, ensure_ascii=False, sort_keys=True)
 
 
+def tool_messages(results: Sequence[ToolResult]) -> list[dict[str, Any]]:
+    """Tool results as the ``tool`` messages that follow their assistant message."""
+    return [
+        {"role": "tool", "tool_call_id": r.id, "content": tool_message_content(r.content)}
+        for r in results
+    ]
+
+
 def assistant_message(turn: Turn) -> dict[str, Any]:
     """The assistant message to send back in the history, rebuilt from the recorded turn
     (so ids assigned by the runner and the model's raw argument text are kept)."""
@@ -150,10 +158,7 @@ def conversation_messages(case: Case, turns: Sequence[Turn]) -> list[dict[str, A
             out.append({"role": "user", "content": t.user})
         if t.calls:
             out.append(assistant_message(t))
-            out.extend(
-                {"role": "tool", "tool_call_id": r.id, "content": tool_message_content(r.content)}
-                for r in t.tool_results
-            )
+            out.extend(tool_messages(t.tool_results))
         elif t.content is not None:
             out.append({"role": "assistant", "content": t.content})
     return out
