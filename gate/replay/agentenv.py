@@ -42,7 +42,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -398,15 +398,11 @@ def _say(log: TextIO, text: str) -> None:
     log.flush()
 
 
-class _group:
+@contextlib.contextmanager
+def _group(log: TextIO, title: str) -> Iterator[None]:
     """A collapsed log group (``::group::`` … ``::endgroup::``)."""
-
-    def __init__(self, log: TextIO, title: str) -> None:
-        self.log = log
-        self.title = title
-
-    def __enter__(self) -> None:
-        _say(self.log, f"::group::{self.title}")
-
-    def __exit__(self, *exc: object) -> None:
-        _say(self.log, "::endgroup::")
+    _say(log, f"::group::{title}")
+    try:
+        yield
+    finally:
+        _say(log, "::endgroup::")

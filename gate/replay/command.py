@@ -56,7 +56,6 @@ import abc
 import contextlib
 import os
 import select
-import shlex
 import signal
 import subprocess
 import threading
@@ -710,7 +709,7 @@ class CommandPoolAgent(WorkerPoolAgent):
     def __init__(self, config: Config, cfg: CommandAgent):
         self._cfg = cfg
         file = str(config.source) if config.source else "toolgate.yml"
-        argv = list(cfg.command) if isinstance(cfg.command, list) else shlex.split(cfg.command)
+        argv = cfg.argv()
         if not argv:
             raise ConfigError(
                 Problem(file, config.agent_lines.get("agent.command"), "agent.command", "is empty")
@@ -733,11 +732,9 @@ class CommandPoolAgent(WorkerPoolAgent):
 
     def describe(self) -> dict[str, Any]:
         # As configured, not as resolved: results must not depend on the machine's paths.
-        command = self._cfg.command
-        shown = list(command) if isinstance(command, list) else shlex.split(command)
         return {
             "kind": self.kind,
-            "command": shown,
+            "command": self._cfg.argv(),
             "workers": self._cfg.workers,
             **self._cfg.declared(),
         }

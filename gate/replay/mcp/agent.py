@@ -275,9 +275,7 @@ class McpServedAgent(Agent):
     def __init__(self, config: Config, cfg: McpAgent, host: McpHost | None = None) -> None:
         self._cfg = cfg
         self._file = str(config.source) if config.source else "toolgate.yml"
-        self._argv = (
-            list(cfg.command) if isinstance(cfg.command, list) else shlex.split(cfg.command)
-        )
+        self._argv = cfg.argv()
         if not self._argv:
             raise ConfigError(Problem(self._file, None, "agent.command", "is empty"))
         if self._argv[0] in ("python", "python3"):
@@ -291,11 +289,9 @@ class McpServedAgent(Agent):
         self.max_parallel: int | None = cfg.workers
 
     def describe(self) -> dict[str, Any]:
-        command = self._cfg.command
-        shown = list(command) if isinstance(command, list) else shlex.split(command)
         return {
             "kind": self.kind,
-            "command": shown,
+            "command": self._cfg.argv(),
             "workers": self._cfg.workers,
             "batch_window_ms": self._cfg.batch_window_ms,
             "max_connections": self._cfg.max_connections,
