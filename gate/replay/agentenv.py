@@ -34,7 +34,6 @@ import contextlib
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -48,7 +47,7 @@ from pathlib import Path
 from typing import TextIO
 
 from gate.errors import InputError, Problem
-from gate.replay.command import agent_environ
+from gate.replay.command import agent_environ, kill_group
 
 INPUTS_FILE = "action inputs"
 """Where an input's problem is reported (as :data:`gate.github.context.INPUTS_FILE`)."""
@@ -320,7 +319,7 @@ def _run(argv: Sequence[str], *, cwd: Path, env: dict[str, str], log: TextIO) ->
         code = None
     finally:
         if proc.poll() is None or code is None:
-            _kill_group(proc)
+            kill_group(proc, _STOP_GRACE_S)
         held = _output_done(reader, last)
         quiet.set()
         if not held:
@@ -354,15 +353,6 @@ def _output_done(reader: threading.Thread, last: list[float]) -> bool:
             return reader.is_alive()
         reader.join(timeout=0.02)
     return False
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=_STOP_GRACE_S)
 
 
 def _failed(name: str, what: str, done: StepOutcome) -> InputError:

@@ -115,7 +115,6 @@ class Worker:
         )
         assert self.proc.stdout is not None and self.proc.stderr is not None
         assert self.proc.stdin is not None
-        self.pgid = self.proc.pid  # its own session: the group outlives the worker
         self._in = self.proc.stdin.fileno()
         os.set_blocking(self._in, False)  # writes wait in poll, under the step's deadline
         self._out_poll = select.poll()
@@ -268,14 +267,7 @@ class Worker:
         (waiting for the last of it at most 1 s, or until ``deadline`` when given: a
         grandchild that left the group may hold stderr open)."""
         self._dead.set()
-        # Always the group: a worker that exited may have left children in it.
-        try:
-            os.killpg(self.pgid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            if self.proc.poll() is None:
-                self.proc.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):  # a zombie we cannot reap
-            self.proc.wait(timeout=5)
+        kill_group(self.proc)  # always the group: a worker that exited may have left children
         self._err.join(timeout=1.0 if deadline is None else max(0.0, deadline - time.monotonic()))
         pipes = [self.proc.stdin, self.proc.stdout]
         if not self._err.is_alive():
@@ -337,6 +329,19 @@ RUNNER_FILES = frozenset(
 
 STOP_GRACE_S = 1.0
 """How long workers get to exit after their stdin closes before they are killed."""
+
+
+def kill_group(proc: subprocess.Popen[bytes], wait_s: float = 5.0) -> None:
+    """SIGKILL the process group ``proc`` leads (started with ``start_new_session``), or
+    ``proc`` alone when that is gone; wait at most ``wait_s`` for it (a zombie we
+    cannot reap is left)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        if proc.poll() is None:
+            proc.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=wait_s)
 
 
 def agent_environ(environ: Mapping[str, str]) -> dict[str, str]:

@@ -303,24 +303,23 @@ class Session:
             user, self._pending_user = self._pending_user, None
             steps = self._steps
             self._steps += 1
+            over: str | None = None
             if len(ided) > MAX_BATCH_CALLS:
+                over = (
+                    f"the agent sent {len(ided):,} tool calls in one turn; a turn carries at "
+                    f"most {MAX_BATCH_CALLS}"
+                )
+            elif steps >= self.job.step_budget:
+                where = f" in user turn {self.user_turn + 1}" if self.job.case.conversation else ""
+                over = (
+                    f"the agent asked for tool-calling turn {steps + 1}{where} "
+                    f"with a step budget of {self.job.step_budget}"
+                )
+            if over is not None:  # the turn is recorded (its calls without results)
                 self.turns.append(
                     Turn(calls=tuple(ided[:MAX_BATCH_CALLS]), content=content, user=user)
                 )
-                self.failure = AgentFailure(
-                    ErrorKind.STEP_BUDGET,
-                    f"the agent sent {len(ided):,} tool calls in one turn; a turn carries at "
-                    f"most {MAX_BATCH_CALLS}",
-                )
-                raise self.failure
-            if steps >= self.job.step_budget:
-                self.turns.append(Turn(calls=tuple(ided), content=content, user=user))
-                where = f" in user turn {self.user_turn + 1}" if self.job.case.conversation else ""
-                self.failure = AgentFailure(
-                    ErrorKind.STEP_BUDGET,
-                    f"the agent asked for tool-calling turn {steps + 1}{where} "
-                    f"with a step budget of {self.job.step_budget}",
-                )
+                self.failure = AgentFailure(ErrorKind.STEP_BUDGET, over)
                 raise self.failure
             results: list[ToolResult] = []
             for call in ided:

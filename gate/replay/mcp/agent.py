@@ -70,7 +70,6 @@ import os
 import select
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -86,7 +85,7 @@ from gate.agents.mcp import McpAgent
 from gate.config import Config
 from gate.errors import ConfigError, Problem
 from gate.model import Run
-from gate.replay.command import EXIT_CHECK_S, STDERR_TAIL_BYTES, agent_environ
+from gate.replay.command import EXIT_CHECK_S, STDERR_TAIL_BYTES, agent_environ, kill_group
 from gate.replay.interface import Agent
 from gate.replay.mcp import bridge
 from gate.replay.mcp.endpoint import Endpoint
@@ -251,10 +250,7 @@ class _Process:
 
     def kill_group(self) -> None:
         """SIGKILL the process group (the agent and whatever it started in it)."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=5)
+        kill_group(self.proc)
         for t in self._threads:
             t.join(timeout=_READER_JOIN_S)
         for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
