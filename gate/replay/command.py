@@ -128,13 +128,8 @@ class Worker:
         """The case-samples this worker answered (a late line naming one is dropped)."""
         self.stray = 0
         """Late lines of earlier case-samples dropped while it ran the current one."""
-        self._tail = bytearray()
-        self._tail_lock = threading.Lock()
         self._dead = threading.Event()
-        self._err = threading.Thread(
-            target=self._read_stderr, args=(self.proc.stderr,), daemon=True
-        )
-        self._err.start()
+        self._err = StderrTail(self.proc.stderr)
 
     @property
     def pid(self) -> int:
@@ -171,24 +166,6 @@ class Worker:
                 self._buf += chunk
             else:
                 self._eof = True
-
-    def _read_stderr(self, err: IO[bytes]) -> None:
-        read = getattr(err, "read1", err.read)
-        try:
-            while True:
-                chunk = read(65536)
-                if not chunk:
-                    return
-                with self._tail_lock:
-                    self._tail += chunk
-                    if len(self._tail) > 2 * STDERR_TAIL_BYTES:
-                        del self._tail[: len(self._tail) - STDERR_TAIL_BYTES]
-        except (OSError, ValueError):
-            return
-        finally:
-            # kill() leaves the pipe to this thread while it is blocked reading (see there)
-            with contextlib.suppress(OSError):
-                err.close()
 
     def alive(self) -> bool:
         return self.proc.poll() is None and not self._dead.is_set()
@@ -268,9 +245,10 @@ class Worker:
         grandchild that left the group may hold stderr open)."""
         self._dead.set()
         kill_group(self.proc)  # always the group: a worker that exited may have left children
-        self._err.join(timeout=1.0 if deadline is None else max(0.0, deadline - time.monotonic()))
+        reader = self._err.thread
+        reader.join(timeout=1.0 if deadline is None else max(0.0, deadline - time.monotonic()))
         pipes = [self.proc.stdin, self.proc.stdout]
-        if not self._err.is_alive():
+        if not reader.is_alive():
             # Closing stderr under its blocked reader would wait for that read: for as
             # long as a detached grandchild holds the pipe open. Left to the reader then.
             pipes.append(self.proc.stderr)
@@ -296,10 +274,39 @@ class Worker:
         self.kill(deadline)
 
     def stderr_tail(self, max_lines: int = 20) -> str:
-        with self._tail_lock:
+        return self._err.text(max_lines)
+
+
+class StderrTail:
+    """A process's stderr, drained by a thread of its own; only its last
+    :data:`STDERR_TAIL_BYTES` are kept (for error records). The pipe is closed at its end
+    (a kill leaves it to this thread while it is blocked reading)."""
+
+    def __init__(self, pipe: IO[bytes]) -> None:
+        self._tail = bytearray()
+        self._lock = threading.Lock()
+        self.thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self.thread.start()
+
+    def _read(self, pipe: IO[bytes]) -> None:
+        read = getattr(pipe, "read1", pipe.read)
+        try:
+            while chunk := read(65536):
+                with self._lock:
+                    self._tail += chunk
+                    if len(self._tail) > 2 * STDERR_TAIL_BYTES:
+                        del self._tail[: len(self._tail) - STDERR_TAIL_BYTES]
+        except (OSError, ValueError):
+            return
+        finally:
+            with contextlib.suppress(OSError):
+                pipe.close()
+
+    def text(self, max_lines: int = 20) -> str:
+        """Its last ``max_lines`` lines."""
+        with self._lock:
             text = bytes(self._tail[-STDERR_TAIL_BYTES:]).decode("utf-8", "replace")
-        lines = text.rstrip().splitlines()[-max_lines:]
-        return "\n".join(lines)
+        return "\n".join(text.rstrip().splitlines()[-max_lines:])
 
 
 # The gate's own credentials: the agent under test (code from the pull request) never sees

@@ -85,7 +85,7 @@ from gate.agents.mcp import McpAgent
 from gate.config import Config
 from gate.errors import ConfigError, Problem
 from gate.model import Run
-from gate.replay.command import EXIT_CHECK_S, STDERR_TAIL_BYTES, agent_environ, kill_group
+from gate.replay.command import EXIT_CHECK_S, StderrTail, agent_environ, kill_group
 from gate.replay.interface import Agent
 from gate.replay.mcp import bridge
 from gate.replay.mcp.endpoint import Endpoint
@@ -129,7 +129,6 @@ class _Process:
         self.max_output = max_output
         self.out = bytearray()
         self.overflow = False
-        self.tail = bytearray()
         self.exited = threading.Event()
         self._on_event = on_event
         self._lines: deque[bytes] = deque()
@@ -138,11 +137,12 @@ class _Process:
         reader = self._read_lines if lines else self._read_out
         self._threads = [
             threading.Thread(target=reader, args=(self.proc.stdout,), daemon=True),
-            threading.Thread(target=self._read_err, args=(self.proc.stderr,), daemon=True),
             threading.Thread(target=self._wait, daemon=True),
         ]
         for t in self._threads:
             t.start()
+        self._err = StderrTail(self.proc.stderr)
+        self._threads.append(self._err.thread)
 
     def _read_lines(self, pipe: IO[bytes]) -> None:
         """Stdout as lines (without their newline); a last line without one counts. More
@@ -236,13 +236,6 @@ class _Process:
                     continue  # keep draining, so the agent never blocks on its own pipe
                 self.out += chunk
 
-    def _read_err(self, pipe: IO[bytes]) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            while chunk := pipe.read1(65536):  # type: ignore[attr-defined]
-                self.tail += chunk
-                if len(self.tail) > 2 * STDERR_TAIL_BYTES:
-                    del self.tail[: len(self.tail) - STDERR_TAIL_BYTES]
-
     def _wait(self) -> None:
         self.proc.wait()
         self.exited.set()
@@ -259,8 +252,7 @@ class _Process:
                     pipe.close()
 
     def stderr_tail(self, max_lines: int = 20) -> str:
-        text = bytes(self.tail[-STDERR_TAIL_BYTES:]).decode("utf-8", "replace")
-        return "\n".join(text.rstrip().splitlines()[-max_lines:])
+        return self._err.text(max_lines)
 
 
 class McpServedAgent(Agent):
