@@ -1,65 +1,21 @@
 """The ``mcp`` agent adapter: any program whose agent takes its tools from an MCP server.
 
-For each case-sample ToolGate opens an :class:`~.endpoint.Endpoint` (the case's tools,
-answered from its frozen responses) on the shared :class:`~.host.McpHost`, writes the
-case to a JSON file, and starts ``agent.command`` (in ``agent.cwd``, default the config's
-folder) with, added to its environment:
+What the agent gets and what costs a case-sample are the user's contract, written once in
+docs/agent-protocol.md (section "``mcp``: agents whose tools come from an MCP server").
+In short: for each case-sample ToolGate opens an :class:`~.endpoint.Endpoint` (the
+case's tools, answered from its frozen responses) on the shared
+:class:`~.host.McpHost`, writes the case to a JSON file, and starts ``agent.command`` (in
+``agent.cwd``, default the config's folder) with ``TOOLGATE_MCP_URL``,
+``TOOLGATE_MCP_COMMAND`` (the stdio :mod:`.bridge`), ``TOOLGATE_MCP_COMMAND_JSON`` and
+``TOOLGATE_CASE`` added to its environment, the gate's credentials and the tokens of
+``agent.servers`` removed. Its stdout is its final answer; its exit status and MCP
+connections are kept in the run's ``meta.mcp``. A conversation talks over a line on
+stdin (:class:`_Conversation`): one ``final`` line per answered user turn, the next
+``user`` message written back, end of file after the last.
 
-* ``TOOLGATE_MCP_URL`` — the endpoint's streamable-HTTP address (127.0.0.1, a path token of
-  its own);
-* ``TOOLGATE_MCP_COMMAND`` — a shell-quoted command that serves the same tools on stdio
-  (:mod:`.bridge`), for MCP clients that launch their servers; ``TOOLGATE_MCP_COMMAND_JSON``
-  is the same command as a JSON array;
-* ``TOOLGATE_CASE`` — the path of a JSON file holding ``case_id``, ``sample``, ``seed``,
-  ``user_input`` and ``message_history`` (and, for a conversation, ``"conversation":
-  true`` and ``turns``, the number of user turns).
-
-What the agent prints on stdout is its final answer (stripped; at most
-``agent.max_output_bytes``); its exit status and the number of MCP connections are kept in
-the run's ``meta.mcp``. The gate's credentials and the tokens of ``agent.servers`` are
-removed from the environment; ``agent.env`` is added.
-
-**Conversations** (a case with several scripted user turns) talk over a line on stdin.
-The agent's stdin is a pipe and its stdout JSON Lines. Having answered a user turn
-(``user_input`` is the first), the agent prints one line and flushes it::
-
-    agent → {"type": "final", "content": "<its answer>"}          (a string, or null)
-    runner → {"type": "user", "case_id", "sample", "turn", "content", "messages"}
-    ...      the next turn's calls, then its "final" line (which may echo "turn")
-    runner → end of file on stdin: the conversation is over; exit 0
-
-``messages`` is the whole conversation so far in the OpenAI chat shape, this user turn
-last — the message the ``command`` protocol sends. ToolGate closes stdin after the last
-turn's answer, or earlier when the conversation ends (a turn called a must-not-call
-tool: the agent only sees the end of file; the turns not reached fail the case). Each
-answer line is an event of the step timeout, like a tool call; once stdin is closed the
-agent has ``timeout_s`` to exit. ``max_connections`` counts per user turn (the count
-starts again at each answer), so an agent may keep one connection open across the turns
-or reconnect in each. A line longer than ``max_output_bytes`` is refused; a line that is
-not such a message, a second line before the next user turn, a line after the last
-answer, or an exit (status 0) before answering every turn is a ``protocol`` error, a
-non-zero exit a ``crash``, and either ends the conversation there, its calls kept. The
-answers are recorded each as an assistant turn without calls; ``meta.mcp`` adds
-``connections_per_turn``.
-
-**Every failure costs one case-sample, never the run**, and keeps every call recorded so
-far (a batch still held is recorded before the endpoint closes):
-
-=================  ===========================================================================
-``timeout``        no tool call and no exit within ``timeout_s`` (the first step counts from
-                   the start; so a case-sample lasts at most ``timeout_s × (step_budget + 1)``);
-                   in a conversation no tool call, answer line or exit, a user turn not read
-                   from stdin, or no exit after stdin closed, within ``timeout_s``
-``crash``          the agent exits with a non-zero status (stderr tail attached), or cannot start
-``protocol``       it exits 0 without a final answer, never connects (no MCP request at all),
-                   opens more than ``max_connections`` connections (in a user turn), prints
-                   more than ``max_output_bytes``, or sends a ``tools/call`` naming no tool;
-                   in a conversation, breaks the line protocol above
-``step_budget``    a batch of calls past the step budget (recorded; its calls get an error)
-``deadline``       the run's ``deadline_s`` passed
-=================  ===========================================================================
-
-The agent's whole process group is killed when its case-sample ends, whatever happened.
+Every failure costs one case-sample, never the run, and keeps every call recorded so far
+(a batch still held is recorded before the endpoint closes); the agent's whole process
+group is killed when its case-sample ends, whatever happened.
 """
 
 from __future__ import annotations
@@ -428,9 +384,9 @@ _LINE_HINT = (
 
 
 class _Conversation:
-    """A conversation case over the agent's stdin and stdout (the module docstring): each
-    answer line is recorded, the next user turn written to stdin, every wait a step of at
-    most ``timeout_s``."""
+    """A conversation case over the agent's stdin and stdout (docs/agent-protocol.md,
+    "Conversations: a line on stdin"): each answer line is recorded, the next user turn
+    written to stdin, every wait a step of at most ``timeout_s``."""
 
     def __init__(
         self, job: Job, session: Session, endpoint: Endpoint, proc: _Process, host: McpHost
