@@ -4,45 +4,24 @@ A pool of ``agent.workers`` long-lived worker processes (``agent.command``, star
 ``agent.cwd`` — default: the config's folder — with ``agent.env`` added to the
 environment, the gate's GitHub credentials removed, and ``PYTHONUNBUFFERED=1`` so Python
 agents need not flush; a bare ``python`` as the program is the interpreter running
-ToolGate, or the one ``agent.python`` names). Each case-sample
-borrows one idle worker and speaks the protocol of ``docs/agent-protocol.md``::
+ToolGate, or the one ``agent.python`` names). Each case-sample borrows one idle worker
+and speaks the protocol written once in docs/agent-protocol.md (section "The ``command``
+protocol"): ``start``, then ``tool_calls`` answered by ``tool_results``, then ``final``
+or ``error``; a conversation's next ``user`` turn after each ``final`` but the last.
+Every reply must name the case-sample (and the user turn) it answers
+(:func:`_check_addressed`); a late line of a case-sample the worker answered before is
+dropped, and the worker replaced after the running case.
 
-    runner → {"type": "start", "case_id", "sample", "turn": 1, "seed", "messages", "tools"}
-    agent  → {"type": "tool_calls", "case_id", "sample", "turn"?,
-              "calls": [{"id", "name", "arguments"}], "content"?, "usage"?}
-    runner → {"type": "tool_results", "turn", "results": [{"id", "name", "content", "is_error"}]}
-    ...
-    agent  → {"type": "final", "case_id", "sample", "turn"?, "content", "usage"?}
-           | {"type": "error", "case_id", "sample", "turn"?, "message"}
-    runner → {"type": "user", "case_id", "sample", "turn", "content", "messages"}  (conversations)
-    ...      answered like "start": tool calls, then "final"
-
-A conversation case sends, after each ``final`` but the last, its next scripted user turn
-with the whole conversation so far (this turn's message last): a stateless agent answers
-from ``messages``, a stateful one from its own memory of the case-sample.
-
-Every reply echoes the start message's ``case_id`` and ``sample``: a reply without them
-is a ``protocol`` error unless ``agent.reply_ids`` is ``optional``. A reply naming a
-case-sample the worker answered before (a late line of an earlier case) is dropped — never
-the running case's answer nor its failure — and the worker is replaced after the running
-case; one naming any other case-sample is a ``protocol`` error. Each reply answers the
-user turn it was sent: one that echoes another ``turn``, or a line printed after a
-``final`` before the next ``user`` message was sent (an answer to a turn not yet sent),
-is a ``protocol`` error of the case.
-
-**Failures cost one case-sample, never the run.** A worker that exits (``crash``), does
-not answer within ``agent.timeout_s`` per step (``timeout``), prints anything on stdout
-that is not one JSON object per line, a line over :data:`MAX_LINE_BYTES`, or an unknown
-message (``protocol``) is killed (its whole process group) and replaced; that
-case-sample gets an error record with the tail of the worker's stderr. A worker that
-exceeds the step budget is replaced too (it is mid-conversation). An ``error`` message is
-the agent's own, well-formed report: the worker stays.
+**Failures cost one case-sample, never the run** (docs/agent-protocol.md, "What costs a
+case-sample"): a worker that crashes, times out or breaks the protocol is killed (its
+whole process group) and replaced, and the case-sample gets an error record with the tail
+of its stderr; an ``error`` message is the agent's own report: the worker stays.
 
 **Every exchange is bounded.** Writes go through a non-blocking stdin under the step's
 timeout (a worker that stops reading is a ``timeout``); a wait for output also notices,
 every :data:`EXIT_CHECK_S`, a worker that exited while a child holds its stdout (a
-``crash``, not a timeout); a kill always reaches the worker's process group, remembered
-at spawn, so children of an exited worker die with it.
+``crash``, not a timeout); a kill always reaches the worker's process group, so children
+of an exited worker die with it.
 
 **Flooding is bounded.** stdout is read only while a message is awaited, into a buffer
 that holds at most one line of :data:`MAX_LINE_BYTES` (a worker printing more blocks on
