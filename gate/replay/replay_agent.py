@@ -1,16 +1,15 @@
 """The ``replay`` agent adapter: runs produced elsewhere; no agent is run.
 
 ``agent.runs`` (relative to the config) is a runs.jsonl written by another tool or an
-earlier ``toolgate run``. Each planned case-sample gets its stored run as is, and samples
-the file holds beyond ``samples`` are kept too. A run for a case id the dataset does not
-have, or the same case-sample twice, is an input error naming the line — the file does
-not fit the dataset.
+earlier ``toolgate run``; each planned case-sample gets its stored run, and samples the
+file holds beyond ``samples`` are kept too (docs/agent-protocol.md, "``replay``"). A run
+for a case id the dataset does not have, or the same case-sample twice, is an input error
+naming the line. A planned case-sample the file lacks is bad input too, or, with
+``agent.missing: skip``, *not run* (:meth:`ReplayRunsAgent.check_scope`).
 
-A planned case-sample the file lacks is bad input too (exit code 2, the cases named,
-:meth:`ReplayRunsAgent.check_scope`): nothing failed, the file is short. With
-``agent.missing: skip`` the run gates on the cases present, and each case-sample the file
-lacks is *not run* (a ``not_run`` record: never a pass or a failure, named in the first
-line of every report).
+The adapter keeps where each run is, not the run: every line is parsed when the adapter
+is built (a bad line is refused before anything runs) and read again, by its offset, when
+its case-sample runs — so a file of 300,000 runs costs a few arrays, not the runs.
 
 A stored run is held to what a live agent may record (the step budget applies to replay
 too, :func:`gate.replay.session.within_budget`): its turns past the case's step budget and
@@ -46,9 +45,7 @@ class ReplayRunsAgent(Agent):
     def __init__(self, config: Config, cfg: ReplayAgent):
         self._cfg = cfg
         self._display = cfg.runs
-        # Where each run is, not the run (a runs file of 300,000 would fill the memory):
-        # each line is parsed here, so that a bad one is refused before anything runs,
-        # and again, read by its offset, when its case-sample runs.
+        # Where each run is, not the run (module docstring).
         self._rows: dict[tuple[str, int], int] = {}
         self._line = array("q")
         self._start = array("q")

@@ -12,11 +12,8 @@ would exceed it is still recorded (its calls, without results), so the scorers c
 overrun, and the case-sample ends with a ``step_budget`` error. A final answer after the
 last allowed turn is fine.
 
-**Error kinds.** ``Run.error`` starts with one word naming the class of failure, then a
-colon: ``timeout``, ``crash``, ``protocol``, ``agent_error``, ``step_budget``, ``http``,
-``payload``, ``deadline``, ``exception``, ``not_in_replay``, ``not_attempted``, ``start``
-(:class:`gate.errors.ErrorKind`; its class, agent or infrastructure, is
-:class:`gate.errors.ErrorClass`).
+**Error kinds.** ``Run.error`` starts with the :class:`gate.errors.ErrorKind` of the
+failure, then a colon (its class, agent or infrastructure: :class:`gate.errors.ErrorClass`).
 """
 
 from __future__ import annotations
