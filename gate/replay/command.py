@@ -39,7 +39,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, ClassVar
 
 from gate import jsonio
@@ -149,6 +149,9 @@ class Worker:
     def alive(self) -> bool:
         return self.proc.poll() is None and not self._dead.is_set()
 
+    def exited(self) -> bool:
+        return self.proc.poll() is not None
+
     def has_pending_output(self) -> bool:
         """Whether the worker printed something nobody asked for (or closed stdout)."""
         return bool(self._buf) or self._eof or bool(self._poll.poll(0))
@@ -156,30 +159,16 @@ class Worker:
     def send(self, message: dict[str, Any], timeout: float) -> None:
         """Write one message within ``timeout`` seconds: a worker that stops reading its
         stdin (a message over the pipe buffer) is a ``timeout``, never a hang."""
-        data = memoryview(jsonio.dumps_line(message))
-        end = time.monotonic() + timeout
-        while data:
-            try:
-                n = os.write(self._in, data)
-            except BlockingIOError:
-                n = 0
-            except (BrokenPipeError, OSError, ValueError):
-                raise WorkerBroken(
-                    ErrorKind.CRASH, self._exit_text("while reading its input")
-                ) from None
-            data = data[n:]
-            if not data:
-                return
-            left = end - time.monotonic()
-            if left <= 0:
-                raise WorkerBroken(
-                    ErrorKind.TIMEOUT,
-                    f"the agent did not read its input within {timeout:.3g}s "
-                    f"({len(data)} bytes of a message still unsent)",
-                )
-            ready = self._out_poll.poll(max(1, int(min(left, EXIT_CHECK_S) * 1000 + 0.5)))
-            if not ready and self.proc.poll() is not None:
-                raise WorkerBroken(ErrorKind.CRASH, self._exit_text("while reading its input"))
+        data = jsonio.dumps_line(message)
+        left = write_within(self._in, self._out_poll, data, timeout, self.exited)
+        if left is None:
+            raise WorkerBroken(ErrorKind.CRASH, self._exit_text("while reading its input"))
+        if left:
+            raise WorkerBroken(
+                ErrorKind.TIMEOUT,
+                f"the agent did not read its input within {timeout:.3g}s "
+                f"({left} bytes of a message still unsent)",
+            )
 
     def receive(self, timeout: float, step: int) -> dict[str, Any]:
         item = self._next_line(timeout)
@@ -315,6 +304,32 @@ RUNNER_FILES = frozenset(
 
 STOP_GRACE_S = 1.0
 """How long workers get to exit after their stdin closes before they are killed."""
+
+
+def write_within(
+    fd: int, poll: select.poll, data: bytes, timeout: float, exited: Callable[[], bool]
+) -> int | None:
+    """Write ``data`` to the non-blocking pipe ``fd`` (registered in ``poll`` for output)
+    within ``timeout`` s: 0 once all is written, the bytes still unsent when the time is
+    up, ``None`` when the reader is gone (the pipe broke, or ``exited()``, asked every
+    :data:`EXIT_CHECK_S`)."""
+    view = memoryview(data)
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            pass
+        except (OSError, ValueError):  # BrokenPipeError: it closed its stdin or exited
+            return None
+        if not view:
+            return 0
+        left = end - time.monotonic()
+        if left <= 0:
+            return len(view)
+        poll.poll(max(1, int(min(left, EXIT_CHECK_S) * 1000 + 0.5)))
+        if exited():
+            return None
 
 
 def kill_group(proc: subprocess.Popen[bytes], wait_s: float = 5.0) -> None:

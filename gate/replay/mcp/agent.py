@@ -41,7 +41,7 @@ from gate.agents.mcp import McpAgent
 from gate.config import Config
 from gate.errors import ConfigError, Problem
 from gate.model import Run
-from gate.replay.command import EXIT_CHECK_S, StderrTail, agent_environ, kill_group
+from gate.replay.command import StderrTail, agent_environ, kill_group, write_within
 from gate.replay.interface import Agent
 from gate.replay.mcp import bridge
 from gate.replay.mcp.endpoint import Endpoint
@@ -155,28 +155,14 @@ class _Process:
         fd = self.proc.stdin.fileno()
         out = select.poll()
         out.register(fd, select.POLLOUT | select.POLLERR | select.POLLHUP)
-        view = memoryview(data)
-        end = time.monotonic() + timeout
-        while view:
-            try:
-                view = view[os.write(fd, view) :]
-            except BlockingIOError:
-                pass
-            except (OSError, ValueError):  # BrokenPipeError: it closed stdin or exited
-                return False
-            if not view:
-                return True
-            left = end - time.monotonic()
-            if left <= 0:
-                raise AgentFailure(
-                    ErrorKind.TIMEOUT,
-                    f"the agent did not read its stdin within {timeout:.3g}s "
-                    f"({len(view)} bytes of the next user turn still unsent)",
-                )
-            out.poll(max(1, int(min(left, EXIT_CHECK_S) * 1000 + 0.5)))
-            if self.exited.is_set():
-                return False
-        return True
+        left = write_within(fd, out, data, timeout, self.exited.is_set)
+        if left:
+            raise AgentFailure(
+                ErrorKind.TIMEOUT,
+                f"the agent did not read its stdin within {timeout:.3g}s "
+                f"({left} bytes of the next user turn still unsent)",
+            )
+        return left == 0
 
     def close_stdin(self) -> None:
         """End of file on the agent's stdin: the conversation is over."""
