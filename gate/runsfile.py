@@ -125,34 +125,45 @@ def json_text(value: Any) -> str:
         return "(nested too deep to write as text)"
 
 
-def _unknown_key(obj: dict[str, Any], keys: frozenset[str], field: str) -> FieldError:
-    first = sorted(obj.keys() - keys)[0]
-    return FieldError(f"{field}.{first}", "unknown key")
-
-
-def _within(field: str, bad: FieldError, own: str) -> FieldError:
-    """``bad``, raised by a converter given the field name ``own``, re-rooted at ``field``
-    (the item's field names are built only when something is wrong)."""
-    return FieldError(field + bad.field[len(own) :], bad.message)
-
-
-def call_from_json(obj: Any, field: str = "call") -> ToolCall:
+def _object(obj: Any, keys: frozenset[str]) -> dict[str, Any]:
+    """``obj``, an object of ``keys`` only (raises a :class:`FieldError` relative to it)."""
     if not isinstance(obj, dict):
-        raise FieldError(field, "must be an object")
-    if not obj.keys() <= _CALL_KEYS:
-        raise _unknown_key(obj, _CALL_KEYS, field)
-    name = obj.get("name")
-    if not isinstance(name, str):
-        raise FieldError(f"{field}.name", "must be a string")
-    cid = obj.get("id")
-    if cid is not None and not isinstance(cid, str):
-        raise FieldError(f"{field}.id", "must be a string or null")
-    raw_field = obj.get("raw_arguments")
-    if raw_field is not None and not isinstance(raw_field, str):
-        raise FieldError(f"{field}.raw_arguments", "must be a string or null")
-    parse_ok = obj.get("parse_ok", True)
-    if not isinstance(parse_ok, bool):
-        raise FieldError(f"{field}.parse_ok", "must be true or false")
+        raise FieldError("", "must be an object")
+    if not obj.keys() <= keys:
+        raise FieldError("." + sorted(obj.keys() - keys)[0], "unknown key")
+    return obj
+
+
+def _get(
+    obj: dict[str, Any],
+    key: str,
+    kind: type | tuple[type, ...],
+    message: str,
+    *,
+    at: str = ".",
+    default: Any = None,
+    null: bool = True,
+) -> Any:
+    """``obj[key]`` (``default`` when absent): a ``kind`` (or null, with ``null``), else a
+    :class:`FieldError` at ``at + key``."""
+    value = obj.get(key, default)
+    if not isinstance(value, kind) and (value is not None or not null):
+        raise FieldError(at + key, message)
+    return value
+
+
+def _within(field: str, bad: FieldError) -> FieldError:
+    """``bad``, raised by a converter about an item, re-rooted at the item's ``field``
+    (the item's field names are built only when something is wrong)."""
+    return FieldError(field + bad.field, bad.message)
+
+
+def call_from_json(obj: Any) -> ToolCall:
+    obj = _object(obj, _CALL_KEYS)
+    name = _get(obj, "name", str, "must be a string", null=False)
+    cid = _get(obj, "id", str, "must be a string or null")
+    raw_field = _get(obj, "raw_arguments", str, "must be a string or null")
+    parse_ok = _get(obj, "parse_ok", bool, "must be true or false", default=True, null=False)
     args = obj.get("arguments")
     if parse_ok is False:
         return ToolCall(name, None, cid, raw_field, False)
@@ -164,63 +175,45 @@ def call_from_json(obj: Any, field: str = "call") -> ToolCall:
     return ToolCall(name, decoded, cid, raw_field or raw, ok)
 
 
-def _result_from_json(obj: Any, field: str) -> ToolResult:
-    if not isinstance(obj, dict):
-        raise FieldError(field, "must be an object")
-    if not obj.keys() <= _RESULT_KEYS:
-        raise _unknown_key(obj, _RESULT_KEYS, field)
-    is_error = obj.get("is_error", False)
-    if not isinstance(is_error, bool):
-        raise FieldError(f"{field}.is_error", "must be true or false")
-    cid = obj.get("id")
-    if cid is not None and not isinstance(cid, str):
-        raise FieldError(f"{field}.id", "must be a string or null")
+def _result_from_json(obj: Any) -> ToolResult:
+    obj = _object(obj, _RESULT_KEYS)
+    is_error = _get(obj, "is_error", bool, "must be true or false", default=False, null=False)
+    cid = _get(obj, "id", str, "must be a string or null")
     content = obj.get("content")
-    unrecorded = obj.get("unrecorded")
+    unrecorded = _get(obj, "unrecorded", bool, "must be true or false")
     if unrecorded is None:
         unrecorded = (
             is_error and isinstance(content, dict) and content.get(LEGACY_UNRECORDED_KEY) is True
         )
-    elif not isinstance(unrecorded, bool):
-        raise FieldError(f"{field}.unrecorded", "must be true or false")
     return ToolResult(cid, content, is_error, unrecorded)
 
 
-def _turn_from_json(obj: Any, field: str) -> Turn:
-    if not isinstance(obj, dict):
-        raise FieldError(field, "must be an object")
-    if not obj.keys() <= _TURN_KEYS:
-        raise _unknown_key(obj, _TURN_KEYS, field)
+def _turn_from_json(obj: Any) -> Turn:
+    obj = _object(obj, _TURN_KEYS)
     calls = obj.get("calls") or []
     results = obj.get("tool_results") or []
     if not isinstance(calls, list):
-        raise FieldError(f"{field}.calls", "must be an array")
+        raise FieldError(".calls", "must be an array")
     if not isinstance(results, list):
-        raise FieldError(f"{field}.tool_results", "must be an array")
-    content = obj.get("content")
-    if content is not None and not isinstance(content, str):
-        raise FieldError(f"{field}.content", "must be a string or null")
-    user = obj.get("user")
-    if user is not None and not isinstance(user, str):
-        raise FieldError(f"{field}.user", "must be a string or null (the user turn it answers)")
+        raise FieldError(".tool_results", "must be an array")
+    content = _get(obj, "content", str, "must be a string or null")
+    user = _get(obj, "user", str, "must be a string or null (the user turn it answers)")
     try:
-        converted = tuple([call_from_json(c, "") for c in calls])
+        converted = tuple([call_from_json(c) for c in calls])
     except FieldError as bad:
-        i = _failing(calls, call_from_json)
-        raise _within(f"{field}.calls[{i}]", bad, "") from None
+        raise _within(f".calls[{_failing(calls, call_from_json)}]", bad) from None
     try:
-        answers = tuple([_result_from_json(r, "") for r in results])
+        answers = tuple([_result_from_json(r) for r in results])
     except FieldError as bad:
-        i = _failing(results, _result_from_json)
-        raise _within(f"{field}.tool_results[{i}]", bad, "") from None
+        raise _within(f".tool_results[{_failing(results, _result_from_json)}]", bad) from None
     return Turn(converted, answers, content, user)
 
 
-def _failing(items: list[Any], convert: Callable[[Any, str], object]) -> int:
+def _failing(items: list[Any], convert: Callable[[Any], object]) -> int:
     """The index of the first item ``convert`` refuses (there is one: it just raised)."""
     for i, item in enumerate(items):
         try:
-            convert(item, "")
+            convert(item)
         except FieldError:
             return i
     raise AssertionError("no item fails")  # pragma: no cover
@@ -228,10 +221,9 @@ def _failing(items: list[Any], convert: Callable[[Any, str], object]) -> int:
 
 def _turns_from_json(raw: list[Any]) -> tuple[Turn, ...]:
     try:
-        return tuple([_turn_from_json(t, "") for t in raw])
+        return tuple([_turn_from_json(t) for t in raw])
     except FieldError as bad:
-        i = _failing(raw, _turn_from_json)
-        raise _within(f"turns[{i}]", bad, "") from None
+        raise _within(f"turns[{_failing(raw, _turn_from_json)}]", bad) from None
 
 
 def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
@@ -260,9 +252,7 @@ def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
     raw_turns = obj["turns"]
     if not isinstance(raw_turns, list):
         raise FieldError("turns", "must be an array")
-    error = obj.get("error")
-    if error is not None and not isinstance(error, str):
-        raise FieldError("error", "must be a string or null")
+    error = _get(obj, "error", str, "must be a string or null", at="")
     cut = None if turns is not None else _over_bounds(raw_turns)
     if cut is not None:
         raw_turns, why = cut
@@ -275,21 +265,15 @@ def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
             if expected is not None
             else "must be null when there is no error",
         )
-    final = obj.get("final")
-    if final is not None and not isinstance(final, str):
-        raise FieldError("final", "must be a string or null")
+    final = _get(obj, "final", str, "must be a string or null", at="")
     latency = obj.get("latency_ms")
     if latency is not None and (not isinstance(latency, int | float) or isinstance(latency, bool)):
         raise FieldError("latency_ms", "must be a number or null")
     usage = obj.get("usage")
     if usage is not None and (not isinstance(usage, dict) or not _counts_only(usage)):
         raise FieldError("usage", "must be an object of token counts (numbers)")
-    usage_error = obj.get("usage_error")
-    if usage_error is not None and not isinstance(usage_error, str):
-        raise FieldError("usage_error", "must be a string or null")
-    meta = obj.get("meta")
-    if meta is not None and not isinstance(meta, dict):
-        raise FieldError("meta", "must be an object or null")
+    usage_error = _get(obj, "usage_error", str, "must be a string or null", at="")
+    meta = _get(obj, "meta", dict, "must be an object or null", at="")
     if cut is not None and error is None:
         error = why  # beyond what a sample may record: failed, as a live agent would be
     return Run(

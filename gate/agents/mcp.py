@@ -4,6 +4,7 @@ serves the case's tools over MCP and sees every call at the tool boundary
 
 from __future__ import annotations
 
+import shlex
 from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, model_validator
@@ -34,6 +35,10 @@ class McpAgent(AgentSettings):
     called while the gate runs the agent."""
 
     adapter: ClassVar[str] = "gate.replay.mcp.agent:McpServedAgent"
+
+    def argv(self) -> list[str]:
+        """The command line as configured (a string is split like a shell would)."""
+        return list(self.command) if isinstance(self.command, list) else shlex.split(self.command)
 
     @model_validator(mode="after")
     def _unique_servers(self) -> McpAgent:

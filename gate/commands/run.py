@@ -6,7 +6,7 @@
                  [--case ID ...] [--concurrency N] [--no-progress]
 
 Loads and validates the config, loads the dataset and checks its pin, then runs
-:func:`gate.replay.run_all`. A failed case-sample (crash, timeout, bad output) is recorded
+:func:`gate.replay.runner.run_all`. A failed case-sample (crash, timeout, bad output) is recorded
 in runs.jsonl as an error and scored later as a failure; it does not change the exit
 code, which is 0 once every planned case-sample is recorded (2 for bad input).
 The summary goes to stdout; progress to stderr.

@@ -12,17 +12,3 @@
   resume, progress, ``runs.jsonl``;
 * :mod:`gate.replay.record` — ``toolgate record``: freeze real tool responses.
 """
-
-from __future__ import annotations
-
-__all__ = ["RunSummary", "run_all", "select_cases"]
-
-
-def __getattr__(name: str) -> object:
-    # Lazy, so that a ``python`` agent's worker (:mod:`gate.replay.python_worker`) starts
-    # without importing the runner.
-    if name in __all__:
-        from gate.replay import runner
-
-        return getattr(runner, name)
-    raise AttributeError(f"module 'gate.replay' has no attribute {name!r}")

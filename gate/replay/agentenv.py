@@ -1,31 +1,18 @@
 """The agent's own environment in the Action's container: the ``install`` and ``setup``
-inputs, run before the gate starts.
+inputs, run before the gate starts (docs/action.md, "The agent's environment").
 
-* ``install: requirements.txt`` — a requirements file of the repository (relative to
-  ``working-directory``) is installed with pip into a **separate virtual environment**,
-  made from the interpreter running ToolGate (``python -m venv``, no system site
-  packages) in the runner's temporary folder: ToolGate's own pinned environment is never
-  changed. That environment is then *activated* for everything started afterwards
-  (``VIRTUAL_ENV``, its ``bin`` first on ``PATH``), and a ``command`` agent's bare
-  ``python`` and a ``python`` agent's workers run its interpreter unless the config says
-  ``agent.python`` itself (:meth:`gate.config.Config.with_agent_python`).
-  ``PIP_CACHE_DIR`` from the step's ``env:`` is honoured (a relative one is under the
-  workspace, where ``actions/cache`` finds it); without it nothing is cached.
-* ``setup: <shell command>`` — run by ``bash -eo pipefail -c`` in the working directory,
-  after the install, with the same environment as the agent (the gate's GitHub tokens
-  removed; pip refuses to install outside a virtual environment, so a ``pip install`` in
-  it can only reach the agent's environment).
+* ``install`` — a requirements file of the repository is installed with pip into a
+  **separate virtual environment** (:func:`install_requirements`), never ToolGate's own,
+  then *activated* for everything started afterwards (:func:`activate`); every file it
+  reads with ``-r``/``-c`` must be in the workspace (:func:`check_nested`).
+* ``setup`` — a shell command, with the agent's environment (:func:`run_setup`).
 
-Each runs in a collapsed log group (``::group::``) with its output — workflow commands in
-it are not obeyed (``::stop-commands::``) — and its duration, and each is bounded
-(:data:`STEP_TIMEOUT_S`). A failure is an input error naming the input (exit code 2) with
-the last lines of the output: the gate never starts.
-
-A service ``setup`` starts in the background (``ollama serve &``, ``nohup``, ``setsid``)
-lives for the step: the step goes on once the shell exits — never waiting for the service,
-which may hold the output open — and ToolGate ends it, with every other process the step
-started, once the gate is over (:mod:`gate.github.stepfiles`). What it prints after the
-shell exited is not shown.
+Each runs in a collapsed log group whose workflow commands are not obeyed, bounded by
+:data:`STEP_TIMEOUT_S`; a failure is an input error naming the input (exit code 2) with
+the last lines of the output. A service ``setup`` starts in the background lives for the
+step: the step goes on once the shell exits — never waiting for the service, which may
+hold the output open — and ToolGate ends it, with every other process the step started,
+once the gate is over (:mod:`gate.github.stepfiles`).
 """
 
 from __future__ import annotations
@@ -34,7 +21,6 @@ import contextlib
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -42,13 +28,13 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import Iterator, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 from gate.errors import InputError, Problem
-from gate.replay.command import agent_environ
+from gate.replay.command import agent_environ, kill_group
 
 INPUTS_FILE = "action inputs"
 """Where an input's problem is reported (as :data:`gate.github.context.INPUTS_FILE`)."""
@@ -320,7 +306,7 @@ def _run(argv: Sequence[str], *, cwd: Path, env: dict[str, str], log: TextIO) ->
         code = None
     finally:
         if proc.poll() is None or code is None:
-            _kill_group(proc)
+            kill_group(proc, _STOP_GRACE_S)
         held = _output_done(reader, last)
         quiet.set()
         if not held:
@@ -356,15 +342,6 @@ def _output_done(reader: threading.Thread, last: list[float]) -> bool:
     return False
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=_STOP_GRACE_S)
-
-
 def _failed(name: str, what: str, done: StepOutcome) -> InputError:
     how = (
         f"exit code {done.code}"
@@ -398,15 +375,11 @@ def _say(log: TextIO, text: str) -> None:
     log.flush()
 
 
-class _group:
+@contextlib.contextmanager
+def _group(log: TextIO, title: str) -> Iterator[None]:
     """A collapsed log group (``::group::`` … ``::endgroup::``)."""
-
-    def __init__(self, log: TextIO, title: str) -> None:
-        self.log = log
-        self.title = title
-
-    def __enter__(self) -> None:
-        _say(self.log, f"::group::{self.title}")
-
-    def __exit__(self, *exc: object) -> None:
-        _say(self.log, "::endgroup::")
+    _say(log, f"::group::{title}")
+    try:
+        yield
+    finally:
+        _say(log, "::endgroup::")

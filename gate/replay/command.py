@@ -4,45 +4,24 @@ A pool of ``agent.workers`` long-lived worker processes (``agent.command``, star
 ``agent.cwd`` — default: the config's folder — with ``agent.env`` added to the
 environment, the gate's GitHub credentials removed, and ``PYTHONUNBUFFERED=1`` so Python
 agents need not flush; a bare ``python`` as the program is the interpreter running
-ToolGate, or the one ``agent.python`` names). Each case-sample
-borrows one idle worker and speaks the protocol of ``docs/agent-protocol.md``::
+ToolGate, or the one ``agent.python`` names). Each case-sample borrows one idle worker
+and speaks the protocol written once in docs/agent-protocol.md (section "The ``command``
+protocol"): ``start``, then ``tool_calls`` answered by ``tool_results``, then ``final``
+or ``error``; a conversation's next ``user`` turn after each ``final`` but the last.
+Every reply must name the case-sample (and the user turn) it answers
+(:func:`_check_addressed`); a late line of a case-sample the worker answered before is
+dropped, and the worker replaced after the running case.
 
-    runner → {"type": "start", "case_id", "sample", "turn": 1, "seed", "messages", "tools"}
-    agent  → {"type": "tool_calls", "case_id", "sample", "turn"?,
-              "calls": [{"id", "name", "arguments"}], "content"?, "usage"?}
-    runner → {"type": "tool_results", "turn", "results": [{"id", "name", "content", "is_error"}]}
-    ...
-    agent  → {"type": "final", "case_id", "sample", "turn"?, "content", "usage"?}
-           | {"type": "error", "case_id", "sample", "turn"?, "message"}
-    runner → {"type": "user", "case_id", "sample", "turn", "content", "messages"}  (conversations)
-    ...      answered like "start": tool calls, then "final"
-
-A conversation case sends, after each ``final`` but the last, its next scripted user turn
-with the whole conversation so far (this turn's message last): a stateless agent answers
-from ``messages``, a stateful one from its own memory of the case-sample.
-
-Every reply echoes the start message's ``case_id`` and ``sample``: a reply without them
-is a ``protocol`` error unless ``agent.reply_ids`` is ``optional``. A reply naming a
-case-sample the worker answered before (a late line of an earlier case) is dropped — never
-the running case's answer nor its failure — and the worker is replaced after the running
-case; one naming any other case-sample is a ``protocol`` error. Each reply answers the
-user turn it was sent: one that echoes another ``turn``, or a line printed after a
-``final`` before the next ``user`` message was sent (an answer to a turn not yet sent),
-is a ``protocol`` error of the case.
-
-**Failures cost one case-sample, never the run.** A worker that exits (``crash``), does
-not answer within ``agent.timeout_s`` per step (``timeout``), prints anything on stdout
-that is not one JSON object per line, a line over :data:`MAX_LINE_BYTES`, or an unknown
-message (``protocol``) is killed (its whole process group) and replaced; that
-case-sample gets an error record with the tail of the worker's stderr. A worker that
-exceeds the step budget is replaced too (it is mid-conversation). An ``error`` message is
-the agent's own, well-formed report: the worker stays.
+**Failures cost one case-sample, never the run** (docs/agent-protocol.md, "What costs a
+case-sample"): a worker that crashes, times out or breaks the protocol is killed (its
+whole process group) and replaced, and the case-sample gets an error record with the tail
+of its stderr; an ``error`` message is the agent's own report: the worker stays.
 
 **Every exchange is bounded.** Writes go through a non-blocking stdin under the step's
 timeout (a worker that stops reading is a ``timeout``); a wait for output also notices,
 every :data:`EXIT_CHECK_S`, a worker that exited while a child holds its stdout (a
-``crash``, not a timeout); a kill always reaches the worker's process group, remembered
-at spawn, so children of an exited worker die with it.
+``crash``, not a timeout); a kill always reaches the worker's process group, so children
+of an exited worker die with it.
 
 **Flooding is bounded.** stdout is read only while a message is awaited, into a buffer
 that holds at most one line of :data:`MAX_LINE_BYTES` (a worker printing more blocks on
@@ -56,13 +35,12 @@ import abc
 import contextlib
 import os
 import select
-import shlex
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from typing import IO, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import IO, Any, ClassVar
 
 from gate import jsonio
 from gate.adapters.interface import PayloadError
@@ -72,6 +50,7 @@ from gate.agents.interface import BARE_PYTHON
 from gate.config import Config
 from gate.errors import ConfigError, Problem, WorkerBroken
 from gate.model import Run
+from gate.replay.interface import Agent
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session
 
 MAX_LINE_BYTES = 8 * 1024 * 1024
@@ -115,7 +94,6 @@ class Worker:
         )
         assert self.proc.stdout is not None and self.proc.stderr is not None
         assert self.proc.stdin is not None
-        self.pgid = self.proc.pid  # its own session: the group outlives the worker
         self._in = self.proc.stdin.fileno()
         os.set_blocking(self._in, False)  # writes wait in poll, under the step's deadline
         self._out_poll = select.poll()
@@ -129,13 +107,8 @@ class Worker:
         """The case-samples this worker answered (a late line naming one is dropped)."""
         self.stray = 0
         """Late lines of earlier case-samples dropped while it ran the current one."""
-        self._tail = bytearray()
-        self._tail_lock = threading.Lock()
         self._dead = threading.Event()
-        self._err = threading.Thread(
-            target=self._read_stderr, args=(self.proc.stderr,), daemon=True
-        )
-        self._err.start()
+        self._err = StderrTail(self.proc.stderr)
 
     @property
     def pid(self) -> int:
@@ -173,26 +146,11 @@ class Worker:
             else:
                 self._eof = True
 
-    def _read_stderr(self, err: IO[bytes]) -> None:
-        read = getattr(err, "read1", err.read)
-        try:
-            while True:
-                chunk = read(65536)
-                if not chunk:
-                    return
-                with self._tail_lock:
-                    self._tail += chunk
-                    if len(self._tail) > 2 * STDERR_TAIL_BYTES:
-                        del self._tail[: len(self._tail) - STDERR_TAIL_BYTES]
-        except (OSError, ValueError):
-            return
-        finally:
-            # kill() leaves the pipe to this thread while it is blocked reading (see there)
-            with contextlib.suppress(OSError):
-                err.close()
-
     def alive(self) -> bool:
         return self.proc.poll() is None and not self._dead.is_set()
+
+    def exited(self) -> bool:
+        return self.proc.poll() is not None
 
     def has_pending_output(self) -> bool:
         """Whether the worker printed something nobody asked for (or closed stdout)."""
@@ -201,30 +159,16 @@ class Worker:
     def send(self, message: dict[str, Any], timeout: float) -> None:
         """Write one message within ``timeout`` seconds: a worker that stops reading its
         stdin (a message over the pipe buffer) is a ``timeout``, never a hang."""
-        data = memoryview(jsonio.dumps_line(message))
-        end = time.monotonic() + timeout
-        while data:
-            try:
-                n = os.write(self._in, data)
-            except BlockingIOError:
-                n = 0
-            except (BrokenPipeError, OSError, ValueError):
-                raise WorkerBroken(
-                    ErrorKind.CRASH, self._exit_text("while reading its input")
-                ) from None
-            data = data[n:]
-            if not data:
-                return
-            left = end - time.monotonic()
-            if left <= 0:
-                raise WorkerBroken(
-                    ErrorKind.TIMEOUT,
-                    f"the agent did not read its input within {timeout:.3g}s "
-                    f"({len(data)} bytes of a message still unsent)",
-                )
-            ready = self._out_poll.poll(max(1, int(min(left, EXIT_CHECK_S) * 1000 + 0.5)))
-            if not ready and self.proc.poll() is not None:
-                raise WorkerBroken(ErrorKind.CRASH, self._exit_text("while reading its input"))
+        data = jsonio.dumps_line(message)
+        left = write_within(self._in, self._out_poll, data, timeout, self.exited)
+        if left is None:
+            raise WorkerBroken(ErrorKind.CRASH, self._exit_text("while reading its input"))
+        if left:
+            raise WorkerBroken(
+                ErrorKind.TIMEOUT,
+                f"the agent did not read its input within {timeout:.3g}s "
+                f"({left} bytes of a message still unsent)",
+            )
 
     def receive(self, timeout: float, step: int) -> dict[str, Any]:
         item = self._next_line(timeout)
@@ -268,17 +212,11 @@ class Worker:
         (waiting for the last of it at most 1 s, or until ``deadline`` when given: a
         grandchild that left the group may hold stderr open)."""
         self._dead.set()
-        # Always the group: a worker that exited may have left children in it.
-        try:
-            os.killpg(self.pgid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            if self.proc.poll() is None:
-                self.proc.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):  # a zombie we cannot reap
-            self.proc.wait(timeout=5)
-        self._err.join(timeout=1.0 if deadline is None else max(0.0, deadline - time.monotonic()))
+        kill_group(self.proc)  # always the group: a worker that exited may have left children
+        reader = self._err.thread
+        reader.join(timeout=1.0 if deadline is None else max(0.0, deadline - time.monotonic()))
         pipes = [self.proc.stdin, self.proc.stdout]
-        if not self._err.is_alive():
+        if not reader.is_alive():
             # Closing stderr under its blocked reader would wait for that read: for as
             # long as a detached grandchild holds the pipe open. Left to the reader then.
             pipes.append(self.proc.stderr)
@@ -304,10 +242,39 @@ class Worker:
         self.kill(deadline)
 
     def stderr_tail(self, max_lines: int = 20) -> str:
-        with self._tail_lock:
+        return self._err.text(max_lines)
+
+
+class StderrTail:
+    """A process's stderr, drained by a thread of its own; only its last
+    :data:`STDERR_TAIL_BYTES` are kept (for error records). The pipe is closed at its end
+    (a kill leaves it to this thread while it is blocked reading)."""
+
+    def __init__(self, pipe: IO[bytes]) -> None:
+        self._tail = bytearray()
+        self._lock = threading.Lock()
+        self.thread = threading.Thread(target=self._read, args=(pipe,), daemon=True)
+        self.thread.start()
+
+    def _read(self, pipe: IO[bytes]) -> None:
+        read = getattr(pipe, "read1", pipe.read)
+        try:
+            while chunk := read(65536):
+                with self._lock:
+                    self._tail += chunk
+                    if len(self._tail) > 2 * STDERR_TAIL_BYTES:
+                        del self._tail[: len(self._tail) - STDERR_TAIL_BYTES]
+        except (OSError, ValueError):
+            return
+        finally:
+            with contextlib.suppress(OSError):
+                pipe.close()
+
+    def text(self, max_lines: int = 20) -> str:
+        """Its last ``max_lines`` lines."""
+        with self._lock:
             text = bytes(self._tail[-STDERR_TAIL_BYTES:]).decode("utf-8", "replace")
-        lines = text.rstrip().splitlines()[-max_lines:]
-        return "\n".join(lines)
+        return "\n".join(text.rstrip().splitlines()[-max_lines:])
 
 
 # The gate's own credentials: the agent under test (code from the pull request) never sees
@@ -337,6 +304,45 @@ RUNNER_FILES = frozenset(
 
 STOP_GRACE_S = 1.0
 """How long workers get to exit after their stdin closes before they are killed."""
+
+
+def write_within(
+    fd: int, poll: select.poll, data: bytes, timeout: float, exited: Callable[[], bool]
+) -> int | None:
+    """Write ``data`` to the non-blocking pipe ``fd`` (registered in ``poll`` for output)
+    within ``timeout`` s: 0 once all is written, the bytes still unsent when the time is
+    up, ``None`` when the reader is gone (the pipe broke, or ``exited()``, asked every
+    :data:`EXIT_CHECK_S`)."""
+    view = memoryview(data)
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            view = view[os.write(fd, view) :]
+        except BlockingIOError:
+            pass
+        except (OSError, ValueError):  # BrokenPipeError: it closed its stdin or exited
+            return None
+        if not view:
+            return 0
+        left = end - time.monotonic()
+        if left <= 0:
+            return len(view)
+        poll.poll(max(1, int(min(left, EXIT_CHECK_S) * 1000 + 0.5)))
+        if exited():
+            return None
+
+
+def kill_group(proc: subprocess.Popen[bytes], wait_s: float = 5.0) -> None:
+    """SIGKILL the process group ``proc`` leads (started with ``start_new_session``), or
+    ``proc`` alone when that is gone; wait at most ``wait_s`` for it (a zombie we
+    cannot reap is left)."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        if proc.poll() is None:
+            proc.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=wait_s)
 
 
 def agent_environ(environ: Mapping[str, str]) -> dict[str, str]:
@@ -401,7 +407,7 @@ def _check_addressed(
             )
 
 
-class WorkerPoolAgent(abc.ABC):
+class WorkerPoolAgent(Agent):
     """A pool of long-lived worker processes speaking the protocol of the module
     docstring: the ``command`` adapter, and the ``python`` adapter's workers
     (:mod:`gate.replay.python_agent`). Subclasses give the program and may check each new
@@ -412,6 +418,8 @@ class WorkerPoolAgent(abc.ABC):
     """The config field a worker that cannot start is reported at."""
     silence = "the agent did not answer"
     """How a step without an answer is described (``timeout:``)."""
+    error_kinds: ClassVar[Mapping[str, ErrorKind]] = {}
+    """The ``kind`` of an ``error`` message → the error recorded (none: ``agent_error``)."""
     kept_after: frozenset[ErrorKind] = frozenset({ErrorKind.AGENT_ERROR})
     """Failures after which the worker is between cases and serves the next one (it
     reported them itself); after any other it is replaced."""
@@ -448,9 +456,6 @@ class WorkerPoolAgent(abc.ABC):
     @abc.abstractmethod
     def describe(self) -> dict[str, Any]:
         """What ran, for results (as configured: never the machine's paths)."""
-
-    def samples_for(self, case_id: str, samples: int) -> Sequence[int]:
-        return range(samples)
 
     def _spawn(self) -> Worker:
         """A new worker, not yet checked (:meth:`_check_started`)."""
@@ -569,11 +574,15 @@ class WorkerPoolAgent(abc.ABC):
         return None
 
     def _agent_error(self, message: dict[str, Any]) -> AgentFailure:
-        """The failure an ``error`` message reports (the agent's own: ``agent_error``)."""
+        """The failure an ``error`` message reports: the agent's own (``agent_error``),
+        or one of :attr:`error_kinds` that its ``kind`` names, with its ``detail``."""
+        kind = self.error_kinds.get(str(message.get("kind")))
         text = message.get("message")
+        detail = message.get("detail") if kind is not None else None
         return AgentFailure(
-            ErrorKind.AGENT_ERROR,
+            kind or ErrorKind.AGENT_ERROR,
             text if isinstance(text, str) else f"(no message) {message!r:.200}",
+            detail=detail if isinstance(detail, str) and detail else None,
         )
 
     def _converse(self, worker: Worker, job: Job, session: Session) -> None:
@@ -706,7 +715,7 @@ class CommandPoolAgent(WorkerPoolAgent):
     def __init__(self, config: Config, cfg: CommandAgent):
         self._cfg = cfg
         file = str(config.source) if config.source else "toolgate.yml"
-        argv = list(cfg.command) if isinstance(cfg.command, list) else shlex.split(cfg.command)
+        argv = cfg.argv()
         if not argv:
             raise ConfigError(
                 Problem(file, config.agent_lines.get("agent.command"), "agent.command", "is empty")
@@ -729,11 +738,9 @@ class CommandPoolAgent(WorkerPoolAgent):
 
     def describe(self) -> dict[str, Any]:
         # As configured, not as resolved: results must not depend on the machine's paths.
-        command = self._cfg.command
-        shown = list(command) if isinstance(command, list) else shlex.split(command)
         return {
             "kind": self.kind,
-            "command": shown,
+            "command": self._cfg.argv(),
             "workers": self._cfg.workers,
             **self._cfg.declared(),
         }

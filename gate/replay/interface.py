@@ -26,18 +26,21 @@ from gate.replay.session import Job, Session
 
 
 class Agent(Protocol):
+    """What the runner asks of an adapter; an adapter that subclasses it keeps the
+    defaults it does not override."""
+
     kind: str
 
-    max_parallel: int | None
+    max_parallel: int | None = None
     """Most case-samples the adapter can run at once (``None``: no limit of its own)."""
 
     def samples_for(self, case_id: str, samples: int) -> Sequence[int]:
         """The sample indexes to run for a case (``range(samples)`` except for replay)."""
-        ...
+        return range(samples)
 
     def prepare(self, jobs: int) -> None:
         """Called once before the first job with the number of jobs to run."""
-        ...
+        return None
 
     def run(self, job: Job, session: Session) -> Run | None: ...
 
@@ -45,7 +48,8 @@ class Agent(Protocol):
         """What ran, for results (no secrets)."""
         ...
 
-    def close(self) -> None: ...
+    def close(self) -> None:
+        return None
 
 
 def build_agent(config: Config) -> Agent:

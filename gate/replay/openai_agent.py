@@ -1,38 +1,16 @@
 """The ``openai`` agent adapter: the runner is the agent loop over a chat-completions API.
 
-Any OpenAI-compatible endpoint (``agent.base_url``; OpenAI, Azure-style gateways, vLLM,
-Ollama, LiteLLM…). Per case-sample::
-
-    messages = [system prompt from agent.system_prompt_file?] + history + user turn
-    loop:  POST {base_url}/chat/completions
-               {"model", "messages", "tools", "temperature", **agent.params}
-           tool calls in the reply → answered from the frozen responses, appended as
-           "tool" messages → next request;  no tool calls → final answer
-
-* **Pinned parameters.** ``model``, ``temperature`` and everything in ``agent.params``
-  (``seed``, ``top_p``, ``max_tokens``, ``tool_choice``, ``parallel_tool_calls``,
-  ``stream``…) go into every request and are recorded in each run's ``meta.request``
-  (with the system prompt's sha256 — never the API key).
-* **The key** is read from the environment variable named by ``agent.api_key_env`` and
-  sent as ``Authorization: Bearer``; it may be unset only for a loopback ``base_url``
-  (local servers usually need none).
-* **Retries.** 408, 409, 429 and 5xx answers, refused or reset connections, truncated
-  bodies and timeouts are retried up to ``agent.max_retries`` times. The wait honours
-  ``retry-after-ms`` / ``Retry-After`` when the server sends one, and is otherwise
-  ``backoff_base_s · 2^attempt`` (capped at 30 s) times a jitter in [0.5, 1) drawn from the
-  case-sample's seed — deterministic. A wait that would pass the global deadline ends the
-  case-sample at once. Other 4xx answers are not retried.
-  A ``Retry-After`` over :data:`MAX_RETRY_AFTER_S` fails the case-sample at once; after
-  ``agent.breaker_after`` (default :data:`BREAKER_AFTER`) case-samples in a row gave up the
-  same way, a circuit breaker records the rest ``not_attempted`` without sending them
-  (both are infrastructure errors: the samples are missing and the verdict is "error",
-  never a pass).
-* **Timeouts.** ``agent.timeout_s`` bounds each request (connect and every read).
-* **Streaming.** With ``params.stream: true`` the server-sent chunks are accumulated
-  (:class:`gate.adapters.openai_chat.StreamAccumulator`) before the calls are parsed; a
-  stream that ends before ``data: [DONE]``, or in the middle of an event, counts as
-  truncated and is retried; so does a non-streamed body whose JSON ends before its last
-  bracket closes (a full-length but cut-short body).
+Any OpenAI-compatible endpoint (``agent.base_url``). What is sent, what is recorded
+(``meta.request``, never the key), the retries, the circuit breaker and streaming are
+the user's contract, written once in docs/agent-protocol.md (section "``openai``: ToolGate
+is the agent loop"). Here: each request is bounded by ``agent.timeout_s``
+(:class:`gate.replay.http.HttpClient`); retries wait ``Retry-After`` when the server sends
+one, else ``backoff_base_s · 2^attempt`` (capped at :data:`MAX_BACKOFF_S`) times a jitter
+drawn from the case-sample's seed; a wait past the global deadline ends the case-sample
+at once; a ``Retry-After`` over :data:`MAX_RETRY_AFTER_S` fails it at once; after
+``agent.breaker_after`` case-samples in a row gave up the same way the rest are
+``not_attempted``. A stream that ends before ``data: [DONE]``, and a body whose JSON ends
+before its last bracket closes, count as truncated and are retried.
 """
 
 from __future__ import annotations
@@ -46,7 +24,6 @@ import re
 import threading
 import time
 import urllib.parse
-from collections.abc import Sequence
 from typing import Any
 
 from gate import __version__, jsonio
@@ -57,15 +34,16 @@ from gate.agents.openai import DEFAULT_BREAKER_AFTER, OpenAIAgent
 from gate.config import Config
 from gate.errors import ConfigError, Problem, StreamTruncated
 from gate.http_retry import retry_after_s
-from gate.model import Run, ToolResult
+from gate.model import Run
 from gate.replay.http import TRANSPORT_ERRORS, HttpClient, HttpResponse
+from gate.replay.interface import Agent
 from gate.replay.session import (
     AgentFailure,
     ErrorKind,
     Job,
     Session,
     assistant_message,
-    tool_message_content,
+    tool_messages,
 )
 
 RETRY_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))
@@ -96,11 +74,10 @@ def _is_loopback(base_url: str) -> bool:
         return False
 
 
-class OpenAIChatAgent:
+class OpenAIChatAgent(Agent):
     """The ``openai`` adapter (module docstring)."""
 
     kind = "openai"
-    max_parallel: int | None = None
     backoff_base_s = 0.5
     """First retry wait without a Retry-After header (tests lower it)."""
 
@@ -160,12 +137,6 @@ class OpenAIChatAgent:
 
     def describe(self) -> dict[str, Any]:
         return {"kind": self.kind, **self._request_meta}
-
-    def samples_for(self, case_id: str, samples: int) -> Sequence[int]:
-        return range(samples)
-
-    def prepare(self, jobs: int) -> None:
-        return None
 
     def close(self) -> None:
         self._client.close()
@@ -232,15 +203,8 @@ class OpenAIChatAgent:
             messages = [
                 *messages,
                 assistant_message(session.turns[-1]),
-                *self._tool_messages(results),
+                *tool_messages(results),
             ]
-
-    @staticmethod
-    def _tool_messages(results: Sequence[ToolResult]) -> list[dict[str, Any]]:
-        return [
-            {"role": "tool", "tool_call_id": r.id, "content": tool_message_content(r.content)}
-            for r in results
-        ]
 
     def _request(self, data: bytes, job: Job, rng: random.Random) -> tuple[AssistantTurn, int]:
         """One completion, with retries; (the parsed turn, HTTP attempts made)."""

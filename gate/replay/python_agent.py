@@ -1,40 +1,18 @@
 """The ``python`` agent adapter: ``module:callable``, sync or async, in worker processes.
 
-``agent.callable: "my_agent.main:run"`` (``agent.path`` folders, relative to the config,
-are put first on ``sys.path``) is called once per case-sample with keyword arguments::
-
-    run(messages=[...], tools=[...], call_tool=call_tool)      # plus seed=, case_id=,
-                                                               # sample=, turn= if it
-                                                               # accepts them
-
-``messages`` and ``tools`` are the OpenAI chat shapes the ``command`` protocol uses. In a
-conversation case the callable is called once per scripted user turn, each time with the
-conversation so far (its own earlier calls, their results and its answers, then the new
-user message); what it returns answers that turn.
-``call_tool(name, arguments)`` (``arguments`` a dict or a JSON string) answers from the
-frozen responses and returns an outcome (``.content``, ``.is_error``); for an ``async
-def`` callable it is a coroutine function (``await call_tool(...)``). Each ``call_tool``
-is one assistant turn; ``call_tool.batch([(name, args), ...])`` makes one turn of
-parallel calls and returns their outcomes in order. The callable returns the final
-answer: a string, ``None``, or ``{"content": str, "usage": {...}}``.
+The callable's contract (its arguments, ``call_tool`` and ``call_tool.batch``, what it
+returns, conversations, timeouts) is written once in docs/agent-protocol.md (section
+"``python``: a function in your package").
 
 **Where it runs.** Not in ToolGate's process: in a pool of ``concurrency`` long-lived
-worker processes (:mod:`gate.replay.python_worker`, the interpreter running ToolGate
-or the one ``agent.python`` names — in the Action, ``install:``'s environment —, started
-in the current folder with the ``command`` adapter's environment), each serving
-the ``command`` protocol through :class:`gate.replay.command.WorkerPoolAgent` — the same
-bounded reads and writes, process-group kills and replacement. So nothing the callable
-does can end or hang ToolGate: ``os._exit()`` or a crashing C extension is a ``crash``
-of that case-sample, an endless loop a ``timeout`` (the worker is killed), and the next
-case-sample gets a fresh worker. Each worker imports the callable once, before its first
-case-sample: a callable that cannot be imported is a config error naming
-``agent.callable`` before any case-sample runs; a replacement worker that cannot start
-during the run is a ``start`` error (infrastructure: the sample is missing).
-
-**Timeouts.** ``agent.timeout_s`` bounds each *step*: the time from the start (or from the
-previous ``call_tool``) to the next ``call_tool`` or the return. An exception from the
-callable (``sys.exit()`` included) is an ``exception`` error with the end of its
-traceback; the worker stays.
+worker processes (:mod:`gate.replay.python_worker`, run by the interpreter running
+ToolGate or the one ``agent.python`` names), each serving the ``command`` protocol
+through :class:`gate.replay.command.WorkerPoolAgent` — the same bounded reads and writes,
+process-group kills and replacement. So nothing the callable does can end or hang
+ToolGate. Each worker imports the callable once, before its first case-sample: a callable
+that cannot be imported is a config error naming ``agent.callable`` before any
+case-sample runs; a replacement worker that cannot start during the run is a ``start``
+error (infrastructure: the sample is missing).
 """
 
 from __future__ import annotations
@@ -42,8 +20,9 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from gate.agents.python import PythonAgent
 from gate.config import Config
@@ -61,9 +40,6 @@ _WORKER_FILE = Path(__file__).with_name("python_worker.py")
 STARTUP_S = 60.0
 """Most time a worker may take to import the callable (at least ``timeout_s``)."""
 
-_KINDS = {"exception": ErrorKind.EXCEPTION, "protocol": ErrorKind.PROTOCOL}
-"""The ``kind`` of a worker's ``error`` message → the error recorded."""
-
 
 class PythonCallableAgent(WorkerPoolAgent):
     """The ``python`` adapter (module docstring)."""
@@ -71,8 +47,13 @@ class PythonCallableAgent(WorkerPoolAgent):
     kind = "python"
     field = "agent.callable"
     silence = "the callable did not call a tool or return"
+    error_kinds: ClassVar[Mapping[str, ErrorKind]] = {
+        "exception": ErrorKind.EXCEPTION,
+        "protocol": ErrorKind.PROTOCOL,
+    }
     kept_after = frozenset({ErrorKind.AGENT_ERROR, ErrorKind.EXCEPTION, ErrorKind.PROTOCOL})
-    """The worker reported these itself, between case-samples (module docstring)."""
+    """The worker reported these itself, between case-samples (an exception of the
+    callable, a return that is not an answer): it stays."""
 
     def __init__(self, config: Config, cfg: PythonAgent):
         self._cfg = cfg
@@ -126,18 +107,6 @@ class PythonCallableAgent(WorkerPoolAgent):
         raise AgentFailure(
             ErrorKind.START,
             text if isinstance(text, str) else f"the worker did not start: {message!r:.200}",
-        )
-
-    def _agent_error(self, message: dict[str, Any]) -> AgentFailure:
-        kind = _KINDS.get(str(message.get("kind")))
-        if kind is None:
-            return super()._agent_error(message)
-        text = message.get("message")
-        detail = message.get("detail")
-        return AgentFailure(
-            kind,
-            text if isinstance(text, str) else f"(no message) {message!r:.200}",
-            detail=detail if isinstance(detail, str) and detail else None,
         )
 
 

@@ -52,17 +52,24 @@ class ToolOutcome:
     is_error: bool = False
 
 
-def load_callable(spec: str, paths: Sequence[str]) -> Callable[..., Any] | str:
-    """Import ``module:attr.attr`` (``paths`` first on ``sys.path``); the reason, as
-    text, when it cannot be imported or is not callable."""
+def import_target(spec: str, paths: Sequence[str]) -> Any:
+    """Import ``module:attr.attr`` (``paths`` first on ``sys.path``); raises what the
+    import raised (also for ``toolgate record --tools``)."""
     for p in reversed(paths):
         if p not in sys.path:
             sys.path.insert(0, p)
     module_name, _, attr = spec.partition(":")
+    obj: Any = importlib.import_module(module_name)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def load_callable(spec: str, paths: Sequence[str]) -> Callable[..., Any] | str:
+    """The callable ``spec`` names (:func:`import_target`); the reason, as text, when it
+    cannot be imported or is not callable."""
     try:
-        obj: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
+        obj = import_target(spec, paths)
     except Exception as exc:  # any import-time failure of user code is a config problem
         return f"cannot import {spec!r}: {type(exc).__name__}: {exc}"
     if not callable(obj):

@@ -25,10 +25,8 @@ not recorded.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +46,7 @@ from gate.replay.frozen import (
     ToolOutcome,
 )
 from gate.replay.interface import Agent, build_agent
+from gate.replay.python_worker import import_target
 from gate.replay.session import AgentFailure, Job, Session, job_seed
 
 
@@ -80,13 +79,8 @@ def load_registry(spec: str, paths: Sequence[str]) -> Registry:
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise UsageError(f"--tools must be module:attribute, not {spec!r}")
-    for p in reversed(paths):
-        if p not in sys.path:
-            sys.path.insert(0, p)
     try:
-        obj: Any = importlib.import_module(module_name)
-        for part in attr.split("."):
-            obj = getattr(obj, part)
+        obj = import_target(spec, paths)
     except Exception as exc:  # any import-time failure of user code is a usage problem
         raise UsageError(f"--tools: cannot import {spec!r}: {type(exc).__name__}: {exc}") from None
     if isinstance(obj, Mapping):

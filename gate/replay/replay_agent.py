@@ -1,16 +1,15 @@
 """The ``replay`` agent adapter: runs produced elsewhere; no agent is run.
 
 ``agent.runs`` (relative to the config) is a runs.jsonl written by another tool or an
-earlier ``toolgate run``. Each planned case-sample gets its stored run as is, and samples
-the file holds beyond ``samples`` are kept too. A run for a case id the dataset does not
-have, or the same case-sample twice, is an input error naming the line — the file does
-not fit the dataset.
+earlier ``toolgate run``; each planned case-sample gets its stored run, and samples the
+file holds beyond ``samples`` are kept too (docs/agent-protocol.md, "``replay``"). A run
+for a case id the dataset does not have, or the same case-sample twice, is an input error
+naming the line. A planned case-sample the file lacks is bad input too, or, with
+``agent.missing: skip``, *not run* (:meth:`ReplayRunsAgent.check_scope`).
 
-A planned case-sample the file lacks is bad input too (exit code 2, the cases named,
-:meth:`ReplayRunsAgent.check_scope`): nothing failed, the file is short. With
-``agent.missing: skip`` the run gates on the cases present, and each case-sample the file
-lacks is *not run* (a ``not_run`` record: never a pass or a failure, named in the first
-line of every report).
+The adapter keeps where each run is, not the run: every line is parsed when the adapter
+is built (a bad line is refused before anything runs) and read again, by its offset, when
+its case-sample runs — so a file of 300,000 runs costs a few arrays, not the runs.
 
 A stored run is held to what a live agent may record (the step budget applies to replay
 too, :func:`gate.replay.session.within_budget`): its turns past the case's step budget and
@@ -22,18 +21,21 @@ what the kept ones cost.
 
 from __future__ import annotations
 
+import sys
+from array import array
 from collections.abc import Collection, Sequence
-from typing import Any
+from typing import IO, Any
 
 from gate.agents.replay import MissingRuns, ReplayAgent
 from gate.config import Config
 from gate.errors import Problem, RunsFileError
 from gate.model import Case, Run
+from gate.replay.interface import Agent
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session, within_budget
-from gate.runsfile import iter_runs
+from gate.runsfile import parse_run_line, read_at
 
 
-class ReplayRunsAgent:
+class ReplayRunsAgent(Agent):
     """The ``replay`` adapter (module docstring)."""
 
     kind = "replay"
@@ -42,31 +44,57 @@ class ReplayRunsAgent:
 
     def __init__(self, config: Config, cfg: ReplayAgent):
         self._cfg = cfg
-        self._path = config.resolve(cfg.runs)
         self._display = cfg.runs
-        self._runs: dict[tuple[str, int], Run] = {}
-        self._lines: dict[tuple[str, int], int] = {}
+        # Where each run is, not the run (module docstring).
+        self._rows: dict[tuple[str, int], int] = {}
+        self._line = array("q")
+        self._start = array("q")
+        self._length = array("q")
         self._samples: dict[str, set[int]] = {}
         self._skipped: set[tuple[str, int]] = set()
-        for lineno, run in iter_runs(self._path, display=self._display):
-            key = (run.case_id, run.sample)
-            if key in self._runs:
+        path = config.resolve(cfg.runs)
+        try:
+            self._fh: IO[bytes] = path.open("rb")
+        except OSError as exc:
+            raise RunsFileError(
+                Problem(self._display, None, None, f"cannot read: {exc.strerror or exc}")
+            ) from None
+        try:
+            self._index()
+        except BaseException:
+            self._fh.close()
+            raise
+
+    def _index(self) -> None:
+        start = 0
+        for lineno, line in enumerate(self._fh, start=1):
+            at, start = start, start + len(line)
+            if not line.strip():
+                continue
+            run = parse_run_line(line, file=self._display, lineno=lineno)
+            key = (sys.intern(run.case_id), run.sample)
+            first = self._rows.get(key)
+            if first is not None:
                 raise RunsFileError(
                     Problem(
                         self._display,
                         lineno,
                         "sample",
                         f"case {run.case_id!r} sample {run.sample} appears twice "
-                        f"(first on line {self._lines[key]})",
+                        f"(first on line {self._line[first]})",
                     )
                 )
-            self._runs[key] = run
-            self._lines[key] = lineno
-            self._samples.setdefault(run.case_id, set()).add(run.sample)
+            self._rows[key] = len(self._line)
+            self._line.append(lineno)
+            self._start.append(at)
+            self._length.append(len(line))
+            self._samples.setdefault(key[0], set()).add(run.sample)
 
     def check_cases(self, known: Collection[str]) -> None:
         """Every run must be for a case of the dataset."""
-        unknown = sorted((line, cid) for (cid, _), line in self._lines.items() if cid not in known)
+        unknown = sorted(
+            (self._line[row], cid) for (cid, _), row in self._rows.items() if cid not in known
+        )
         if unknown:
             raise RunsFileError(
                 [
@@ -81,7 +109,7 @@ class ReplayRunsAgent:
         bad input naming them (the first few and a count), or — with ``agent.missing:
         skip`` — not run."""
         absent = [
-            (c, [s for s in self.samples_for(c.id, samples) if (c.id, s) not in self._runs])
+            (c, [s for s in self.samples_for(c.id, samples) if (c.id, s) not in self._rows])
             for c in cases
         ]
         absent = [(c, ss) for c, ss in absent if ss]
@@ -132,25 +160,26 @@ class ReplayRunsAgent:
     def samples_for(self, case_id: str, samples: int) -> Sequence[int]:
         return sorted(set(range(samples)) | self._samples.get(case_id, set()))
 
-    def prepare(self, jobs: int) -> None:
-        return None
-
     def close(self) -> None:
-        return None
+        self._fh.close()
 
     def run(self, job: Job, session: Session) -> Run | None:
-        stored = self._runs.get((job.case.id, job.sample))
-        if stored is None and (job.case.id, job.sample) in self._skipped:
+        row = self._rows.get((job.case.id, job.sample))
+        if row is None and (job.case.id, job.sample) in self._skipped:
             raise AgentFailure(
                 ErrorKind.NOT_RUN,
                 f"{self._display} has no run for case {job.case.id!r} sample {job.sample} "
                 "(agent.missing: skip)",
             )
-        if stored is None:
+        if row is None:
             raise AgentFailure(
                 ErrorKind.NOT_IN_REPLAY,
                 f"{self._display} has no run for case {job.case.id!r} sample {job.sample}",
             )
+        line = read_at(
+            self._fh.fileno(), self._start[row], self._length[row], display=self._display
+        )
+        stored = parse_run_line(line, file=self._display, lineno=self._line[row])
         return within_budget(stored, job.step_budget)
 
 

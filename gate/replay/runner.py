@@ -3,32 +3,19 @@
 :func:`run_all` plans the case-samples, runs them through the configured agent adapter
 with bounded concurrency, answers every tool call from the frozen responses, and appends
 one line per case-sample to ``out/runs.jsonl`` as soon as it finishes (flushed, so an
-interrupted run loses nothing already recorded).
+interrupted run loses nothing already recorded). Concurrency, the global deadline,
+shards, ``--resume`` and its run header, and the progress line are the user's contract,
+written once in docs/agent-protocol.md (section "Runs at scale"). Here:
 
 * **Plan.** Cases in dataset order, filtered by ``case_ids`` and by the shard; samples
   ``0..samples-1`` of each (the replay adapter adds samples its file holds). The plan is
   run sample-major (every case's sample 0 first), so a global deadline leaves whole
   samples rather than whole cases undone.
-* **Shard** ``i/n``: the cases :meth:`gate.model.Shard.holds` (sha256 of the id mod n).
-* **Concurrency.** ``concurrency`` threads take case-samples from the plan; an adapter
-  may allow fewer (``command``: ``agent.workers`` processes). Threads, not asyncio: the
-  adapters block on pipes, sockets and user code (a sync Python agent cannot be awaited),
-  and threads cost little here — ``bench/runner_bench.py`` measures ``run_all`` within
-  1 % of bare ``http.client`` threads and 4 % of bare pipe exchanges doing the same work.
-* **Limits.** ``agent.timeout_s`` per agent step; ``agent.step_budget`` (or the case's
-  ``step_budget``) tool-calling turns; ``deadline_s`` for the whole run — a case-sample
-  not started by then gets a ``deadline`` error record, never silently dropped, and one
-  running when it passes is cut at its next step.
+* **Threads, not asyncio**: the adapters block on pipes, sockets and user code (a sync
+  Python agent cannot be awaited), and threads cost little here —
+  ``bench/runner_bench.py`` measures ``run_all`` within 1 % of bare ``http.client``
+  threads and 4 % of bare pipe exchanges doing the same work.
 * **Seeds.** Each case-sample gets ``job_seed(config.seed, case_id, sample)``.
-* **Resume.** With ``resume``, case-samples already in runs.jsonl are skipped and new
-  lines are appended; a last line cut short by a kill is dropped (and re-run).
-  Without it, runs.jsonl is started afresh. A fresh run writes ``OUT/run-header.json``
-  first (the gate, the dataset, the agent as configured, the seed and the scoring
-  settings' hash); ``resume`` refuses a folder whose header differs, or that has lines
-  but no header (a folder another agent or config wrote: its lines would be scored as
-  this run's).
-* **Progress** on stderr: on a terminal one line redrawn in place (done/total, failures,
-  rate, ETA); otherwise one line every ``progress_interval_s`` and at the end.
 """
 
 from __future__ import annotations
@@ -114,7 +101,8 @@ def _recorded(path: Path) -> set[tuple[str, int]]:
 
 
 class Progress:
-    """The progress line (see the module docstring)."""
+    """The progress line on stderr: on a terminal one line redrawn in place (done/total,
+    failures, rate, ETA); otherwise one line every ``interval_s`` and at the end."""
 
     def __init__(
         self,
@@ -193,7 +181,8 @@ def write_header(out: Path, header: dict[str, Any]) -> None:
 
 
 def check_header(out: Path, header: dict[str, Any], runs_path: Path) -> None:
-    """Refuse to resume a folder another agent or config wrote (module docstring)."""
+    """Refuse to resume a folder another agent or config wrote: one whose header differs,
+    or that has runs but no header."""
     path = out / HEADER_FILE
     try:
         raw = path.read_bytes()
@@ -214,10 +203,7 @@ def check_header(out: Path, header: dict[str, Any], runs_path: Path) -> None:
         recorded = None
     if not isinstance(recorded, dict):
         raise UsageError(f"cannot resume {out}: {path} is not a run header")
-
-    def shown(value: Any) -> str:
-        return jsonio.canonical(value)
-
+    shown = jsonio.canonical
     differ = [k for k in sorted(header) if shown(recorded.get(k)) != shown(header[k])]
     if differ:
         was = ", ".join(f"{k}: {shown(recorded.get(k))[:80]}" for k in differ)

@@ -12,11 +12,8 @@ would exceed it is still recorded (its calls, without results), so the scorers c
 overrun, and the case-sample ends with a ``step_budget`` error. A final answer after the
 last allowed turn is fine.
 
-**Error kinds.** ``Run.error`` starts with one word naming the class of failure, then a
-colon: ``timeout``, ``crash``, ``protocol``, ``agent_error``, ``step_budget``, ``http``,
-``payload``, ``deadline``, ``exception``, ``not_in_replay``, ``not_attempted``, ``start``
-(:class:`gate.errors.ErrorKind`; its class, agent or infrastructure, is
-:class:`gate.errors.ErrorClass`).
+**Error kinds.** ``Run.error`` starts with the :class:`gate.errors.ErrorKind` of the
+failure, then a colon (its class, agent or infrastructure: :class:`gate.errors.ErrorClass`).
 """
 
 from __future__ import annotations
@@ -116,6 +113,14 @@ def tool_message_content(content: Any) -> str:
     return json.dumps(content, ensure_ascii=False, sort_keys=True)
 
 
+def tool_messages(results: Sequence[ToolResult]) -> list[dict[str, Any]]:
+    """Tool results as the ``tool`` messages that follow their assistant message."""
+    return [
+        {"role": "tool", "tool_call_id": r.id, "content": tool_message_content(r.content)}
+        for r in results
+    ]
+
+
 def assistant_message(turn: Turn) -> dict[str, Any]:
     """The assistant message to send back in the history, rebuilt from the recorded turn
     (so ids assigned by the runner and the model's raw argument text are kept)."""
@@ -150,10 +155,7 @@ def conversation_messages(case: Case, turns: Sequence[Turn]) -> list[dict[str, A
             out.append({"role": "user", "content": t.user})
         if t.calls:
             out.append(assistant_message(t))
-            out.extend(
-                {"role": "tool", "tool_call_id": r.id, "content": tool_message_content(r.content)}
-                for r in t.tool_results
-            )
+            out.extend(tool_messages(t.tool_results))
         elif t.content is not None:
             out.append({"role": "assistant", "content": t.content})
     return out
@@ -298,24 +300,23 @@ class Session:
             user, self._pending_user = self._pending_user, None
             steps = self._steps
             self._steps += 1
+            over: str | None = None
             if len(ided) > MAX_BATCH_CALLS:
+                over = (
+                    f"the agent sent {len(ided):,} tool calls in one turn; a turn carries at "
+                    f"most {MAX_BATCH_CALLS}"
+                )
+            elif steps >= self.job.step_budget:
+                where = f" in user turn {self.user_turn + 1}" if self.job.case.conversation else ""
+                over = (
+                    f"the agent asked for tool-calling turn {steps + 1}{where} "
+                    f"with a step budget of {self.job.step_budget}"
+                )
+            if over is not None:  # the turn is recorded (its calls without results)
                 self.turns.append(
                     Turn(calls=tuple(ided[:MAX_BATCH_CALLS]), content=content, user=user)
                 )
-                self.failure = AgentFailure(
-                    ErrorKind.STEP_BUDGET,
-                    f"the agent sent {len(ided):,} tool calls in one turn; a turn carries at "
-                    f"most {MAX_BATCH_CALLS}",
-                )
-                raise self.failure
-            if steps >= self.job.step_budget:
-                self.turns.append(Turn(calls=tuple(ided), content=content, user=user))
-                where = f" in user turn {self.user_turn + 1}" if self.job.case.conversation else ""
-                self.failure = AgentFailure(
-                    ErrorKind.STEP_BUDGET,
-                    f"the agent asked for tool-calling turn {steps + 1}{where} "
-                    f"with a step budget of {self.job.step_budget}",
-                )
+                self.failure = AgentFailure(ErrorKind.STEP_BUDGET, over)
                 raise self.failure
             results: list[ToolResult] = []
             for call in ided:

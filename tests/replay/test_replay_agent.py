@@ -84,3 +84,27 @@ def test_replay__duplicate_case_sample__runs_file_error(tmp_path: Path) -> None:
     with pytest.raises(RunsFileError, match="appears twice"):
         run_all(cfg, FakeDataset([case("a")]), tmp_path / "out", samples=1, shard=None,
                 resume=False, progress=False)  # fmt: skip
+
+
+def test_replay__built_adapter__holds_where_each_run_is_not_the_runs(tmp_path: Path) -> None:
+    """A runs file of many runs costs a few arrays, not the runs: none is kept parsed
+    between building the adapter and running a case-sample, which reads its line again
+    (blank lines and all, the offsets still right)."""
+    import gc
+
+    from gate.replay.interface import build_agent
+    from gate.replay.session import Job, Session
+
+    _write(tmp_path / "r.jsonl", [Run(case_id=f"c{i}", sample=0, final=f"F{i}") for i in range(50)])
+    text = (tmp_path / "r.jsonl").read_text()
+    (tmp_path / "r.jsonl").write_text("\n" + text.replace("\n", "\n\n", 7))
+    cfg = config(tmp_path, {"kind": "replay", "runs": "r.jsonl"})
+    agent = build_agent(cfg)
+    try:
+        gc.collect()
+        assert not [o for o in gc.get_objects() if isinstance(o, Run)]
+        job = Job(case=case("c42"), sample=0, seed=0, step_budget=10, timeout_s=1.0)
+        stored = agent.run(job, Session(job, None))  # type: ignore[arg-type]
+        assert stored is not None and (stored.case_id, stored.final) == ("c42", "F42")
+    finally:
+        agent.close()

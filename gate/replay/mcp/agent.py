@@ -1,65 +1,21 @@
 """The ``mcp`` agent adapter: any program whose agent takes its tools from an MCP server.
 
-For each case-sample ToolGate opens an :class:`~.endpoint.Endpoint` (the case's tools,
-answered from its frozen responses) on the shared :class:`~.host.McpHost`, writes the
-case to a JSON file, and starts ``agent.command`` (in ``agent.cwd``, default the config's
-folder) with, added to its environment:
+What the agent gets and what costs a case-sample are the user's contract, written once in
+docs/agent-protocol.md (section "``mcp``: agents whose tools come from an MCP server").
+In short: for each case-sample ToolGate opens an :class:`~.endpoint.Endpoint` (the
+case's tools, answered from its frozen responses) on the shared
+:class:`~.host.McpHost`, writes the case to a JSON file, and starts ``agent.command`` (in
+``agent.cwd``, default the config's folder) with ``TOOLGATE_MCP_URL``,
+``TOOLGATE_MCP_COMMAND`` (the stdio :mod:`.bridge`), ``TOOLGATE_MCP_COMMAND_JSON`` and
+``TOOLGATE_CASE`` added to its environment, the gate's credentials and the tokens of
+``agent.servers`` removed. Its stdout is its final answer; its exit status and MCP
+connections are kept in the run's ``meta.mcp``. A conversation talks over a line on
+stdin (:class:`_Conversation`): one ``final`` line per answered user turn, the next
+``user`` message written back, end of file after the last.
 
-* ``TOOLGATE_MCP_URL`` — the endpoint's streamable-HTTP address (127.0.0.1, a path token of
-  its own);
-* ``TOOLGATE_MCP_COMMAND`` — a shell-quoted command that serves the same tools on stdio
-  (:mod:`.bridge`), for MCP clients that launch their servers; ``TOOLGATE_MCP_COMMAND_JSON``
-  is the same command as a JSON array;
-* ``TOOLGATE_CASE`` — the path of a JSON file holding ``case_id``, ``sample``, ``seed``,
-  ``user_input`` and ``message_history`` (and, for a conversation, ``"conversation":
-  true`` and ``turns``, the number of user turns).
-
-What the agent prints on stdout is its final answer (stripped; at most
-``agent.max_output_bytes``); its exit status and the number of MCP connections are kept in
-the run's ``meta.mcp``. The gate's credentials and the tokens of ``agent.servers`` are
-removed from the environment; ``agent.env`` is added.
-
-**Conversations** (a case with several scripted user turns) talk over a line on stdin.
-The agent's stdin is a pipe and its stdout JSON Lines. Having answered a user turn
-(``user_input`` is the first), the agent prints one line and flushes it::
-
-    agent → {"type": "final", "content": "<its answer>"}          (a string, or null)
-    runner → {"type": "user", "case_id", "sample", "turn", "content", "messages"}
-    ...      the next turn's calls, then its "final" line (which may echo "turn")
-    runner → end of file on stdin: the conversation is over; exit 0
-
-``messages`` is the whole conversation so far in the OpenAI chat shape, this user turn
-last — the message the ``command`` protocol sends. ToolGate closes stdin after the last
-turn's answer, or earlier when the conversation ends (a turn called a must-not-call
-tool: the agent only sees the end of file; the turns not reached fail the case). Each
-answer line is an event of the step timeout, like a tool call; once stdin is closed the
-agent has ``timeout_s`` to exit. ``max_connections`` counts per user turn (the count
-starts again at each answer), so an agent may keep one connection open across the turns
-or reconnect in each. A line longer than ``max_output_bytes`` is refused; a line that is
-not such a message, a second line before the next user turn, a line after the last
-answer, or an exit (status 0) before answering every turn is a ``protocol`` error, a
-non-zero exit a ``crash``, and either ends the conversation there, its calls kept. The
-answers are recorded each as an assistant turn without calls; ``meta.mcp`` adds
-``connections_per_turn``.
-
-**Every failure costs one case-sample, never the run**, and keeps every call recorded so
-far (a batch still held is recorded before the endpoint closes):
-
-=================  ===========================================================================
-``timeout``        no tool call and no exit within ``timeout_s`` (the first step counts from
-                   the start; so a case-sample lasts at most ``timeout_s × (step_budget + 1)``);
-                   in a conversation no tool call, answer line or exit, a user turn not read
-                   from stdin, or no exit after stdin closed, within ``timeout_s``
-``crash``          the agent exits with a non-zero status (stderr tail attached), or cannot start
-``protocol``       it exits 0 without a final answer, never connects (no MCP request at all),
-                   opens more than ``max_connections`` connections (in a user turn), prints
-                   more than ``max_output_bytes``, or sends a ``tools/call`` naming no tool;
-                   in a conversation, breaks the line protocol above
-``step_budget``    a batch of calls past the step budget (recorded; its calls get an error)
-``deadline``       the run's ``deadline_s`` passed
-=================  ===========================================================================
-
-The agent's whole process group is killed when its case-sample ends, whatever happened.
+Every failure costs one case-sample, never the run, and keeps every call recorded so far
+(a batch still held is recorded before the endpoint closes); the agent's whole process
+group is killed when its case-sample ends, whatever happened.
 """
 
 from __future__ import annotations
@@ -70,7 +26,6 @@ import os
 import select
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -86,7 +41,8 @@ from gate.agents.mcp import McpAgent
 from gate.config import Config
 from gate.errors import ConfigError, Problem
 from gate.model import Run
-from gate.replay.command import EXIT_CHECK_S, STDERR_TAIL_BYTES, agent_environ
+from gate.replay.command import StderrTail, agent_environ, kill_group, write_within
+from gate.replay.interface import Agent
 from gate.replay.mcp import bridge
 from gate.replay.mcp.endpoint import Endpoint
 from gate.replay.mcp.host import McpHost
@@ -129,7 +85,6 @@ class _Process:
         self.max_output = max_output
         self.out = bytearray()
         self.overflow = False
-        self.tail = bytearray()
         self.exited = threading.Event()
         self._on_event = on_event
         self._lines: deque[bytes] = deque()
@@ -138,11 +93,12 @@ class _Process:
         reader = self._read_lines if lines else self._read_out
         self._threads = [
             threading.Thread(target=reader, args=(self.proc.stdout,), daemon=True),
-            threading.Thread(target=self._read_err, args=(self.proc.stderr,), daemon=True),
             threading.Thread(target=self._wait, daemon=True),
         ]
         for t in self._threads:
             t.start()
+        self._err = StderrTail(self.proc.stderr)
+        self._threads.append(self._err.thread)
 
     def _read_lines(self, pipe: IO[bytes]) -> None:
         """Stdout as lines (without their newline); a last line without one counts. More
@@ -199,28 +155,14 @@ class _Process:
         fd = self.proc.stdin.fileno()
         out = select.poll()
         out.register(fd, select.POLLOUT | select.POLLERR | select.POLLHUP)
-        view = memoryview(data)
-        end = time.monotonic() + timeout
-        while view:
-            try:
-                view = view[os.write(fd, view) :]
-            except BlockingIOError:
-                pass
-            except (OSError, ValueError):  # BrokenPipeError: it closed stdin or exited
-                return False
-            if not view:
-                return True
-            left = end - time.monotonic()
-            if left <= 0:
-                raise AgentFailure(
-                    ErrorKind.TIMEOUT,
-                    f"the agent did not read its stdin within {timeout:.3g}s "
-                    f"({len(view)} bytes of the next user turn still unsent)",
-                )
-            out.poll(max(1, int(min(left, EXIT_CHECK_S) * 1000 + 0.5)))
-            if self.exited.is_set():
-                return False
-        return True
+        left = write_within(fd, out, data, timeout, self.exited.is_set)
+        if left:
+            raise AgentFailure(
+                ErrorKind.TIMEOUT,
+                f"the agent did not read its stdin within {timeout:.3g}s "
+                f"({left} bytes of the next user turn still unsent)",
+            )
+        return left == 0
 
     def close_stdin(self) -> None:
         """End of file on the agent's stdin: the conversation is over."""
@@ -236,13 +178,6 @@ class _Process:
                     continue  # keep draining, so the agent never blocks on its own pipe
                 self.out += chunk
 
-    def _read_err(self, pipe: IO[bytes]) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            while chunk := pipe.read1(65536):  # type: ignore[attr-defined]
-                self.tail += chunk
-                if len(self.tail) > 2 * STDERR_TAIL_BYTES:
-                    del self.tail[: len(self.tail) - STDERR_TAIL_BYTES]
-
     def _wait(self) -> None:
         self.proc.wait()
         self.exited.set()
@@ -250,10 +185,7 @@ class _Process:
 
     def kill_group(self) -> None:
         """SIGKILL the process group (the agent and whatever it started in it)."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=5)
+        kill_group(self.proc)
         for t in self._threads:
             t.join(timeout=_READER_JOIN_S)
         for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
@@ -262,11 +194,10 @@ class _Process:
                     pipe.close()
 
     def stderr_tail(self, max_lines: int = 20) -> str:
-        text = bytes(self.tail[-STDERR_TAIL_BYTES:]).decode("utf-8", "replace")
-        return "\n".join(text.rstrip().splitlines()[-max_lines:])
+        return self._err.text(max_lines)
 
 
-class McpServedAgent:
+class McpServedAgent(Agent):
     """The ``mcp`` adapter (module docstring)."""
 
     kind = "mcp"
@@ -274,9 +205,7 @@ class McpServedAgent:
     def __init__(self, config: Config, cfg: McpAgent, host: McpHost | None = None) -> None:
         self._cfg = cfg
         self._file = str(config.source) if config.source else "toolgate.yml"
-        self._argv = (
-            list(cfg.command) if isinstance(cfg.command, list) else shlex.split(cfg.command)
-        )
+        self._argv = cfg.argv()
         if not self._argv:
             raise ConfigError(Problem(self._file, None, "agent.command", "is empty"))
         if self._argv[0] in ("python", "python3"):
@@ -290,19 +219,14 @@ class McpServedAgent:
         self.max_parallel: int | None = cfg.workers
 
     def describe(self) -> dict[str, Any]:
-        command = self._cfg.command
-        shown = list(command) if isinstance(command, list) else shlex.split(command)
         return {
             "kind": self.kind,
-            "command": shown,
+            "command": self._cfg.argv(),
             "workers": self._cfg.workers,
             "batch_window_ms": self._cfg.batch_window_ms,
             "max_connections": self._cfg.max_connections,
             **self._cfg.declared(),
         }
-
-    def samples_for(self, case_id: str, samples: int) -> range:
-        return range(samples)
 
     def prepare(self, jobs: int) -> None:
         """Start the MCP host, and turn a program that does not exist into a config error
@@ -372,10 +296,7 @@ class McpServedAgent:
             self._host.close(endpoint)  # records a batch still held
             shutil.rmtree(folder, ignore_errors=True)
         assert proc is not None
-        if talk is not None:
-            self._conversation_outcome(talk, failure)
-        else:
-            self._outcome(session, endpoint, proc, failure)
+        self._outcome(session, endpoint, proc, failure, talk)
         return None
 
     def _outcome(
@@ -384,16 +305,39 @@ class McpServedAgent:
         endpoint: Endpoint,
         proc: _Process,
         failure: AgentFailure | None,
+        talk: _Conversation | None,
     ) -> None:
+        """How the case-sample ended: its failure, else (one user turn) its final answer
+        from stdout; a conversation's answers are already recorded."""
         code = proc.proc.returncode if proc.exited.is_set() else None
-        session.meta["mcp"] = {"exit_code": code, "connections": endpoint.connections}
+        mcp: dict[str, Any] = {"exit_code": code, "connections": endpoint.connections}
+        if talk is not None:
+            mcp["connections_per_turn"] = list(endpoint.turn_connections)
+        session.meta["mcp"] = mcp
         tail = proc.stderr_tail()
         detail = f"--- stderr (last lines) ---\n{tail}" if tail else None
         failure = endpoint.failure or failure
         if failure is not None:
             raise AgentFailure(failure.kind, failure.message, detail=failure.detail or detail)
+        when = ""
+        if talk is not None:
+            turns = len(session.job.case.conversation)
+            when = (
+                " after the conversation ended"
+                if talk.over
+                else f" after answering {talk.answered} of {turns} user turns"
+            )
         if code != 0:
-            raise AgentFailure(ErrorKind.CRASH, f"the agent exited with code {code}", detail=detail)
+            raise AgentFailure(
+                ErrorKind.CRASH, f"the agent exited with code {code}{when}", detail=detail
+            )
+        if talk is not None and not talk.over:
+            raise AgentFailure(
+                ErrorKind.PROTOCOL,
+                f"the agent exited with code 0{when}: after each answer it reads the next "
+                f"user turn from stdin, and exits at its end of file",
+                detail=detail,
+            )
         if endpoint.requests == 0:
             raise AgentFailure(
                 ErrorKind.PROTOCOL,
@@ -401,6 +345,8 @@ class McpServedAgent:
                 "TOOLGATE_MCP_COMMAND)",
                 detail=detail,
             )
+        if talk is not None:
+            return
         if proc.overflow:
             raise AgentFailure(
                 ErrorKind.PROTOCOL,
@@ -416,45 +362,6 @@ class McpServedAgent:
             )
         session.final = final
 
-    def _conversation_outcome(self, talk: _Conversation, failure: AgentFailure | None) -> None:
-        """As :meth:`_outcome`, for a conversation: its answers are already recorded."""
-        session, endpoint, proc = talk.session, talk.endpoint, talk.proc
-        code = proc.proc.returncode if proc.exited.is_set() else None
-        session.meta["mcp"] = {
-            "exit_code": code,
-            "connections": endpoint.connections,
-            "connections_per_turn": list(endpoint.turn_connections),
-        }
-        tail = proc.stderr_tail()
-        detail = f"--- stderr (last lines) ---\n{tail}" if tail else None
-        failure = endpoint.failure or failure
-        if failure is not None:
-            raise AgentFailure(failure.kind, failure.message, detail=failure.detail or detail)
-        turns = len(session.job.case.conversation)
-        when = (
-            "after the conversation ended"
-            if talk.over
-            else f"after answering {talk.answered} of {turns} user turns"
-        )
-        if code != 0:
-            raise AgentFailure(
-                ErrorKind.CRASH, f"the agent exited with code {code} {when}", detail=detail
-            )
-        if not talk.over:
-            raise AgentFailure(
-                ErrorKind.PROTOCOL,
-                f"the agent exited with code 0 {when}: after each answer it reads the next "
-                f"user turn from stdin, and exits at its end of file",
-                detail=detail,
-            )
-        if endpoint.requests == 0:
-            raise AgentFailure(
-                ErrorKind.PROTOCOL,
-                "the agent never connected to its MCP server (TOOLGATE_MCP_URL or "
-                "TOOLGATE_MCP_COMMAND)",
-                detail=detail,
-            )
-
 
 _LINE_HINT = (
     ' — in a conversation stdout carries one {"type": "final", "content": ...} line per '
@@ -463,9 +370,9 @@ _LINE_HINT = (
 
 
 class _Conversation:
-    """A conversation case over the agent's stdin and stdout (the module docstring): each
-    answer line is recorded, the next user turn written to stdin, every wait a step of at
-    most ``timeout_s``."""
+    """A conversation case over the agent's stdin and stdout (docs/agent-protocol.md,
+    "Conversations: a line on stdin"): each answer line is recorded, the next user turn
+    written to stdin, every wait a step of at most ``timeout_s``."""
 
     def __init__(
         self, job: Job, session: Session, endpoint: Endpoint, proc: _Process, host: McpHost

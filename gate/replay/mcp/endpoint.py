@@ -267,9 +267,6 @@ class Endpoint:
             if not future.done():  # the agent may have given up on the request
                 future.set_result(result)
 
-    async def aflush(self) -> None:
-        self.flush()
-
 
 ATTEMPTS_KEY = "toolgate.attempts"
 """Where the host leaves a request's :class:`~.peek.Attempt` s in its ASGI scope."""

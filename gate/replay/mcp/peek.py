@@ -68,16 +68,10 @@ def attempts(body: bytes) -> list[Attempt]:
             continue
         params = m.get("params")
         params = params if isinstance(params, dict) else {}
-        name = params.get("name")
-        rid = m.get("id")
-        args = params.get("arguments")
-        found.append(
-            Attempt(
-                name if isinstance(name, str) and name else None,
-                rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None,
-                "" if "arguments" not in params else _text_of(args),
-            )
-        )
+        read = {"id": m.get("id"), "name": params.get("name")}
+        if "arguments" in params:
+            read["arguments"] = _text_of(params["arguments"])
+        found.append(_attempt(read))
     return found
 
 
@@ -99,11 +93,12 @@ def _cut(text: str) -> str:
 
 
 def _attempt(m: dict[str, Any]) -> Attempt:
+    """The attempt of a message as read (its ``id``, ``name`` and ``arguments`` text)."""
     name = m.get("name")
     rid = m.get("id")
     return Attempt(
         name if isinstance(name, str) and name else None,
-        rid if isinstance(rid, str | int) else None,
+        rid if isinstance(rid, str | int) and not isinstance(rid, bool) else None,
         m.get("arguments", ""),
     )
 
