@@ -110,8 +110,8 @@ def check(
             norms=norms,
             agent=agent,
         )
-        # Closed by run_all; what it held (a replay agent: every recorded run) is freed
-        # before scoring, whose workers are forked from this process.
+        # Closed by run_all; what it held (a replay agent: where each recorded run is) is
+        # freed before scoring, whose workers are forked from this process.
         del agent
         release()
         t_run = time.perf_counter()
