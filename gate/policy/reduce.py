@@ -410,11 +410,8 @@ def in_slice(
         return difficulty == value
     if key == "tag":
         return value in tags
-    if key == "no_tool":
-        return no_tool == (value == "true")
-    if key == "must_not_call":
-        return must_not_call == (value == "true")
-    return False
+    flag = {"no_tool": no_tool, "must_not_call": must_not_call}.get(key)
+    return flag is not None and value in {"true", "false"} and flag == (value == "true")
 
 
 def _slices(metas: Sequence[CaseMeta]) -> dict[str, stats.Bools]:
