@@ -500,16 +500,19 @@ def relative_gate(
             undecided=undecided,
         )
 
-    if test is None:
-        why = "no comparable base history (it compares with the base history)"
-        return outcome(
-            None, True, f"{label}: max_increase {bound:.0%} not checked — {why}", not_checked=True
-        )
-    ev = test.cost
-    if test.cases == 0 or test.base_mean is None or test.head_mean is None or ev is None:
+    ev = test.cost if test is not None else None
+    if (
+        test is None
+        or test.cases == 0
+        or test.base_mean is None
+        or test.head_mean is None
+        or ev is None
+    ):
         why = (
-            f"no comparable case has {gate.metric} on both sides (the base history records "
-            "each sample's usage from this release on)"
+            "no comparable base history (it compares with the base history)"
+            if test is None
+            else f"no comparable case has {gate.metric} on both sides (the base history "
+            "records each sample's usage from this release on)"
         )
         return outcome(
             None, True, f"{label}: max_increase {bound:.0%} not checked — {why}", not_checked=True
