@@ -10,6 +10,7 @@ infrastructure did — earns nothing (:func:`_no_answer`).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -331,12 +332,8 @@ def _arg_diff(index: int, e: ExpectedCall, c: Call) -> ArgDiff:
     return ArgDiff(index, c.orig, e.name, diffs)
 
 
-def _orig(c: Call) -> int:
-    return c.orig
-
-
-def _by_index(x: ExtraCall | MalformedCall) -> int:
-    return x.index
+_orig = operator.attrgetter("orig")
+_by_index = operator.attrgetter("index")
 
 
 def _tallies(an: Analysis) -> Tallies:
