@@ -267,6 +267,11 @@ def _some(shown: Iterable[str], total: int) -> str:
     return ", ".join(shown) + (f", … (+{more} more)" if more > 0 else "")
 
 
+def _ids(ids: Sequence[str]) -> str:
+    """The first :data:`SHOW_CASES` ids, then ``…`` when there are more."""
+    return ", ".join(ids[:SHOW_CASES]) + (", …" if len(ids) > SHOW_CASES else "")
+
+
 def _shown_removed(removed: Sequence[RemovedCase]) -> str:
     shown = (f"{r.case_id} ({r.base_passes}/{r.base_samples})" for r in removed[:SHOW_CASES])
     return _some(shown, len(removed))
@@ -293,20 +298,16 @@ def history_reasons(evaluation: Evaluation) -> tuple[list[str], list[str]]:
     if fl.flakier:
         bs = "—" if fl.base_spread is None else f"{fl.base_spread:.3f}"
         hs = "—" if fl.head_spread is None else f"{fl.head_spread:.3f}"
-        shown = ", ".join(fl.newly_flaky[:SHOW_CASES])
-        more = ", …" if len(fl.newly_flaky) > SHOW_CASES else ""
         reasons.append(
             f"flakier than the base history: mean spread {bs} → {hs} over {fl.cases} case(s), "
             f"p = {fl.p_value:.2g} ≤ {fl.alpha:.3g}"
-            + (f"; newly flaky: {shown}{more}" if shown else "")
+            + (f"; newly flaky: {_ids(fl.newly_flaky)}" if fl.newly_flaky else "")
         )
     if fl.already_flaky:
-        shown = ", ".join(fl.already_flaky[:SHOW_CASES])
-        more = ", …" if len(fl.already_flaky) > SHOW_CASES else ""
         notices.append(
             f"{len(fl.already_flaky)} case(s) flaky on head were already flaky in the base "
-            f"history ({shown}{more}): a warning, not a block (variance.max_flaky_share sets "
-            "an absolute ceiling)"
+            f"history ({_ids(fl.already_flaky)}): a warning, not a block "
+            "(variance.max_flaky_share sets an absolute ceiling)"
         )
     return reasons, notices
 
@@ -381,10 +382,8 @@ def evaluate_gate(results: SuiteStats, gate: GateConfig) -> list[GateOutcome]:
             sign = ("≥" if ok else "<") if op is GateOp.MIN else ("≤" if ok else ">")
             reason = f"{label} {shown(value)} {sign} {shown(threshold)} ({op})"
             if failing and not ok:
-                names = ", ".join(failing[:SHOW_CASES])
-                more = ", …" if len(failing) > SHOW_CASES else ""
                 side = "below" if op is GateOp.MIN else "above"
-                reason += f" — {len(failing)} case(s) {side}: {names}{more}"
+                reason += f" — {len(failing)} case(s) {side}: {_ids(failing)}"
         out.append(
             GateOutcome(
                 metric=gate.metric,
