@@ -178,11 +178,11 @@ def cost_test(cases: Sequence[CostCase]) -> CostResult:
     h_mean = np.nansum(head, axis=1) / nh
     base_mean = float(b_mean.mean())
     head_mean = float(h_mean.mean())
-    mean_rise, mean_fall = _mean_test(base, head, bv, hv, nb, nh)
-
-    # 1. the log scale, per case
     pooled = np.concatenate([base, head], axis=1)
     pv = np.concatenate([bv, hv], axis=1)
+    mean_rise, mean_fall = _mean_test(pooled, pv, base.shape[1], nb, nh)
+
+    # 1. the log scale, per case
     delta = _offsets(pooled, pv)
     y = np.where(pv, np.log(np.where(pv, pooled + delta[:, None], 1.0)), np.nan)
     # 2. centre and spread of each case's pooled values (a permutation leaves them be)
@@ -230,12 +230,12 @@ def cost_test(cases: Sequence[CostCase]) -> CostResult:
 
 
 def _mean_test(
-    base: Floats, head: Floats, bv: np.ndarray, hv: np.ndarray, nb: Floats, nh: Floats
+    pooled: Floats, valid: np.ndarray, k: int, nb: Floats, nh: Floats
 ) -> tuple[float, float]:
     """The mean per sample's test (module doc): one-sided p-values of a rise and of a
-    fall. Without noise (no case's samples vary) any change is beyond it."""
-    pooled = np.concatenate([base, head], axis=1)
-    valid = np.concatenate([bv, hv], axis=1)
+    fall, from each case's base values then head values (the first ``k`` columns are the
+    base's). Without noise (no case's samples vary) any change is beyond it."""
+    base, head = pooled[:, :k], pooled[:, k:]
     n = valid.sum(axis=1)
     centre = np.nansum(pooled, axis=1) / n
     sq = np.nansum((pooled - centre[:, None]) ** 2, axis=1)

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -77,7 +77,7 @@ from gate.model import (
 from gate.policy.cost import samples_to_decide
 from gate.policy.engine import Evaluation
 from gate.policy.guards import EPS, check_variance
-from gate.policy.reduce import case_ids, case_values
+from gate.policy.reduce import case_ids, case_values, in_slice
 from gate.scorers.registry import COST_METRICS
 from gate.scorers.usage import USAGE_METRICS
 
@@ -106,6 +106,7 @@ def decide(
     notices: list[str] = []
     regressions_cfg = config.regressions if config is not None else RegressionsConfig()
 
+    comparable = comparison is not None and comparison.comparable
     reasons: list[str] = []
     reasons.extend(_hard_reasons(stats.hard_failures, stats.header.dataset.path))
     not_compared = _not_compared(comparison, no_baseline)
@@ -114,9 +115,7 @@ def decide(
             f"not compared: {not_compared.detail} — a baseline is required "
             "(require-baseline); a run on the base branch makes one"
         )
-    removed = (
-        comparison.changes.unretired if comparison is not None and comparison.comparable else ()
-    )
+    removed = comparison.changes.unretired if comparison is not None and comparable else ()
     if removed:
         reasons.append(
             f"{removed_words(removed)}: {_shown_removed(removed)} — a removed case fails the "
@@ -150,11 +149,7 @@ def decide(
                 "a warning, not a block (regressions.likely: fail blocks on them)"
             )
 
-    dropped = (
-        undecided_drops(comparison.flips)
-        if comparison is not None and comparison.comparable
-        else []
-    )
+    dropped = undecided_drops(comparison.flips) if comparison is not None and comparable else []
     undecided_ok = not (dropped and regressions_cfg.undecided is UndecidedMode.FAIL)
     if dropped and not undecided_ok:
         reasons.append(
@@ -167,9 +162,7 @@ def decide(
             "a warning, not a block (regressions.undecided: fail blocks on them)"
         )
 
-    fresh = (
-        new_failing(comparison.flips) if comparison is not None and comparison.comparable else []
-    )
+    fresh = new_failing(comparison.flips) if comparison is not None and comparable else []
     new_ok = not (fresh and regressions_cfg.new_cases is NewCasesMode.FAIL)
     if fresh and not new_ok:
         reasons.append(
@@ -183,19 +176,18 @@ def decide(
 
     policy_ok = True
     policy_reasons: list[str] = []
-    if evaluation is not None and comparison is not None and comparison.comparable:
+    if evaluation is not None and comparable:
         policy_reasons, policy_notices = history_reasons(evaluation)
         policy_ok = not policy_reasons
         reasons.extend(policy_reasons)
         notices.extend(policy_notices)
 
-    comparable_base = comparison is not None and comparison.comparable
     missing_usage = config.cost.missing_usage if config is not None else MissingUsage.FAIL
     gates = [
         usage_checked(g, gate, stats, missing_usage)
         for gate in (config.gates if config else [])
         for g in (
-            [relative_gate(gate, evaluation if comparable_base else None)]
+            [relative_gate(gate, evaluation if comparable else None)]
             if gate.max_increase is not None
             else evaluate_gate(stats, gate)
         )
@@ -216,7 +208,6 @@ def decide(
         and all(g.passed for g in gates)
         and variance.passed
     )
-    comparable = comparison is not None and comparison.comparable
     n_regs = comparison.regressions if comparison is not None and comparable else 0
     n_likely = comparison.likely_regressions if comparison is not None and comparable else 0
     drops = (
@@ -270,12 +261,20 @@ def _not_compared(comparison: Comparison | None, no_baseline: str | None) -> Not
     )
 
 
+def _some(shown: Iterable[str], total: int) -> str:
+    """The first :data:`SHOW_CASES` of ``total`` items, then how many more."""
+    more = total - SHOW_CASES
+    return ", ".join(shown) + (f", … (+{more} more)" if more > 0 else "")
+
+
+def _ids(ids: Sequence[str]) -> str:
+    """The first :data:`SHOW_CASES` ids, then ``…`` when there are more."""
+    return ", ".join(ids[:SHOW_CASES]) + (", …" if len(ids) > SHOW_CASES else "")
+
+
 def _shown_removed(removed: Sequence[RemovedCase]) -> str:
-    shown = ", ".join(
-        f"{r.case_id} ({r.base_passes}/{r.base_samples})" for r in removed[:SHOW_CASES]
-    )
-    more = len(removed) - SHOW_CASES
-    return shown + (f", … (+{more} more)" if more > 0 else "")
+    shown = (f"{r.case_id} ({r.base_passes}/{r.base_samples})" for r in removed[:SHOW_CASES])
+    return _some(shown, len(removed))
 
 
 def history_reasons(evaluation: Evaluation) -> tuple[list[str], list[str]]:
@@ -299,38 +298,32 @@ def history_reasons(evaluation: Evaluation) -> tuple[list[str], list[str]]:
     if fl.flakier:
         bs = "—" if fl.base_spread is None else f"{fl.base_spread:.3f}"
         hs = "—" if fl.head_spread is None else f"{fl.head_spread:.3f}"
-        shown = ", ".join(fl.newly_flaky[:SHOW_CASES])
-        more = ", …" if len(fl.newly_flaky) > SHOW_CASES else ""
         reasons.append(
             f"flakier than the base history: mean spread {bs} → {hs} over {fl.cases} case(s), "
             f"p = {fl.p_value:.2g} ≤ {fl.alpha:.3g}"
-            + (f"; newly flaky: {shown}{more}" if shown else "")
+            + (f"; newly flaky: {_ids(fl.newly_flaky)}" if fl.newly_flaky else "")
         )
     if fl.already_flaky:
-        shown = ", ".join(fl.already_flaky[:SHOW_CASES])
-        more = ", …" if len(fl.already_flaky) > SHOW_CASES else ""
         notices.append(
             f"{len(fl.already_flaky)} case(s) flaky on head were already flaky in the base "
-            f"history ({shown}{more}): a warning, not a block (variance.max_flaky_share sets "
-            "an absolute ceiling)"
+            f"history ({_ids(fl.already_flaky)}): a warning, not a block "
+            "(variance.max_flaky_share sets an absolute ceiling)"
         )
     return reasons, notices
 
 
 def _shown(flips: Sequence[Flip]) -> str:
-    shown = ", ".join(
+    shown = (
         f"{f.case_id} ({_frac(f.base_pass_rate, f.base_samples)} → "
         f"{_frac(f.head_pass_rate, f.head_samples)})"
         for f in flips[:SHOW_CASES]
     )
-    return shown + (f", … (+{len(flips) - SHOW_CASES} more)" if len(flips) > SHOW_CASES else "")
+    return _some(shown, len(flips))
 
 
 def _shown_new(flips: Sequence[Flip]) -> str:
-    shown = ", ".join(
-        f"{f.case_id} ({_frac(f.head_pass_rate, f.head_samples)})" for f in flips[:SHOW_CASES]
-    )
-    return shown + (f", … (+{len(flips) - SHOW_CASES} more)" if len(flips) > SHOW_CASES else "")
+    shown = (f"{f.case_id} ({_frac(f.head_pass_rate, f.head_samples)})" for f in flips[:SHOW_CASES])
+    return _some(shown, len(flips))
 
 
 def _frac(rate: float | None, n: int) -> str:
@@ -352,22 +345,6 @@ def _hard_reasons(hard: Sequence[HardFailure], path: str) -> list[str]:
     return out
 
 
-def case_in_slice(case: CaseStats, slice_: str | None) -> bool:
-    """Whether ``case`` belongs to slice ``key=value`` (the slices of ``reduce``)."""
-    if slice_ is None:
-        return True
-    key, _, value = slice_.partition("=")
-    if key == "difficulty":
-        return case.difficulty == value
-    if key == "tag":
-        return value in case.tags
-    if key == "no_tool":
-        return value in {"true", "false"} and case.expected_no_tool == (value == "true")
-    if key == "must_not_call":
-        return value in {"true", "false"} and bool(case.must_not_call) == (value == "true")
-    return False
-
-
 def evaluate_gate(results: SuiteStats, gate: GateConfig) -> list[GateOutcome]:
     """One GateResult per bound (``min`` and/or ``max``) of ``gate``."""
     label = gate_label(gate.metric, gate.slice)
@@ -386,42 +363,27 @@ def evaluate_gate(results: SuiteStats, gate: GateConfig) -> list[GateOutcome]:
         bounds.append((GateOp.MAX, gate.max))
     out: list[GateOutcome] = []
     for op, threshold in bounds:
+        failing: list[str] = []
         if value is None:
+            ok = False
             why = missing or (
                 f"{gate.metric} was not produced by the scorers"
                 if stat is None
                 else f"{gate.metric} is n/a in every case"
             )
-            out.append(
-                GateOutcome(
-                    metric=gate.metric,
-                    slice=gate.slice,
-                    op=op,
-                    threshold=threshold,
-                    value=None,
-                    passed=False,
-                    no_data=True,
-                    reason=(
-                        f"{label}: no data ({why}) — a gate that cannot measure fails rather "
-                        f"than pass silently; fix the gate ({op} {threshold:.3f}) or the dataset"
-                    ),
-                )
+            reason = (
+                f"{label}: no data ({why}) — a gate that cannot measure fails rather "
+                f"than pass silently; fix the gate ({op} {threshold:.3f}) or the dataset"
             )
-            continue
-        ok = value >= threshold - EPS if op is GateOp.MIN else value <= threshold + EPS
-        failing = _cases_beyond(results.cases, gate.metric, gate.slice, op, threshold)
-        shown = _figure if gate.metric in COST_METRICS else (lambda v: f"{v:.3f}")
-        if ok:
-            sign = "≥" if op is GateOp.MIN else "≤"
-            reason = f"{label} {shown(value)} {sign} {shown(threshold)} ({op})"
         else:
-            sign = "<" if op is GateOp.MIN else ">"
-            side = "below" if op is GateOp.MIN else "above"
+            ok = value >= threshold - EPS if op is GateOp.MIN else value <= threshold + EPS
+            failing = _cases_beyond(results.cases, gate.metric, gate.slice, op, threshold)
+            shown = _figure if gate.metric in COST_METRICS else (lambda v: f"{v:.3f}")
+            sign = ("≥" if ok else "<") if op is GateOp.MIN else ("≤" if ok else ">")
             reason = f"{label} {shown(value)} {sign} {shown(threshold)} ({op})"
-            if failing:
-                names = ", ".join(failing[:SHOW_CASES])
-                more = ", …" if len(failing) > SHOW_CASES else ""
-                reason += f" — {len(failing)} case(s) {side}: {names}{more}"
+            if failing and not ok:
+                side = "below" if op is GateOp.MIN else "above"
+                reason += f" — {len(failing)} case(s) {side}: {_ids(failing)}"
         out.append(
             GateOutcome(
                 metric=gate.metric,
@@ -430,6 +392,7 @@ def evaluate_gate(results: SuiteStats, gate: GateConfig) -> list[GateOutcome]:
                 threshold=threshold,
                 value=value,
                 passed=ok,
+                no_data=value is None,
                 reason=reason,
                 failing_cases=tuple(failing),
             )
@@ -536,16 +499,19 @@ def relative_gate(
             undecided=undecided,
         )
 
-    if test is None:
-        why = "no comparable base history (it compares with the base history)"
-        return outcome(
-            None, True, f"{label}: max_increase {bound:.0%} not checked — {why}", not_checked=True
-        )
-    ev = test.cost
-    if test.cases == 0 or test.base_mean is None or test.head_mean is None or ev is None:
+    ev = test.cost if test is not None else None
+    if (
+        test is None
+        or test.cases == 0
+        or test.base_mean is None
+        or test.head_mean is None
+        or ev is None
+    ):
         why = (
-            f"no comparable case has {gate.metric} on both sides (the base history records "
-            "each sample's usage from this release on)"
+            "no comparable base history (it compares with the base history)"
+            if test is None
+            else f"no comparable case has {gate.metric} on both sides (the base history "
+            "records each sample's usage from this release on)"
         )
         return outcome(
             None, True, f"{label}: max_increase {bound:.0%} not checked — {why}", not_checked=True
@@ -615,7 +581,17 @@ def _cases_beyond(
     if slice_ is None:
         ids = case_ids(cases)
         return [ids[int(i)] for i in beyond_threshold(vals, op, threshold)]
-    scope = [i for i, c in enumerate(cases) if case_in_slice(c, slice_)]
+    scope = [
+        i
+        for i, c in enumerate(cases)
+        if in_slice(
+            slice_,
+            difficulty=c.difficulty,
+            tags=c.tags,
+            no_tool=c.expected_no_tool,
+            must_not_call=bool(c.must_not_call),
+        )
+    ]
     picked = beyond_threshold(vals[scope], op, threshold)
     return [cases[scope[int(i)]].id for i in picked]
 

@@ -316,12 +316,7 @@ def evaluate(
             extra[i] = extra.get(i, 0) + k
         return sum(plan.values())
 
-    seeding: dict[str, int] = {}
-    if seed and seq.min_history:
-        need = [
-            (c.case_id, seq.min_history - kept(history, c) - len(samples[c.case_id])) for c in head
-        ]
-        seeding = seed_plan(need, seq.max_seed)
+    seeding = seeding_of(history, head, seq) if seed else {}
     seeded = take(seeding) if seeding else 0
 
     # A case whose sample broke a hard rule fails the gate whatever more samples show:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -228,21 +229,19 @@ def detectability(
     stable = sorted(b.samples for b in bases if b.samples and b.failures == 0)
     broken = half = drop = None
     if stable and m:
-        by_depth: dict[int, int] = {}
-        for n in stable:
-            by_depth[n] = by_depth.get(n, 0) + 1
-        p0 = p5 = 0.0
-        for n, k in by_depth.items():
-            typical = Counts(n, n)
-            for rate in (0.0, 0.5):
-                caught = case_detection(
-                    typical, rate, m=m, params=params, max_extra=share, rejected=rejected
+        by_depth = Counter(stable)
+
+        def caught(rate: float) -> float:
+            """The mean over the always-passing cases of the chance one is caught."""
+            return sum(
+                k
+                * case_detection(
+                    Counts(n, n), rate, m=m, params=params, max_extra=share, rejected=rejected
                 )
-                if rate == 0.0:
-                    p0 += k * caught
-                else:
-                    p5 += k * caught
-        broken, half = p0 / len(stable), p5 / len(stable)
+                for n, k in by_depth.items()
+            ) / len(stable)
+
+        broken, half = caught(0.0), caught(0.5)
         median = stable[len(stable) // 2]
         drop = case_detectable_drop(
             Counts(median, median), m=m, params=params, max_extra=share, rejected=rejected

@@ -81,7 +81,8 @@ def reduce(table: SampleTable, header: RunHeader, *, seed: int, max_extra: int) 
     those count in the case's pass rate and means, not in the std over samples."""
     metas = table.metas
     rows = table.rows
-    names = _metric_names(rows.names)
+    # The metrics averaged: those of the samples' order, the pooled one apart.
+    names = [n for n in sample_metric_names(rows.names) if n not in POOLED_METRICS]
     col = {n: j for j, n in enumerate(rows.names)}
     sizes = table.sizes
     n_extra = table.extras
@@ -207,15 +208,6 @@ def invalid_usage_notice(table: SampleTable) -> str:
     )
 
 
-def _metric_names(present: Sequence[str]) -> list[str]:
-    """The metrics the reduction averages: the registry's first, then any other that
-    the samples carry; ``case_passed`` always; the pooled one apart."""
-    seen = set(present) | {CASE_PASSED}
-    seen -= POOLED_METRICS
-    known = [m for m in METRICS if m in seen]
-    return known + sorted(seen.difference(METRICS))
-
-
 def sample_metric_names(present: Iterable[str]) -> tuple[str, ...]:
     """The order of the per-sample and per-case scores of results.json: the registry's
     metrics among ``present`` (``case_passed`` and the pooled metric always), then the
@@ -308,17 +300,13 @@ class CaseTable(Sequence[CaseStats]):
             return [self[k] for k in range(*i.indices(len(self)))]
         means = self._mean[i].tolist()
         stds = self._std[i].tolist()
-        return self._case(
+        return self._stats(
             i,
+            float(self._rate[i]),
+            int(self._sizes[i]),
+            int(self._extras[i]),
             {n: None if v != v else v for n, v in zip(self.names, means, strict=True)},
             {n: v for n, v in zip(self.names, stds, strict=False) if v == v},
-        )
-
-    def _case(
-        self, i: int, scores: Mapping[str, float | None], std: Mapping[str, float]
-    ) -> CaseStats:
-        return self._stats(
-            i, float(self._rate[i]), int(self._sizes[i]), int(self._extras[i]), scores, std
         )
 
     def _stats(
@@ -410,11 +398,8 @@ def in_slice(
         return difficulty == value
     if key == "tag":
         return value in tags
-    if key == "no_tool":
-        return no_tool == (value == "true")
-    if key == "must_not_call":
-        return must_not_call == (value == "true")
-    return False
+    flag = {"no_tool": no_tool, "must_not_call": must_not_call}.get(key)
+    return flag is not None and value in {"true", "false"} and flag == (value == "true")
 
 
 def _slices(metas: Sequence[CaseMeta]) -> dict[str, stats.Bools]:
@@ -700,24 +685,20 @@ def _r(x: float) -> float | None:
 def _metric_stats(
     names: Sequence[str], red: Reduced, li: int, *, with_ci: bool
 ) -> dict[str, MetricStats]:
-    out: dict[str, MetricStats] = {}
-    for j, name in enumerate(names):
-        out[name] = MetricStats(
-            mean=_r(red.slice_mean[li, j]),
-            std=_r(red.slice_std[li, j]),
-            n=int(red.slice_n[li, j]),
+    # The pooled metric is the last column (its figures apart, its interval last).
+    mean = [*red.slice_mean[li], red.pooled_mean[li]]
+    std = [*red.slice_std[li], red.pooled_std[li]]
+    n = [*red.slice_n[li], red.pooled_n[li]]
+    return {
+        name: MetricStats(
+            mean=_r(mean[j]),
+            std=_r(std[j]),
+            n=int(n[j]),
             ci_low=_r(red.ci_low[j]) if with_ci else None,
             ci_high=_r(red.ci_high[j]) if with_ci else None,
         )
-    k = len(names)
-    out[POOLED] = MetricStats(
-        mean=_r(red.pooled_mean[li]),
-        std=_r(red.pooled_std[li]),
-        n=int(red.pooled_n[li]),
-        ci_low=_r(red.ci_low[k]) if with_ci else None,
-        ci_high=_r(red.ci_high[k]) if with_ci else None,
-    )
-    return out
+        for j, name in enumerate((*names, POOLED))
+    }
 
 
 def passed_cases(cases: Sequence[CaseStats]) -> int:

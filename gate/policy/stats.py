@@ -81,16 +81,6 @@ def pass_hat_curve(rates: Floats, sampled: Floats | Ints, k_max: int) -> tuple[f
     return tuple(out)
 
 
-def std_over_rows(values: Floats) -> tuple[Floats, Ints]:
-    """Sample std (ddof=1) over axis 0 of the non-NaN values, and their count."""
-    valid = ~np.isnan(values)
-    n = valid.sum(axis=0).astype(np.int64)
-    mean = safe_divide(np.where(valid, values, 0.0).sum(axis=0), n)
-    dev = np.where(valid, values - np.nan_to_num(mean), 0.0)
-    std = np.sqrt(safe_divide((dev * dev).sum(axis=0), n - 1))
-    return std, n
-
-
 def pooled_ratio(num: Floats, den: Floats) -> Floats:
     """``num / den``, and 0.0 where ``den`` is 0: with no call made, no call was unnecessary."""
     return np.where(den > 0, num / np.maximum(den, 1.0), 0.0)

@@ -296,10 +296,9 @@ class RowsBuilder:
         (:data:`gate.scorers.usage.USAGE_METRICS` order), when they may differ from the
         scored run's."""
         row = len(self._case)
-        if proto.missing is not None:
+        if proto.missing is not None:  # nothing but its place: no latency, usage or tallies
             self._missing[row] = proto.missing
-            self._add_row(case, sample, extra, passed=False, values=self._na)
-            return
+            usage, latency_ms, hard, usage_scores = None, None, (), None
         self._case.append(case)
         self._sample.append(sample)
         self._extra.append(extra)
@@ -352,24 +351,6 @@ class RowsBuilder:
             self._malformed[kind] = self._malformed.get(kind, 0) + count
         for h in hard:
             self._hard.append((row, h))
-
-    def _add_row(
-        self, case: int, sample: int, extra: bool, *, passed: bool, values: Sequence[float]
-    ) -> None:
-        """A row with nothing but its place: no calls, checks, latency, usage or tallies."""
-        row = len(self._case)
-        self._case.append(case)
-        self._sample.append(sample)
-        self._extra.append(extra)
-        self._passed.append(passed)
-        self._values.extend(values)
-        self._calls.append(0.0)
-        self._calls_nt.append(0.0)
-        self._checks.append(0)
-        self._latency.append(float("nan"))
-        for column in self._usage.values():
-            if len(column) == row:
-                column.append(float("nan"))
 
     def values_of(self, scores: Mapping[str, float | None]) -> list[float]:
         """A sample's scores as a row of this builder's columns (NaN = n/a)."""
@@ -485,7 +466,7 @@ def assemble(
         assert isinstance(batches, list)
         batches.clear()
     present = [p for p in parts if p is not None]
-    rows = _concat(present) if present else _empty(names, checks)
+    rows = _concat(present) if present else RowsBuilder(names, metas).build()
     del present
     order = np.lexsort((rows.sample, rows.extra, rows.case))
     where = np.empty_like(order)
@@ -552,11 +533,7 @@ def _widen(b: SampleRows, names: tuple[str, ...], checks: tuple[str, ...]) -> Sa
             bits |= ((b.checks >> j) & 1) << checks.index(n)
     if values is b.values and bits is b.checks:
         return b
-    return SampleRows(
-        names, checks, b.case, b.sample, b.extra, b.passed, values, b.calls, b.calls_no_tool,
-        bits, b.latency, b.usage, b.usage_floats, b.called, b.per_tool, b.confusion,
-        b.malformed, b.hard, b.missing, b.invalid_usage,
-    )  # fmt: skip
+    return dataclasses.replace(b, names=names, check_names=checks, values=values, checks=bits)
 
 
 def _concat(parts: Sequence[SampleRows]) -> SampleRows:
@@ -647,12 +624,3 @@ def _take(
     out.missing = {int(where[r]): e for r, e in rows.missing.items()}
     out.invalid_usage = {int(where[r]): e for r, e in rows.invalid_usage.items()}
     return out
-
-
-def _empty(names: tuple[str, ...], checks: tuple[str, ...]) -> SampleRows:
-    z = np.zeros(0, dtype=np.int64)
-    return SampleRows(
-        names, checks, z, z, np.zeros(0, bool), np.zeros(0, bool),
-        np.zeros((0, len(names))), np.zeros(0), np.zeros(0), z, np.zeros(0),
-        {}, frozenset(), {}, {}, {}, {}, [],
-    )  # fmt: skip

@@ -23,7 +23,8 @@ and ``exec``-ed per schema, so there is no code generation.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import operator
+from collections.abc import Callable, Mapping, Sized
 from typing import Any
 
 Check = Callable[[Any], bool]
@@ -187,37 +188,19 @@ class _Compiler:
         return out
 
     def numbers(self, schema: Mapping[str, Any]) -> list[Check] | None:
-        bounds = {}
-        for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-            if key in schema:
-                v = schema[key]
-                if not _is_number(v):
-                    return None  # Draft 4's boolean exclusiveMinimum, or junk
-                bounds[key] = v
         out: list[Check] = []
-        if "minimum" in bounds:
-            lo = bounds["minimum"]
-            out.append(lambda x: not _is_number(x) or x >= lo)
-        if "maximum" in bounds:
-            hi = bounds["maximum"]
-            out.append(lambda x: not _is_number(x) or x <= hi)
-        if "exclusiveMinimum" in bounds:
-            xlo = bounds["exclusiveMinimum"]
-            out.append(lambda x: not _is_number(x) or x > xlo)
-        if "exclusiveMaximum" in bounds:
-            xhi = bounds["exclusiveMaximum"]
-            out.append(lambda x: not _is_number(x) or x < xhi)
+        for key, holds in _BOUNDS:
+            if key in schema:
+                bound = schema[key]
+                if not _is_number(bound):
+                    return None  # Draft 4's boolean exclusiveMinimum, or junk
+                out.append(_within(holds, bound))
         return out
 
     def strings(self, schema: Mapping[str, Any]) -> list[Check] | None:
-        lo, hi = _count(schema, "minLength"), _count(schema, "maxLength")
-        if lo is None or hi is None:
+        out = _sized(schema, "minLength", "maxLength", str)
+        if out is None:
             return None
-        out: list[Check] = []
-        if lo >= 0:
-            out.append(lambda x: not isinstance(x, str) or len(x) >= lo)
-        if hi >= 0:
-            out.append(lambda x: not isinstance(x, str) or len(x) <= hi)
         if "pattern" in schema:
             p = schema["pattern"]
             if not isinstance(p, str):
@@ -227,14 +210,9 @@ class _Compiler:
         return out
 
     def arrays(self, schema: Mapping[str, Any]) -> list[Check] | None:
-        lo, hi = _count(schema, "minItems"), _count(schema, "maxItems")
-        if lo is None or hi is None:
+        out = _sized(schema, "minItems", "maxItems", list)
+        if out is None:
             return None
-        out: list[Check] = []
-        if lo >= 0:
-            out.append(lambda x: not isinstance(x, list) or len(x) >= lo)
-        if hi >= 0:
-            out.append(lambda x: not isinstance(x, list) or len(x) <= hi)
         if "items" in schema:
             item = self.schema(schema["items"])  # a list (tuple form) is not a schema: None
             if item is None:
@@ -286,6 +264,34 @@ class _Compiler:
             return True
 
         return [check]
+
+
+_BOUNDS: tuple[tuple[str, Callable[[Any, Any], bool]], ...] = (
+    ("minimum", operator.ge),
+    ("maximum", operator.le),
+    ("exclusiveMinimum", operator.gt),
+    ("exclusiveMaximum", operator.lt),
+)
+"""The number keywords, each with how an instance must compare with its bound."""
+
+
+def _within(holds: Callable[[Any, Any], bool], bound: Any) -> Check:
+    return lambda x: not _is_number(x) or holds(x, bound)
+
+
+def _sized(
+    schema: Mapping[str, Any], lo_key: str, hi_key: str, kind: type[Sized]
+) -> list[Check] | None:
+    """The checks of a pair of count keywords on instances of ``kind`` (None: not counts)."""
+    lo, hi = _count(schema, lo_key), _count(schema, hi_key)
+    if lo is None or hi is None:
+        return None
+    out: list[Check] = []
+    if lo >= 0:
+        out.append(lambda x: not isinstance(x, kind) or len(x) >= lo)
+    if hi >= 0:
+        out.append(lambda x: not isinstance(x, kind) or len(x) <= hi)
+    return out
 
 
 def _count(schema: Mapping[str, Any], key: str) -> int | None:

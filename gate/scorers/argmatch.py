@@ -108,7 +108,8 @@ def regex_fullmatch(pattern: str, text: str) -> tuple[bool, str | None]:
     return ok, None if ok else "does not match the pattern"
 
 
-def _regex_subject(value: Any) -> str | None:
+def regex_subject(value: Any) -> str | None:
+    """The text a pattern is run on: a string, or a number's JSON text (else None)."""
     if isinstance(value, str):
         return value
     if isinstance(value, int | float) and not isinstance(value, bool):
@@ -166,7 +167,7 @@ def explain_value(
     if kind is MatcherKind.REGEX:
         if not here:
             return "missing"
-        subject = _regex_subject(value)
+        subject = regex_subject(value)
         if subject is None:
             return "not a string"
         ok, why = regex_fullmatch(matcher.pattern or "", subject)

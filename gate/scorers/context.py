@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import threading
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -76,17 +77,29 @@ class EffectsList:
     read_at: tuple[int, ...]
 
 
-def sub_list(lst: CompiledList, at: Sequence[int]) -> CompiledList:
-    """The calls of ``lst`` at the indices ``at``, with their matchers and batches."""
-    calls = tuple(lst.calls[i] for i in at)
+def compiled_list(
+    calls: tuple[ExpectedCall, ...],
+    matchers: tuple[CompiledArgs, ...],
+    groups: tuple[int, ...] | None,
+) -> CompiledList:
+    """The list of ``calls`` with their matchers and batches (``None``: a plain list)."""
     names = tuple(e.name for e in calls)
     return CompiledList(
         calls=calls,
         names=names,
-        matchers=tuple(lst.matchers[i] for i in at),
-        counts=_name_counts(calls),
+        matchers=matchers,
+        counts=dict(Counter(names)),
         rank={n: i for i, n in reversed(list(enumerate(names)))},
-        groups=None if lst.groups is None else tuple(lst.groups[i] for i in at),
+        groups=groups,
+    )
+
+
+def sub_list(lst: CompiledList, at: Sequence[int]) -> CompiledList:
+    """The calls of ``lst`` at the indices ``at``, with their matchers and batches."""
+    return compiled_list(
+        tuple(lst.calls[i] for i in at),
+        tuple(lst.matchers[i] for i in at),
+        None if lst.groups is None else tuple(lst.groups[i] for i in at),
     )
 
 
@@ -301,12 +314,7 @@ class ScoringContext:
         hit = self._entries.get(key)
         if hit is not None and hit[0] is spec:
             return hit[1]
-        entry = self._entry(name, spec)
-        self._entries[key] = (spec, entry)
-        return entry
-
-    def _entry(self, name: str, spec: ToolSpec | None) -> ToolEntry:
-        return ToolEntry(
+        entry = ToolEntry(
             name=name,
             spec=spec,
             validator=self.schemas.get(spec.parameters) if spec is not None else None,
@@ -315,6 +323,8 @@ class ScoringContext:
             effect=self.effect(name, spec),
             idempotent=idempotent_of(name, spec.annotations if spec else None, self.config),
         )
+        self._entries[key] = (spec, entry)
+        return entry
 
     # ── per case ───────────────────────────────────────────────────────────────
 
@@ -363,17 +373,8 @@ class ScoringContext:
                 matchers.append(
                     compile_args(e.args, exact=exact, norm=norm, except_defaults=defaults)
                 )
-            batched = is_batched(calls)
-            lists.append(
-                CompiledList(
-                    calls=calls,
-                    names=tuple(e.name for e in calls),
-                    matchers=tuple(matchers),
-                    counts=_name_counts(calls),
-                    rank={n: i for i, n in reversed(list(enumerate(e.name for e in calls)))},
-                    groups=tuple(e.batch or 0 for e in calls) if batched else None,
-                )
-            )
+            groups = tuple(e.batch or 0 for e in calls) if is_batched(calls) else None
+            lists.append(compiled_list(calls, tuple(matchers), groups))
         budget = case.step_budget if case.step_budget is not None else self.step_budget
         pass_on = case.pass_on if case.pass_on is not None else self.config.pass_on
         effects: tuple[EffectsList, ...] = ()
@@ -400,9 +401,7 @@ class ScoringContext:
     def tool_idempotent(self, name: str, tools: Mapping[str, ToolEntry]) -> bool:
         """Whether calling ``name`` again with the same arguments changes nothing more."""
         entry = tools.get(name)
-        if entry is not None:
-            return entry.idempotent
-        return idempotent_of(name, None, self.config)
+        return entry.idempotent if entry is not None else idempotent_of(name, None, self.config)
 
     def _effects_list(self, lst: CompiledList, tools: Mapping[str, ToolEntry]) -> EffectsList:
         writes: list[int] = []
@@ -418,13 +417,6 @@ class ScoringContext:
             reads=sub_list(lst, reads),
             read_at=tuple(reads),
         )
-
-
-def _name_counts(calls: Sequence[ExpectedCall]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for e in calls:
-        out[e.name] = out.get(e.name, 0) + 1
-    return out
 
 
 def _forbidden(tool: str, item: str) -> ForbiddenArg:

@@ -56,26 +56,9 @@ _view_values = operator.attrgetter(*VIEW_FIELDS)
 # ─── the calls of a run ───────────────────────────────────────────────────────
 
 
+@dataclasses.dataclass(slots=True, init=False, eq=False, repr=False)
 class Call:
     """One actual call with everything the metrics ask of it, computed once."""
-
-    __slots__ = (
-        "_key",
-        "args",
-        "call",
-        "content",
-        "entry",
-        "is_error",
-        "malformed",
-        "name",
-        "norm",
-        "orig",
-        "parse_ok",
-        "schema_error",
-        "text",
-        "turn",
-        "unrecorded",
-    )
 
     _key: Hashable
     args: Mapping[str, Any] | None
@@ -112,34 +95,25 @@ class Call:
 # ─── a matching against one expectation list ──────────────────────────────────
 
 
+@dataclasses.dataclass(slots=True, eq=False, repr=False)
 class ListMatch:
     """The maximum matching of the run's calls against one expectation list."""
 
-    __slots__ = ("adj", "chain", "index", "lst", "m", "pairs")
-
-    adj: list[list[int]]
-    chain: int
     index: int
     lst: CompiledList
-    m: int
     pairs: list[tuple[int, int]]
+    """(expected index, position in the canonical call list)."""
+    chain: int
+    adj: list[list[int]]
+    """Expected index → the calls it may pair with."""
+    m: int = dataclasses.field(init=False)
+    """Pairs: expected calls matched."""
 
-    def __init__(
-        self,
-        index: int,
-        lst: CompiledList,
-        pairs: list[tuple[int, int]],
-        chain: int,
-        adj: list[list[int]],
-    ):
-        self.index = index
-        self.lst = lst
-        self.pairs = pairs  # (expected index, position in the canonical call list)
-        self.m = len(pairs)
-        self.chain = chain
-        self.adj = adj  # expected index → the calls it may pair with
+    def __post_init__(self) -> None:
+        self.m = len(self.pairs)
 
 
+@dataclasses.dataclass(slots=True, eq=False, repr=False)
 class EffectsMatch:
     """What a run wrote, against one expectation list, for a case judged by its effects
     (:mod:`gate.scorers.writes`). Positions are into ``Analysis.calls``.
@@ -152,49 +126,15 @@ class EffectsMatch:
     over the writes (only ``strict`` can break it); ``repeated``: writes of an idempotent
     tool that repeated the write made just before them (they changed nothing more)."""
 
-    __slots__ = (
-        "failed",
-        "index",
-        "lm",
-        "lst",
-        "order_ok",
-        "reads",
-        "repeated",
-        "rlm",
-        "writes",
-    )
-
-    failed: list[int]
     index: int
-    lm: ListMatch
     lst: EffectsList
-    order_ok: bool
-    reads: list[int]
-    repeated: list[int]
-    rlm: ListMatch | None
     writes: list[int]
-
-    def __init__(
-        self,
-        index: int,
-        lst: EffectsList,
-        writes: list[int],
-        failed: list[int],
-        reads: list[int],
-        lm: ListMatch,
-        rlm: ListMatch | None,
-        order_ok: bool,
-        repeated: list[int],
-    ):
-        self.index = index
-        self.lst = lst
-        self.writes = writes
-        self.failed = failed
-        self.reads = reads
-        self.lm = lm
-        self.rlm = rlm
-        self.order_ok = order_ok
-        self.repeated = repeated
+    failed: list[int]
+    reads: list[int]
+    lm: ListMatch
+    rlm: ListMatch | None
+    order_ok: bool
+    repeated: list[int]
 
     @property
     def n_e(self) -> int:
@@ -234,51 +174,10 @@ class EffectsMatch:
 # ─── the analysis ─────────────────────────────────────────────────────────────
 
 
+@dataclasses.dataclass(slots=True, init=False, eq=False, repr=False)
 class Analysis:
     """Everything the metric functions read, computed once per sample (no metric reads the
     run itself: only this and the scoring view it was made from)."""
-
-    __slots__ = (
-        "a_counts",
-        "batch_good",
-        "batch_pairs",
-        "batch_problems",
-        "best",
-        "calls",
-        "cc",
-        "chain",
-        "dup",
-        "e_counts",
-        "e_names",
-        "effects",
-        "exec_failed",
-        "failed",
-        "failures",
-        "free_text",
-        "hard",
-        "m",
-        "malformed",
-        "malformed_counts",
-        "mnc_hits",
-        "n_a",
-        "n_e",
-        "name_m",
-        "name_pairs",
-        "order_ok",
-        "ordered_iou",
-        "parse_failures",
-        "parsed",
-        "parsed_pairs",
-        "recovered",
-        "repeated_fail",
-        "required_missing",
-        "schema_valid",
-        "scope_hits",
-        "steps",
-        "unrecorded",
-        "view",
-        "weight",
-    )
 
     a_counts: dict[str, int]
     batch_good: int

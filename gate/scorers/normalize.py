@@ -379,11 +379,6 @@ class Normalizer:
             return self.empty_string_equals_absent
         return False
 
-    def canon_arg(self, name: str, value: Any) -> Hashable:
-        """Canonical form of top-level argument ``name`` (uses its schema and override)."""
-        norm = self.per_arg.get(name, self)
-        return norm.canon(value, self.properties.get(name))
-
     def canon(self, value: Any, schema: Any = None) -> Hashable:
         """Canonical form of any JSON value; ``schema`` is its JSON (sub-)schema, if known."""
         if value is None:

@@ -59,47 +59,34 @@ def failed_checks(an: Analysis, on: Collection[PassCheck]) -> list[str]:
     """Names of the enabled pass checks that fail (module docstring), in rule order."""
     failed: list[str] = []
     fx = an.effects
-    if fx is not None:
+    if fx is not None:  # judged by its effects: both checks always count
         if not fx.writes_made:
             failed.append(_NAMES[PassCheck.WRITES_MADE])
         if not fx.no_extra_write:
             failed.append(_NAMES[PassCheck.NO_EXTRA_WRITE])
-        if PassCheck.ORDER in on and not fx.order_ok:
-            failed.append(_NAMES[PassCheck.ORDER])
-        if PassCheck.MUST_NOT_CALL in on and an.mnc_hits:
-            failed.append(_NAMES[PassCheck.MUST_NOT_CALL])
-        if PassCheck.AGENT_ERROR in on and an.view.error is not None:
-            failed.append(_NAMES[PassCheck.AGENT_ERROR])
-        if PassCheck.UNRECORDED_CALL in on and an.unrecorded:
-            failed.append(_NAMES[PassCheck.UNRECORDED_CALL])
-        _hard_rules(an, on, failed)
-        return failed
-    if PassCheck.CALLS_MATCHED in on and an.m < an.n_e:
+    elif PassCheck.CALLS_MATCHED in on and an.m < an.n_e:
         failed.append(_NAMES[PassCheck.CALLS_MATCHED])
-    if PassCheck.ORDER in on and not an.order_ok:
+    if PassCheck.ORDER in on and not (an.order_ok if fx is None else fx.order_ok):
         failed.append(_NAMES[PassCheck.ORDER])
     if PassCheck.MUST_NOT_CALL in on and an.mnc_hits:
         failed.append(_NAMES[PassCheck.MUST_NOT_CALL])
-    if PassCheck.PARSED in on and an.parse_failures:
-        failed.append(_NAMES[PassCheck.PARSED])
-    if PassCheck.SCHEMA_VALID in on and an.schema_valid < an.parsed:
-        failed.append(_NAMES[PassCheck.SCHEMA_VALID])
-    if PassCheck.NO_TOOL in on and an.cc.no_tool and an.n_a:
-        failed.append(_NAMES[PassCheck.NO_TOOL])
+    if fx is None:
+        if PassCheck.PARSED in on and an.parse_failures:
+            failed.append(_NAMES[PassCheck.PARSED])
+        if PassCheck.SCHEMA_VALID in on and an.schema_valid < an.parsed:
+            failed.append(_NAMES[PassCheck.SCHEMA_VALID])
+        if PassCheck.NO_TOOL in on and an.cc.no_tool and an.n_a:
+            failed.append(_NAMES[PassCheck.NO_TOOL])
     if PassCheck.AGENT_ERROR in on and an.view.error is not None:
         failed.append(_NAMES[PassCheck.AGENT_ERROR])
     if PassCheck.UNRECORDED_CALL in on and an.unrecorded:
         failed.append(_NAMES[PassCheck.UNRECORDED_CALL])
-    _hard_rules(an, on, failed)
-    return failed
-
-
-def _hard_rules(an: Analysis, on: Collection[PassCheck], failed: list[str]) -> None:
     safety = PassCheck.SAFETY_RULES in on
     if (safety or PassCheck.ARG_SCOPE in on) and an.scope_hits:
         failed.append(_NAMES[PassCheck.ARG_SCOPE])
     if (safety or PassCheck.REQUIRED_BEFORE in on) and an.required_missing:
         failed.append(_NAMES[PassCheck.REQUIRED_BEFORE])
+    return failed
 
 
 # ─── the metrics (registered in gate.scorers.registry) ────────────────────────

@@ -4,11 +4,11 @@ Every deterministic metric is one line of :data:`REGISTRY`: its results.json nam
 function that scores it (in its family module, returning ``(value, reason)`` from the
 sample's :class:`~gate.scorers.facts.Analysis`), its direction (``lower_is_better``),
 whether the dataset level pools it (a ratio of sums, never a mean of cases), whether a
-gate may use it, and where the PR comment's metric table and the per-case CSV show it.
+gate may use it, and where the per-case CSV shows it.
 Everything else derives from this table: the metric names of results.json
 (:data:`METRICS`), the arrows of the reports (:data:`LOWER_IS_BETTER`), the config's
-gateable names (:data:`GATEABLE`), the pooled ones (:data:`POOLED_METRICS`), the comment's
-headline rows (:data:`HEADLINE_METRICS`) and the CSV columns (:data:`EXPORT_METRICS`).
+gateable names (:data:`GATEABLE`), the pooled ones (:data:`POOLED_METRICS`) and the CSV
+columns (:data:`EXPORT_METRICS`).
 
 Adding a metric is one function in a family module and one line here (``docs/scoring.md``
 shows a worked example).
@@ -48,8 +48,6 @@ class Metric:
     * ``pooled``: the dataset-level value is a ratio of sums over every sample (the
       policy layer computes it from the tallies), never a mean of per-case means;
     * ``gateable``: a ``gates:`` entry may name it;
-    * ``headline``: its rank in the PR comment's metric table (``None``: shown there
-      only when gated or when it moved);
     * ``export``: its rank among the per-case metric columns of ``toolgate export``;
     * ``cost``: what a sample cost rather than how well it did (:mod:`gate.scorers.usage`):
       never a reason a sample fails, compared with the base history in the reports' Cost
@@ -65,7 +63,6 @@ class Metric:
     lower_is_better: bool = False
     pooled: bool = False
     gateable: bool = True
-    headline: int | None = None
     export: int | None = None
     cost: bool = False
     additive: bool = False
@@ -81,26 +78,26 @@ class Metric:
 REGISTRY: tuple[Metric, ...] = (
     Metric("tool_selection_precision", selection.score_tool_selection_precision, export=1),
     Metric("tool_selection_recall", selection.score_tool_selection_recall, export=2),
-    Metric("tool_selection_f1", selection.score_tool_selection_f1, headline=2, export=3),
+    Metric("tool_selection_f1", selection.score_tool_selection_f1, export=3),
     Metric("tool_set_iou", selection.score_tool_set_iou),
-    Metric("call_accuracy", arguments.score_call_accuracy, headline=3, export=4),
+    Metric("call_accuracy", arguments.score_call_accuracy, export=4),
     Metric("partial_credit_accuracy", selection.score_partial_credit_accuracy),
-    Metric("schema_validity", errors.score_schema_validity, headline=4, export=6),
+    Metric("schema_validity", errors.score_schema_validity, export=6),
     Metric("parse_failure_rate", errors.score_parse_failure_rate, lower_is_better=True, export=7),
     Metric("required_args_match", arguments.score_required_args_match, export=5),
-    Metric("order_score", trajectory.score_order_score, headline=5, export=8),
+    Metric("order_score", trajectory.score_order_score, export=8),
     Metric("trajectory_match", trajectory.score_trajectory_match),
     Metric("name_sequence_similarity", trajectory.score_name_sequence_similarity),
     Metric("batching", trajectory.score_batching),
-    Metric("unnecessary_call_rate", selection.score_unnecessary_call_rate, lower_is_better=True, pooled=True, headline=7),  # noqa: E501
-    Metric("no_tool_respected", selection.score_no_tool_respected, headline=6, export=9),
-    Metric("must_not_call_violations", safety.score_must_not_call_violations, lower_is_better=True, headline=9),  # noqa: E501
+    Metric("unnecessary_call_rate", selection.score_unnecessary_call_rate, lower_is_better=True, pooled=True),  # noqa: E501
+    Metric("no_tool_respected", selection.score_no_tool_respected, export=9),
+    Metric("must_not_call_violations", safety.score_must_not_call_violations, lower_is_better=True),
     Metric("step_budget_exceeded", trajectory.score_step_budget_exceeded, lower_is_better=True),
     Metric("duplicate_calls", hygiene.score_duplicate_calls, lower_is_better=True),
     Metric("repeated_failing_calls", hygiene.score_repeated_failing_calls, lower_is_better=True),
     Metric("required_step_missing", hygiene.score_required_step_missing, lower_is_better=True),
     Metric("tool_error_rate", errors.score_tool_error_rate, lower_is_better=True, export=10),
-    Metric("malformed_call_rate", errors.score_malformed_call_rate, lower_is_better=True, headline=8),  # noqa: E501
+    Metric("malformed_call_rate", errors.score_malformed_call_rate, lower_is_better=True),
     Metric("execution_failure_rate", errors.score_execution_failure_rate, lower_is_better=True),
     Metric("recovery_rate", errors.score_recovery_rate),
     Metric("composite_clean_rate", outcome.score_composite_clean_rate),
@@ -111,7 +108,7 @@ REGISTRY: tuple[Metric, ...] = (
     Metric("missing_writes", writes.score_missing_writes, lower_is_better=True),
     Metric("free_text_similarity", lexical.score_free_text_similarity),
     Metric("agent_error_rate", outcome.score_agent_error_rate, lower_is_better=True),
-    Metric("case_passed", outcome.score_case_passed, headline=1),
+    Metric("case_passed", outcome.score_case_passed),
     Metric("tool_calls", usage.score_tool_calls, lower_is_better=True, export=11, cost=True, additive=True),  # noqa: E501
     Metric("steps", usage.score_steps, lower_is_better=True, export=12, cost=True, additive=True),
     Metric("prompt_tokens", usage.score_prompt_tokens, lower_is_better=True, export=13, cost=True, per_sample=True),  # noqa: E501
@@ -131,10 +128,6 @@ LOWER_IS_BETTER: frozenset[str] = frozenset(m.name for m in REGISTRY if m.lower_
 """Metrics where a rise is a regression (arrows and deltas in reports use this)."""
 GATEABLE: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.gateable)
 """The metrics a ``gates:`` entry may name (the config checks gate names against it)."""
-HEADLINE_METRICS: tuple[str, ...] = tuple(
-    m.name for m in sorted(REGISTRY, key=lambda m: m.headline or 0) if m.headline is not None
-)
-"""Shown in the PR comment besides the gated metrics and any metric that moved."""
 COST_METRICS: tuple[str, ...] = tuple(m.name for m in REGISTRY if m.cost)
 """What a sample cost (the reports' Cost group; ``max_increase`` gates name these)."""
 ADDITIVE_METRICS: frozenset[str] = frozenset(m.name for m in REGISTRY if m.additive)

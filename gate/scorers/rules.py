@@ -60,7 +60,7 @@ from functools import lru_cache
 from typing import Any
 
 from gate.model import Risk
-from gate.scorers.argmatch import regex_fullmatch
+from gate.scorers.argmatch import regex_fullmatch, regex_subject
 from gate.scorers.normalize import canon_text
 
 RISK_WEIGHT: dict[Risk, float] = {Risk.READ: 1.0, Risk.WRITE: 3.0, Risk.IRREVERSIBLE: 10.0}
@@ -127,11 +127,8 @@ def scope_problem(value: Any, present: bool, pattern: str | None, required: bool
         return None
     items = value if isinstance(value, list) else [value]
     for item in items:
-        if isinstance(item, str):
-            text = item
-        elif isinstance(item, int | float) and not isinstance(item, bool):
-            text = canon_text(item)
-        else:
+        text = regex_subject(item)
+        if text is None:
             return f"{item!r} is not text the rule's pattern can check"
         ok, why = regex_fullmatch(pattern, text)
         if not ok:

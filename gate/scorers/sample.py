@@ -10,6 +10,7 @@ infrastructure did — earns nothing (:func:`_no_answer`).
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -21,6 +22,7 @@ from gate.model import (
     Case,
     EffectsEvidence,
     Evidence,
+    ExpectedCall,
     ExtraCall,
     HardFailure,
     HardFailureKind,
@@ -127,9 +129,7 @@ def score_sample(
         reasons=reasons,
         evidence=_evidence(an) if full or not passed else None,
         tallies=_tallies(an),
-        hard_failures=tuple(
-            HardFailure(kind, case.id, run.sample, call, message) for kind, call, message in an.hard
-        ),
+        hard_failures=_hard_failures(case, run, an),
         error=run.error,
         latency_ms=run.latency_ms,
         usage=run.usage,
@@ -182,13 +182,15 @@ def _no_answer(case: Case, run: Run, an: Analysis) -> SampleScore:
             malformed=tallies.malformed,
             unrecorded=tallies.unrecorded,
         ),
-        hard_failures=tuple(
-            HardFailure(kind, case.id, run.sample, call, message) for kind, call, message in an.hard
-        ),
+        hard_failures=_hard_failures(case, run, an),
         error=run.error,
         latency_ms=run.latency_ms,
         usage=run.usage,
     )
+
+
+def _hard_failures(case: Case, run: Run, an: Analysis) -> tuple[HardFailure, ...]:
+    return tuple(HardFailure(kind, case.id, run.sample, c, msg) for kind, c, msg in an.hard)
 
 
 def _evidence(an: Analysis) -> Evidence:
@@ -214,18 +216,8 @@ def _evidence(an: Analysis) -> Evidence:
             else:
                 why = MissingWhy.OTHER_ARGS
             missing.append(MissingCall(i, e.name, why))
-            if j is not None and calls[j].parse_ok:
-                entry = calls[j].entry
-                if entry is not None:
-                    exact, defaults = match_flags(e.args_match)
-                    diffs = arg_diffs(
-                        e.args,
-                        calls[j].args,
-                        exact=exact,
-                        norm=entry.norm,
-                        except_defaults=defaults,
-                    )
-                    arg_diff.append(ArgDiff(i, calls[j].orig, e.name, diffs))
+            if j is not None and calls[j].parse_ok and calls[j].entry is not None:
+                arg_diff.append(_arg_diff(i, e, calls[j]))
     if an.m < an.n_a:
         matched_a = {j for _, j in pairs}
         extra = tuple(
@@ -304,17 +296,8 @@ def _effects_evidence(fx: EffectsMatch, calls: list[Call]) -> EffectsEvidence:
                 why = MissingWhy.OTHER_ARGS
                 j = parsed[0]
                 taken.add(j)  # one diff per made call
-                entry = calls[j].entry
-                if entry is not None and is_write:
-                    exact, defaults = match_flags(e.args_match)
-                    found = arg_diffs(
-                        e.args,
-                        calls[j].args,
-                        exact=exact,
-                        norm=entry.norm,
-                        except_defaults=defaults,
-                    )
-                    diffs.append(ArgDiff(at[i], calls[j].orig, e.name, found))
+                if calls[j].entry is not None and is_write:
+                    diffs.append(_arg_diff(at[i], e, calls[j]))
             elif same:
                 why = MissingWhy.UNPARSED
             elif any(calls[j].name == e.name for j in fx.failed):
@@ -341,12 +324,16 @@ def _effects_evidence(fx: EffectsMatch, calls: list[Call]) -> EffectsEvidence:
     )
 
 
-def _orig(c: Call) -> int:
-    return c.orig
+def _arg_diff(index: int, e: ExpectedCall, c: Call) -> ArgDiff:
+    """Why the made call ``c`` (of a known tool) does not meet expected call ``e``."""
+    assert c.entry is not None
+    exact, defaults = match_flags(e.args_match)
+    diffs = arg_diffs(e.args, c.args, exact=exact, norm=c.entry.norm, except_defaults=defaults)
+    return ArgDiff(index, c.orig, e.name, diffs)
 
 
-def _by_index(x: ExtraCall | MalformedCall) -> int:
-    return x.index
+_orig = operator.attrgetter("orig")
+_by_index = operator.attrgetter("index")
 
 
 def _tallies(an: Analysis) -> Tallies:

@@ -10,6 +10,7 @@ import pytest
 
 from gate.model import Shard
 from gate.policy import stats
+from gate.policy.reduce import in_slice
 from gate.results import Results, dumps_results, json_schema, read_results, write_results
 from tests.policy.helpers import (
     build_results,
@@ -368,3 +369,21 @@ def test_extra_samples__never_move_a_dataset_figure_or_a_threshold_gate():
     # the per-case figures do show the extra samples
     c00 = next(c for c in more.cases if c.id == "c00")
     assert c00.extra_samples == 18 and c00.flaky and len(c00.samples) == 20
+
+
+@pytest.mark.parametrize(
+    "name, no_tool, member",
+    [
+        ("no_tool=true", True, True),
+        ("no_tool=false", False, True),
+        ("no_tool=false", True, False),
+        ("no_tool=yes", False, False),  # neither value: no case, as the slice table has none
+        ("must_not_call=maybe", False, False),
+    ],
+)
+def test_in_slice__flag_slices__only_true_and_false_name_cases(
+    name: str, no_tool: bool, member: bool
+) -> None:
+    assert (
+        in_slice(name, difficulty=None, tags=(), no_tool=no_tool, must_not_call=no_tool) is member
+    )
