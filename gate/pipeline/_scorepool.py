@@ -42,8 +42,7 @@ import signal
 import tempfile
 import threading
 from array import array
-from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -715,14 +714,14 @@ class ForkExecutor:
     """Scores the file in ``workers`` processes: this one and ``workers - 1`` forked
     processes of a :class:`~concurrent.futures.ProcessPoolExecutor`, each reading its
     chunks by offset through the runs index's open descriptor (inherited: nothing but the
-    chunk's bounds is pickled on the way in). This process takes every ``workers``-th
-    chunk itself, between taking the others' outputs in file order, so it does not sit
-    idle holding a copy of what the workers hold: one process fewer for the same cores.
-    Each wait is bounded by :data:`STALL_S`. A worker killed from outside breaks the pool:
-    the error names the signal and the lines and cases of the chunk that worker held
-    (which worker held which chunk is the one thing the standard pool does not tell, so
-    the workers write it into a shared array). Every worker is reaped on the way out,
-    whatever happened."""
+    chunk's bounds is pickled on the way in). This process takes the outputs in file
+    order; while the next one is not ready it scores a chunk no worker has started yet
+    (:func:`_in_order`), so it does not sit idle holding a copy of what the workers hold:
+    one process fewer for the same cores. Each wait is bounded by :data:`STALL_S`. A
+    worker killed from outside breaks the pool: the error names the signal and the lines
+    and cases of the chunk that worker held (which worker held which chunk is the one
+    thing the standard pool does not tell, so the workers write it into a shared array).
+    Every worker is reaped on the way out, whatever happened."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
@@ -734,14 +733,13 @@ class ForkExecutor:
         chunks = chunk_bounds(
             index, max(self.workers * CHUNKS_PER_WORKER, -(-index.size // CHUNK_BYTES))
         )
-        mine = [k % self.workers == 0 for k in range(len(chunks))]
         ctx = multiprocessing.get_context("fork")
         started = ctx.RawArray("q", len(chunks))
         before = set(multiprocessing.active_children())
         work = _work_of(job)
         # Cases are compiled in the workers as their runs come (in parallel), not up front.
         pool = ProcessPoolExecutor(
-            max(1, min(self.workers - 1, mine.count(False))),
+            max(1, self.workers - 1),
             mp_context=ctx,
             initializer=_start,
             initargs=((index.fileno, work, spool.root), started),
@@ -749,17 +747,15 @@ class ForkExecutor:
         workers: list[multiprocessing.process.BaseProcess] = []
         clean = False
         try:
-            futures = deque(pool.submit(_chunk, k, c) for k, c in enumerate(chunks) if not mine[k])
+            # Chunks in flight in the pool: one a worker, and one queued.
+            feed = _Feed(pool, chunks, depth=max(1, self.workers - 1) + 1)
             workers = [p for p in multiprocessing.active_children() if p not in before]
             own = _Own(index, work, spool)
 
-            # In file order; a future is taken off ``futures`` as it is answered (a done
-            # future holds its output: kept, every chunk's columns would stay to the end).
-            def taken(k: int) -> _ChunkOut:
-                return _answer(futures.popleft(), k, chunks, index, started, workers)
+            def answer(k: int, future: Future[_ChunkOut]) -> _ChunkOut:
+                return _answer(future, k, chunks, index, started, workers)
 
-            outputs = (own.score(c) if mine[k] else taken(k) for k, c in enumerate(chunks))
-            _collect(outputs, job, result, spool)
+            _collect(_in_order(feed, own, answer), job, result, spool)
             clean = True
         except BaseException:
             spool.close()
@@ -767,6 +763,55 @@ class ForkExecutor:
         finally:
             _stop(pool, workers, graceful=clean)
         return result
+
+
+class _Feed:
+    """The chunks in file order, handed out one at a time: to the pool while fewer than
+    ``depth`` of its chunks are unanswered, else to whoever asks (this process). Nothing is
+    submitted that may have to be cancelled (a cancelled future left in a broken pool
+    makes the pool's own thread fail)."""
+
+    def __init__(
+        self, pool: ProcessPoolExecutor, chunks: Sequence[tuple[int, int]], depth: int
+    ) -> None:
+        self.pool, self.chunks, self.depth = pool, chunks, depth
+        self.futures: dict[int, Future[_ChunkOut]] = {}
+        self.next = 0
+        self.fill()
+
+    def fill(self) -> None:
+        while self.next < len(self.chunks) and len(self.futures) < self.depth:
+            k = self.next
+            self.futures[k] = self.pool.submit(_chunk, k, self.chunks[k])
+            self.next += 1
+
+    def take(self) -> int | None:
+        """The next chunk no one has, for this process (None: every chunk is handed out)."""
+        if self.next >= len(self.chunks):
+            return None
+        self.next += 1
+        return self.next - 1
+
+
+def _in_order(
+    feed: _Feed, own: _Own, answer: Callable[[int, Future[_ChunkOut]], _ChunkOut]
+) -> Iterator[_ChunkOut]:
+    """The chunks' outputs in file order. While chunk ``k``'s worker has not answered,
+    this process scores the next chunk no one has and keeps its output until its turn. A
+    future is let go as it is answered (a done future holds its output: kept, every
+    chunk's columns would stay in memory to the end)."""
+    scored_here: dict[int, _ChunkOut] = {}
+    for k in range(len(feed.chunks)):
+        feed.fill()
+        if k in scored_here:
+            yield scored_here.pop(k)
+            continue
+        future = feed.futures[k]
+        while not future.done() and (j := feed.take()) is not None:
+            scored_here[j] = own.score(feed.chunks[j])
+            feed.fill()
+        del feed.futures[k]
+        yield answer(k, future)
 
 
 class _Own:
