@@ -33,9 +33,8 @@ from gate.adapters.sse import iter_events
 from gate.agents.openai import DEFAULT_BREAKER_AFTER, OpenAIAgent
 from gate.config import Config
 from gate.errors import ConfigError, Problem, StreamTruncated
-from gate.http_retry import retry_after_s
 from gate.model import Run
-from gate.replay.http import TRANSPORT_ERRORS, HttpClient, HttpResponse
+from gate.replay.http import TRANSPORT_ERRORS, HttpClient, HttpResponse, retry_after_s
 from gate.replay.interface import Agent
 from gate.replay.session import (
     AgentFailure,
