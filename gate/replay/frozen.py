@@ -46,18 +46,6 @@ from gate.model import Case, FrozenResponse, JsonValue
 from gate.scorers.argmatch import args_match
 from gate.scorers.context import NormalizerTable
 
-__all__ = [
-    "UNRECORDED_KEY",
-    "FunctionBackend",
-    "NormalizerTable",
-    "RecordedCall",
-    "RecordingBackend",
-    "ReplayBackend",
-    "ToolBackend",
-    "ToolOutcome",
-    "render_call",
-]
-
 UNRECORDED_KEY = "toolgate_unrecorded"
 """Marks the content of the error result given for a call with no frozen response."""
 

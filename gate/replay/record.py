@@ -38,7 +38,6 @@ from gate.errors import DatasetError, Problem, UsageError
 from gate.model import Case
 from gate.replay.frozen import (
     FunctionBackend,
-    NormalizerTable,
     RecordedCall,
     RecordingBackend,
     ReplayBackend,
@@ -48,6 +47,7 @@ from gate.replay.frozen import (
 from gate.replay.interface import Agent, build_agent
 from gate.replay.python_worker import import_target
 from gate.replay.session import AgentFailure, Job, Session, job_seed
+from gate.scorers.context import NormalizerTable
 
 
 @dataclass(frozen=True, slots=True)

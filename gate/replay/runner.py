@@ -35,11 +35,12 @@ from gate import jsonio
 from gate.config import Config
 from gate.errors import UsageError
 from gate.model import Case, DatasetLike, Run, Shard
-from gate.replay.frozen import NormalizerTable, ReplayBackend
+from gate.replay.frozen import ReplayBackend
 from gate.replay.interface import Agent, build_agent
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session, job_seed
 from gate.report.redact import redactor_for
 from gate.runsfile import RunsWriter, iter_runs
+from gate.scorers.context import NormalizerTable
 
 RUNS_FILE = "runs.jsonl"
 
@@ -486,12 +487,3 @@ class _Worker:
             st.kinds[run.error.split(":", 1)[0]] += 1
             if not_started:
                 st.kinds[ErrorKind.DEADLINE.value + ":not_started"] += 1
-
-
-__all__ = [
-    "RUNS_FILE",
-    "Progress",
-    "RunSummary",
-    "run_all",
-    "select_cases",
-]

@@ -48,8 +48,6 @@ from gate.replay.mcp.endpoint import Endpoint
 from gate.replay.mcp.host import McpHost
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session
 
-__all__ = ["McpServedAgent"]
-
 _READER_JOIN_S = 2.0
 """How long the pipes' readers get to finish once the process group is killed."""
 

@@ -23,8 +23,6 @@ from pydantic import TypeAdapter, ValidationError
 from gate import jsonio
 from gate.model import JsonValue
 
-__all__ = ["from_result", "to_result"]
-
 _CONTENT_TYPES = frozenset({"text", "image", "audio", "resource", "resource_link"})
 _BLOCKS: TypeAdapter[list[types.ContentBlock]] = TypeAdapter(list[types.ContentBlock])
 

@@ -55,8 +55,6 @@ from gate.replay.mcp.peek import Attempt
 from gate.replay.session import AgentFailure, ErrorKind, Session
 from gate.runsfile import decode_arguments
 
-__all__ = ["RAW_ARGUMENTS_META", "Endpoint"]
-
 RAW_ARGUMENTS_META = "toolgate/raw_arguments"
 """``_meta`` key of a ``tools/call`` whose arguments were not a JSON object: their JSON
 text (set by the endpoint itself, and by the stdio bridge, which must forward an object)."""

@@ -31,8 +31,6 @@ from gate.replay.mcp.endpoint import ATTEMPTS_KEY, Endpoint, hold
 from gate.replay.mcp.peek import attempts, mentions_tools_call
 from gate.replay.session import AgentFailure, ErrorKind
 
-__all__ = ["McpHost"]
-
 _START_S = 10.0
 """Most time the server may take to start, or an endpoint to open or close."""
 _PREFIX = "/mcp/"
