@@ -210,7 +210,7 @@ class Endpoint:
         else:
             args, text, ok = decode_arguments(dict(params.arguments or {}))
             call = ToolCall(name=params.name, arguments=args, raw_arguments=text, parse_ok=ok)
-        result = await self._batched(call)
+        result = await self._enqueue(call)
         if result is None:
             why = self.failure.message if self.failure is not None else "the case-sample ended"
             return to_result({"error": why}, is_error=True)
@@ -231,9 +231,6 @@ class Endpoint:
             parse_ok=False,
         )
         self._enqueue(call)
-
-    async def _batched(self, call: ToolCall) -> ToolResult | None:
-        return await self._enqueue(call)
 
     def _enqueue(self, call: ToolCall) -> asyncio.Future[ToolResult | None]:
         """Add ``call`` to the open batch (opening one); the future of its result."""
