@@ -646,12 +646,7 @@ class Coverage:
         else:
             first = self._big.get((i, sample))
             if first is not None:
-                self._problem(
-                    lineno,
-                    "sample",
-                    f"case {self.ids[i]!r} sample {sample} is recorded twice "
-                    f"(first on line {first})",
-                )
+                self._duplicate(lineno, i, sample, first)
                 return -1
             self._big[(i, sample)] = lineno
         self._rows_line.append(lineno)
@@ -659,12 +654,10 @@ class Coverage:
         self._rows_sample.append(sample)
         return i
 
-    def _duplicate(self, lineno: int, i: int, sample: int) -> None:
-        first = next(
-            line
-            for line, c, s in zip(self._rows_line, self._rows_case, self._rows_sample, strict=True)
-            if c == i and s == sample
-        )
+    def _duplicate(self, lineno: int, i: int, sample: int, first: int | None = None) -> None:
+        if first is None:
+            rows = zip(self._rows_line, self._rows_case, self._rows_sample, strict=True)
+            first = next(line for line, c, s in rows if c == i and s == sample)
         self._problem(
             lineno,
             "sample",
