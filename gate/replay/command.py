@@ -1,31 +1,16 @@
 """The ``command`` agent adapter: any program, any language, over JSON Lines.
 
-A pool of ``agent.workers`` long-lived worker processes (``agent.command``, started in
-``agent.cwd`` — default: the config's folder — with ``agent.env`` added to the
-environment, the gate's GitHub credentials removed, and ``PYTHONUNBUFFERED=1`` so Python
-agents need not flush; a bare ``python`` as the program is the interpreter running
-ToolGate, or the one ``agent.python`` names). Each case-sample borrows one idle worker
-and speaks the protocol written once in docs/agent-protocol.md (section "The ``command``
-protocol"): ``start``, then ``tool_calls`` answered by ``tool_results``, then ``final``
-or ``error``; a conversation's next ``user`` turn after each ``final`` but the last.
-Every reply must name the case-sample (and the user turn) it answers
-(:func:`_check_addressed`); a late line of a case-sample the worker answered before is
-dropped, and the worker replaced after the running case.
-
-**Failures cost one case-sample, never the run** (docs/agent-protocol.md, "What costs a
-case-sample"): a worker that crashes, times out or breaks the protocol is killed (its
-whole process group) and replaced, and the case-sample gets an error record with the tail
-of its stderr; an ``error`` message is the agent's own report: the worker stays.
+A pool of ``agent.workers`` long-lived worker processes; each case-sample borrows one
+idle worker. The protocol, the environment a worker gets, and what costs a case-sample
+(never the run) are written once in docs/agent-protocol.md (section "The ``command``
+protocol"). Every reply must name the case-sample (and the user turn) it answers
+(:func:`_check_addressed`).
 
 **Every exchange is bounded.** Writes go through a non-blocking stdin under the step's
-timeout (a worker that stops reading is a ``timeout``); a wait for output also notices,
-every :data:`EXIT_CHECK_S`, a worker that exited while a child holds its stdout (a
-``crash``, not a timeout); a kill always reaches the worker's process group, so children
-of an exited worker die with it.
-
-**Flooding is bounded.** stdout is read only while a message is awaited, into a buffer
-that holds at most one line of :data:`MAX_LINE_BYTES` (a worker printing more blocks on
-its own pipe until it is killed); stderr is drained continuously and only its last
+timeout; a wait for output also notices, every :data:`EXIT_CHECK_S`, a worker that exited
+while a child holds its stdout; a kill always reaches the worker's process group.
+stdout is read only while a message is awaited, into a buffer that holds at most one
+line of :data:`MAX_LINE_BYTES`; stderr is drained continuously and only its last
 :data:`STDERR_TAIL_BYTES` are kept.
 """
 

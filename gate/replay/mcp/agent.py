@@ -2,20 +2,10 @@
 
 What the agent gets and what costs a case-sample are the user's contract, written once in
 docs/agent-protocol.md (section "``mcp``: agents whose tools come from an MCP server").
-In short: for each case-sample ToolGate opens an :class:`~.endpoint.Endpoint` (the
-case's tools, answered from its frozen responses) on the shared
-:class:`~.host.McpHost`, writes the case to a JSON file, and starts ``agent.command`` (in
-``agent.cwd``, default the config's folder) with ``TOOLGATE_MCP_URL``,
-``TOOLGATE_MCP_COMMAND`` (the stdio :mod:`.bridge`), ``TOOLGATE_MCP_COMMAND_JSON`` and
-``TOOLGATE_CASE`` added to its environment, the gate's credentials and the tokens of
-``agent.servers`` removed. Its stdout is its final answer; its exit status and MCP
-connections are kept in the run's ``meta.mcp``. A conversation talks over a line on
-stdin (:class:`_Conversation`): one ``final`` line per answered user turn, the next
-``user`` message written back, end of file after the last.
-
-Every failure costs one case-sample, never the run, and keeps every call recorded so far
-(a batch still held is recorded before the endpoint closes); the agent's whole process
-group is killed when its case-sample ends, whatever happened.
+Here: each case-sample opens an :class:`~.endpoint.Endpoint` on the shared
+:class:`~.host.McpHost` and starts one agent process; a conversation talks over a line on
+stdin (:class:`_Conversation`). A batch still held is recorded before the endpoint closes,
+and the agent's whole process group is killed when its case-sample ends.
 """
 
 from __future__ import annotations
