@@ -11,10 +11,7 @@ A line::
                 "content": null}],
      "final": "…", "error": null, "latency_ms": 812.5, "usage": {"prompt_tokens": 310}}
 
-In a conversation (a case of several user turns) the first assistant turn after each
-user turn records that user message as ``"user"``, and an assistant turn without calls is
-the agent's answer to its user turn: the scorers split the run into its user turns by
-``user`` (docs/agent-protocol.md).
+A conversation's run marks each user turn with ``"user"`` (docs/agent-protocol.md).
 
 A failed run also records ``"error_class"``: ``"agent"`` or ``"infrastructure"``
 (:class:`gate.errors.ErrorClass`), decided by the kind its ``error`` starts with; a line
@@ -23,12 +20,11 @@ without it reads the same (older files), one that contradicts its kind is refuse
 A tool result with ``"unrecorded": true`` is the runner's "no frozen response" error
 (results of older files, without the field, are recognised by the key their content
 carried, ``toolgate_unrecorded``). A plain ``{"name": …, "arguments": {…}}`` call is
-accepted as is (``parse_ok`` true). A call
-whose ``arguments`` is a string is decoded here (``raw_arguments`` keeps the string); if it
-is not a JSON object, the call keeps ``parse_ok: false`` and ``arguments: null`` — a parse
-failure is data to score, never an input error. ``case_id``, ``sample`` and ``turns`` are
-required (``"turns": []`` for an agent that made no call). Anything else that does not fit
-is an input error naming the line and the field.
+accepted as is (``parse_ok`` true). A call whose ``arguments`` is a string is decoded here
+(``raw_arguments`` keeps the string); if it is not a JSON object, the call keeps
+``parse_ok: false`` and ``arguments: null`` — a parse failure is data to score, never an
+input error. Anything else that does not fit (a
+required field missing included) is an input error naming the line and the field.
 
 The writer appends and flushes one line at a time so that an interrupted run loses
 nothing already recorded (``--resume`` reads it back).
@@ -41,7 +37,7 @@ import json
 import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import IO, Any
 
@@ -807,11 +803,8 @@ class RunRows:
     sample: array[int] = field(default_factory=lambda: array("q"))
 
     def extend(self, other: RunRows) -> None:
-        self.line.extend(other.line)
-        self.start.extend(other.start)
-        self.length.extend(other.length)
-        self.case.extend(other.case)
-        self.sample.extend(other.sample)
+        for column in fields(self):
+            getattr(self, column.name).extend(getattr(other, column.name))
 
     def __len__(self) -> int:
         return len(self.line)
