@@ -367,16 +367,21 @@ def convert_run(obj: Any, *, file: str, lineno: int, turns: tuple[Turn, ...] | N
         raise RunsFileError(Problem(file, lineno, bad.field or None, bad.message)) from None
 
 
+def open_runs(path: Path, display: str) -> IO[bytes]:
+    """``path`` opened for reading (a :class:`RunsFileError` naming ``display`` when it
+    cannot be)."""
+    try:
+        return path.open("rb")
+    except OSError as exc:
+        raise RunsFileError(
+            Problem(display, None, None, f"cannot read: {exc.strerror or exc}")
+        ) from None
+
+
 def iter_runs(path: Path, *, display: str | None = None) -> Iterator[tuple[int, Run]]:
     """(line number, run) for every non-blank line; stops at the first bad line."""
     name = display or str(path)
-    try:
-        fh = path.open("rb")
-    except OSError as exc:
-        raise RunsFileError(
-            Problem(name, None, None, f"cannot read: {exc.strerror or exc}")
-        ) from None
-    with fh:
+    with open_runs(path, name) as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
@@ -727,13 +732,8 @@ class RunsIndex:
     def __init__(self, path: Path, *, display: str | None = None) -> None:
         self.path = path
         self.display = display or str(path)
-        try:
-            self._fh: IO[bytes] = path.open("rb")
-            self.size = os.fstat(self._fh.fileno()).st_size
-        except OSError as exc:
-            raise RunsFileError(
-                Problem(self.display, None, None, f"cannot read: {exc.strerror or exc}")
-            ) from None
+        self._fh = open_runs(path, self.display)
+        self.size = os.fstat(self._fh.fileno()).st_size
         self._data: bytes | None = None
         self.rows: RunRows | None = None
         """Where each scored run is (set by the score stage)."""

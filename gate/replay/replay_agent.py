@@ -24,7 +24,7 @@ from __future__ import annotations
 import sys
 from array import array
 from collections.abc import Collection, Sequence
-from typing import IO, Any
+from typing import Any
 
 from gate.agents.replay import MissingRuns, ReplayAgent
 from gate.config import Config
@@ -32,7 +32,7 @@ from gate.errors import Problem, RunsFileError
 from gate.model import Case, Run
 from gate.replay.interface import Agent
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session, within_budget
-from gate.runsfile import parse_run_line, read_at
+from gate.runsfile import open_runs, parse_run_line, read_at
 
 
 class ReplayRunsAgent(Agent):
@@ -52,13 +52,7 @@ class ReplayRunsAgent(Agent):
         self._length = array("q")
         self._samples: dict[str, set[int]] = {}
         self._skipped: set[tuple[str, int]] = set()
-        path = config.resolve(cfg.runs)
-        try:
-            self._fh: IO[bytes] = path.open("rb")
-        except OSError as exc:
-            raise RunsFileError(
-                Problem(self._display, None, None, f"cannot read: {exc.strerror or exc}")
-            ) from None
+        self._fh = open_runs(config.resolve(cfg.runs), self._display)
         try:
             self._index()
         except BaseException:
