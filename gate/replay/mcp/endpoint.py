@@ -71,7 +71,6 @@ class Endpoint:
         self.turn_connections = [0]
         """Connections opened in each user turn so far (one entry for a one-turn case)."""
         self.requests = 0
-        self.calls = 0
         self.failure: AgentFailure | None = None
         self._batch: list[tuple[ToolCall, asyncio.Future[ToolResult | None]]] | None = None
         self._cond = threading.Condition()
@@ -220,7 +219,6 @@ class Endpoint:
             if self.batch_window_s > 0:
                 loop.call_later(self.batch_window_s, self.flush)
         self._batch.append((call, future))
-        self.calls += 1
         if self.batch_window_s <= 0:
             self.flush()
         self.notify()
