@@ -1,11 +1,9 @@
 """Run the agent on every case × sample and write ``runs.jsonl`` (docs/agent-protocol.md).
 
-:func:`run_all` plans the case-samples, runs them through the configured agent adapter
-with bounded concurrency, answers every tool call from the frozen responses, and appends
-one line per case-sample to ``out/runs.jsonl`` as soon as it finishes (flushed, so an
-interrupted run loses nothing already recorded). Concurrency, the global deadline,
-shards, ``--resume`` and its run header, and the progress line are the user's contract,
-written once in docs/agent-protocol.md (section "Runs at scale"). Here:
+:func:`run_all` runs the planned case-samples through the configured agent adapter and
+appends each one's line to ``out/runs.jsonl`` as it finishes. Concurrency, the global
+deadline, shards, ``--resume`` and its run header, and the progress line are the user's
+contract, written once in docs/agent-protocol.md (section "Runs at scale"). Here:
 
 * **Plan.** Cases in dataset order, filtered by ``case_ids`` and by the shard; samples
   ``0..samples-1`` of each (the replay adapter adds samples its file holds). The plan is
