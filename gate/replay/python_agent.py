@@ -53,20 +53,15 @@ class PythonCallableAgent(WorkerPoolAgent):
         self._startup_s = max(STARTUP_S, cfg.timeout_s)
         paths = [str(config.resolve(p)) for p in cfg.path]
         interpreter = config.agent_python() or shutil.which("python3") or "python3"
+        env = {**agent_environ(os.environ), "PYTHONUNBUFFERED": "1", **cfg.env}
         if interpreter == sys.executable:
             argv = [interpreter, "-m", "gate.replay.python_worker"]
-            env = {
-                **agent_environ(os.environ),
-                "PYTHONUNBUFFERED": "1",
-                **cfg.env,
-                **_importable(),
-            }
+            env.update(_importable())
         else:
             # Another environment (``agent.python``, the Action's ``install:``) has no
             # ToolGate: the worker's file runs by its path (it imports only the standard
             # library), and nothing of ToolGate's environment is put on its sys.path.
             argv = [interpreter, "-c", _RUN_WORKER_FILE, str(_WORKER_FILE)]
-            env = {**agent_environ(os.environ), "PYTHONUNBUFFERED": "1", **cfg.env}
         super().__init__(
             argv=[*argv, cfg.callable, *paths],
             cwd=os.getcwd(),
