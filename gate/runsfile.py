@@ -39,7 +39,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import orjson
 
@@ -47,6 +47,8 @@ from gate import jsonio
 from gate.errors import FieldError, OutputError, Problem, RunsFileError, error_class_of
 from gate.model import Case, Run, Shard, ToolCall, ToolResult, Turn
 from gate.usage import InvalidUsage, usage_of
+
+T = TypeVar("T")
 
 _RUN_KEYS = frozenset(
     {
@@ -148,12 +150,6 @@ def _get(
     return value
 
 
-def _within(field: str, bad: FieldError) -> FieldError:
-    """``bad``, raised by a converter about an item, re-rooted at the item's ``field``
-    (the item's field names are built only when something is wrong)."""
-    return FieldError(field + bad.field, bad.message)
-
-
 def call_from_json(obj: Any) -> ToolCall:
     obj = _object(obj, _CALL_KEYS)
     name = _get(obj, "name", str, "must be a string", null=False)
@@ -194,32 +190,26 @@ def _turn_from_json(obj: Any) -> Turn:
         raise FieldError(".tool_results", "must be an array")
     content = _get(obj, "content", str, "must be a string or null")
     user = _get(obj, "user", str, "must be a string or null (the user turn it answers)")
+    return Turn(
+        _each(calls, call_from_json, ".calls"),
+        _each(results, _result_from_json, ".tool_results"),
+        content,
+        user,
+    )
+
+
+def _each(items: list[Any], convert: Callable[[Any], T], field: str) -> tuple[T, ...]:
+    """Every item converted; a :class:`FieldError` about an item is re-rooted at
+    ``field[i]`` (the index is looked for only when something is wrong)."""
     try:
-        converted = tuple([call_from_json(c) for c in calls])
+        return tuple([convert(item) for item in items])
     except FieldError as bad:
-        raise _within(f".calls[{_failing(calls, call_from_json)}]", bad) from None
-    try:
-        answers = tuple([_result_from_json(r) for r in results])
-    except FieldError as bad:
-        raise _within(f".tool_results[{_failing(results, _result_from_json)}]", bad) from None
-    return Turn(converted, answers, content, user)
-
-
-def _failing(items: list[Any], convert: Callable[[Any], object]) -> int:
-    """The index of the first item ``convert`` refuses (there is one: it just raised)."""
-    for i, item in enumerate(items):
-        try:
-            convert(item)
-        except FieldError:
-            return i
-    raise AssertionError("no item fails")  # pragma: no cover
-
-
-def _turns_from_json(raw: list[Any]) -> tuple[Turn, ...]:
-    try:
-        return tuple([_turn_from_json(t) for t in raw])
-    except FieldError as bad:
-        raise _within(f"turns[{_failing(raw, _turn_from_json)}]", bad) from None
+        for i, item in enumerate(items):
+            try:
+                convert(item)
+            except FieldError:
+                raise FieldError(f"{field}[{i}]{bad.field}", bad.message) from None
+        raise  # pragma: no cover - the item that raised raises again
 
 
 def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
@@ -275,7 +265,7 @@ def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
     return Run(
         case_id,
         sample,
-        turns if turns is not None else _turns_from_json(raw_turns),
+        turns if turns is not None else _each(raw_turns, _turn_from_json, "turns"),
         final,
         error,
         float(latency) if latency is not None else None,
