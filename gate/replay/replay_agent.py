@@ -1,11 +1,8 @@
 """The ``replay`` agent adapter: runs produced elsewhere; no agent is run.
 
-``agent.runs`` (relative to the config) is a runs.jsonl written by another tool or an
-earlier ``toolgate run``; each planned case-sample gets its stored run, and samples the
-file holds beyond ``samples`` are kept too (docs/agent-protocol.md, "``replay``"). A run
-for a case id the dataset does not have, or the same case-sample twice, is an input error
-naming the line. A planned case-sample the file lacks is bad input too, or, with
-``agent.missing: skip``, *not run* (:meth:`ReplayRunsAgent.check_scope`).
+What the file must hold, and ``agent.missing`` (:meth:`ReplayRunsAgent.check_scope`), are
+written once in docs/agent-protocol.md ("``replay``"); samples the file holds beyond
+``samples`` are kept too, and the same case-sample twice is an input error naming the line.
 
 The adapter keeps where each run is, not the run: every line is parsed when the adapter
 is built (a bad line is refused before anything runs) and read again, by its offset, when
