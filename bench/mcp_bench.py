@@ -195,9 +195,9 @@ async def _gaps(trials: int, legacy: bool) -> list[float]:
     host.start()
 
     class Timed(Endpoint):
-        async def _batched(self, call: ToolCall) -> ToolResult | None:
+        def _enqueue(self, call: ToolCall) -> asyncio.Future[ToolResult | None]:
             arrivals.append(time.perf_counter())
-            return await super()._batched(call)
+            return super()._enqueue(call)
 
     job = Job(case=case, sample=0, seed=0, step_budget=10**6, timeout_s=60)
     endpoint = Timed(Session(job, ReplayBackend(case)), batch_window_s=0, max_connections=1)

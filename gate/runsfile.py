@@ -11,10 +11,7 @@ A line::
                 "content": null}],
      "final": "…", "error": null, "latency_ms": 812.5, "usage": {"prompt_tokens": 310}}
 
-In a conversation (a case of several user turns) the first assistant turn after each
-user turn records that user message as ``"user"``, and an assistant turn without calls is
-the agent's answer to its user turn: the scorers split the run into its user turns by
-``user`` (docs/agent-protocol.md).
+A conversation's run marks each user turn with ``"user"`` (docs/agent-protocol.md).
 
 A failed run also records ``"error_class"``: ``"agent"`` or ``"infrastructure"``
 (:class:`gate.errors.ErrorClass`), decided by the kind its ``error`` starts with; a line
@@ -23,12 +20,11 @@ without it reads the same (older files), one that contradicts its kind is refuse
 A tool result with ``"unrecorded": true`` is the runner's "no frozen response" error
 (results of older files, without the field, are recognised by the key their content
 carried, ``toolgate_unrecorded``). A plain ``{"name": …, "arguments": {…}}`` call is
-accepted as is (``parse_ok`` true). A call
-whose ``arguments`` is a string is decoded here (``raw_arguments`` keeps the string); if it
-is not a JSON object, the call keeps ``parse_ok: false`` and ``arguments: null`` — a parse
-failure is data to score, never an input error. ``case_id``, ``sample`` and ``turns`` are
-required (``"turns": []`` for an agent that made no call). Anything else that does not fit
-is an input error naming the line and the field.
+accepted as is (``parse_ok`` true). A call whose ``arguments`` is a string is decoded here
+(``raw_arguments`` keeps the string); if it is not a JSON object, the call keeps
+``parse_ok: false`` and ``arguments: null`` — a parse failure is data to score, never an
+input error. Anything else that does not fit (a
+required field missing included) is an input error naming the line and the field.
 
 The writer appends and flushes one line at a time so that an interrupted run loses
 nothing already recorded (``--resume`` reads it back).
@@ -41,9 +37,9 @@ import json
 import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 import orjson
 
@@ -51,6 +47,8 @@ from gate import jsonio
 from gate.errors import FieldError, OutputError, Problem, RunsFileError, error_class_of
 from gate.model import Case, Run, Shard, ToolCall, ToolResult, Turn
 from gate.usage import InvalidUsage, usage_of
+
+T = TypeVar("T")
 
 _RUN_KEYS = frozenset(
     {
@@ -152,12 +150,6 @@ def _get(
     return value
 
 
-def _within(field: str, bad: FieldError) -> FieldError:
-    """``bad``, raised by a converter about an item, re-rooted at the item's ``field``
-    (the item's field names are built only when something is wrong)."""
-    return FieldError(field + bad.field, bad.message)
-
-
 def call_from_json(obj: Any) -> ToolCall:
     obj = _object(obj, _CALL_KEYS)
     name = _get(obj, "name", str, "must be a string", null=False)
@@ -198,32 +190,26 @@ def _turn_from_json(obj: Any) -> Turn:
         raise FieldError(".tool_results", "must be an array")
     content = _get(obj, "content", str, "must be a string or null")
     user = _get(obj, "user", str, "must be a string or null (the user turn it answers)")
+    return Turn(
+        _each(calls, call_from_json, ".calls"),
+        _each(results, _result_from_json, ".tool_results"),
+        content,
+        user,
+    )
+
+
+def _each(items: list[Any], convert: Callable[[Any], T], field: str) -> tuple[T, ...]:
+    """Every item converted; a :class:`FieldError` about an item is re-rooted at
+    ``field[i]`` (the index is looked for only when something is wrong)."""
     try:
-        converted = tuple([call_from_json(c) for c in calls])
+        return tuple([convert(item) for item in items])
     except FieldError as bad:
-        raise _within(f".calls[{_failing(calls, call_from_json)}]", bad) from None
-    try:
-        answers = tuple([_result_from_json(r) for r in results])
-    except FieldError as bad:
-        raise _within(f".tool_results[{_failing(results, _result_from_json)}]", bad) from None
-    return Turn(converted, answers, content, user)
-
-
-def _failing(items: list[Any], convert: Callable[[Any], object]) -> int:
-    """The index of the first item ``convert`` refuses (there is one: it just raised)."""
-    for i, item in enumerate(items):
-        try:
-            convert(item)
-        except FieldError:
-            return i
-    raise AssertionError("no item fails")  # pragma: no cover
-
-
-def _turns_from_json(raw: list[Any]) -> tuple[Turn, ...]:
-    try:
-        return tuple([_turn_from_json(t) for t in raw])
-    except FieldError as bad:
-        raise _within(f"turns[{_failing(raw, _turn_from_json)}]", bad) from None
+        for i, item in enumerate(items):
+            try:
+                convert(item)
+            except FieldError:
+                raise FieldError(f"{field}[{i}]{bad.field}", bad.message) from None
+        raise  # pragma: no cover - the item that raised raises again
 
 
 def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
@@ -279,7 +265,7 @@ def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
     return Run(
         case_id,
         sample,
-        turns if turns is not None else _turns_from_json(raw_turns),
+        turns if turns is not None else _each(raw_turns, _turn_from_json, "turns"),
         final,
         error,
         float(latency) if latency is not None else None,
@@ -371,16 +357,21 @@ def convert_run(obj: Any, *, file: str, lineno: int, turns: tuple[Turn, ...] | N
         raise RunsFileError(Problem(file, lineno, bad.field or None, bad.message)) from None
 
 
+def open_runs(path: Path, display: str) -> IO[bytes]:
+    """``path`` opened for reading (a :class:`RunsFileError` naming ``display`` when it
+    cannot be)."""
+    try:
+        return path.open("rb")
+    except OSError as exc:
+        raise RunsFileError(
+            Problem(display, None, None, f"cannot read: {exc.strerror or exc}")
+        ) from None
+
+
 def iter_runs(path: Path, *, display: str | None = None) -> Iterator[tuple[int, Run]]:
     """(line number, run) for every non-blank line; stops at the first bad line."""
     name = display or str(path)
-    try:
-        fh = path.open("rb")
-    except OSError as exc:
-        raise RunsFileError(
-            Problem(name, None, None, f"cannot read: {exc.strerror or exc}")
-        ) from None
-    with fh:
+    with open_runs(path, name) as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
@@ -646,12 +637,7 @@ class Coverage:
         else:
             first = self._big.get((i, sample))
             if first is not None:
-                self._problem(
-                    lineno,
-                    "sample",
-                    f"case {self.ids[i]!r} sample {sample} is recorded twice "
-                    f"(first on line {first})",
-                )
+                self._duplicate(lineno, i, sample, first)
                 return -1
             self._big[(i, sample)] = lineno
         self._rows_line.append(lineno)
@@ -659,12 +645,10 @@ class Coverage:
         self._rows_sample.append(sample)
         return i
 
-    def _duplicate(self, lineno: int, i: int, sample: int) -> None:
-        first = next(
-            line
-            for line, c, s in zip(self._rows_line, self._rows_case, self._rows_sample, strict=True)
-            if c == i and s == sample
-        )
+    def _duplicate(self, lineno: int, i: int, sample: int, first: int | None = None) -> None:
+        if first is None:
+            rows = zip(self._rows_line, self._rows_case, self._rows_sample, strict=True)
+            first = next(line for line, c, s in rows if c == i and s == sample)
         self._problem(
             lineno,
             "sample",
@@ -738,13 +722,8 @@ class RunsIndex:
     def __init__(self, path: Path, *, display: str | None = None) -> None:
         self.path = path
         self.display = display or str(path)
-        try:
-            self._fh: IO[bytes] = path.open("rb")
-            self.size = os.fstat(self._fh.fileno()).st_size
-        except OSError as exc:
-            raise RunsFileError(
-                Problem(self.display, None, None, f"cannot read: {exc.strerror or exc}")
-            ) from None
+        self._fh = open_runs(path, self.display)
+        self.size = os.fstat(self._fh.fileno()).st_size
         self._data: bytes | None = None
         self.rows: RunRows | None = None
         """Where each scored run is (set by the score stage)."""
@@ -814,11 +793,8 @@ class RunRows:
     sample: array[int] = field(default_factory=lambda: array("q"))
 
     def extend(self, other: RunRows) -> None:
-        self.line.extend(other.line)
-        self.start.extend(other.start)
-        self.length.extend(other.length)
-        self.case.extend(other.case)
-        self.sample.extend(other.sample)
+        for column in fields(self):
+            getattr(self, column.name).extend(getattr(other, column.name))
 
     def __len__(self) -> int:
         return len(self.line)

@@ -32,7 +32,7 @@ GATE = Path(__file__).resolve().parent.parent / "gate"
 
 TIER_TABLE = """
 tier | units                                                  | role
-0    | model errors jsonio gcpause http_retry yamlio config     | the data model, the error tree,
+0    | model errors jsonio gcpause yamlio config                | the data model, the error tree,
      | agents                                                 | the config and the agent kinds,
      | usage results                                          | the usage check, the results
      |                                                        | format (below the statistics),

@@ -1,14 +1,9 @@
 """The agent kinds: ``agent.kind`` in toolgate.yml → the module that owns the kind.
 
-Each kind is one module here (its config model, its preflight, how it runs, what a sample
-is: :mod:`gate.agents.interface`) and one line of :data:`KINDS`. Nothing else in ToolGate
-names a kind: the config validates an ``agent:`` section with the model its ``kind``
-names, and every other module asks the settings object, never the name. A kind's module is
-imported when a config names it (start-up imports none of them).
-
-Adding a kind: write its module (a subclass of
-:class:`~gate.agents.interface.AgentSettings` with an adapter) and add its line below — or,
-from outside the package, :func:`register` it.
+How a kind is added, and what its module answers for, is written once in
+docs/agent-protocol.md ("Adding an agent kind"); from outside the package,
+:func:`register` it. A kind's module is imported when a config names it (start-up
+imports none of them).
 """
 
 from __future__ import annotations

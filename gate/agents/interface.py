@@ -1,15 +1,7 @@
 """What an agent kind is: the base of every ``agent:`` section, and the questions the rest of
-ToolGate asks a kind instead of comparing its name.
-
-A kind is one module of :mod:`gate.agents` whose subclass of :class:`AgentSettings` is the
-kind's config model and answers for it: how it runs (:attr:`~AgentSettings.adapter`), what
-``check`` refuses and ``validate`` reports before the first case
-(:meth:`~AgentSettings.preflight`, :attr:`~AgentSettings.validate_starts`), what a sample
-is (:attr:`~AgentSettings.samples_recorded`), and what it declares (secrets, real MCP
-servers, its interpreter, ``validate``'s notes, the previous release's identity). The setup
-a base history describes is what its adapter's ``describe()`` writes into results.json.
-
-Nothing here imports the rest of ToolGate: :mod:`gate.config` builds on it.
+ToolGate asks a kind instead of comparing its name (docs/agent-protocol.md, "Adding an
+agent kind", lists them). Nothing here imports the rest of ToolGate: :mod:`gate.config`
+builds on it.
 """
 
 from __future__ import annotations

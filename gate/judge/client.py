@@ -41,8 +41,8 @@ from gate.errors import IncompleteBody, JudgeFailureKind
 
 # Re-exported: the judge client's error (defined with every other error).
 from gate.errors import JudgeCallError as JudgeCallError
-from gate.http_retry import retry_after_value as retry_after_s
 from gate.replay.http import TRANSPORT_ERRORS, HttpClient
+from gate.replay.http import retry_after_value as retry_after_s
 
 RAW_CHARS = 500
 """How much of an unparsable answer (or an error body) is kept."""

@@ -1,18 +1,12 @@
 """The agent's own environment in the Action's container: the ``install`` and ``setup``
 inputs, run before the gate starts (docs/action.md, "The agent's environment").
 
-* ``install`` — a requirements file of the repository is installed with pip into a
-  **separate virtual environment** (:func:`install_requirements`), never ToolGate's own,
-  then *activated* for everything started afterwards (:func:`activate`); every file it
-  reads with ``-r``/``-c`` must be in the workspace (:func:`check_nested`).
-* ``setup`` — a shell command, with the agent's environment (:func:`run_setup`).
-
-Each runs in a collapsed log group whose workflow commands are not obeyed, bounded by
-:data:`STEP_TIMEOUT_S`; a failure is an input error naming the input (exit code 2) with
-the last lines of the output. A service ``setup`` starts in the background lives for the
-step: the step goes on once the shell exits — never waiting for the service, which may
-hold the output open — and ToolGate ends it, with every other process the step started,
-once the gate is over (:mod:`gate.github.stepfiles`).
+``install`` is :func:`install_requirements` then :func:`activate` (every file it reads
+with ``-r``/``-c`` must be in the workspace: :func:`check_nested`); ``setup`` is
+:func:`run_setup`. Each is bounded by :data:`STEP_TIMEOUT_S`. A service ``setup`` starts
+in the background lives for the step: the step goes on once the shell exits — never
+waiting for the service, which may hold the output open — and ToolGate ends it, with
+every other process the step started, once the gate is over (:mod:`gate.github.stepfiles`).
 """
 
 from __future__ import annotations

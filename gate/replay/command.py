@@ -1,31 +1,16 @@
 """The ``command`` agent adapter: any program, any language, over JSON Lines.
 
-A pool of ``agent.workers`` long-lived worker processes (``agent.command``, started in
-``agent.cwd`` — default: the config's folder — with ``agent.env`` added to the
-environment, the gate's GitHub credentials removed, and ``PYTHONUNBUFFERED=1`` so Python
-agents need not flush; a bare ``python`` as the program is the interpreter running
-ToolGate, or the one ``agent.python`` names). Each case-sample borrows one idle worker
-and speaks the protocol written once in docs/agent-protocol.md (section "The ``command``
-protocol"): ``start``, then ``tool_calls`` answered by ``tool_results``, then ``final``
-or ``error``; a conversation's next ``user`` turn after each ``final`` but the last.
-Every reply must name the case-sample (and the user turn) it answers
-(:func:`_check_addressed`); a late line of a case-sample the worker answered before is
-dropped, and the worker replaced after the running case.
-
-**Failures cost one case-sample, never the run** (docs/agent-protocol.md, "What costs a
-case-sample"): a worker that crashes, times out or breaks the protocol is killed (its
-whole process group) and replaced, and the case-sample gets an error record with the tail
-of its stderr; an ``error`` message is the agent's own report: the worker stays.
+A pool of ``agent.workers`` long-lived worker processes; each case-sample borrows one
+idle worker. The protocol, the environment a worker gets, and what costs a case-sample
+(never the run) are written once in docs/agent-protocol.md (section "The ``command``
+protocol"). Every reply must name the case-sample (and the user turn) it answers
+(:func:`_check_addressed`).
 
 **Every exchange is bounded.** Writes go through a non-blocking stdin under the step's
-timeout (a worker that stops reading is a ``timeout``); a wait for output also notices,
-every :data:`EXIT_CHECK_S`, a worker that exited while a child holds its stdout (a
-``crash``, not a timeout); a kill always reaches the worker's process group, so children
-of an exited worker die with it.
-
-**Flooding is bounded.** stdout is read only while a message is awaited, into a buffer
-that holds at most one line of :data:`MAX_LINE_BYTES` (a worker printing more blocks on
-its own pipe until it is killed); stderr is drained continuously and only its last
+timeout; a wait for output also notices, every :data:`EXIT_CHECK_S`, a worker that exited
+while a child holds its stdout; a kill always reaches the worker's process group.
+stdout is read only while a message is awaited, into a buffer that holds at most one
+line of :data:`MAX_LINE_BYTES`; stderr is drained continuously and only its last
 :data:`STDERR_TAIL_BYTES` are kept.
 """
 
@@ -68,10 +53,70 @@ _EOF = object()
 _TOO_LONG = object()
 
 
-class Worker:
-    """One agent process. Its stdout is read by the runner thread that owns the current
-    case (``poll`` + ``os.read`` into a bounded line buffer: no extra thread or hand-off
-    per message); its stderr is drained by a thread that keeps the tail."""
+class AgentProcess:
+    """An agent's process, in a process group of its own (a kill reaches its children):
+    stdin a pipe (non-blocking: :meth:`write` waits in poll, under a deadline) or
+    ``/dev/null``, stdout a pipe, stderr drained by a thread that keeps its tail
+    (:class:`StderrTail`). The ``command`` adapter's workers and the ``mcp`` adapter's
+    agents."""
+
+    def __init__(
+        self, argv: Sequence[str], cwd: str, env: dict[str, str], *, stdin: bool = True
+    ) -> None:
+        self.proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+        )
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        self._err = StderrTail(self.proc.stderr)
+        if self.proc.stdin is not None:
+            self._in = self.proc.stdin.fileno()
+            os.set_blocking(self._in, False)
+            self._in_poll = select.poll()
+            self._in_poll.register(self._in, select.POLLOUT | select.POLLERR | select.POLLHUP)
+
+    def write(self, data: bytes, timeout: float, exited: Callable[[], bool]) -> int | None:
+        """Write ``data`` to stdin within ``timeout`` s: 0 once all is written, the bytes
+        still unsent when the time is up, ``None`` when the reader is gone (the pipe
+        broke, or ``exited()``, asked every :data:`EXIT_CHECK_S`)."""
+        view = memoryview(data)
+        end = time.monotonic() + timeout
+        while True:
+            try:
+                view = view[os.write(self._in, view) :]
+            except BlockingIOError:
+                pass
+            except (OSError, ValueError):  # BrokenPipeError: it closed its stdin or exited
+                return None
+            if not view:
+                return 0
+            left = end - time.monotonic()
+            if left <= 0:
+                return len(view)
+            self._in_poll.poll(max(1, int(min(left, EXIT_CHECK_S) * 1000 + 0.5)))
+            if exited():
+                return None
+
+    def close_stdin(self) -> None:
+        """End of file on its stdin, without waiting (a worker: exit; a conversation: it
+        is over)."""
+        with contextlib.suppress(OSError, ValueError):
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+
+    def stderr_tail(self, max_lines: int = 20) -> str:
+        return self._err.text(max_lines)
+
+
+class Worker(AgentProcess):
+    """One worker of the pool. Its stdout is read by the runner thread that owns the
+    current case (``poll`` + ``os.read`` into a bounded line buffer: no extra thread or
+    hand-off per message)."""
 
     def __init__(
         self,
@@ -81,23 +126,10 @@ class Worker:
         *,
         silence: str = "the agent did not answer",
     ):
+        super().__init__(argv, cwd, env)
         self.silence = silence
         """How a step that got no answer in time is described (``timeout:`` errors)."""
-        self.proc = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,  # its own process group: a kill reaches its children
-        )
-        assert self.proc.stdout is not None and self.proc.stderr is not None
-        assert self.proc.stdin is not None
-        self._in = self.proc.stdin.fileno()
-        os.set_blocking(self._in, False)  # writes wait in poll, under the step's deadline
-        self._out_poll = select.poll()
-        self._out_poll.register(self._in, select.POLLOUT | select.POLLERR | select.POLLHUP)
+        assert self.proc.stdout is not None
         self._fd = self.proc.stdout.fileno()
         self._poll = select.poll()
         self._poll.register(self._fd, select.POLLIN | select.POLLHUP | select.POLLERR)
@@ -108,7 +140,6 @@ class Worker:
         self.stray = 0
         """Late lines of earlier case-samples dropped while it ran the current one."""
         self._dead = threading.Event()
-        self._err = StderrTail(self.proc.stderr)
 
     @property
     def pid(self) -> int:
@@ -160,7 +191,7 @@ class Worker:
         """Write one message within ``timeout`` seconds: a worker that stops reading its
         stdin (a message over the pipe buffer) is a ``timeout``, never a hang."""
         data = jsonio.dumps_line(message)
-        left = write_within(self._in, self._out_poll, data, timeout, self.exited)
+        left = self.write(data, timeout, self.exited)
         if left is None:
             raise WorkerBroken(ErrorKind.CRASH, self._exit_text("while reading its input"))
         if left:
@@ -227,12 +258,6 @@ class Worker:
             except OSError:
                 pass
 
-    def close_stdin(self) -> None:
-        """Ask the worker to exit (EOF on its stdin), without waiting."""
-        with contextlib.suppress(OSError, ValueError):
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()
-
     def stop(self, deadline: float) -> None:
         """Ask politely (close stdin), wait until ``deadline`` (``time.monotonic()``),
         then kill."""
@@ -240,9 +265,6 @@ class Worker:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
         self.kill(deadline)
-
-    def stderr_tail(self, max_lines: int = 20) -> str:
-        return self._err.text(max_lines)
 
 
 class StderrTail:
@@ -304,32 +326,6 @@ RUNNER_FILES = frozenset(
 
 STOP_GRACE_S = 1.0
 """How long workers get to exit after their stdin closes before they are killed."""
-
-
-def write_within(
-    fd: int, poll: select.poll, data: bytes, timeout: float, exited: Callable[[], bool]
-) -> int | None:
-    """Write ``data`` to the non-blocking pipe ``fd`` (registered in ``poll`` for output)
-    within ``timeout`` s: 0 once all is written, the bytes still unsent when the time is
-    up, ``None`` when the reader is gone (the pipe broke, or ``exited()``, asked every
-    :data:`EXIT_CHECK_S`)."""
-    view = memoryview(data)
-    end = time.monotonic() + timeout
-    while True:
-        try:
-            view = view[os.write(fd, view) :]
-        except BlockingIOError:
-            pass
-        except (OSError, ValueError):  # BrokenPipeError: it closed its stdin or exited
-            return None
-        if not view:
-            return 0
-        left = end - time.monotonic()
-        if left <= 0:
-            return len(view)
-        poll.poll(max(1, int(min(left, EXIT_CHECK_S) * 1000 + 0.5)))
-        if exited():
-            return None
 
 
 def kill_group(proc: subprocess.Popen[bytes], wait_s: float = 5.0) -> None:
@@ -475,8 +471,8 @@ class WorkerPoolAgent(Agent):
         when spoken to."""
         return None
 
-    def _start(self) -> Worker:
-        worker = self._spawn()
+    def _checked(self, worker: Worker) -> Worker:
+        """``worker`` once :meth:`_check_started` passed (else discarded, and raised)."""
         try:
             self._check_started(worker)
         except AgentFailure:
@@ -511,26 +507,18 @@ class WorkerPoolAgent(Agent):
 
     def _acquire(self) -> Worker:
         self._slots.acquire()
-        with self._lock:
-            worker = self._idle.pop() if self._idle else None
-        unchecked = False
-        if worker is not None:
-            with self._lock:
-                unchecked = worker in self._unchecked
-                self._unchecked.discard(worker)
-        if worker is not None and unchecked:
-            try:
-                self._check_started(worker)
-            except AgentFailure:
-                self._discard(worker)
-                self._slots.release()
-                raise
-        if worker is not None and worker.alive() and not worker.has_pending_output():
-            return worker
-        if worker is not None:  # died while idle, or printed between cases
-            self._discard(worker)
         try:
-            return self._start()
+            with self._lock:
+                worker = self._idle.pop() if self._idle else None
+                unchecked = worker in self._unchecked
+                self._unchecked.difference_update([worker] if worker is not None else [])
+            if worker is not None and unchecked:
+                self._checked(worker)
+            if worker is not None and worker.alive() and not worker.has_pending_output():
+                return worker
+            if worker is not None:  # died while idle, or printed between cases
+                self._discard(worker)
+            return self._checked(self._spawn())
         except AgentFailure:
             self._slots.release()
             raise

@@ -10,27 +10,12 @@ request goes through a transport (STYLE habit 5). Three backends:
   what it answered, so ``toolgate record`` can freeze it into the dataset;
 * :class:`FunctionBackend` calls plain Python functions (tests, record mode).
 
-**Which frozen response answers a call** (:class:`ReplayBackend`):
-
-1. the *candidates* are the case's responses for that tool whose argument matchers hold
-   for the call's arguments — the same matchers and normalisation as expectations
-   (:func:`gate.scorers.arguments.args_match`, extra arguments allowed);
-2. if there is none, the tool's *defaults* (responses with no ``args``) are the candidates;
-3. several candidates are used **in order**: the first candidate not yet used answers, and
-   once all are used the last one repeats — so the k-th matching call gets the k-th
-   matching response (a status that changes between two polls);
-4. in a conversation case, the current user turn's own responses are tried first (steps 1
-   and 2 over them), then the case's (steps 1 and 2 again); the counts of step 3 are kept
-   over the whole conversation, so a response used in turn 1 is used in turn 3;
-5. with no candidate at all, the call is **unrecorded**: the agent gets an error result
-   whose content is ``{"toolgate_unrecorded": true, "error": "no frozen response for
-   lookup_order({\\"order_id\\": \\"x\\"})", "nearest": "<nearest recorded call>"}`` and
-   the miss is kept in :attr:`ReplayBackend.misses` (the config decides whether it fails
-   the case: ``scoring.unrecorded_call``).
-
-A response with ``error`` set is delivered as an error (``is_error: true``, content = the
-error value) so that error handling can be scored; an empty ``response`` is delivered as
-it is. Arguments that did not parse (``None``) only match a default response.
+Which frozen response answers a call is written once in docs/agent-protocol.md ("How a
+frozen response is chosen"; a conversation's turns: docs/dataset.md). Here: the matchers
+are the expectations' (:func:`gate.scorers.argmatch.args_match`, extra arguments
+allowed); the use counts are kept per case-sample, over the whole conversation; arguments
+that did not parse (``None``) only match a default response; a miss is kept in
+:attr:`ReplayBackend.misses`.
 """
 
 from __future__ import annotations
@@ -45,18 +30,6 @@ from typing import Any, Protocol
 from gate.model import Case, FrozenResponse, JsonValue
 from gate.scorers.argmatch import args_match
 from gate.scorers.context import NormalizerTable
-
-__all__ = [
-    "UNRECORDED_KEY",
-    "FunctionBackend",
-    "NormalizerTable",
-    "RecordedCall",
-    "RecordingBackend",
-    "ReplayBackend",
-    "ToolBackend",
-    "ToolOutcome",
-    "render_call",
-]
 
 UNRECORDED_KEY = "toolgate_unrecorded"
 """Marks the content of the error result given for a call with no frozen response."""

@@ -17,12 +17,17 @@ to httpx is what the gate needs of every exchange:
 * No redirects followed, no proxies or ``.netrc`` from the environment: an endpoint
   answers itself.
 
-Waits asked for with 429 and 503 are read by :func:`gate.http_retry.retry_after_s`.
+Waits asked for with 429 and 503 are read by :func:`retry_after_s`: ``retry-after-ms``
+(milliseconds, sent by OpenAI-style APIs) first, then ``Retry-After`` as delta-seconds or an
+HTTP date. Anything unreadable or not finite is "not said" (None), never an endless wait;
+callers still cap the wait by their own deadline.
 """
 
 from __future__ import annotations
 
 import contextvars
+import email.utils
+import math
 import socket
 import time
 import urllib.parse
@@ -204,3 +209,31 @@ class HttpClient:
     def close(self) -> None:
         """Close the kept-alive connections (call once no request is in flight)."""
         self._client.close()
+
+
+def retry_after_value(value: str | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from one ``Retry-After`` value (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+    if not math.isfinite(seconds):
+        return None
+    return max(0.0, seconds)
+
+
+def retry_after_s(headers: Mapping[str, str], *, now: float | None = None) -> float | None:
+    """Seconds the server asks us to wait, from its headers, or None when it does not say."""
+    ms = headers.get("retry-after-ms")
+    if ms is not None:
+        seconds = retry_after_value(ms)
+        if seconds is not None:
+            return seconds / 1000
+    return retry_after_value(headers.get("retry-after"), now=now)

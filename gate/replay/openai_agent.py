@@ -30,12 +30,11 @@ from gate import __version__, jsonio
 from gate.adapters.interface import AssistantTurn, PayloadError
 from gate.adapters.openai_chat import StreamAccumulator, parse_completion
 from gate.adapters.sse import iter_events
-from gate.agents.openai import DEFAULT_BREAKER_AFTER, OpenAIAgent
+from gate.agents.openai import OpenAIAgent
 from gate.config import Config
 from gate.errors import ConfigError, Problem, StreamTruncated
-from gate.http_retry import retry_after_s
 from gate.model import Run
-from gate.replay.http import TRANSPORT_ERRORS, HttpClient, HttpResponse
+from gate.replay.http import TRANSPORT_ERRORS, HttpClient, HttpResponse, retry_after_s
 from gate.replay.interface import Agent
 from gate.replay.session import (
     AgentFailure,
@@ -51,11 +50,6 @@ MAX_BACKOFF_S = 30.0
 MAX_RETRY_AFTER_S = 120.0
 """The longest ``Retry-After`` honoured: an endpoint asking for more (a quota exhausted
 until tomorrow) fails the case-sample at once, without waiting or retrying."""
-BREAKER_AFTER = DEFAULT_BREAKER_AFTER
-"""The default of ``agent.breaker_after``: consecutive case-samples that gave up on the
-endpoint the same way (the same status or transport error) after which the circuit breaker
-opens: every case-sample not yet started is recorded ``not_attempted`` (missing, so the
-verdict is "error"), none is sent. ``0`` in the config: it never opens."""
 
 _DIGITS = re.compile(r"\d+")
 _STATUS = re.compile(r"HTTP \d{3}")

@@ -1,18 +1,10 @@
 """The ``python`` agent adapter: ``module:callable``, sync or async, in worker processes.
 
-The callable's contract (its arguments, ``call_tool`` and ``call_tool.batch``, what it
-returns, conversations, timeouts) is written once in docs/agent-protocol.md (section
-"``python``: a function in your package").
-
-**Where it runs.** Not in ToolGate's process: in a pool of ``concurrency`` long-lived
-worker processes (:mod:`gate.replay.python_worker`, run by the interpreter running
-ToolGate or the one ``agent.python`` names), each serving the ``command`` protocol
-through :class:`gate.replay.command.WorkerPoolAgent` — the same bounded reads and writes,
-process-group kills and replacement. So nothing the callable does can end or hang
-ToolGate. Each worker imports the callable once, before its first case-sample: a callable
-that cannot be imported is a config error naming ``agent.callable`` before any
-case-sample runs; a replacement worker that cannot start during the run is a ``start``
-error (infrastructure: the sample is missing).
+The callable's contract, and where it runs, are written once in docs/agent-protocol.md
+(section "``python``: a function in your package"). The workers
+(:mod:`gate.replay.python_worker`) serve the ``command`` protocol through
+:class:`gate.replay.command.WorkerPoolAgent`: the same bounded reads and writes,
+process-group kills and replacement.
 """
 
 from __future__ import annotations
@@ -61,20 +53,15 @@ class PythonCallableAgent(WorkerPoolAgent):
         self._startup_s = max(STARTUP_S, cfg.timeout_s)
         paths = [str(config.resolve(p)) for p in cfg.path]
         interpreter = config.agent_python() or shutil.which("python3") or "python3"
+        env = {**agent_environ(os.environ), "PYTHONUNBUFFERED": "1", **cfg.env}
         if interpreter == sys.executable:
             argv = [interpreter, "-m", "gate.replay.python_worker"]
-            env = {
-                **agent_environ(os.environ),
-                "PYTHONUNBUFFERED": "1",
-                **cfg.env,
-                **_importable(),
-            }
+            env.update(_importable())
         else:
             # Another environment (``agent.python``, the Action's ``install:``) has no
             # ToolGate: the worker's file runs by its path (it imports only the standard
             # library), and nothing of ToolGate's environment is put on its sys.path.
             argv = [interpreter, "-c", _RUN_WORKER_FILE, str(_WORKER_FILE)]
-            env = {**agent_environ(os.environ), "PYTHONUNBUFFERED": "1", **cfg.env}
         super().__init__(
             argv=[*argv, cfg.callable, *paths],
             cwd=os.getcwd(),

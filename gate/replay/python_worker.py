@@ -8,10 +8,7 @@ It imports the callable ``SPEC`` (``module:attr.attr``; each ``PATH`` first on
 each ``start`` calls the callable once (and so does each ``user`` message of a
 conversation, with the conversation so far as ``messages``), each ``call_tool`` is a
 ``tool_calls`` message answered by the next ``tool_results``, the return value is the
-``final`` message. So ``os._exit()``, ``sys.exit()``, a crashing C extension or an
-endless loop inside the callable end or stall this process only: the parent records it
-as that case-sample's ``crash`` or ``timeout`` (or, for ``sys.exit()``, ``exception``)
-and starts another.
+``final`` message (docs/agent-protocol.md, "``python``: a function in your package").
 
 The protocol runs on private copies of the original stdin and stdout; file descriptors 0
 and 1 are pointed at ``/dev/null`` and at stderr before the callable is imported, so

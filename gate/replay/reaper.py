@@ -30,8 +30,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["END_S", "TOKEN_ENV", "end_all", "track"]
-
 TOKEN_ENV = "TOOLGATE_STEP_TOKEN"
 """The environment variable that marks every process of the step (its value random)."""
 END_S = 5.0

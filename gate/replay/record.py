@@ -1,26 +1,12 @@
 """Record mode: run the user's real tools once to freeze their responses (local only).
 
-``toolgate record --config toolgate.yml --tools module:registry --out FILE`` runs the
-configured agent once per case (sample 0). Every tool call the case's frozen responses
-already answer is answered from them; every other call runs the real tool function —
-once per distinct call (same tool, same canonical arguments) — and its result is
-appended to that case's ``tool_responses`` as ``{"name", "args", "response"}`` (or
-``"error"`` when the tool raised). The dataset is copied to ``FILE`` line by line: other
-lines and keys stay exactly as they were, so the diff shows only the new responses.
-
-With ``agent.kind: mcp`` and ``agent.servers`` (the team's real MCP servers), ``--tools``
-may be left out: every call the frozen responses do not answer is proxied to the server
-that advertises the tool (:class:`gate.replay.mcp.upstream.Upstream`) and its answer is
-frozen the same way (an MCP error result as ``"error"``).
-
-Never in CI: real tools have real side effects, and a gate must be reproducible.
-``CI=true`` in the environment makes the command refuse.
-
-The registry (``module:attribute``, imported with the config's folder and the working
-directory first on ``sys.path``) is a mapping ``tool name → function`` called as
-``fn(**arguments)``, or one function ``handler(name, arguments)``. Calls to tools the
-registry lacks, and calls whose arguments did not parse, are answered with an error and
-not recorded.
+``toolgate record`` is written once in docs/agent-protocol.md ("Freezing real responses");
+with ``agent.servers`` the calls go to the team's MCP servers
+(:class:`gate.replay.mcp.upstream.Upstream`). Here: the dataset is copied line by line,
+other lines and keys exactly as they were, so the diff shows only the new responses. The
+registry is imported with the config's folder and the working directory first on
+``sys.path``; a call to a tool it lacks, or whose arguments did not parse, is answered
+with an error and not recorded.
 """
 
 from __future__ import annotations
@@ -38,7 +24,6 @@ from gate.errors import DatasetError, Problem, UsageError
 from gate.model import Case
 from gate.replay.frozen import (
     FunctionBackend,
-    NormalizerTable,
     RecordedCall,
     RecordingBackend,
     ReplayBackend,
@@ -48,6 +33,7 @@ from gate.replay.frozen import (
 from gate.replay.interface import Agent, build_agent
 from gate.replay.python_worker import import_target
 from gate.replay.session import AgentFailure, Job, Session, job_seed
+from gate.scorers.context import NormalizerTable
 
 
 @dataclass(frozen=True, slots=True)

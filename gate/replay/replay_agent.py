@@ -1,11 +1,8 @@
 """The ``replay`` agent adapter: runs produced elsewhere; no agent is run.
 
-``agent.runs`` (relative to the config) is a runs.jsonl written by another tool or an
-earlier ``toolgate run``; each planned case-sample gets its stored run, and samples the
-file holds beyond ``samples`` are kept too (docs/agent-protocol.md, "``replay``"). A run
-for a case id the dataset does not have, or the same case-sample twice, is an input error
-naming the line. A planned case-sample the file lacks is bad input too, or, with
-``agent.missing: skip``, *not run* (:meth:`ReplayRunsAgent.check_scope`).
+What the file must hold, and ``agent.missing`` (:meth:`ReplayRunsAgent.check_scope`), are
+written once in docs/agent-protocol.md ("``replay``"); samples the file holds beyond
+``samples`` are kept too, and the same case-sample twice is an input error naming the line.
 
 The adapter keeps where each run is, not the run: every line is parsed when the adapter
 is built (a bad line is refused before anything runs) and read again, by its offset, when
@@ -24,7 +21,7 @@ from __future__ import annotations
 import sys
 from array import array
 from collections.abc import Collection, Sequence
-from typing import IO, Any
+from typing import Any
 
 from gate.agents.replay import MissingRuns, ReplayAgent
 from gate.config import Config
@@ -32,7 +29,7 @@ from gate.errors import Problem, RunsFileError
 from gate.model import Case, Run
 from gate.replay.interface import Agent
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session, within_budget
-from gate.runsfile import parse_run_line, read_at
+from gate.runsfile import open_runs, parse_run_line, read_at
 
 
 class ReplayRunsAgent(Agent):
@@ -52,13 +49,7 @@ class ReplayRunsAgent(Agent):
         self._length = array("q")
         self._samples: dict[str, set[int]] = {}
         self._skipped: set[tuple[str, int]] = set()
-        path = config.resolve(cfg.runs)
-        try:
-            self._fh: IO[bytes] = path.open("rb")
-        except OSError as exc:
-            raise RunsFileError(
-                Problem(self._display, None, None, f"cannot read: {exc.strerror or exc}")
-            ) from None
+        self._fh = open_runs(config.resolve(cfg.runs), self._display)
         try:
             self._index()
         except BaseException:

@@ -1,11 +1,9 @@
 """Run the agent on every case × sample and write ``runs.jsonl`` (docs/agent-protocol.md).
 
-:func:`run_all` plans the case-samples, runs them through the configured agent adapter
-with bounded concurrency, answers every tool call from the frozen responses, and appends
-one line per case-sample to ``out/runs.jsonl`` as soon as it finishes (flushed, so an
-interrupted run loses nothing already recorded). Concurrency, the global deadline,
-shards, ``--resume`` and its run header, and the progress line are the user's contract,
-written once in docs/agent-protocol.md (section "Runs at scale"). Here:
+:func:`run_all` runs the planned case-samples through the configured agent adapter and
+appends each one's line to ``out/runs.jsonl`` as it finishes. Concurrency, the global
+deadline, shards, ``--resume`` and its run header, and the progress line are the user's
+contract, written once in docs/agent-protocol.md (section "Runs at scale"). Here:
 
 * **Plan.** Cases in dataset order, filtered by ``case_ids`` and by the shard; samples
   ``0..samples-1`` of each (the replay adapter adds samples its file holds). The plan is
@@ -35,11 +33,12 @@ from gate import jsonio
 from gate.config import Config
 from gate.errors import UsageError
 from gate.model import Case, DatasetLike, Run, Shard
-from gate.replay.frozen import NormalizerTable, ReplayBackend
+from gate.replay.frozen import ReplayBackend
 from gate.replay.interface import Agent, build_agent
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session, job_seed
 from gate.report.redact import redactor_for
 from gate.runsfile import RunsWriter, iter_runs
+from gate.scorers.context import NormalizerTable
 
 RUNS_FILE = "runs.jsonl"
 
@@ -486,12 +485,3 @@ class _Worker:
             st.kinds[run.error.split(":", 1)[0]] += 1
             if not_started:
                 st.kinds[ErrorKind.DEADLINE.value + ":not_started"] += 1
-
-
-__all__ = [
-    "RUNS_FILE",
-    "Progress",
-    "RunSummary",
-    "run_all",
-    "select_cases",
-]

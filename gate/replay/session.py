@@ -86,37 +86,17 @@ def job_seed(seed: int, case_id: str, sample: int) -> int:
     return int.from_bytes(digest[:4], "big")
 
 
-def openai_tools(case: Case) -> list[dict[str, Any]]:
-    """The case's tools as OpenAI chat ``tools`` entries."""
+def tool_messages(results: Sequence[ToolResult]) -> list[dict[str, Any]]:
+    """Tool results as the ``tool`` messages that follow their assistant message (a
+    content that is not a string as its JSON text)."""
     return [
         {
-            "type": "function",
-            "function": {
-                "name": t.name,
-                "description": t.description,
-                "parameters": dict(t.parameters) if t.parameters else {"type": "object"},
-            },
+            "role": "tool",
+            "tool_call_id": r.id,
+            "content": r.content
+            if isinstance(r.content, str)
+            else json.dumps(r.content, ensure_ascii=False, sort_keys=True),
         }
-        for t in case.available_tools
-    ]
-
-
-def case_messages(case: Case) -> list[dict[str, Any]]:
-    """The conversation the agent is given: the case's history, then the user turn."""
-    return [*(dict(m) for m in case.message_history), {"role": "user", "content": case.user_input}]
-
-
-def tool_message_content(content: Any) -> str:
-    """A tool result as the text of a ``tool`` message (JSON unless already a string)."""
-    if isinstance(content, str):
-        return content
-    return json.dumps(content, ensure_ascii=False, sort_keys=True)
-
-
-def tool_messages(results: Sequence[ToolResult]) -> list[dict[str, Any]]:
-    """Tool results as the ``tool`` messages that follow their assistant message."""
-    return [
-        {"role": "tool", "tool_call_id": r.id, "content": tool_message_content(r.content)}
         for r in results
     ]
 
@@ -175,11 +155,27 @@ class Job:
 
     @property
     def messages(self) -> list[dict[str, Any]]:
-        return case_messages(self.case)
+        """The conversation the agent is given: the case's history, then the user turn."""
+        case = self.case
+        return [
+            *(dict(m) for m in case.message_history),
+            {"role": "user", "content": case.user_input},
+        ]
 
     @property
     def tools(self) -> list[dict[str, Any]]:
-        return openai_tools(self.case)
+        """The case's tools as OpenAI chat ``tools`` entries."""
+        return [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": dict(t.parameters) if t.parameters else {"type": "object"},
+                },
+            }
+            for t in self.case.available_tools
+        ]
 
     def step_timeout(self) -> float:
         """Seconds the next agent step may take: the per-call timeout, cut short by the

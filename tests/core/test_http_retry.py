@@ -6,7 +6,7 @@ import email.utils
 
 import pytest
 
-from gate.http_retry import retry_after_s, retry_after_value
+from gate.replay.http import retry_after_s, retry_after_value
 
 
 @pytest.mark.parametrize(

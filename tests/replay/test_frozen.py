@@ -9,11 +9,11 @@ from gate.model import ArgMatcher, FrozenResponse, MatcherKind
 from gate.replay.frozen import (
     UNRECORDED_KEY,
     FunctionBackend,
-    NormalizerTable,
     RecordingBackend,
     ReplayBackend,
     ToolOutcome,
 )
+from gate.scorers.context import NormalizerTable
 from tests.replay.helpers import case, response
 
 

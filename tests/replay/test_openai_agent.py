@@ -335,7 +335,7 @@ def test_openai__retry_after_over_the_cap__fails_at_once_without_waiting(
 def test_openai__endpoint_fails_every_case_the_same_way__breaker_stops_sending(
     tmp_path: Path, serve: Serve
 ) -> None:
-    from gate.replay.openai_agent import BREAKER_AFTER
+    from gate.agents.openai import DEFAULT_BREAKER_AFTER as BREAKER_AFTER
 
     srv = serve([Response(500, {"error": {"message": "upstream down"}})])
     ids = [f"c{i}" for i in range(BREAKER_AFTER + 3)]
@@ -379,7 +379,7 @@ def test_config__breaker_after_invalid__located_error(tmp_path: Path, value: str
 
 
 def test_openai__failures_that_differ__breaker_stays_closed(tmp_path: Path, serve: Serve) -> None:
-    from gate.replay.openai_agent import BREAKER_AFTER
+    from gate.agents.openai import DEFAULT_BREAKER_AFTER as BREAKER_AFTER
 
     def script(req: Any, i: int) -> Response:
         return Response(500 + i % 2, {"error": {"message": "flaky"}})

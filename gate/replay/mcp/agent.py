@@ -2,20 +2,10 @@
 
 What the agent gets and what costs a case-sample are the user's contract, written once in
 docs/agent-protocol.md (section "``mcp``: agents whose tools come from an MCP server").
-In short: for each case-sample ToolGate opens an :class:`~.endpoint.Endpoint` (the
-case's tools, answered from its frozen responses) on the shared
-:class:`~.host.McpHost`, writes the case to a JSON file, and starts ``agent.command`` (in
-``agent.cwd``, default the config's folder) with ``TOOLGATE_MCP_URL``,
-``TOOLGATE_MCP_COMMAND`` (the stdio :mod:`.bridge`), ``TOOLGATE_MCP_COMMAND_JSON`` and
-``TOOLGATE_CASE`` added to its environment, the gate's credentials and the tokens of
-``agent.servers`` removed. Its stdout is its final answer; its exit status and MCP
-connections are kept in the run's ``meta.mcp``. A conversation talks over a line on
-stdin (:class:`_Conversation`): one ``final`` line per answered user turn, the next
-``user`` message written back, end of file after the last.
-
-Every failure costs one case-sample, never the run, and keeps every call recorded so far
-(a batch still held is recorded before the endpoint closes); the agent's whole process
-group is killed when its case-sample ends, whatever happened.
+Here: each case-sample opens an :class:`~.endpoint.Endpoint` on the shared
+:class:`~.host.McpHost` and starts one agent process; a conversation talks over a line on
+stdin (:class:`_Conversation`). A batch still held is recorded before the endpoint closes,
+and the agent's whole process group is killed when its case-sample ends.
 """
 
 from __future__ import annotations
@@ -23,10 +13,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import select
 import shlex
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -41,24 +29,21 @@ from gate.agents.mcp import McpAgent
 from gate.config import Config
 from gate.errors import ConfigError, Problem
 from gate.model import Run
-from gate.replay.command import StderrTail, agent_environ, kill_group, write_within
+from gate.replay.command import AgentProcess, agent_environ, kill_group
 from gate.replay.interface import Agent
 from gate.replay.mcp import bridge
 from gate.replay.mcp.endpoint import Endpoint
 from gate.replay.mcp.host import McpHost
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session
 
-__all__ = ["McpServedAgent"]
-
 _READER_JOIN_S = 2.0
 """How long the pipes' readers get to finish once the process group is killed."""
 
 
-class _Process:
+class _Process(AgentProcess):
     """One agent process: stdout kept whole (bounded) — or, with ``lines`` (a
-    conversation), split into lines, each reported to ``on_event`` — stderr's tail kept,
-    its exit reported to ``on_event``. With ``lines`` its stdin is a pipe (non-blocking:
-    :meth:`send` waits under a deadline), else ``/dev/null``."""
+    conversation), split into lines, each reported to ``on_event`` —, its exit reported
+    to ``on_event``. Only with ``lines`` is its stdin a pipe."""
 
     def __init__(
         self,
@@ -70,18 +55,7 @@ class _Process:
         *,
         lines: bool = False,
     ) -> None:
-        self.proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE if lines else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,  # its own process group: a kill reaches its children
-        )
-        assert self.proc.stdout is not None and self.proc.stderr is not None
-        if self.proc.stdin is not None:
-            os.set_blocking(self.proc.stdin.fileno(), False)
+        super().__init__(argv, cwd, env, stdin=lines)
         self.max_output = max_output
         self.out = bytearray()
         self.overflow = False
@@ -97,7 +71,6 @@ class _Process:
         ]
         for t in self._threads:
             t.start()
-        self._err = StderrTail(self.proc.stderr)
         self._threads.append(self._err.thread)
 
     def _read_lines(self, pipe: IO[bytes]) -> None:
@@ -151,11 +124,7 @@ class _Process:
         """Write ``data`` to stdin within ``timeout`` s. False when the agent closed its
         stdin or exited (its exit says what happened); raises a ``timeout``
         :class:`AgentFailure` when it stops reading."""
-        assert self.proc.stdin is not None
-        fd = self.proc.stdin.fileno()
-        out = select.poll()
-        out.register(fd, select.POLLOUT | select.POLLERR | select.POLLHUP)
-        left = write_within(fd, out, data, timeout, self.exited.is_set)
+        left = self.write(data, timeout, self.exited.is_set)
         if left:
             raise AgentFailure(
                 ErrorKind.TIMEOUT,
@@ -163,12 +132,6 @@ class _Process:
                 f"({left} bytes of the next user turn still unsent)",
             )
         return left == 0
-
-    def close_stdin(self) -> None:
-        """End of file on the agent's stdin: the conversation is over."""
-        with contextlib.suppress(OSError, ValueError):
-            if self.proc.stdin is not None:
-                self.proc.stdin.close()
 
     def _read_out(self, pipe: IO[bytes]) -> None:
         with contextlib.suppress(OSError, ValueError):
@@ -192,9 +155,6 @@ class _Process:
             with contextlib.suppress(OSError, ValueError):
                 if pipe is not None:
                     pipe.close()
-
-    def stderr_tail(self, max_lines: int = 20) -> str:
-        return self._err.text(max_lines)
 
 
 class McpServedAgent(Agent):

@@ -1,16 +1,9 @@
-"""Frozen responses ↔ MCP tool results: how a JSON value becomes what an MCP client sees,
-and how a real server's answer is frozen into the dataset.
-
-**Serving** (:func:`to_result`): a string is one text block, exactly that text; a list of
-MCP content blocks (``[{"type": "text", "text": …}, {"type": "image", …}]``, as
-:func:`from_result` freezes non-text answers) is sent as those blocks; any other value is
-one text block holding its compact JSON, and an object is also sent as
-``structuredContent`` (the MCP spec asks for both, so clients that read either agree).
-``is_error`` is the frozen response's ``error``.
-
-**Freezing** (:func:`from_result`): ``structuredContent`` when the server sent it;
-otherwise the text when the answer is one text block; otherwise the list of content
-blocks — so serving the frozen value gives the agent what the real server gave it.
+"""Frozen responses ↔ MCP tool results: how a JSON value becomes what an MCP client sees
+(:func:`to_result`), and how a real server's answer is frozen into the dataset
+(:func:`from_result`), as docs/agent-protocol.md says ("What the server answers", "Your
+real MCP servers"). An object is sent as text and as ``structuredContent`` (the MCP spec
+asks for both, so clients that read either agree); serving a frozen value gives the agent
+what the real server gave it.
 """
 
 from __future__ import annotations
@@ -22,8 +15,6 @@ from pydantic import TypeAdapter, ValidationError
 
 from gate import jsonio
 from gate.model import JsonValue
-
-__all__ = ["from_result", "to_result"]
 
 _CONTENT_TYPES = frozenset({"text", "image", "audio", "resource", "resource_link"})
 _BLOCKS: TypeAdapter[list[types.ContentBlock]] = TypeAdapter(list[types.ContentBlock])

@@ -1,31 +1,10 @@
 """One case-sample's MCP server: the case's tools, answered from its frozen responses.
 
 An :class:`Endpoint` is an MCP server (the SDK's low-level ``Server`` behind its own
-streamable-HTTP session manager) bound to one :class:`~gate.replay.session.Session`:
-
-* ``tools/list`` advertises the case's ``available_tools`` (name, description, input
-  schema), whatever the agent asks;
-* ``tools/call`` is recorded with its name and its arguments **exactly as received** — the
-  frozen response is served whatever the arguments (schema validity is ToolGate's score,
-  not the server's refusal); arguments that are not a JSON object are recorded as a parse
-  failure (``parse_ok: false``) and answered with an error result; an unknown tool or a
-  call with no frozen response gets the replay's "no frozen response" error result;
-* **parallel batches.** Calls whose requests overlap in time are one assistant turn. An
-  official SDK client's concurrent calls (``asyncio.gather`` of two ``call_tool`` s) often
-  reach the server on a second connection only after the first answer would be ready, so
-  the first call of a batch opens a window of ``batch_window_ms``: every call arriving
-  before it closes joins the batch, and all of them are answered when it closes (arrival
-  order is call order). ``batch_window_ms: 0`` answers every call at once, as its own
-  step. A framework that serialises parallel calls (sends the second only after the first
-  answer) shows them as a sequence either way;
-* **connections.** Each ``initialize`` (the 2025 handshake) or ``server/discover`` (the
-  stateless 2026-07-28 revision) opens a connection; one beyond ``max_connections`` in a
-  user turn is refused with an MCP error and ends the case-sample with a ``protocol``
-  error. A one-turn case has one user turn; in a conversation the count starts again
-  when the agent answers a turn (:meth:`Endpoint.end_turn`), so an agent may keep its
-  connection across turns or reconnect in each;
-* the step budget is the session's: the turn past it is recorded, its calls get an error
-  result and the case-sample ends with a ``step_budget`` error.
+streamable-HTTP session manager) bound to one :class:`~gate.replay.session.Session`. What
+it answers, the batch window and the connection count are the user's contract, written
+once in docs/agent-protocol.md ("What the server answers", "Parallel calls: the batch
+window", "Connections"). The step budget is the session's.
 
 The server never validates arguments itself (``get_tool_input_schema`` answers None, and
 the SDK's tracing middleware is dropped: nothing leaves the machine).
@@ -54,8 +33,6 @@ from gate.replay.mcp.content import to_result
 from gate.replay.mcp.peek import Attempt
 from gate.replay.session import AgentFailure, ErrorKind, Session
 from gate.runsfile import decode_arguments
-
-__all__ = ["RAW_ARGUMENTS_META", "Endpoint"]
 
 RAW_ARGUMENTS_META = "toolgate/raw_arguments"
 """``_meta`` key of a ``tools/call`` whose arguments were not a JSON object: their JSON
@@ -94,7 +71,6 @@ class Endpoint:
         self.turn_connections = [0]
         """Connections opened in each user turn so far (one entry for a one-turn case)."""
         self.requests = 0
-        self.calls = 0
         self.failure: AgentFailure | None = None
         self._batch: list[tuple[ToolCall, asyncio.Future[ToolResult | None]]] | None = None
         self._cond = threading.Condition()
@@ -212,7 +188,7 @@ class Endpoint:
         else:
             args, text, ok = decode_arguments(dict(params.arguments or {}))
             call = ToolCall(name=params.name, arguments=args, raw_arguments=text, parse_ok=ok)
-        result = await self._batched(call)
+        result = await self._enqueue(call)
         if result is None:
             why = self.failure.message if self.failure is not None else "the case-sample ended"
             return to_result({"error": why}, is_error=True)
@@ -234,9 +210,6 @@ class Endpoint:
         )
         self._enqueue(call)
 
-    async def _batched(self, call: ToolCall) -> ToolResult | None:
-        return await self._enqueue(call)
-
     def _enqueue(self, call: ToolCall) -> asyncio.Future[ToolResult | None]:
         """Add ``call`` to the open batch (opening one); the future of its result."""
         loop = asyncio.get_running_loop()
@@ -246,7 +219,6 @@ class Endpoint:
             if self.batch_window_s > 0:
                 loop.call_later(self.batch_window_s, self.flush)
         self._batch.append((call, future))
-        self.calls += 1
         if self.batch_window_s <= 0:
             self.flush()
         self.notify()

@@ -1,11 +1,9 @@
 """The HTTP server that hosts every case-sample's MCP endpoint, on 127.0.0.1 only.
 
 One uvicorn server runs on its own event loop in a background thread, bound to a free
-port of 127.0.0.1 (never another interface). Each open :class:`~.endpoint.Endpoint` is
-reachable at ``http://127.0.0.1:<port>/mcp/<token>``, where ``token`` is 32 random
-URL-safe characters (``secrets``): an agent knows only its own, and an endpoint answers
-404 from the moment its case-sample ends — so no case can reach another's tools. Every
-request to another path is a 404 as well.
+port of 127.0.0.1. Each open :class:`~.endpoint.Endpoint` is at
+``http://127.0.0.1:<port>/mcp/<token>`` (``token``: :attr:`~.endpoint.Endpoint.token`,
+random); any other path, and a closed endpoint's, is a 404 (docs/agent-protocol.md).
 
 Starting, opening, closing and stopping are bounded in time; a host that cannot start is a
 :class:`~gate.replay.session.AgentFailure` of kind ``crash`` (the runner records it per
@@ -30,8 +28,6 @@ import uvicorn
 from gate.replay.mcp.endpoint import ATTEMPTS_KEY, Endpoint, hold
 from gate.replay.mcp.peek import attempts, mentions_tools_call
 from gate.replay.session import AgentFailure, ErrorKind
-
-__all__ = ["McpHost"]
 
 _START_S = 10.0
 """Most time the server may take to start, or an endpoint to open or close."""

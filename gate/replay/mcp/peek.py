@@ -25,8 +25,6 @@ from typing import Any
 
 import orjson
 
-__all__ = ["TOOLS_CALL", "Attempt", "attempts", "mentions_tools_call"]
-
 TOOLS_CALL = "tools/call"
 MAX_NAME_BYTES = 4096
 """Longest tool name read (a longer one is read as no name: the call is a protocol error)."""

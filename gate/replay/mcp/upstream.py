@@ -35,8 +35,6 @@ from gate.model import ToolSpec
 from gate.replay.frozen import ToolOutcome
 from gate.replay.mcp.content import from_result
 
-__all__ = ["Upstream", "tool_spec"]
-
 T = TypeVar("T")
 
 
