@@ -94,7 +94,7 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 def look_alike(name: str, offered: Iterable[str]) -> str | None:
     """The offered tool ``name`` misspells, if any: the same tool-name skeleton (case,
-    spacing, punctuation, look-alike letters: :func:`gate.scorers.safety.name_skeleton`)
+    spacing, punctuation, look-alike letters: :func:`gate.scorers.rules.name_skeleton`)
     or skeletons at most one edit apart (two for names of eight letters or more)."""
     key = name_skeleton(name)
     best: tuple[int, str] | None = None

@@ -1,24 +1,12 @@
-"""The sample-size advisor: what a run with N samples per case can reliably detect.
+"""The sample-size advisor: what a run with N samples per case can reliably detect
+(docs/policy.md, section 6).
 
-Two figures, each with its rule:
-
-* **one case** — a case is a regression when it passed all N base samples and fails all
-  N head samples (``gate.baseline.diff``). How strong is that evidence? A one-sided
-  Fisher exact test of base N/N passes against head k/N passes has
-  p = C(N + k, N) / C(2N, N). The smallest significant drop (α = 0.05) is (N − k*)/N for
-  the largest k* with p ≤ 0.05; ``None`` when not even a total drop (k = 0,
-  p = 1 / C(2N, N)) is significant — with N ≤ 2 a single case's flip is never
-  statistically significant (N = 1: p = 0.5; N = 2: p = 1/6; N = 3: p = 0.05).
-* **the dataset pass rate** (mean over cases of per-case pass rates, what a
-  ``case_passed`` gate and the metric table compare) — the minimum detectable drop of a
-  two-sided z-test at α = 0.05 with power 0.8, base and head run on the same cases:
-
-      MDD = (z₀.₉₇₅ + z₀.₈) · √(2 · σ²_w / (C · N))
-
-  where σ²_w is the observed within-case variance of pass/fail, averaged over cases
-  (unbiased per case: p(1 − p) · N/(N − 1); needs N ≥ 2). Only the within-case spread
-  matters because both sides run the same cases. It is never less than one sample of one
-  case, 1/(C · N), the smallest change the pass rate can make.
+* **one case** — the smallest drop from N/N a one-sided Fisher exact test (α = 0.05)
+  calls significant: p = C(N + k, N) / C(2N, N) for k head passes; ``None`` when not
+  even a total drop is (N ≤ 2).
+* **the dataset pass rate** — the minimum detectable drop of a two-sided z-test at
+  α = 0.05 with power 0.8 over the within-case variance (both sides run the same cases),
+  never less than 1/(C · N); needs N ≥ 2.
 """
 
 from __future__ import annotations

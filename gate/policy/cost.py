@@ -1,59 +1,40 @@
 """The cost test: did what a sample costs (tokens, steps, tool calls, money) rise or fall
-across the cases, against how much each case's own samples vary?
+across the cases, against how much each case's own samples vary? docs/policy.md ("Cost
+gates against the base history") says why each case's own noise is the one that matters.
 
-A cost metric is compared case by case: each comparable case's head samples (this run's
-initial samples) against the samples its base history recorded of the same case. The
-noise that matters is how much a case's samples vary from one sample to the next, not
-how unevenly the cases rose: an agent whose every sample now costs 1.5× is beyond noise
-on six cases of two samples when its samples never varied, however different the cases'
-sizes are. Under "nothing changed" a case's head samples are exchangeable with its base
-samples, so both tests below are stratified permutation tests (cases are the strata):
-every figure a test weighs or scales by is a function of each case's pooled values,
-which a permutation leaves unchanged, and its statistic's permutation mean and variance
-are exact (``bench/cost_bench.py`` measures how often an unchanged pull request is
-called beyond noise).
+Both tests are stratified permutation tests (cases are the strata): every figure a test
+weighs or scales by is a function of each case's pooled values, which a permutation
+leaves unchanged, and its statistic's permutation mean and variance are exact
+(``bench/cost_bench.py`` measures how often an unchanged pull request is called beyond
+noise).
 
-**The mean per sample** (what the Cost group shows, :attr:`CostResult.change`): the mean
-over the cases of per-case means. Its test: D = Σ_c (head mean − base mean), whose
-permutation variance is Σ_c S²_c (1/n_h + 1/n_b), S²_c the variance of the case's pooled
-values (ddof 1). A case whose samples never vary adds no noise, so any change of it is
-beyond noise. On raw values one looping sample can dominate a small suite, where the
-normal law would understate the tails: up to :data:`MC_CASES` cases the p-value is the
-permutation distribution's own, from :data:`MC_DRAWS` seeded draws of every case's head
-positions (``(1 + draws at least as extreme) / (1 + draws)``: valid, and the same on
-every run); above, the normal law.
+**The mean per sample** (:attr:`CostResult.change`): D = Σ_c (head mean − base mean),
+permutation variance Σ_c S²_c (1/n_h + 1/n_b), S²_c the variance of the case's pooled
+values (ddof 1). Up to :data:`MC_CASES` cases the p-value is the permutation
+distribution's own, from :data:`MC_DRAWS` seeded draws of every case's head positions
+(``(1 + draws at least as extreme) / (1 + draws)``: valid, and the same on every run);
+above, the normal law.
 
 **The typical case** (:attr:`CostEvidence.typical`, what a ``max_increase`` gate compares
-with its bound): the suite's mean per sample is driven by its largest cases' few head
-samples, and is too noisy on a small suite to decide by; the typical case's change is
-measured by the cases that measure it best, and robustly:
+with its bound):
 
 1. per case c, every value (base and head together, N_c of them) is put on a log scale,
-   y = log(x + δ_c) — a rise by a factor is a shift —, with δ_c = 0 when every value is
-   positive and a hundredth of the case's median value when one is 0 (a zero stays
-   finite);
+   y = log(x + δ_c), with δ_c = 0 when every value is positive and a hundredth of the
+   case's median value when one is 0 (a zero stays finite);
 2. each case is centred on the median of its y and scaled by their spread s_c — the
    median absolute deviation × 1.4826 (the standard deviation when more than half the
-   values are equal) — and clipped to ±:data:`CLIP` (an agent that loops once in 40
-   samples moves one value, not the test);
+   values are equal) — and clipped to ±:data:`CLIP`;
 3. D_c = mean of the head's z − mean of the base's z; its permutation variance is
    V_c = S²_c (1/n_h + 1/n_b) (S²_c the variance of its z);
-4. T = Σ w_c D_c / √(Σ w_c² V_c) with w_c = 1/s_c: a case whose samples hardly vary
-   weighs more (the inverse-variance weighting of a common shift on the log scale);
-   the one-sided p-value of a rise from the normal law, 1 − Φ(T) (the terms are
-   bounded: the law fits from a few cases on).
+4. T = Σ w_c D_c / √(Σ w_c² V_c) with w_c = 1/s_c; the one-sided p-value of a rise from
+   the normal law, 1 − Φ(T) (the terms are bounded: the law fits from a few cases on).
 
-Its size (:func:`_typical`): per case the Hodges–Lehmann estimate of the shift on the
-log scale (the median of every head-minus-base difference, robust to an outlier on
-either side), averaged over the cases as a random-effects meta-analysis does — each case
-weighs 1/(its own noise + the spread of the cases' shifts), so a shift every case shares
-is measured by the cases that measure it best and a shift of a few cases is averaged
-over all — and put back on the ratio scale: +0.31 means the typical case costs 31 %
-more per sample. A case whose values are all equal, base and head, changed by nothing:
-it weighs nothing in the test, and counts as a shift of 0 measured without noise in the
-size. The test weighs cases by how exactly they measure, the size also by how much the
-cases disagree: when cases moved both ways they can point in different directions, and
-a gate then does not decide.
+Its size (:func:`_typical`): per case the Hodges–Lehmann shift on the log scale,
+averaged over the cases as a random-effects meta-analysis does (each case weighs 1/(its
+own noise + the spread of the cases' shifts)), put back on the ratio scale: +0.31 means
+the typical case costs 31 % more per sample. A case whose values are all equal, base and
+head, weighs nothing in the test, and counts as a shift of 0 measured without noise in
+the size.
 
 Pure, numpy only, deterministic: the draws are seeded, no file I/O.
 """

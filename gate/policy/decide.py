@@ -1,38 +1,12 @@
 """Decide the verdict: layer 3 of 3 (score → reduce → **decide**).
 
-The gate fails when any of these holds, and each gives a reason a reviewer understands:
-
-1. **hard failures** — a must-not-call violation, a broken argument-scope rule, a missing
-   required step — in any sample of any case. Always, whatever the averages, and listed
-   first with the case, the sample, the call and the dataset line.
-2. **regressions** — more regressed cases than ``regressions.max_new_failures`` (default
-   0; ``null`` turns the check off): a case is regressed when the test against the base
-   history finds its head samples significantly worse (:mod:`gate.policy.engine`). Only
-   with a comparable baseline: without one, or with one made from another dataset, a
-   notice says that regressions were not checked.
-   With ``regressions.undecided: fail``, a case whose pass rate fell with too few
-   samples to tell (an ``undecided`` flip) fails it too; by default it is a warning,
-   named in the first line, and the report is never ✅.
-2a. **removed cases** — a case the baseline holds and this run's dataset does not fails
-   the gate unless ``dataset.retired`` retires it with a reason.
-2b. **suite-level drop** — the pass rate or a gated metric significantly worse than the
-   base history across the cases, though no case alone may be (the engine's suite tests);
-2c. **flakier than the base history** — the engine's flakiness test; flaky cases the base
-   history was already flaky on are a notice (a warning), not a block.
-3. **gates** — ``min``/``max`` on the dataset-level mean of a deterministic metric
-   (``MetricStat.mean``: the mean over cases of per-case means; pooled for
-   ``unnecessary_call_rate``), on a slice when the gate names one. A bound holds when
-   ``value ≥ min − 1e-9`` (``value ≤ max + 1e-9``). A gate whose metric has no value (n/a in
-   every case, not produced, or an empty slice) **fails** with a "no data" reason: a CI
-   gate that cannot measure must say so loudly, never pass silently.
-4. **variance guards** — see :mod:`gate.policy.guards`.
-
-Judge metrics never gate (the config refuses them in ``gates:``).
-
-**Nothing compared is never green.** A run compared with nothing — no baseline, a
-baseline of another dataset or gate, no case comparable — carries
-:class:`~gate.model.NotCompared` (why, in words) in its verdict, which every report puts
-in its first line; with ``require_baseline`` it fails the gate.
+docs/policy.md (section 2, "The verdict") lists what fails the gate, in the order of the
+reasons: hard failures, regressions, removed cases, new failing cases, a suite-level
+drop, flakier than the base history, gates and variance guards
+(:mod:`gate.policy.guards`). A bound holds within 1e-9; a gate whose metric has no value
+**fails** with a "no data" reason. Judge metrics never gate. A run compared with nothing
+carries :class:`~gate.model.NotCompared` in its verdict, and fails with
+``require_baseline``.
 
 :func:`decide` takes the run's :class:`~gate.model.SuiteStats` and the baseline
 comparison made before it (``gate.baseline.diff.compare``; ``None`` without a baseline)

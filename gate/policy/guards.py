@@ -1,22 +1,11 @@
-"""Variance guards (``variance:`` in the config): the gate decides on means, so one
-unlucky sample cannot block a merge — and these guards fail it when the spread is too
-wide, so a noisier model cannot sneak through on a lucky mean.
-
-* ``max_std`` — for every watched metric (each gated quality metric, on its slice when
-  the gate names one, and always ``case_passed``; a cost metric's spread is not on the
-  [0, 1] scale) the std over samples of its dataset-level value
-  (``MetricStat.std``: the value computed from sample 0 alone, from sample 1 alone, …;
-  sample std, ddof=1). The guard fails when the largest exceeds ``max_std``.
-* ``max_flaky_share`` — flaky cases (0 < pass rate < 1 over the case's initial samples:
-  extra samples, which a run takes where a case looked bad, never move it) ÷ cases. The
-  guard fails when the share exceeds ``max_flaky_share``. Unlike the std of a dataset
-  mean, which shrinks as the dataset grows, the flaky share measures per-case noise at
-  any dataset size.
+"""Variance guards (``variance:`` in the config; docs/policy.md, section 3): ``max_std``
+over the watched metrics (each gated quality metric on its slice, and always
+``case_passed``; never a cost metric, whose spread is not on the [0, 1] scale) and
+``max_flaky_share`` (flaky over the case's initial samples).
 
 With fewer than 2 samples per case neither figure exists: a configured guard is then
-**not computed** — it neither fails nor passes, and every report names it as not computed
-(a guard that cannot look must not look green; a one-sample run is a legitimate quick
-check, so it does not fail either). Comparisons allow 1e-9 for floating-point rounding.
+**not computed** — it neither fails nor passes, and every report names it (a guard that
+cannot look must not look green). Comparisons allow 1e-9 for floating-point rounding.
 """
 
 from __future__ import annotations

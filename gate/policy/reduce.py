@@ -1,42 +1,13 @@
 """Reduce sample scores over samples and cases: per-case statistics, dataset-level metrics,
 slices, per-tool rollup, confusion matrix, hard failures. No verdict (see ``decide``).
 
-Layer 2 of 3 (score one sample → **reduce over samples** → decide). Definitions:
-
-* **per case**: pass rate = passed samples ÷ samples run (confirmation samples included;
-  *missing* samples — :attr:`gate.policy.table.SampleRows.missing` — left out: a case
-  whose every sample is missing is in no slice's pass rate);
-  flaky = 0 < pass rate < 1; ``passed`` = every sample passed. For each metric, the mean
-  over the samples where it applied (``None`` = n/a in all of them) and the sample
-  standard deviation (ddof=1; only with ≥ 2 values).
-* **dataset level** (and per slice): a metric's value is the mean over cases of per-case
-  means **over each case's initial samples**, leaving out cases where it is n/a (``n`` =
-  cases with a value; ``None`` when none). Extra samples (sequential sampling of an
-  undecided case) serve that case's test only: how many a run took depends on what its
-  first samples showed, so a figure that pooled them would move with the policy's
-  choice — the dataset-level figures, the pass rate of the slices, the pooled ratio and
-  the intervals are the fixed design's, the same with or without them. ``std`` is the
-  sample standard deviation over sample indices 0…N−1 of the dataset-level value
-  computed from that sample alone (``None`` with N < 2). ``ci_low``/``ci_high``: a
-  percentile bootstrap 95% interval over cases, seeded by the config's ``seed`` (dataset
-  level only; ``None`` with < 2 cases).
-* **pooled** ``unnecessary_call_rate`` = Σ calls made on no-tool cases ÷ Σ calls made
-  (tallies ``calls_on_no_tool`` and ``calls``), over every initial sample of every case
-  in scope: a ratio of sums, never a mean of cases. With no call made at all it is 0.0
-  (no call was unnecessary); its ``n`` is the number of calls. Per case the same ratio
-  over all the case's samples.
-* **pass^k**, k = 1 … samples: the chance that k samples of a case all pass,
-  C(c, k) / C(n, k) over its c passes of n sampled samples (extra samples included) —
-  the unbiased estimator τ-bench and Inspect use — averaged over the cases with at least
-  k samples (:func:`gate.policy.stats.pass_hat_curve`).
-* ``case_passed`` is always taken from each sample's ``passed`` flag (1.0 / 0.0).
-* **slices**: ``difficulty=<d>``, ``tag=<t>``, ``no_tool=true|false`` (``expected_no_tool``),
-  ``must_not_call=true|false`` (the case lists must-not-call tools); empty slices are left out.
-* **per tool** (tallies ``per_tool``: expected, matched, called), summed over every
-  sample: recall = matched ÷ expected (``None`` when never expected).
-* **confusion** (tallies ``confusion``: ``(expected_name, actual_name)``) counted over
-  every sample; a missing actual name (``None``) is counted under ``"(none)"``.
-* **malformed** (tallies ``malformed``: ``{class: count}``) summed.
+Layer 2 of 3 (score one sample → **reduce over samples** → decide). docs/policy.md
+(section 1) defines every figure. What the code also holds to: *missing* samples
+(:attr:`gate.policy.table.SampleRows.missing`) count in no pass rate; dataset-level
+figures are over each case's initial samples only (extra samples serve the case's own
+test); pass^k is C(c, k) / C(n, k) over every sampled sample
+(:func:`gate.policy.stats.pass_hat_curve`); a missing actual tool name counts under
+``"(none)"`` in the confusion matrix.
 
 The input is a :class:`~gate.policy.table.SampleTable` (one numpy row per case-sample, in
 dataset order); the output a :class:`~gate.model.SuiteStats`. Every statistic is numpy

@@ -1,43 +1,17 @@
 """Sequential sampling: extra head samples only where a case's test is undecided, under a
-per-case and a per-run cap.
+per-case and a per-run cap (docs/policy.md, section 9.3, gives the states, the futility
+rule, the rounds and the caps, with a worked example).
 
-Every case starts with ``initial`` head samples. After each round, each comparable case
-is in one of these states (:func:`status`), from its base history (s_b of n_b) and its
-head samples so far (s_h of n_h), with m comparable cases and the per-case level α:
-
-* **regressed** — its e-value (:func:`gate.policy.casetest.log_evalue`) reached m/α, so
-  e-BH rejects it whatever the other cases show: no more samples can change that;
-* **settled** — the head's samples favour "no change" over "a drop of δ_f" by at least
-  B to 1 (the futility rule):
-
-      Λ = (p̃ / (p̃ − δ_f))^s_h · ((1 − p̃) / (1 − p̃ + δ_f))^f_h ≥ B,   p̃ = (s_b + ½)/(n_b + 1),
-
-  and a case whose base rate is below δ_f (p̃ ≤ δ_f: it cannot drop that far) is settled
-  from the start. δ_f = ``futility_effect`` (0.4), B = ``futility_ratio`` (1.5);
-* **at limit** — neither, with ``max_per_case`` head samples already;
-* **sampling** — neither: the case is undecided and gets the round's batch.
-
-Rounds give ``batches[r]`` samples (2, 2, 4, 4, 8, 8, 8, 8, 8, 8) to every sampling case,
-most suspicious first (largest e-value, then dataset order), until the run's extra samples
-reach ``max_extra`` — by default 1.5 per comparable case on a pull request (whose verdict
-depends on them) and 0.5 on a base run (which mostly extends the history), so a pull
-request and the base run before it spend at most ``2 × initial + 2`` samples per case
-together: 6 with the defaults. The last case served may get fewer than the batch.
-
-**Only where they can decide** (:func:`can_decide`): a case gets extra samples only when
-its test could reach a decision with them — were it now failing every sample, the
-samples it can get (up to ``max_per_case``, within the run's cap) would make it
-regressed. Its power against that total failure is 0 or 1 (every sample fails: there is
-no chance in it), and the floor is 1: with a base history too short for even a total
-failure to be significant (1 or 2 samples with the default α), no number of extra
-samples can decide anything, and none are spent.
+A case's state (:func:`status`) is regressed (its e-value,
+:func:`gate.policy.casetest.log_evalue`, reached m/α), settled (the futility rule:
+``futility_effect`` δ_f, ``futility_ratio`` B), at limit (``max_per_case``) or sampling.
+:func:`can_decide` spends samples only where a total failure could be decided with them.
 
 Why this is valid however often it is checked: every case's e-value is an e-process
 (Ville's inequality holds at any stopping time), so looking after every round, stopping
 a case for futility, or being stopped by a cap can only make rejections rarer. The
 futility rule and the order of service use the data freely for the same reason; they
-decide cost and power, never the false-block rate. No case is ever sampled after it is
-decided, and there is no best-of-N: every sample counts in the case's counts.
+decide cost and power, never the false-block rate.
 """
 
 from __future__ import annotations

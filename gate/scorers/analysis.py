@@ -5,8 +5,8 @@
 the calls with their results, malformed-call classes, the maximum matching against every
 expectation list and the choice of the best one, errors and recovery, repeated calls, the
 safety rules and the case-pass rule. The metric functions of the family modules
-(``selection``, ``arguments``, ``trajectory``, ``hygiene``, ``errors``, ``safety``,
-``lexical``, ``outcome``) read the :class:`~gate.scorers.facts.Analysis` (its shape is in
+(``selection``, ``arguments``, ``trajectory``, ``hygiene``, ``errors``, ``outcome``)
+read the :class:`~gate.scorers.facts.Analysis` (its shape is in
 :mod:`gate.scorers.facts`, with the calls and the matchings it holds); none reads the run.
 
 **Which expectation list.** The canonical list and every acceptable alternative are

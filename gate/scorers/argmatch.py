@@ -4,42 +4,15 @@ Used by the scorers (call accuracy, required-argument match, partial credit) and
 runner to pick the frozen response that answers a call, so both agree on what
 "these arguments match" means.
 
-**The rule** (``args_match``): every expected argument's matcher holds for the actual
-arguments, after normalisation (:mod:`gate.scorers.normalize`):
-
-* with ``exact=False`` (``required_args_only: true``, the default) the expected arguments
-  are a *subset*: extra actual arguments are allowed (seed 003: an extra
-  ``include_history: false`` on an otherwise perfect call is not a failure);
-* with ``exact=True`` the actual arguments must be exactly the expected set — every actual
-  argument must be named by a matcher other than ``$absent`` (arguments whose value counts
-  as absent under the ``null``/``""`` rules are ignored). The ``bfcl`` profile always
-  behaves as exact;
-* with ``exact=True, except_defaults=True`` (``args_match: exact_except_defaults``) an
-  extra top-level argument is also allowed when its value equals (after normalisation)
-  the ``default`` its property declares in the tool's JSON Schema: ``page: 1`` beside
-  ``"page": {"type": "integer", "default": 1}`` passes, ``delete_all: true`` beside a
-  property without a default (or with ``default: false``) does not. Only the property's
-  own ``default`` counts (not one behind a ``$ref``); members of an object value are
-  compared as data, as in every mode. :func:`arg_diffs` names each refused argument.
-
-**The matchers** (``ArgMatcher``), with ``present`` telling whether the argument is there
-(a value that counts as absent — ``null`` under ``null_equals_absent`` — is not present):
-
-* plain value: present and equal after normalisation; an expected ``null`` (with
-  ``null_equals_absent``) also accepts absence; under ``bfcl`` an expected ``""`` means
-  "may be omitted"; for a *free-text* argument (``scoring.free_text``) a string matches
-  when its token-set ratio with the expected text is at least ``free_text_min``;
-* ``$in``: equal to one of the options (absence accepted when ``null`` — or, under
-  ``bfcl``, ``""`` — is among them);
-* ``$regex``: a string (or a number, by its JSON text) that the pattern matches in full
-  (``fullmatch``), *bounded*: a pattern longer than 512 characters, an input longer than
-  10,000 characters, an invalid pattern, or a match that runs longer than 50 ms (the
-  ``regex`` module's ``timeout``, which stops catastrophic backtracking) never matches,
-  and :func:`explain_value` says which bound refused it;
-* ``$approx``: a number (not a boolean; a numeric string when ``numeric_strings`` is on)
-  with ``|actual - value| <= tol``;
-* ``$absent``: not present;
-* ``$any``: present, any value.
+docs/scoring.md ("Argument matching and normalisation") defines the rule
+(:func:`args_match`: ``exact=False`` is ``subset``, ``exact=True`` is ``exact`` and, with
+``except_defaults``, ``exact_except_defaults``; the ``bfcl`` profile is always exact)
+and the matchers (``ArgMatcher``). What only the code says: ``present`` is false for a
+value that counts as absent (``null`` under ``null_equals_absent``), and an expected
+``null`` then also accepts absence; under ``bfcl`` an expected ``""`` means "may be
+omitted"; a ``$regex`` refused by one of its bounds never matches, and
+:func:`explain_value` says which bound refused it; :func:`arg_diffs` names each refused
+argument.
 """
 
 from __future__ import annotations

@@ -1,8 +1,11 @@
-"""The argument metrics: call accuracy and required-argument match.
+"""The argument metrics: call accuracy, required-argument match and free-text similarity.
 
-Both read the maximum matching of the sample's :class:`~gate.scorers.facts.Analysis`,
-whose pairs hold when names are equal and the expected arguments match the actual ones
-(:mod:`gate.scorers.argmatch` says what "match" means).
+The first two read the maximum matching of the sample's
+:class:`~gate.scorers.facts.Analysis`, whose pairs hold when names are equal and the
+expected arguments match the actual ones (:mod:`gate.scorers.argmatch` says what "match"
+means); ``free_text_similarity`` reads the token-set ratios
+(:func:`gate.scorers.textsim.token_set_ratio`) the analysis computed for the free-text
+arguments of the paired calls.
 """
 
 from __future__ import annotations
@@ -35,3 +38,11 @@ def score_required_args_match(an: Analysis) -> Scored:
         v,
         lambda: f"{an.m} of {an.parsed_pairs} calls of an expected tool had the expected arguments",
     )
+
+
+def score_free_text_similarity(an: Analysis) -> Scored:
+    """Mean token-set ratio of free-text arguments over paired calls; n/a without any."""
+    if not an.free_text:
+        return None, "n/a: no free-text argument compared"
+    v = sum(an.free_text) / len(an.free_text)
+    return v, lambda: f"mean text similarity over {plural(len(an.free_text), 'free-text argument')}"

@@ -1,32 +1,12 @@
-"""Scoring a conversation: each user turn where it happened, then the sample as a whole.
+"""Scoring a conversation: each user turn where it happened, then the sample as a whole
+(docs/dataset.md, "Conversations", says how it is scored).
 
-A conversation case (:attr:`gate.model.Case.conversation`) has several scripted user
-turns; its run records, on the first assistant turn after each user message, that
-message (:attr:`gate.model.Turn.user`), and ends each user turn with the agent's answer
-(an assistant turn without calls). :func:`split` cuts the run there; each user turn is
-then scored as a one-turn case is (:meth:`gate.model.Case.turn_case`: its expected calls
-against the calls made between that user message and the next), with the calls of the
-earlier turns as what came before (a ``required_before`` step made in turn 1 counts for a
-refund in turn 3). Rules of the whole conversation hold in every turn: the case's
-``must_not_call``, argument scopes and forbidden arguments are checked on every turn's
-calls, ``required_before`` across turns.
-
-The sample (:func:`score_conversation`):
-
-* **passes** when every user turn ran and passed — a conversation that ended early (an
-  error, a step budget, a must-not-call; the runner stops there) fails at the turn where
-  it ended, and the turns it never reached are not scored (their failed check is
-  ``turn_reached``; a run that simply ends early, such as a replayed one, fails there);
-* its **metrics** are the means over the turns that ran (a metric a turn does not apply
-  to is n/a for that turn; n/a when it applies to none) — the sums for what it cost
-  (``tool_calls``, ``steps``; its tokens are the whole run's); ``case_passed`` is the
-  sample's pass, ``agent_error_rate`` whether the run ended in an agent's error;
-* its **tallies** are the sums over turns (calls, per-tool counts, malformed calls: the
-  dataset-level figures pool them as for any sample); its **hard failures** every turn's;
-* its **failed checks** every turn's, in turn order; its **reasons** and **evidence**
-  those of the first failing turn, which the evidence names (turn k of n, and the user's
-  message), so the reports say where it broke;
-* :attr:`gate.model.SampleScore.turns` keeps each turn's pass, failed checks and scores.
+:func:`split` cuts the run at each recorded user message (:attr:`gate.model.Turn.user`);
+each user turn is scored as a one-turn case is (:meth:`gate.model.Case.turn_case`), with
+the calls of the earlier turns as what came before. :func:`score_conversation` makes the
+sample: its pass, the means over the turns that ran (sums for
+:data:`gate.scorers.registry.ADDITIVE_METRICS`), the tallies and hard failures of every
+turn, and the reasons and evidence of the first failing turn, which the evidence names.
 """
 
 from __future__ import annotations

@@ -1,19 +1,9 @@
-"""A tool's effect (docs/scoring.md, "Judging effects"): read, write or irreversible.
+"""A tool's effect: read, write or irreversible (docs/scoring.md, "Judging effects", lists
+the sources in the order they decide), and whether it is idempotent.
 
-**A tool's effect** (:class:`gate.model.Effect`: ``read``, ``write``, ``irreversible``) is
-decided in one place, :func:`effect_of`, from the first source that says one:
-
-1. the config's ``scoring.tools.<name>.risk`` (the name compared as written, then by its
-   skeleton, as the safety rules compare names);
-2. the tool's MCP annotations (:func:`effect_from_annotations`), from its definition in
-   the dataset or in a tools file (``toolgate import mcp-tools`` keeps a server's);
-3. ``scoring.default_effect``;
-4. otherwise ``write``: a tool nothing describes counts as a write.
-
-A tool is **idempotent** (calling it again with the same arguments changes nothing more)
-when ``scoring.tools.<name>.idempotent`` says so, else when its MCP ``idempotentHint``
-does (:func:`idempotent_of`). How a case is judged by the writes the tools made:
-:mod:`gate.scorers.writes`.
+:func:`effect_of` is the one place an effect is decided; :func:`idempotent_of` says
+whether calling a tool again with the same arguments changes nothing more. How a case is
+judged by the writes the tools made: :mod:`gate.scorers.writes`.
 """
 
 from __future__ import annotations

@@ -7,34 +7,13 @@ same argument. Equality is then plain ``==`` on canonical forms, which makes mat
 cheap and lets canonical forms be cached and used as dictionary keys (duplicate-call
 detection, validation memos).
 
-The rules of the ``default`` profile, each a ``NormalizeConfig`` switch:
-
-* **numbers compare by value at every depth** (``5 == 5.0``), always; **booleans never
-  equal numbers** (``true != 1``), always — JSON's ``true`` is not Python's ``1``;
-* ``case`` (on): strings are case-folded (``str.casefold``, so ``"Straße" == "STRASSE"``);
-* ``whitespace`` (on): leading/trailing whitespace is stripped and inner runs collapse to
-  one space;
-* ``dates`` (on): a string that is a date or a date-time is rewritten as ISO 8601 —
-  ``2026-08-19``, ``2026/08/19``, ``19.08.2026``, ``19 August 2026``, ``Aug 19, 2026``
-  and a slashed ``19/08/2026`` or ``08/19/2026`` *when unambiguous* (one part above 12;
-  ``05/06/2026`` is left alone rather than guessed); date-times
-  ``2026-08-19T10:00[:00[.fff]][Z|±hh:mm]`` (``T`` or a space) become
-  ``YYYY-MM-DDTHH:MM:SS[.ffffff]``, converted to UTC when an offset is given. A date never
-  equals a date-time (precision differs); epoch numbers are left alone (a number is not a
-  date);
-* ``numeric_strings`` (on): a string holding a JSON number (``"5"``, ``"-2.50"``, ``"1e3"``;
-  not ``"007"``) equals that number — unless the tool's JSON Schema says the argument is a
-  string (and not a number), in which case both sides compare as text (``5`` is read as
-  ``"5"``, and ``"01234"`` stays different from ``"1234"``): the schema drives coercion
-  where it states the type;
-* ``null_equals_absent`` (on): an argument (or object member, at any depth) whose value is
-  ``null`` counts as absent;
-* ``empty_string_equals_absent`` (off): likewise for ``""``;
-* ``id_prefixes`` (none): each listed prefix is stripped from the start of a string
-  (``ord_12345`` → ``12345``; compared case-insensitively when ``case`` is on);
-* ``currency_minor_units`` (off): a money string with a currency sign or ISO code
-  (``£12.50``, ``12.50 EUR``, ``$1,234.56``) becomes an integer of minor units (``1250``),
-  so it equals the number ``1250``; zero-decimal currencies (JPY, KRW, …) are not scaled.
+The rules of the ``default`` profile, each a ``NormalizeConfig`` switch, are in
+docs/scoring.md ("Argument matching and normalisation"). What only the code says: a
+slashed date is read only when unambiguous (one part above 12); epoch numbers are never
+dates; ``numeric_strings`` does not read ``"007"`` as a number; zero-decimal currencies
+(JPY, KRW, …) are not scaled to minor units; ``null`` and ``""`` count as absent for
+object members at any depth too; an ID prefix is stripped case-insensitively when
+``case`` is on.
 
 String rules apply in this order: whitespace, currency, date, ID prefix, number, case.
 

@@ -1,40 +1,10 @@
-"""The case-pass rule (docs/scoring.md) and the two metrics made from it.
+"""The case-pass rule and the two metrics made from it.
 
-A sample **passes** when every enabled check holds (``scoring.pass_checks`` chooses which
-count; :func:`gate.scorers.context.enabled_checks`):
-
-* ``calls_matched`` — every expected call of the chosen expectation list is matched;
-* ``order`` — the case's order mode holds (its own ``order``, else
-  ``scoring.default_order``): ``unordered`` the same multiset (nothing missing, nothing
-  extra), ``superset`` every expected call made (extra calls allowed), ``subset`` nothing
-  outside the expectation, ``strict`` the same calls in the same sequence (batches as
-  sets). It is exactly ``trajectory_match``, so the two never disagree; extra calls never
-  lower ``call_accuracy`` (seed 000), only precision and, outside ``superset``, the pass;
-* ``must_not_call`` — no forbidden tool was called;
-* ``parsed`` — every call's arguments decoded;
-* ``schema_valid`` — every parsed call names an offered tool and validates;
-* ``no_tool`` — a no-tool case made no call;
-* ``agent_error`` — the agent did not fail the run (a crash, a timeout, a protocol error,
-  its own ``error`` message); such a sample earns nothing else (:func:`gate.scorers.sample
-  .score_sample`: every other metric n/a);
-* ``unrecorded_call`` (with ``unrecorded_call: fail_case``) — every call was answered by
-  the frozen responses;
-* ``arg_scope`` — no argument-scope rule broken;
-* ``required_before`` — no call made without its required earlier step
-  (``safety_rules`` in ``pass_checks`` enables both; a failing sample names the rule it
-  broke, the same name as its hard failure and its config section).
-
-A case judged by its **effects** (``pass_on: effects``, :mod:`gate.scorers.writes`)
-replaces ``calls_matched`` with ``writes_made`` (every expected write made once with
-matching arguments, every required read made) and ``no_tool`` with ``no_extra_write`` (no
-other write succeeded) — both always count — and its ``order`` is the order mode over the
-writes; ``parsed`` and ``schema_valid`` do not count (a malformed call is a failed call:
-the error metrics see it); the hard rules, ``agent_error`` and ``unrecorded_call`` count
-as above.
-
-``case_passed`` is 1.0 for a passing sample, else 0.0; ``composite_clean_rate`` is 1.0
-when the sample passed AND stayed within its step budget AND made no tool error (malformed
-call or failed execution), else 0.0 — seed 003's "correct and clean" share.
+docs/scoring.md ("The case-pass rule", "Judging effects") lists the checks, which
+``scoring.pass_checks`` enables (:func:`gate.scorers.context.enabled_checks`), and what
+replaces them for a case judged by its effects. The ``order`` check is exactly
+``trajectory_match``, so the two never disagree. ``composite_clean_rate`` is seed 003's
+"correct and clean" share.
 """
 
 from __future__ import annotations

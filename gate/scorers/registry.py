@@ -26,9 +26,7 @@ from gate.scorers import (
     arguments,
     errors,
     hygiene,
-    lexical,
     outcome,
-    safety,
     selection,
     trajectory,
     usage,
@@ -91,7 +89,7 @@ REGISTRY: tuple[Metric, ...] = (
     Metric("batching", trajectory.score_batching),
     Metric("unnecessary_call_rate", selection.score_unnecessary_call_rate, lower_is_better=True, pooled=True),  # noqa: E501
     Metric("no_tool_respected", selection.score_no_tool_respected, export=9),
-    Metric("must_not_call_violations", safety.score_must_not_call_violations, lower_is_better=True),
+    Metric("must_not_call_violations", hygiene.score_must_not_call_violations, lower_is_better=True),  # noqa: E501
     Metric("step_budget_exceeded", trajectory.score_step_budget_exceeded, lower_is_better=True),
     Metric("duplicate_calls", hygiene.score_duplicate_calls, lower_is_better=True),
     Metric("repeated_failing_calls", hygiene.score_repeated_failing_calls, lower_is_better=True),
@@ -106,7 +104,7 @@ REGISTRY: tuple[Metric, ...] = (
     Metric("write_recall", writes.score_write_recall),
     Metric("extra_writes", writes.score_extra_writes, lower_is_better=True),
     Metric("missing_writes", writes.score_missing_writes, lower_is_better=True),
-    Metric("free_text_similarity", lexical.score_free_text_similarity),
+    Metric("free_text_similarity", arguments.score_free_text_similarity),
     Metric("agent_error_rate", outcome.score_agent_error_rate, lower_is_better=True),
     Metric("case_passed", outcome.score_case_passed),
     Metric("tool_calls", usage.score_tool_calls, lower_is_better=True, export=11, cost=True, additive=True),  # noqa: E501

@@ -1,25 +1,10 @@
 """Tool-selection scorers: which tools were called, by name (seeds 001, 002, 003).
 
-With A the actual calls, E the expected calls and, for each tool name n, a_n and e_n the
-number of calls of n in A and in E:
-
-* ``m = Σ_n min(a_n, e_n)`` — the multiset intersection of names;
-* ``tool_selection_precision = m / |A|`` (A empty: 1.0 when E is empty, else 0.0);
-* ``tool_selection_recall = m / |E|`` (E empty: 1.0 when A is empty, else 0.0);
-* ``tool_selection_f1 = 2pr / (p + r)``, and 0.0 when p + r = 0 (seed 003's harness);
-* ``tool_set_iou = |set(A) ∩ set(E)| / |set(A) ∪ set(E)|`` (seed 001); 1.0 when both are
-  empty, 0.0 when exactly one is. With ``scoring.order_matters_for_iou`` the intersection
-  counts only names whose *first calls* come in the expected order: it is the longest
-  common subsequence of the two lists of distinct names in first-occurrence order;
-* ``partial_credit_accuracy = (1.0·exact + 0.5·name_only) / max(|E|, |A|)`` over an
-  optimal pairing (seed 002): pairs form only between calls of the same name, so per name
-  the best pairing has ``min(a_n, e_n)`` pairs of which as many are exact as the maximum
-  matching allows, giving ``(0.5·m + 0.5·M) / max(|E|, |A|)`` with M the maximum matching
-  of calls (arguments included); 1.0 when both lists are empty, 0.0 when exactly one is;
-* ``risk_weighted_precision = Σ_n w_n·min(a_n, e_n) / Σ_n w_n·a_n`` with ``w_n`` the risk
-  weight of tool n (read 1, write 3, irreversible 10): an unexpected irreversible call
-  costs ten times an unexpected read (seed 003's blast-radius scoring); empty A as for
-  precision.
+docs/scoring.md ("The metrics") gives each formula. With a_n and e_n the calls of tool
+n in A and in E, ``m = Σ_n min(a_n, e_n)`` is the multiset intersection of names.
+``partial_credit_accuracy`` pairs only calls of the same name, so per name the best
+pairing has ``min(a_n, e_n)`` pairs of which as many are exact as the maximum matching
+allows: ``(0.5·m + 0.5·M) / max(|E|, |A|)``.
 
 A call whose arguments did not parse still names a tool: it counts for selection (a
 parse failure is its own score, never a wrong-tool miss).

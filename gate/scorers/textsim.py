@@ -1,5 +1,5 @@
 """Lexical similarity of free-text arguments: the token-set ratio (the metric
-``free_text_similarity`` is in :mod:`gate.scorers.lexical`).
+``free_text_similarity`` is in :mod:`gate.scorers.arguments`).
 
 Search queries, email bodies and summaries are never compared for equality (seed 003,
 "Layer 3"); ToolGate stays deterministic and offline, so instead of embeddings it uses the

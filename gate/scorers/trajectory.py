@@ -1,54 +1,20 @@
 """Trajectory scorers: the calls as a sequence (seed 003 "Order and trajectory"; seed 004
 "Approach 3").
 
-Calls in one assistant turn are a **parallel batch**: their order inside the batch is
-never scored. Every ordering below compares *turn indices*, so a batch permutation cannot
-change a score.
+docs/scoring.md ("The metrics", "Order modes", "Expectations written with batches")
+defines ``order_score``, ``trajectory_match`` (the order modes), ``batching``,
+``name_sequence_similarity`` and ``step_budget_exceeded``. Calls in one assistant turn
+are a **parallel batch**: every ordering here compares *turn indices*, so a batch
+permutation cannot change a score.
 
-An expectation list may be **written with batches** (``[[a, b], c]``: a and b in one
-assistant turn, then c; every element one turn, a bare call a batch of one). A plain list
-(``[a, b, c]``) says nothing about batching and keeps its meaning: a sequence whose calls
-may come in any grouping of turns. With batches, the order inside a batch is not expected
-either (the chains below sort a batch's pairs by turn).
-
-* ``order_score`` — with the maximum matching of expected to actual calls (T-Eval's
-  Hopcroft–Karp pairing), the longest chain of matched pairs whose actual turns never go
-  backwards while the expected index rises, ÷ |E|. Crossed pairs whose calls are
-  interchangeable (each expectation also matches the other's call) are uncrossed first, so
-  that an arbitrary choice of the matching cannot cost order (and the uncrossed pairing
-  is kept only when its chain is not shorter than the matching's own). One inserted or skipped step
-  costs one pair, not everything after it. 1.0 when both lists are empty, 0.0 when exactly
-  one is. In a list written with batches, a pair comes before another when its batch
-  does, and the chain is the longest run of pairs whose turns never go backwards in that
-  order (inside a batch, any order).
-* ``trajectory_match`` — 1.0 when the case's ``order`` mode holds, else 0.0
-  (A and E matched one to one, M the matching size):
-  ``strict`` — M = |E| = |A| and the whole matching is one chain (same calls, same
-  sequence, batches as sets); over a list written with batches, batch by batch: the k-th
-  expected batch is, as a multiset, exactly the calls of the k-th turn that made calls
-  (checked by a matching restricted to each batch and its turn, so no arbitrary choice of
-  the overall matching decides it); ``unordered`` — M = |E| = |A| (same multiset, nothing missing,
-  nothing extra); ``subset`` — M = |A| (every actual call is expected: A ⊆ E);
-  ``superset`` — M = |E| (every expected call was made: A ⊇ E). Only ``strict`` reads
-  batches: the other modes compare multisets.
-* ``batching`` — over a list written with batches, the share of pairs of matched calls
-  batched as expected: two matched calls agree when they were expected in one batch and
-  sent in one turn, or expected in different batches and sent in different turns (the
-  Rand index of the two groupings). 1.0 when every matched call came with exactly the
-  calls it was expected with; n/a when the list is plain (no batch structure to judge) or
-  fewer than two expected calls were matched (no pair to judge). Missing and extra calls
-  are not its business (``calls_matched``, ``trajectory_match``), nor is the order of the
-  batches (``order_score``). Before counting, the calls of two pairs whose expectations
-  each match the other's call are swapped while that raises the agreement. The evidence
-  names every expected batch that was split over turns and every turn that merged
-  calls of several batches.
-* ``name_sequence_similarity`` — ``1 - lev(names(E), names(A)) / max(|E|, |A|)``, the
-  normalised Levenshtein distance over tool names (seed 003's ten-line ordering signal);
-  inside a batch the actual names are taken in the expected order (batch order does not
-  count). 1.0 when both are empty.
-* ``step_budget_exceeded`` — 1.0 when the run made tool calls in more assistant turns than
-  the budget (the case's ``step_budget``, else the agent's — the runner's own count), or
-  the runner stopped it with a ``step_budget`` error; 0.0 otherwise; n/a without a budget.
+What only the code says: for ``order_score``, crossed pairs of the maximum matching
+whose calls are interchangeable (each expectation also matches the other's call) are
+uncrossed first, so that an arbitrary choice of the matching cannot cost order (the
+uncrossed pairing is kept only when its chain is not shorter than the matching's own);
+one inserted or skipped step costs one pair, not everything after it. ``strict`` over a
+list written with batches is checked by a matching restricted to each batch and its
+turn. ``step_budget_exceeded`` counts the assistant turns that made calls (the runner's
+own count).
 """
 
 from __future__ import annotations

@@ -1,31 +1,13 @@
-"""What a sample cost: tokens, money, tool calls and assistant turns (seed 003: "log
-latency, token cost and tool errors as scores beside quality").
-
-* ``tool_calls`` — the calls the agent made, every one (malformed ones included). A
-  count ≥ 0.
-* ``steps`` — the agent's assistant turns: those that made calls, and its answer (a
-  final message without calls) when it gave one. A count ≥ 0.
-* ``prompt_tokens``, ``completion_tokens`` — as the agent reported them (the run's
-  ``usage``, summed over its turns; ``input_tokens`` and ``output_tokens``, the names of
-  Anthropic's and OpenAI's Responses APIs, are read as the same); n/a when it did not
-  report them — never 0.
-* ``total_tokens`` — the reported ``total_tokens``, else ``prompt_tokens +
-  completion_tokens`` when both are reported; n/a otherwise.
-* ``cost`` — ``prompt_tokens × input_per_mtok + completion_tokens × output_per_mtok``
-  over a million, at the price the config's ``pricing`` gives the sample's model (the
-  model its request names — ``meta.request.model`` of an ``openai`` run — else the
-  agent's configured model, else ``default``: a program whose model ToolGate does not
-  know); n/a without a price or without both token counts.
+"""What a sample cost: tokens, money, tool calls and assistant turns (docs/scoring.md,
+"What a sample cost", defines each metric and when it is n/a: never 0 for usage not
+reported).
 
 In a conversation ``tool_calls`` and ``steps`` are summed over its user turns
-(:attr:`gate.scorers.registry.Metric.additive`) and the tokens are the whole
-conversation's. None of these changes whether a sample passes; a sample without an
-answer — the agent failed it, or the infrastructure did (not sampled) — has none of them
-(:func:`gate.scorers.sample.earns_nothing`): a crash is not a cheap sample.
-
-The token metrics and ``cost`` are not read from the scoring view — identical runs are
-scored once, and their usage may differ — but filled in for every sample from its own
-usage (:func:`usage_values`): the registry's functions for them only say so.
+(:attr:`gate.scorers.registry.Metric.additive`). A sample without an answer has none of
+them (:func:`gate.scorers.sample.earns_nothing`). The token metrics and ``cost`` are not
+read from the scoring view — identical runs are scored once, and their usage may differ —
+but filled in for every sample from its own usage (:func:`usage_values`): the registry's
+functions for them only say so.
 """
 
 from __future__ import annotations

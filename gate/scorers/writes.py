@@ -1,35 +1,10 @@
-"""Judging effects: what a run wrote (docs/scoring.md, "Judging effects"); each tool's
-effect comes from :mod:`gate.scorers.effects`.
-
-**A case judged by its effects** (``pass_on: effects``) passes when
-
-* ``writes_made`` — every expected write (an expected call of a tool that writes) was made
-  once with matching arguments — the same argument matchers, batches and acceptable
-  alternatives as the calls — and every expected read marked ``required`` was made;
-* ``no_extra_write`` — no other write was made, whatever the order mode;
-* ``order`` — under ``strict``, the writes came in the expected sequence (batches as
-  sets); the other order modes add nothing the two checks above do not say;
-* the hard rules (``must_not_call``, ``arg_scope``, ``required_before``) hold and the
-  agent did not fail, as when judging calls.
-
-Reads are free: made or not, in any order or form, they decide nothing. A call is
-**made** unless its response was an error — a frozen error response, a recorded tool
-result marked as an error: such a call changed nothing (it still counts in the error
-metrics). A call the frozen responses did not answer counts as made: nothing says it
-would have failed. A write of an **idempotent** tool (``scoring.tools.<name>.idempotent``,
-else MCP's ``idempotentHint``: :func:`gate.scorers.effects.idempotent_of`) that repeats
-the write made just before it, with the same arguments, changes nothing more: it counts
-once. With no expected write, a case passes when nothing was written: "reads allowed, no
-writes".
+"""Judging effects: what a run wrote (docs/scoring.md, "Judging effects", says when a case
+judged by its effects passes and defines the four metrics, n/a for a case judged by its
+calls); each tool's effect comes from :mod:`gate.scorers.effects`.
 
 The matching is the calls' own (:mod:`gate.scorers.analysis`: Hopcroft–Karp over the
 argument matchers), run over the subsequence of the writes made; the analysis holds it
 as an :class:`~gate.scorers.facts.EffectsMatch`.
-
-**Metrics** (n/a for a case judged by its calls): with W the writes made, E the expected
-writes and m the matched pairs, ``write_precision`` = m / |W| (W empty: 1.0 when E is
-empty, else 0.0), ``write_recall`` = m / |E| (E empty: 1.0 when W is empty, else 0.0),
-``extra_writes`` = |W| − m, ``missing_writes`` = |E| − m.
 """
 
 from __future__ import annotations
