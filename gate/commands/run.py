@@ -1,10 +1,5 @@
 """``toolgate run``: run the agent on every case × sample and write ``runs.jsonl``.
 
-::
-
-    toolgate run --config toolgate.yml --out DIR [--samples N] [--shard i/n] [--resume]
-                 [--case ID ...] [--concurrency N] [--no-progress]
-
 Loads and validates the config, loads the dataset and checks its pin, then runs
 :func:`gate.replay.run_all`. A failed case-sample (crash, timeout, bad output) is recorded
 in runs.jsonl as an error and scored later as a failure; it does not change the exit
