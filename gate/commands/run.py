@@ -64,13 +64,10 @@ def run(args: argparse.Namespace) -> int:
     require_config(config_path)
     inputs = load_inputs(config_path, default_display(config_path), agent=True)
     config, dataset = inputs.config, inputs.dataset
-    updates: dict[str, object] = {}
     if args.concurrency is not None:
         if not 1 <= args.concurrency <= 512:
             raise UsageError("--concurrency must be between 1 and 512")
-        updates["concurrency"] = args.concurrency
-    if updates:
-        config = config.model_copy(update=updates)
+        config = config.model_copy(update={"concurrency": args.concurrency})
     samples = config.initial_samples if args.samples is None else args.samples
     if not 1 <= samples <= 100:
         raise UsageError("--samples must be between 1 and 100")
