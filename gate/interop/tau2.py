@@ -22,7 +22,7 @@ from gate.dataset.matchers import did_you_mean
 from gate.dataset.matchers import json_kind as _kind
 from gate.dataset.tools import TOOL_NAME, parse_tool
 from gate.errors import InteropError, Problem
-from gate.interop._records import Locator, refuse_existing, write_cases
+from gate.interop._records import Locator, read_bytes, refuse_existing, write_cases
 from gate.model import Run, ToolCall, ToolResult, Turn
 from gate.runsfile import decode_arguments
 from gate.scorers.effects import effect_from_annotations
@@ -113,12 +113,7 @@ class Tau2Import:
 
 
 def _read_json(path: Path, display: str) -> Any:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InteropError(
-            Problem(display, None, None, f"cannot read: {exc.strerror or exc}")
-        ) from None
+    raw = read_bytes(path, display)
     try:
         return jsonio.loads_strict(raw)
     except jsonio.JsonInputError as exc:
