@@ -219,16 +219,11 @@ def _responses_items(items: list[Any], field: str) -> list[Message]:
             text = _text_of(
                 it.get("content"), f"{f}.content", ("input_text", "output_text", "text")
             )
-            if role in ("system", "developer"):
-                messages.append(Message("system", text, where=f))
-            elif role == "user":
-                messages.append(Message("user", text, where=f))
-            elif role == "assistant":
-                messages.append(Message("assistant", text, where=f))
-            else:
+            if role not in ("system", "developer", "user", "assistant"):
                 raise FieldError(
                     f"{f}.role", f"unknown role {role!r} (system, developer, user, assistant)"
                 )
+            messages.append(Message("system" if role == "developer" else role, text, where=f))
         elif kind == "function_call":
             call = _adapter(openai_responses.call_from_item, it, f)
             # Consecutive function_call items (and any text just before them) are one turn.
