@@ -180,19 +180,6 @@ def _turn_json(turn: Turn) -> dict[str, JsonValue]:
 # ─── the built-in extractors ─────────────────────────────────────────────────
 
 
-def _tool_appropriateness(
-    case: Case, run: Run, ctx: ExtractContext
-) -> list[tuple[str, dict[str, JsonValue]]]:
-    inputs: dict[str, JsonValue] = {
-        "user_input": clip(case.user_input),
-        "tools": [
-            {"name": t.name, "description": clip(t.description)} for t in case.available_tools
-        ],
-        "called_tools": [c.name for c in run.calls],
-    }
-    return [("", inputs)]
-
-
 def _is_auto_free_text(case: Case, call: ToolCall, arg: str, value: JsonValue) -> bool:
     if not isinstance(value, str) or len(value.split()) < AUTO_FREE_TEXT_WORDS:
         return False
@@ -272,6 +259,8 @@ def _error_handling(
 
 
 def _custom_extractor(used: tuple[str, ...]) -> Extractor:
+    """One item per case-sample holding the inputs ``used`` (tool appropriateness too)."""
+
     def extract(
         case: Case, run: Run, ctx: ExtractContext
     ) -> list[tuple[str, dict[str, JsonValue]]]:
@@ -325,7 +314,7 @@ BUILTINS: dict[str, _Builtin] = {
             ("unnecessary_call", 0.0),
             ("missing_call", 0.0),
         ),
-        _tool_appropriateness,
+        _custom_extractor(("user_input", "tools", "called_tools")),
     ),
     "argument_fidelity": _Builtin(
         "Is this free-text argument a fair rendering of the user's intent?",
