@@ -97,17 +97,11 @@ class UserTurns:
 def split(conv: Conversation) -> tuple[list[Message], Message | None, list[Message]]:
     """(history, the last user message, the messages after it). A conversation without any
     user message has no user turn (``None``): everything is "after"."""
-    last_user = None
-    for i, m in enumerate(conv.messages):
-        if m.role == "user":
-            last_user = i
-    if last_user is None:
+    users = [i for i, m in enumerate(conv.messages) if m.role == "user"]
+    if not users:
         return [], None, list(conv.messages)
-    return (
-        conv.messages[:last_user],
-        conv.messages[last_user],
-        conv.messages[last_user + 1 :],
-    )
+    last_user = users[-1]
+    return conv.messages[:last_user], conv.messages[last_user], conv.messages[last_user + 1 :]
 
 
 def user_turns(conv: Conversation) -> UserTurns:
@@ -222,7 +216,7 @@ def marked_turns(groups: Sequence[tuple[str, Sequence[Turn]]]) -> list[Turn]:
 
 
 def to_run(conv: Conversation, case_id: str, sample: int, *, last_turn: bool = False) -> Run:
-    """The run this conversation records (see the module docstring). Raises
+    """The run this conversation records (docs/interop.md). Raises
     :class:`FieldError` for a conversation that cannot be one (:func:`check_conversation`)."""
     cut = user_turns(conv)
     if last_turn or len(cut.turns) <= 1:
@@ -231,14 +225,11 @@ def to_run(conv: Conversation, case_id: str, sample: int, *, last_turn: bool = F
     else:
         check_conversation(cut)
         turns = marked_turns([(t.user, turns_of(t.messages)) for t in cut.turns])
-    final = None
-    if turns and not turns[-1].calls:
-        final = turns[-1].content
     return Run(
         case_id=case_id,
         sample=sample,
         turns=tuple(turns),
-        final=final,
+        final=turns[-1].content if turns and not turns[-1].calls else None,
         error=conv.error,
         latency_ms=conv.latency_ms,
         usage=usage_of(dict(conv.usage)) if conv.usage else None,
@@ -415,7 +406,7 @@ def to_case(
     keep_system: bool = False,
     last_turn: bool = False,
 ) -> dict[str, Any]:
-    """The regression case this conversation makes (see the module docstring).
+    """The regression case this conversation makes (docs/interop.md).
 
     Raises :class:`FieldError` when the conversation has no user message, or is one that
     a conversation case cannot hold (:func:`check_conversation`).
