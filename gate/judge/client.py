@@ -73,7 +73,7 @@ def truncate(text: str, limit: int = RAW_CHARS) -> str:
 
 
 def parse_answer(content: str | None, scale: Sequence[str]) -> ParsedAnswer:
-    """Parse one judge answer strictly against ``scale`` (see the module docstring)."""
+    """Parse one judge answer strictly against ``scale`` (docs/judge.md)."""
     if content is None:
         return ParsedAnswer(None, None, "the answer has no text content", None)
     text = content.strip()
