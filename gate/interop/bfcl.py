@@ -260,10 +260,6 @@ def _declared_type(schema: Mapping[str, Any]) -> str | None:
 # ─── possible answers → matchers ─────────────────────────────────────────────
 
 
-def _is_blank(v: Any) -> bool:
-    return isinstance(v, str) and v == ""
-
-
 def _enum_fold(v: Any) -> Any:
     """How the dataset loader compares a value with an enum (case-insensitively)."""
     return v.strip().casefold() if isinstance(v, str) else repr(v)
@@ -351,8 +347,8 @@ def _expand_dict(option: Any, where: str, loc: Locator, rec: Record) -> list[Any
         if not isinstance(opts, list):
             loc.add(rec, f"{where}.{key}", "options of a dict key must be an array")
             return []
-        values: list[Any] = [o for o in opts if not _is_blank(o)]
-        if any(_is_blank(o) for o in opts):
+        values: list[Any] = [o for o in opts if o != ""]
+        if any(o == "" for o in opts):
             values.append(_OMIT)
         choices.append(values)
     total = math.prod(max(len(c), 1) for c in choices)
@@ -412,10 +408,10 @@ def expand_options(
 ) -> tuple[list[Any], bool]:
     """(every concrete acceptable value, may the parameter be omitted) of one BFCL option
     list, dict options expanded; values as BFCL wrote them (no number adjustment)."""
-    optional = any(_is_blank(o) for o in options)
+    optional = any(o == "" for o in options)
     values: list[Any] = []
     for i, option in enumerate(options):
-        if _is_blank(option):
+        if option == "":
             continue
         values.extend(_expand_option(option, schema, f"{where}[{i}]", loc, rec))
     if len(values) > MAX_EXPANSION:
@@ -628,7 +624,7 @@ def _expected_calls(
             if p not in props:
                 # BFCL refuses the parameter in any output ("Unexpected parameter"), and
                 # an output without it unless the answer lets it be omitted.
-                if any(_is_blank(o) for o in opts):
+                if any(o == "" for o in opts):
                     notes.append(
                         SchemaNote(
                             item.case_id,
