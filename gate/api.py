@@ -1,35 +1,12 @@
-"""The Python API for pytest users: ``gate.assert_tool_calls``.
-
-::
-
-    import gate
-
-    def test_refund_flow():
-        calls = my_agent.run("refund order 7281")          # whatever your agent returns
-        gate.assert_tool_calls(
-            calls,                                          # [{"name", "arguments"}, …]
-            [{"name": "lookup_order", "args": {"order_id": "ord_7281"}},
-             {"name": "refund", "args": {"order_id": "ord_7281", "amount": {"$any": True}}}],
-            order="strict",
-            must_not_call=["delete_account"],
-        )
+"""The Python API for pytest users: ``gate.assert_tool_calls`` (docs/interop.md, "Python
+API for pytest", gives an example and the shapes ``actual`` and ``expected`` take).
 
 The check is the gate's own: one case and one run built from the arguments, scored by
-:func:`gate.scorers.score_sample` with the same matchers (``$in``, ``$regex``,
-``$approx``, ``$absent``, ``$any``), normalisation and pass rule as ``toolgate score``. On
-failure it raises ``AssertionError`` whose message is the evidence the PR comment shows:
-the failing checks, expected and actual calls, missing and extra calls, the argument
-differences, malformed calls, forbidden calls, and the one-line summary.
-
-``actual`` may be a list of calls (each ``{"name", "arguments"}`` — ``arguments`` an object
-or the JSON string the model sent — an OpenAI ``tool_calls`` entry, or a
-:class:`gate.model.ToolCall`), a list of lists (one list per assistant turn: a parallel
-batch), a :class:`gate.model.Run`, or an :class:`gate.adapters.AssistantTurn`. A flat list
-is a sequence: each call its own turn (so ``order="strict"`` checks it). ``expected`` is a
-list of ``{"name", "args", "args_match"?}`` (or :class:`gate.model.ExpectedCall`), an
-element that is a list being one batch (``[[a, b], c]``, as in the dataset);
-``[]`` means "no tool should be called". Without ``tools`` every name used counts as a tool
-that accepts any arguments (there is no schema to validate against).
+:func:`gate.scorers.score_sample` with the same matchers, normalisation and pass rule as
+``toolgate score``; on failure ``AssertionError`` carries the evidence the PR comment
+shows. In ``expected`` an element that is a list is one batch (``[[a, b], c]``, as in the
+dataset). Without ``tools`` every name used counts as a tool that accepts any arguments
+(there is no schema to validate against).
 """
 
 from __future__ import annotations
@@ -57,7 +34,7 @@ from gate.model import (
     ToolSpec,
     Turn,
 )
-from gate.report.escape import call_repr, calls_repr
+from gate.report.escape import calls_repr
 from gate.scorers.registry import REGISTRY
 
 __all__ = ["assert_tool_calls", "check_tool_calls"]
@@ -227,7 +204,7 @@ def assert_tool_calls(
     must_not_call: Sequence[str] = (),
     normalize: Any = None,
 ) -> SampleScore:
-    """Assert that ``actual`` tool calls pass against ``expected`` (module docstring).
+    """Assert that ``actual`` tool calls pass against ``expected`` (docs/interop.md).
 
     * ``order``: ``unordered`` (default: the same calls, nothing missing, nothing extra) ·
       ``superset`` (every expected call made, extra calls allowed) · ``subset`` ·
@@ -294,7 +271,3 @@ def render_failure(score: SampleScore) -> str:
             reason = score.reasons.get(metric.name, "")
             lines.append(f"  {metric.name} {value:g}: {reason}".rstrip(": "))
     return "\n".join(lines)
-
-
-# Re-exported for readers of failure messages who want the same one-line call form.
-format_call = call_repr

@@ -1,17 +1,12 @@
 """Provider payloads → :class:`gate.model.ToolCall` — the only place provider shapes live.
 
-One module per provider (docs/agent-protocol.md), each reading calls from the structured
-field and never from text:
-
-* :mod:`gate.adapters.openai_chat` — ``choices[0].message.tool_calls`` (+ streaming deltas);
-* :mod:`gate.adapters.openai_responses` — ``function_call`` output items (+ stream events);
-* :mod:`gate.adapters.anthropic` — ``tool_use`` content blocks (+ stream events);
-* :mod:`gate.adapters.gemini` — ``functionCall`` parts (+ streamed chunks);
-* :mod:`gate.adapters.plain` — ``{name, arguments}``.
-
-Each returns an :class:`~gate.adapters.interface.AssistantTurn`; a payload without the
-provider's shape raises :class:`~gate.adapters.interface.PayloadError`. :func:`parse` picks
-the module by :class:`Provider`.
+One module per provider (docs/agent-protocol.md) — :mod:`~gate.adapters.openai_chat`,
+:mod:`~gate.adapters.openai_responses`, :mod:`~gate.adapters.anthropic`,
+:mod:`~gate.adapters.gemini`, :mod:`~gate.adapters.plain` — each reading calls from the
+structured field (its docstring names it) and never from text. Each returns an
+:class:`~gate.adapters.interface.AssistantTurn`; a payload without the provider's shape
+raises :class:`~gate.adapters.interface.PayloadError`. :func:`parse` picks the module by
+:class:`Provider`.
 """
 
 from __future__ import annotations

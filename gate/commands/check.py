@@ -1,9 +1,5 @@
 """``toolgate check``: run the agent (or replay), score, gate, compare, report — the CI job.
 
-    toolgate check [--config toolgate.yml] [--out DIR] [--baseline BASE_RESULTS|none]
-                   [--baseline-source TEXT] [--samples N] [--shard i/n] [--resume]
-                   [--base-run] [--require-baseline] [--no-comment] [--no-progress]
-
 Exit code 0 when the gate passes, 1 when it fails, 2 for bad input. Every report is written
 (and, in GitHub Actions, published) before the exit. The stages are in
 :func:`gate.pipeline.check`.

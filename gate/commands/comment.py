@@ -1,8 +1,5 @@
 """``toolgate comment``: post or update the sticky PR comment from a results file.
 
-    toolgate comment --results DIR/results.json [--baseline BASE] [--pr N]
-                     [--config FILE] [--secret-env NAME ...]
-
 Everything else comes from the environment (``gate.github.context``, by the same rules as
 for the Action): the token, the repository, ``GITHUB_API_URL``, and the pull request from
 the ``pull_request`` / ``pull_request_target`` event. For other events nothing is posted (a

@@ -4,17 +4,14 @@ Reads two results.json files and prints which cases flipped between them: HEAD's
 samples tested against the base history BASE carries, by the one classification every
 command uses (:mod:`gate.policy.flips`: regressions and fixes, likely ones with why they
 are not significant yet, undecided ones with what would decide them, noise; new and
-removed cases) — for a HEAD that ``toolgate
-check`` wrote with BASE as its baseline, the same kinds as that check. ``--format json``
-prints the :class:`gate.results.Comparison`. Exit code 0 whatever the flips (this
-command reports; ``check`` and ``merge`` gate), 2 on bad input.
+removed cases) — for a HEAD that ``toolgate check`` wrote with BASE as its baseline, the
+same kinds as that check. ``--format json`` prints the :class:`gate.results.Comparison`.
+Exit code 0 whatever the flips (this command reports; ``check`` and ``merge`` gate), 2 on
+bad input.
 
 The Markdown is rendered here, small and self-contained: every string from a dataset or a
-model (case ids, check and tool names) is escaped for a Markdown table cell — control
-characters and newlines made visible, ``&``, ``<``, ``>`` as entities, ``|`` and backticks
-backslash-escaped, and a zero-width space after ``@`` (nobody is mentioned), after ``#``
-and ``GH-`` before a digit (no issue references) and inside ``://`` and ``www.`` (no
-autolinks).
+model (case ids, check and tool names) is escaped for a Markdown table cell (:func:`cell`:
+nothing is mentioned, referenced or autolinked).
 """
 
 from __future__ import annotations

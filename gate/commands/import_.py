@@ -1,16 +1,6 @@
 """``toolgate import bfcl|transcripts|otel|tau2|mcp-tools``: bring other tools' data in.
 
-* ``import bfcl`` — a BFCL category → ``DIR/dataset.jsonl`` + ``DIR/toolgate.yml``;
-* ``import transcripts --format openai|anthropic|gemini|responses FILE`` — recorded
-  conversations → ``DIR/runs.jsonl`` (``--cases``: also ``DIR/dataset.jsonl`` and a
-  ``DIR/toolgate.yml`` that replays the runs against it);
-* ``import otel FILE`` — OTLP JSON GenAI spans or a Langfuse export → ``DIR/runs.jsonl``
-  (``--cases``: also ``DIR/dataset.jsonl`` and ``DIR/toolgate.yml``);
-* ``import tau2 RESULTS.json`` — τ²-bench results → ``DIR/dataset.jsonl`` (the tasks'
-  expected writes), ``DIR/tools.json``, ``DIR/runs.jsonl`` (one run per simulation) and a
-  pinned ``DIR/toolgate.yml`` that judges them by their effects (``gate.interop.tau2``);
-* ``import mcp-tools`` — an MCP server's ``tools/list`` → a tools.json (``--url``,
-  ``--command``, or ``--config`` + ``--server`` naming one of ``agent.servers``).
+What each source writes is in its subcommand's help and in docs/interop.md.
 
 Existing files are never overwritten without ``--force``. Every problem in the input is
 reported at once (file, record, field) with exit code 2.

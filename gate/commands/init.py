@@ -1,21 +1,12 @@
 """``toolgate init [DIR]``: scaffold a gate that validates (and passes) immediately.
 
-Writes, under DIR (default: the current folder)::
-
-    toolgate.yml            commented config, already pinned to the dataset below
-    evals/dataset.jsonl     nine cases: single-tool, ordered, parallel, must-not-call,
-                            an error response, no-tool, a two-turn conversation
-    evals/tools.json        four tools with real JSON Schemas
-    evals/agent.py          a starter agent speaking the command protocol
-    .gitignore              ``toolgate-out/`` (the results folder), added to one there
-
-and the workflow — the README's, ``examples/workflows/basic.yml`` — where GitHub runs it:
+Writes under DIR (default: the current folder) the config and the ``evals/`` files
+docs/dataset.md lists, a ``.gitignore`` of ``toolgate-out/`` (added to one there), and
+the workflow — the README's, ``examples/workflows/basic.yml`` — where GitHub runs it:
 ``.github/workflows/toolgate.yml`` at the root of the git repository DIR is in (with the
 config's path from there when DIR is a subfolder). DIR outside any git repository gets it
-under DIR, and init says where to move it.
-
-It never overwrites: if any of these files exists (a ``.gitignore`` is added to), nothing
-is written.
+under DIR, and init says where to move it. It never overwrites: if any of these files
+exists (a ``.gitignore`` is added to), nothing is written.
 """
 
 from __future__ import annotations

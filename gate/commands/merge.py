@@ -8,9 +8,8 @@ release too), the policy of ``--config`` is applied
 (without a config only hard failures and regressions against ``--baseline`` count), and
 ``DIR/results.json`` is written, with the reports when the reporting module is present.
 
-Refused with exit code 2, naming the files: parts from different datasets, overlapping
-cases, shards of different splits, a missing shard or missing cases.
-Exit code 0 when the gate passes, 1 when it fails.
+Exit code 0 when the gate passes, 1 when it fails, 2 (naming the files) for parts that
+are not one run's shards (docs/action.md).
 """
 
 from __future__ import annotations

@@ -1,12 +1,5 @@
 """``toolgate record``: run the real tools once and freeze their responses (local only).
 
-::
-
-    toolgate record --config toolgate.yml --tools my_tools:REGISTRY --out dataset.recorded.jsonl
-                    [--case ID ...]
-    toolgate record --config toolgate.yml --out dataset.recorded.jsonl   # agent.kind: mcp
-                                                                         # with agent.servers
-
 Refuses when ``CI=true``. See :mod:`gate.replay.record` for what is recorded. The pin is
 not checked (recording is how a dataset changes); after review, point ``dataset.path``
 at the new file (or replace the old one) and re-pin with ``toolgate pin``.

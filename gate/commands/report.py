@@ -1,8 +1,5 @@
 """``toolgate report``: render any report from results files alone.
 
-    toolgate report RESULTS [--baseline BASE] [--format comment|summary|md|junit|console]
-                    [--out FILE] [--config FILE] [--secret-env NAME ...] [--max-chars N]
-
 Use it to preview the PR comment locally, or to render reports in a later job from an
 artifact. ``summary`` and ``md`` are the same full report (report.md / the step summary,
 within 1 MiB). With ``--baseline`` and results that carry no comparison yet, the two are

@@ -1,10 +1,5 @@
 """``toolgate run``: run the agent on every case × sample and write ``runs.jsonl``.
 
-::
-
-    toolgate run --config toolgate.yml --out DIR [--samples N] [--shard i/n] [--resume]
-                 [--case ID ...] [--concurrency N] [--no-progress]
-
 Loads and validates the config, loads the dataset and checks its pin, then runs
 :func:`gate.replay.runner.run_all`. A failed case-sample (crash, timeout, bad output) is recorded
 in runs.jsonl as an error and scored later as a failure; it does not change the exit
@@ -69,13 +64,10 @@ def run(args: argparse.Namespace) -> int:
     require_config(config_path)
     inputs = load_inputs(config_path, default_display(config_path), agent=True)
     config, dataset = inputs.config, inputs.dataset
-    updates: dict[str, object] = {}
     if args.concurrency is not None:
         if not 1 <= args.concurrency <= 512:
             raise UsageError("--concurrency must be between 1 and 512")
-        updates["concurrency"] = args.concurrency
-    if updates:
-        config = config.model_copy(update=updates)
+        config = config.model_copy(update={"concurrency": args.concurrency})
     samples = config.initial_samples if args.samples is None else args.samples
     if not 1 <= samples <= 100:
         raise UsageError("--samples must be between 1 and 100")

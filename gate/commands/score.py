@@ -1,10 +1,5 @@
 """``toolgate score``: score a runs file against the dataset and write results.json.
 
-::
-
-    toolgate score --config toolgate.yml --runs runs.jsonl --out DIR [--shard i/n]
-    toolgate score --dataset dataset.jsonl --runs runs.jsonl --out DIR [--shard i/n]
-
 With ``--config`` the config's dataset (its pin checked), normalisation and scoring rules
 are used; with ``--dataset`` the defaults. Every case-sample of the runs file is scored
 with every deterministic scorer; ``DIR/results.json`` gets the dataset-level metrics,

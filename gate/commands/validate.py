@@ -3,14 +3,8 @@
 Order of work: the config (every problem with its line), then the dataset (every
 problem with file:line: field), then the cross-checks that need both — gates on slices
 that exist, scoring settings that name real tools and arguments — and the pin. All
-cross-check and pin problems are reported together. On success it prints one line::
-
-    OK: toolgate.yml: dataset.jsonl: 74 cases (easy 23, medium 32, hard 19; no-tool 12;
-    must-not-call 25; 26 tags), 12 tools, pinned 2026.03.1 sha256 161c67a783f5
-
-``--dataset FILE`` validates another dataset file (then the pin is not checked, since
-it belongs to the config's dataset); with no config file at all it checks the dataset
-alone.
+cross-check and pin problems are reported together. docs/dataset.md gives the line
+printed on success, and ``--dataset``.
 """
 
 from __future__ import annotations

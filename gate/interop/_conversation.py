@@ -6,41 +6,10 @@ model was sent and what it answered, the tools it saw); this module turns that i
 trace importer (:mod:`gate.interop.otel`) builds its cases from the same parts
 (:func:`expectations`, :func:`conversation_turns`, :func:`marked_turns`).
 
-**User turns.** Each user message starts a user turn: the assistant messages and tool
-results after it, up to the next user message, are what the agent did in that turn.
-User messages with no assistant message between them are one turn (the agent read them
-together before it answered): their texts are joined by a blank line, and the case's
-``notes`` say so. Messages before the first user message (an assistant's greeting, say)
-are context. System prompts are the agent's own (left out unless asked).
-
-**One user turn** (or ``last_turn``: only the last one is under test) — what the
-importer has always written:
-
-* the run: each assistant message after the last user message is a turn, its calls a
-  parallel batch, the tool results that follow attached to it; the last turn's text is
-  ``final`` when it made no call;
-* the case: the calls become expectations (``order: strict`` when they span several
-  turns, ``unordered`` for one batch), the tool results frozen responses keyed by the
-  call's name and arguments, the earlier messages ``message_history`` in the OpenAI chat
-  shape.
-
-**Several user turns** — a conversation case (``conversation``, docs/dataset.md):
-
-* each user turn's expected calls are derived as one turn's are above (a turn without
-  calls expects none: ``"expected_tool_calls": []``); the messages before the first user
-  message are ``message_history``;
-* each distinct call's (name and arguments) first recorded response goes into the case's
-  ``tool_responses``; where the same call got a different response in a later turn, what
-  it got there goes into that turn's own ``tool_responses`` (tried first in that turn),
-  so replay gives each turn what it got;
-* the run follows the runner's convention: the first assistant turn after each user
-  message carries ``user`` (that message), each user turn's answer is its assistant
-  message without calls, ``final`` the last turn's answer.
-
-A conversation is refused (:class:`FieldError` naming the message) when a user turn has
-no text, when the last user message has no assistant answer, or when a tool result
-answers no call of the assistant message before it — a provider would have refused that
-request, and the result could not be frozen for any call.
+docs/interop.md ("Transcripts") gives the rules in full: user turns, one-turn and
+conversation cases, which response each turn freezes, and what is refused. A conversation
+is refused (:class:`FieldError` naming the message) where a provider would have refused
+the request, or where a tool result could not be frozen for any call.
 """
 
 from __future__ import annotations
@@ -115,7 +84,7 @@ class UserTurn:
 
 @dataclass(frozen=True, slots=True)
 class UserTurns:
-    """A conversation cut into its user turns (module docstring)."""
+    """A conversation cut into its user turns (docs/interop.md)."""
 
     before: tuple[Message, ...]
     """The messages before the first user message."""
@@ -128,21 +97,15 @@ class UserTurns:
 def split(conv: Conversation) -> tuple[list[Message], Message | None, list[Message]]:
     """(history, the last user message, the messages after it). A conversation without any
     user message has no user turn (``None``): everything is "after"."""
-    last_user = None
-    for i, m in enumerate(conv.messages):
-        if m.role == "user":
-            last_user = i
-    if last_user is None:
+    users = [i for i, m in enumerate(conv.messages) if m.role == "user"]
+    if not users:
         return [], None, list(conv.messages)
-    return (
-        conv.messages[:last_user],
-        conv.messages[last_user],
-        conv.messages[last_user + 1 :],
-    )
+    last_user = users[-1]
+    return conv.messages[:last_user], conv.messages[last_user], conv.messages[last_user + 1 :]
 
 
 def user_turns(conv: Conversation) -> UserTurns:
-    """The conversation's user turns (module docstring), unchecked."""
+    """The conversation's user turns (docs/interop.md), unchecked."""
     first = next((i for i, m in enumerate(conv.messages) if m.role == "user"), None)
     if first is None:
         return UserTurns(tuple(conv.messages), ())
@@ -170,7 +133,7 @@ def user_turns(conv: Conversation) -> UserTurns:
 
 
 def check_conversation(cut: UserTurns) -> None:
-    """Refuse what a conversation case cannot hold (module docstring): raises
+    """Refuse what a conversation case cannot hold (docs/interop.md): raises
     :class:`FieldError` naming the message."""
     _check_results(cut.before)
     for k, t in enumerate(cut.turns):
@@ -253,7 +216,7 @@ def marked_turns(groups: Sequence[tuple[str, Sequence[Turn]]]) -> list[Turn]:
 
 
 def to_run(conv: Conversation, case_id: str, sample: int, *, last_turn: bool = False) -> Run:
-    """The run this conversation records (see the module docstring). Raises
+    """The run this conversation records (docs/interop.md). Raises
     :class:`FieldError` for a conversation that cannot be one (:func:`check_conversation`)."""
     cut = user_turns(conv)
     if last_turn or len(cut.turns) <= 1:
@@ -262,14 +225,11 @@ def to_run(conv: Conversation, case_id: str, sample: int, *, last_turn: bool = F
     else:
         check_conversation(cut)
         turns = marked_turns([(t.user, turns_of(t.messages)) for t in cut.turns])
-    final = None
-    if turns and not turns[-1].calls:
-        final = turns[-1].content
     return Run(
         case_id=case_id,
         sample=sample,
         turns=tuple(turns),
-        final=final,
+        final=turns[-1].content if turns and not turns[-1].calls else None,
         error=conv.error,
         latency_ms=conv.latency_ms,
         usage=usage_of(dict(conv.usage)) if conv.usage else None,
@@ -352,7 +312,7 @@ class Expectations:
 
 
 def expectations(turns: Sequence[Turn]) -> Expectations:
-    """One user turn's expectations and frozen responses (module docstring)."""
+    """One user turn's expectations and frozen responses (docs/interop.md)."""
     expected: list[dict[str, Any]] = []
     notes: list[str] = []
     responses: list[tuple[str, dict[str, Any]]] = []
@@ -386,7 +346,7 @@ def conversation_turns(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[str]]:
     """The ``conversation`` column of a case made of these user turns (each its user
     message and its assistant turns), the case's ``tool_responses``, and notes on calls
-    left out (module docstring)."""
+    left out (docs/interop.md)."""
     rows: list[dict[str, Any]] = []
     case_responses: list[dict[str, Any]] = []
     notes: list[str] = []
@@ -446,7 +406,7 @@ def to_case(
     keep_system: bool = False,
     last_turn: bool = False,
 ) -> dict[str, Any]:
-    """The regression case this conversation makes (see the module docstring).
+    """The regression case this conversation makes (docs/interop.md).
 
     Raises :class:`FieldError` when the conversation has no user message, or is one that
     a conversation case cannot hold (:func:`check_conversation`).

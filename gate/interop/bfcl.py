@@ -1,40 +1,11 @@
 """BFCL → a ToolGate dataset and a ready ``toolgate.yml``.
 
-The Berkeley Function Calling Leaderboard ships, per category, a *questions* file (JSON
-Lines: ``{"id", "question": [[messages]], "function": [function docs]}``) and, except for
-the irrelevance categories, a *possible answers* file (``{"id", "ground_truth": [{func:
-{param: [acceptable values]}}]}``). This module converts one category into dataset rows,
-one per BFCL item, with the BFCL id as the case id:
-
-* ``question[0]``: its last message (a user turn) is ``user_input``; every message before
-  it is ``message_history``;
-* ``function``: each doc becomes an OpenAI tool spec; BFCL's types become JSON Schema —
-  ``dict → object``, ``float → number``, ``tuple → array``, ``any →`` (no constraint),
-  ``integer``, ``string``, ``boolean``, ``array`` unchanged — and a parameter whose BFCL
-  ``default`` is ``null`` becomes nullable (BFCL's answers accept ``None`` for those);
-* ``ground_truth``: each ``{func: {param: options}}`` is an expected call with
-  ``required_args_only: false`` (BFCL rejects any argument its answer does not list). One
-  option is a plain value, several are ``{"$in": [...]}``; ``""`` among the options means
-  "may be omitted" and stays in the ``$in`` (the ``bfcl`` profile reads it so). Options of
-  ``dict`` parameters (and of arrays of dicts) hold their own option lists per key: they are
-  expanded into every concrete object, an optional key giving variants without it;
-* ``parallel*`` categories: the calls form one unordered batch; ``simple``/``multiple``:
-  one call; ``irrelevance``: ``expected_tool_calls: []`` and ``expected_no_tool: true``;
-  ``live_relevance`` (no answers; BFCL passes any output holding a call): one call to any
-  offered tool, with any arguments, under ``order: superset``.
-
-Values are adjusted to the parameter's schema the way BFCL's checker compares them: an
-integer option of a ``float`` parameter becomes a float (BFCL converts an int output to
-float before comparing, so both ``5`` and ``5.0`` are right), and an integral float option
-of an ``integer`` parameter is offered as the integer too (Python's ``5 == 5.0``).
-
-BFCL trusts its possible answers over its function docs, and so does the import: an
-acceptable value outside the parameter's ``enum`` or of another type than declared is
-admitted by widening that parameter's schema (:func:`admit`); an answer for a parameter the
-doc does not declare — which BFCL refuses in any output — is left out of the expected call
-when it may be omitted, else the item is left out (BFCL rejects every output). Each such
-contradiction is reported as a :class:`SchemaNote` (``repaired`` when the import reproduces
-BFCL's verdict despite it) and written to the case's ``notes``.
+One BFCL category (its questions file and, except for the irrelevance categories, its
+possible answers) becomes dataset rows, one per BFCL item, with the BFCL id as the case
+id. docs/interop.md ("What the importer writes") gives the mapping in full. BFCL trusts
+its possible answers over its function docs, and so does the import: each contradiction
+is widened (:func:`admit`) or left out, reported as a :class:`SchemaNote` (``repaired``
+when the import reproduces BFCL's verdict despite it) and written to the case's ``notes``.
 """
 
 from __future__ import annotations
@@ -289,10 +260,6 @@ def _declared_type(schema: Mapping[str, Any]) -> str | None:
 # ─── possible answers → matchers ─────────────────────────────────────────────
 
 
-def _is_blank(v: Any) -> bool:
-    return isinstance(v, str) and v == ""
-
-
 def _enum_fold(v: Any) -> Any:
     """How the dataset loader compares a value with an enum (case-insensitively)."""
     return v.strip().casefold() if isinstance(v, str) else repr(v)
@@ -380,8 +347,8 @@ def _expand_dict(option: Any, where: str, loc: Locator, rec: Record) -> list[Any
         if not isinstance(opts, list):
             loc.add(rec, f"{where}.{key}", "options of a dict key must be an array")
             return []
-        values: list[Any] = [o for o in opts if not _is_blank(o)]
-        if any(_is_blank(o) for o in opts):
+        values: list[Any] = [o for o in opts if o != ""]
+        if any(o == "" for o in opts):
             values.append(_OMIT)
         choices.append(values)
     total = math.prod(max(len(c), 1) for c in choices)
@@ -441,10 +408,10 @@ def expand_options(
 ) -> tuple[list[Any], bool]:
     """(every concrete acceptable value, may the parameter be omitted) of one BFCL option
     list, dict options expanded; values as BFCL wrote them (no number adjustment)."""
-    optional = any(_is_blank(o) for o in options)
+    optional = any(o == "" for o in options)
     values: list[Any] = []
     for i, option in enumerate(options):
-        if _is_blank(option):
+        if option == "":
             continue
         values.extend(_expand_option(option, schema, f"{where}[{i}]", loc, rec))
     if len(values) > MAX_EXPANSION:
@@ -657,7 +624,7 @@ def _expected_calls(
             if p not in props:
                 # BFCL refuses the parameter in any output ("Unexpected parameter"), and
                 # an output without it unless the answer lets it be omitted.
-                if any(_is_blank(o) for o in opts):
+                if any(o == "" for o in opts):
                     notes.append(
                         SchemaNote(
                             item.case_id,

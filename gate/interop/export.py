@@ -1,17 +1,10 @@
 """results.json → CSV for spreadsheets: the "per-case scores" and "per-tool recall rollup"
-tabs of seed 003.
+tabs of seed 003 (docs/interop.md, "Exports", gives the columns).
 
-* **cases** — one row per case: ``id, passed, pass_rate, flaky, samples, difficulty, tags,
-  failed_checks`` (every check that failed in any sample), the case's mean of each key
-  metric (:data:`CASE_METRICS`; empty when not applicable), then ``expected`` and
-  ``actual`` calls in the one-line ``name(arg=value)`` form of the PR comment, and ``why``
-  (the scorer's summary) — taken from the first failing sample (results keep the evidence
-  of failing samples only: empty for a case whose every sample passed);
-* **tools** — one row per tool, sorted by name: ``tool, expected, matched, recall, called``
-  (recall = matched ÷ expected; empty when the tool was never expected).
-
-Numbers are written with up to 6 significant digits; lists (tags, failed checks) are
-joined with ``;``. The same results give byte-identical CSV.
+The key metrics are :data:`CASE_METRICS`; calls are in the
+one-line ``name(arg=value)`` form of the PR comment. Numbers are written with up to 6
+significant digits; lists (tags, failed checks) are joined with ``;``. The same results
+give byte-identical CSV.
 """
 
 from __future__ import annotations
@@ -54,7 +47,7 @@ def _csv(rows: list[list[str]]) -> str:
 
 
 def cases_csv(results: Results) -> str:
-    """The per-case table (module docstring)."""
+    """The per-case table (docs/interop.md)."""
     header = [
         "id",
         "passed",
@@ -96,7 +89,7 @@ def cases_csv(results: Results) -> str:
 
 
 def tools_csv(results: Results) -> str:
-    """The per-tool recall rollup (module docstring)."""
+    """The per-tool recall rollup (docs/interop.md)."""
     rows = [["tool", "expected", "matched", "recall", "called"]]
     for name in sorted(results.per_tool):
         t = results.per_tool[name]

@@ -1,15 +1,6 @@
-"""Tool lists from MCP servers: ``toolgate import mcp-tools``, and drift against the pin.
-
-* :func:`write_tools_file` — a server's ``tools/list`` as a tools.json (bare
-  ``{name, description, parameters}`` entries, sorted by name), ready to be referenced as
-  ``available_tools: "@tools.json"`` and pinned;
-* :func:`server_drift` — with ``agent.kind: mcp`` and ``agent.servers``, the gate lists
-  every server's tools and compares them with the dataset's pinned tool definitions:
-  a tool a server advertises that the dataset lacks is **added**, a dataset tool no server
-  advertises is **removed**, one whose description or input schema differs is
-  **changed** (with the same compact diff as base-vs-head drift, pinned → advertised). A
-  server that cannot be reached is a notice, never a verdict: drift is reported in the
-  comment's tool-definition section, it does not gate.
+"""Tool lists from MCP servers: ``toolgate import mcp-tools`` (:func:`write_tools_file`), and
+drift against the pin (:func:`server_drift`); docs/agent-protocol.md ("Your real MCP
+servers") gives both. A server that cannot be reached is a notice, never a verdict.
 """
 
 from __future__ import annotations
@@ -97,7 +88,7 @@ def tool_drift(
 def server_drift(
     config: Config, pinned: Mapping[str, ToolSpec], environ: Mapping[str, str]
 ) -> tuple[list[ToolDrift], list[str]]:
-    """Drift between the dataset's tools and ``agent.servers`` (module docstring), and
+    """Drift between the dataset's tools and ``agent.servers`` (docs/agent-protocol.md), and
     notices for servers that could not be listed. Nothing without configured servers."""
     servers = config.agent.mcp_servers()
     if not servers:

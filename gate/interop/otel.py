@@ -1,66 +1,11 @@
 """OpenTelemetry GenAI traces (OTLP JSON) and Langfuse observation exports → runs.jsonl
 (and optionally dataset cases).
 
-**OTLP JSON** (``toolgate import otel FILE``): an ``ExportTraceServiceRequest`` —
-``{"resourceSpans": [{"resource", "scopeSpans": [{"scope", "spans": [...]}]}]}`` — or JSON
-Lines of them, as the collector's file exporter writes. Spans are grouped by ``traceId``;
-one trace is one run. Within a trace, by start time:
-
-* a **model span** (``gen_ai.operation.name`` = ``chat`` / ``generate_content`` /
-  ``text_completion``) is one assistant turn. Its calls come from ``gen_ai.output.messages``
-  (parts of ``type: "tool_call"`` with ``id``, ``name``, ``arguments``), or from
-  OpenLLMetry's ``gen_ai.completion.<i>.tool_calls.<j>.{id,name,arguments}``; its text
-  is ``final`` when it is the last turn and made no call. ``gen_ai.usage.input_tokens`` /
-  ``output_tokens`` add up into the run's usage. The tool list the model saw is kept
-  (``gen_ai.tool.definitions``, or OpenLLMetry's ``llm.request.functions.<i>.*``) in the
-  run's ``meta.tools``; the user's turn (the last user message of the first model span's
-  ``gen_ai.input.messages``) in ``meta.user_input``.
-* a **tool span** (``gen_ai.operation.name`` = ``execute_tool``) is one tool execution:
-  ``gen_ai.tool.name``, ``gen_ai.tool.call.id``, ``gen_ai.tool.call.arguments`` and
-  ``gen_ai.tool.call.result``; span status ``ERROR`` (or ``error.type``) marks the result an
-  error. It is attached to the turn whose call has the same id; else to the last model
-  span that started before it — and when that span recorded no calls (content capture off,
-  the instrumentations' default), the tool spans *are* its calls. A trace with tool spans
-  and no model span gets one turn per group of overlapping tool spans (a parallel batch).
-
-The case id is the span attribute ``toolgate.case_id`` (on any span of the trace, or on
-the resource), else the attribute named by ``case_attribute`` (e.g.
-``gen_ai.conversation.id``), else the trace id. ``toolgate.sample`` likewise, else the
-traces of one case are numbered in file order. A root span with status ``ERROR`` sets the
-run's ``error``. The run's ``latency_ms`` is the trace's span (first start to last end).
-
-**Langfuse** (auto-detected, or ``--format langfuse``): observations as the public API
-and the UI export them — ``{"id", "traceId", "type", "name", "startTime", "endTime",
-"input", "output", "level", "usageDetails"|"usage", "parentObservationId", "metadata"}`` —
-as JSON Lines, an array, ``{"data": [...]}`` or a trace ``{"id", "observations": [...]}``.
-``GENERATION`` observations are the model turns (``output`` an assistant message with
-OpenAI ``tool_calls`` or LangChain ``tool_calls: [{name, args, id}]``; ``input`` the
-messages, or ``{"messages", "tools"}``); ``TOOL`` observations are tool executions
-(``name``, ``input`` = arguments, ``output`` = result, ``level: ERROR`` = error), attached
-as above. ``SPAN``, ``EVENT`` and the other types are context and are skipped. The case id
-is ``metadata.toolgate_case_id`` (on any observation of the trace) or the trace id.
-
-**Sessions.** The traces of one session — a multi-turn chat, one trace per user message —
-are one conversation: one run, and with ``cases`` one conversation case
-(:mod:`gate.interop._conversation`). The session is the first of
-:data:`SESSION_ATTRIBUTES` found on a span of the trace or on its resource (OTLP;
-``session_attributes`` names others), or the ``sessionId`` of a Langfuse trace object
-``{"id", "sessionId", "observations"}`` (or of an observation). A session's traces are
-ordered by start time; each is a user turn: its user message (as ``meta.user_input``
-above — a trace that records none is an error: content capture was off) and its turns,
-the first of them carrying that message (``Turn.user``, the runner's convention). The run's
-``final`` is the last trace's answer, its usage and ``latency_ms`` the sums over the
-traces, its ``error`` the first trace's error, its ``meta`` the ``session_id``, the
-``trace_ids`` and the tools. The case id is the traces' ``toolgate.case_id`` (or
-``case_attribute``; traces that name different ones are an error), else the session id.
-A trace without a session, or a session of one trace, is a run as above; ``per_trace``
-makes every trace its own run, as before sessions.
-
-**Cases** (``cases``): one per case id, from its first trace or session, the calls as
-expectations and the tool results as frozen responses — a trace a one-turn case (its
-``user_input`` the user's message, no ``message_history``), a session a conversation case.
-The tools are the recorded definitions, and for a called tool that none defines a
-stand-in taking any arguments (named in the case's ``notes``).
+docs/interop.md ("Traces") gives the mapping in full: model and tool spans, Langfuse
+observations, case ids, sessions and ``--cases``. Beside it: one trace is one run and a
+session of traces one conversation (:mod:`gate.interop._conversation` builds its case); a
+model turn's text is ``final`` when it is the last turn and made no call; a session's
+first turn carries its user message (``Turn.user``, the runner's convention).
 """
 
 from __future__ import annotations
@@ -153,7 +98,7 @@ class _Trace:
 
 
 def _trace_turns(trace: _Trace) -> list[Turn]:
-    """Model turns and tool executions → the turns of one trace (module docstring)."""
+    """Model turns and tool executions → the turns of one trace (docs/interop.md)."""
     model = sorted(trace.model_turns, key=lambda t: t.start)
     execs = sorted(trace.execs, key=lambda e: (e.start, e.end))
     turns_calls: list[list[ToolCall]] = [list(t.calls) for t in model]
@@ -244,7 +189,7 @@ def _session_tools(session: Sequence[_Trace]) -> list[dict[str, Any]] | None:
 
 
 def _run_of(group: Sequence[_Trace], case_id: str, sample: int, source: str) -> Run:
-    """One trace, or a session of several, → one run (module docstring). A session's
+    """One trace, or a session of several, → one run (docs/interop.md). A session's
     traces are its user turns, the first turn of each carrying the user's message (the
     runner's convention)."""
     lead = group[0]
@@ -996,7 +941,7 @@ def import_trace_file(
     cases: bool = False,
 ) -> Imported:
     """Every trace of ``path`` → one run, the traces of a session one run together
-    (module docstring), and, with ``cases``, one dataset case per case id: a trace's a
+    (docs/interop.md), and, with ``cases``, one dataset case per case id: a trace's a
     one-turn case, a session's a conversation case. Problems are raised at once."""
     name = display or str(path)
     records = read_records(path, display=name, unwrap=("data",))

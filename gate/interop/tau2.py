@@ -1,50 +1,11 @@
 """τ²-bench results → cases judged by their effects, and the runs to replay
-(``toolgate import tau2``, docs/interop.md).
+(``toolgate import tau2``).
 
-A τ²-bench results file holds ``tasks`` (each with ``evaluation_criteria``: the
-``actions`` of one reference solution and the ``reward_basis``), ``simulations`` (each a
-task's ``trial``: the messages, the ``termination_reason``, the ``reward_info``) and
-``info`` (the domain, and the tool definitions when the run kept them). τ²-bench rewards a
-simulation when the database it ends with is the one the reference actions make: what the
-agent wrote, not how it looked things up. The mapping:
-
-* **a case per task** (case id = task id): its expected calls are the task's actions of
-  write tools, in order, with their arguments — all of them compared exactly when the
-  action sets no ``compare_args`` (the database sees every argument), else those it
-  names; a task without write actions is a reads-only case (``expected_no_tool``: judged
-  by effects, lookups are allowed and any write fails it). With ``ACTION`` in the reward
-  basis every action must be made, so its reads become ``required``. Two writes to one
-  record can change the database in either order (payments are appended, new ids given
-  in turn): a task with two expected writes of one record — the same first argument, the
-  record a τ² tool acts on (the same reservation, the same user) — is judged ``order:
-  strict``; writes to separate records may come in any order;
-* **a run per simulation** (sample = trial): every assistant message is a turn with its
-  tool calls and their results, paired in order as τ²-bench pairs them; a tool message
-  with ``error: true`` is a failed call (a file trimmed for the leaderboard drops that
-  flag: then a result starting ``Error:``, the text τ²-bench gives every failed call, is
-  one); tool calls of the user simulator are not the agent's and are left out. A
-  simulation that ended early (``max_steps``, ``too_many_errors``, …) gets τ²-bench's
-  verdict as the agent's error; ``user_error`` and ``infrastructure_error`` are not the
-  agent's doing: the sample is missing;
-* **the tools** come from ``info.environment_info.tool_defs``, else ``--tools``; with
-  ``--untyped-tools``, every tool named in the file with arguments of any shape;
-* **the tool effects**: the tools ``--writes`` names write; else those the tools' MCP
-  annotations say write; else the write tools of τ²-bench's own domain of that name
-  (:data:`STOCK_WRITES`, with any other tool its action checks type ``write``); else those
-  τ²-bench typed ``write`` in its action checks (which type only the tools some task's
-  reference actions use). Every other tool reads (``scoring.default_effect: read``). A
-  write tool is idempotent (the same call again changes nothing more: a write repeated at
-  once counts once) when ``--idempotent`` names it, else when its annotations say so
-  (``idempotentHint``), else when τ²-bench's own domain of that name sets a state with it
-  (:data:`STOCK_IDEMPOTENT`).
-
-What cannot be mapped is refused by name (exit code 2): a task without evaluation
-criteria or without actions (τ²-bench would not check the database), an action of the
-user simulator, a reward basis that needs the environment or a judge (``ENV_ASSERTION``,
-``NL_ASSERTION``), a full-duplex simulation (ticks instead of messages), a trial recorded
-twice. ``--skip-unmappable`` leaves such tasks (and their simulations) out instead, and
-says which. ``COMMUNICATE`` (what the agent must say) is not judged: a case's notes list
-what τ²-bench also requires.
+docs/interop.md ("Tau2-bench results") gives the mapping in full: a case per task, a run
+per simulation, the tools, which tools write, and what is refused. Why effects: τ²-bench
+rewards a simulation when the database it ends with is the one the reference actions
+make — what the agent wrote, not how it looked things up. ``COMMUNICATE`` (what the agent
+must say) is not judged: a case's notes list what τ²-bench also requires.
 """
 
 from __future__ import annotations
@@ -61,7 +22,7 @@ from gate.dataset.matchers import did_you_mean
 from gate.dataset.matchers import json_kind as _kind
 from gate.dataset.tools import TOOL_NAME, parse_tool
 from gate.errors import InteropError, Problem
-from gate.interop._records import Locator, refuse_existing, write_cases
+from gate.interop._records import Locator, read_bytes, refuse_existing, write_cases
 from gate.model import Run, ToolCall, ToolResult, Turn
 from gate.runsfile import decode_arguments
 from gate.scorers.effects import effect_from_annotations
@@ -131,7 +92,7 @@ _ANY_ARGS: dict[str, Any] = {"type": "object"}
 
 @dataclass(slots=True)
 class Tau2Import:
-    """What one results file becomes (module docstring)."""
+    """What one results file becomes (docs/interop.md)."""
 
     source: str
     domain: str | None
@@ -152,12 +113,7 @@ class Tau2Import:
 
 
 def _read_json(path: Path, display: str) -> Any:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InteropError(
-            Problem(display, None, None, f"cannot read: {exc.strerror or exc}")
-        ) from None
+    raw = read_bytes(path, display)
     try:
         return jsonio.loads_strict(raw)
     except jsonio.JsonInputError as exc:
@@ -723,7 +679,7 @@ def import_tau2(
     untyped_tools: bool = False,
     skip_unmappable: bool = False,
 ) -> Tau2Import:
-    """Read a τ²-bench results file (module docstring); every problem at once, as an
+    """Read a τ²-bench results file (docs/interop.md); every problem at once, as an
     :class:`InteropError` naming the field."""
     data, display = read_results(path)
     problems = Locator(display)

@@ -1,33 +1,11 @@
 """Recorded provider conversations → runs.jsonl (and optionally dataset cases).
 
 ``toolgate import transcripts --format openai|anthropic|gemini|responses FILE`` reads one
-record per conversation (JSON Lines, a JSON array, or ``{"data": [...]}``)::
-
-    {"id": "conv-17",                 # optional: the case id (else case_id, else FILE-N)
-     "case_id": "refund-017",         # optional: overrides id as the case id
-     "sample": 0,                     # optional: else 0, 1, 2… per case id in file order
-     "request": {...},                # the request body sent to the provider
-     "response": {...},               # optional: the provider's answer to it
-     "latency_ms": 812.5,             # optional
-     "metadata": {...}}               # optional, free-form, kept in the run's meta
-
-The request is the provider's own body — OpenAI chat ``{messages, tools}``, OpenAI
-Responses ``{input, instructions, tools}``, Anthropic Messages ``{system, messages,
-tools}``, Gemini ``generateContent`` ``{contents, systemInstruction, tools}`` — and the
-response is the provider's reply (a chat completion, a Response, a Message, a
-GenerateContentResponse). Record the *last* request of an agent loop: its messages hold
-every earlier assistant turn and tool result after the user's message. Without a response,
-the assistant messages at the end of the request are the run.
-
-Each user message starts a user turn; what the assistant did after it, up to the next user
-message, is that turn's part of the run (one turn per assistant message, tool results
-attached). A record of one user turn is a one-turn case, as it always was; a record of
-several is a conversation case, each turn scored where it happened — or, with
-``last_turn`` (``--last-turn``), only the last user turn is under test and the earlier
-messages are its history (see :mod:`gate.interop._conversation`). Tool calls are read by
-the provider adapters in :mod:`gate.adapters` (from the structured fields, never from
-text); a malformed payload is an :class:`~gate.interop.InteropError` naming the file, the
-record and the field.
+record per conversation; docs/interop.md ("Transcripts") gives the record, the request
+and response of each format, and how user turns become one-turn or conversation cases
+(:mod:`gate.interop._conversation`). Tool calls are read by the provider adapters in
+:mod:`gate.adapters` (from the structured fields, never from text); a malformed payload is
+an :class:`~gate.interop.InteropError` naming the file, the record and the field.
 """
 
 from __future__ import annotations
@@ -241,16 +219,11 @@ def _responses_items(items: list[Any], field: str) -> list[Message]:
             text = _text_of(
                 it.get("content"), f"{f}.content", ("input_text", "output_text", "text")
             )
-            if role in ("system", "developer"):
-                messages.append(Message("system", text, where=f))
-            elif role == "user":
-                messages.append(Message("user", text, where=f))
-            elif role == "assistant":
-                messages.append(Message("assistant", text, where=f))
-            else:
+            if role not in ("system", "developer", "user", "assistant"):
                 raise FieldError(
                     f"{f}.role", f"unknown role {role!r} (system, developer, user, assistant)"
                 )
+            messages.append(Message("system" if role == "developer" else role, text, where=f))
         elif kind == "function_call":
             call = _adapter(openai_responses.call_from_item, it, f)
             # Consecutive function_call items (and any text just before them) are one turn.

@@ -1,30 +1,16 @@
 """The LLM judge: scores that are reported, never gated (docs/judge.md, seed 003).
 
-:func:`run_judge` is the one entry point. Given the config, the dataset, the runs and the
-output folder, it
+:func:`run_judge` is the one entry point: it cuts judge items from every run (``rubrics``),
+chooses which to judge under the budget (``sample``), answers each from the cache or the
+endpoint (``cache``, ``client``) with bounded concurrency and a circuit breaker, and sums
+up per rubric, with judge–human agreement when a calibration file is set (``agreement``).
 
-1. cuts judge items from every run with each enabled rubric (``rubrics``),
-2. chooses which to judge under ``judge.sample`` and ``judge.max_evaluations`` (``sample``),
-3. answers each from the cache or by asking the judge endpoint (``cache``, ``client``),
-   with bounded concurrency and a circuit breaker: after ``max_consecutive_failures``
-   failed calls in a row the endpoint is taken as down and the rest are skipped,
-4. sums up per rubric (mean of label scores, label counts, unparsable answers, failures,
-   budget), estimates the token cost, and, when a calibration file of human labels is
-   configured, computes judge–human agreement (``agreement``).
-
-It returns the ``judge`` block of results.json. A judge outage — no API key, timeouts,
-HTTP errors, a dead endpoint — and budget exhaustion are *reported* in that block (``status``
-and ``notices``); they never raise and never touch the verdict, which ``gate.policy`` decides
-from deterministic metrics only (``gates:`` refuses ``judge.*`` metrics). ``run_judge``
-raises only :class:`gate.errors.InputError` for bad input the user must fix: an unreadable
-or malformed custom rubric prompt, or a malformed calibration file. Call
-:func:`check_judge_inputs` early (e.g. in ``validate``) to report those before a run.
-
-Block ``status``: ``ok`` (every chosen item answered), ``partial`` (the budget left items
-unjudged), ``degraded`` (some calls failed), ``unavailable`` (no chosen item could be
-answered), ``disabled`` (no ``judge:`` in the config). Everything in the block is
-deterministic for the same runs, config and judge answers; what depends on the cache's
-state (calls made, cache hits, tokens spent in this run, wall time) goes to
+It returns the ``judge`` block of results.json (docs/judge.md gives its ``status`` values).
+A judge outage and budget exhaustion are *reported* in that block; they never raise and
+never touch the verdict. ``run_judge`` raises only :class:`gate.errors.InputError` for bad
+input the user must fix (a custom rubric prompt, a calibration file): call
+:func:`check_judge_inputs` early to report those before a run. The block is deterministic
+for the same runs, config and judge answers; what depends on the cache's state goes to
 ``results.timing["judge"]``.
 """
 

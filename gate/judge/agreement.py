@@ -1,26 +1,12 @@
 """Judge–human agreement: Cohen's κ and raw agreement, with a seeded bootstrap interval.
 
-Seed 003: measure agreement between the judge and human raters on a sample of your own
-domain before trusting (let alone gating on) a judge score. Humans label some judge items
-in a **calibration file**; every item that both the judge and a human labelled is a pair.
-
-Calibration file: JSON Lines, one human label a line (blank lines are skipped)::
-
-    {"case_id": "refund-017", "sample": 0, "rubric": "tool_appropriateness", "label": "appropriate"}
-    {"case_id": "search-002", "sample": 0, "rubric": "argument_fidelity",
-     "item": "web_search#0.query", "label": "incomplete"}
-
-``item`` names one item of a rubric that cuts several per case-sample (see
-``gate.judge.rubrics.JudgeItem``); it is ``""`` (or left out) for the others. Unknown keys,
-wrong types, a rubric that is not enabled, a label not on the rubric's scale, and the same
-item labelled twice are errors naming the file, the line and the field.
-
-With n pairs (j_i, h_i) over the rubric's labels C:
+Humans label some judge items in a **calibration file** (docs/judge.md gives its lines and
+what is refused); every item that both the judge and a human labelled is a pair. With n
+pairs (j_i, h_i) over the rubric's labels C:
 
 * raw agreement ``p_o = (1/n) Σ [j_i = h_i]``;
 * chance agreement ``p_e = Σ_{c∈C} (n_j(c)/n)·(n_h(c)/n)``;
-* Cohen's κ ``= (p_o − p_e) / (1 − p_e)``; undefined (null) when ``p_e = 1`` (both raters
-  used one and the same label throughout);
+* Cohen's κ ``= (p_o − p_e) / (1 − p_e)``; undefined (null) when ``p_e = 1``;
 * 95% interval: percentile bootstrap (:data:`RESAMPLES` resamples of the n pairs with
   replacement, ``random.Random(seed)``; percentiles by linear interpolation), for κ over the
   resamples where it is defined, and for raw agreement; null when n < 2.

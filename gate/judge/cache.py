@@ -1,15 +1,10 @@
-"""The judge cache: re-judging an unchanged item costs nothing.
+"""The judge cache: re-judging an unchanged item costs nothing (docs/judge.md, "The cache").
 
-Key = sha256 of the canonical JSON of ``{rubric, prompt_sha256, model, inputs}``, where
-``prompt_sha256`` covers the system prompt, the rubric's template and its scale with values
-(``Rubric.prompt_sha256``). Change any of these — a reworded prompt, another judge model,
-a different argument value — and the key changes; nothing else does. The endpoint's URL is
-not part of the key: the same model name is taken to be the same judge.
-
-Entries live in ``<out>/judge-cache/<key[:2]>/<key>.json``. Only real answers are stored
-(a label on the scale, or an unparsable answer: both are what the judge said at temperature
-0); failures (timeouts, 5xx) are not, so the next run asks again. A cache entry that cannot
-be read or does not fit is ignored and overwritten — a cache never fails a run.
+Key = sha256 of the canonical JSON of ``{rubric, prompt_sha256, model, inputs}``
+(:attr:`gate.judge.rubrics.Rubric.prompt_sha256`). The endpoint's URL is not part of the
+key: the same model name is taken to be the same judge. Only real answers are stored;
+a cache entry that cannot be read or does not fit is ignored and overwritten — a cache
+never fails a run.
 """
 
 from __future__ import annotations

@@ -1,29 +1,12 @@
 """The judge's HTTP client: any OpenAI-compatible chat-completions endpoint.
 
-One request per judge item: ``POST {base_url}/chat/completions`` with the model, the
-rubric's two messages, ``temperature: 0`` (pinned: the same inputs should get the same
-answer) and, unless turned off, ``response_format: {"type": "json_object"}``.
-
-Failures, in order of handling:
-
-* HTTP 408, 429 and 5xx, refused or dropped connections and timeouts are retried up to
-  ``max_retries`` times. The wait before retry k (0-based) is ``Retry-After`` when the
-  server sends one (seconds or an HTTP date), else ``backoff_s × 2^k``; either is capped
-  at ``max_backoff_s``.
-* Other HTTP errors (400, 401, 404, …) are not retried: asking again will not help.
-* A body that is not a chat completion (not JSON, no ``choices[0].message``) is an
-  endpoint failure (:class:`JudgeCallError`, kind ``protocol``), not retried.
-* ``timeout_s`` bounds the whole exchange: the connection, the wait for the answer, and
-  the reading of the body.
-
+One request per judge item; docs/judge.md ("The judge call and its answer") gives the
+request, what is retried and the answer's shape. ``timeout_s`` bounds the whole exchange.
 The transport is :class:`gate.replay.http.HttpClient` (httpx), the agent loop's: a
 kept-alive connection per judging thread (a TLS handshake per item would add a round trip
-or two to every request to a hosted judge), each whole exchange bounded by the timeout.
-
-Parsing the answer is strict (:func:`parse_answer`): the message content must be one JSON
-object ``{"label": <a label of the scale>, "reason": <text>}`` and nothing else (one
-surrounding Markdown code fence is tolerated, as it hides nothing). Anything else is
-recorded as *unparsable* with the raw text truncated to :data:`RAW_CHARS` — never guessed.
+or two to every request to a hosted judge). Parsing the answer is strict
+(:func:`parse_answer`): anything else is recorded as *unparsable* with the raw text
+truncated to :data:`RAW_CHARS` — never guessed.
 """
 
 from __future__ import annotations
@@ -90,7 +73,7 @@ def truncate(text: str, limit: int = RAW_CHARS) -> str:
 
 
 def parse_answer(content: str | None, scale: Sequence[str]) -> ParsedAnswer:
-    """Parse one judge answer strictly against ``scale`` (see the module docstring)."""
+    """Parse one judge answer strictly against ``scale`` (docs/judge.md)."""
     if content is None:
         return ParsedAnswer(None, None, "the answer has no text content", None)
     text = content.strip()

@@ -1,25 +1,10 @@
 """Judge rubrics: one narrow question each, a fixed answer scale, and only the data it needs.
 
 A rubric turns one run (one case × sample) into zero or more **judge items**: the inputs
-for one judge call. Seed 003 ("Code evaluator, LLM judge, or human"): scope each judge
-prompt to one question and pass only the data that question needs. So:
-
-* ``tool_appropriateness`` — one item per case-sample; sees the user input, the available
-  tools' names and descriptions, and the names of the tools called (in order). Nothing
-  else: not the arguments, not the final answer.
-* ``argument_fidelity`` — one item per free-text argument of each parsed call; sees the
-  user input, the tool's name, the argument's name and its value. Which arguments are free
-  text: those listed in ``scoring.free_text`` when that setting is used; otherwise every
-  string argument whose schema property is a plain string (no ``enum``, ``const``,
-  ``format`` or ``pattern``) and whose value has at least :data:`AUTO_FREE_TEXT_WORDS` words.
-* ``error_handling`` — one item per tool call answered with an error; sees the failed call,
-  the error result, what followed (later calls with their results, and assistant text) and
-  the final answer. Labels after T-Eval's "review" outcomes, turned to the agent's side.
-* custom rubrics (``judge.custom_rubrics``) — one item per case-sample; the template's
-  ``{{placeholders}}`` decide which data it receives (:data:`CUSTOM_INPUTS`).
-
-Scores: every label maps to a number in [0, 1] (:attr:`Rubric.values`); a rubric's mean
-is the mean of those numbers over the items answered with a label on the scale.
+for one judge call. docs/judge.md ("Built-in rubrics", "Custom rubrics") gives what each
+rubric sees and its labels; which arguments are free text without ``scoring.free_text``
+is :func:`_is_auto_free_text` (:data:`AUTO_FREE_TEXT_WORDS`), a custom rubric's inputs
+:data:`CUSTOM_INPUTS`, a label's score :attr:`Rubric.values`.
 
 Inputs are clipped deterministically (each string to :data:`MAX_INPUT_CHARS`) so one huge
 tool result cannot blow the token budget; the same run always gives the same inputs, so the
@@ -195,19 +180,6 @@ def _turn_json(turn: Turn) -> dict[str, JsonValue]:
 # ─── the built-in extractors ─────────────────────────────────────────────────
 
 
-def _tool_appropriateness(
-    case: Case, run: Run, ctx: ExtractContext
-) -> list[tuple[str, dict[str, JsonValue]]]:
-    inputs: dict[str, JsonValue] = {
-        "user_input": clip(case.user_input),
-        "tools": [
-            {"name": t.name, "description": clip(t.description)} for t in case.available_tools
-        ],
-        "called_tools": [c.name for c in run.calls],
-    }
-    return [("", inputs)]
-
-
 def _is_auto_free_text(case: Case, call: ToolCall, arg: str, value: JsonValue) -> bool:
     if not isinstance(value, str) or len(value.split()) < AUTO_FREE_TEXT_WORDS:
         return False
@@ -287,6 +259,8 @@ def _error_handling(
 
 
 def _custom_extractor(used: tuple[str, ...]) -> Extractor:
+    """One item per case-sample holding the inputs ``used`` (tool appropriateness too)."""
+
     def extract(
         case: Case, run: Run, ctx: ExtractContext
     ) -> list[tuple[str, dict[str, JsonValue]]]:
@@ -340,7 +314,7 @@ BUILTINS: dict[str, _Builtin] = {
             ("unnecessary_call", 0.0),
             ("missing_call", 0.0),
         ),
-        _tool_appropriateness,
+        _custom_extractor(("user_input", "tools", "called_tools")),
     ),
     "argument_fidelity": _Builtin(
         "Is this free-text argument a fair rendering of the user's intent?",

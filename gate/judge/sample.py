@@ -1,20 +1,10 @@
 """Which case-samples the judge sees: a deterministic, seeded choice under a budget.
 
-Seed 003: run the free code checks on everything, and sample the judge from a budget.
-Two settings do it (``judge.sample`` and ``judge.max_evaluations``):
-
-1. Every case-sample (case id, sample) gets a priority
-   ``p = int(sha256(f"{seed}\\x00{case_id}\\x00{sample}")[:16 hex], 16)``.
-   Sorting by ``p`` (then case id, sample) gives a fixed pseudo-random order that depends on
-   nothing but the seed and the ids, so a case keeps its place when others are added.
-2. **Rate**: the first ``k = ceil(sample × N)`` case-samples in that order are sampled (N =
-   all case-samples); the rest are *not sampled*.
-3. **Budget**: walking the sampled case-samples in order, each one's judge items (in rubric
-   order, then by item key, numbers compared as numbers) are taken while fewer than
-   ``max_evaluations`` are taken; the rest are *skipped for budget*. Cached answers count
-   against the budget too, so the selection never depends on what is in the cache.
-
-The same runs, settings and seed always give the same selection.
+``judge.sample`` keeps the first ``ceil(sample × N)`` case-samples in the order of their
+:func:`priority`, which depends on nothing but the seed and the ids (a case keeps its place
+when others are added); ``judge.max_evaluations`` then takes their items in that order
+(docs/judge.md, "Sampling against a budget"). Cached answers count against the budget
+too, so the selection never depends on what is in the cache.
 """
 
 from __future__ import annotations
