@@ -41,6 +41,7 @@ import shutil
 import signal
 import tempfile
 import threading
+import time
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -893,8 +894,13 @@ def _casualty(
     """The exit code of the worker that broke the pool and the chunk it held last (None:
     not known). Once one worker died the pool SIGTERMs the others: a worker that ended
     otherwise is the one."""
+    deadline = time.monotonic() + REAP_S
     for p in workers:  # the pool is stopping them: each wait bounded
-        p.join(REAP_S)
+        p.join(max(0.0, deadline - time.monotonic()))
+    # The pool's own thread reaps the workers too: one it reaped while this thread waited
+    # reads as running until that thread has stored its exit code. Look again, bounded.
+    while any(p.exitcode is None for p in workers) and time.monotonic() < deadline:
+        time.sleep(0.01)
     codes = {p.pid: p.exitcode for p in workers if p.exitcode}
     pid = next((pid for pid, c in codes.items() if c != -signal.SIGTERM), None)
     if pid is None:
