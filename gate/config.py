@@ -3,18 +3,7 @@
 Unknown keys are errors (a typo must not silently disable a check), booleans are strict
 (YAML 1.2 reads ``no`` as a string; a boolean field refuses it rather than treat it as
 truthy), and every error names the file, the line and the field. Paths in the config are
-relative to the config file's folder. Sections:
-
-* ``name`` — the gate's name (one sticky PR comment per name);
-* ``dataset`` — path, ``version``, ``sha256`` pin, normalisation;
-* ``agent`` — how the agent under test runs: one of the kinds of :mod:`gate.agents`;
-* ``samples``, ``concurrency``, ``seed``, ``timeout_s``, ``deadline_s``;
-* ``scoring`` — the default order mode, which checks make a case pass, tool risk, safety
-  rules;
-* ``gates``, ``variance``, ``regressions``, ``policy`` — the policy (``docs/policy.md``);
-* ``baseline`` — where the base results come from;
-* ``judge`` — the optional LLM judge (reported, never gating);
-* ``reporting`` — output folder, comment, secrets to redact.
+relative to the config file's folder. :class:`Config` holds one section per key.
 """
 
 from __future__ import annotations

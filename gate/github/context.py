@@ -82,7 +82,7 @@ class BaselineInput:
 
 
 class TokenSource(enum.StrEnum):
-    """Where the token came from (the rule in the module docstring)."""
+    """Where the token came from (the rule: docs/action.md, "Environment variables")."""
 
     INPUT = "the github-token input"
     TOOLGATE_GITHUB_TOKEN = "TOOLGATE_GITHUB_TOKEN"
@@ -168,7 +168,7 @@ Event = PullRequestEvent | WorkflowRunEvent | MergeGroupEvent | None
 
 @dataclass(frozen=True, slots=True)
 class GitHubContext:
-    """The Actions environment (the module docstring has the rule of each field)."""
+    """The Actions environment (the rules: the module docstring and docs/action.md)."""
 
     inputs: ActionInputs = ActionInputs()
     in_actions: bool = False

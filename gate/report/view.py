@@ -2,21 +2,10 @@
 
 :func:`view` turns a :class:`gate.results.Results` into a :class:`~gate.report.parts.View`
 — never recomputing a score — and the comment, report.md, the step summary and the console
-each render it (:mod:`gate.report.markdown`, :mod:`gate.report.console`). The order is the
-order a reviewer needs:
-
-1. the heading: the verdict, the broken cases named (up to three) and every count true;
-   then what the run was compared with (the history's depth, what the pull request
-   changed, a short history and what this run did about it);
-2. the cases: hard failures, regressions, new cases that fail, cases that got worse with
-   too few samples to tell (``undecided``), removed cases; without a comparison, the
-   failing cases;
-3. the metrics: in sight only those that gate or moved beyond noise (at most
-   :data:`gate.report.metrics.SHOWN_METRICS` rows), the rest folded; pass^k for every k;
-4. the rest: cases failing as before, tool drift, fixed, flaky and within-noise cases,
-   the tests against the base history, per-tool recall, judge scores, every case, the
-   run's information — and, in the full report only, the gates, the variance guard,
-   slices, tool confusion and every failing sample's evidence.
+each render it (:mod:`gate.report.markdown`, :mod:`gate.report.console`). The order is
+the order a reviewer needs (:func:`view` lists the sections): the heading and what the
+run was compared with; what broke; the metrics; the rest, and in the full report only
+the evidence.
 
 Nothing compared is never green: a run compared with nothing, a guard or a cost gate not
 checked, a case that got worse undecided or a case not run make the heading ⚠️.
