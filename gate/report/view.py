@@ -29,6 +29,7 @@ from gate.report.compared import (
 from gate.report.escape import json_compact
 from gate.report.lookup import (
     broken,
+    codes,
     comparable,
     fail_as_before,
     flips,
@@ -46,7 +47,7 @@ from gate.report.lookup import (
     undecided,
 )
 from gate.report.parts import Box, Heading, Para, Section, View
-from gate.report.sentences import Code, Sentence
+from gate.report.sentences import Code, Sentence, spoken
 from gate.results import Results
 
 __all__ = ["SHOW_BROKEN", "status", "view"]
@@ -346,7 +347,7 @@ def setup_sentence(results: Results) -> Sentence:
         changed.append(
             _tools("the definition of the tool ", "the definitions of", tools["changed"])
         )
-    verbs: list[Sentence] = [["changes ", *_and(changed)]] if changed else []
+    verbs: list[Sentence] = [["changes ", *spoken(changed)]] if changed else []
     if tools.get("added"):
         verbs.append(_tools("adds the tool ", "adds", tools["added"]))
     if tools.get("removed"):
@@ -355,28 +356,16 @@ def setup_sentence(results: Results) -> Sentence:
         return []
     return [
         "This run ",
-        *_and(verbs),
+        *spoken(verbs),
         " against the baseline: every case is compared across the change, which is what it tests.",
     ]
-
-
-def _and(parts: Sequence[Sentence]) -> Sentence:
-    out: Sentence = []
-    for i, p in enumerate(parts):
-        if i:
-            out.append(" and " if i == len(parts) - 1 else ", ")
-        out += p
-    return out
 
 
 def _tools(one: str, many: str, names: Sequence[str]) -> Sentence:
     if len(names) == 1:
         return [one, Code(names[0])]
-    out: Sentence = [f"{many} {len(names)} tools ("]
-    for i, t in enumerate(names[:4]):
-        out += [", " if i else "", Code(t)]
-    out.append(f", … (+{len(names) - 4}))" if len(names) > 4 else ")")
-    return out
+    more = f", … (+{len(names) - 4}))" if len(names) > 4 else ")"
+    return [f"{many} {len(names)} tools (", *codes(names[:4]), more]
 
 
 def _env_changes(base: Any, head: Any) -> list[Sentence]:
