@@ -118,29 +118,25 @@ def compare(
     ``dataset.retired`` (case id → reason), which the removed cases are matched with."""
     drift = _tool_drift(base.header.tools, head.header.tools)
     bd, hd = base.header.dataset, head.header.dataset
-    changes = tuple(setup_changes(base.header.agent, head.header.agent))
+    skeleton = Comparison(
+        source=source,
+        comparable=False,
+        rule=HISTORY_RULE,
+        base_dataset_sha256=bd.sha256,
+        base_samples=base.samples,
+        tool_drift=tuple(drift),
+        base_usage={k: float(v) for k, v in base.usage.items()},
+        setup_changes=tuple(setup_changes(base.header.agent, head.header.agent)),
+    )
     if not tested:
         not_compared = _not_compared(base, head)
-        return Comparison(
-            source=source,
-            comparable=False,
+        return dataclasses.replace(
+            skeleton,
             note=(
                 f"{not_compared.detail}: nothing was compared; the histories of its cases "
                 "start again with this run"
             ),
             not_compared=not_compared,
-            rule=HISTORY_RULE,
-            base_dataset_sha256=bd.sha256,
-            base_samples=base.samples,
-            regressions=0,
-            fixes=0,
-            noise=0,
-            metrics={},
-            slice_metrics={},
-            flips=(),
-            tool_drift=tuple(drift),
-            base_usage={k: float(v) for k, v in base.usage.items()},
-            setup_changes=changes,
         )
     note = None
     case_changes = _case_changes(base, head, changed, retired or {})
@@ -179,13 +175,10 @@ def compare(
         for d in drift
     ]
     moved = _moved_by_flips(base.cases, head.cases, listed)
-    return Comparison(
-        source=source,
+    return dataclasses.replace(
+        skeleton,
         comparable=True,
         note=note,
-        rule=HISTORY_RULE,
-        base_dataset_sha256=bd.sha256,
-        base_samples=base.samples,
         regressions=counts[FlipKind.REGRESSION],
         fixes=counts[FlipKind.FIX],
         noise=counts[FlipKind.NOISE],
@@ -193,11 +186,9 @@ def compare(
         slice_metrics=_slice_deltas(base, head, moved),
         flips=tuple(listed),
         tool_drift=tuple(drift),
-        base_usage={k: float(v) for k, v in base.usage.items()},
         likely_regressions=counts[FlipKind.LIKELY_REGRESSION],
         likely_fixes=counts[FlipKind.LIKELY_FIX],
         undecided=counts[FlipKind.UNDECIDED],
-        setup_changes=changes,
         cost=tuple(cost),
         changes=case_changes,
     )
@@ -451,9 +442,7 @@ def _tool_drift(base: Mapping[str, ToolRef], head: Mapping[str, ToolRef]) -> lis
             else DriftChange.CHANGED
         )
         out.append(
-            ToolDrift(
-                tool=name, change=change, diff=tuple(_definition_diff(b, h)), flipped_cases=()
-            )
+            ToolDrift(tool=name, change=change, diff=tuple(definition_diff(b, h)), flipped_cases=())
         )
     return out
 
@@ -465,8 +454,9 @@ def _definition_lines(t: ToolRef | None) -> list[str]:
     return text.decode().splitlines()
 
 
-def _definition_diff(b: ToolRef | None, h: ToolRef | None) -> list[str]:
-    """A unified diff (1 line of context) of description and schema, at most 40 lines."""
+def definition_diff(b: ToolRef | None, h: ToolRef | None) -> list[str]:
+    """A unified diff (1 line of context) of description and schema, at most 40 lines
+    (also for other drift sources: ``gate.interop.mcp_tools``)."""
     lines = list(
         difflib.unified_diff(
             _definition_lines(b), _definition_lines(h), "base", "head", n=1, lineterm=""
@@ -475,7 +465,3 @@ def _definition_diff(b: ToolRef | None, h: ToolRef | None) -> list[str]:
     if len(lines) > MAX_DIFF_LINES:
         lines = [*lines[:MAX_DIFF_LINES], f"… {len(lines) - MAX_DIFF_LINES} more diff lines"]
     return lines
-
-
-definition_diff = _definition_diff
-"""The compact definition diff, for other drift sources (``gate.interop.mcp_tools``)."""
