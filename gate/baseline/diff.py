@@ -8,17 +8,10 @@ lists them with both sides' counts; cases only in head are **new**, only in base
 **removed**. Not comparable cases (their content or the scoring changed since their
 history) are never flips.
 
-A pull request that changes the agent (model, endpoint, sampling settings, system
-prompt; a program's command line, its ``agent.env``, its declared ``agent.model``) or a
-tool's definition is *compared*: that change is what it tests. :func:`compare` names the
-agent's identity keys that differ (``setup_changes``) and the tools whose definition hash
-changed, was added or removed (tool drift, with a compact unified diff of description and
-schema and the flipped cases that involve each tool).
-
-A metric's change is **beyond noise** when the suite test on it found it significant,
-when a flipped case moved it, or when the base value lies outside the head's bootstrap
-interval (without an interval: it moved by :data:`MOVED`); every report reads that flag,
-none decides it again.
+What a pull request changed of the setup (``setup_changes``), tool drift, and when a
+metric's change is **beyond noise** are docs/policy.md's rules (without a bootstrap
+interval a metric is beyond noise when it moved by :data:`MOVED`); every report reads
+that flag, none decides it again.
 
 Both sides are :class:`~gate.model.SuiteStats` (this run's from the reduction, a
 baseline's read back by ``gate.results``); the comparison runs before the verdict is
