@@ -334,11 +334,12 @@ def do_merge(
     deps: Collaborators,
     workdir: Path,
 ) -> Outcome:
+    from gate.config import load_config
     from gate.pipeline.inputs import redactor_for
     from gate.pipeline.merge import merge_and_decide
     from gate.results import read_results
 
-    config = _load_config(activity.config)
+    config = load_config(Path(activity.config), display=activity.config)
     out = _out_folder(ctx, workdir, activity.out, config)
     assert out is not None
     parts = [
@@ -479,12 +480,6 @@ def shard_folders(root: Path) -> list[Path]:
     if not found:
         raise _bad_input("merge", f"no {RESULTS_FILE} under {root}")
     return found
-
-
-def _load_config(path: str) -> Config:
-    from gate.config import load_config
-
-    return load_config(Path(path), display=path)
 
 
 def _out_folder(
@@ -802,7 +797,9 @@ def supervise() -> int:
         os.close(read_fd)
     finished = said.strip() == str(code).encode()
     if finished or code in (130, 128 + signal.SIGTERM):  # (cancelled: the child said so)
-        _end_leftovers()
+        from gate.replay.reaper import end_all
+
+        end_all()  # what a fork of the child left running (the child ended its own)
         return code
     for text in seal.close():
         print(annotation("warning", text, title="ToolGate"), flush=True)
@@ -821,13 +818,6 @@ def supervise() -> int:
                 outputs_of(ctx, Outcome(ExitCode.RUN_INVALID, gated=True)),
             )
     return int(ExitCode.RUN_INVALID)
-
-
-def _end_leftovers() -> None:
-    """What the child left running (it ended its own; a fork of it may remain)."""
-    from gate.replay.reaper import end_all
-
-    end_all()
 
 
 if __name__ == "__main__":
