@@ -769,9 +769,7 @@ class CaseBuilder:
         return name
 
     def _forbidden_name(self, name: Any, fld: str, tools: _Tools, report: _Report) -> str | None:
-        # A forbidden name need not be offered (an agent holds more tools than the case
-        # lists; models invent names): accepted, and the run's notices say so. A look-alike
-        # of an offered tool is a typo that would guard nothing: refused.
+        # Not offered: accepted, a look-alike of an offered tool refused (module docstring).
         if not _named(name, fld, report):
             return None
         if tools is None or name in tools:

@@ -57,12 +57,8 @@ def _marked(client: GitHubClient, issue: Any, marker: str) -> list[Any]:
     comments: Sequence[Any] = client.call(
         f"GET comments of #{issue.number}", lambda: list(issue.get_comments())
     )
-    marked = [c for c in comments if _starts_with(c, marker)]
+    marked = [c for c in comments if (c.body or "").lstrip("\ufeff \t\r\n").startswith(marker)]
     return sorted(marked, key=lambda c: (c.created_at, c.id))
-
-
-def _starts_with(comment: Any, marker: str) -> bool:
-    return (comment.body or "").lstrip("\ufeff \t\r\n").startswith(marker)
 
 
 def _author(comment: Any) -> str:
