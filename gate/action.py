@@ -54,7 +54,6 @@ from gate.github.activity import (
     AutoBaseline,
     BaselinePlan,
     Check,
-    CommentPlan,
     FileBaseline,
     Merge,
     NoBaseline,
@@ -287,14 +286,9 @@ def do_check(
     )
     with _group(deps, "ToolGate check"):
         done = check(opts, environ, deps.out, log=deps.err)
-    seal_step(deps)
-    _publish(done.results, ctx, environ, deps, config, activity.comment, (baseline.note,), done.out)
-    return Outcome(
-        done.exit_code,
-        gated=True,
-        results=done.results,
-        results_path=done.out / RESULTS_FILE,
-        report_path=done.out / REPORT_FILE,
+    notes = (baseline.note,)
+    return _publish(
+        done.results, done.exit_code, ctx, environ, deps, config, activity, notes, done.out
     )
 
 
@@ -363,15 +357,8 @@ def do_merge(
             report_url=ctx.run_url,
             stream=deps.out,
         )
-    seal_step(deps)
-    _publish(done.results, ctx, environ, deps, config, activity.comment, (baseline.note,), out)
-    return Outcome(
-        done.exit_code,
-        gated=True,
-        results=done.results,
-        results_path=done.results_path,
-        report_path=out / REPORT_FILE,
-    )
+    notes = (baseline.note,)
+    return _publish(done.results, done.exit_code, ctx, environ, deps, config, activity, notes, out)
 
 
 def do_relay_comment(
@@ -401,19 +388,23 @@ def do_relay_comment(
 
 def _publish(
     results: Results,
+    exit_code: int,
     ctx: GitHubContext,
     environ: Mapping[str, str],
     deps: Collaborators,
     config: Config,
-    comment: CommentPlan,
+    activity: Check | Merge,
     notes: Sequence[str],
     out: Path,
-) -> None:
-    """Step summary (the report, then ``notes``), annotations and the comment; the
-    outputs are :func:`finish`'s. Never raises for a GitHub failure."""
+) -> Outcome:
+    """After a gated activity (``check``, ``merge``): the step sealed, then its summary
+    (the report, then ``notes``), annotations and the comment; the outputs are
+    :func:`finish`'s, from the outcome returned. Never raises for a GitHub failure."""
     from gate.github.publish import publish
     from gate.pipeline.inputs import redactor_for
 
+    seal_step(deps)
+    comment = activity.comment
     if isinstance(comment, PostComment) and not config.reporting.comment:
         comment = SkipComment("not commenting: reporting.comment is false")
     publish(
@@ -428,6 +419,13 @@ def _publish(
         summary_notes=notes,
         client_factory=deps.client,
         stream=deps.out,
+    )
+    return Outcome(
+        exit_code,
+        gated=True,
+        results=results,
+        results_path=out / RESULTS_FILE,
+        report_path=out / REPORT_FILE,
     )
 
 

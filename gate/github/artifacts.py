@@ -536,8 +536,11 @@ def find_baseline(
         results = read_results(dest, display=f"{name} (run #{cand.run_number})/results.json")
     except ResultsFileError as exc:
         return _none_after_failure(f"{source} is not a valid results file: {_short(exc)}")
-    problem = _incomparable(results)
-    if problem is not None:
+    if results.shard is not None:  # part of the dataset: nothing to compare case by case
+        problem = (
+            f"holds shard {results.shard.index}/{results.shard.count} only; upload the merged "
+            "results"
+        )
         dest.unlink(missing_ok=True)
         return BaselineChoice.none(
             f"{source} {problem}",
@@ -567,21 +570,15 @@ def _committed(config: Config) -> BaselineChoice | None:
     if not path.is_file():
         # Named but missing is a mistake worth an input error: the user asked for it.
         raise ResultsFileError(
-            [_problem(config, "baseline.path", f"{rel!r} does not exist (resolved to {path})")]
+            Problem(
+                str(config.source or "toolgate.yml"),
+                None,
+                "baseline.path",
+                f"{rel!r} does not exist (resolved to {path})",
+            )
         )
     results = read_results(path, display=rel)
     return BaselineChoice(path, results, source)
-
-
-def _incomparable(results: Results) -> str | None:
-    """Why an artifact's results cannot serve as a baseline at all (another dataset or
-    gate can: the comparison goes case by case)."""
-    if results.shard is not None:
-        return (
-            f"holds shard {results.shard.index}/{results.shard.count} only; upload the merged "
-            "results"
-        )
-    return None
 
 
 def _none_after_failure(message: str) -> BaselineChoice:
@@ -592,10 +589,6 @@ def _none_after_failure(message: str) -> BaselineChoice:
         warnings=(f"No baseline: {message}. The gate runs without one.",),
         missing=f"the base branch's results could not be fetched ({message})",
     )
-
-
-def _problem(config: Config, field_name: str, message: str) -> Problem:
-    return Problem(str(config.source or "toolgate.yml"), None, field_name, message)
 
 
 def _aware(dt: datetime) -> datetime:
