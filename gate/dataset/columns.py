@@ -33,6 +33,7 @@ TEXT_COLUMNS: frozenset[str] = frozenset(
 ENUM_COLUMNS: frozenset[str] = frozenset({"difficulty", "order", "pass_on"})
 """Text columns holding an enum value (a CSV cell may also quote it as a JSON string)."""
 
+
 def csv_cell(column: str, value: object) -> str:
     """The CSV cell that reads back as ``value`` in ``column`` (docs/dataset.md, CSV
     rules): text columns raw, an ``@file`` tools reference raw, everything else — call
