@@ -1,10 +1,55 @@
-"""Every error ToolGate raises, in one place; each class says what it stands for.
+"""Every error ToolGate raises, in one place.
 
-The errors a user can meet derive from :class:`ToolGateError`; the exit code is the
-branch's (:class:`InputError` 2, :class:`RunAborted` 4; :class:`AgentError`,
-:class:`GitHubError` and :class:`JudgeError` are recorded, never fatal to the run). The
-exceptions after them carry a result inside ToolGate from where it is found to where it
-is handled; one that reaches the top-level handler is a bug (exit code 3).
+The tree of the errors a user can meet::
+
+    ToolGateError                  base; never raised itself
+    ├── InputError                 bad input from the user: exit code 2
+    │   ├── UsageError             wrong command-line words
+    │   ├── ConfigError            toolgate.yml
+    │   ├── DatasetError           the dataset and the files it references
+    │   ├── PinMismatchError       the dataset's sha256 is not the pinned one
+    │   ├── RunsFileError          runs.jsonl
+    │   ├── ResultsFileError       results.json (own or baseline)
+    │   ├── CalibrationError       the judge's calibration file of human labels
+    │   ├── InteropError           a file given to ``toolgate import`` or ``export``
+    │   ├── McpServerError         a team's MCP server (record, import, drift) cannot
+    │                              be reached, listed or called
+    │   └── OutputError            the output folder cannot be written (full, read-only,
+    │                              a file in its place), or another toolgate writes it
+    ├── AgentError                 the agent under test failed one case-sample;
+    │   │                          recorded in runs.jsonl, never fatal to the run
+    │   ├── AgentFailure           one case-sample failed: its :class:`ErrorKind` and
+    │   │                          the ``Run.error`` text the runner records
+    │   └── PayloadError           a provider payload not shaped as its API says
+    ├── RunAborted                 the run could not finish for a cause outside the agent
+    │                              and the input (a scoring worker killed — out of memory,
+    │                              a signal — or unable to write): exit code 4, nothing
+    │                              decided, the run must be repeated
+    ├── GitHubError                the GitHub API failed; reported, never changes the verdict
+    │   ├── GitHubApiError         one GitHub operation failed for good (after any retries)
+    │   └── TransientGitHubError   one request may succeed when repeated (a 5xx or a dropped
+    │                              connection of the artifact download): retried in budget
+    └── JudgeError                 the LLM judge failed; reported, never changes the verdict
+        └── JudgeCallError         one judge call failed after its retries
+
+The exceptions that carry a result from where it is found to where it is handled, inside
+ToolGate; none reaches the top-level handler (one that does is a bug: exit code 3)::
+
+    ValueError
+    └── JsonInputError             a JSON text :mod:`gate.jsonio` refuses; the reader
+                                   adds the file and the line
+    Exception
+    ├── FieldError                 one field of the record being read is wrong; the
+    │                              reader adds it as a :class:`Problem`
+    ├── WorkerBroken               a command agent's worker cannot go on
+    ├── StreamTruncated            a streamed reply ended before its end marker; retried
+    │                              like a dropped connection
+    ├── IncompleteBody             an endpoint hung up before its answer's declared
+    │                              length; retried like a dropped connection
+    └── ResponseTooLarge           an endpoint's answer is over the size cap
+    KeyboardInterrupt
+    └── Terminated                 SIGTERM (``docker stop``, a cancelled job), unwound
+                                   like Ctrl-C so that workers stop and files close
 
 An ``InputError`` carries one or more :class:`Problem` s, each naming the file, the line
 (or CSV row) and the field, so that all problems of one input are reported in one pass.
