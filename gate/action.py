@@ -54,7 +54,6 @@ from gate.github.activity import (
     AutoBaseline,
     BaselinePlan,
     Check,
-    CommentPlan,
     FileBaseline,
     Merge,
     NoBaseline,
@@ -287,14 +286,9 @@ def do_check(
     )
     with _group(deps, "ToolGate check"):
         done = check(opts, environ, deps.out, log=deps.err)
-    seal_step(deps)
-    _publish(done.results, ctx, environ, deps, config, activity.comment, (baseline.note,), done.out)
-    return Outcome(
-        done.exit_code,
-        gated=True,
-        results=done.results,
-        results_path=done.out / RESULTS_FILE,
-        report_path=done.out / REPORT_FILE,
+    notes = (baseline.note,)
+    return _publish(
+        done.results, done.exit_code, ctx, environ, deps, config, activity, notes, done.out
     )
 
 
@@ -334,11 +328,12 @@ def do_merge(
     deps: Collaborators,
     workdir: Path,
 ) -> Outcome:
+    from gate.config import load_config
     from gate.pipeline.inputs import redactor_for
     from gate.pipeline.merge import merge_and_decide
     from gate.results import read_results
 
-    config = _load_config(activity.config)
+    config = load_config(Path(activity.config), display=activity.config)
     out = _out_folder(ctx, workdir, activity.out, config)
     assert out is not None
     parts = [
@@ -362,15 +357,8 @@ def do_merge(
             report_url=ctx.run_url,
             stream=deps.out,
         )
-    seal_step(deps)
-    _publish(done.results, ctx, environ, deps, config, activity.comment, (baseline.note,), out)
-    return Outcome(
-        done.exit_code,
-        gated=True,
-        results=done.results,
-        results_path=done.results_path,
-        report_path=out / REPORT_FILE,
-    )
+    notes = (baseline.note,)
+    return _publish(done.results, done.exit_code, ctx, environ, deps, config, activity, notes, out)
 
 
 def do_relay_comment(
@@ -400,19 +388,23 @@ def do_relay_comment(
 
 def _publish(
     results: Results,
+    exit_code: int,
     ctx: GitHubContext,
     environ: Mapping[str, str],
     deps: Collaborators,
     config: Config,
-    comment: CommentPlan,
+    activity: Check | Merge,
     notes: Sequence[str],
     out: Path,
-) -> None:
-    """Step summary (the report, then ``notes``), annotations and the comment; the
-    outputs are :func:`finish`'s. Never raises for a GitHub failure."""
+) -> Outcome:
+    """After a gated activity (``check``, ``merge``): the step sealed, then its summary
+    (the report, then ``notes``), annotations and the comment; the outputs are
+    :func:`finish`'s, from the outcome returned. Never raises for a GitHub failure."""
     from gate.github.publish import publish
     from gate.pipeline.inputs import redactor_for
 
+    seal_step(deps)
+    comment = activity.comment
     if isinstance(comment, PostComment) and not config.reporting.comment:
         comment = SkipComment("not commenting: reporting.comment is false")
     publish(
@@ -427,6 +419,13 @@ def _publish(
         summary_notes=notes,
         client_factory=deps.client,
         stream=deps.out,
+    )
+    return Outcome(
+        exit_code,
+        gated=True,
+        results=results,
+        results_path=out / RESULTS_FILE,
+        report_path=out / REPORT_FILE,
     )
 
 
@@ -479,12 +478,6 @@ def shard_folders(root: Path) -> list[Path]:
     if not found:
         raise _bad_input("merge", f"no {RESULTS_FILE} under {root}")
     return found
-
-
-def _load_config(path: str) -> Config:
-    from gate.config import load_config
-
-    return load_config(Path(path), display=path)
 
 
 def _out_folder(
@@ -802,7 +795,9 @@ def supervise() -> int:
         os.close(read_fd)
     finished = said.strip() == str(code).encode()
     if finished or code in (130, 128 + signal.SIGTERM):  # (cancelled: the child said so)
-        _end_leftovers()
+        from gate.replay.reaper import end_all
+
+        end_all()  # what a fork of the child left running (the child ended its own)
         return code
     for text in seal.close():
         print(annotation("warning", text, title="ToolGate"), flush=True)
@@ -821,13 +816,6 @@ def supervise() -> int:
                 outputs_of(ctx, Outcome(ExitCode.RUN_INVALID, gated=True)),
             )
     return int(ExitCode.RUN_INVALID)
-
-
-def _end_leftovers() -> None:
-    """What the child left running (it ended its own; a fork of it may remain)."""
-    from gate.replay.reaper import end_all
-
-    end_all()
 
 
 if __name__ == "__main__":

@@ -3,18 +3,7 @@
 Unknown keys are errors (a typo must not silently disable a check), booleans are strict
 (YAML 1.2 reads ``no`` as a string; a boolean field refuses it rather than treat it as
 truthy), and every error names the file, the line and the field. Paths in the config are
-relative to the config file's folder. Sections:
-
-* ``name`` — the gate's name (one sticky PR comment per name);
-* ``dataset`` — path, ``version``, ``sha256`` pin, normalisation;
-* ``agent`` — how the agent under test runs: one of the kinds of :mod:`gate.agents`;
-* ``samples``, ``concurrency``, ``seed``, ``timeout_s``, ``deadline_s``;
-* ``scoring`` — the default order mode, which checks make a case pass, tool risk, safety
-  rules;
-* ``gates``, ``variance``, ``regressions``, ``policy`` — the policy (``docs/policy.md``);
-* ``baseline`` — where the base results come from;
-* ``judge`` — the optional LLM judge (reported, never gating);
-* ``reporting`` — output folder, comment, secrets to redact.
+relative to the config file's folder. :class:`Config` holds one section per key.
 """
 
 from __future__ import annotations
@@ -377,44 +366,31 @@ class VarianceConfig(_Strict):
     max_flaky_share: Annotated[float, Field(ge=0, le=1)] | None = None
 
 
-class LikelyMode(enum.StrEnum):
-    """What likely regressions (moved by the minimum effect, not significant yet) do."""
+class WarnOrFail(enum.StrEnum):
+    """What a finding of ``regressions`` (``likely``, ``undecided``, ``new_cases``) does."""
 
     WARN = "warn"
-    """Listed and warned about; the gate does not fail on them."""
-    FAIL = "fail"
-    """Each counts like a regression against ``max_new_failures``."""
-
-
-class NewCasesMode(enum.StrEnum):
-    """What a failing case the pull request added (absent from the baseline) does."""
-
-    WARN = "warn"
-    """Shown with its evidence, counted in the first line, warned about; the gate does
-    not fail on it (it has no history to regress from)."""
+    """Listed and warned about; the gate does not fail on it."""
     FAIL = "fail"
     """The gate fails on it."""
 
 
-class UndecidedMode(enum.StrEnum):
-    """What a case whose pass rate fell with too few samples to tell does (an
-    ``undecided`` change: one sample on each side, a history too short to test)."""
-
-    WARN = "warn"
-    """Named in the first line and listed in sight; the comment is ⚠️, never ✅, and
-    the gate does not fail on it."""
-    FAIL = "fail"
-    """The gate fails on it."""
+LikelyMode = NewCasesMode = UndecidedMode = WarnOrFail  # the names policy reads them by
 
 
 class RegressionsConfig(_Strict):
     max_new_failures: Annotated[int, Field(ge=0)] | None = 0
     """Significant regressions allowed (``null``: regressions never fail the gate)."""
-    likely: LikelyMode = LikelyMode.WARN
-    undecided: UndecidedMode = UndecidedMode.WARN
-    """A case whose pass rate fell, with too few samples to tell (``undecided``)."""
-    new_cases: NewCasesMode = NewCasesMode.WARN
-    """A failing case that is new in this run (absent from the baseline)."""
+    likely: WarnOrFail = WarnOrFail.WARN
+    """Likely regressions (moved by the minimum effect, not significant yet); ``fail``:
+    each counts like a regression against ``max_new_failures``."""
+    undecided: WarnOrFail = WarnOrFail.WARN
+    """A case whose pass rate fell, with too few samples to tell (``undecided``: one
+    sample on each side, a history too short to test); ``warn``: named in the first line
+    and listed in sight, and the comment is ⚠️, never ✅."""
+    new_cases: WarnOrFail = WarnOrFail.WARN
+    """A failing case that is new in this run (absent from the baseline); ``warn``: shown
+    with its evidence and counted in the first line (it has no history to regress from)."""
 
 
 class PolicyConfig(_Strict):

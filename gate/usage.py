@@ -1,22 +1,13 @@
 """Token usage, checked once where it enters: an agent's reply, an endpoint's response,
 a runs file's line.
 
-A sample's usage maps names to figures: token counts (``prompt_tokens``,
-``completion_tokens``, ``total_tokens``, and whatever else the provider counts: a name with
-``token`` in it) and other figures a provider may add (``cost_usd``). What is not a
-number (a provider's detail object, a tier's name) is left out. A sample's usage is
-**invalid** — never a crash, never a figure — when:
-
-* a figure is negative or not finite (NaN, infinity), or a token count is not a whole
-  number;
-* a figure, or its sum over the sample's turns, is above :data:`MAX_TOKENS`;
-* ``total_tokens`` is not ``prompt_tokens + completion_tokens`` when all three are given
-  (``input_tokens`` and ``output_tokens``, the names of Anthropic's and OpenAI's
-  Responses APIs, stand for the last two) — in one report, or summed over the turns.
-
-A whole number sent as a float (``12.0``) is that count. An invalid usage is recorded as
-such (:class:`InvalidUsage`: no counts, and the reason), so the sample has no token
-figures, the reports say why, and a cost gate counts it among the samples without usage.
+docs/agent-protocol.md ("Usage is checked") gives the rules: which names are token
+counts, when a sample's usage is **invalid** (never a crash, never a figure), and what
+that does. Besides them: what is not a number (a provider's detail object, a tier's
+name) is left out; a whole number sent as a float (``12.0``) is that count;
+``input_tokens`` and ``output_tokens`` (Anthropic's and OpenAI's Responses API names)
+stand for ``prompt_tokens`` and ``completion_tokens`` in the sum check. An invalid usage
+is an :class:`InvalidUsage` (no counts, and the reason).
 """
 
 from __future__ import annotations

@@ -60,20 +60,17 @@ class YamlDoc:
 def load_yaml(path: Path, *, display: str | None = None) -> YamlDoc:
     """Read and safely decode one YAML file. Raises :class:`ConfigError` with a line."""
     name = display or str(path)
+    whole = YamlDoc(None, name)  # what is said of the file as a whole
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(
-            Problem(name, None, None, f"cannot read: {exc.strerror or exc}")
-        ) from None
+        raise whole.error(None, None, f"cannot read: {exc.strerror or exc}") from None
     if len(raw) > MAX_BYTES:
-        raise ConfigError(Problem(name, None, None, f"larger than {MAX_BYTES} bytes"))
+        raise whole.error(None, None, f"larger than {MAX_BYTES} bytes")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(
-            Problem(name, None, None, f"not valid UTF-8 (byte {exc.start})")
-        ) from None
+        raise whole.error(None, None, f"not valid UTF-8 (byte {exc.start})") from None
     return parse_yaml(text, name)
 
 
@@ -89,6 +86,7 @@ def parse_yaml(text: str, name: str) -> YamlDoc:
 
     yaml = YAML(typ="rt", pure=True)
     yaml.max_depth = MAX_DEPTH  # deeper raises a marked error instead of RecursionError
+    doc = YamlDoc(data=None, file=name)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ReusedAnchorWarning)
@@ -99,21 +97,18 @@ def parse_yaml(text: str, name: str) -> YamlDoc:
                 second = str(w.message).rsplit("second occurrence", 1)[-1]
                 m = re.search(r"line (\d+)", second)
                 anchor = re.search(r"duplicate anchor '([^']*)'", str(w.message))
-                raise ConfigError(
-                    Problem(
-                        name,
-                        int(m.group(1)) if m else None,
-                        None,
-                        f"invalid YAML: the anchor &{anchor.group(1) if anchor else '?'} is "
-                        "defined twice",
-                    )
+                raise doc.error(
+                    int(m.group(1)) if m else None,
+                    None,
+                    f"invalid YAML: the anchor &{anchor.group(1) if anchor else '?'} is "
+                    "defined twice",
                 )
     except MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
         problem = exc.problem
         if isinstance(problem, str) and problem.startswith("maximum depth"):
             problem = f"nesting deeper than {MAX_DEPTH} levels"
-        raise ConfigError(Problem(name, line, None, f"invalid YAML: {problem}")) from None
+        raise doc.error(line, None, f"invalid YAML: {problem}") from None
     except YAMLError as exc:
         # ruamel's ReaderError (a NUL or other control character) carries no mark, only a
         # character offset: turn that into the line, and say which character it is.
@@ -125,8 +120,7 @@ def parse_yaml(text: str, name: str) -> YamlDoc:
             message = f"invalid YAML: character U+{char:04X} is not allowed ({reason})"
         else:
             message = f"invalid YAML: {exc}"
-        raise ConfigError(Problem(name, line, None, message)) from None
-    doc = YamlDoc(data=None, file=name)
+        raise doc.error(line, None, message) from None
     if node is None:
         doc.data = {}
         return doc
@@ -175,7 +169,7 @@ def _convert(node: Node, path: Path_, doc: YamlDoc, budget: list[int]) -> Any:
 
 def _refused(doc: YamlDoc, line: int, path: Path_, message: str) -> ConfigError:
     """The error for the node at ``path``, on ``line`` of the document."""
-    return doc.error(line, _dotted(path) or None, message)
+    return doc.error(line, dotted(path) or None, message)
 
 
 def _scalar(node: ScalarNode, path: Path_, doc: YamlDoc) -> Any:
@@ -209,11 +203,9 @@ def _scalar(node: ScalarNode, path: Path_, doc: YamlDoc) -> Any:
     return value
 
 
-def _dotted(path: Path_) -> str:
+def dotted(path: Path_) -> str:
+    """``a.b[0].c``: a path as the config names it."""
     out = ""
     for part in path:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
     return out
-
-
-dotted = _dotted

@@ -8,17 +8,10 @@ lists them with both sides' counts; cases only in head are **new**, only in base
 **removed**. Not comparable cases (their content or the scoring changed since their
 history) are never flips.
 
-A pull request that changes the agent (model, endpoint, sampling settings, system
-prompt; a program's command line, its ``agent.env``, its declared ``agent.model``) or a
-tool's definition is *compared*: that change is what it tests. :func:`compare` names the
-agent's identity keys that differ (``setup_changes``) and the tools whose definition hash
-changed, was added or removed (tool drift, with a compact unified diff of description and
-schema and the flipped cases that involve each tool).
-
-A metric's change is **beyond noise** when the suite test on it found it significant,
-when a flipped case moved it, or when the base value lies outside the head's bootstrap
-interval (without an interval: it moved by :data:`MOVED`); every report reads that flag,
-none decides it again.
+What a pull request changed of the setup (``setup_changes``), tool drift, and when a
+metric's change is **beyond noise** are docs/policy.md's rules (without a bootstrap
+interval a metric is beyond noise when it moved by :data:`MOVED`); every report reads
+that flag, none decides it again.
 
 Both sides are :class:`~gate.model.SuiteStats` (this run's from the reduction, a
 baseline's read back by ``gate.results``); the comparison runs before the verdict is
@@ -118,29 +111,25 @@ def compare(
     ``dataset.retired`` (case id → reason), which the removed cases are matched with."""
     drift = _tool_drift(base.header.tools, head.header.tools)
     bd, hd = base.header.dataset, head.header.dataset
-    changes = tuple(setup_changes(base.header.agent, head.header.agent))
+    skeleton = Comparison(
+        source=source,
+        comparable=False,
+        rule=HISTORY_RULE,
+        base_dataset_sha256=bd.sha256,
+        base_samples=base.samples,
+        tool_drift=tuple(drift),
+        base_usage={k: float(v) for k, v in base.usage.items()},
+        setup_changes=tuple(setup_changes(base.header.agent, head.header.agent)),
+    )
     if not tested:
         not_compared = _not_compared(base, head)
-        return Comparison(
-            source=source,
-            comparable=False,
+        return dataclasses.replace(
+            skeleton,
             note=(
                 f"{not_compared.detail}: nothing was compared; the histories of its cases "
                 "start again with this run"
             ),
             not_compared=not_compared,
-            rule=HISTORY_RULE,
-            base_dataset_sha256=bd.sha256,
-            base_samples=base.samples,
-            regressions=0,
-            fixes=0,
-            noise=0,
-            metrics={},
-            slice_metrics={},
-            flips=(),
-            tool_drift=tuple(drift),
-            base_usage={k: float(v) for k, v in base.usage.items()},
-            setup_changes=changes,
         )
     note = None
     case_changes = _case_changes(base, head, changed, retired or {})
@@ -179,13 +168,10 @@ def compare(
         for d in drift
     ]
     moved = _moved_by_flips(base.cases, head.cases, listed)
-    return Comparison(
-        source=source,
+    return dataclasses.replace(
+        skeleton,
         comparable=True,
         note=note,
-        rule=HISTORY_RULE,
-        base_dataset_sha256=bd.sha256,
-        base_samples=base.samples,
         regressions=counts[FlipKind.REGRESSION],
         fixes=counts[FlipKind.FIX],
         noise=counts[FlipKind.NOISE],
@@ -193,11 +179,9 @@ def compare(
         slice_metrics=_slice_deltas(base, head, moved),
         flips=tuple(listed),
         tool_drift=tuple(drift),
-        base_usage={k: float(v) for k, v in base.usage.items()},
         likely_regressions=counts[FlipKind.LIKELY_REGRESSION],
         likely_fixes=counts[FlipKind.LIKELY_FIX],
         undecided=counts[FlipKind.UNDECIDED],
-        setup_changes=changes,
         cost=tuple(cost),
         changes=case_changes,
     )
@@ -451,9 +435,7 @@ def _tool_drift(base: Mapping[str, ToolRef], head: Mapping[str, ToolRef]) -> lis
             else DriftChange.CHANGED
         )
         out.append(
-            ToolDrift(
-                tool=name, change=change, diff=tuple(_definition_diff(b, h)), flipped_cases=()
-            )
+            ToolDrift(tool=name, change=change, diff=tuple(definition_diff(b, h)), flipped_cases=())
         )
     return out
 
@@ -465,8 +447,9 @@ def _definition_lines(t: ToolRef | None) -> list[str]:
     return text.decode().splitlines()
 
 
-def _definition_diff(b: ToolRef | None, h: ToolRef | None) -> list[str]:
-    """A unified diff (1 line of context) of description and schema, at most 40 lines."""
+def definition_diff(b: ToolRef | None, h: ToolRef | None) -> list[str]:
+    """A unified diff (1 line of context) of description and schema, at most 40 lines
+    (also for other drift sources: ``gate.interop.mcp_tools``)."""
     lines = list(
         difflib.unified_diff(
             _definition_lines(b), _definition_lines(h), "base", "head", n=1, lineterm=""
@@ -475,7 +458,3 @@ def _definition_diff(b: ToolRef | None, h: ToolRef | None) -> list[str]:
     if len(lines) > MAX_DIFF_LINES:
         lines = [*lines[:MAX_DIFF_LINES], f"… {len(lines) - MAX_DIFF_LINES} more diff lines"]
     return lines
-
-
-definition_diff = _definition_diff
-"""The compact definition diff, for other drift sources (``gate.interop.mcp_tools``)."""

@@ -1,10 +1,7 @@
 """The dataset: pinned cases with frozen tool responses (docs/dataset.md).
 
-Public API::
-
-    load_dataset(path, *, root=None, display=None) -> Dataset    # whole file, validated
-    iter_cases(path, *, root=None, display=None) -> CaseStream   # one case at a time
-    dataset_sha256(dataset_digest, references) -> str            # the pin's hash rule
+Public API: :func:`load_dataset` (the whole file, validated), :func:`iter_cases` (one
+case at a time), :func:`dataset_sha256` (the pin's hash rule).
 
 A dataset is JSONL (one case a line) or CSV (same columns, JSON-encoded cells); every
 problem in it is reported in one pass, each naming the file, the line and the field.

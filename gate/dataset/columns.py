@@ -33,24 +33,12 @@ TEXT_COLUMNS: frozenset[str] = frozenset(
 ENUM_COLUMNS: frozenset[str] = frozenset({"difficulty", "order", "pass_on"})
 """Text columns holding an enum value (a CSV cell may also quote it as a JSON string)."""
 
-CALL_LIST_COLUMNS: frozenset[str] = frozenset({"expected_tool_calls", "acceptable_alternatives"})
-"""Columns holding call lists, where an element that is an array is one **batch** (the
-calls of one assistant turn): ``[[a, b], c]``. In CSV these cells are JSON like every
-non-text cell, so a batch is the same nested array, in one cell:
-
-    id,user_input,available_tools,expected_tool_calls,order
-    trip,Weather in Paris and Berlin then book,@tools.json,"[[{""name"": ""get_weather"", ""args"":
-    {""city"": ""Paris""}}, {""name"": ""get_weather"", ""args"": {""city"": ""Berlin""}}],
-    {""name"": ""book_trip"", ""args"": {}}]",strict
-
-(one row in the file, wrapped here; docs/dataset.md shows it whole). :func:`csv_cell`
-writes such cells; the reader gives back the same case as the JSONL line."""
-
 
 def csv_cell(column: str, value: object) -> str:
     """The CSV cell that reads back as ``value`` in ``column`` (docs/dataset.md, CSV
     rules): text columns raw, an ``@file`` tools reference raw, everything else — call
-    lists with their batches included — compact JSON; ``None`` is the empty cell."""
+    lists with their batches (nested arrays) included — compact JSON; ``None`` is the
+    empty cell. The reader gives back the same case as the JSONL line."""
     if value is None:
         return ""
     if column in TEXT_COLUMNS and isinstance(value, str):

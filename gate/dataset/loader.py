@@ -162,15 +162,8 @@ class CaseStream:
         self.sha256 = dataset_sha256(self.cases_sha256, refs)
 
 
-def iter_cases(
-    path: Path,
-    *,
-    root: Path | None = None,
-    display: str | None = None,
-    check_duplicates: bool = True,
-) -> CaseStream:
-    """Stream a dataset's cases (see :class:`CaseStream`)."""
-    return CaseStream(path, root=root, display=display, check_duplicates=check_duplicates)
+iter_cases = CaseStream
+"""Stream a dataset's cases (the name callers use for :class:`CaseStream`)."""
 
 
 def load_dataset(path: Path, *, root: Path | None = None, display: str | None = None) -> Dataset:

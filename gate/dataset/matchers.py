@@ -129,7 +129,9 @@ def parse_args(value: Any, field: str, report: Report) -> dict[str, ArgMatcher] 
     """An ``args`` object → name → matcher. None (after reporting) when it is not an
     object or any argument is malformed; every malformed argument is reported."""
     if not isinstance(value, dict):
-        report(field, f"must be an object of argument name → expected value, not {_kind(value)}")
+        report(
+            field, f"must be an object of argument name → expected value, not {json_kind(value)}"
+        )
         return None
     out: dict[str, ArgMatcher] = {}
     ok = True
@@ -252,7 +254,7 @@ def _nested_matcher(value: Any, field: str) -> str | None:
     return None
 
 
-def _kind(value: Any) -> str:
+def json_kind(value: Any) -> str:
     """A JSON type name for messages."""
     if value is None:
         return "null"
@@ -265,6 +267,3 @@ def _kind(value: Any) -> str:
     if isinstance(value, list):
         return "an array"
     return "an object"
-
-
-json_kind = _kind

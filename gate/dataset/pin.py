@@ -70,7 +70,6 @@ class PinResult:
     old_sha256: str | None
     new_sha256: str
     old_version: str | None
-    new_version: str | None
 
 
 def pin_config(
@@ -92,9 +91,6 @@ def pin_config(
         old_sha256=old_sha if isinstance(old_sha, str) else None,
         new_sha256=sha256,
         old_version=None if old_version is None else str(old_version),
-        new_version=version
-        if version is not None
-        else (None if old_version is None else str(old_version)),
     )
     if result.changed:
         _write_atomic(config_path, new_text.encode("utf-8"))

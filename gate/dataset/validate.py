@@ -146,6 +146,10 @@ class _Report(Protocol):
     def __call__(self, fld: str | None, message: str, once: str | None = None) -> None: ...
 
 
+_Tools = Mapping[str, ToolSpec] | None
+"""A case's tools by name; ``None`` when they are invalid (their checks are skipped)."""
+
+
 class CaseBuilder:
     """Validates one row at a time into a :class:`Case`, reporting into ``problems``."""
 
@@ -267,7 +271,7 @@ class CaseBuilder:
         )
 
     def _shared(
-        self, get: Callable[[str], Any], by_name: dict[str, ToolSpec] | None, report: _Report
+        self, get: Callable[[str], Any], by_name: _Tools, report: _Report
     ) -> dict[str, Any]:
         """The columns a one-turn and a conversation case read alike, as :class:`Case`'s
         keyword arguments (valid only when nothing was reported)."""
@@ -354,11 +358,7 @@ class CaseBuilder:
         )
 
     def _turns(
-        self,
-        value: Any,
-        tools: Mapping[str, ToolSpec] | None,
-        case_must_not: tuple[str, ...],
-        report: _Report,
+        self, value: Any, tools: _Tools, case_must_not: tuple[str, ...], report: _Report
     ) -> tuple[UserTurn, ...] | None:
         if not isinstance(value, list) or not value:
             report(
@@ -386,12 +386,7 @@ class CaseBuilder:
         return tuple(out) if ok else None
 
     def _turn(
-        self,
-        obj: Any,
-        fld: str,
-        tools: Mapping[str, ToolSpec] | None,
-        case_must_not: tuple[str, ...],
-        report: _Report,
+        self, obj: Any, fld: str, tools: _Tools, case_must_not: tuple[str, ...], report: _Report
     ) -> UserTurn | None:
         if not isinstance(obj, dict):
             report(
@@ -482,7 +477,7 @@ class CaseBuilder:
 
     # ── columns ──
 
-    def _id(self, value: Any, line: int, report: Callable[[str | None, str], None]) -> str | None:
+    def _id(self, value: Any, line: int, report: _Report) -> str | None:
         if value is None:
             report("id", "required: a stable, unique case id")
             return None
@@ -508,9 +503,7 @@ class CaseBuilder:
             self.ids[value] = line
         return value
 
-    def _history(
-        self, value: Any, report: Callable[[str | None, str], None]
-    ) -> tuple[Mapping[str, Any], ...]:
+    def _history(self, value: Any, report: _Report) -> tuple[Mapping[str, Any], ...]:
         if value is None:
             return ()
         if not isinstance(value, list):
@@ -633,11 +626,7 @@ class CaseBuilder:
                 self.problems.add(p)
 
     def _calls(
-        self,
-        value: Any,
-        fld: str,
-        tools: Mapping[str, ToolSpec] | None,
-        report: Callable[[str | None, str], None],
+        self, value: Any, fld: str, tools: _Tools, report: _Report
     ) -> tuple[ExpectedCall, ...] | None:
         """A call list; an element that is an array is one batch (one assistant turn):
         then every element of the list is a batch, a bare call being a batch of one."""
@@ -685,7 +674,7 @@ class CaseBuilder:
         self,
         value: Any,
         fld: str,
-        tools: Mapping[str, ToolSpec] | None,
+        tools: _Tools,
         report: _Report,
         prepare: Callable[[Any], Any] = lambda calls: calls,
     ) -> list[tuple[ExpectedCall, ...]]:
@@ -700,13 +689,7 @@ class CaseBuilder:
         )
         return [calls for calls in found if calls is not None]
 
-    def _call(
-        self,
-        obj: Any,
-        fld: str,
-        tools: Mapping[str, ToolSpec] | None,
-        report: Callable[[str | None, str], None],
-    ) -> ExpectedCall | None:
+    def _call(self, obj: Any, fld: str, tools: _Tools, report: _Report) -> ExpectedCall | None:
         if not isinstance(obj, dict):
             report(
                 fld,
@@ -741,9 +724,7 @@ class CaseBuilder:
         return ExpectedCall(name=name, args=args, args_match=mode, required=required is True)
 
     @staticmethod
-    def _args_match(
-        obj: Mapping[str, Any], fld: str, report: Callable[[str | None, str], None]
-    ) -> ArgsMatch | None:
+    def _args_match(obj: Mapping[str, Any], fld: str, report: _Report) -> ArgsMatch | None:
         """``args_match`` (:class:`ArgsMatch`), or its older spelling ``required_args_only``
         (true = ``subset``, false = ``exact``); not both."""
         if "args_match" not in obj and "required_args_only" not in obj:
@@ -775,13 +756,7 @@ class CaseBuilder:
             return None
         return ArgsMatch.SUBSET if rao else ArgsMatch.EXACT
 
-    def _tool_name(
-        self,
-        name: Any,
-        fld: str,
-        tools: Mapping[str, ToolSpec] | None,
-        report: Callable[[str | None, str], None],
-    ) -> str | None:
+    def _tool_name(self, name: Any, fld: str, tools: _Tools, report: _Report) -> str | None:
         if not _named(name, fld, report):
             return None
         if tools is not None and name not in tools:
@@ -793,16 +768,8 @@ class CaseBuilder:
             return None
         return name
 
-    def _forbidden_name(
-        self,
-        name: Any,
-        fld: str,
-        tools: Mapping[str, ToolSpec] | None,
-        report: Callable[[str | None, str], None],
-    ) -> str | None:
-        # A forbidden name need not be offered (an agent holds more tools than the case
-        # lists; models invent names): accepted, and the run's notices say so. A look-alike
-        # of an offered tool is a typo that would guard nothing: refused.
+    def _forbidden_name(self, name: Any, fld: str, tools: _Tools, report: _Report) -> str | None:
+        # Not offered: accepted, a look-alike of an offered tool refused (module docstring).
         if not _named(name, fld, report):
             return None
         if tools is None or name in tools:
@@ -818,31 +785,14 @@ class CaseBuilder:
         return name
 
     def _must_not_call(
-        self,
-        value: Any,
-        tools: Mapping[str, ToolSpec] | None,
-        report: Callable[[str | None, str], None],
-        fld: str = "must_not_call",
+        self, value: Any, tools: _Tools, report: _Report, fld: str = "must_not_call"
     ) -> tuple[str, ...]:
-        if value is None:
-            return ()
-        if not isinstance(value, list):
-            report(fld, f"must be an array of tool names, not {json_kind(value)}")
-            return ()
-        out: list[str] = []
-        for i, name in enumerate(value):
-            checked = self._forbidden_name(name, f"{fld}[{i}]", tools, report)
-            if checked is None:
-                continue
-            if checked in out:
-                report(f"{fld}[{i}]", f"{checked!r} is listed twice")
-                continue
-            out.append(checked)
-        return tuple(out)
+        def name(raw: Any, at: str) -> str | None:
+            return self._forbidden_name(raw, at, tools, report)
 
-    def _enum(
-        self, value: Any, fld: str, enum: Any, report: Callable[[str | None, str], None]
-    ) -> Any:
+        return _unique(value, fld, "tool names", name, report)
+
+    def _enum(self, value: Any, fld: str, enum: Any, report: _Report) -> Any:
         if value is None:
             return None
         member = _members(enum).get(value) if isinstance(value, str) else None
@@ -856,11 +806,7 @@ class CaseBuilder:
         return enum(value)
 
     def _responses(
-        self,
-        value: Any,
-        tools: Mapping[str, ToolSpec] | None,
-        report: Callable[[str | None, str], None],
-        column: str = "tool_responses",
+        self, value: Any, tools: _Tools, report: _Report, column: str = "tool_responses"
     ) -> tuple[FrozenResponse, ...] | None:
         if value is None:
             return ()
@@ -919,24 +865,33 @@ class CaseBuilder:
             )
         return tuple(out) if ok else None
 
-    def _tags(self, value: Any, report: Callable[[str | None, str], None]) -> tuple[str, ...]:
-        if value is None:
-            return ()
-        if not isinstance(value, list):
-            report("tags", f"must be an array of strings, not {json_kind(value)}")
-            return ()
-        out: list[str] = []
-        for i, tag in enumerate(value):
-            if not isinstance(tag, str) or not TAG.match(tag):
-                report(
-                    f"tags[{i}]",
-                    f"must be 1-64 characters without spaces, commas or '=', not {tag!r}",
-                )
-            elif tag in out:
-                report(f"tags[{i}]", f"{tag!r} is listed twice")
-            else:
-                out.append(tag)
-        return tuple(out)
+    def _tags(self, value: Any, report: _Report) -> tuple[str, ...]:
+        def tag(raw: Any, at: str) -> str | None:
+            if isinstance(raw, str) and TAG.match(raw):
+                return raw
+            report(at, f"must be 1-64 characters without spaces, commas or '=', not {raw!r}")
+            return None
+
+        return _unique(value, "tags", "strings", tag, report)
+
+
+def _unique(
+    value: Any, fld: str, what: str, check: Callable[[Any, str], str | None], report: _Report
+) -> tuple[str, ...]:
+    """An array of names, each ``check``-ed (which reports a bad one) and listed once."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        report(fld, f"must be an array of {what}, not {json_kind(value)}")
+        return ()
+    out: list[str] = []
+    for i, raw in enumerate(value):
+        name = check(raw, f"{fld}[{i}]")
+        if name is not None and name in out:
+            report(f"{fld}[{i}]", f"{name!r} is listed twice")
+        elif name is not None:
+            out.append(name)
+    return tuple(out)
 
 
 @functools.cache
@@ -953,7 +908,7 @@ def offered_list(tools: Mapping[str, ToolSpec], limit: int = 20) -> str:
     return (shown + more) if names else "none"
 
 
-def _named(name: Any, fld: str, report: Callable[[str | None, str], None]) -> TypeGuard[str]:
+def _named(name: Any, fld: str, report: _Report) -> TypeGuard[str]:
     """Whether ``name`` is a non-empty string (else reported at ``fld``)."""
     if isinstance(name, str) and name:
         return True

@@ -1,21 +1,10 @@
 """What this invocation does, decided from the context alone: :func:`plan` and
 :func:`plan_comment` are pure (no I/O, no clock), so every branch is a row of a table test.
 
-:func:`plan` maps the Action's inputs and the event to one :data:`Activity`:
-
-=================  =============================================================
-``mode``           activity
-=================  =============================================================
-``check``          :class:`Check` — run, score, gate, compare with the baseline
-                   (:data:`BaselinePlan`), report, comment (:data:`CommentPlan`);
-                   on a push, schedule or manual dispatch of a branch, a base run
-                   that seeds the histories
-``run``            :class:`RunShard` — run and score one shard; no gate, no comment
-``merge``          :class:`Merge` — join the shards, gate once, compare, report,
-                   comment
-``comment``        :class:`RelayComment` — the fork-PR ``workflow_run`` pattern:
-                   post the comment for the run that triggered this one
-=================  =============================================================
+:func:`plan` maps the Action's inputs and the event to one :data:`Activity`, one class per
+``mode`` (docs/action.md says what each does): :class:`Check`, :class:`RunShard`,
+:class:`Merge`, :class:`RelayComment`. A ``check`` on a push, schedule or manual dispatch
+of a branch is a base run that seeds the histories.
 
 :func:`plan_comment` decides whether and where the comment goes for a run's own results
 (``toolgate check``, ``toolgate comment`` and the Action's ``check`` and ``merge``).

@@ -1,39 +1,10 @@
 """The baseline for a pull request: where ``baseline: auto`` finds the base results.
 
-Sources, tried in order; the first that yields results wins:
-
-1. **a committed file** named in the config (``baseline.path``, relative to the config);
-2. **the results artifact of this workflow on the base branch**: the artifact named
-   ``baseline.artifact`` (default ``toolgate-results``) of the latest successful run of the
-   same workflow on the PR's base branch *at the PR's base SHA*; when no run at that SHA
-   has one, the newest successful run's artifact, with its age shown and a staleness
-   warning past ``baseline.max_age_days``;
-3. **the same artifact uploaded by another workflow** of this repository on the base
-   branch (a separate baseline-refresh workflow), with the same SHA-then-newest rule;
-4. **no baseline**, with a notice saying why.
-
-Every outcome carries ``source``, one line for the PR comment ("artifact toolgate-results
-of run #123 on main at abc1234, 2 days old"), so a reviewer always knows what the head
-was compared with.
-
-An artifact made from another version of the dataset, or by the gate under another
-``name:``, is used all the same: every case is compared by its own hash (its content and
-the scoring config), as a ``--baseline`` file is, so a pull request that edits the
-dataset is still compared case by case, and the comparison names the cases added,
-changed and removed. The source line says when the artifact's gate name differs; a
-baseline that shares no comparable case is reported "not compared" by the comparison.
-Only one shard's results are refused (they hold part of the dataset): the notice says
-so and nothing is compared.
-
-An artifact is untrusted input (anything with write access to the base branch, or a bug,
-can put anything in it): the download is size-capped (the declared size first, then the
-bytes actually received), the zip is never extracted to disk as such — only its one
-``results.json`` member is copied out, in chunks (memory stays flat), refused when its
-declared or inflated size passes the cap or it inflates more than :data:`MAX_RATIO` times
-its compressed size (a zip bomb) — and
-an archive holding an absolute path, a ``..`` segment or a backslash in any member name is
-refused whole. The results are validated by :func:`gate.results.read_results` like any
-other baseline file.
+docs/action.md ("Where the baseline comes from") gives the sources in the order tried,
+how an artifact of another dataset version or gate name is compared, and the caps on an
+artifact, which is untrusted input: the zip is never extracted to disk as such, only its
+one ``results.json`` member is copied out, in chunks (memory stays flat). Every outcome
+carries ``source``, the comment's one line on what the head was compared with.
 
 GitHub is reached through PyGithub (workflow → runs → artifacts). The zip download
 answers ``302`` with a short-lived, pre-signed storage URL, usually on another host
@@ -565,8 +536,11 @@ def find_baseline(
         results = read_results(dest, display=f"{name} (run #{cand.run_number})/results.json")
     except ResultsFileError as exc:
         return _none_after_failure(f"{source} is not a valid results file: {_short(exc)}")
-    problem = _incomparable(results)
-    if problem is not None:
+    if results.shard is not None:  # part of the dataset: nothing to compare case by case
+        problem = (
+            f"holds shard {results.shard.index}/{results.shard.count} only; upload the merged "
+            "results"
+        )
         dest.unlink(missing_ok=True)
         return BaselineChoice.none(
             f"{source} {problem}",
@@ -596,21 +570,15 @@ def _committed(config: Config) -> BaselineChoice | None:
     if not path.is_file():
         # Named but missing is a mistake worth an input error: the user asked for it.
         raise ResultsFileError(
-            [_problem(config, "baseline.path", f"{rel!r} does not exist (resolved to {path})")]
+            Problem(
+                str(config.source or "toolgate.yml"),
+                None,
+                "baseline.path",
+                f"{rel!r} does not exist (resolved to {path})",
+            )
         )
     results = read_results(path, display=rel)
     return BaselineChoice(path, results, source)
-
-
-def _incomparable(results: Results) -> str | None:
-    """Why an artifact's results cannot serve as a baseline at all (another dataset or
-    gate can: the comparison goes case by case)."""
-    if results.shard is not None:
-        return (
-            f"holds shard {results.shard.index}/{results.shard.count} only; upload the merged "
-            "results"
-        )
-    return None
 
 
 def _none_after_failure(message: str) -> BaselineChoice:
@@ -621,10 +589,6 @@ def _none_after_failure(message: str) -> BaselineChoice:
         warnings=(f"No baseline: {message}. The gate runs without one.",),
         missing=f"the base branch's results could not be fetched ({message})",
     )
-
-
-def _problem(config: Config, field_name: str, message: str) -> Problem:
-    return Problem(str(config.source or "toolgate.yml"), None, field_name, message)
 
 
 def _aware(dt: datetime) -> datetime:

@@ -4,13 +4,10 @@ PyGithub's default ``GithubRetry`` waits out rate limits for as long as GitHub a
 step could hang for an hour on a secondary rate limit. ToolGate builds ``Github`` with
 ``retry=None`` (no retry below us) and retries here instead, around whole operations:
 
-* what is retried: HTTP 5xx, connection errors and timeouts (also of the artifact
-  download from its storage host: :class:`~gate.errors.TransientGitHubError`), and rate
-  limits — a 403 or 429 carrying ``Retry-After``, or a "secondary rate limit" message, or
-  ``X-RateLimit-Remaining: 0``;
-* how long it waits: ``Retry-After`` (seconds or an HTTP date) when given; else the
-  primary limit's ``X-RateLimit-Reset``; else 60 s for a secondary limit (GitHub's advice);
-  else exponential backoff ``backoff_s × 2^(attempt-1)``, at most ``backoff_max_s``;
+* what is retried and how long it waits: docs/reports.md ("Failures never change the
+  verdict"); also the artifact download from its storage host
+  (:class:`~gate.errors.TransientGitHubError`); past the waits GitHub names, exponential
+  backoff ``backoff_s × 2^(attempt-1)``, at most ``backoff_max_s``;
 * the bound: one **deadline** for the whole client (``budget_s`` from its creation). No
   attempt starts unless a whole request (``request_timeout_s``) still fits before the
   deadline, and no wait is started that would not leave room for one — such a wait gives

@@ -1,28 +1,11 @@
 """The sticky PR comment: find it again, edit it in place, never leave two.
 
-A comment is ours when its body starts with the gate's hidden marker
-(``gate.report.comment.marker``) **and** its author is the token's own login — so a
-comment by anybody else that contains (or quotes) the marker is never edited: nobody can
-hijack the report by pasting the marker.
-
-The token's login: ``GET /user``; an installation token (``GITHUB_TOKEN``, a GitHub App)
-gets 403 there, and then the login is ``TOOLGATE_COMMENT_LOGIN`` or ``github-actions[bot]``
-(the login ``GITHUB_TOKEN`` comments as). When that guess finds nothing and
-``TOOLGATE_COMMENT_LOGIN`` is not set, the oldest marked comment written by a bot account
-is taken as ours if GitHub accepts our edit of it — so a GitHub App (``<slug>[bot]``) finds
-its own comment again without configuration, instead of creating and deleting one per run.
-After creating a comment the author GitHub reports for it is taken as the truth for the
-clean-up that follows.
-
-:func:`upsert_comment`:
-
-1. lists every comment of the PR (``per_page=100``, all pages — PRs with hundreds of
-   comments are common on busy repositories);
-2. if ours exist: keeps the **oldest**, edits it when the body changed, deletes the
-   others (left by an earlier failure);
-3. else creates one; then lists again and de-duplicates the same way — a POST that GitHub
-   executed but answered with a 5xx (or that timed out) may have been sent twice.
-   If creating fails, it lists once more: a create that "failed" but landed counts.
+docs/reports.md ("The sticky comment") gives the rules: which comment is ours (the gate's
+marker **and** the token's own login, guessed for installation tokens and GitHub Apps),
+the oldest of ours kept and edited, the others deleted, a list again after creating one
+(a POST answered with a 5xx may have landed twice). Here besides: the author GitHub
+reports for a created comment is the truth for the clean-up that follows, and a create
+that "failed" is followed by one more list (it may have landed).
 
 Every GitHub call goes through :meth:`gate.github.client.GitHubClient.call`; any failure
 raises :class:`gate.github.client.GitHubApiError`, which callers report as a warning.
@@ -74,12 +57,8 @@ def _marked(client: GitHubClient, issue: Any, marker: str) -> list[Any]:
     comments: Sequence[Any] = client.call(
         f"GET comments of #{issue.number}", lambda: list(issue.get_comments())
     )
-    marked = [c for c in comments if _starts_with(c, marker)]
+    marked = [c for c in comments if (c.body or "").lstrip("\ufeff \t\r\n").startswith(marker)]
     return sorted(marked, key=lambda c: (c.created_at, c.id))
-
-
-def _starts_with(comment: Any, marker: str) -> bool:
-    return (comment.body or "").lstrip("\ufeff \t\r\n").startswith(marker)
 
 
 def _author(comment: Any) -> str:

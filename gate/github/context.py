@@ -2,52 +2,17 @@
 
 ``GitHubContext.from_environ(environ)`` is the only reader of these variables in ToolGate
 (tests pass a dict). Each setting has one rule, whoever asks for it — the Action, ``toolgate
-check`` publishing its results, ``toolgate comment``:
+check`` publishing its results, ``toolgate comment``. docs/action.md ("Environment
+variables") gives the token's and the ``TOOLGATE_*`` variables' rules; besides them:
 
-=============================  ==========================================================
-variable                       rule
-=============================  ==========================================================
-``INPUT_<NAME>``               every input of action.yml (:class:`ActionInputs`): the
-                               input's name upper-cased with its hyphens, as the runner
-                               passes it (``INPUT_FAIL-ON``; ``INPUT_FAIL_ON`` is also
-                               read); stripped; unset means action.yml's default
-                               (``uses: docker://…`` passes no defaults)
-the token                      the ``github-token`` input when it is not empty, else
-                               ``TOOLGATE_GITHUB_TOKEN``, else ``GITHUB_TOKEN``; hidden
-                               from ``repr``. The same token for the baseline lookup,
-                               the artifact download and the comment.
-``TOOLGATE_GITHUB_BUDGET_S``   the most seconds all GitHub calls of one operation may take
-                               together: a finite number above 0 (default 60); anything
-                               else (``inf``, ``nan``, ``0``, ``soon``) is an input error
-``TOOLGATE_ARTIFACT_MAX_MB``   the largest artifact ToolGate takes in, in MiB: the
-                               baseline zip (declared and received), the results.json
-                               inside it (declared and inflated) and the results.json
-                               ``mode: comment`` reads; a whole number from 1 to 4096
-                               (default 256); anything else is an input error
-``TOOLGATE_COMMENT_LOGIN``     the login the token comments as when ``GET /user`` is
-                               refused (installation tokens); default ``github-actions[bot]``
-                               (a GitHub App needs none: :mod:`gate.github.comments`)
-``GITHUB_ACTIONS``             ``true`` when running in Actions
-``GITHUB_REPOSITORY``          ``owner/name``
-``GITHUB_API_URL``             default ``https://api.github.com``; GitHub Enterprise
-                               Server: ``https://ghe.example.com/api/v3``
-``GITHUB_SERVER_URL``          default ``https://github.com`` (links to the run)
-``GITHUB_EVENT_NAME``,         the event payload, read once: for ``pull_request`` and
-``GITHUB_EVENT_PATH``          ``pull_request_target`` the PR (number, base branch, base
-                               and head SHAs); for ``workflow_run`` the triggering run
-                               (head SHA, number, page, conclusion); for
-                               ``merge_group`` the queue's base branch, base commit
-                               and group commit. An unreadable payload is a warning
-                               (no PR), not an error
-``GITHUB_RUN_ID``,             whole numbers; anything else counts as unknown
-``GITHUB_RUN_ATTEMPT``
-``GITHUB_SHA``,                as given
-``GITHUB_WORKFLOW_REF``
-``GITHUB_WORKSPACE``,          folders; the workspace is the repository root
-``RUNNER_TEMP``
-``GITHUB_OUTPUT``,             the files outputs and the step summary are appended to
-``GITHUB_STEP_SUMMARY``
-=============================  ==========================================================
+* ``INPUT_<NAME>``: every input of action.yml (:class:`ActionInputs`), named as the
+  runner passes it (``INPUT_FAIL-ON``; ``INPUT_FAIL_ON`` is also read), stripped; unset
+  means action.yml's default (``uses: docker://…`` passes no defaults);
+* ``GITHUB_EVENT_NAME``, ``GITHUB_EVENT_PATH``: the payload, read once — the PR
+  (``pull_request``, ``pull_request_target``), the triggering run (``workflow_run``), the
+  queue's base and group commits (``merge_group``); unreadable is a warning (no PR);
+* ``GITHUB_RUN_ID``, ``GITHUB_RUN_ATTEMPT``: whole numbers, anything else unknown; the
+  other ``GITHUB_*`` and ``RUNNER_TEMP`` are taken as given.
 
 :meth:`GitHubContext.from_environ` never raises: what is wrong is collected in
 ``problems`` (located :class:`~gate.errors.Problem` s, all of them at once) and
@@ -117,7 +82,7 @@ class BaselineInput:
 
 
 class TokenSource(enum.StrEnum):
-    """Where the token came from (the rule in the module docstring)."""
+    """Where the token came from (the rule: docs/action.md, "Environment variables")."""
 
     INPUT = "the github-token input"
     TOOLGATE_GITHUB_TOKEN = "TOOLGATE_GITHUB_TOKEN"
@@ -203,7 +168,7 @@ Event = PullRequestEvent | WorkflowRunEvent | MergeGroupEvent | None
 
 @dataclass(frozen=True, slots=True)
 class GitHubContext:
-    """The Actions environment (the module docstring has the rule of each field)."""
+    """The Actions environment (the rules: the module docstring and docs/action.md)."""
 
     inputs: ActionInputs = ActionInputs()
     in_actions: bool = False

@@ -2,22 +2,8 @@
 
 A PR from a fork runs with a read-only token, so its workflow uploads its output folder as
 an artifact; a second workflow, on ``workflow_run`` (trusted code, a write token),
-downloads it and runs this mode. The folder came from code the PR controls, so nothing in
-it is posted as it is:
-
-* the PR is looked up from the API by the head SHA GitHub put in the ``workflow_run``
-  event (:func:`find_pr_by_head_sha`) — never read from the artifact — and the PR's head
-  must still be that commit when the comment is posted;
-* the comment is what ToolGate renders itself from the folder's ``results.json``
-  (size-capped by ``TOOLGATE_ARTIFACT_MAX_MB``, validated against the results schema;
-  every string in it escaped like in every report), under a heading whose verdict is the
-  triggering run's **conclusion** from the event — a results file that claims another
-  verdict is shown as a claim, with a warning
-  (:func:`gate.report.comment.render_relayed_comment`);
-* without a valid ``results.json`` a fixed notice naming the run is posted
-  (:func:`gate.report.comment.render_relay_notice`): no text of the artifact — a
-  ``comment.md`` in it is never read — reaches the comment;
-* a note in the step summary says which PR and which run the comment came from.
+downloads it and runs this mode. The folder came from code the PR controls: docs/action.md
+("Pull requests from forks") says what is taken from it and what never is.
 
 Posting goes through the one upsert (:func:`gate.github.comments.upsert_comment`) with one
 client for the lookup and the post (one time budget). A GitHub failure is a warning and

@@ -29,6 +29,7 @@ from gate.report.lookup import (
     hard_kinds,
     hard_samples,
     ids,
+    join,
     new_failing_flips,
     not_run,
     plural,
@@ -185,12 +186,8 @@ def hard_failures(results: Results) -> list[Section]:
         (kind, name, message), cids = item
         first = first_of(by_case[cids[0]])
         named = [_case_counts(c, cases.get(c), listed.get(c)) for c in cids]
-        shown: Sentence = [f"{plural(len(cids), 'case')}: "]
-        for i, part in enumerate(named[:GROUP_SHOWN]):
-            shown += [", " if i else "", *part]
-        rest: Sentence = []
-        for i, part in enumerate(named[GROUP_SHOWN:]):
-            rest += [", " if i else "", *part]
+        shown: Sentence = [f"{plural(len(cids), 'case')}: ", *join(named[:GROUP_SHOWN], ", ")]
+        rest = join(named[GROUP_SHOWN:], ", ")
         call = calls_repr(first.call) if len(cids) == 1 and first.call else name or "—"
         more = plural(len(named) - GROUP_SHOWN, "more case") if rest else ""
         return Row(

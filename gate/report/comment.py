@@ -1,13 +1,8 @@
 """The sticky PR comment: the hidden marker, then the report, within GitHub's limit.
 
-GitHub rejects a comment body over 65,536 characters (HTTP 422). The comment renders
-the report's view (:mod:`gate.report.view`) without the sections of the full report only
-(:mod:`gate.report.markdown`), fitted into ``max_chars`` (default 65,000, counted in
-UTF-16 code units to be safe): the all-cases table goes first, then the folded metrics,
-per-tool rows, then fixed/flaky/judge rows, then drift, then the broken cases down to
-the 10 worst of each kind. What is kept always includes the verdict line, the hard
-failures and the worst flips; a banner under the verdict says how many rows were left
-out and where the full report is.
+The comment renders the report's view (:mod:`gate.report.view`) without the sections of
+the full report only (:mod:`gate.report.markdown`), fitted into ``max_chars``; docs/reports.md
+("Size") gives the limit and the order rows are left out in.
 
 The marker, ``<!-- toolgate:comment name=<gate name> -->``, is the first line, so that
 :mod:`gate.github.comments` finds the comment again (together with its author: a pasted

@@ -12,7 +12,7 @@ ours.
 from __future__ import annotations
 
 from gate.report.escape import Escaper
-from gate.report.parts import Box, Cell, Item, Placement, Row, Section, Sub
+from gate.report.parts import Box, Cell, Placement, Row, Section, Sub
 from gate.report.redact import Redactor
 from gate.report.sentences import Code, Sentence
 from gate.report.view import view
@@ -61,11 +61,11 @@ def _section(s: Section, esc: Escaper) -> list[str]:
     if s.table is not None:
         lines = [_row(r, esc) for r in s.table.rows[:MAX_ROWS]]
     elif s.items:
-        lines = [_item(i, esc) for i in s.items[:MAX_ROWS]]
+        lines = [plain(i.text, esc) for i in s.items[:MAX_ROWS]]
     out += [f"  {x}" for x in lines]
     if rows > MAX_ROWS:
         out.append(f"  … {rows - MAX_ROWS} more in report.md")
-    out += [f"  {_item(i, esc)}" for i in s.notes]
+    out += [f"  {plain(i.text, esc)}" for i in s.notes]
     out += [f"  {plain(p.text, esc)}" for p in s.outro]
     return out
 
@@ -79,7 +79,3 @@ def _cell(c: Cell | Sentence, esc: Escaper) -> str:
 
 def _row(r: Row, esc: Escaper) -> str:
     return "  ".join(x for x in (_cell(c, esc) for c in r.cells) if x and x != "—")
-
-
-def _item(i: Item, esc: Escaper) -> str:
-    return plain(i.text, esc)

@@ -12,20 +12,13 @@ like our own "✅ passed". The rules, applied in this order:
    separators become ``\\uXXXX``; CR/LF become ``⏎`` — so data can never start a new line
    of its own (no forged headings, list items or verdict lines) nor reorder what is shown;
 3. **truncate** to a limit, saying how much was cut (``…(+123 chars)``);
-4. escape for the target:
-
-   * :func:`code` — an inline code span (the default for data values): nothing inside a
-     code span is Markdown, HTML, a mention, an emoji shortcode or an autolink; the fence is
-     one backtick longer than the longest run inside; in tables ``|`` becomes ``\\|``;
-   * :func:`text` — prose: ``& < >`` become entities (no HTML, no marker forging), Markdown
-     punctuation is backslash-escaped (no links, images, emphasis, headings, tables, math),
-     and a zero-width space is inserted after ``@`` (no mentions, no e-mail autolinks), after
-     ``#`` before a digit and after ``GH-`` before a digit (no issue cross-references:
-     GitHub links ``#12``, ``owner/repo#12`` and ``GH-12`` alike), inside ``://`` and
-     ``www.`` (no autolinks) and after ``:`` before a word character (no emoji shortcodes);
-   * :func:`console_text` — terminals: step 2 is all it takes (no ANSI sequences survive);
-   * :func:`xml_text` — characters XML 1.0 forbids are made visible (ElementTree does the
-     entity escaping).
+4. escape for the target (docs/reports.md, "Escaping", gives the Markdown rules):
+   :func:`code` — an inline code span (the default for data values; in tables ``|``
+   becomes ``\\|``; the fence one backtick longer than the longest run inside);
+   :func:`text` — prose (entities, backslashes, zero-width spaces after ``@``, ``#`` and
+   ``GH-`` before a digit, inside ``://`` and ``www.``, after ``:`` before a word
+   character); :func:`console_text` — terminals: step 2 is all it takes;
+   :func:`xml_text` — characters XML 1.0 forbids made visible.
 """
 
 from __future__ import annotations

@@ -1,18 +1,12 @@
 """Secrets never appear in a report.
 
-Two kinds of secrets are removed from every string before it is rendered, and once more
-from every finished report (a belt-and-braces pass over the whole text):
-
-* the **values** of the environment variables named in ``reporting.secrets`` (plus the
-  usual token variables in :data:`ALWAYS_SECRET_ENV`), replaced by ``[REDACTED:NAME]``.
-  A value shorter than :data:`MIN_SECRET_LEN` characters is not searched for: masking every
-  ``"1"`` or ``"on"`` would garble the report while protecting nothing. Besides the raw
-  value, its JSON-escaped form is removed too (a value with a quote or backslash appears
-  escaped inside rendered JSON);
-* **token shapes**, whoever they belong to, replaced by ``[REDACTED]``: GitHub tokens
-  (``ghp_``, ``gho_``, ``ghu_``, ``ghs_``, ``ghr_``, ``github_pat_``), OpenAI-style keys
-  (``sk-…``, including ``sk-proj-…`` and ``sk-ant-…``), ``Bearer …`` credentials, AWS access
-  key ids (``AKIA…``) and Slack tokens (``xox?-…``).
+docs/reports.md ("Secrets") lists what is removed: the values of the named environment
+variables (``[REDACTED:NAME]``, :data:`ALWAYS_SECRET_ENV` always among them) and token
+shapes (``[REDACTED]``), from every string before it is rendered and once more from every
+finished report. A value shorter than :data:`MIN_SECRET_LEN` characters is not searched
+for: masking every ``"1"`` or ``"on"`` would garble the report while protecting nothing.
+Besides the raw value, its JSON-escaped form is removed too (a value with a quote or
+backslash appears escaped inside rendered JSON).
 
 Redaction runs before escaping and truncation, so a secret is never half-shown because a
 long value was cut in the middle of it.

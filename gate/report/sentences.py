@@ -288,17 +288,23 @@ def batching_sentence(item: Any) -> Sentence | None:
     turns = [t for t in _list(item.get("turns")) if isinstance(t, int)]
     if not names or not turns:
         return None
-    who: Sentence = []
-    for i, n in enumerate(names):
-        if i:
-            who.append(" and " if i == len(names) - 1 else ", ")
-        who.append(n)
+    who = spoken([[n] for n in names])
     if item.get("kind") == "split":
         shown = " and ".join(str(t + 1) for t in turns)
         return [*who, f" were expected in one turn but came in turns {shown}"]
     if item.get("kind") == "merged":
         return [*who, f" were expected in separate turns but came together in turn {turns[0] + 1}"]
     return None
+
+
+def spoken(parts: Sequence[Sentence]) -> Sentence:
+    """``a, b and c``: parts joined as a sentence lists them."""
+    out: Sentence = []
+    for i, p in enumerate(parts):
+        if i:
+            out.append(" and " if i == len(parts) - 1 else ", ")
+        out += p
+    return out
 
 
 def _order(ev: Mapping[str, Any]) -> Sentence:

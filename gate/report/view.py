@@ -2,21 +2,10 @@
 
 :func:`view` turns a :class:`gate.results.Results` into a :class:`~gate.report.parts.View`
 — never recomputing a score — and the comment, report.md, the step summary and the console
-each render it (:mod:`gate.report.markdown`, :mod:`gate.report.console`). The order is the
-order a reviewer needs:
-
-1. the heading: the verdict, the broken cases named (up to three) and every count true;
-   then what the run was compared with (the history's depth, what the pull request
-   changed, a short history and what this run did about it);
-2. the cases: hard failures, regressions, new cases that fail, cases that got worse with
-   too few samples to tell (``undecided``), removed cases; without a comparison, the
-   failing cases;
-3. the metrics: in sight only those that gate or moved beyond noise (at most
-   :data:`gate.report.metrics.SHOWN_METRICS` rows), the rest folded; pass^k for every k;
-4. the rest: cases failing as before, tool drift, fixed, flaky and within-noise cases,
-   the tests against the base history, per-tool recall, judge scores, every case, the
-   run's information — and, in the full report only, the gates, the variance guard,
-   slices, tool confusion and every failing sample's evidence.
+each render it (:mod:`gate.report.markdown`, :mod:`gate.report.console`). The order is
+the order a reviewer needs (:func:`view` lists the sections): the heading and what the
+run was compared with; what broke; the metrics; the rest, and in the full report only
+the evidence.
 
 Nothing compared is never green: a run compared with nothing, a guard or a cost gate not
 checked, a case that got worse undecided or a case not run make the heading ⚠️.
@@ -40,6 +29,7 @@ from gate.report.compared import (
 from gate.report.escape import json_compact
 from gate.report.lookup import (
     broken,
+    codes,
     comparable,
     fail_as_before,
     flips,
@@ -57,7 +47,7 @@ from gate.report.lookup import (
     undecided,
 )
 from gate.report.parts import Box, Heading, Para, Section, View
-from gate.report.sentences import Code, Sentence
+from gate.report.sentences import Code, Sentence, spoken
 from gate.results import Results
 
 __all__ = ["SHOW_BROKEN", "status", "view"]
@@ -357,7 +347,7 @@ def setup_sentence(results: Results) -> Sentence:
         changed.append(
             _tools("the definition of the tool ", "the definitions of", tools["changed"])
         )
-    verbs: list[Sentence] = [["changes ", *_and(changed)]] if changed else []
+    verbs: list[Sentence] = [["changes ", *spoken(changed)]] if changed else []
     if tools.get("added"):
         verbs.append(_tools("adds the tool ", "adds", tools["added"]))
     if tools.get("removed"):
@@ -366,28 +356,16 @@ def setup_sentence(results: Results) -> Sentence:
         return []
     return [
         "This run ",
-        *_and(verbs),
+        *spoken(verbs),
         " against the baseline: every case is compared across the change, which is what it tests.",
     ]
-
-
-def _and(parts: Sequence[Sentence]) -> Sentence:
-    out: Sentence = []
-    for i, p in enumerate(parts):
-        if i:
-            out.append(" and " if i == len(parts) - 1 else ", ")
-        out += p
-    return out
 
 
 def _tools(one: str, many: str, names: Sequence[str]) -> Sentence:
     if len(names) == 1:
         return [one, Code(names[0])]
-    out: Sentence = [f"{many} {len(names)} tools ("]
-    for i, t in enumerate(names[:4]):
-        out += [", " if i else "", Code(t)]
-    out.append(f", … (+{len(names) - 4}))" if len(names) > 4 else ")")
-    return out
+    more = f", … (+{len(names) - 4}))" if len(names) > 4 else ")"
+    return [f"{many} {len(names)} tools (", *codes(names[:4]), more]
 
 
 def _env_changes(base: Any, head: Any) -> list[Sentence]:

@@ -108,7 +108,7 @@ def test_load__csv_batches__same_cases_as_jsonl(tmp_path: Path) -> None:
 
 
 def test_load__documented_csv_row__round_trips(tmp_path: Path) -> None:
-    # The example of gate.dataset.columns.CALL_LIST_COLUMNS (and docs/dataset.md), byte for byte.
+    # The example of docs/dataset.md (a batch in one CSV cell), byte for byte.
     (tmp_path / "tools.json").write_text(json.dumps([WEATHER, BOOK]), encoding="utf-8")
     text = (
         "id,user_input,available_tools,expected_tool_calls,order\n"
