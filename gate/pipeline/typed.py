@@ -14,7 +14,6 @@ from typing import Any
 from gate import model as m
 from gate.model import CASE_HASH_VERSION
 from gate.pipeline.records import kept_reasons
-from gate.policy.casetest import CaseVerdict
 from gate.policy.engine import EngineParams, Evaluation
 from gate.policy.history import (
     HISTORY_WINDOW,
@@ -30,7 +29,6 @@ from gate.policy.table import CaseMeta, RowsBuilder
 from gate.policy.validity import is_missing
 from gate.results import (
     CaseResult,
-    CaseTestResult,
     HistoryInfo,
     HistoryRun,
     ListRecords,
@@ -73,24 +71,6 @@ def _history_json(h: CaseHistory | None) -> list[HistoryRun]:
     ]
 
 
-def _case_test_json(v: CaseVerdict) -> CaseTestResult:
-    return CaseTestResult(
-        outcome=v.outcome.value,
-        comparability=v.comparability.value,
-        base_passes=None if v.base is None else v.base.passes,
-        base_samples=None if v.base is None else v.base.samples,
-        head_passes=v.head.passes,
-        head_samples=v.head.samples,
-        extra_samples=v.extra_samples,
-        p_worse=v.p_worse,
-        p_better=v.p_better,
-        log_e_worse=v.log_e_worse,
-        log_e_better=v.log_e_better,
-        change=v.change,
-        below_min_effect=v.below_min_effect,
-    )
-
-
 def policy_fields(
     evaluation: Evaluation,
     params: EngineParams,
@@ -108,7 +88,7 @@ def policy_fields(
     carries forward)."""
     seq = params.sequential
     sp = evaluation.spend
-    outcomes = Counter(v.outcome.value for v in evaluation.cases)
+    outcomes = Counter(v.outcome.value for v in evaluation.cases.values())
     info = PolicyInfo(
         params=PolicyParams(
             alpha=params.alpha,
@@ -156,7 +136,7 @@ def policy_fields(
             undecided=sp.undecided,
             seed=sp.seed,
             seeded=sp.seeded,
-            held_back=[v.case_id for v in evaluation.cases if v.case_id in evaluation.held_back],
+            held_back=[i for i in evaluation.cases if i in evaluation.held_back],
             saved=sp.saved,
             sampled=sp.sampled,
             needed=sp.needed,
@@ -178,18 +158,17 @@ class _CaseFields(Mapping[str, Mapping[str, Any]]):
     def __init__(
         self, evaluation: Evaluation, hashes: Mapping[str, str], history: BaseHistory
     ) -> None:
-        self._verdicts = {v.case_id: v for v in evaluation.cases}
+        self._verdicts = evaluation.cases
         self._hashes = hashes
         self._history = history
 
     def __getitem__(self, case_id: str) -> Mapping[str, Any]:
-        v = self._verdicts[case_id]
         h = self._history.cases.get(case_id)
         return {
             "hash": self._hashes.get(case_id),
             "setup": None if h is None else h.setup,
             "history": _history_json(h),
-            "test": _case_test_json(v),
+            "test": self._verdicts[case_id],
         }
 
     def __iter__(self) -> Iterator[str]:
@@ -202,7 +181,7 @@ class _CaseFields(Mapping[str, Mapping[str, Any]]):
 def _history_info(
     evaluation: Evaluation, min_history: int, detection: Detectability | None
 ) -> HistoryInfo:
-    depths = sorted(v.base.samples for v in evaluation.cases if v.base is not None)
+    depths = sorted(v.base.samples for v in evaluation.cases.values() if v.base is not None)
     return HistoryInfo(
         min_history=min_history,
         comparable=len(depths),
