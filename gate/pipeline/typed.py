@@ -14,7 +14,7 @@ from typing import Any
 from gate import model as m
 from gate.model import CASE_HASH_VERSION
 from gate.pipeline.records import kept_reasons
-from gate.policy.engine import EngineParams, Evaluation
+from gate.policy.engine import EngineParams, Evaluation, Spend
 from gate.policy.history import (
     HISTORY_WINDOW,
     BaseHistory,
@@ -87,7 +87,9 @@ def policy_fields(
     """The results.json fields of an engine evaluation (``history``: the one this run
     carries forward)."""
     seq = params.sequential
-    sp = evaluation.spend
+    spent = {f.name: getattr(evaluation.spend, f.name) for f in dataclasses.fields(Spend)}
+    # the spend's fields by name, but the cases held back named, not counted
+    spent["held_back"] = [i for i in evaluation.cases if i in evaluation.held_back]
     outcomes = Counter(v.outcome.value for v in evaluation.cases.values())
     info = PolicyInfo(
         params=PolicyParams(
@@ -110,38 +112,14 @@ def policy_fields(
         outcomes=dict(sorted(outcomes.items())),
         suite=[
             SuiteTestResult(
-                name=t.name,
-                method=t.method.value,
-                better=t.better.value,
-                cases=t.cases,
-                base_mean=t.base_mean,
-                head_mean=t.head_mean,
-                change=t.change,
-                se=t.se,
-                p_value=t.p_value,
-                alpha=t.alpha,
-                blocked=t.blocked,
+                **{k: getattr(t, k) for k in _SUITE_FIELDS},
                 typical=t.cost.typical if t.cost is not None else None,
                 typical_p_value=t.cost.typical_p_rise if t.cost is not None else None,
             )
             for t in evaluation.suite
         ],
         flakiness=evaluation.flakiness,
-        spend=SpendInfo(
-            initial=sp.initial,
-            extra=sp.extra,
-            cap=sp.cap,
-            rounds=sp.rounds,
-            per_case=dict(sp.per_case),
-            undecided=sp.undecided,
-            seed=sp.seed,
-            seeded=sp.seeded,
-            held_back=[i for i in evaluation.cases if i in evaluation.held_back],
-            saved=sp.saved,
-            sampled=sp.sampled,
-            needed=sp.needed,
-            undecidable=sp.undecidable,
-        ),
+        spend=SpendInfo(**spent),
         detect=list(detect),
         history=_history_info(evaluation, seq.min_history, detection),
         base_run=base_run,
@@ -149,6 +127,11 @@ def policy_fields(
         bill=bill,
     )
     return PolicyFields(info, _CaseFields(evaluation, hashes, history), hash_version)
+
+
+_SUITE_FIELDS = tuple(k for k in SuiteTestResult.model_fields if not k.startswith("typical"))
+"""What a suite test writes as it is, by the same name (its cost evidence written as the
+typical case's change and p-value; its slice and bound are the config's)."""
 
 
 class _CaseFields(Mapping[str, Mapping[str, Any]]):
@@ -267,16 +250,11 @@ def stats_of(results: Results) -> m.SuiteStats:
 
 def header_of(results: Results) -> m.RunHeader:
     """The header of the run a results file holds."""
-    return m.RunHeader(
-        toolgate_version=results.toolgate_version,
-        gate_name=results.gate_name,
-        dataset=results.dataset,
-        agent=dict(results.agent),
-        seed=results.seed,
-        shard=results.shard,
-        scoring_sha256=results.scoring_sha256,
-        tools=results.tools,
-    )
+    return m.RunHeader(**{f.name: getattr(results, f.name) for f in _HEADER})
+
+
+_HEADER = dataclasses.fields(m.RunHeader)
+"""A run header's fields: results.json holds each at its top level, by the same name."""
 
 
 def _case_of(results: Results, c: CaseResult) -> m.CaseStats:
