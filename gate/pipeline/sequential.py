@@ -790,8 +790,6 @@ def recorded_tests(
                     setup=c.setup,
                 )
             )
-    by_id = {h.case_id: i for i, h in enumerate(head)}
-    head = [head[by_id[c.id]] for c in cases]
     history = (
         history_of(baseline, hashes, dataset_sha256=parts[0].dataset.sha256)
         if baseline is not None

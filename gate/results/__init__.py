@@ -73,7 +73,6 @@ GateResult = _m.GateOutcome
 MetricDelta = _m.MetricDelta
 MetricStat = _m.MetricStats
 ShardInfo = _m.Shard
-SliceResult = _m.SliceStats
 ToolDrift = _m.ToolDrift
 ToolInfo = _m.ToolRef
 ToolRollup = _m.ToolRecall
@@ -109,7 +108,6 @@ __all__ = [
     "SampleResult",
     "SampleView",
     "ShardInfo",
-    "SliceResult",
     "SpendInfo",
     "SuiteTestResult",
     "ToolDrift",
