@@ -613,7 +613,7 @@ def engine_chain(
         return engine.evaluate(hist, head, sampler), head
 
     def summary(ev: engine.Evaluation) -> tuple[bool, int, frozenset[str]]:
-        reg = frozenset(c.case_id for c in ev.cases if c.outcome is CaseOutcome.REGRESSED)
+        reg = frozenset(i for i, c in ev.cases.items() if c.outcome is CaseOutcome.REGRESSED)
         return ev.blocked, ev.spend.total, reg
 
     hist: history.BaseHistory | None = None
@@ -692,7 +692,7 @@ def engine_cold(
         return engine.evaluate(hist, head, sampler, seed=base_run), head
 
     def summary(ev: engine.Evaluation) -> tuple[bool, int, frozenset[str]]:
-        reg = frozenset(c.case_id for c in ev.cases if c.outcome is CaseOutcome.REGRESSED)
+        reg = frozenset(i for i, c in ev.cases.items() if c.outcome is CaseOutcome.REGRESSED)
         return ev.blocked, ev.spend.total, reg
 
     hist: history.BaseHistory | None = None

@@ -1106,6 +1106,92 @@ class SuiteStats:
     chance that k of its samples all pass, C(c, k) / C(n, k) (``gate.policy.reduce``)."""
 
 
+# ─── a case's test against its base history ───────────────────────────────────
+
+
+class Comparability(enum.StrEnum):
+    """Whether a head case can be tested against the base history."""
+
+    COMPARABLE = "comparable"
+    """Same hash, and the history has samples."""
+    NEW = "new"
+    """The history has no entry for this case id (a new case, or no history at all)."""
+    CHANGED = "changed"
+    """The case id is known but its hash differs: the case itself or the scoring
+    changed, so the old counts describe another test."""
+
+
+class CaseOutcome(enum.StrEnum):
+    """How one case ended."""
+
+    REGRESSED = "regressed"
+    """Significantly worse than its base history (per-PR family control), by at least the
+    minimum practical effect. Blocks."""
+    IMPROVED = "improved"
+    """Significantly better, by at least the minimum practical effect."""
+    UNCHANGED = "unchanged"
+    """Neither, and sampling stopped because the evidence settled."""
+    UNDECIDED = "undecided"
+    """Neither, and the case still needed samples when the per-case or per-PR cap
+    stopped sampling."""
+    NOT_COMPARABLE = "not_comparable"
+    """No history for the case's current hash: never a regression or an improvement."""
+
+
+@dataclass(frozen=True, slots=True)
+class Counts:
+    """Passed samples of samples run."""
+
+    passes: int
+    samples: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.passes <= self.samples:
+            raise ValueError(f"counts need 0 ≤ passes ≤ samples, got {self.passes}/{self.samples}")
+
+    @property
+    def failures(self) -> int:
+        return self.samples - self.passes
+
+    @property
+    def rate(self) -> float | None:
+        return self.passes / self.samples if self.samples else None
+
+
+@value
+class CaseTest:
+    """One case's test against the base history (``docs/policy.md``): its outcome with the
+    evidence for it (:func:`gate.policy.casetest.classify`), results.json's ``test``."""
+
+    outcome: CaseOutcome
+    comparability: Comparability
+    base_passes: int | None = None
+    base_samples: int | None = None
+    head_passes: int = field(kw_only=True)
+    head_samples: int = field(kw_only=True)
+    extra_samples: int = 0
+    p_worse: float | None = None
+    """Anytime-valid p-value of the regression test, min(1, 1/E)."""
+    p_better: float | None = None
+    log_e_worse: float | None = None
+    log_e_better: float | None = None
+    change: float | None = None
+    """Head pass rate − base pass rate."""
+    below_min_effect: bool = False
+    """Significant, but the change is smaller than the minimum practical effect."""
+
+    @property
+    def base(self) -> Counts | None:
+        """The base history's counts (``None``: none, the case is not comparable)."""
+        if self.base_samples is None:
+            return None
+        return Counts(self.base_passes or 0, self.base_samples)
+
+    @property
+    def head(self) -> Counts:
+        return Counts(self.head_passes, self.head_samples)
+
+
 # ─── the baseline comparison ──────────────────────────────────────────────────
 
 

@@ -31,7 +31,7 @@ import numpy as np
 from gate.config import Config
 from gate.dataset import Dataset
 from gate.gcpause import no_gc
-from gate.model import Case, Comparison, CostDelta, RunBill, Shard, SuiteStats
+from gate.model import Case, CaseOutcome, Comparison, CostDelta, RunBill, Shard, SuiteStats
 from gate.pipeline.inputs import Baseline, scoring_context
 from gate.pipeline.score import Scored
 from gate.pipeline.typed import history_entry, policy_fields
@@ -623,11 +623,10 @@ def detection_of(evaluation: Evaluation, params: EngineParams, gated: int) -> De
     """What this run could detect (:func:`gate.policy.power.detectability`), for its
     histories, its cap as the cases that needed samples shared it, and the threshold its
     regressions set (e-BH rejects cases together)."""
-    from gate.policy.casetest import CaseOutcome
     from gate.policy.power import detectability
 
-    bases = [v.base for v in evaluation.cases if v.base is not None]
-    rejected = sum(1 for v in evaluation.cases if v.outcome is CaseOutcome.REGRESSED)
+    bases = [v.base for v in evaluation.cases.values() if v.base is not None]
+    rejected = sum(1 for v in evaluation.cases.values() if v.outcome is CaseOutcome.REGRESSED)
     return detectability(
         bases,
         params=params,
@@ -791,8 +790,6 @@ def recorded_tests(
                     setup=c.setup,
                 )
             )
-    by_id = {h.case_id: i for i, h in enumerate(head)}
-    head = [head[by_id[c.id]] for c in cases]
     history = (
         history_of(baseline, hashes, dataset_sha256=parts[0].dataset.sha256)
         if baseline is not None
@@ -838,19 +835,18 @@ def comparison_of(
     cases, the changed ones, and the metrics a suite test found significant.
     ``retired``: the config's ``dataset.retired`` (case id → reason)."""
     from gate.baseline.diff import compare
-    from gate.policy.casetest import CaseOutcome
     from gate.policy.flips import evaluation_flips
-    from gate.policy.history import Comparability
 
+    cases = evaluation.cases.items()
     return compare(
         base,
         head,
         flips=evaluation_flips(evaluation, params),
-        tested=[v.case_id for v in evaluation.cases if v.outcome is not CaseOutcome.NOT_COMPARABLE],
+        tested=[i for i, v in cases if v.outcome is not CaseOutcome.NOT_COMPARABLE],
         source=source,
         significant=[t.name for t in evaluation.suite if t.blocked],
         cost=cost_deltas(evaluation),
-        changed=[v.case_id for v in evaluation.cases if v.comparability is Comparability.CHANGED],
+        changed=[i for i, v in cases if v.comparability is Comparability.CHANGED],
         retired=retired,
     )
 

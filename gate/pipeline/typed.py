@@ -14,8 +14,7 @@ from typing import Any
 from gate import model as m
 from gate.model import CASE_HASH_VERSION
 from gate.pipeline.records import kept_reasons
-from gate.policy.casetest import CaseVerdict
-from gate.policy.engine import EngineParams, Evaluation
+from gate.policy.engine import EngineParams, Evaluation, Spend
 from gate.policy.history import (
     HISTORY_WINDOW,
     BaseHistory,
@@ -30,7 +29,6 @@ from gate.policy.table import CaseMeta, RowsBuilder
 from gate.policy.validity import is_missing
 from gate.results import (
     CaseResult,
-    CaseTestResult,
     HistoryInfo,
     HistoryRun,
     ListRecords,
@@ -73,24 +71,6 @@ def _history_json(h: CaseHistory | None) -> list[HistoryRun]:
     ]
 
 
-def _case_test_json(v: CaseVerdict) -> CaseTestResult:
-    return CaseTestResult(
-        outcome=v.outcome.value,
-        comparability=v.comparability.value,
-        base_passes=None if v.base is None else v.base.passes,
-        base_samples=None if v.base is None else v.base.samples,
-        head_passes=v.head.passes,
-        head_samples=v.head.samples,
-        extra_samples=v.extra_samples,
-        p_worse=v.p_worse,
-        p_better=v.p_better,
-        log_e_worse=v.log_e_worse,
-        log_e_better=v.log_e_better,
-        change=v.change,
-        below_min_effect=v.below_min_effect,
-    )
-
-
 def policy_fields(
     evaluation: Evaluation,
     params: EngineParams,
@@ -107,8 +87,10 @@ def policy_fields(
     """The results.json fields of an engine evaluation (``history``: the one this run
     carries forward)."""
     seq = params.sequential
-    sp = evaluation.spend
-    outcomes = Counter(v.outcome.value for v in evaluation.cases)
+    spent = {f.name: getattr(evaluation.spend, f.name) for f in dataclasses.fields(Spend)}
+    # the spend's fields by name, but the cases held back named, not counted
+    spent["held_back"] = [i for i in evaluation.cases if i in evaluation.held_back]
+    outcomes = Counter(v.outcome.value for v in evaluation.cases.values())
     info = PolicyInfo(
         params=PolicyParams(
             alpha=params.alpha,
@@ -130,38 +112,14 @@ def policy_fields(
         outcomes=dict(sorted(outcomes.items())),
         suite=[
             SuiteTestResult(
-                name=t.name,
-                method=t.method.value,
-                better=t.better.value,
-                cases=t.cases,
-                base_mean=t.base_mean,
-                head_mean=t.head_mean,
-                change=t.change,
-                se=t.se,
-                p_value=t.p_value,
-                alpha=t.alpha,
-                blocked=t.blocked,
+                **{k: getattr(t, k) for k in _SUITE_FIELDS},
                 typical=t.cost.typical if t.cost is not None else None,
                 typical_p_value=t.cost.typical_p_rise if t.cost is not None else None,
             )
             for t in evaluation.suite
         ],
         flakiness=evaluation.flakiness,
-        spend=SpendInfo(
-            initial=sp.initial,
-            extra=sp.extra,
-            cap=sp.cap,
-            rounds=sp.rounds,
-            per_case=dict(sp.per_case),
-            undecided=sp.undecided,
-            seed=sp.seed,
-            seeded=sp.seeded,
-            held_back=[v.case_id for v in evaluation.cases if v.case_id in evaluation.held_back],
-            saved=sp.saved,
-            sampled=sp.sampled,
-            needed=sp.needed,
-            undecidable=sp.undecidable,
-        ),
+        spend=SpendInfo(**spent),
         detect=list(detect),
         history=_history_info(evaluation, seq.min_history, detection),
         base_run=base_run,
@@ -171,6 +129,11 @@ def policy_fields(
     return PolicyFields(info, _CaseFields(evaluation, hashes, history), hash_version)
 
 
+_SUITE_FIELDS = tuple(k for k in SuiteTestResult.model_fields if not k.startswith("typical"))
+"""What a suite test writes as it is, by the same name (its cost evidence written as the
+typical case's change and p-value; its slice and bound are the config's)."""
+
+
 class _CaseFields(Mapping[str, Mapping[str, Any]]):
     """Per case id, its ``hash``, ``setup``, ``history`` and ``test`` as results.json
     holds them: made as the writer asks for a case, never all at once."""
@@ -178,18 +141,17 @@ class _CaseFields(Mapping[str, Mapping[str, Any]]):
     def __init__(
         self, evaluation: Evaluation, hashes: Mapping[str, str], history: BaseHistory
     ) -> None:
-        self._verdicts = {v.case_id: v for v in evaluation.cases}
+        self._verdicts = evaluation.cases
         self._hashes = hashes
         self._history = history
 
     def __getitem__(self, case_id: str) -> Mapping[str, Any]:
-        v = self._verdicts[case_id]
         h = self._history.cases.get(case_id)
         return {
             "hash": self._hashes.get(case_id),
             "setup": None if h is None else h.setup,
             "history": _history_json(h),
-            "test": _case_test_json(v),
+            "test": self._verdicts[case_id],
         }
 
     def __iter__(self) -> Iterator[str]:
@@ -202,7 +164,7 @@ class _CaseFields(Mapping[str, Mapping[str, Any]]):
 def _history_info(
     evaluation: Evaluation, min_history: int, detection: Detectability | None
 ) -> HistoryInfo:
-    depths = sorted(v.base.samples for v in evaluation.cases if v.base is not None)
+    depths = sorted(v.base.samples for v in evaluation.cases.values() if v.base is not None)
     return HistoryInfo(
         min_history=min_history,
         comparable=len(depths),
@@ -288,16 +250,11 @@ def stats_of(results: Results) -> m.SuiteStats:
 
 def header_of(results: Results) -> m.RunHeader:
     """The header of the run a results file holds."""
-    return m.RunHeader(
-        toolgate_version=results.toolgate_version,
-        gate_name=results.gate_name,
-        dataset=results.dataset,
-        agent=dict(results.agent),
-        seed=results.seed,
-        shard=results.shard,
-        scoring_sha256=results.scoring_sha256,
-        tools=results.tools,
-    )
+    return m.RunHeader(**{f.name: getattr(results, f.name) for f in _HEADER})
+
+
+_HEADER = dataclasses.fields(m.RunHeader)
+"""A run header's fields: results.json holds each at its top level, by the same name."""
 
 
 def _case_of(results: Results, c: CaseResult) -> m.CaseStats:

@@ -47,7 +47,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gate.policy.history import Comparability
+from gate.model import CaseOutcome as CaseOutcome
+from gate.model import CaseTest, Comparability
+from gate.model import Counts as Counts
 
 SPIKE_PASS = 0.3
 """w₁: the prior's mass on a case that always passes."""
@@ -59,48 +61,11 @@ MIN_EFFECT = 0.10
 _LOG_PI = math.log(math.pi)
 
 
-class CaseOutcome(enum.StrEnum):
-    """How one case ended."""
-
-    REGRESSED = "regressed"
-    """Significantly worse than its base history (per-PR family control), by at least the
-    minimum practical effect. Blocks."""
-    IMPROVED = "improved"
-    """Significantly better, by at least the minimum practical effect."""
-    UNCHANGED = "unchanged"
-    """Neither, and sampling stopped because the evidence settled."""
-    UNDECIDED = "undecided"
-    """Neither, and the case still needed samples when the per-case or per-PR cap
-    stopped sampling."""
-    NOT_COMPARABLE = "not_comparable"
-    """No history for the case's current hash: never a regression or an improvement."""
-
-
 class Direction(enum.StrEnum):
     """Which change a test looks for."""
 
     WORSE = "worse"
     BETTER = "better"
-
-
-@dataclass(frozen=True, slots=True)
-class Counts:
-    """Passed samples of samples run."""
-
-    passes: int
-    samples: int
-
-    def __post_init__(self) -> None:
-        if not 0 <= self.passes <= self.samples:
-            raise ValueError(f"counts need 0 ≤ passes ≤ samples, got {self.passes}/{self.samples}")
-
-    @property
-    def failures(self) -> int:
-        return self.samples - self.passes
-
-    @property
-    def rate(self) -> float | None:
-        return self.passes / self.samples if self.samples else None
 
 
 def _xlogy(c: int, p: float) -> float:
@@ -189,33 +154,12 @@ class CaseInput:
     """The stopping rule wanted more samples when a cap stopped it."""
 
 
-@dataclass(frozen=True, slots=True)
-class CaseVerdict:
-    """One case's outcome with the evidence for it."""
-
-    case_id: str
-    outcome: CaseOutcome
-    comparability: Comparability
-    base: Counts | None
-    head: Counts
-    extra_samples: int
-    log_e_worse: float | None
-    log_e_better: float | None
-    p_worse: float | None
-    """Anytime-valid p-value of the regression test."""
-    p_better: float | None
-    change: float | None
-    """Head pass rate − base pass rate."""
-    below_min_effect: bool = False
-    """Significant, but the change is smaller than the minimum practical effect."""
-
-
 def classify(
     cases: Sequence[CaseInput], *, alpha: float, min_effect: float = MIN_EFFECT
-) -> list[CaseVerdict]:
-    """Every case's outcome: e-BH at α over the comparable cases' regression e-values
-    (and separately over their improvement e-values), the minimum practical effect, and
-    the stopping rule's last word for the rest."""
+) -> dict[str, CaseTest]:
+    """Case id → its outcome, in the order of ``cases``: e-BH at α over the comparable
+    cases' regression e-values (and separately over their improvement e-values), the
+    minimum practical effect, and the stopping rule's last word for the rest."""
     if len({c.case_id for c in cases}) != len(cases):
         raise ValueError("case ids must be distinct")
     tested = [c for c in cases if c.comparability is Comparability.COMPARABLE]
@@ -228,23 +172,15 @@ def classify(
     ids = [c.case_id for c in tested]
     rej_w = dict(zip(ids, ebh([worse[i] for i in ids], alpha), strict=True))
     rej_b = dict(zip(ids, ebh([better[i] for i in ids], alpha), strict=True))
-    out: list[CaseVerdict] = []
+    out: dict[str, CaseTest] = {}
     for c in cases:
         if c.comparability is not Comparability.COMPARABLE or c.base is None:
-            out.append(
-                CaseVerdict(
-                    c.case_id,
-                    CaseOutcome.NOT_COMPARABLE,
-                    c.comparability,
-                    None,
-                    c.head,
-                    c.extra_samples,
-                    None,
-                    None,
-                    None,
-                    None,
-                    None,
-                )
+            out[c.case_id] = CaseTest(
+                CaseOutcome.NOT_COMPARABLE,
+                c.comparability,
+                head_passes=c.head.passes,
+                head_samples=c.head.samples,
+                extra_samples=c.extra_samples,
             )
             continue
         b_rate, h_rate = c.base.rate, c.head.rate
@@ -258,20 +194,19 @@ def classify(
             small = rej_w[c.case_id] or rej_b[c.case_id]
             outcome = CaseOutcome.UNDECIDED if c.still_sampling else CaseOutcome.UNCHANGED
         lw, lb = worse[c.case_id], better[c.case_id]
-        out.append(
-            CaseVerdict(
-                c.case_id,
-                outcome,
-                c.comparability,
-                c.base,
-                c.head,
-                c.extra_samples,
-                lw,
-                lb,
-                p_value(lw),
-                p_value(lb),
-                change,
-                small,
-            )
+        out[c.case_id] = CaseTest(
+            outcome,
+            c.comparability,
+            c.base.passes,
+            c.base.samples,
+            head_passes=c.head.passes,
+            head_samples=c.head.samples,
+            extra_samples=c.extra_samples,
+            p_worse=p_value(lw),
+            p_better=p_value(lb),
+            log_e_worse=lw,
+            log_e_better=lb,
+            change=change,
+            below_min_effect=small,
         )
     return out

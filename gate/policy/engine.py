@@ -33,12 +33,11 @@ import enum
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from gate.model import FlakinessInfo
+from gate.model import CaseTest, FlakinessInfo
 from gate.policy.casetest import (
     MIN_EFFECT,
     CaseInput,
     CaseOutcome,
-    CaseVerdict,
     Counts,
     classify,
     single_bound,
@@ -214,7 +213,8 @@ class Spend:
 class Evaluation:
     blocked: bool
     reasons: tuple[BlockReason, ...]
-    cases: tuple[CaseVerdict, ...]
+    cases: Mapping[str, CaseTest]
+    """Case id → its test, in the order of the head's cases."""
     suite: tuple[SuiteTest, ...]
     flakiness: FlakinessInfo
     spend: Spend
@@ -238,10 +238,7 @@ class Evaluation:
         )
 
     def outcome(self, case_id: str) -> CaseOutcome:
-        for c in self.cases:
-            if c.case_id == case_id:
-                return c.outcome
-        raise KeyError(case_id)
+        return self.cases[case_id].outcome
 
 
 def kept(history: BaseHistory | None, case: HeadCase) -> int:
@@ -434,7 +431,7 @@ def evaluate(
     )
 
     reasons: list[BlockReason] = []
-    if any(v.outcome is CaseOutcome.REGRESSED for v in verdicts):
+    if any(v.outcome is CaseOutcome.REGRESSED for v in verdicts.values()):
         reasons.append(BlockReason.REGRESSED_CASES)
     if any(t.blocked for t in suite):
         reasons.append(BlockReason.SUITE)
@@ -445,7 +442,7 @@ def evaluate(
     return Evaluation(
         blocked=bool(reasons),
         reasons=tuple(reasons),
-        cases=tuple(verdicts),
+        cases=verdicts,
         suite=tuple(suite),
         flakiness=flaky,
         spend=Spend(

@@ -2,7 +2,7 @@
 history, in one place, for every command and every report (``check``, ``merge``,
 ``diff``, ``report``, the comment, the console, JUnit, the Action's outputs).
 
-From a case's test against the base history (:class:`gate.policy.casetest.CaseVerdict`:
+From a case's test against the base history (:class:`gate.model.CaseTest`:
 its history's counts, its head counts, the e-values of both directions and whether e-BH
 rejected them), with δ the minimum practical effect:
 
@@ -35,13 +35,12 @@ size alone, two results files give the same kinds in ``toolgate diff`` as in the
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping
 
-from gate.model import MIN_HISTORY, CaseFlip, FlipKind
+from gate.model import MIN_HISTORY, CaseFlip, CaseTest, FlipKind
 from gate.policy.casetest import (
     MIN_EFFECT,
     CaseOutcome,
-    CaseVerdict,
     Counts,
     Direction,
     log_evalue,
@@ -113,7 +112,7 @@ def _n(n: int, word: str) -> str:
 
 
 def flip_kind(
-    v: CaseVerdict,
+    v: CaseTest,
     *,
     min_effect: float = MIN_EFFECT,
     hard: bool = False,
@@ -155,7 +154,7 @@ HARD_BECAUSE = "it broke a hard rule, which fails the gate whatever more samples
 same words whatever the depth of its history."""
 
 
-def because(v: CaseVerdict, *, min_history: int, held_back: bool, tested: int) -> str:
+def because(v: CaseTest, *, min_history: int, held_back: bool, tested: int) -> str:
     """Why a likely regression or fix is not significant yet, in words: the case broke a
     hard rule (``held_back``: it is not sampled further, the gate fails on it), the
     history is shorter than ``min_history``, the sampling cap stopped it, or the evidence
@@ -174,7 +173,7 @@ def because(v: CaseVerdict, *, min_history: int, held_back: bool, tested: int) -
 
 
 def case_flips(
-    verdicts: Sequence[CaseVerdict],
+    verdicts: Mapping[str, CaseTest],
     *,
     min_effect: float = MIN_EFFECT,
     min_history: int = 0,
@@ -187,11 +186,11 @@ def case_flips(
     ``alpha``: the level of the per-case tests (``EngineParams.alpha_case``); ``most``:
     the most head samples a case may have (what an undecided case is told would decide
     it)."""
-    tested = sum(1 for v in verdicts if v.outcome is not CaseOutcome.NOT_COMPARABLE)
+    tested = sum(1 for v in verdicts.values() if v.outcome is not CaseOutcome.NOT_COMPARABLE)
     bound = single_bound(tested, alpha) if tested else math.inf
     out: dict[str, CaseFlip] = {}
-    for v in verdicts:
-        kind = flip_kind(v, min_effect=min_effect, hard=v.case_id in held_back, log_bound=bound)
+    for case_id, v in verdicts.items():
+        kind = flip_kind(v, min_effect=min_effect, hard=case_id in held_back, log_bound=bound)
         if kind is None:
             continue
         assert v.base is not None
@@ -199,7 +198,7 @@ def case_flips(
         if kind in (FlipKind.NOISE, FlipKind.UNDECIDED):
             p = v.p_worse if (v.change or 0.0) < 0 else v.p_better
         why = (
-            because(v, min_history=min_history, held_back=v.case_id in held_back, tested=tested)
+            because(v, min_history=min_history, held_back=case_id in held_back, tested=tested)
             if kind in (FlipKind.LIKELY_REGRESSION, FlipKind.LIKELY_FIX)
             else what_decides(
                 v.base,
@@ -213,7 +212,7 @@ def case_flips(
             if kind is FlipKind.UNDECIDED
             else None
         )
-        out[v.case_id] = CaseFlip(
+        out[case_id] = CaseFlip(
             kind, v.base.passes, v.base.samples, v.head.passes, v.head.samples, p, why
         )
     return out

@@ -31,7 +31,6 @@ the results layer.
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -40,6 +39,7 @@ from typing import Any
 
 from gate.jsonio import canonical
 from gate.model import CASE_HASH_VERSION as CASE_HASH_VERSION
+from gate.model import Comparability as Comparability
 
 HISTORY_WINDOW = 100
 """Most base samples kept per case (the newest runs whose samples fit)."""
@@ -159,18 +159,6 @@ class BaseHistory:
 
     cases: Mapping[str, CaseHistory]
     window: int = HISTORY_WINDOW
-
-
-class Comparability(enum.StrEnum):
-    """Whether a head case can be tested against the base history."""
-
-    COMPARABLE = "comparable"
-    """Same hash, and the history has samples."""
-    NEW = "new"
-    """The history has no entry for this case id (a new case, or no history at all)."""
-    CHANGED = "changed"
-    """The case id is known but its hash differs: the case itself or the scoring
-    changed, so the old counts describe another test."""
 
 
 def case_hash(*, case: Mapping[str, Any], scoring: Mapping[str, Any]) -> str:

@@ -410,12 +410,12 @@ def sentences(
             f"{_cases(sp.held_back)} with a hard failure got no extra samples. The hard "
             f"failure already fails the gate (up to {sp.saved} samples saved)."
         )
-    futile = [c.case_id for c in evaluation.cases if c.case_id in evaluation.undecidable]
+    futile = [i for i in evaluation.cases if i in evaluation.undecidable]
     if futile:
         depths = sorted(
             c.base.samples
-            for c in evaluation.cases
-            if c.case_id in evaluation.undecidable and c.base
+            for i, c in evaluation.cases.items()
+            if i in evaluation.undecidable and c.base
         )
         lo, hi = depths[0], depths[-1]
         history = f"{lo}" if lo == hi else f"{lo}–{hi}"
@@ -426,11 +426,11 @@ def sentences(
             f"{_up(_seeding(detect, recorded))}."
         )
     undecided = [
-        c.case_id
-        for c in evaluation.cases
+        i
+        for i, c in evaluation.cases.items()
         if c.outcome is CaseOutcome.UNDECIDED
-        and c.case_id not in evaluation.held_back
-        and c.case_id not in evaluation.undecidable
+        and i not in evaluation.held_back
+        and i not in evaluation.undecidable
     ]
     if undecided:
         out.append(

@@ -24,7 +24,6 @@ from gate.results.schema import (
     SCHEMA_VERSION,
     STOCK_REASONS,
     CaseResult,
-    CaseTestResult,
     HardFailureResult,
     HistoryInfo,
     HistoryRun,
@@ -74,7 +73,6 @@ GateResult = _m.GateOutcome
 MetricDelta = _m.MetricDelta
 MetricStat = _m.MetricStats
 ShardInfo = _m.Shard
-SliceResult = _m.SliceStats
 ToolDrift = _m.ToolDrift
 ToolInfo = _m.ToolRef
 ToolRollup = _m.ToolRecall
@@ -87,7 +85,6 @@ __all__ = [
     "SCHEMA_VERSION",
     "STOCK_REASONS",
     "CaseResult",
-    "CaseTestResult",
     "Comparison",
     "CostDeltaResult",
     "DatasetInfo",
@@ -111,7 +108,6 @@ __all__ = [
     "SampleResult",
     "SampleView",
     "ShardInfo",
-    "SliceResult",
     "SpendInfo",
     "SuiteTestResult",
     "ToolDrift",

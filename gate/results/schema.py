@@ -152,26 +152,6 @@ class HistoryRun(_M):
         return self
 
 
-class CaseTestResult(_M):
-    """One case's test against the base history (``docs/policy.md``)."""
-
-    outcome: Literal["regressed", "improved", "unchanged", "undecided", "not_comparable"]
-    comparability: Literal["comparable", "new", "changed"]
-    base_passes: int | None = None
-    base_samples: int | None = None
-    head_passes: int
-    head_samples: int
-    extra_samples: int = 0
-    p_worse: float | None = None
-    """Anytime-valid p-value of the regression test, min(1, 1/E)."""
-    p_better: float | None = None
-    log_e_worse: float | None = None
-    log_e_better: float | None = None
-    change: float | None = None
-    """Head pass rate − base pass rate."""
-    below_min_effect: bool = False
-
-
 class CaseResult(_M):
     id: str
     line: int | None = None
@@ -205,7 +185,7 @@ class CaseResult(_M):
     history: list[HistoryRun] = Field(default_factory=list)
     """The base history this run carries forward for the case, oldest run first: the
     baseline's history (when the hash and the setup match) plus this run's counts."""
-    test: CaseTestResult | None = None
+    test: m.CaseTest | None = None
     """The case's test against the base history (absent without one)."""
     samples: list[SampleResult]
 

@@ -74,7 +74,7 @@ def _case(base, head, *, still=False, how=Comparability.COMPARABLE, cid="c"):
 
 def test_classify__significant_but_below_min_effect__unchanged_with_a_note():
     # 2 points lower on a long history is significant, but not a practical regression
-    (v,) = classify([_case((9800, 10000), (930, 1000))], alpha=0.03)
+    (v,) = classify([_case((9800, 10000), (930, 1000))], alpha=0.03).values()
     assert v.outcome is CaseOutcome.UNCHANGED and v.below_min_effect
     assert v.p_worse is not None and v.p_worse < 1e-6
 
@@ -87,7 +87,7 @@ def test_classify__outcomes():
         _case((50, 100), (0, 2), still=True, cid="d"),
         _case(None, (0, 2), how=Comparability.CHANGED, cid="e"),
     ]
-    got = [v.outcome for v in classify(cases, alpha=0.03)]
+    got = [v.outcome for v in classify(cases, alpha=0.03).values()]
     assert got == [
         CaseOutcome.REGRESSED,
         CaseOutcome.IMPROVED,

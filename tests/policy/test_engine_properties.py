@@ -47,7 +47,7 @@ def _head(outcomes: list[list[bool]], hashes: list[str] | None = None) -> list[H
 
 
 def _regression_block(ev: engine.Evaluation) -> bool:
-    return any(c.outcome is CaseOutcome.REGRESSED for c in ev.cases) or any(
+    return any(c.outcome is CaseOutcome.REGRESSED for c in ev.cases.values()) or any(
         t.blocked for t in ev.suite
     )
 
@@ -78,7 +78,7 @@ def test_identical_base_and_head__never_regress_nor_block(counts, data):
     ]
     ev = engine.evaluate(_history(counts), _head(head), _never, params=NO_ROUNDS)
     assert not ev.blocked, ev.reasons
-    assert all(c.outcome is CaseOutcome.UNCHANGED for c in ev.cases)
+    assert all(c.outcome is CaseOutcome.UNCHANGED for c in ev.cases.values())
 
 
 @SETTINGS
@@ -95,8 +95,8 @@ def test_adding_failures_on_head__never_turns_a_regression_block_into_a_pass(hh,
     if _regression_block(before):
         assert _regression_block(after)
     # and no case that regressed stops regressing (e-BH is monotone in the e-values)
-    was = {c.case_id for c in before.cases if c.outcome is CaseOutcome.REGRESSED}
-    now = {c.case_id for c in after.cases if c.outcome is CaseOutcome.REGRESSED}
+    was = {i for i, c in before.cases.items() if c.outcome is CaseOutcome.REGRESSED}
+    now = {i for i, c in after.cases.items() if c.outcome is CaseOutcome.REGRESSED}
     assert was <= now
 
 
@@ -153,8 +153,8 @@ def test_engine__never_samples_a_decided_case(hh, seed):
 
     ev = engine.evaluate(hist, _head(head), sampler, params=params)
     assert ev.spend.extra <= ev.spend.cap
-    for c in ev.cases:
-        assert c.head.samples <= max(len(head[int(c.case_id[1:])]), params.sequential.max_per_case)
+    for i, c in ev.cases.items():
+        assert c.head.samples <= max(len(head[int(i[1:])]), params.sequential.max_per_case)
 
 
 def _null_block_rate(alpha: float, prs: int, seed: int) -> float:
@@ -195,7 +195,7 @@ def test_changed_hash__not_comparable__never_regressed_or_improved(hh, changed):
     ev = engine.evaluate(
         _history(counts, hashes), _head(head, head_hashes), _never, params=NO_ROUNDS
     )
-    for c, w in zip(ev.cases, which, strict=True):
+    for c, w in zip(ev.cases.values(), which, strict=True):
         if w:
             assert c.outcome is CaseOutcome.NOT_COMPARABLE
             assert c.comparability is Comparability.CHANGED
@@ -216,6 +216,6 @@ def test_previous_release_results__history_starts_from_their_counts(counts):
     # and a head is then tested against exactly those counts
     head = [[False, False]] * len(counts)
     ev = engine.evaluate(hist, _head(head), _never, params=NO_ROUNDS)
-    for c, (s, n) in zip(ev.cases, counts, strict=True):
+    for c, (s, n) in zip(ev.cases.values(), counts, strict=True):
         assert c.base == Counts(s, n)
         assert math.isclose(c.change or 0.0, 0.0 - s / n)

@@ -238,7 +238,7 @@ def test_check__extra_samples__only_for_undecided_cases_and_replayable(
     ]
     ev = engine.evaluate(hist, heads, sampler, params=params)
     assert dict(ev.spend.per_case) == dict(spent)
-    assert {c.case_id: c.outcome.value for c in ev.cases} == {
+    assert {i: c.outcome.value for i, c in ev.cases.items()} == {
         c.id: c.test.outcome for c in got.cases if c.test is not None
     }
 

@@ -55,7 +55,7 @@ def test_base_run__the_agent_changed__its_history_restarts_so_it_is_seeded_whole
     moved = engine.evaluate(hist, [HeadCase("a", "h", (Sample(True),) * 2, setup="model-b")],
                             _passing, seed=True)  # fmt: skip
     assert moved.spend.seed == 34
-    assert moved.cases[0].comparability.value == "comparable"  # compared all the same
+    assert moved.cases["a"].comparability.value == "comparable"  # compared all the same
 
 
 def test_pull_request__seeds_nothing() -> None:
@@ -77,7 +77,7 @@ def test_hard_failure__no_extra_samples__what_it_saved_said() -> None:
     ev = engine.evaluate(hist, head, sampler)
     assert ev.spend.extra == 0 and ev.held_back == {"c0"}
     assert ev.spend.held_back == 1 and ev.spend.saved == 15  # the PR's cap: 1.5 × 10
-    d = power.detectability([v.base for v in ev.cases if v.base], params=EngineParams())
+    d = power.detectability([v.base for v in ev.cases.values() if v.base], params=EngineParams())
     text = power.sentences(ev, d)
     assert (
         "A case that always passed (36 of 36 base samples) and breaks without a hard failure"
