@@ -783,7 +783,12 @@ class _Feed:
     def fill(self) -> None:
         while self.next < len(self.chunks) and len(self.futures) < self.depth:
             k = self.next
-            self.futures[k] = self.pool.submit(_chunk, k, self.chunks[k])
+            try:
+                self.futures[k] = self.pool.submit(_chunk, k, self.chunks[k])
+            except BrokenProcessPool as exc:  # a worker died: the chunk's answer says so
+                failed: Future[_ChunkOut] = Future()
+                failed.set_exception(exc)
+                self.futures[k] = failed
             self.next += 1
 
     def take(self) -> int | None:

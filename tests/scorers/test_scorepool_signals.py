@@ -285,3 +285,27 @@ def test_fork_executor__two_processes__this_one_scores_chunks_beside_one_worker(
     assert set(seen) == {1}, seen  # one worker alive while this process scored
     assert len(scored) == runs_path.read_text().count("\n")  # type: ignore[arg-type]
     assert not _children()
+
+
+def test_fork_executor__worker_killed_while_this_process_scores__run_aborted_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pool breaks while this process is scoring a chunk of its own: the chunks it
+    hands out next cannot be submitted, and the run still aborts naming the killed worker
+    (never an internal error)."""
+    ds, runs_path = _files(tmp_path)
+    real_work, real_own = scorepool._work, scorepool._Own.score
+
+    def dying(chunk: tuple[int, int]) -> bytes:
+        os.kill(os.getpid(), signal.SIGKILL)
+        return real_work(chunk)
+
+    def slow(self: scorepool._Own, chunk: tuple[int, int]) -> object:
+        time.sleep(1.0)  # the worker dies and the pool breaks meanwhile
+        return real_own(self, chunk)
+
+    monkeypatch.setattr(scorepool, "_work", dying)
+    monkeypatch.setattr(scorepool._Own, "score", slow)
+    with pytest.raises(RunAborted, match=r"ended before it answered \(killed by signal 9"):
+        _score(ds, runs_path)
+    assert not _children()
