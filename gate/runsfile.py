@@ -123,13 +123,11 @@ def json_text(value: Any) -> str:
         return "(nested too deep to write as text)"
 
 
-def _object(obj: Any, keys: frozenset[str]) -> dict[str, Any]:
-    """``obj``, an object of ``keys`` only (raises a :class:`FieldError` relative to it)."""
+def _not_object(obj: Any, keys: frozenset[str]) -> FieldError:
+    """Why ``obj`` is not an object of ``keys`` only (relative to it)."""
     if not isinstance(obj, dict):
-        raise FieldError("", "must be an object")
-    if not obj.keys() <= keys:
-        raise FieldError("." + sorted(obj.keys() - keys)[0], "unknown key")
-    return obj
+        return FieldError("", "must be an object")
+    return FieldError("." + sorted(obj.keys() - keys)[0], "unknown key")
 
 
 def _get(
@@ -151,11 +149,19 @@ def _get(
 
 
 def call_from_json(obj: Any) -> ToolCall:
-    obj = _object(obj, _CALL_KEYS)
-    name = _get(obj, "name", str, "must be a string", null=False)
-    cid = _get(obj, "id", str, "must be a string or null")
-    raw_field = _get(obj, "raw_arguments", str, "must be a string or null")
-    parse_ok = _get(obj, "parse_ok", bool, "must be true or false", default=True, null=False)
+    if not (isinstance(obj, dict) and obj.keys() <= _CALL_KEYS):
+        raise _not_object(obj, _CALL_KEYS)
+    # checked inline, not through _get: this runs once per call of every line
+    name, cid, raw_field = obj.get("name"), obj.get("id"), obj.get("raw_arguments")
+    parse_ok = obj.get("parse_ok", True)
+    if not isinstance(name, str):
+        raise FieldError(".name", "must be a string")
+    if cid is not None and not isinstance(cid, str):
+        raise FieldError(".id", "must be a string or null")
+    if raw_field is not None and not isinstance(raw_field, str):
+        raise FieldError(".raw_arguments", "must be a string or null")
+    if not isinstance(parse_ok, bool):
+        raise FieldError(".parse_ok", "must be true or false")
     args = obj.get("arguments")
     if parse_ok is False:
         return ToolCall(name, None, cid, raw_field, False)
@@ -168,11 +174,16 @@ def call_from_json(obj: Any) -> ToolCall:
 
 
 def _result_from_json(obj: Any) -> ToolResult:
-    obj = _object(obj, _RESULT_KEYS)
-    is_error = _get(obj, "is_error", bool, "must be true or false", default=False, null=False)
-    cid = _get(obj, "id", str, "must be a string or null")
-    content = obj.get("content")
-    unrecorded = _get(obj, "unrecorded", bool, "must be true or false")
+    if not (isinstance(obj, dict) and obj.keys() <= _RESULT_KEYS):
+        raise _not_object(obj, _RESULT_KEYS)
+    is_error, cid = obj.get("is_error", False), obj.get("id")
+    content, unrecorded = obj.get("content"), obj.get("unrecorded")
+    if not isinstance(is_error, bool):
+        raise FieldError(".is_error", "must be true or false")
+    if cid is not None and not isinstance(cid, str):
+        raise FieldError(".id", "must be a string or null")
+    if unrecorded is not None and not isinstance(unrecorded, bool):
+        raise FieldError(".unrecorded", "must be true or false")
     if unrecorded is None:
         unrecorded = (
             is_error and isinstance(content, dict) and content.get(LEGACY_UNRECORDED_KEY) is True
@@ -181,15 +192,19 @@ def _result_from_json(obj: Any) -> ToolResult:
 
 
 def _turn_from_json(obj: Any) -> Turn:
-    obj = _object(obj, _TURN_KEYS)
+    if not (isinstance(obj, dict) and obj.keys() <= _TURN_KEYS):
+        raise _not_object(obj, _TURN_KEYS)
     calls = obj.get("calls") or []
     results = obj.get("tool_results") or []
     if not isinstance(calls, list):
         raise FieldError(".calls", "must be an array")
     if not isinstance(results, list):
         raise FieldError(".tool_results", "must be an array")
-    content = _get(obj, "content", str, "must be a string or null")
-    user = _get(obj, "user", str, "must be a string or null (the user turn it answers)")
+    content, user = obj.get("content"), obj.get("user")
+    if content is not None and not isinstance(content, str):
+        raise FieldError(".content", "must be a string or null")
+    if user is not None and not isinstance(user, str):
+        raise FieldError(".user", "must be a string or null (the user turn it answers)")
     return Turn(
         _each(calls, call_from_json, ".calls"),
         _each(results, _result_from_json, ".tool_results"),

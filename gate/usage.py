@@ -96,7 +96,10 @@ def _count(key: str, value: Any) -> int | float | str | None:
 def _first(
     counts: Mapping[str, int | float], keys: tuple[str, ...]
 ) -> tuple[str, int | float] | None:
-    return next(((key, counts[key]) for key in keys if key in counts), None)
+    for key in keys:
+        if key in counts:
+            return key, counts[key]
+    return None
 
 
 def _consistent(counts: Mapping[str, int | float], where: str) -> str | None:
@@ -117,6 +120,10 @@ def _consistent(counts: Mapping[str, int | float], where: str) -> str | None:
 def check_usage(raw: Any) -> tuple[dict[str, int | float], str | None]:
     """One usage report (module docstring): its counts, and the first problem with it
     (``None`` when it is valid). A report that is not an object has no counts."""
+    if type(raw) is dict and all(
+        type(k) is str and type(v) is int and 0 <= v <= MAX_TOKENS for k, v in raw.items()
+    ):
+        return dict(raw), _consistent(raw, "")  # the common case: whole counts in range
     if not isinstance(raw, Mapping):
         return {}, None
     counts: dict[str, int | float] = {}

@@ -39,6 +39,7 @@ import multiprocessing
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import threading
 import time
@@ -78,6 +79,10 @@ _WINDOW = 1 << 16
 STALL_S = 600.0
 """Longest wait for the next chunk's answer (a chunk scores in seconds): past it its
 worker is stopped or stuck, and the run is aborted (exit code 4)."""
+_SWITCH_S = 0.0002
+"""How long this process's scoring holds the interpreter while the pool's thread waits
+(Python's default, 5 ms, made each worker wait about half a second for its answer to be
+read, in 64 KiB pieces)."""
 REAP_S = 10.0
 """Longest the exit of a worker is waited for."""
 _NAN = float("nan")
@@ -746,7 +751,7 @@ class ForkExecutor:
             initargs=((index.fileno, work, spool.root), started),
         )
         workers: list[multiprocessing.process.BaseProcess] = []
-        clean = False
+        clean, switch = False, sys.getswitchinterval()
         try:
             # Chunks in flight in the pool: one a worker, and one queued.
             feed = _Feed(pool, chunks, depth=max(1, self.workers - 1) + 1)
@@ -756,19 +761,23 @@ class ForkExecutor:
             def answer(k: int, future: Future[_ChunkOut]) -> _ChunkOut:
                 return _answer(future, k, chunks, index, started, workers)
 
+            # This process scores too: the pool's thread, which takes each answer off the
+            # pipe, must get the interpreter soon, or the worker waits to be read.
+            sys.setswitchinterval(_SWITCH_S)
             _collect(_in_order(feed, own, answer), job, result, spool)
             clean = True
         except BaseException:
             spool.close()
             raise
         finally:
+            sys.setswitchinterval(switch)
             _stop(pool, workers, graceful=clean)
         return result
 
 
 class _Feed:
     """The chunks in file order, handed out one at a time: to the pool while fewer than
-    ``depth`` of its chunks are unanswered, else to whoever asks (this process). Nothing is
+    ``depth`` of its chunks are being scored, else to whoever asks (this process). Nothing is
     submitted that may have to be cancelled (a cancelled future left in a broken pool
     makes the pool's own thread fail)."""
 
@@ -781,7 +790,9 @@ class _Feed:
         self.fill()
 
     def fill(self) -> None:
-        while self.next < len(self.chunks) and len(self.futures) < self.depth:
+        # Answered chunks waiting for their turn do not count: the worker keeps busy
+        # while this process scores one of its own.
+        while self.next < len(self.chunks) and self._pending() < self.depth:
             k = self.next
             try:
                 self.futures[k] = self.pool.submit(_chunk, k, self.chunks[k])
@@ -790,6 +801,9 @@ class _Feed:
                 failed.set_exception(exc)
                 self.futures[k] = failed
             self.next += 1
+
+    def _pending(self) -> int:
+        return sum(1 for future in self.futures.values() if not future.done())
 
     def take(self) -> int | None:
         """The next chunk no one has, for this process (None: every chunk is handed out)."""

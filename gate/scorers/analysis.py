@@ -20,7 +20,6 @@ and required reads made, then fewer extra writes, then the earlier list.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -409,15 +408,16 @@ def analyse(
     an.view = view
     an.calls = calls
     an.n_a = n_a = len(calls)
-    names = [c.name for c in calls]
-    an.a_counts = a_counts = dict(Counter(names))
-    repeats = len(a_counts) < n_a  # some tool called twice: keys are needed
+    a_counts: dict[str, int] = {}  # calls per tool name
+    an.a_counts = a_counts
     by_name: dict[str, list[int]] = {}
     parsed = 0
     for j, c in enumerate(calls):
+        a_counts[c.name] = a_counts.get(c.name, 0) + 1
         if c.parse_ok:
             parsed += 1
             by_name.setdefault(c.name, []).append(j)
+    repeats = len(a_counts) < n_a  # some tool called twice: keys are needed
 
     # Best expectation list.
     lists = cc.lists

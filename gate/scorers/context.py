@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import enum
 import threading
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -84,11 +83,14 @@ def compiled_list(
 ) -> CompiledList:
     """The list of ``calls`` with their matchers and batches (``None``: a plain list)."""
     names = tuple(e.name for e in calls)
+    counts: dict[str, int] = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
     return CompiledList(
         calls=calls,
         names=names,
         matchers=matchers,
-        counts=dict(Counter(names)),
+        counts=counts,
         rank={n: i for i, n in reversed(list(enumerate(names)))},
         groups=groups,
     )
