@@ -344,7 +344,7 @@ class PriceConfig(_Strict):
 class MissingUsage(enum.StrEnum):
     """What a cost gate on a token metric (``prompt_tokens``, ``completion_tokens``,
     ``total_tokens``, ``cost``) does when some of the head's samples that answered have
-    no usage: none reported, or invalid (``gate.usage``). It is never "met"."""
+    no usage: none reported, or invalid (``gate.model.usage``). It is never "met"."""
 
     FAIL = "fail"
     """The gate fails: it could not check what it bounds."""

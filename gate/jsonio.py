@@ -7,13 +7,18 @@ which turns each of those into a :class:`JsonInputError` naming what is wrong, s
 can attach the file, line and field.
 
 Output is ``orjson`` with sorted keys, so identical data gives identical bytes.
+
+:func:`no_gc` and :func:`release` keep large builds from those inputs fast and small.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import math
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -256,3 +261,38 @@ def key_text(value: Any) -> str:
 def canonical(value: Any) -> str:
     """A stable text form of a JSON value, for hashing and for equality of arguments."""
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+@contextlib.contextmanager
+def no_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building large acyclic structures.
+
+    Building 100,000 sample records triggers repeated full collections that scan the
+    whole (growing) heap and find nothing: measured at more than half the build time.
+    On the way out, what the block built is moved to the collector's permanent
+    generation (``gc.freeze``) before collection resumes: otherwise the first
+    allocation after it triggers one full collection over all of it (0.4 s at 20,000
+    case-samples). Reference counting still frees those objects; only a reference cycle
+    made inside the block would outlive its use, and these structures make none.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.freeze()
+            gc.enable()
+
+
+def release() -> None:
+    """Collect, then hand the heap's free pages back to the system (glibc's
+    ``malloc_trim``; elsewhere a collection only): between stages that let go of large
+    structures, so that the next stage — and the workers it forks — start small."""
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass

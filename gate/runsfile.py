@@ -46,7 +46,7 @@ import orjson
 from gate import jsonio
 from gate.errors import FieldError, OutputError, Problem, RunsFileError, error_class_of
 from gate.model import Case, Run, Shard, ToolCall, ToolResult, Turn
-from gate.usage import InvalidUsage, usage_of
+from gate.model.usage import InvalidUsage, usage_of
 
 T = TypeVar("T")
 
@@ -284,7 +284,7 @@ def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
         final,
         error,
         float(latency) if latency is not None else None,
-        # checked as a report is (gate.usage): an invalid one is recorded, never refused
+        # checked as a report is (gate.model.usage): an invalid one is recorded, never refused
         usage_of(usage, usage_error) if usage is not None or usage_error is not None else None,
         meta,
     )
@@ -408,7 +408,7 @@ def run_to_json(run: Run) -> dict[str, Any]:
         "latency_ms": run.latency_ms,
         "usage": None,
     }
-    # The reader's check (gate.usage), so that what is written reads back the same.
+    # The reader's check (gate.model.usage), so that what is written reads back the same.
     usage = usage_of(run.usage) if run.usage is not None else None
     if isinstance(usage, InvalidUsage):
         out["usage_error"] = usage.reason

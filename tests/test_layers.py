@@ -32,9 +32,9 @@ GATE = Path(__file__).resolve().parent.parent / "gate"
 
 TIER_TABLE = """
 tier | units                                                  | role
-0    | model errors jsonio gcpause yamlio config                | the data model, the error tree,
+0    | model errors jsonio yamlio config                        | the data model, the error tree,
      | agents                                                 | the config and the agent kinds,
-     | usage results                                          | the usage check, the results
+     | results                                                | the results
      |                                                        | format (below the statistics),
      | __version__ outdir                                     | leaf helpers
 1    | scorers policy report baseline                         | pure layers: score one sample,

@@ -56,7 +56,7 @@ def int_counts(raw: Any, rename: Mapping[str, str] | None = None) -> dict[str, i
     """The token counts of a provider ``usage`` object, renamed to the OpenAI chat names
     (``prompt_tokens``, ``completion_tokens``, ``total_tokens``) so usage adds up across
     providers. Nested detail objects and what is not a number are left out; the numbers
-    are kept as sent, for the session to check (:mod:`gate.usage`: a negative, fractional
+    are kept as sent, for the session to check (:mod:`gate.model.usage`: a negative, fractional
     or huge count makes the sample's usage invalid)."""
     if not isinstance(raw, Mapping):
         return None

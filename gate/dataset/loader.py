@@ -21,7 +21,7 @@ from gate.dataset.read import Format, Rows, default_display
 from gate.dataset.tools import ToolResolver
 from gate.dataset.validate import CaseBuilder
 from gate.errors import Problem
-from gate.gcpause import no_gc
+from gate.jsonio import no_gc
 from gate.model import Case, ToolSpec
 
 # ─── the result ──────────────────────────────────────────────────────────────
@@ -174,7 +174,7 @@ def load_dataset(path: Path, *, root: Path | None = None, display: str | None = 
     # Every object built here survives the load, so the cyclic GC would rescan a growing
     # heap again and again for garbage that is not there (2x the load time at 40,000
     # cases, bench/load_bench.py). Loading creates no reference cycles: pause it, and
-    # freeze what it built (gate.gcpause: else one full collection follows over it all).
+    # freeze what it built (gate.jsonio: else one full collection follows over it all).
     with no_gc():
         cases = tuple(stream)
     assert stream.sha256 is not None

@@ -21,7 +21,7 @@ from typing import Any
 from gate import jsonio
 from gate.errors import FieldError
 from gate.model import Run, ToolCall, ToolResult, Turn
-from gate.usage import usage_of
+from gate.model.usage import usage_of
 
 
 @dataclass(frozen=True, slots=True)

@@ -538,7 +538,7 @@ class Run:
     error: str | None = None
     latency_ms: float | None = None
     usage: Mapping[str, int | float] | None = None
-    """The token counts the agent reported, summed; a ``gate.usage.InvalidUsage`` (no
+    """The token counts the agent reported, summed; a ``gate.model.usage.InvalidUsage`` (no
     counts, and why) when they could not be used."""
     meta: Mapping[str, JsonValue] | None = None
 
@@ -1069,7 +1069,7 @@ class ConfirmStats:
 class UsageReported:
     """Which of the head's initial samples that answered reported each usage metric (on
     the whole dataset, or a slice): a cost gate on a metric that some of them lack —
-    none reported, or invalid (``gate.usage``) — is not checked (``gate.policy.decide``)."""
+    none reported, or invalid (``gate.model.usage``) — is not checked (``gate.policy.decide``)."""
 
     answered: int
     """Initial samples with an answer (those that have cost figures)."""

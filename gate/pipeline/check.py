@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
 from gate.dataset.validate import unoffered_forbidden
-from gate.gcpause import release
+from gate.jsonio import release
 from gate.outdir import locked, remove_stale
 from gate.pipeline.inputs import load_baseline, load_inputs, normalizers
 from gate.pipeline.options import CheckOptions, CheckOutcome

@@ -26,7 +26,7 @@ from typing import Any
 from gate import __version__
 from gate.agents import RUNS_FILE_KIND
 from gate.config import Config
-from gate.gcpause import no_gc
+from gate.jsonio import no_gc
 from gate.model import DatasetLike, DatasetRef, RunHeader, SampleScore, Shard, SuiteStats, ToolRef
 from gate.pipeline._scorepool import (
     RowRecords,

@@ -30,7 +30,7 @@ import numpy as np
 
 from gate.config import Config
 from gate.dataset import Dataset
-from gate.gcpause import no_gc
+from gate.jsonio import no_gc
 from gate.model import Case, CaseOutcome, Comparison, CostDelta, RunBill, Shard, SuiteStats
 from gate.pipeline.inputs import Baseline, scoring_context
 from gate.pipeline.score import Scored

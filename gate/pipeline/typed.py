@@ -13,6 +13,7 @@ from typing import Any
 
 from gate import model as m
 from gate.model import CASE_HASH_VERSION
+from gate.model.usage import usage_of
 from gate.pipeline.records import kept_reasons
 from gate.policy.engine import EngineParams, Evaluation, Spend
 from gate.policy.history import (
@@ -44,7 +45,6 @@ from gate.results import (
     tallies_of,
 )
 from gate.scorers.registry import COST_METRICS
-from gate.usage import usage_of
 
 
 def history_entry(run: HistoryRun) -> HistoryEntry:

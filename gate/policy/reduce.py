@@ -166,7 +166,7 @@ def _usage_reported(
 
 
 def invalid_usage_notice(table: SampleTable) -> str:
-    """How many samples reported usage that could not be used (``gate.usage``), and the
+    """How many samples reported usage that could not be used (``gate.model.usage``), and the
     first of them with why."""
     rows = table.rows
     bad = rows.invalid_usage

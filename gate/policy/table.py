@@ -23,10 +23,10 @@ import numpy as np
 
 from gate.config import PassCheck
 from gate.model import Case, HardFailure, Tallies, value
+from gate.model.usage import InvalidUsage
 from gate.policy import stats
 from gate.policy.validity import is_missing
 from gate.scorers.usage import usage_positions
-from gate.usage import InvalidUsage
 
 NO_ACTUAL = "(none)"
 """How a confusion pair with no actual tool is counted (``Tallies.confusion``)."""
@@ -132,7 +132,7 @@ class SampleRows:
     as a pass; :attr:`present` leaves it out of the pass rates."""
 
     invalid_usage: dict[int, str] = field(default_factory=dict)
-    """Row → why the usage its agent reported could not be used (``gate.usage``): the
+    """Row → why the usage its agent reported could not be used (``gate.model.usage``): the
     row has no usage and no token figures, and the reports count it."""
 
     def __len__(self) -> int:

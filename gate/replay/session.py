@@ -30,8 +30,8 @@ from typing import Any
 from gate.errors import AgentFailure as AgentFailure
 from gate.errors import ErrorKind as ErrorKind
 from gate.model import Case, JsonValue, Run, ToolCall, ToolResult, Turn
+from gate.model.usage import UsageSum
 from gate.replay.frozen import ToolBackend
-from gate.usage import UsageSum
 
 MAX_BATCH_CALLS = 128
 """Most tool calls one assistant turn may carry (a parallel batch): a turn with more is
@@ -197,7 +197,7 @@ class Session:
     turns: list[Turn] = field(default_factory=list)
     final: str | None = None
     usage: UsageSum = field(default_factory=UsageSum)
-    """The usage the agent reported, summed and checked (:mod:`gate.usage`)."""
+    """The usage the agent reported, summed and checked (:mod:`gate.model.usage`)."""
     meta: dict[str, JsonValue] = field(default_factory=dict)
     unrecorded: int = 0
     closed: bool = False
@@ -276,7 +276,7 @@ class Session:
 
     def add_usage(self, usage: Any) -> None:
         """One usage report of the agent (a reply's, a response's): summed and checked
-        (:class:`gate.usage.UsageSum`: a bad one makes the sample's usage invalid)."""
+        (:class:`gate.model.usage.UsageSum`: a bad one makes the sample's usage invalid)."""
         with self._lock:
             self.usage.add(usage)
 

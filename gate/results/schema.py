@@ -75,7 +75,7 @@ class SampleResult(_M):
     error: str | None = None
     usage: dict[str, int | float] | None = None
     usage_error: str | None = None
-    """Why the usage the agent reported could not be used (``gate.usage``: negative, out
+    """Why the usage the agent reported could not be used (``gate.model.usage``: negative, out
     of range, inconsistent); the sample then has no ``usage`` and no token figures."""
     extra: bool = False
     """True for an extra sample (sequential sampling, seeding)."""

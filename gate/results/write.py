@@ -32,6 +32,7 @@ from pydantic import BaseModel
 
 from gate import model as m
 from gate.model import ActualCall, ArgDiff, Evidence, Tallies
+from gate.model.usage import InvalidUsage, usage_of
 from gate.results.read import SampleView
 from gate.results.schema import (
     SCHEMA_VERSION,
@@ -44,7 +45,6 @@ from gate.results.schema import (
     RunError,
     SampleResult,
 )
-from gate.usage import InvalidUsage, usage_of
 
 
 class SampleRecords(Protocol):

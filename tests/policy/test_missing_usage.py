@@ -1,5 +1,5 @@
 """A cost gate on a token metric never counts as met when some of the head's samples
-have no usage — none reported, or invalid (``gate.usage``): it is ⚪ not checked, in the
+have no usage — none reported, or invalid (``gate.model.usage``): it is ⚪ not checked, in the
 comment and the console, and ``cost.missing_usage`` says whether that fails the gate
 (``fail``, the default) or passes it with the warning (``warn``).
 

@@ -272,7 +272,7 @@ RUNS_INVALID: dict[str, list[Any]] = {
     "error": [5, [], {}],
     "final": [5, ["done"], {}],
     "latency_ms": ["fast", True, [1]],
-    # (a fractional or negative count is data — the sample's invalid usage, gate.usage —
+    # (a fractional or negative count is data — the sample's invalid usage, gate.model.usage —
     # not an input error; a count that is not a number is one)
     "usage": [{"prompt_tokens": "1.5"}, [1], {"a": True}, "10"],
     "usage_error": [5, [], {}],

@@ -1,5 +1,5 @@
 """Token usage is checked where it enters, and an invalid one is a recorded fact, never a
-crash and never a figure (:mod:`gate.usage`).
+crash and never a figure (:mod:`gate.model.usage`).
 
 Each test runs ``toolgate check`` as a real process, with a real ``command`` agent
 (``agents/script_agent.py``), a real OpenAI-compatible endpoint on 127.0.0.1

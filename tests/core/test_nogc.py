@@ -1,4 +1,4 @@
-"""gate.gcpause.no_gc: collection paused inside, what was built frozen on the way out."""
+"""gate.jsonio.no_gc: collection paused inside, what was built frozen on the way out."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from gate.gcpause import no_gc
+from gate.jsonio import no_gc
 
 
 @pytest.fixture(autouse=True)
