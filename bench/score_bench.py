@@ -20,6 +20,10 @@ What it does, all on the same files on disk:
    trajectory match (strict and unordered) and BFCL's AST checker; each reads the same
    dataset and runs file and computes its one number (imports not charged to it).
 
+``--compare OTHER`` instead times another checkout's ``toolgate score`` against this
+one's on the same files, alternately, ``--repeat`` rounds (OTHER: a folder holding its
+``gate`` package, e.g. ``git worktree add /tmp/before <commit>``).
+
 It prints case-samples per second for every side, the ratio of ToolGate's whole process
 to decoding alone, and ToolGate's speed-up over the fastest peer. ``--quick`` (N = 2,000,
 one repeat, peers skipped when their venv is missing) is the CI smoke test.
@@ -35,6 +39,7 @@ Install the peers (never runtime dependencies)::
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import random
@@ -401,7 +406,7 @@ def _run(
 
 
 def timed_process(
-    cmd: list[str], env: dict[str, str] | None = None
+    cmd: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> tuple[float, float, int, str]:
     """(wall seconds, CPU seconds, peak RSS in MiB, stdout) of one child process.
 
@@ -411,7 +416,7 @@ def timed_process(
     """
     with tempfile.TemporaryFile() as err_fh:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err_fh, env=env)
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err_fh, env=env, cwd=cwd)
         out = proc.stdout.read() if proc.stdout else b""
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
@@ -472,6 +477,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--toolgate", default=None, help="the toolgate executable (default: beside this python)"
     )
+    ap.add_argument(
+        "--compare",
+        type=Path,
+        metavar="OTHER",
+        help="a folder holding another checkout's gate package: time it against this one",
+    )
     args = ap.parse_args(argv)
     if args.quick:
         args.n = min(args.n, 2_000)
@@ -488,6 +499,8 @@ def main(argv: list[str] | None = None) -> int:
 def _bench(args: argparse.Namespace, work: Path) -> int:
     t0 = time.perf_counter()
     ds, _tools, runs = generate(work, args.n, args.samples)
+    if args.compare is not None:
+        return compare(args.compare, ds, runs, work, args.repeat)
     n = sum(1 for _ in runs.open("rb"))
     size_mb = runs.stat().st_size / 1e6
     print(
@@ -596,6 +609,40 @@ def _bench(args: argparse.Namespace, work: Path) -> int:
         print(
             f"speed-up over the fastest peer ({best_peer}): "
             f"{n / t_tg / best_rate:5.2f}x (target >= 2)"
+        )
+    return 0
+
+
+def compare(other: Path, ds: Path, runs: Path, work: Path, rounds: int) -> int:
+    """``toolgate score`` from ``other``'s gate package and from this checkout's, on the
+    same files, alternately (the order flips every round): the medians of wall and CPU
+    seconds, and the median of the rounds' CPU ratios (this ÷ other) with their range."""
+    here = Path(__file__).resolve().parent.parent
+    trees = {"other": other.resolve(), "this": here}
+    for root in trees.values():
+        if not (root / "gate" / "__init__.py").is_file():
+            raise SystemExit(f"{root} holds no gate package")
+        compileall.compile_dir(root / "gate", quiet=1)  # neither pays for compiling
+    got: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
+    for i in range(rounds):
+        for name in sorted(trees, reverse=bool(i % 2)):
+            env = {**os.environ, "PYTHONPATH": str(trees[name])}
+            out = work / f"out-{name}"
+            cmd = [sys.executable, "-m", "gate", "score", "--dataset", str(ds)]
+            # run from the work folder: `python -m` puts the current folder first on the path
+            argv = [*cmd, "--runs", str(runs), "--out", str(out)]
+            wall, cpu, _, _ = timed_process(argv, env, cwd=work)
+            got[name].append((wall, cpu))
+            shutil.rmtree(out, ignore_errors=True)
+    for name, times in got.items():
+        wall = statistics.median(w for w, _ in times)
+        cpu = statistics.median(c for _, c in times)
+        print(f"{name:5} {trees[name]}: wall {wall:6.2f} s, CPU {cpu:6.2f} s (medians of {rounds})")
+    for i, what in ((0, "wall"), (1, "CPU")):
+        ratios = sorted(t[i] / o[i] for t, o in zip(got["this"], got["other"], strict=True))
+        print(
+            f"{what} this / other, per round: median {statistics.median(ratios):.3f} "
+            f"(range {ratios[0]:.3f}-{ratios[-1]:.3f})"
         )
     return 0
 
