@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, assert_never
+from typing import Any
 
 from gate.adapters import anthropic, gemini, openai_chat, openai_responses
 from gate.adapters.interface import AssistantTurn
@@ -403,18 +403,12 @@ def parse_gemini(request: Mapping[str, Any], response: Any) -> Conversation:
     return _answered(messages, tools, gemini.parse_response, response)
 
 
-def parser_for(fmt: Format) -> Callable[[Mapping[str, Any], Any], Conversation]:
-    match fmt:
-        case Format.OPENAI:
-            return parse_openai
-        case Format.RESPONSES:
-            return parse_responses
-        case Format.ANTHROPIC:
-            return parse_anthropic
-        case Format.GEMINI:
-            return parse_gemini
-        case _:
-            assert_never(fmt)
+_PARSERS: dict[Format, Callable[[Mapping[str, Any], Any], Conversation]] = {
+    Format.OPENAI: parse_openai,
+    Format.RESPONSES: parse_responses,
+    Format.ANTHROPIC: parse_anthropic,
+    Format.GEMINI: parse_gemini,
+}
 
 
 # ─── the file ────────────────────────────────────────────────────────────────
@@ -443,7 +437,7 @@ def iter_conversations(
     every problem in the file is collected and raised once at the end."""
     name = display or str(path)
     loc = Locator(name)
-    parse = parser_for(fmt)
+    parse = _PARSERS[fmt]
     out = []
     for index, rec in enumerate(
         read_records(path, display=name, unwrap=("data", "records")), start=1
