@@ -49,6 +49,7 @@ conventions' conversation id, the general ``session.id`` (what Langfuse's and
 OpenInference's instrumentations write), Langfuse's older ``langfuse.session.id``."""
 
 _STATUS_ERROR = {2, "STATUS_CODE_ERROR", "ERROR"}
+_OTEL_USAGE = tuple(f"gen_ai.usage.{k}_tokens" for k in ("input", "output", "prompt", "completion"))
 
 
 # ─── the neutral shape both formats parse into ───────────────────────────────
@@ -572,17 +573,14 @@ def _openai_tool(t: Mapping[str, Any]) -> dict[str, Any]:
     return {"type": "function", "function": spec}
 
 
-def _usage(attrs: Mapping[str, Any]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for key, name in (
-        ("gen_ai.usage.input_tokens", "prompt_tokens"),
-        ("gen_ai.usage.output_tokens", "completion_tokens"),
-        ("gen_ai.usage.prompt_tokens", "prompt_tokens"),
-        ("gen_ai.usage.completion_tokens", "completion_tokens"),
-    ):
-        v = attrs.get(key)
+def _usage(raw: Mapping[str, Any], keys: Sequence[str]) -> Counter[str]:
+    """The token counts under ``keys`` (input, output, prompt, completion), summed under
+    the OpenAI chat names."""
+    out: Counter[str] = Counter()
+    for key, name in zip(keys, ("prompt_tokens", "completion_tokens") * 2, strict=True):
+        v = raw.get(key)
         if isinstance(v, int) and not isinstance(v, bool):
-            out[name] = out.get(name, 0) + v
+            out[name] += v
     return out
 
 
@@ -701,7 +699,7 @@ def _add_span(
         else:
             calls, text = _openllmetry_calls(attrs, f"{sfield}.attributes")
         tr.model_turns.append(_ModelTurn(start, end, tuple(calls), text))
-        tr.usage.update(_usage(attrs))
+        tr.usage.update(_usage(attrs, _OTEL_USAGE))
         if tr.tools is None:
             tr.tools = _tool_definitions(attrs, f"{sfield}.attributes")
         if tr.user_input is None and "gen_ai.input.messages" in attrs:
@@ -873,15 +871,8 @@ def _langfuse_traces(records: list[Record], loc: Locator, display: str) -> list[
                 tr.model_turns.append(_ModelTurn(start, end, tuple(calls), text))
                 usage = obs.get("usageDetails") or obs.get("usage") or {}
                 if isinstance(usage, Mapping):
-                    for key, name in (
-                        ("input", "prompt_tokens"),
-                        ("output", "completion_tokens"),
-                        ("promptTokens", "prompt_tokens"),
-                        ("completionTokens", "completion_tokens"),
-                    ):
-                        v = usage.get(key)
-                        if isinstance(v, int) and not isinstance(v, bool):
-                            tr.usage[name] += v
+                    keys = ("input", "output", "promptTokens", "completionTokens")
+                    tr.usage.update(_usage(usage, keys))
                 inp = obs.get("input")
                 if tr.tools is None:
                     raw_tools = inp.get("tools") if isinstance(inp, Mapping) else meta.get("tools")
