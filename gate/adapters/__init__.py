@@ -12,7 +12,8 @@ raises :class:`~gate.adapters.interface.PayloadError`. :func:`parse` picks the m
 from __future__ import annotations
 
 import enum
-from typing import Any, assert_never
+from collections.abc import Callable
+from typing import Any
 
 from gate.adapters import anthropic, gemini, openai_chat, openai_responses, plain
 from gate.adapters.interface import AssistantTurn
@@ -29,42 +30,34 @@ class Provider(enum.StrEnum):
     PLAIN = "plain"
 
 
-def parse(provider: Provider, payload: Any) -> AssistantTurn:
-    """One complete (non-streamed) payload of ``provider`` → :class:`AssistantTurn`."""
-    match provider:
-        case Provider.OPENAI_CHAT:
-            return openai_chat.parse_completion(payload)
-        case Provider.OPENAI_RESPONSES:
-            return openai_responses.parse_response(payload)
-        case Provider.ANTHROPIC:
-            return anthropic.parse_message(payload)
-        case Provider.GEMINI:
-            return gemini.parse_response(payload)
-        case Provider.PLAIN:
-            return plain.parse_plain(payload)
-        case _:
-            assert_never(provider)
-
-
-def stream_accumulator(
-    provider: Provider,
-) -> (
+_PARSERS: dict[Provider, Callable[[Any], AssistantTurn]] = {
+    Provider.OPENAI_CHAT: openai_chat.parse_completion,
+    Provider.OPENAI_RESPONSES: openai_responses.parse_response,
+    Provider.ANTHROPIC: anthropic.parse_message,
+    Provider.GEMINI: gemini.parse_response,
+    Provider.PLAIN: plain.parse_plain,
+}
+Accumulator = (
     openai_chat.StreamAccumulator
     | openai_responses.StreamAccumulator
     | anthropic.StreamAccumulator
     | gemini.StreamAccumulator
-):
+)
+_ACCUMULATORS: dict[Provider, Callable[[], Accumulator]] = {
+    Provider.OPENAI_CHAT: openai_chat.StreamAccumulator,
+    Provider.OPENAI_RESPONSES: openai_responses.StreamAccumulator,
+    Provider.ANTHROPIC: anthropic.StreamAccumulator,
+    Provider.GEMINI: gemini.StreamAccumulator,
+}
+
+
+def parse(provider: Provider, payload: Any) -> AssistantTurn:
+    """One complete (non-streamed) payload of ``provider`` → :class:`AssistantTurn`."""
+    return _PARSERS[provider](payload)
+
+
+def stream_accumulator(provider: Provider) -> Accumulator:
     """A fresh accumulator for ``provider``'s streamed events (``add(event)``, ``finish()``)."""
-    match provider:
-        case Provider.OPENAI_CHAT:
-            return openai_chat.StreamAccumulator()
-        case Provider.OPENAI_RESPONSES:
-            return openai_responses.StreamAccumulator()
-        case Provider.ANTHROPIC:
-            return anthropic.StreamAccumulator()
-        case Provider.GEMINI:
-            return gemini.StreamAccumulator()
-        case Provider.PLAIN:
-            raise ValueError("plain calls are not streamed")
-        case _:
-            assert_never(provider)
+    if provider is Provider.PLAIN:
+        raise ValueError("plain calls are not streamed")
+    return _ACCUMULATORS[provider]()

@@ -19,6 +19,7 @@ from typing import Any
 from gate.adapters.interface import (
     AssistantTurn,
     PayloadError,
+    expect_index,
     expect_list,
     expect_mapping,
     int_counts,
@@ -80,9 +81,9 @@ class StreamAccumulator:
             self._update_usage(msg.get("usage"))
         elif kind == "content_block_start":
             block = dict(expect_mapping(ev.get("content_block"), f"{path}.content_block"))
-            self._blocks[self._index(ev, path)] = block
+            self._blocks[expect_index(ev.get("index"), f"{path}.index")] = block
         elif kind == "content_block_delta":
-            index = self._index(ev, path)
+            index = expect_index(ev.get("index"), f"{path}.index")
             delta = expect_mapping(ev.get("delta"), f"{path}.delta")
             target = self._blocks.get(index)
             if target is None:
@@ -106,13 +107,6 @@ class StreamAccumulator:
         # A usage that is not an object is ignored, as parse_message ignores it.
         if isinstance(usage, dict):
             self._usage.update(usage)
-
-    @staticmethod
-    def _index(event: Any, path: str) -> int:
-        index = event.get("index")
-        if not isinstance(index, int) or isinstance(index, bool):
-            raise PayloadError(f"{path}.index", "must be an integer")
-        return index
 
     def finish(self) -> AssistantTurn:
         if self._events == 0:

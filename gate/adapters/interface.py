@@ -86,6 +86,12 @@ def expect_list(value: Any, path: str) -> list[Any]:
     return value
 
 
+def expect_index(value: Any, path: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise PayloadError(path, "must be an integer")
+    return value
+
+
 def optional_text(value: Any, path: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise PayloadError(path, "must be a string or null")

@@ -19,6 +19,7 @@ from typing import Any
 from gate.adapters.interface import (
     AssistantTurn,
     PayloadError,
+    expect_index,
     expect_list,
     expect_mapping,
     int_counts,
@@ -62,13 +63,6 @@ def parse_response(body: Any) -> AssistantTurn:
     )
 
 
-def _index(event: Any, path: str, default: int) -> int:
-    index = event.get("output_index", default)
-    if not isinstance(index, int) or isinstance(index, bool):
-        raise PayloadError(f"{path}.output_index", "must be an integer")
-    return index
-
-
 class StreamAccumulator:
     """Joins Responses streaming events, then parses once."""
 
@@ -84,19 +78,20 @@ class StreamAccumulator:
         self._events += 1
         ev = expect_mapping(event, path)
         kind = ev.get("type")
+        at = f"{path}.output_index"
         if kind in ("response.completed", "response.incomplete"):
             self._final = ev.get("response")
         elif kind in ("error", "response.failed"):
             raise PayloadError(path, f"the endpoint reported an error: {dict(ev)!r:.300}")
         elif kind in ("response.output_item.added", "response.output_item.done"):
             item = expect_mapping(ev.get("item"), f"{path}.item")
-            self._items[_index(ev, path, len(self._items))] = dict(item)
+            self._items[expect_index(ev.get("output_index", len(self._items)), at)] = dict(item)
         elif kind == "response.function_call_arguments.delta":
             delta = ev.get("delta")
             if isinstance(delta, str):
-                self._args.setdefault(_index(ev, path, 0), []).append(delta)
+                self._args.setdefault(expect_index(ev.get("output_index", 0), at), []).append(delta)
         elif kind == "response.function_call_arguments.done":
-            index = _index(ev, path, 0)
+            index = expect_index(ev.get("output_index", 0), at)
             if isinstance(ev.get("arguments"), str):
                 self._args[index] = [ev["arguments"]]
         elif kind == "response.output_text.delta" and isinstance(ev.get("delta"), str):

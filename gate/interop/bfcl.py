@@ -540,22 +540,12 @@ def _check_answer_against_schema(
     ]
     for p, (values, optional) in answer.items():
         if p not in props:
-            notes.append(
-                SchemaNote(
-                    case_id,
-                    f"{where}.{p}",
-                    f"the answer sets {p!r}, which {fn_name} does not declare",
-                )
-            )
+            why = f"the answer sets {p!r}, which {fn_name} does not declare"
+            notes.append(SchemaNote(case_id, f"{where}.{p}", why))
             continue
         if p in required and optional:
-            notes.append(
-                SchemaNote(
-                    case_id,
-                    f"{where}.{p}",
-                    f"the answer lets {p!r} be omitted, but {fn_name} requires it",
-                )
-            )
+            why = f"the answer lets {p!r} be omitted, but {fn_name} requires it"
+            notes.append(SchemaNote(case_id, f"{where}.{p}", why))
         validator = authority(props[p], StringRule.BFCL)
         errors = [(v, jsonschema.exceptions.best_match(validator.iter_errors(v))) for v in values]
         notes += [
@@ -607,56 +597,39 @@ def _expected_calls(
         args: dict[str, Any] = {}
         expanded: dict[str, tuple[list[Any], bool]] = {}
         for p, opts in params.items():
+            at = f"ground_truth[{i}].{fn_name}.{p}"
             if not isinstance(opts, list):
                 loc.add(answer, f"{where}.{fn_name}.{p}", "acceptable values must be an array")
                 continue
             if not opts:
                 # BFCL then rejects every output (nothing is `in []`, and the parameter is
                 # not optional): the item cannot be passed, so it is left out.
-                unpassable.append(
-                    SchemaNote(
-                        item.case_id,
-                        f"ground_truth[{i}].{fn_name}.{p}",
-                        "no acceptable value (an empty list): BFCL rejects every output",
-                    )
-                )
+                why = "no acceptable value (an empty list): BFCL rejects every output"
+                unpassable.append(SchemaNote(item.case_id, at, why))
                 continue
             if p not in props:
                 # BFCL refuses the parameter in any output ("Unexpected parameter"), and
                 # an output without it unless the answer lets it be omitted.
                 if any(o == "" for o in opts):
-                    notes.append(
-                        SchemaNote(
-                            item.case_id,
-                            f"ground_truth[{i}].{fn_name}.{p}",
-                            f"the answer sets {p!r}, which {fn_name} does not declare: "
-                            "BFCL refuses it, so the expected call leaves it out",
-                            repaired=True,
-                        )
+                    why = (
+                        f"the answer sets {p!r}, which {fn_name} does not declare: "
+                        "BFCL refuses it, so the expected call leaves it out"
                     )
+                    notes.append(SchemaNote(item.case_id, at, why, repaired=True))
                 else:
-                    unpassable.append(
-                        SchemaNote(
-                            item.case_id,
-                            f"ground_truth[{i}].{fn_name}.{p}",
-                            f"the answer needs {p!r}, which {fn_name} does not declare: "
-                            "BFCL rejects every output",
-                        )
+                    why = (
+                        f"the answer needs {p!r}, which {fn_name} does not declare: "
+                        "BFCL rejects every output"
                     )
+                    unpassable.append(SchemaNote(item.case_id, at, why))
                 continue
             prop = props[p]
             expanded[p] = expand_options(opts, prop, f"{where}.{fn_name}.{p}", loc, answer)
             values, optional = expanded[p]
-            notes += [
-                SchemaNote(
-                    item.case_id,
-                    f"ground_truth[{i}].{fn_name}.{p}",
-                    f"acceptable value {jsonio.canonical(v)} {repair}",
-                    repaired=True,
-                )
-                for v in values
-                for repair in admit(prop, v)
-            ]
+            for v in values:
+                for repair in admit(prop, v):
+                    why = f"acceptable value {jsonio.canonical(v)} {repair}"
+                    notes.append(SchemaNote(item.case_id, at, why, repaired=True))
             args[p] = matcher_for(values, optional, prop)
         _check_answer_against_schema(
             item.case_id, f"ground_truth[{i}].{fn_name}", fn_name, expanded, schema, notes

@@ -33,10 +33,7 @@ def _num(value: float | None) -> str:
 
 
 def _sample_for_evidence(case: CaseResult) -> SampleResult | None:
-    failing = [s for s in case.samples if not s.passed]
-    if failing:
-        return failing[0]
-    return case.samples[0] if case.samples else None
+    return next((s for s in case.samples if not s.passed), next(iter(case.samples), None))
 
 
 def _csv(rows: list[list[str]]) -> str:

@@ -49,6 +49,7 @@ conventions' conversation id, the general ``session.id`` (what Langfuse's and
 OpenInference's instrumentations write), Langfuse's older ``langfuse.session.id``."""
 
 _STATUS_ERROR = {2, "STATUS_CODE_ERROR", "ERROR"}
+_OTEL_USAGE = tuple(f"gen_ai.usage.{k}_tokens" for k in ("input", "output", "prompt", "completion"))
 
 
 # ─── the neutral shape both formats parse into ───────────────────────────────
@@ -467,11 +468,8 @@ def _calls_from_output_messages(msgs: Any, field: str) -> tuple[list[ToolCall], 
             if not isinstance(p, Mapping):
                 raise FieldError(f"{field}[{i}].parts[{j}]", "must be an object")
             if p.get("type") == "tool_call":
-                calls.append(
-                    _call(
-                        p.get("name"), p.get("arguments"), p.get("id"), f"{field}[{i}].parts[{j}]"
-                    )
-                )
+                pf = f"{field}[{i}].parts[{j}]"
+                calls.append(_call(p.get("name"), p.get("arguments"), p.get("id"), pf))
             elif p.get("type") == "text" and isinstance(p.get("content"), str):
                 texts.append(p["content"])
     return calls, ("\n".join(texts) if texts else None)
@@ -572,17 +570,14 @@ def _openai_tool(t: Mapping[str, Any]) -> dict[str, Any]:
     return {"type": "function", "function": spec}
 
 
-def _usage(attrs: Mapping[str, Any]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for key, name in (
-        ("gen_ai.usage.input_tokens", "prompt_tokens"),
-        ("gen_ai.usage.output_tokens", "completion_tokens"),
-        ("gen_ai.usage.prompt_tokens", "prompt_tokens"),
-        ("gen_ai.usage.completion_tokens", "completion_tokens"),
-    ):
-        v = attrs.get(key)
+def _usage(raw: Mapping[str, Any], keys: Sequence[str]) -> Counter[str]:
+    """The token counts under ``keys`` (input, output, prompt, completion), summed under
+    the OpenAI chat names."""
+    out: Counter[str] = Counter()
+    for key, name in zip(keys, ("prompt_tokens", "completion_tokens") * 2, strict=True):
+        v = raw.get(key)
         if isinstance(v, int) and not isinstance(v, bool):
-            out[name] = out.get(name, 0) + v
+            out[name] += v
     return out
 
 
@@ -657,10 +652,9 @@ def _add_span(
         raise FieldError(f"{sfield}.traceId", "must be a non-empty string")
     start = _nanos(span.get("startTimeUnixNano"), f"{sfield}.startTimeUnixNano")
     end = _nanos(span.get("endTimeUnixNano", start), f"{sfield}.endTimeUnixNano")
-    attrs = attributes(span.get("attributes"), f"{sfield}.attributes")
-    tr = traces.get(trace_id)
-    if tr is None:
-        tr = traces[trace_id] = _Trace(trace_id, f"{display}:{rec.line}")
+    afield = f"{sfield}.attributes"
+    attrs = attributes(span.get("attributes"), afield)
+    tr = traces.setdefault(trace_id, _Trace(trace_id, f"{display}:{rec.line}"))
     tr.span(start, end)
     for source in (attrs, resource):
         for key, target in (
@@ -672,7 +666,7 @@ def _add_span(
                 value = source[key]
                 if target == "sample":
                     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                        raise FieldError(f"{sfield}.attributes.{key}", "must be an integer >= 0")
+                        raise FieldError(f"{afield}.{key}", "must be an integer >= 0")
                     tr.sample = value
                 else:
                     tr.case_id = str(value)
@@ -689,29 +683,20 @@ def _add_span(
         tr.error = message or f"the trace's root span {span.get('name')!r} ended with an error"
     operation = attrs.get("gen_ai.operation.name")
     if operation in MODEL_OPERATIONS:
-        calls: list[ToolCall] = []
-        text = None
         if "gen_ai.output.messages" in attrs:
-            out = _json_attr(
-                attrs["gen_ai.output.messages"], f"{sfield}.attributes.gen_ai.output.messages"
-            )
-            calls, text = _calls_from_output_messages(
-                out, f"{sfield}.attributes.gen_ai.output.messages"
-            )
+            ofield = f"{afield}.gen_ai.output.messages"
+            out = _json_attr(attrs["gen_ai.output.messages"], ofield)
+            calls, text = _calls_from_output_messages(out, ofield)
         else:
-            calls, text = _openllmetry_calls(attrs, f"{sfield}.attributes")
+            calls, text = _openllmetry_calls(attrs, afield)
         tr.model_turns.append(_ModelTurn(start, end, tuple(calls), text))
-        tr.usage.update(_usage(attrs))
+        tr.usage.update(_usage(attrs, _OTEL_USAGE))
         if tr.tools is None:
-            tr.tools = _tool_definitions(attrs, f"{sfield}.attributes")
+            tr.tools = _tool_definitions(attrs, afield)
         if tr.user_input is None and "gen_ai.input.messages" in attrs:
-            tr.user_input = _user_input(
-                _json_attr(
-                    attrs["gen_ai.input.messages"], f"{sfield}.attributes.gen_ai.input.messages"
-                )
-            )
+            ifield = f"{afield}.gen_ai.input.messages"
+            tr.user_input = _user_input(_json_attr(attrs["gen_ai.input.messages"], ifield))
     elif operation == TOOL_OPERATION:
-        afield = f"{sfield}.attributes"
         name = attrs.get("gen_ai.tool.name")
         if not isinstance(name, str) or not name:
             raise FieldError(
@@ -726,16 +711,8 @@ def _add_span(
         result = attrs.get("gen_ai.tool.call.result")
         if is_error and result is None:
             result = status.get("message") if isinstance(status, Mapping) else None
-        tr.execs.append(
-            _Exec(
-                start,
-                end,
-                span.get("parentSpanId") or None,
-                call,
-                result,
-                bool(is_error or "error.type" in attrs),
-            )
-        )
+        failed = bool(is_error or "error.type" in attrs)
+        tr.execs.append(_Exec(start, end, span.get("parentSpanId") or None, call, result, failed))
 
 
 # ─── Langfuse ────────────────────────────────────────────────────────────────
@@ -844,9 +821,7 @@ def _langfuse_traces(records: list[Record], loc: Locator, display: str) -> list[
                 raise FieldError(at("traceId"), "must be a non-empty string")
             start = _iso_nanos(obs.get("startTime"), at("startTime"))
             end = _iso_nanos(obs["endTime"], at("endTime")) if obs.get("endTime") else start
-            tr = traces.get(trace_id)
-            if tr is None:
-                tr = traces[trace_id] = _Trace(trace_id, f"{display}:{rec.line}")
+            tr = traces.setdefault(trace_id, _Trace(trace_id, f"{display}:{rec.line}"))
             tr.span(start, end)
             session = obs.get("sessionId", trace_session)
             if session is not None and not isinstance(session, str):
@@ -873,15 +848,8 @@ def _langfuse_traces(records: list[Record], loc: Locator, display: str) -> list[
                 tr.model_turns.append(_ModelTurn(start, end, tuple(calls), text))
                 usage = obs.get("usageDetails") or obs.get("usage") or {}
                 if isinstance(usage, Mapping):
-                    for key, name in (
-                        ("input", "prompt_tokens"),
-                        ("output", "completion_tokens"),
-                        ("promptTokens", "prompt_tokens"),
-                        ("completionTokens", "completion_tokens"),
-                    ):
-                        v = usage.get(key)
-                        if isinstance(v, int) and not isinstance(v, bool):
-                            tr.usage[name] += v
+                    keys = ("input", "output", "promptTokens", "completionTokens")
+                    tr.usage.update(_usage(usage, keys))
                 inp = obs.get("input")
                 if tr.tools is None:
                     raw_tools = inp.get("tools") if isinstance(inp, Mapping) else meta.get("tools")
@@ -902,16 +870,9 @@ def _langfuse_traces(records: list[Record], loc: Locator, display: str) -> list[
                     call_id,
                     ofield or "name",
                 )
-                tr.execs.append(
-                    _Exec(
-                        start,
-                        end,
-                        obs.get("parentObservationId"),
-                        call,
-                        obs.get("output"),
-                        obs.get("level") == "ERROR",
-                    )
-                )
+                parent = obs.get("parentObservationId")
+                failed = obs.get("level") == "ERROR"
+                tr.execs.append(_Exec(start, end, parent, call, obs.get("output"), failed))
         except FieldError as bad:
             loc.add(rec, bad.field, bad.message)
     return list(traces.values())

@@ -237,56 +237,40 @@ def _read_task(i: int, task: Any, problems: Locator) -> _Task | None:
     task_id = str(raw_id)
     unmappable: list[tuple[str, str]] = []
     criteria = task.get("evaluation_criteria")
+    crit = f"{where}.evaluation_criteria"
     if criteria is None:
-        unmappable.append(
-            (
-                f"{where}.evaluation_criteria",
-                "absent: τ²-bench passes every run of such a task; there is nothing to judge",
-            )
-        )
+        why = "absent: τ²-bench passes every run of such a task; there is nothing to judge"
+        unmappable.append((crit, why))
         criteria = {}
     elif not isinstance(criteria, dict):
-        problems.note(f"{where}.evaluation_criteria", f"must be an object, not {_kind(criteria)}")
+        problems.note(crit, f"must be an object, not {_kind(criteria)}")
         return None
     basis = criteria.get("reward_basis", ["DB", "COMMUNICATE"])
     if basis is None:
         basis = ["DB", "COMMUNICATE"]
     if not isinstance(basis, list) or not all(isinstance(b, str) for b in basis):
-        problems.note(
-            f"{where}.evaluation_criteria.reward_basis",
-            f"must be an array of reward types, not {basis!r}"[:200],
-        )
+        why = f"must be an array of reward types, not {basis!r}"[:200]
+        problems.note(f"{crit}.reward_basis", why)
         return None
     for b in basis:
         if b not in _BASES:
-            problems.note(
-                f"{where}.evaluation_criteria.reward_basis",
-                f"unknown reward type {b!r} (τ²-bench's are {', '.join(_BASES)})",
-            )
+            why = f"unknown reward type {b!r} (τ²-bench's are {', '.join(_BASES)})"
+            problems.note(f"{crit}.reward_basis", why)
             return None
         if b in _UNMAPPABLE_BASES:
-            unmappable.append(
-                (
-                    f"{where}.evaluation_criteria.reward_basis",
-                    f"{b} gates the reward: {_UNMAPPABLE_BASES[b]}, cannot be judged from "
-                    "the calls",
-                )
-            )
+            why = f"{b} gates the reward: {_UNMAPPABLE_BASES[b]}, cannot be judged from the calls"
+            unmappable.append((f"{crit}.reward_basis", why))
     raw_actions = criteria.get("actions")
     if raw_actions is None and task.get("evaluation_criteria") is not None:
-        unmappable.append(
-            (
-                f"{where}.evaluation_criteria.actions",
-                "absent: τ²-bench does not check the database of such a task, so no write "
-                "is expected or refused",
-            )
+        why = (
+            "absent: τ²-bench does not check the database of such a task, so no write "
+            "is expected or refused"
         )
+        unmappable.append((f"{crit}.actions", why))
     if raw_actions is None:
         raw_actions = []
     if not isinstance(raw_actions, list):
-        problems.note(
-            f"{where}.evaluation_criteria.actions", f"must be an array, not {_kind(raw_actions)}"
-        )
+        problems.note(f"{crit}.actions", f"must be an array, not {_kind(raw_actions)}")
         return None
     actions: list[dict[str, Any]] = []
     ok = True
@@ -313,13 +297,9 @@ def _read_task(i: int, task: Any, problems: Locator) -> _Task | None:
             ok = False
         requestor = a.get("requestor", "assistant")
         if requestor not in ("assistant", None):
-            unmappable.append(
-                (
-                    f"{at}.requestor",
-                    f"{requestor!r}: an action of the user simulator, not of the agent "
-                    "ToolGate judges",
-                )
-            )
+            why = f"{requestor!r}: an action of the user simulator, not of the agent "
+            why += "ToolGate judges"
+            unmappable.append((f"{at}.requestor", why))
         if ok:
             actions.append({"name": name, "arguments": args, "compare_args": compare})
     if not ok:

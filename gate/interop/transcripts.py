@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, assert_never
+from typing import Any
 
 from gate.adapters import anthropic, gemini, openai_chat, openai_responses
 from gate.adapters.interface import AssistantTurn
@@ -161,38 +161,20 @@ def parse_openai(request: Mapping[str, Any], response: Any) -> Conversation:
         f = f"request.messages[{i}]"
         m = _mapping(raw, f)
         role = m.get("role")
-        if role in ("system", "developer", "user"):
+        if role in ("system", "developer", "user", "assistant"):
+            calls = _adapter(openai_chat.calls_from_message, m, f) if role == "assistant" else ()
             text = _text_of(m.get("content"), f"{f}.content", ("text",))
-            messages.append(Message("user" if role == "user" else "system", text, where=f))
-        elif role == "assistant":
-            calls = _adapter(openai_chat.calls_from_message, m, f)
-            messages.append(
-                Message(
-                    "assistant",
-                    _text_of(m.get("content"), f"{f}.content", ("text",)),
-                    calls=calls,
-                    where=f,
-                )
-            )
+            kind = role if role in ("user", "assistant") else "system"
+            messages.append(Message(kind, text, calls=calls, where=f))
         elif role in ("tool", "function"):
             call_id = m.get("tool_call_id")
             if role == "tool" and not isinstance(call_id, str):
                 raise FieldError(
                     f"{f}.tool_call_id", "a tool message must name the call it answers"
                 )
-            messages.append(
-                Message(
-                    "tool",
-                    results=(
-                        ToolMessage(
-                            call_id if isinstance(call_id, str) else None,
-                            m.get("content"),
-                            name=m.get("name"),
-                        ),
-                    ),
-                    where=f,
-                )
-            )
+            call_id = call_id if isinstance(call_id, str) else None
+            result = ToolMessage(call_id, m.get("content"), name=m.get("name"))
+            messages.append(Message("tool", results=(result,), where=f))
         else:
             raise FieldError(
                 f"{f}.role", f"unknown role {role!r} (system, developer, user, assistant, tool)"
@@ -309,11 +291,8 @@ def parse_anthropic(request: Mapping[str, Any], response: Any) -> Conversation:
                 is_error = block.get("is_error", False)
                 if not isinstance(is_error, bool):
                     raise FieldError(f"{bf}.is_error", "must be true or false")
-                results.append(
-                    ToolMessage(
-                        tid, _tool_result_content(block.get("content"), f"{bf}.content"), is_error
-                    )
-                )
+                output = _tool_result_content(block.get("content"), f"{bf}.content")
+                results.append(ToolMessage(tid, output, is_error))
         messages += _block_messages(role, texts, results, calls, f)
     tools = _tools(request.get("tools"), _anthropic_tool)
     return _answered(messages, tools, anthropic.parse_message, response)
@@ -387,14 +366,8 @@ def parse_gemini(request: Mapping[str, Any], response: Any) -> Conversation:
                 calls.append(_adapter(gemini.call_from_part, part, pf))
             elif "functionResponse" in part:
                 fr = _mapping(part["functionResponse"], f"{pf}.functionResponse")
-                fid = fr.get("id")
-                results.append(
-                    ToolMessage(
-                        fid if isinstance(fid, str) else None,
-                        fr.get("response"),
-                        name=fr.get("name"),
-                    )
-                )
+                fid = fr.get("id") if isinstance(fr.get("id"), str) else None
+                results.append(ToolMessage(fid, fr.get("response"), name=fr.get("name")))
             elif isinstance(part.get("text"), str) and not part.get("thought"):
                 texts.append(part["text"])
         role = "assistant" if role == "model" else "user"
@@ -403,18 +376,12 @@ def parse_gemini(request: Mapping[str, Any], response: Any) -> Conversation:
     return _answered(messages, tools, gemini.parse_response, response)
 
 
-def parser_for(fmt: Format) -> Callable[[Mapping[str, Any], Any], Conversation]:
-    match fmt:
-        case Format.OPENAI:
-            return parse_openai
-        case Format.RESPONSES:
-            return parse_responses
-        case Format.ANTHROPIC:
-            return parse_anthropic
-        case Format.GEMINI:
-            return parse_gemini
-        case _:
-            assert_never(fmt)
+_PARSERS: dict[Format, Callable[[Mapping[str, Any], Any], Conversation]] = {
+    Format.OPENAI: parse_openai,
+    Format.RESPONSES: parse_responses,
+    Format.ANTHROPIC: parse_anthropic,
+    Format.GEMINI: parse_gemini,
+}
 
 
 # ─── the file ────────────────────────────────────────────────────────────────
@@ -443,7 +410,7 @@ def iter_conversations(
     every problem in the file is collected and raised once at the end."""
     name = display or str(path)
     loc = Locator(name)
-    parse = parser_for(fmt)
+    parse = _PARSERS[fmt]
     out = []
     for index, rec in enumerate(
         read_records(path, display=name, unwrap=("data", "records")), start=1

@@ -192,7 +192,8 @@ class ChatClient:
         try:
             resp = self._http.post("/chat/completions", payload, timeout=self.timeout_s)
         except TimeoutError:
-            raise self._timeout() from None
+            why = f"no answer within {self.timeout_s:g} s"
+            raise JudgeCallError(JudgeFailureKind.TIMEOUT, why) from None
         except IncompleteBody as err:
             # The peer hung up before the declared Content-Length: never parse half a body.
             raise JudgeCallError(
@@ -214,9 +215,6 @@ class ChatClient:
     def close(self) -> None:
         """Close the kept-alive connections (once no request is in flight)."""
         self._http.close()
-
-    def _timeout(self) -> JudgeCallError:
-        return JudgeCallError(JudgeFailureKind.TIMEOUT, f"no answer within {self.timeout_s:g} s")
 
     def _completion(self, raw: bytes, attempts: int) -> Completion:
         def bad(why: str) -> JudgeCallError:
