@@ -260,7 +260,7 @@ class ScoringContext:
             normalize=normalize,
             tools=tools,
             norms=norms if norms is not None else NormalizerTable(normalize, config),
-            schemas=SchemaCache(string_rule(normalize)),
+            schemas=SchemaCache(_PROFILES[normalize.profile][0]),
             checks=enabled_checks(config),
             scope_rules=tuple(
                 ScopeRule(r.tool, name_skeleton(r.tool), r.arg, r.required, r.regex)
@@ -279,7 +279,7 @@ class ScoringContext:
             ),
             step_budget=step_budget,
             has_free_text=bool(config.free_text),
-            pairing=pairing(normalize),
+            pairing=_PROFILES[normalize.profile][1],
             pricing=pricing,
         )
         for spec in tools.values():
@@ -429,22 +429,11 @@ def _forbidden(tool: str, item: str) -> ForbiddenArg:
     )
 
 
-def string_rule(normalize: NormalizeConfig) -> StringRule:
-    """How schema ``enum``/``const`` compare strings under the dataset's profile."""
-    match normalize.profile:
-        case "default":
-            return StringRule.EXACT
-        case "bfcl":
-            return StringRule.BFCL
-
-
-def pairing(normalize: NormalizeConfig) -> Pairing:
-    """How calls are paired under the dataset's profile."""
-    match normalize.profile:
-        case "default":
-            return Pairing.MAXIMUM
-        case "bfcl":
-            return Pairing.FIRST_FIT
+_PROFILES: dict[str, tuple[StringRule, Pairing]] = {
+    "default": (StringRule.EXACT, Pairing.MAXIMUM),
+    "bfcl": (StringRule.BFCL, Pairing.FIRST_FIT),
+}
+"""Profile → how schema ``enum``/``const`` compare strings and how calls are paired."""
 
 
 def enabled_checks(config: ScoringConfig) -> frozenset[PassCheck]:
