@@ -50,7 +50,7 @@ from gate.model import (
 )
 from gate.policy.cost import samples_to_decide
 from gate.policy.engine import Evaluation
-from gate.policy.guards import EPS, check_variance
+from gate.policy.guards import EPS, check_variance, slice_stat
 from gate.policy.reduce import case_ids, case_values, in_slice
 from gate.scorers.registry import COST_METRICS
 from gate.scorers.usage import USAGE_METRICS
@@ -314,13 +314,10 @@ def _hard_reasons(hard: Sequence[HardFailure], path: str) -> list[str]:
 def evaluate_gate(results: SuiteStats, gate: GateConfig) -> list[GateOutcome]:
     """One GateResult per bound (``min`` and/or ``max``) of ``gate``."""
     label = gate_label(gate.metric, gate.slice)
-    if gate.slice is None:
-        stat = results.metrics.get(gate.metric)
-        missing = None
-    else:
-        sl = results.slices.get(gate.slice)
-        stat = None if sl is None else sl.metrics.get(gate.metric)
-        missing = None if sl is not None else f"the slice {gate.slice} has no cases"
+    stat = slice_stat(results, gate.metric, gate.slice)
+    missing = None
+    if gate.slice is not None and gate.slice not in results.slices:
+        missing = f"the slice {gate.slice} has no cases"
     value = None if stat is None else stat.mean
     bounds: list[tuple[GateOp, float]] = []
     if gate.min is not None:
