@@ -319,13 +319,10 @@ def evaluate_gate(results: SuiteStats, gate: GateConfig) -> list[GateOutcome]:
     if gate.slice is not None and gate.slice not in results.slices:
         missing = f"the slice {gate.slice} has no cases"
     value = None if stat is None else stat.mean
-    bounds: list[tuple[GateOp, float]] = []
-    if gate.min is not None:
-        bounds.append((GateOp.MIN, gate.min))
-    if gate.max is not None:
-        bounds.append((GateOp.MAX, gate.max))
     out: list[GateOutcome] = []
-    for op, threshold in bounds:
+    for op, threshold in ((GateOp.MIN, gate.min), (GateOp.MAX, gate.max)):
+        if threshold is None:
+            continue
         failing: list[str] = []
         if value is None:
             ok = False
