@@ -54,12 +54,9 @@ class CaseMeta:
         :func:`metas_of`) it is built of fresh objects, none of the case's own: a score
         stage that lets the loaded cases go before its reduction gets their memory back
         whole (an object kept from the cases' memory keeps the block it sits in)."""
-        names: dict[str, None] = {}
-        for calls in case.expectation_lists():
-            for call in calls:
-                names[call.name] = None
-        for name in case.must_not_call:
-            names[name] = None
+        names = dict.fromkeys(
+            [*(c.name for calls in case.expectation_lists() for c in calls), *case.must_not_call]
+        )
         if shared is None:
             own = _same
         else:
