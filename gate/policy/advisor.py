@@ -35,7 +35,7 @@ def per_case_min_drop(samples: int, *, alpha: float = ALPHA) -> float | None:
 def samples_for_total_drop(*, alpha: float = ALPHA) -> int:
     """Fewest samples per side for which one case's 1.0 → 0.0 is significant."""
     n = 1
-    while stats.fisher_one_sided_all_fail(n, n) > alpha:
+    while stats.fisher_one_sided_all_pass(n, n, 0) > alpha:  # base all pass, head all fail
         n += 1
     return n
 

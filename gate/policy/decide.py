@@ -50,7 +50,7 @@ from gate.model import (
 )
 from gate.policy.cost import samples_to_decide
 from gate.policy.engine import Evaluation
-from gate.policy.guards import EPS, check_variance
+from gate.policy.guards import EPS, check_variance, slice_stat
 from gate.policy.reduce import case_ids, case_values, in_slice
 from gate.scorers.registry import COST_METRICS
 from gate.scorers.usage import USAGE_METRICS
@@ -118,35 +118,22 @@ def decide(
                 f"{_shown(counted)}"
             )
         if likely and regressions_cfg.likely is LikelyMode.WARN:
-            notices.append(
-                f"{len(likely)} likely regression(s), not significant yet: {_shown(likely)} — "
-                "a warning, not a block (regressions.likely: fail blocks on them)"
-            )
+            what = f"{len(likely)} likely regression(s), not significant yet"
+            notices.append(_warning(what, "likely", _shown(likely)))
 
     dropped = undecided_drops(comparison.flips) if comparison is not None and comparable else []
     undecided_ok = not (dropped and regressions_cfg.undecided is UndecidedMode.FAIL)
-    if dropped and not undecided_ok:
-        reasons.append(
-            f"{len(dropped)} case(s) fell with too few samples to tell "
-            f"(regressions.undecided: fail): {_shown(dropped)}"
-        )
-    elif dropped:
-        notices.append(
-            f"{len(dropped)} case(s) fell with too few samples to tell: {_shown(dropped)} — "
-            "a warning, not a block (regressions.undecided: fail blocks on them)"
-        )
-
     fresh = new_failing(comparison.flips) if comparison is not None and comparable else []
     new_ok = not (fresh and regressions_cfg.new_cases is NewCasesMode.FAIL)
-    if fresh and not new_ok:
-        reasons.append(
-            f"{len(fresh)} new case(s) fail (regressions.new_cases: fail): {_shown_new(fresh)}"
-        )
-    elif fresh:
-        notices.append(
-            f"{len(fresh)} new case(s) fail: {_shown_new(fresh)} — a warning, not a block "
-            "(regressions.new_cases: fail blocks on them)"
-        )
+    for what, key, flips, ok, show in (
+        (f"{len(dropped)} case(s) fell with too few samples to tell", "undecided", dropped,
+         undecided_ok, _shown),
+        (f"{len(fresh)} new case(s) fail", "new_cases", fresh, new_ok, _shown_new),
+    ):  # fmt: skip
+        if flips and ok:
+            notices.append(_warning(what, key, show(flips)))
+        elif flips:
+            reasons.append(f"{what} (regressions.{key}: fail): {show(flips)}")
 
     policy_ok = True
     policy_reasons: list[str] = []
@@ -233,6 +220,11 @@ def _not_compared(comparison: Comparison | None, no_baseline: str | None) -> Not
     return comparison.not_compared or NotCompared(
         NotComparedWhy.NO_COMPARABLE_CASE, comparison.note or "no case is comparable"
     )
+
+
+def _warning(what: str, key: str, shown: str) -> str:
+    """A warning on ``what`` (the cases ``shown``) that ``regressions.<key>: fail`` blocks."""
+    return f"{what}: {shown} — a warning, not a block (regressions.{key}: fail blocks on them)"
 
 
 def _some(shown: Iterable[str], total: int) -> str:
@@ -322,21 +314,15 @@ def _hard_reasons(hard: Sequence[HardFailure], path: str) -> list[str]:
 def evaluate_gate(results: SuiteStats, gate: GateConfig) -> list[GateOutcome]:
     """One GateResult per bound (``min`` and/or ``max``) of ``gate``."""
     label = gate_label(gate.metric, gate.slice)
-    if gate.slice is None:
-        stat = results.metrics.get(gate.metric)
-        missing = None
-    else:
-        sl = results.slices.get(gate.slice)
-        stat = None if sl is None else sl.metrics.get(gate.metric)
-        missing = None if sl is not None else f"the slice {gate.slice} has no cases"
+    stat = slice_stat(results, gate.metric, gate.slice)
+    missing = None
+    if gate.slice is not None and gate.slice not in results.slices:
+        missing = f"the slice {gate.slice} has no cases"
     value = None if stat is None else stat.mean
-    bounds: list[tuple[GateOp, float]] = []
-    if gate.min is not None:
-        bounds.append((GateOp.MIN, gate.min))
-    if gate.max is not None:
-        bounds.append((GateOp.MAX, gate.max))
     out: list[GateOutcome] = []
-    for op, threshold in bounds:
+    for op, threshold in ((GateOp.MIN, gate.min), (GateOp.MAX, gate.max)):
+        if threshold is None:
+            continue
         failing: list[str] = []
         if value is None:
             ok = False

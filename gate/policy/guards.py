@@ -11,7 +11,7 @@ cannot look must not look green). Comparisons allow 1e-9 for floating-point roun
 from __future__ import annotations
 
 from gate.config import Config
-from gate.model import CaseStats, SuiteStats, VarianceOutcome
+from gate.model import CaseStats, MetricStats, SuiteStats, VarianceOutcome, gate_label
 from gate.scorers.registry import COST_METRICS
 
 EPS = 1e-9
@@ -25,8 +25,12 @@ def _initial_counts(c: CaseStats) -> str:
     return f"{round(c.initial_pass_rate * c.initial_samples)}/{c.initial_samples}"
 
 
-def _label(metric: str, slice_: str | None) -> str:
-    return metric if slice_ is None else f"{metric} [{slice_}]"
+def slice_stat(results: SuiteStats, metric: str, slice_: str | None) -> MetricStats | None:
+    """The run's figures of ``metric`` on the slice (``None``: every case)."""
+    if slice_ is None:
+        return results.metrics.get(metric)
+    sl = results.slices.get(slice_)
+    return None if sl is None else sl.metrics.get(metric)
 
 
 def watched_stds(results: SuiteStats, config: Config | None) -> dict[str, float | None]:
@@ -39,12 +43,8 @@ def watched_stds(results: SuiteStats, config: Config | None) -> dict[str, float 
                 pairs.append((g.metric, g.slice))
     out: dict[str, float | None] = {}
     for metric, slice_ in pairs:
-        if slice_ is None:
-            stat = results.metrics.get(metric)
-        else:
-            sl = results.slices.get(slice_)
-            stat = None if sl is None else sl.metrics.get(metric)
-        out[_label(metric, slice_)] = None if stat is None else stat.std
+        stat = slice_stat(results, metric, slice_)
+        out[gate_label(metric, slice_)] = None if stat is None else stat.std
     return out
 
 

@@ -348,10 +348,7 @@ _ROWS_BLOCK = 1024
 
 
 def _with_nan_column(a: stats.Floats) -> stats.Floats:
-    out = np.empty((a.shape[0], a.shape[1] + 1))
-    out[:, :-1] = a
-    out[:, -1] = np.nan
-    return out
+    return np.pad(a, ((0, 0), (0, 1)), constant_values=np.nan)
 
 
 def in_slice(

@@ -178,11 +178,6 @@ def fisher_one_sided_all_pass(n_base: int, n_head: int, head_passes: int) -> flo
     return comb(n_base + head_passes, n_base) / comb(n_base + n_head, n_base)
 
 
-def fisher_one_sided_all_fail(n_base: int, n_head: int) -> float:
-    """p-value for a total drop: base all pass (``n_base``), head all fail (``n_head``)."""
-    return fisher_one_sided_all_pass(n_base, n_head, 0)
-
-
 def clean(x: float) -> float | None:
     """A NaN becomes ``None`` (n/a); anything else a plain float."""
     return None if x != x else float(x)

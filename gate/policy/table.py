@@ -18,6 +18,7 @@ import dataclasses
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -53,12 +54,9 @@ class CaseMeta:
         :func:`metas_of`) it is built of fresh objects, none of the case's own: a score
         stage that lets the loaded cases go before its reduction gets their memory back
         whole (an object kept from the cases' memory keeps the block it sits in)."""
-        names: dict[str, None] = {}
-        for calls in case.expectation_lists():
-            for call in calls:
-                names[call.name] = None
-        for name in case.must_not_call:
-            names[name] = None
+        names = dict.fromkeys(
+            [*(c.name for calls in case.expectation_lists() for c in calls), *case.must_not_call]
+        )
         if shared is None:
             own = _same
         else:
@@ -173,6 +171,14 @@ class RowProto:
 
 _NAN = float("nan")
 
+_COLUMNS: dict[str, type] = {
+    "case": np.int64, "sample": np.int64, "extra": np.bool_, "passed": np.bool_,
+    "calls": np.float64, "calls_no_tool": np.float64, "checks": np.int64, "latency": np.float64,
+}  # fmt: skip
+"""The per-row arrays of :class:`SampleRows` besides ``values`` and ``usage``, by type."""
+_BY_ROW = ("called", "missing", "invalid_usage")
+"""The row-keyed maps of :class:`SampleRows`."""
+
 
 class RowsBuilder:
     """Collects scored samples into :class:`SampleRows`."""
@@ -191,7 +197,7 @@ class RowsBuilder:
         self._passed = array("b")
         self._values = array("d")
         self._calls = array("d")
-        self._calls_nt = array("d")
+        self._calls_no_tool = array("d")
         self._checks: list[int] = []  # a bit set: may outgrow 64 bits
         self._latency = array("d")
         self._usage: dict[str, list[float]] = {}
@@ -309,7 +315,7 @@ class RowsBuilder:
             for j, v in zip(self._usage_at, usage_scores, strict=True):
                 self._values[at + j] = _NAN if v is None else v
         self._calls.append(proto.calls)
-        self._calls_nt.append(proto.calls_no_tool)
+        self._calls_no_tool.append(proto.calls_no_tool)
         self._checks.append(proto.checks)
         self._latency.append(float("nan") if latency_ms is None else latency_ms)
         columns = self._usage
@@ -375,15 +381,8 @@ class RowsBuilder:
         return SampleRows(
             names=self.names,
             check_names=tuple(self.check_names),
-            case=np.array(self._case, dtype=np.int64),
-            sample=np.array(self._sample, dtype=np.int64),
-            extra=np.array(self._extra, dtype=np.bool_),
-            passed=np.array(self._passed, dtype=np.bool_),
+            **{n: np.array(getattr(self, "_" + n), dtype=t) for n, t in _COLUMNS.items()},
             values=values,
-            calls=np.array(self._calls, dtype=np.float64),
-            calls_no_tool=np.array(self._calls_nt, dtype=np.float64),
-            checks=np.array(self._checks, dtype=np.int64),
-            latency=np.array(self._latency, dtype=np.float64),
             usage={key: np.array(col, dtype=np.float64) for key, col in self._usage.items()},
             usage_floats=frozenset(self._usage_floats),
             called=dict(self._called),
@@ -551,10 +550,8 @@ def _concat(parts: Sequence[SampleRows]) -> SampleRows:
     per_tool: dict[str, list[int]] = {}
     confusion: dict[str, dict[str, int]] = {}
     malformed: dict[str, int] = {}
-    called: dict[int, tuple[str, ...]] = {}
     hard: list[tuple[int, HardFailure]] = []
-    missing: dict[int, str] = {}
-    invalid_usage: dict[int, str] = {}
+    by_row: dict[str, Any] = {name: {} for name in _BY_ROW}
     for p, off in zip(parts, offsets, strict=False):
         for name, (e, m, c) in p.per_tool.items():
             acc3 = per_tool.setdefault(name, [0, 0, 0])
@@ -567,31 +564,22 @@ def _concat(parts: Sequence[SampleRows]) -> SampleRows:
                 row[act] = row.get(act, 0) + n
         for kind, n in p.malformed.items():
             malformed[kind] = malformed.get(kind, 0) + n
-        called.update({int(off) + r: names for r, names in p.called.items()})
         hard.extend((int(off) + r, h) for r, h in p.hard)
-        missing.update({int(off) + r: e for r, e in p.missing.items()})
-        invalid_usage.update({int(off) + r: e for r, e in p.invalid_usage.items()})
+        for name, merged in by_row.items():
+            merged.update({int(off) + r: v for r, v in getattr(p, name).items()})
+    columns: dict[str, Any] = {n: np.concatenate([getattr(p, n) for p in parts]) for n in _COLUMNS}
     return SampleRows(
         names=parts[0].names,
         check_names=parts[0].check_names,
-        case=np.concatenate([p.case for p in parts]),
-        sample=np.concatenate([p.sample for p in parts]),
-        extra=np.concatenate([p.extra for p in parts]),
-        passed=np.concatenate([p.passed for p in parts]),
+        **columns,
         values=np.zeros((0, len(parts[0].names))),  # filled in sorted order by assemble()
-        calls=np.concatenate([p.calls for p in parts]),
-        calls_no_tool=np.concatenate([p.calls_no_tool for p in parts]),
-        checks=np.concatenate([p.checks for p in parts]),
-        latency=np.concatenate([p.latency for p in parts]),
         usage=usage,
         usage_floats=frozenset().union(*(p.usage_floats for p in parts)),
-        called=called,
         per_tool=per_tool,
         confusion=confusion,
         malformed=malformed,
         hard=hard,
-        missing=missing,
-        invalid_usage=invalid_usage,
+        **by_row,
     )
 
 
@@ -606,21 +594,11 @@ def _take(
     """``rows`` in ``order`` (``where`` its inverse). ``in_place``: ``rows`` itself is
     sorted a column at a time (each unsorted column let go as its sorted copy is made)."""
     out = rows if in_place else dataclasses.replace(rows)
-    for name in (
-        "case",
-        "sample",
-        "extra",
-        "passed",
-        "calls",
-        "calls_no_tool",
-        "checks",
-        "latency",
-    ):
+    for name in _COLUMNS:
         setattr(out, name, getattr(rows, name)[order])
     if not sorted_values:
         out.values = rows.values[order]
     out.usage = {k: v[order] for k, v in rows.usage.items()}
-    out.called = {int(where[r]): names for r, names in rows.called.items()}
-    out.missing = {int(where[r]): e for r, e in rows.missing.items()}
-    out.invalid_usage = {int(where[r]): e for r, e in rows.invalid_usage.items()}
+    for name in _BY_ROW:
+        setattr(out, name, {int(where[r]): v for r, v in getattr(rows, name).items()})
     return out

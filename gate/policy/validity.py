@@ -228,6 +228,4 @@ def assess(
                 headline=headline_for(text, len(errors)),
                 hint=hint_for(text),
             )
-    if gone.failed and gone.share > max_missing:
-        return gone, missing_invalid
-    return gone, None
+    return gone, missing_invalid

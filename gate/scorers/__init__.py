@@ -12,24 +12,7 @@ the sample's :class:`~gate.scorers.facts.Analysis` (which reads only the run's
 
 from __future__ import annotations
 
-from gate.scorers.analysis import analyse
-from gate.scorers.argmatch import args_match, match_value
-from gate.scorers.context import ScoringContext, enabled_checks
-from gate.scorers.facts import Analysis, ScoringView
-from gate.scorers.normalize import Normalizer
-from gate.scorers.registry import REGISTRY, Metric
+from gate.scorers.context import ScoringContext
 from gate.scorers.sample import score_sample
 
-__all__ = [
-    "REGISTRY",
-    "Analysis",
-    "Metric",
-    "Normalizer",
-    "ScoringContext",
-    "ScoringView",
-    "analyse",
-    "args_match",
-    "enabled_checks",
-    "match_value",
-    "score_sample",
-]
+__all__ = ["ScoringContext", "score_sample"]

@@ -74,7 +74,7 @@ _SCHEMA_MISMATCH = MalformedKind.SCHEMA_MISMATCH
 def _calls(view: ScoringView, cc: CompiledCase, ctx: ScoringContext) -> list[Call]:
     out: list[Call] = []
     tools = cc.tools
-    base = ctx.base
+    base = ctx.norms.base
     orig = 0
     for t, turn in enumerate(view.turns):
         tcalls = turn.calls

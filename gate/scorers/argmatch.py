@@ -241,15 +241,7 @@ def args_match(
     name, except — with ``except_defaults`` — those equal to their schema default; the
     ``bfcl`` profile is always exact.
     """
-    if actual is None:
-        return False
-    for k, m in expected.items():
-        present = k in actual
-        if explain_value(m, present, actual.get(k), norm, arg=k) is not None:
-            return False
-    if exact or norm.bfcl:
-        return not _extra_keys(expected, actual, norm, except_defaults and not norm.bfcl)
-    return True
+    return not arg_diffs(expected, actual, exact=exact, norm=norm, except_defaults=except_defaults)
 
 
 def arg_diffs(

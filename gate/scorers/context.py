@@ -172,7 +172,8 @@ class NormalizerTable:
     ) -> None:
         scoring = scoring or ScoringConfig()
         self._scoring = scoring
-        self._base = Normalizer.from_config(normalize, free_text_min=scoring.free_text_min)
+        self.base = Normalizer.from_config(normalize, free_text_min=scoring.free_text_min)
+        """The dataset's rules, before any tool's schema or override."""
         # (tool, id(parameters)) → (parameters, normaliser); the parameters object is kept
         # so that its id cannot be reused by another schema while cached.
         self._cache: dict[tuple[str, int], tuple[object, Normalizer]] = {}
@@ -182,11 +183,6 @@ class NormalizerTable:
     def from_config(cls, config: Config) -> NormalizerTable:
         return cls(config.dataset.normalize, config.scoring)
 
-    @property
-    def base(self) -> Normalizer:
-        """The dataset's rules, before any tool's schema or override."""
-        return self._base
-
     def get(self, name: str, spec: ToolSpec | None) -> Normalizer:
         params = spec.parameters if spec is not None else None
         key = (name, id(params))
@@ -194,7 +190,7 @@ class NormalizerTable:
         if hit is not None:
             return hit[1]
         tool_cfg = self._scoring.tools.get(name)
-        norm = self._base.for_tool(
+        norm = self.base.for_tool(
             params,
             override=tool_cfg.normalize if tool_cfg else None,
             args=tool_cfg.args if tool_cfg else None,
@@ -260,7 +256,7 @@ class ScoringContext:
             normalize=normalize,
             tools=tools,
             norms=norms if norms is not None else NormalizerTable(normalize, config),
-            schemas=SchemaCache(string_rule(normalize)),
+            schemas=SchemaCache(_PROFILES[normalize.profile][0]),
             checks=enabled_checks(config),
             scope_rules=tuple(
                 ScopeRule(r.tool, name_skeleton(r.tool), r.arg, r.required, r.regex)
@@ -279,7 +275,7 @@ class ScoringContext:
             ),
             step_budget=step_budget,
             has_free_text=bool(config.free_text),
-            pairing=pairing(normalize),
+            pairing=_PROFILES[normalize.profile][1],
             pricing=pricing,
         )
         for spec in tools.values():
@@ -299,16 +295,6 @@ class ScoringContext:
         """The tool's effect (:func:`gate.scorers.effects.effect_of`): unknown = write."""
         return effect_of(name, spec.annotations if spec else None, self.config)
 
-    @property
-    def base(self) -> Normalizer:
-        """The dataset's normalisation rules, before any tool's schema or override."""
-        return self.norms.base
-
-    def normalizer(self, name: str, spec: ToolSpec | None) -> Normalizer:
-        """The tool's normaliser: dataset rules, its schema, per-tool/argument overrides
-        (one cache, :class:`NormalizerTable`, shared with the runner's frozen responses)."""
-        return self.norms.get(name, spec)
-
     def entry(self, name: str, spec: ToolSpec | None) -> ToolEntry:
         """The tool's scoring entry, built once per (name, spec) — cases that share a tools
         file share its specs, and a run has thousands of cases."""
@@ -320,7 +306,7 @@ class ScoringContext:
             name=name,
             spec=spec,
             validator=self.schemas.get(spec.parameters) if spec is not None else None,
-            norm=self.normalizer(name, spec),
+            norm=self.norms.get(name, spec),
             weight=RISK_WEIGHT[self.risk(name, spec)],
             effect=self.effect(name, spec),
             idempotent=idempotent_of(name, spec.annotations if spec else None, self.config),
@@ -370,7 +356,7 @@ class ScoringContext:
             matchers = []
             for e in calls:
                 entry = tools.get(e.name)
-                norm = entry.norm if entry is not None else self.normalizer(e.name, None)
+                norm = entry.norm if entry is not None else self.norms.get(e.name, None)
                 exact, defaults = match_flags(e.args_match)
                 matchers.append(
                     compile_args(e.args, exact=exact, norm=norm, except_defaults=defaults)
@@ -429,22 +415,11 @@ def _forbidden(tool: str, item: str) -> ForbiddenArg:
     )
 
 
-def string_rule(normalize: NormalizeConfig) -> StringRule:
-    """How schema ``enum``/``const`` compare strings under the dataset's profile."""
-    match normalize.profile:
-        case "default":
-            return StringRule.EXACT
-        case "bfcl":
-            return StringRule.BFCL
-
-
-def pairing(normalize: NormalizeConfig) -> Pairing:
-    """How calls are paired under the dataset's profile."""
-    match normalize.profile:
-        case "default":
-            return Pairing.MAXIMUM
-        case "bfcl":
-            return Pairing.FIRST_FIT
+_PROFILES: dict[str, tuple[StringRule, Pairing]] = {
+    "default": (StringRule.EXACT, Pairing.MAXIMUM),
+    "bfcl": (StringRule.BFCL, Pairing.FIRST_FIT),
+}
+"""Profile → how schema ``enum``/``const`` compare strings and how calls are paired."""
 
 
 def enabled_checks(config: ScoringConfig) -> frozenset[PassCheck]:

@@ -19,12 +19,10 @@ if TYPE_CHECKING:
     from gate.scorers.facts import Analysis, Call
 
 
-def rate(count: int, total: int) -> float | None:
-    """``count / total``; n/a (None) when there were no calls."""
-    return count / total if total else None
-
-
 # ─── the metrics (registered in gate.scorers.registry) ────────────────────────
+# The four rates divide by the calls made: n/a when the run made none.
+
+_NO_CALL = (None, "n/a: no call made")
 
 
 def malformed_detail(c: Call) -> str:
@@ -54,22 +52,20 @@ def score_schema_validity(an: Analysis) -> Scored:
 
 def score_parse_failure_rate(an: Analysis) -> Scored:
     """Calls whose arguments did not parse ÷ calls (n/a without calls)."""
-    v = rate(an.parse_failures, an.n_a)
-    if v is None:
-        return None, "n/a: no call made"
+    if not an.n_a:
+        return _NO_CALL
     return (
-        v,
+        an.parse_failures / an.n_a,
         lambda: f"{an.parse_failures} of {plural(an.n_a, 'call')} sent arguments that are not JSON",
     )
 
 
 def score_tool_error_rate(an: Analysis) -> Scored:
     """(malformed + failed executions) ÷ calls (n/a without calls)."""
-    v = rate(an.malformed + an.exec_failed, an.n_a)
-    if v is None:
-        return None, "n/a: no call made"
+    if not an.n_a:
+        return _NO_CALL
     return (
-        v,
+        (an.malformed + an.exec_failed) / an.n_a,
         lambda: (
             f"{an.malformed} malformed, {an.exec_failed} failed to execute"
             f" of {plural(an.n_a, 'call')}"
@@ -79,9 +75,9 @@ def score_tool_error_rate(an: Analysis) -> Scored:
 
 def score_malformed_call_rate(an: Analysis) -> Scored:
     """Malformed calls (InvalidJson, UnknownName, SchemaMismatch) ÷ calls."""
-    v = rate(an.malformed, an.n_a)
-    if v is None:
-        return None, "n/a: no call made"
+    if not an.n_a:
+        return _NO_CALL
+    v = an.malformed / an.n_a
     if not an.malformed:
         return v, "no malformed call"
 
@@ -94,9 +90,9 @@ def score_malformed_call_rate(an: Analysis) -> Scored:
 
 def score_execution_failure_rate(an: Analysis) -> Scored:
     """Well-formed calls whose result was an error ÷ calls."""
-    v = rate(an.exec_failed, an.n_a)
-    if v is None:
-        return None, "n/a: no call made"
+    if not an.n_a:
+        return _NO_CALL
+    v = an.exec_failed / an.n_a
     return v, lambda: f"{an.exec_failed} of {plural(an.n_a, 'call')} failed in execution"
 
 

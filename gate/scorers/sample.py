@@ -75,11 +75,11 @@ def _with_usage(score: SampleScore, run: Run, ctx: ScoringContext) -> SampleScor
     """A conversation's whole score with the run's usage metrics (its turns have none: the
     usage is the conversation's); one that ended without an answer has none, and its
     counts of calls and steps are n/a too (:func:`earns_nothing`)."""
-    if earns_nothing(run, score.hard_failures):
-        scores = {k: (None if k in COST_METRICS else v) for k, v in score.scores.items()}
-        return replace(score, scores=scores)
     scores = dict(score.scores)
-    _fill_usage(scores, run, ctx)
+    if earns_nothing(run, score.hard_failures):
+        scores.update((k, None) for k in COST_METRICS if k in scores)
+    else:
+        _fill_usage(scores, run, ctx)
     return replace(score, scores=scores)
 
 
@@ -238,21 +238,18 @@ def _evidence(an: Analysis) -> Evidence:
                 key=_by_index,
             )
         )
-    violations: list[Violation] = []
-    if an.hard:
-        violations = [
-            Violation(
-                HardFailureKind.MUST_NOT_CALL, c.orig, c.name, f"{c.name!r} must not be called"
-            )
-            for c in an.mnc_hits
-        ]
-        violations += [
-            Violation(HardFailureKind.ARG_SCOPE, c.orig, c.name, msg) for c, msg in an.scope_hits
-        ]
-        violations += [
-            Violation(HardFailureKind.REQUIRED_BEFORE, c.orig, c.name, msg)
-            for c, msg in an.required_missing
-        ]
+    violations = [
+        Violation(kind, c.orig, c.name, msg)
+        for kind, hits in (
+            (
+                HardFailureKind.MUST_NOT_CALL,
+                [(c, f"{c.name!r} must not be called") for c in an.mnc_hits],
+            ),
+            (HardFailureKind.ARG_SCOPE, an.scope_hits),
+            (HardFailureKind.REQUIRED_BEFORE, an.required_missing),
+        )
+        for c, msg in hits
+    ]
     return Evidence(
         expected=lst.calls,
         actual=actual,
@@ -337,9 +334,7 @@ _by_index = operator.attrgetter("index")
 
 
 def _tallies(an: Analysis) -> Tallies:
-    per_tool: dict[str, list[int]] = {}
-    for n, k in an.e_counts.items():
-        per_tool[n] = [k, 0, 0]
+    per_tool = {n: [k, 0, 0] for n, k in an.e_counts.items()}
     for n, k in an.a_counts.items():
         per_tool.setdefault(n, [0, 0, 0])[2] = k
     for i, _ in an.best.pairs:

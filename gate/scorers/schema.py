@@ -152,11 +152,7 @@ def bfcl_fold(value: Any) -> Any:
 
 
 def _fold_of(rule: StringRule) -> _schema_fast.Fold | None:
-    match rule:
-        case StringRule.EXACT:
-            return None
-        case StringRule.BFCL:
-            return bfcl_fold
+    return bfcl_fold if rule is StringRule.BFCL else None
 
 
 def in_enum(value: Any, enum: list[Any], strings: StringRule) -> bool:
@@ -258,19 +254,10 @@ def _bounded(cls: type[Validator], strings: StringRule = StringRule.EXACT) -> ty
     if hit is not None:
         return hit
     keywords = cls.VALIDATORS
-    overrides: dict[str, Any] = {}
-    match strings:
-        case StringRule.EXACT:
-            pass
-        case StringRule.BFCL:
-            if "enum" in keywords:
-                overrides["enum"] = _folded_enum
-            if "const" in keywords:
-                overrides["const"] = _folded_const
-    if "pattern" in keywords:
-        overrides["pattern"] = _pattern
-    if "patternProperties" in keywords:
-        overrides["patternProperties"] = _pattern_properties
+    overrides: dict[str, Any] = {"pattern": _pattern, "patternProperties": _pattern_properties}
+    if strings is StringRule.BFCL:
+        overrides |= {"enum": _folded_enum, "const": _folded_const}
+    overrides = {k: v for k, v in overrides.items() if k in keywords}
     if "additionalProperties" in keywords:
         overrides["additionalProperties"] = _additional_properties(keywords["additionalProperties"])
     extended: type[Validator] = js_validators.extend(cls, overrides)

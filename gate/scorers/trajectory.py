@@ -20,6 +20,7 @@ own count).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import groupby
 from typing import TYPE_CHECKING
 
 from gate.model import BatchingKind, OrderMode
@@ -219,15 +220,8 @@ def _names_in_expected_order(an: Analysis) -> list[str]:
     rank = an.best.lst.rank
     big = len(an.e_names)
     out: list[str] = []
-    batch: list[str] = []
-    turn = None
-    for c in calls:
-        if c.turn != turn and batch:
-            out.extend(sorted(batch, key=lambda n: (rank.get(n, big), n)))
-            batch = []
-        turn = c.turn
-        batch.append(c.name)
-    out.extend(sorted(batch, key=lambda n: (rank.get(n, big), n)))
+    for _, batch in groupby(calls, key=lambda c: c.turn):
+        out.extend(sorted((c.name for c in batch), key=lambda n: (rank.get(n, big), n)))
     return out
 
 

@@ -73,15 +73,6 @@ def usage_positions(names: Sequence[str]) -> tuple[int, ...]:
     return hit
 
 
-def fill(
-    values: list[float | None], positions: Sequence[int], got: Sequence[float | None]
-) -> list[float | None]:
-    """``values`` with the usage metrics at ``positions`` set to ``got``."""
-    for pos, v in zip(positions, got, strict=True):
-        values[pos] = v
-    return values
-
-
 # ─── the metrics (registered in gate.scorers.registry) ────────────────────────
 
 
