@@ -11,6 +11,7 @@ with an error and not recorded.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -100,51 +101,33 @@ def record(
         raise UsageError("record writes JSONL datasets only; convert the CSV dataset first")
     if out.resolve() == dataset_path.resolve():
         raise UsageError("--out must not be the dataset itself: record writes a copy to review")
-    upstream = None
     backend_fn: ToolBackend
-    if tools is None:
-        servers = config.agent.mcp_servers()
-        if not servers:
-            raise UsageError(
-                "give --tools (your real tools), or use agent.kind: mcp with agent.servers "
-                "(your real MCP servers) to record through them"
+    known: set[str] | None = None
+    with contextlib.ExitStack() as stack:
+        if tools is None:
+            servers = config.agent.mcp_servers()
+            if not servers:
+                raise UsageError(
+                    "give --tools (your real tools), or use agent.kind: mcp with agent.servers "
+                    "(your real MCP servers) to record through them"
+                )
+            from gate.replay.mcp.upstream import Upstream
+
+            backend_fn = stack.enter_context(
+                Upstream(servers, root=config.root, environ=os.environ)
             )
-        from gate.replay.mcp.upstream import Upstream
-
-        upstream = Upstream(servers, root=config.root, environ=os.environ)
-        upstream.open()
-        backend_fn, known = upstream, None
-    elif isinstance(tools, Mapping):
-        backend_fn, known = FunctionBackend(tools), set(tools)
-    else:
-        backend_fn, known = FunctionBackend(handler=tools), None
-    try:
-        return _record(config, cases, dataset_path, out, backend_fn, known, agent, log)
-    finally:
-        if upstream is not None:
-            upstream.close()
-
-
-def _record(
-    config: Config,
-    cases: Sequence[Case],
-    dataset_path: Path,
-    out: Path,
-    backend_fn: ToolBackend,
-    known: set[str] | None,
-    agent: Agent | None,
-    log: Callable[[str], None],
-) -> RecordSummary:
-    agent = agent if agent is not None else build_agent(config)
-    norms = NormalizerTable.from_config(config)
-    new: dict[str, list[RecordedCall]] = {}
-    failed: list[str] = []
-    try:
+        elif isinstance(tools, Mapping):
+            backend_fn, known = FunctionBackend(tools), set(tools)
+        else:
+            backend_fn = FunctionBackend(handler=tools)
+        agent = agent if agent is not None else build_agent(config)
+        stack.callback(agent.close)
+        norms = NormalizerTable.from_config(config)
+        new: dict[str, list[RecordedCall]] = {}
+        failed: list[str] = []
         agent.prepare(len(cases))
         for case in cases:
-            replay = ReplayBackend(case, norms)
-            fallback = _Only(backend_fn, known)
-            backend = RecordingBackend(fallback, replay)
+            backend = RecordingBackend(_Only(backend_fn, known), ReplayBackend(case, norms))
             job = Job(
                 case=case,
                 sample=0,
@@ -152,17 +135,14 @@ def _record(
                 step_budget=case.step_budget or config.agent.step_budget,
                 timeout_s=config.agent.timeout_s,
             )
-            session = Session(job, backend)
             try:
-                agent.run(job, session)
+                agent.run(job, Session(job, backend))
             except AgentFailure as exc:
                 failed.append(f"{case.id}: {str(exc).splitlines()[0]}")
             kept = [r for r in backend.recorded if not r.outcome.unrecorded and r.args is not None]
             if kept:
                 new[case.id] = kept
             log(f"{case.id}: {len(kept)} response(s) recorded")
-    finally:
-        agent.close()
     recorded, errors = _write_copy(dataset_path, out, new)
     return RecordSummary(out, len(cases), recorded, errors, tuple(failed))
 
