@@ -74,6 +74,10 @@ class AgentProcess:
         )
         assert self.proc.stdout is not None and self.proc.stderr is not None
         self._err = StderrTail(self.proc.stderr)
+        self._threads: list[tuple[IO[bytes] | None, threading.Thread]] = [
+            (self.proc.stderr, self._err.thread)
+        ]
+        """The threads that must end before the process is gone (and the pipe each reads)."""
         if self.proc.stdin is not None:
             self._in = self.proc.stdin.fileno()
             os.set_blocking(self._in, False)
@@ -111,6 +115,22 @@ class AgentProcess:
 
     def stderr_tail(self, max_lines: int = 20) -> str:
         return self._err.text(max_lines)
+
+    def kill(self, deadline: float | None = None) -> None:
+        """Kill the process group (always the group: a process that exited may have left
+        children); wait for it; give its threads (:attr:`_threads`) until ``deadline``
+        (default 1 s; a grandchild that left the group may hold a pipe open), then close
+        the pipes — one a thread still reads is left to it (closing a pipe under a
+        blocked read would wait for that read)."""
+        kill_group(self.proc)
+        end = time.monotonic() + 1.0 if deadline is None else deadline
+        for _, thread in self._threads:
+            thread.join(timeout=max(0.0, end - time.monotonic()))
+        busy = [pipe for pipe, thread in self._threads if thread.is_alive()]
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if pipe is not None and pipe not in busy:
+                with contextlib.suppress(OSError, ValueError):
+                    pipe.close()
 
 
 class Worker(AgentProcess):
@@ -239,24 +259,8 @@ class Worker(AgentProcess):
         return f"the worker exited with code {code} {when}"
 
     def kill(self, deadline: float | None = None) -> None:
-        """Kill the worker and its process group; wait for it; keep its stderr tail
-        (waiting for the last of it at most 1 s, or until ``deadline`` when given: a
-        grandchild that left the group may hold stderr open)."""
         self._dead.set()
-        kill_group(self.proc)  # always the group: a worker that exited may have left children
-        reader = self._err.thread
-        reader.join(timeout=1.0 if deadline is None else max(0.0, deadline - time.monotonic()))
-        pipes = [self.proc.stdin, self.proc.stdout]
-        if not reader.is_alive():
-            # Closing stderr under its blocked reader would wait for that read: for as
-            # long as a detached grandchild holds the pipe open. Left to the reader then.
-            pipes.append(self.proc.stderr)
-        for pipe in pipes:
-            try:
-                if pipe is not None:
-                    pipe.close()
-            except OSError:
-                pass
+        super().kill(deadline)
 
     def stop(self, deadline: float) -> None:
         """Ask politely (close stdin), wait until ``deadline`` (``time.monotonic()``),

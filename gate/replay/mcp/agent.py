@@ -29,7 +29,7 @@ from gate.agents.mcp import McpAgent
 from gate.config import Config
 from gate.errors import ConfigError, Problem
 from gate.model import Run
-from gate.replay.command import AgentProcess, agent_environ, kill_group
+from gate.replay.command import AgentProcess, agent_environ
 from gate.replay.interface import Agent
 from gate.replay.mcp import bridge
 from gate.replay.mcp.endpoint import Endpoint
@@ -64,14 +64,12 @@ class _Process(AgentProcess):
         self._lines: deque[bytes] = deque()
         self._queued = 0  # bytes of stdout read and not yet taken (lines and a partial one)
         self._lines_lock = threading.Lock()
-        reader = self._read_lines if lines else self._read_out
-        self._threads = [
-            threading.Thread(target=reader, args=(self.proc.stdout,), daemon=True),
-            threading.Thread(target=self._wait, daemon=True),
-        ]
-        for t in self._threads:
-            t.start()
-        self._threads.append(self._err.thread)
+        read = self._read_lines if lines else self._read_out
+        self._reader = threading.Thread(target=read, args=(self.proc.stdout,), daemon=True)
+        waiter = threading.Thread(target=self._wait, daemon=True)
+        self._threads += [(self.proc.stdout, self._reader), (None, waiter)]
+        self._reader.start()
+        waiter.start()
 
     def _read_lines(self, pipe: IO[bytes]) -> None:
         """Stdout as lines (without their newline); a last line without one counts. More
@@ -118,7 +116,7 @@ class _Process(AgentProcess):
     def stdout_done(self, timeout: float) -> None:
         """Wait (at most ``timeout`` s) for stdout's end: a process that exited may have
         left its last line in the pipe."""
-        self._threads[0].join(timeout)
+        self._reader.join(timeout)
 
     def send(self, data: bytes, timeout: float) -> bool:
         """Write ``data`` to stdin within ``timeout`` s. False when the agent closed its
@@ -145,16 +143,6 @@ class _Process(AgentProcess):
         self.proc.wait()
         self.exited.set()
         self._on_event()
-
-    def kill_group(self) -> None:
-        """SIGKILL the process group (the agent and whatever it started in it)."""
-        kill_group(self.proc)
-        for t in self._threads:
-            t.join(timeout=_READER_JOIN_S)
-        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            with contextlib.suppress(OSError, ValueError):
-                if pipe is not None:
-                    pipe.close()
 
 
 class McpServedAgent(Agent):
@@ -252,23 +240,12 @@ class McpServedAgent(Agent):
                 failure = _watch(job, endpoint, proc)
         finally:
             if proc is not None:
-                proc.kill_group()
+                proc.kill(time.monotonic() + _READER_JOIN_S)
             self._host.close(endpoint)  # records a batch still held
             shutil.rmtree(folder, ignore_errors=True)
         assert proc is not None
-        self._outcome(session, endpoint, proc, failure, talk)
-        return None
-
-    def _outcome(
-        self,
-        session: Session,
-        endpoint: Endpoint,
-        proc: _Process,
-        failure: AgentFailure | None,
-        talk: _Conversation | None,
-    ) -> None:
-        """How the case-sample ended: its failure, else (one user turn) its final answer
-        from stdout; a conversation's answers are already recorded."""
+        # How it ended: its failure, else (one user turn) its final answer from stdout; a
+        # conversation's answers are already recorded.
         code = proc.proc.returncode if proc.exited.is_set() else None
         mcp: dict[str, Any] = {"exit_code": code, "connections": endpoint.connections}
         if talk is not None:
@@ -306,7 +283,7 @@ class McpServedAgent(Agent):
                 detail=detail,
             )
         if talk is not None:
-            return
+            return None
         if proc.overflow:
             raise AgentFailure(
                 ErrorKind.PROTOCOL,
@@ -321,6 +298,7 @@ class McpServedAgent(Agent):
                 detail=detail,
             )
         session.final = final
+        return None
 
 
 _LINE_HINT = (
