@@ -32,6 +32,7 @@ from gate.adapters.interface import PayloadError
 from gate.adapters.plain import calls_from_plain
 from gate.agents.command import CommandAgent, ReplyIds
 from gate.agents.interface import BARE_PYTHON
+from gate.agents.mcp import McpAgent
 from gate.config import Config
 from gate.errors import ConfigError, Problem, WorkerBroken
 from gate.model import Run
@@ -547,7 +548,7 @@ class WorkerPoolAgent(Agent):
         worker = self._acquire()
         healthy = False
         try:
-            self._converse(worker, job, session)
+            self._exchange(worker, job, session)
             healthy = not worker.stray  # out of step with its cases: replaced
         except WorkerBroken as broken:
             worker.kill()  # before reading the tail: the stderr reader then sees EOF
@@ -562,6 +563,7 @@ class WorkerPoolAgent(Agent):
             healthy = failure.kind in self.kept_after and not worker.stray
             raise
         finally:
+            worker.served.add((job.case.id, job.sample))
             self._release(worker, healthy)
         return None
 
@@ -576,12 +578,6 @@ class WorkerPoolAgent(Agent):
             text if isinstance(text, str) else f"(no message) {message!r:.200}",
             detail=detail if isinstance(detail, str) and detail else None,
         )
-
-    def _converse(self, worker: Worker, job: Job, session: Session) -> None:
-        try:
-            self._exchange(worker, job, session)
-        finally:
-            worker.served.add((job.case.id, job.sample))
 
     def _receive(self, worker: Worker, job: Job, step: int, turn: int) -> dict[str, Any]:
         """The next reply of this case-sample within the step's time: a late line of an
@@ -706,22 +702,11 @@ class CommandPoolAgent(WorkerPoolAgent):
 
     def __init__(self, config: Config, cfg: CommandAgent):
         self._cfg = cfg
-        file = str(config.source) if config.source else "toolgate.yml"
-        argv = cfg.argv()
-        if not argv:
-            raise ConfigError(
-                Problem(file, config.agent_lines.get("agent.command"), "agent.command", "is empty")
-            )
-        interpreter = config.agent_python()
-        if argv[0] in BARE_PYTHON and interpreter is not None:
-            # A bare `python` means the interpreter running ToolGate (it exists wherever
-            # ToolGate does: a fresh machine may have no `python` on PATH), or the one
-            # `agent.python` names; `agent.python: path` leaves it to PATH.
-            argv[0] = interpreter
+        file, argv, cwd, env = program(config, cfg)
         super().__init__(
             argv=argv,
-            cwd=str(config.resolve(cfg.cwd) if cfg.cwd else config.root),
-            env={**agent_environ(os.environ), "PYTHONUNBUFFERED": "1", **cfg.env},
+            cwd=cwd,
+            env=env,
             workers=cfg.workers,
             file=file,
             line=config.agent_lines.get("agent.command"),
@@ -736,3 +721,26 @@ class CommandPoolAgent(WorkerPoolAgent):
             "workers": self._cfg.workers,
             **self._cfg.declared(),
         }
+
+
+def program(
+    config: Config, cfg: CommandAgent | McpAgent
+) -> tuple[str, list[str], str, dict[str, str]]:
+    """The config's file name (for messages), and the agent's command line, folder and
+    environment (:func:`agent_environ`'s, less the secrets the settings name, with
+    ``agent.env`` added). An empty command is a config error."""
+    file = str(config.source) if config.source else "toolgate.yml"
+    argv = cfg.argv()
+    if not argv:
+        line = config.agent_lines.get("agent.command")
+        raise ConfigError(Problem(file, line, "agent.command", "is empty"))
+    interpreter = config.agent_python()
+    if argv[0] in BARE_PYTHON and interpreter is not None:
+        # A bare `python` means the interpreter running ToolGate (it exists wherever
+        # ToolGate does: a fresh machine may have no `python` on PATH), or the one
+        # `agent.python` names; `agent.python: path` leaves it to PATH.
+        argv[0] = interpreter
+    secrets = {name.upper() for name in cfg.secret_env_names()}
+    env = {k: v for k, v in agent_environ(os.environ).items() if k.upper() not in secrets}
+    cwd = str(config.resolve(cfg.cwd) if cfg.cwd else config.root)
+    return file, argv, cwd, {**env, "PYTHONUNBUFFERED": "1", **cfg.env}

@@ -15,7 +15,6 @@ import json
 import os
 import shlex
 import shutil
-import sys
 import tempfile
 import threading
 import time
@@ -29,7 +28,7 @@ from gate.agents.mcp import McpAgent
 from gate.config import Config
 from gate.errors import ConfigError, Problem
 from gate.model import Run
-from gate.replay.command import AgentProcess, agent_environ
+from gate.replay.command import AgentProcess, program
 from gate.replay.interface import Agent
 from gate.replay.mcp import bridge
 from gate.replay.mcp.endpoint import Endpoint
@@ -152,16 +151,7 @@ class McpServedAgent(Agent):
 
     def __init__(self, config: Config, cfg: McpAgent, host: McpHost | None = None) -> None:
         self._cfg = cfg
-        self._file = str(config.source) if config.source else "toolgate.yml"
-        self._argv = cfg.argv()
-        if not self._argv:
-            raise ConfigError(Problem(self._file, None, "agent.command", "is empty"))
-        if self._argv[0] in ("python", "python3"):
-            self._argv[0] = sys.executable  # as for `command`: the interpreter running ToolGate
-        self._cwd = str(config.resolve(cfg.cwd) if cfg.cwd else config.root)
-        tokens = {name.upper() for s in cfg.servers for name in s.headers_env.values()}
-        base = {k: v for k, v in agent_environ(os.environ).items() if k.upper() not in tokens}
-        self._env = {**base, "PYTHONUNBUFFERED": "1", **cfg.env}
+        self._file, self._argv, self._cwd, self._env = program(config, cfg)
         self._host = host or McpHost()
         self._own_host = host is None
         self.max_parallel: int | None = cfg.workers
