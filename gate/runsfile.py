@@ -691,16 +691,8 @@ class Coverage:
                 continue
             n = self.samples_of(i)
             if n == 0:
-                if len(self.problems) < MAX_PROBLEMS:
-                    where = f" (line {self.lines[i]} of {self.dataset_display})"
-                    self.problems.append(
-                        Problem(
-                            self.display,
-                            None,
-                            "case_id",
-                            f"case {cid!r}{where} has no run in this file",
-                        )
-                    )
+                where = f" (line {self.lines[i]} of {self.dataset_display})"
+                self._problem(None, "case_id", f"case {cid!r}{where} has no run in this file")
             else:
                 counts.setdefault(n, []).append(cid)
         if self.equal_samples and len(counts) > 1:
@@ -799,7 +791,8 @@ def read_at(fd: int, start: int, length: int, *, display: str) -> bytes:
 @dataclass(slots=True)
 class RunRows:
     """Where the scored runs of a file are, in file order: line number, byte offset and
-    length of each line, its case's dataset index and its sample."""
+    length of each line, its case's dataset index and its sample (the replay adapter
+    keeps the first three)."""
 
     line: array[int] = field(default_factory=lambda: array("q"))
     start: array[int] = field(default_factory=lambda: array("q"))
