@@ -29,7 +29,6 @@ from gate.replay.frozen import (
     RecordingBackend,
     ReplayBackend,
     ToolBackend,
-    ToolOutcome,
 )
 from gate.replay.interface import Agent, build_agent
 from gate.replay.python_worker import import_target
@@ -102,7 +101,6 @@ def record(
     if out.resolve() == dataset_path.resolve():
         raise UsageError("--out must not be the dataset itself: record writes a copy to review")
     backend_fn: ToolBackend
-    known: set[str] | None = None
     with contextlib.ExitStack() as stack:
         if tools is None:
             servers = config.agent.mcp_servers()
@@ -117,7 +115,7 @@ def record(
                 Upstream(servers, root=config.root, environ=os.environ)
             )
         elif isinstance(tools, Mapping):
-            backend_fn, known = FunctionBackend(tools), set(tools)
+            backend_fn = FunctionBackend(tools)
         else:
             backend_fn = FunctionBackend(handler=tools)
         agent = agent if agent is not None else build_agent(config)
@@ -127,7 +125,7 @@ def record(
         failed: list[str] = []
         agent.prepare(len(cases))
         for case in cases:
-            backend = RecordingBackend(_Only(backend_fn, known), ReplayBackend(case, norms))
+            backend = RecordingBackend(backend_fn, ReplayBackend(case, norms))
             job = Job(
                 case=case,
                 sample=0,
@@ -145,27 +143,6 @@ def record(
             log(f"{case.id}: {len(kept)} response(s) recorded")
     recorded, errors = _write_copy(dataset_path, out, new)
     return RecordSummary(out, len(cases), recorded, errors, tuple(failed))
-
-
-class _Only:
-    """The real tools, but a tool the registry lacks is answered without being recorded."""
-
-    def __init__(self, tools: ToolBackend, known: set[str] | None):
-        self._tools = tools
-        self._known = known
-
-    def call(self, name: str, args: Mapping[str, Any] | None) -> ToolOutcome:
-        if args is None or (self._known is not None and name not in self._known):
-            return ToolOutcome(
-                {"error": f"{name} is not in the --tools registry" if args is not None
-                 else "the arguments are not a JSON object"},
-                is_error=True,
-                unrecorded=True,
-            )  # fmt: skip
-        return self._tools.call(name, args)
-
-    def start_turn(self, index: int) -> None:
-        self._tools.start_turn(index)
 
 
 def _write_copy(src: Path, out: Path, new: Mapping[str, list[RecordedCall]]) -> tuple[int, int]:
