@@ -457,14 +457,8 @@ class RunsWriter:
         self._redact = redact
         try:
             self._fh: IO[bytes] = path.open("ab" if append else "wb")
-        except IsADirectoryError:
-            raise OutputError(
-                Problem(str(path), None, None, "cannot write: a folder has its name")
-            ) from None
         except OSError as exc:
-            raise OutputError(
-                Problem(str(path), None, None, f"cannot write: {exc.strerror or exc}")
-            ) from None
+            raise _cannot_write(path, exc) from None
 
     def write(self, run: Run | Mapping[str, Any]) -> None:
         self.write_line(self.encode(run))
@@ -499,9 +493,7 @@ class RunsWriter:
             self._fh.write(line)
             self._fh.flush()
         except OSError as exc:
-            raise OutputError(
-                Problem(str(self.path), None, None, f"cannot write: {exc.strerror or exc}")
-            ) from None
+            raise _cannot_write(self.path, exc) from None
 
     def close(self) -> None:
         with contextlib.suppress(OSError):  # a full disk was reported by write_line
@@ -512,6 +504,11 @@ class RunsWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _cannot_write(path: Path, exc: OSError) -> OutputError:
+    why = "a folder has its name" if isinstance(exc, IsADirectoryError) else exc.strerror or exc
+    return OutputError(Problem(str(path), None, None, f"cannot write: {why}"))
 
 
 def bounded_record(record: Mapping[str, Any]) -> dict[str, Any]:
