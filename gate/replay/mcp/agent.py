@@ -241,7 +241,7 @@ class McpServedAgent(Agent):
         if talk is not None:
             mcp["connections_per_turn"] = list(endpoint.turn_connections)
         session.meta["mcp"] = mcp
-        tail = proc.stderr_tail()
+        tail = proc.stderr_tail.text()
         detail = f"--- stderr (last lines) ---\n{tail}" if tail else None
         failure = endpoint.failure or failure
         if failure is not None:
@@ -331,7 +331,12 @@ class _Conversation:
             if self.endpoint.failure is not None:
                 return None
             if self.proc.overflow:
-                return self._overflow()
+                return AgentFailure(
+                    ErrorKind.PROTOCOL,
+                    f"the agent printed more than {self.proc.max_output} bytes on stdout not "
+                    "yet taken as answers: a line longer than agent.max_output_bytes, or lines "
+                    "beyond its answers",
+                )
             line = self.proc.next_line()
             if line is None and self.proc.exited.is_set():
                 self.proc.stdout_done(_READER_JOIN_S)  # its last line may be in the pipe
@@ -356,14 +361,6 @@ class _Conversation:
                     f"{self.session.user_turn + 1} of {turns})",
                 )
             seen = now
-
-    def _overflow(self) -> AgentFailure:
-        return AgentFailure(
-            ErrorKind.PROTOCOL,
-            f"the agent printed more than {self.proc.max_output} bytes on stdout not yet "
-            "taken as answers: a line longer than agent.max_output_bytes, or lines beyond "
-            "its answers",
-        )
 
     def _answer(self, line: bytes) -> None:
         """One answer line: record it and write the next user turn (or end the
