@@ -439,7 +439,7 @@ def _result_to_json(r: ToolResult) -> dict[str, Any]:
     return out
 
 
-class RunsWriter:
+class RunsWriter(contextlib.AbstractContextManager["RunsWriter"]):
     """Appends runs one line at a time, flushed, so a killed process loses nothing.
 
     ``redact`` (e.g. :meth:`gate.report.redact.Redactor.redact`) is applied to every
@@ -498,9 +498,6 @@ class RunsWriter:
     def close(self) -> None:
         with contextlib.suppress(OSError):  # a full disk was reported by write_line
             self._fh.close()
-
-    def __enter__(self) -> RunsWriter:
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
@@ -715,7 +712,7 @@ class Coverage:
 # ─── the runs file, opened once ───────────────────────────────────────────────
 
 
-class RunsIndex:
+class RunsIndex(contextlib.AbstractContextManager["RunsIndex"]):
     """A runs file opened once and shared by every stage that reads it: the score stage
     (which records where each run's line is), the confirmation stage, the judge and the
     notice of calls without a frozen response. Each line is parsed once, by the score stage
@@ -759,9 +756,6 @@ class RunsIndex:
 
     def close(self) -> None:
         self._fh.close()
-
-    def __enter__(self) -> RunsIndex:
-        return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()

@@ -74,9 +74,9 @@ class AgentProcess:
             start_new_session=True,
         )
         assert self.proc.stdout is not None and self.proc.stderr is not None
-        self._err = StderrTail(self.proc.stderr)
+        self.stderr_tail = StderrTail(self.proc.stderr)
         self._threads: list[tuple[IO[bytes] | None, threading.Thread]] = [
-            (self.proc.stderr, self._err.thread)
+            (self.proc.stderr, self.stderr_tail.thread)
         ]
         """The threads that must end before the process is gone (and the pipe each reads)."""
         if self.proc.stdin is not None:
@@ -113,9 +113,6 @@ class AgentProcess:
         with contextlib.suppress(OSError, ValueError):
             if self.proc.stdin is not None:
                 self.proc.stdin.close()
-
-    def stderr_tail(self, max_lines: int = 20) -> str:
-        return self._err.text(max_lines)
 
     def kill(self, deadline: float | None = None) -> None:
         """Kill the process group (always the group: a process that exited may have left
@@ -161,10 +158,6 @@ class Worker(AgentProcess):
         self.stray = 0
         """Late lines of earlier case-samples dropped while it ran the current one."""
         self._dead = threading.Event()
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
 
     def _next_line(self, timeout: float) -> object:
         """The next stdout line, :data:`_EOF`, :data:`_TOO_LONG`, or None on timeout."""
@@ -552,7 +545,7 @@ class WorkerPoolAgent(Agent):
             healthy = not worker.stray  # out of step with its cases: replaced
         except WorkerBroken as broken:
             worker.kill()  # before reading the tail: the stderr reader then sees EOF
-            tail = worker.stderr_tail()
+            tail = worker.stderr_tail.text()
             raise AgentFailure(
                 broken.kind,
                 # No pid: it differs between identical runs, and the reports must not.

@@ -253,16 +253,12 @@ def run_all(
             scope(cases, samples)
         runs_path = out / RUNS_FILE
         header = run_identity(config, dataset, agent)
-        if resume:
-            check_header(out, header, runs_path)
-        else:
-            write_header(out, header)
+        done_before: Collection[tuple[str, int]] = set()
         if not resume:
-            done_before: Collection[tuple[str, int]] = set()
-        elif recorded is not None:
-            done_before = set(recorded)
+            write_header(out, header)
         else:
-            done_before = _recorded(runs_path)
+            check_header(out, header, runs_path)
+            done_before = set(recorded) if recorded is not None else _recorded(runs_path)
         plan: list[tuple[Case, int]] = []
         per_case = [(c, agent.samples_for(c.id, samples)) for c in cases]
         depth = max((max(s, default=-1) + 1 for _, s in per_case), default=0)
