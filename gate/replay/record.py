@@ -23,6 +23,7 @@ from gate import jsonio
 from gate.config import Config
 from gate.errors import DatasetError, Problem, UsageError
 from gate.model import Case
+from gate.outdir import write_atomic
 from gate.replay.frozen import (
     FunctionBackend,
     RecordedCall,
@@ -174,8 +175,5 @@ def _write_copy(src: Path, out: Path, new: Mapping[str, list[RecordedCall]]) -> 
             row["tool_responses"] = responses
             ending = "\r\n" if line.endswith("\r\n") else "\n"
             lines_out.append(json.dumps(row, ensure_ascii=False) + ending)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text("".join(lines_out), encoding="utf-8", newline="")
-    tmp.replace(out)
+    write_atomic(out, ["".join(lines_out).encode("utf-8")])
     return recorded, errors

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shlex
 import shutil
 import tempfile
@@ -170,10 +169,7 @@ class McpServedAgent(Agent):
         """Start the MCP host, and turn a program that does not exist into a config error
         (rather than one identical failure per case-sample)."""
         program = self._argv[0]
-        found = shutil.which(program, path=os.environ.get("PATH")) or (
-            program if (Path(self._cwd) / program).exists() else None
-        )
-        if found is None:
+        if not (shutil.which(program) or (Path(self._cwd) / program).exists()):
             raise ConfigError(
                 Problem(self._file, None, "agent.command", f"cannot find the program {program!r}")
             )
@@ -224,7 +220,7 @@ class McpServedAgent(Agent):
                     ErrorKind.CRASH, f"cannot start the agent {self._argv[0]!r}: {exc}"
                 ) from None
             if session.conversation:
-                talk = _Conversation(job, session, endpoint, proc, self._host)
+                talk = _Conversation(session, endpoint, proc, self._host)
                 failure = talk.run()
             else:
                 failure = _watch(job, endpoint, proc)
@@ -302,10 +298,8 @@ class _Conversation:
     "Conversations: a line on stdin"): each answer line is recorded, the next user turn
     written to stdin, every wait a step of at most ``timeout_s``."""
 
-    def __init__(
-        self, job: Job, session: Session, endpoint: Endpoint, proc: _Process, host: McpHost
-    ) -> None:
-        self.job = job
+    def __init__(self, session: Session, endpoint: Endpoint, proc: _Process, host: McpHost) -> None:
+        self.job = session.job
         self.session = session
         self.endpoint = endpoint
         self.proc = proc
