@@ -439,7 +439,7 @@ def _result_to_json(r: ToolResult) -> dict[str, Any]:
     return out
 
 
-class RunsWriter:
+class RunsWriter(contextlib.AbstractContextManager["RunsWriter"]):
     """Appends runs one line at a time, flushed, so a killed process loses nothing.
 
     ``redact`` (e.g. :meth:`gate.report.redact.Redactor.redact`) is applied to every
@@ -457,14 +457,8 @@ class RunsWriter:
         self._redact = redact
         try:
             self._fh: IO[bytes] = path.open("ab" if append else "wb")
-        except IsADirectoryError:
-            raise OutputError(
-                Problem(str(path), None, None, "cannot write: a folder has its name")
-            ) from None
         except OSError as exc:
-            raise OutputError(
-                Problem(str(path), None, None, f"cannot write: {exc.strerror or exc}")
-            ) from None
+            raise _cannot_write(path, exc) from None
 
     def write(self, run: Run | Mapping[str, Any]) -> None:
         self.write_line(self.encode(run))
@@ -499,19 +493,19 @@ class RunsWriter:
             self._fh.write(line)
             self._fh.flush()
         except OSError as exc:
-            raise OutputError(
-                Problem(str(self.path), None, None, f"cannot write: {exc.strerror or exc}")
-            ) from None
+            raise _cannot_write(self.path, exc) from None
 
     def close(self) -> None:
         with contextlib.suppress(OSError):  # a full disk was reported by write_line
             self._fh.close()
 
-    def __enter__(self) -> RunsWriter:
-        return self
-
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _cannot_write(path: Path, exc: OSError) -> OutputError:
+    why = "a folder has its name" if isinstance(exc, IsADirectoryError) else exc.strerror or exc
+    return OutputError(Problem(str(path), None, None, f"cannot write: {why}"))
 
 
 def bounded_record(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -691,16 +685,8 @@ class Coverage:
                 continue
             n = self.samples_of(i)
             if n == 0:
-                if len(self.problems) < MAX_PROBLEMS:
-                    where = f" (line {self.lines[i]} of {self.dataset_display})"
-                    self.problems.append(
-                        Problem(
-                            self.display,
-                            None,
-                            "case_id",
-                            f"case {cid!r}{where} has no run in this file",
-                        )
-                    )
+                where = f" (line {self.lines[i]} of {self.dataset_display})"
+                self._problem(None, "case_id", f"case {cid!r}{where} has no run in this file")
             else:
                 counts.setdefault(n, []).append(cid)
         if self.equal_samples and len(counts) > 1:
@@ -726,7 +712,7 @@ class Coverage:
 # ─── the runs file, opened once ───────────────────────────────────────────────
 
 
-class RunsIndex:
+class RunsIndex(contextlib.AbstractContextManager["RunsIndex"]):
     """A runs file opened once and shared by every stage that reads it: the score stage
     (which records where each run's line is), the confirmation stage, the judge and the
     notice of calls without a frozen response. Each line is parsed once, by the score stage
@@ -771,9 +757,6 @@ class RunsIndex:
     def close(self) -> None:
         self._fh.close()
 
-    def __enter__(self) -> RunsIndex:
-        return self
-
     def __exit__(self, *exc: object) -> None:
         self.close()
 
@@ -799,7 +782,8 @@ def read_at(fd: int, start: int, length: int, *, display: str) -> bytes:
 @dataclass(slots=True)
 class RunRows:
     """Where the scored runs of a file are, in file order: line number, byte offset and
-    length of each line, its case's dataset index and its sample."""
+    length of each line, its case's dataset index and its sample (the replay adapter
+    keeps the first three)."""
 
     line: array[int] = field(default_factory=lambda: array("q"))
     start: array[int] = field(default_factory=lambda: array("q"))

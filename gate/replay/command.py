@@ -32,6 +32,7 @@ from gate.adapters.interface import PayloadError
 from gate.adapters.plain import calls_from_plain
 from gate.agents.command import CommandAgent, ReplyIds
 from gate.agents.interface import BARE_PYTHON
+from gate.agents.mcp import McpAgent
 from gate.config import Config
 from gate.errors import ConfigError, Problem, WorkerBroken
 from gate.model import Run
@@ -73,7 +74,11 @@ class AgentProcess:
             start_new_session=True,
         )
         assert self.proc.stdout is not None and self.proc.stderr is not None
-        self._err = StderrTail(self.proc.stderr)
+        self.stderr_tail = StderrTail(self.proc.stderr)
+        self._threads: list[tuple[IO[bytes] | None, threading.Thread]] = [
+            (self.proc.stderr, self.stderr_tail.thread)
+        ]
+        """The threads that must end before the process is gone (and the pipe each reads)."""
         if self.proc.stdin is not None:
             self._in = self.proc.stdin.fileno()
             os.set_blocking(self._in, False)
@@ -109,8 +114,21 @@ class AgentProcess:
             if self.proc.stdin is not None:
                 self.proc.stdin.close()
 
-    def stderr_tail(self, max_lines: int = 20) -> str:
-        return self._err.text(max_lines)
+    def kill(self, deadline: float | None = None) -> None:
+        """Kill the process group (always the group: a process that exited may have left
+        children); wait for it; give its threads (:attr:`_threads`) until ``deadline``
+        (default 1 s; a grandchild that left the group may hold a pipe open), then close
+        the pipes — one a thread still reads is left to it (closing a pipe under a
+        blocked read would wait for that read)."""
+        kill_group(self.proc)
+        end = time.monotonic() + 1.0 if deadline is None else deadline
+        for _, thread in self._threads:
+            thread.join(timeout=max(0.0, end - time.monotonic()))
+        busy = [pipe for pipe, thread in self._threads if thread.is_alive()]
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if pipe is not None and pipe not in busy:
+                with contextlib.suppress(OSError, ValueError):
+                    pipe.close()
 
 
 class Worker(AgentProcess):
@@ -140,10 +158,6 @@ class Worker(AgentProcess):
         self.stray = 0
         """Late lines of earlier case-samples dropped while it ran the current one."""
         self._dead = threading.Event()
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
 
     def _next_line(self, timeout: float) -> object:
         """The next stdout line, :data:`_EOF`, :data:`_TOO_LONG`, or None on timeout."""
@@ -239,24 +253,8 @@ class Worker(AgentProcess):
         return f"the worker exited with code {code} {when}"
 
     def kill(self, deadline: float | None = None) -> None:
-        """Kill the worker and its process group; wait for it; keep its stderr tail
-        (waiting for the last of it at most 1 s, or until ``deadline`` when given: a
-        grandchild that left the group may hold stderr open)."""
         self._dead.set()
-        kill_group(self.proc)  # always the group: a worker that exited may have left children
-        reader = self._err.thread
-        reader.join(timeout=1.0 if deadline is None else max(0.0, deadline - time.monotonic()))
-        pipes = [self.proc.stdin, self.proc.stdout]
-        if not reader.is_alive():
-            # Closing stderr under its blocked reader would wait for that read: for as
-            # long as a detached grandchild holds the pipe open. Left to the reader then.
-            pipes.append(self.proc.stderr)
-        for pipe in pipes:
-            try:
-                if pipe is not None:
-                    pipe.close()
-            except OSError:
-                pass
+        super().kill(deadline)
 
     def stop(self, deadline: float) -> None:
         """Ask politely (close stdin), wait until ``deadline`` (``time.monotonic()``),
@@ -543,11 +541,11 @@ class WorkerPoolAgent(Agent):
         worker = self._acquire()
         healthy = False
         try:
-            self._converse(worker, job, session)
+            self._exchange(worker, job, session)
             healthy = not worker.stray  # out of step with its cases: replaced
         except WorkerBroken as broken:
             worker.kill()  # before reading the tail: the stderr reader then sees EOF
-            tail = worker.stderr_tail()
+            tail = worker.stderr_tail.text()
             raise AgentFailure(
                 broken.kind,
                 # No pid: it differs between identical runs, and the reports must not.
@@ -558,6 +556,7 @@ class WorkerPoolAgent(Agent):
             healthy = failure.kind in self.kept_after and not worker.stray
             raise
         finally:
+            worker.served.add((job.case.id, job.sample))
             self._release(worker, healthy)
         return None
 
@@ -572,12 +571,6 @@ class WorkerPoolAgent(Agent):
             text if isinstance(text, str) else f"(no message) {message!r:.200}",
             detail=detail if isinstance(detail, str) and detail else None,
         )
-
-    def _converse(self, worker: Worker, job: Job, session: Session) -> None:
-        try:
-            self._exchange(worker, job, session)
-        finally:
-            worker.served.add((job.case.id, job.sample))
 
     def _receive(self, worker: Worker, job: Job, step: int, turn: int) -> dict[str, Any]:
         """The next reply of this case-sample within the step's time: a late line of an
@@ -702,22 +695,11 @@ class CommandPoolAgent(WorkerPoolAgent):
 
     def __init__(self, config: Config, cfg: CommandAgent):
         self._cfg = cfg
-        file = str(config.source) if config.source else "toolgate.yml"
-        argv = cfg.argv()
-        if not argv:
-            raise ConfigError(
-                Problem(file, config.agent_lines.get("agent.command"), "agent.command", "is empty")
-            )
-        interpreter = config.agent_python()
-        if argv[0] in BARE_PYTHON and interpreter is not None:
-            # A bare `python` means the interpreter running ToolGate (it exists wherever
-            # ToolGate does: a fresh machine may have no `python` on PATH), or the one
-            # `agent.python` names; `agent.python: path` leaves it to PATH.
-            argv[0] = interpreter
+        file, argv, cwd, env = program(config, cfg)
         super().__init__(
             argv=argv,
-            cwd=str(config.resolve(cfg.cwd) if cfg.cwd else config.root),
-            env={**agent_environ(os.environ), "PYTHONUNBUFFERED": "1", **cfg.env},
+            cwd=cwd,
+            env=env,
             workers=cfg.workers,
             file=file,
             line=config.agent_lines.get("agent.command"),
@@ -732,3 +714,26 @@ class CommandPoolAgent(WorkerPoolAgent):
             "workers": self._cfg.workers,
             **self._cfg.declared(),
         }
+
+
+def program(
+    config: Config, cfg: CommandAgent | McpAgent
+) -> tuple[str, list[str], str, dict[str, str]]:
+    """The config's file name (for messages), and the agent's command line, folder and
+    environment (:func:`agent_environ`'s, less the secrets the settings name, with
+    ``agent.env`` added). An empty command is a config error."""
+    file = str(config.source) if config.source else "toolgate.yml"
+    argv = cfg.argv()
+    if not argv:
+        line = config.agent_lines.get("agent.command")
+        raise ConfigError(Problem(file, line, "agent.command", "is empty"))
+    interpreter = config.agent_python()
+    if argv[0] in BARE_PYTHON and interpreter is not None:
+        # A bare `python` means the interpreter running ToolGate (it exists wherever
+        # ToolGate does: a fresh machine may have no `python` on PATH), or the one
+        # `agent.python` names; `agent.python: path` leaves it to PATH.
+        argv[0] = interpreter
+    secrets = {name.upper() for name in cfg.secret_env_names()}
+    env = {k: v for k, v in agent_environ(os.environ).items() if k.upper() not in secrets}
+    cwd = str(config.resolve(cfg.cwd) if cfg.cwd else config.root)
+    return file, argv, cwd, {**env, "PYTHONUNBUFFERED": "1", **cfg.env}

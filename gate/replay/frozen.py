@@ -167,7 +167,8 @@ class FunctionBackend:
 
     A function may return a :class:`ToolOutcome` (passed through) or any JSON value (a
     success). An exception becomes an error result ``{"error": "<Type>: <message>"}``; an
-    unknown tool or unparsed arguments become error results too.
+    unknown tool or unparsed arguments become error results too (an unknown tool's marked
+    unrecorded: record mode has nothing to freeze).
     """
 
     def __init__(
@@ -187,8 +188,12 @@ class FunctionBackend:
             else:
                 assert self._functions is not None
                 fn = self._functions.get(name)
-                if fn is None:
-                    return ToolOutcome({"error": f"unknown tool {name!r}"}, is_error=True)
+                if fn is None:  # nothing to record
+                    return ToolOutcome(
+                        {"error": f"{name} is not in the --tools registry"},
+                        is_error=True,
+                        unrecorded=True,
+                    )
                 if args is None:
                     return ToolOutcome({"error": "arguments are not a JSON object"}, is_error=True)
                 value = fn(**args)

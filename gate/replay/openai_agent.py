@@ -77,17 +77,17 @@ class OpenAIChatAgent(Agent):
 
     def __init__(self, config: Config, cfg: OpenAIAgent):
         file = str(config.source) if config.source else "toolgate.yml"
+
+        def bad(field: str, message: str) -> ConfigError:
+            return ConfigError(Problem(file, None, f"agent.{field}", message))
+
         self._cfg = cfg
         key = os.environ.get(cfg.api_key_env, "")
         if not key and not _is_loopback(cfg.base_url):
-            raise ConfigError(
-                Problem(
-                    file,
-                    None,
-                    "agent.api_key_env",
-                    f"the environment variable {cfg.api_key_env} is not set "
-                    f"(it holds the API key for {cfg.base_url})",
-                )
+            raise bad(
+                "api_key_env",
+                f"the environment variable {cfg.api_key_env} is not set "
+                f"(it holds the API key for {cfg.base_url})",
             )
         self._system: str | None = None
         system_sha = None
@@ -96,14 +96,7 @@ class OpenAIChatAgent(Agent):
             try:
                 raw = path.read_bytes()
             except OSError as exc:
-                raise ConfigError(
-                    Problem(
-                        file,
-                        None,
-                        "agent.system_prompt_file",
-                        f"cannot read {path}: {exc.strerror}",
-                    )
-                ) from None
+                raise bad("system_prompt_file", f"cannot read {path}: {exc.strerror}") from None
             self._system = raw.decode("utf-8", "replace")
             system_sha = hashlib.sha256(raw).hexdigest()
         try:
@@ -113,7 +106,7 @@ class OpenAIChatAgent(Agent):
                 | ({"Authorization": f"Bearer {key}"} if key else {}),
             )
         except ValueError as exc:
-            raise ConfigError(Problem(file, None, "agent.base_url", str(exc))) from None
+            raise bad("base_url", str(exc)) from None
         self._stream = bool(cfg.params.get("stream"))
         self._breaker_lock = threading.Lock()
         self._streak = 0

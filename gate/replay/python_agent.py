@@ -49,7 +49,6 @@ class PythonCallableAgent(WorkerPoolAgent):
 
     def __init__(self, config: Config, cfg: PythonAgent):
         self._cfg = cfg
-        self._spec = cfg.callable
         self._startup_s = max(STARTUP_S, cfg.timeout_s)
         paths = [str(config.resolve(p)) for p in cfg.path]
         interpreter = config.agent_python() or shutil.which("python3") or "python3"
@@ -73,7 +72,7 @@ class PythonCallableAgent(WorkerPoolAgent):
 
     def describe(self) -> dict[str, Any]:
         path = {"path": list(self._cfg.path)} if self._cfg.path else {}
-        return {"kind": self.kind, "callable": self._spec, **path, **self._cfg.declared()}
+        return {"kind": self.kind, "callable": self._cfg.callable, **path, **self._cfg.declared()}
 
     def _check_started(self, worker: Worker) -> None:
         """The worker's first line says whether it imported the callable."""
@@ -81,10 +80,10 @@ class PythonCallableAgent(WorkerPoolAgent):
             message = worker.receive(self._startup_s, 0)
         except WorkerBroken as broken:
             worker.kill()
-            tail = worker.stderr_tail()
+            tail = worker.stderr_tail.text()
             raise AgentFailure(
                 ErrorKind.START,
-                f"the worker importing {self._spec!r} did not start: {broken.message}"
+                f"the worker importing {self._cfg.callable!r} did not start: {broken.message}"
                 + (f"; its stderr ends: {tail.splitlines()[-1]}" if tail else ""),
                 detail=f"--- stderr (last lines) ---\n{tail}" if tail else None,
             ) from None

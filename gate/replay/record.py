@@ -11,6 +11,7 @@ with an error and not recorded.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -22,13 +23,13 @@ from gate import jsonio
 from gate.config import Config
 from gate.errors import DatasetError, Problem, UsageError
 from gate.model import Case
+from gate.outdir import write_atomic
 from gate.replay.frozen import (
     FunctionBackend,
     RecordedCall,
     RecordingBackend,
     ReplayBackend,
     ToolBackend,
-    ToolOutcome,
 )
 from gate.replay.interface import Agent, build_agent
 from gate.replay.python_worker import import_target
@@ -100,51 +101,32 @@ def record(
         raise UsageError("record writes JSONL datasets only; convert the CSV dataset first")
     if out.resolve() == dataset_path.resolve():
         raise UsageError("--out must not be the dataset itself: record writes a copy to review")
-    upstream = None
     backend_fn: ToolBackend
-    if tools is None:
-        servers = config.agent.mcp_servers()
-        if not servers:
-            raise UsageError(
-                "give --tools (your real tools), or use agent.kind: mcp with agent.servers "
-                "(your real MCP servers) to record through them"
+    with contextlib.ExitStack() as stack:
+        if tools is None:
+            servers = config.agent.mcp_servers()
+            if not servers:
+                raise UsageError(
+                    "give --tools (your real tools), or use agent.kind: mcp with agent.servers "
+                    "(your real MCP servers) to record through them"
+                )
+            from gate.replay.mcp.upstream import Upstream
+
+            backend_fn = stack.enter_context(
+                Upstream(servers, root=config.root, environ=os.environ)
             )
-        from gate.replay.mcp.upstream import Upstream
-
-        upstream = Upstream(servers, root=config.root, environ=os.environ)
-        upstream.open()
-        backend_fn, known = upstream, None
-    elif isinstance(tools, Mapping):
-        backend_fn, known = FunctionBackend(tools), set(tools)
-    else:
-        backend_fn, known = FunctionBackend(handler=tools), None
-    try:
-        return _record(config, cases, dataset_path, out, backend_fn, known, agent, log)
-    finally:
-        if upstream is not None:
-            upstream.close()
-
-
-def _record(
-    config: Config,
-    cases: Sequence[Case],
-    dataset_path: Path,
-    out: Path,
-    backend_fn: ToolBackend,
-    known: set[str] | None,
-    agent: Agent | None,
-    log: Callable[[str], None],
-) -> RecordSummary:
-    agent = agent if agent is not None else build_agent(config)
-    norms = NormalizerTable.from_config(config)
-    new: dict[str, list[RecordedCall]] = {}
-    failed: list[str] = []
-    try:
+        elif isinstance(tools, Mapping):
+            backend_fn = FunctionBackend(tools)
+        else:
+            backend_fn = FunctionBackend(handler=tools)
+        agent = agent if agent is not None else build_agent(config)
+        stack.callback(agent.close)
+        norms = NormalizerTable.from_config(config)
+        new: dict[str, list[RecordedCall]] = {}
+        failed: list[str] = []
         agent.prepare(len(cases))
         for case in cases:
-            replay = ReplayBackend(case, norms)
-            fallback = _Only(backend_fn, known)
-            backend = RecordingBackend(fallback, replay)
+            backend = RecordingBackend(backend_fn, ReplayBackend(case, norms))
             job = Job(
                 case=case,
                 sample=0,
@@ -152,40 +134,16 @@ def _record(
                 step_budget=case.step_budget or config.agent.step_budget,
                 timeout_s=config.agent.timeout_s,
             )
-            session = Session(job, backend)
             try:
-                agent.run(job, session)
+                agent.run(job, Session(job, backend))
             except AgentFailure as exc:
                 failed.append(f"{case.id}: {str(exc).splitlines()[0]}")
             kept = [r for r in backend.recorded if not r.outcome.unrecorded and r.args is not None]
             if kept:
                 new[case.id] = kept
             log(f"{case.id}: {len(kept)} response(s) recorded")
-    finally:
-        agent.close()
     recorded, errors = _write_copy(dataset_path, out, new)
     return RecordSummary(out, len(cases), recorded, errors, tuple(failed))
-
-
-class _Only:
-    """The real tools, but a tool the registry lacks is answered without being recorded."""
-
-    def __init__(self, tools: ToolBackend, known: set[str] | None):
-        self._tools = tools
-        self._known = known
-
-    def call(self, name: str, args: Mapping[str, Any] | None) -> ToolOutcome:
-        if args is None or (self._known is not None and name not in self._known):
-            return ToolOutcome(
-                {"error": f"{name} is not in the --tools registry" if args is not None
-                 else "the arguments are not a JSON object"},
-                is_error=True,
-                unrecorded=True,
-            )  # fmt: skip
-        return self._tools.call(name, args)
-
-    def start_turn(self, index: int) -> None:
-        self._tools.start_turn(index)
 
 
 def _write_copy(src: Path, out: Path, new: Mapping[str, list[RecordedCall]]) -> tuple[int, int]:
@@ -217,8 +175,5 @@ def _write_copy(src: Path, out: Path, new: Mapping[str, list[RecordedCall]]) -> 
             row["tool_responses"] = responses
             ending = "\r\n" if line.endswith("\r\n") else "\n"
             lines_out.append(json.dumps(row, ensure_ascii=False) + ending)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text("".join(lines_out), encoding="utf-8", newline="")
-    tmp.replace(out)
+    write_atomic(out, ["".join(lines_out).encode("utf-8")])
     return recorded, errors

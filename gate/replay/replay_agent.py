@@ -19,7 +19,6 @@ what the kept ones cost.
 from __future__ import annotations
 
 import sys
-from array import array
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -29,7 +28,7 @@ from gate.errors import Problem, RunsFileError
 from gate.model import Case, Run
 from gate.replay.interface import Agent
 from gate.replay.session import AgentFailure, ErrorKind, Job, Session, within_budget
-from gate.runsfile import open_runs, parse_run_line, read_at
+from gate.runsfile import RunRows, open_runs, parse_run_line, read_at
 
 
 class ReplayRunsAgent(Agent):
@@ -44,9 +43,7 @@ class ReplayRunsAgent(Agent):
         self._display = cfg.runs
         # Where each run is, not the run (module docstring).
         self._rows: dict[tuple[str, int], int] = {}
-        self._line = array("q")
-        self._start = array("q")
-        self._length = array("q")
+        self._where = RunRows()
         self._samples: dict[str, set[int]] = {}
         self._skipped: set[tuple[str, int]] = set()
         self._fh = open_runs(config.resolve(cfg.runs), self._display)
@@ -72,19 +69,19 @@ class ReplayRunsAgent(Agent):
                         lineno,
                         "sample",
                         f"case {run.case_id!r} sample {run.sample} appears twice "
-                        f"(first on line {self._line[first]})",
+                        f"(first on line {self._where.line[first]})",
                     )
                 )
-            self._rows[key] = len(self._line)
-            self._line.append(lineno)
-            self._start.append(at)
-            self._length.append(len(line))
+            self._rows[key] = len(self._where)
+            self._where.line.append(lineno)
+            self._where.start.append(at)
+            self._where.length.append(len(line))
             self._samples.setdefault(key[0], set()).add(run.sample)
 
     def check_cases(self, known: Collection[str]) -> None:
         """Every run must be for a case of the dataset."""
         unknown = sorted(
-            (self._line[row], cid) for (cid, _), row in self._rows.items() if cid not in known
+            (self._where.line[row], cid) for (cid, _), row in self._rows.items() if cid not in known
         )
         if unknown:
             raise RunsFileError(
@@ -167,10 +164,9 @@ class ReplayRunsAgent(Agent):
                 ErrorKind.NOT_IN_REPLAY,
                 f"{self._display} has no run for case {job.case.id!r} sample {job.sample}",
             )
-        line = read_at(
-            self._fh.fileno(), self._start[row], self._length[row], display=self._display
-        )
-        stored = parse_run_line(line, file=self._display, lineno=self._line[row])
+        at = self._where
+        line = read_at(self._fh.fileno(), at.start[row], at.length[row], display=self._display)
+        stored = parse_run_line(line, file=self._display, lineno=at.line[row])
         return within_budget(stored, job.step_budget)
 
 

@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, ClassVar
 
 from gate import jsonio
 from gate.config import Config
@@ -253,16 +253,12 @@ def run_all(
             scope(cases, samples)
         runs_path = out / RUNS_FILE
         header = run_identity(config, dataset, agent)
-        if resume:
-            check_header(out, header, runs_path)
-        else:
-            write_header(out, header)
+        done_before: Collection[tuple[str, int]] = set()
         if not resume:
-            done_before: Collection[tuple[str, int]] = set()
-        elif recorded is not None:
-            done_before = set(recorded)
+            write_header(out, header)
         else:
-            done_before = _recorded(runs_path)
+            check_header(out, header, runs_path)
+            done_before = set(recorded) if recorded is not None else _recorded(runs_path)
         plan: list[tuple[Case, int]] = []
         per_case = [(c, agent.samples_for(c.id, samples)) for c in cases]
         depth = max((max(s, default=-1) + 1 for _, s in per_case), default=0)
@@ -277,21 +273,26 @@ def run_all(
         writer = RunsWriter(
             runs_path, append=resume, redact=redactor_for(config, os.environ).redact
         )
-        state = _State(
-            progress=Progress(
+        work = _Worker(
+            config,
+            agent,
+            todo,
+            writer,
+            Progress(
                 len(todo),
                 (stderr or sys.stderr) if progress else None,
                 interval_s=progress_interval_s,
                 label=progress_label,
-            )
+            ),
+            norms,
+            deadline,
         )
         try:
             if todo:
                 agent.prepare(len(todo))
             threads = min(config.concurrency, agent.max_parallel or len(todo), len(todo))
-            worker = _Worker(config, agent, todo, writer, state, norms, deadline)
             pool = [
-                threading.Thread(target=worker.loop, name=f"toolgate-run-{i}", daemon=True)
+                threading.Thread(target=work.loop, name=f"toolgate-run-{i}", daemon=True)
                 for i in range(threads)
             ]
             for t in pool:
@@ -299,34 +300,50 @@ def run_all(
             for t in pool:
                 while t.is_alive():
                     t.join(timeout=0.5)
-            if state.fatal is not None:
-                raise state.fatal
+            if work.fatal is not None:
+                raise work.fatal
         except BaseException:
-            state.stop.set()
+            work.stop.set()
             raise
         finally:
-            _close(state, writer)
-        state.progress.update(state.done, state.failed, final=True)
+            work.close()
+        work.progress.update(work.done, work.failed, final=True)
     finally:
         agent.close()
     return RunSummary(
         runs_path=runs_path,
         planned=len(plan),
         skipped=skipped,
-        written=state.done,
-        errors=state.failed,
-        not_started=state.kinds.get(ErrorKind.DEADLINE.value + ":not_started", 0),
-        unrecorded_calls=state.unrecorded,
+        written=work.done,
+        errors=work.failed,
+        not_started=work.kinds.get(ErrorKind.DEADLINE.value + ":not_started", 0),
+        unrecorded_calls=work.unrecorded,
         wall_s=time.monotonic() - t0,
-        error_kinds={k: v for k, v in sorted(state.kinds.items()) if ":" not in k},
+        error_kinds={k: v for k, v in sorted(work.kinds.items()) if ":" not in k},
         agent=agent.describe(),
-        misses=tuple(state.misses),
+        misses=tuple(work.misses),
     )
 
 
+_WRITE_GRACE_S = 10.0
+"""How long closing an interrupted run waits for lines being written (a local file: ms)."""
+
+
 @dataclass
-class _State:
+class _Worker:
+    """The loop every runner thread runs (take the next case-sample, run it, write it),
+    and what the threads share: the counts, the first fatal error, the runs file's state."""
+
+    MAX_MISSES: ClassVar[int] = 20
+
+    config: Config
+    agent: Agent
+    todo: list[tuple[Case, int]]
+    writer: RunsWriter
     progress: Progress
+    norms: NormalizerTable
+    deadline: float | None
+    next: int = 0
     done: int = 0
     failed: int = 0
     unrecorded: int = 0
@@ -336,56 +353,28 @@ class _State:
     stop: threading.Event = field(default_factory=threading.Event)
     closed: bool = False
     writing: int = 0
-    """Runs lines being written now (outside the lock: see ``_Worker._write``)."""
+    """Runs lines being written now (outside the lock: see :meth:`_write`)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
+    """Guards the counts and the runs file's state (not the plan: :attr:`taking`)."""
     idle: threading.Condition = field(init=False)
     """On ``lock``: notified when the last line being written is done."""
+    taking: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
         self.idle = threading.Condition(self.lock)
 
-
-_WRITE_GRACE_S = 10.0
-"""How long closing an interrupted run waits for lines being written (a local file: ms)."""
-
-
-def _close(state: _State, writer: RunsWriter) -> None:
-    """Close the runs file: no new line starts, and one being written (by a runner thread
-    still going when the run was interrupted) is finished first, so none is cut."""
-    with state.idle:
-        state.closed = True
-        state.idle.wait_for(lambda: not state.writing, timeout=_WRITE_GRACE_S)
-        writer.close()
-
-
-class _Worker:
-    """The loop every runner thread runs: take the next case-sample, run it, write it."""
-
-    MAX_MISSES = 20
-
-    def __init__(
-        self,
-        config: Config,
-        agent: Agent,
-        todo: list[tuple[Case, int]],
-        writer: RunsWriter,
-        state: _State,
-        norms: NormalizerTable,
-        deadline: float | None,
-    ) -> None:
-        self.config = config
-        self.agent = agent
-        self.todo = todo
-        self.writer = writer
-        self.state = state
-        self.norms = norms
-        self.deadline = deadline
-        self.next = 0
-        self.lock = threading.Lock()
+    def close(self) -> None:
+        """Close the runs file: no new line starts, and one being written (by a runner
+        thread still going when the run was interrupted) is finished first, so none is
+        cut."""
+        with self.idle:
+            self.closed = True
+            self.idle.wait_for(lambda: not self.writing, timeout=_WRITE_GRACE_S)
+            self.writer.close()
 
     def _take(self) -> tuple[Case, int] | None:
-        with self.lock:
-            if self.next >= len(self.todo) or self.state.stop.is_set():
+        with self.taking:
+            if self.next >= len(self.todo) or self.stop.is_set():
                 return None
             item = self.todo[self.next]
             self.next += 1
@@ -399,9 +388,9 @@ class _Worker:
             if callable(drain):  # nothing left to run: the adapter may let go of its workers
                 drain()
         except BaseException as exc:  # a bug or an I/O failure stops the whole run
-            with self.state.lock:
-                self.state.fatal = self.state.fatal or exc
-            self.state.stop.set()
+            with self.lock:
+                self.fatal = self.fatal or exc
+            self.stop.set()
 
     def _one(self, case: Case, sample: int) -> tuple[Run, int, list[str], bool]:
         cfg = self.config.agent
@@ -448,12 +437,11 @@ class _Worker:
         return run, session.unrecorded, backend.misses, False
 
     def _write(self, run: Run, unrecorded: int, misses: list[str], not_started: bool) -> None:
-        st = self.state
         line = self.writer.encode(run)  # outside the lock: 32 threads share it
-        with st.lock:
-            if st.closed:
+        with self.lock:
+            if self.closed:
                 return  # interrupted: this case-sample is run again by --resume
-            st.writing += 1
+            self.writing += 1
         # The write (a system call) is made outside the lock: at concurrency 32 the threads
         # finish their case-samples nearly together, and a lock held across the call
         # queued them behind each other (a median wait of 1.2 ms per case-sample). Each
@@ -463,25 +451,24 @@ class _Worker:
             self.writer.write_line(line)
             written = True
         finally:
-            with st.lock:
-                st.writing -= 1
-                if not st.writing:
-                    st.idle.notify_all()
+            with self.lock:
+                self.writing -= 1
+                if not self.writing:
+                    self.idle.notify_all()
                 if written:
                     self._count(run, unrecorded, misses, not_started)
-                done, failed = st.done, st.failed
-        st.progress.update(done, failed)
+                done, failed = self.done, self.failed
+        self.progress.update(done, failed)
 
     def _count(self, run: Run, unrecorded: int, misses: list[str], not_started: bool) -> None:
-        """Count a written case-sample (under the state's lock)."""
-        st = self.state
-        st.done += 1
-        st.unrecorded += unrecorded
+        """Count a written case-sample (under :attr:`lock`)."""
+        self.done += 1
+        self.unrecorded += unrecorded
         for miss in misses:  # distinct misses only: samples repeat the same call
-            if len(st.misses) < self.MAX_MISSES and miss not in st.misses:
-                st.misses.append(miss)
+            if len(self.misses) < self.MAX_MISSES and miss not in self.misses:
+                self.misses.append(miss)
         if run.error is not None:
-            st.failed += 1
-            st.kinds[run.error.split(":", 1)[0]] += 1
+            self.failed += 1
+            self.kinds[run.error.split(":", 1)[0]] += 1
             if not_started:
-                st.kinds[ErrorKind.DEADLINE.value + ":not_started"] += 1
+                self.kinds[ErrorKind.DEADLINE.value + ":not_started"] += 1

@@ -335,11 +335,6 @@ class Session:
             )
             return results
 
-    def close(self) -> None:
-        """No more turns (an abandoned agent thread can no longer add any)."""
-        with self._lock:
-            self.closed = True
-
     def to_run(self, *, error: str | None = None, latency_ms: float | None = None) -> Run:
         with self._lock:
             self.closed = True

@@ -263,7 +263,7 @@ def answer(msg, send, recv):
     cfg = config(tmp_path, {"kind": "command", "command": argv, "workers": 2, "timeout_s": 5})
     agent = CommandPoolAgent(cfg, cfg.agent)  # type: ignore[arg-type]
     agent.prepare(2)  # two jobs, two workers
-    started = {str(w.pid) for w in agent._all}
+    started = {str(w.proc.pid) for w in agent._all}
     try:
 
         def run(cid: str) -> str | None:

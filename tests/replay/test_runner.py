@@ -264,7 +264,7 @@ def test_run_all__many_threads_writing__every_line_whole_and_counted(tmp_path: P
 def test_close__waits_for_a_line_being_written__then_writes_no_more(tmp_path: Path) -> None:
     """Lines are written outside the runner's lock; closing an interrupted run must not
     cut one that a still-running thread is writing, and no line may start after it."""
-    from gate.replay.runner import _close, _State, _Worker
+    from gate.replay.runner import _Worker
 
     started, release = threading.Event(), threading.Event()
 
@@ -276,18 +276,17 @@ def test_close__waits_for_a_line_being_written__then_writes_no_more(tmp_path: Pa
 
     path = tmp_path / "runs.jsonl"
     writer = SlowWriter(path)
-    state = _State(progress=Progress(2, None))
-    worker = _Worker(None, None, [], writer, state, None, None)  # type: ignore[arg-type]
+    worker = _Worker(None, None, [], writer, Progress(2, None), None, None)  # type: ignore[arg-type]
     first = threading.Thread(target=worker._write, args=(Run(case_id="c", sample=0), 0, [], False))
     first.start()
     assert started.wait(5)
-    closer = threading.Thread(target=_close, args=(state, writer))
+    closer = threading.Thread(target=worker.close)
     closer.start()
     time.sleep(0.2)
-    assert closer.is_alive() and state.closed  # waiting for the line half-way through
+    assert closer.is_alive() and worker.closed  # waiting for the line half-way through
     release.set()
     closer.join(5)
     first.join(5)
     assert not closer.is_alive() and not first.is_alive()
     worker._write(Run(case_id="c", sample=1), 0, [], False)  # after close: not written
-    assert _keys(path) == [("c", 0)] and state.done == 1 and state.writing == 0
+    assert _keys(path) == [("c", 0)] and worker.done == 1 and worker.writing == 0

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shlex
 import shutil
-import sys
 import tempfile
 import threading
 import time
@@ -29,7 +27,7 @@ from gate.agents.mcp import McpAgent
 from gate.config import Config
 from gate.errors import ConfigError, Problem
 from gate.model import Run
-from gate.replay.command import AgentProcess, agent_environ, kill_group
+from gate.replay.command import AgentProcess, program
 from gate.replay.interface import Agent
 from gate.replay.mcp import bridge
 from gate.replay.mcp.endpoint import Endpoint
@@ -64,14 +62,12 @@ class _Process(AgentProcess):
         self._lines: deque[bytes] = deque()
         self._queued = 0  # bytes of stdout read and not yet taken (lines and a partial one)
         self._lines_lock = threading.Lock()
-        reader = self._read_lines if lines else self._read_out
-        self._threads = [
-            threading.Thread(target=reader, args=(self.proc.stdout,), daemon=True),
-            threading.Thread(target=self._wait, daemon=True),
-        ]
-        for t in self._threads:
-            t.start()
-        self._threads.append(self._err.thread)
+        read = self._read_lines if lines else self._read_out
+        self._reader = threading.Thread(target=read, args=(self.proc.stdout,), daemon=True)
+        waiter = threading.Thread(target=self._wait, daemon=True)
+        self._threads += [(self.proc.stdout, self._reader), (None, waiter)]
+        self._reader.start()
+        waiter.start()
 
     def _read_lines(self, pipe: IO[bytes]) -> None:
         """Stdout as lines (without their newline); a last line without one counts. More
@@ -118,7 +114,7 @@ class _Process(AgentProcess):
     def stdout_done(self, timeout: float) -> None:
         """Wait (at most ``timeout`` s) for stdout's end: a process that exited may have
         left its last line in the pipe."""
-        self._threads[0].join(timeout)
+        self._reader.join(timeout)
 
     def send(self, data: bytes, timeout: float) -> bool:
         """Write ``data`` to stdin within ``timeout`` s. False when the agent closed its
@@ -146,16 +142,6 @@ class _Process(AgentProcess):
         self.exited.set()
         self._on_event()
 
-    def kill_group(self) -> None:
-        """SIGKILL the process group (the agent and whatever it started in it)."""
-        kill_group(self.proc)
-        for t in self._threads:
-            t.join(timeout=_READER_JOIN_S)
-        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            with contextlib.suppress(OSError, ValueError):
-                if pipe is not None:
-                    pipe.close()
-
 
 class McpServedAgent(Agent):
     """The ``mcp`` adapter (module docstring)."""
@@ -164,16 +150,7 @@ class McpServedAgent(Agent):
 
     def __init__(self, config: Config, cfg: McpAgent, host: McpHost | None = None) -> None:
         self._cfg = cfg
-        self._file = str(config.source) if config.source else "toolgate.yml"
-        self._argv = cfg.argv()
-        if not self._argv:
-            raise ConfigError(Problem(self._file, None, "agent.command", "is empty"))
-        if self._argv[0] in ("python", "python3"):
-            self._argv[0] = sys.executable  # as for `command`: the interpreter running ToolGate
-        self._cwd = str(config.resolve(cfg.cwd) if cfg.cwd else config.root)
-        tokens = {name.upper() for s in cfg.servers for name in s.headers_env.values()}
-        base = {k: v for k, v in agent_environ(os.environ).items() if k.upper() not in tokens}
-        self._env = {**base, "PYTHONUNBUFFERED": "1", **cfg.env}
+        self._file, self._argv, self._cwd, self._env = program(config, cfg)
         self._host = host or McpHost()
         self._own_host = host is None
         self.max_parallel: int | None = cfg.workers
@@ -192,10 +169,7 @@ class McpServedAgent(Agent):
         """Start the MCP host, and turn a program that does not exist into a config error
         (rather than one identical failure per case-sample)."""
         program = self._argv[0]
-        found = shutil.which(program, path=os.environ.get("PATH")) or (
-            program if (Path(self._cwd) / program).exists() else None
-        )
-        if found is None:
+        if not (shutil.which(program) or (Path(self._cwd) / program).exists()):
             raise ConfigError(
                 Problem(self._file, None, "agent.command", f"cannot find the program {program!r}")
             )
@@ -246,35 +220,24 @@ class McpServedAgent(Agent):
                     ErrorKind.CRASH, f"cannot start the agent {self._argv[0]!r}: {exc}"
                 ) from None
             if session.conversation:
-                talk = _Conversation(job, session, endpoint, proc, self._host)
+                talk = _Conversation(session, endpoint, proc, self._host)
                 failure = talk.run()
             else:
                 failure = _watch(job, endpoint, proc)
         finally:
             if proc is not None:
-                proc.kill_group()
+                proc.kill(time.monotonic() + _READER_JOIN_S)
             self._host.close(endpoint)  # records a batch still held
             shutil.rmtree(folder, ignore_errors=True)
         assert proc is not None
-        self._outcome(session, endpoint, proc, failure, talk)
-        return None
-
-    def _outcome(
-        self,
-        session: Session,
-        endpoint: Endpoint,
-        proc: _Process,
-        failure: AgentFailure | None,
-        talk: _Conversation | None,
-    ) -> None:
-        """How the case-sample ended: its failure, else (one user turn) its final answer
-        from stdout; a conversation's answers are already recorded."""
+        # How it ended: its failure, else (one user turn) its final answer from stdout; a
+        # conversation's answers are already recorded.
         code = proc.proc.returncode if proc.exited.is_set() else None
         mcp: dict[str, Any] = {"exit_code": code, "connections": endpoint.connections}
         if talk is not None:
             mcp["connections_per_turn"] = list(endpoint.turn_connections)
         session.meta["mcp"] = mcp
-        tail = proc.stderr_tail()
+        tail = proc.stderr_tail.text()
         detail = f"--- stderr (last lines) ---\n{tail}" if tail else None
         failure = endpoint.failure or failure
         if failure is not None:
@@ -306,7 +269,7 @@ class McpServedAgent(Agent):
                 detail=detail,
             )
         if talk is not None:
-            return
+            return None
         if proc.overflow:
             raise AgentFailure(
                 ErrorKind.PROTOCOL,
@@ -321,6 +284,7 @@ class McpServedAgent(Agent):
                 detail=detail,
             )
         session.final = final
+        return None
 
 
 _LINE_HINT = (
@@ -334,10 +298,8 @@ class _Conversation:
     "Conversations: a line on stdin"): each answer line is recorded, the next user turn
     written to stdin, every wait a step of at most ``timeout_s``."""
 
-    def __init__(
-        self, job: Job, session: Session, endpoint: Endpoint, proc: _Process, host: McpHost
-    ) -> None:
-        self.job = job
+    def __init__(self, session: Session, endpoint: Endpoint, proc: _Process, host: McpHost) -> None:
+        self.job = session.job
         self.session = session
         self.endpoint = endpoint
         self.proc = proc
@@ -363,7 +325,12 @@ class _Conversation:
             if self.endpoint.failure is not None:
                 return None
             if self.proc.overflow:
-                return self._overflow()
+                return AgentFailure(
+                    ErrorKind.PROTOCOL,
+                    f"the agent printed more than {self.proc.max_output} bytes on stdout not "
+                    "yet taken as answers: a line longer than agent.max_output_bytes, or lines "
+                    "beyond its answers",
+                )
             line = self.proc.next_line()
             if line is None and self.proc.exited.is_set():
                 self.proc.stdout_done(_READER_JOIN_S)  # its last line may be in the pipe
@@ -388,14 +355,6 @@ class _Conversation:
                     f"{self.session.user_turn + 1} of {turns})",
                 )
             seen = now
-
-    def _overflow(self) -> AgentFailure:
-        return AgentFailure(
-            ErrorKind.PROTOCOL,
-            f"the agent printed more than {self.proc.max_output} bytes on stdout not yet "
-            "taken as answers: a line longer than agent.max_output_bytes, or lines beyond "
-            "its answers",
-        )
 
     def _answer(self, line: bytes) -> None:
         """One answer line: record it and write the next user turn (or end the

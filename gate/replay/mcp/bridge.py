@@ -35,9 +35,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import Server
 from mcp.server.stdio import stdio_server
 
-from gate.replay.mcp.peek import attempts
-
-RAW_ARGUMENTS_META = "toolgate/raw_arguments"  # the endpoint's (gate.replay.mcp.endpoint)
+from gate.replay.mcp.peek import RAW_ARGUMENTS_META, attempts
 
 
 def command(url: str, python: str | None = None) -> list[str]:

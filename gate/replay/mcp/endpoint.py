@@ -30,13 +30,9 @@ from mcp.shared.exceptions import MCPError
 from gate import __version__, jsonio
 from gate.model import ToolCall, ToolResult
 from gate.replay.mcp.content import to_result
-from gate.replay.mcp.peek import Attempt
+from gate.replay.mcp.peek import RAW_ARGUMENTS_META, Attempt
 from gate.replay.session import AgentFailure, ErrorKind, Session
 from gate.runsfile import decode_arguments
-
-RAW_ARGUMENTS_META = "toolgate/raw_arguments"
-"""``_meta`` key of a ``tools/call`` whose arguments were not a JSON object: their JSON
-text (set by the endpoint itself, and by the stdio bridge, which must forward an object)."""
 
 NAMED_NO_TOOL = "a tools/call request named no tool"
 
@@ -164,13 +160,10 @@ class Endpoint:
     async def _list_tools(
         self, _ctx: ServerRequestContext[Any, Any], _params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        specs = (t["function"] for t in self.session.job.tools)  # as every adapter gives them
         tools = [
-            types.Tool(
-                name=t.name,
-                description=t.description,
-                input_schema=dict(t.parameters) if t.parameters else {"type": "object"},
-            )
-            for t in self.session.job.case.available_tools
+            types.Tool(name=f["name"], description=f["description"], input_schema=f["parameters"])
+            for f in specs
         ]
         return types.ListToolsResult(tools=tools)
 

@@ -195,9 +195,6 @@ class McpHost:
             thread.join(timeout=_START_S)
             unquiet_sdk(self._log)
 
-    def url(self, endpoint: Endpoint) -> str:
-        return f"http://127.0.0.1:{self.port}{_PREFIX}{endpoint.token}"
-
     # ─── endpoints ──────────────────────────────────────────────────────────────
 
     def open(self, endpoint: Endpoint) -> str:
@@ -220,7 +217,7 @@ class McpHost:
             ) from None
         with self._lock:
             self._endpoints[endpoint.token] = (endpoint, stop, task)
-        return self.url(endpoint)
+        return f"http://127.0.0.1:{self.port}{_PREFIX}{endpoint.token}"
 
     def run_on_loop(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` on the host's loop and wait for it (bounded)."""

@@ -26,6 +26,9 @@ from typing import Any
 import orjson
 
 TOOLS_CALL = "tools/call"
+RAW_ARGUMENTS_META = "toolgate/raw_arguments"
+"""``_meta`` key of a ``tools/call`` whose arguments were not a JSON object: their JSON
+text (set by the endpoint itself, and by the stdio bridge, which must forward an object)."""
 MAX_NAME_BYTES = 4096
 """Longest tool name read (a longer one is read as no name: the call is a protocol error)."""
 MAX_ARGUMENT_TEXT = 1 << 20
