@@ -68,7 +68,7 @@ class ListRecords:
 @dataclasses.dataclass(frozen=True, slots=True)
 class PolicyFields:
     """What the tests against the base history add to results.json
-    (:func:`gate.pipeline.typed.policy_fields`): the top-level ``policy`` and, per case id,
+    (:meth:`gate.pipeline.sequential.Tests.fields`): the top-level ``policy`` and, per case id,
     its ``hash``, ``setup``, ``history`` and ``test``."""
 
     info: PolicyInfo
