@@ -619,14 +619,10 @@ def _cost_per_run(config: Config, history: BaseHistory | None) -> tuple[float | 
             if pricing.model
             else "no price in pricing for an agent without agent.model (add a `default` price)"
         )
-    totals = {"prompt_tokens": [0.0, 0], "completion_tokens": [0.0, 0]}
-    for case in history.cases.values() if history is not None else ():
-        for entry in case.entries:
-            for name, acc in totals.items():
-                values = entry.values.get(name, ())
-                acc[0] += float(sum(values))
-                acc[1] += len(values)
-    (p_sum, p_n), (c_sum, c_n) = totals["prompt_tokens"], totals["completion_tokens"]
+    cases = history.cases.values() if history is not None else ()
+    prompts = [v for case in cases for v in case.values("prompt_tokens")]
+    completions = [v for case in cases for v in case.values("completion_tokens")]
+    p_sum, p_n, c_sum, c_n = sum(prompts), len(prompts), sum(completions), len(completions)
     if not p_n or not c_n:
         return None, (
             "no earlier run recorded the tokens an agent run uses (a base run's seeding is "
@@ -738,10 +734,7 @@ def _recorded_hash(part: Results, baseline: Results | None, case_id: str) -> str
         )
     )
     if same and baseline is not None:
-        for c in baseline.cases:
-            if c.id == case_id:
-                return c.hash or ""
-        return ""
+        return next((c.hash or "" for c in baseline.cases if c.id == case_id), "")
     return f"unhashed:{case_id}"
 
 

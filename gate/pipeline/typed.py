@@ -196,6 +196,11 @@ _HEADER = dataclasses.fields(m.RunHeader)
 """A run header's fields: results.json holds each at its top level, by the same name."""
 
 
+_AS_IS = ("id", "line", "difficulty", "expected_no_tool")
+"""A case's labels as results.json, :class:`CaseMeta` and :class:`~gate.model.CaseStats`
+hold them, by the same names."""
+
+
 def _case_of(results: Results, c: CaseResult) -> m.CaseStats:
     tally = Counter(check for s in c.samples for check in s.failed_checks)
     hard = {h.sample for h in results.hard_failures if h.case_id == c.id}
@@ -205,18 +210,11 @@ def _case_of(results: Results, c: CaseResult) -> m.CaseStats:
         if not s.extra and not is_missing(s.error, (True,) if s.sample in hard else ())
     ]
     return m.CaseStats(
-        id=c.id,
-        line=c.line,
-        difficulty=c.difficulty,
+        **{k: getattr(c, k) for k in (*_AS_IS, "passed", "pass_rate", "flaky", "extra_samples")},
         tags=tuple(c.tags),
-        expected_no_tool=c.expected_no_tool,
         must_not_call=tuple(c.must_not_call),
         tools=tuple(c.tools),
-        passed=c.passed,
-        pass_rate=c.pass_rate,
-        flaky=c.flaky,
         samples=len(c.samples),
-        extra_samples=c.extra_samples,
         scores=results.case_scores(c),
         std=results.case_std(c),
         failed_checks=tuple(n for n, _ in sorted(tally.items(), key=lambda kv: (-kv[1], kv[0]))),
@@ -233,11 +231,8 @@ def merge_part(name: str, results: Results, names: Sequence[str]) -> MergePart:
     are written over ``names`` (every part's metric names, together)."""
     metas = tuple(
         CaseMeta(
-            id=c.id,
-            line=c.line,
-            difficulty=c.difficulty,
+            **{k: getattr(c, k) for k in _AS_IS},
             tags=tuple(c.tags),
-            expected_no_tool=c.expected_no_tool,
             must_not_call=tuple(c.must_not_call),
             expect_tools=tuple(c.tools),
         )

@@ -549,17 +549,14 @@ def _compact(value: Any) -> str:
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.__dict__
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        # a value of gate.model held as it is (declared once, there)
-        return _fields_of(value)
     if isinstance(value, Mapping):
         return value
     if isinstance(value, tuple | SampleView):
         return list(value)
-    if isinstance(value, set | frozenset | enum.Enum):
-        return _default(value)
+    if isinstance(value, BaseModel | set | frozenset | enum.Enum) or (
+        dataclasses.is_dataclass(value) and not isinstance(value, type)
+    ):
+        return _default(value)  # a value of gate.model held as it is (declared once, there)
     return value
 
 
