@@ -71,9 +71,7 @@ def check(
     inputs = opts.inputs or load_inputs(opts.config_path, opts.config_display, agent=True)
     config, dataset = inputs.config, inputs.dataset
     base = load_baseline(opts.baseline, config)
-    source = base.source if base is not None else None
-    if opts.baseline_source and base is not None:
-        source = opts.baseline_source
+    source = (opts.baseline_source or base.source) if base is not None else None
     out = opts.out if opts.out is not None else config.resolve(config.reporting.out)
     samples = opts.samples if opts.samples is not None else config.initial_samples
     norms = normalizers(config)

@@ -90,7 +90,7 @@ class Decisions:
     mcp_tool_drift: Sequence[m.ToolDrift] = ()
     policy: PolicyFields | None = None
     validity: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    """:func:`validity_fields`, as :func:`with_validity` adds them."""
+    """:func:`validity_fields`, as :func:`gate.pipeline.publish.write_checked` adds them."""
 
 
 # ─── per-sample records ──────────────────────────────────────────────────────
@@ -407,15 +407,6 @@ def _outline(stats: m.SuiteStats, d: Decisions) -> dict[str, Any]:
         **({} if d.policy is None else {"case_hash_version": d.policy.hash_version}),
         **d.validity,
     }
-
-
-def with_validity(
-    results: Results, missing: m.MissingSamples, invalid: m.RunInvalid | None
-) -> Results:
-    """``results`` with its missing samples and, for a run that is not valid, the verdict
-    "error" (``gate.policy.validity``): then nothing reads it as passed."""
-    update = validity_fields(results.verdict, missing, invalid)
-    return results.model_copy(update=update) if update else results
 
 
 def validity_fields(
