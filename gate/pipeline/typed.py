@@ -168,23 +168,21 @@ def stats_of(results: Results) -> m.SuiteStats:
     """The typed statistics of a results file (a baseline to compare with, results to
     report on): what :func:`gate.baseline.diff.compare` and the confirmation stage read."""
     return m.SuiteStats(
+        **{k: getattr(results, k) for k in _STATS_AS_IS},
         header=header_of(results),
-        samples=results.samples,
         metric_names=tuple(results.metric_names),
-        metrics=results.metrics,
-        slices=results.slices,
         cases=tuple(_case_of(results, c) for c in results.cases),
-        per_tool=results.per_tool,
-        confusion=results.confusion,
-        malformed=results.malformed,
         hard_failures=tuple(hard_failure_of(h) for h in results.hard_failures),
         usage=dict(results.usage),
         pass_hat=tuple(results.pass_hat),
         advisor=None,
-        confirm=results.confirm,
         notices=tuple(results.notices),
         timing=dict(results.timing),
     )
+
+
+_STATS_AS_IS = ("samples", "metrics", "slices", "per_tool", "confusion", "malformed", "confirm")
+"""The statistics results.json holds at its top level as they are, by the same names."""
 
 
 def header_of(results: Results) -> m.RunHeader:
