@@ -34,11 +34,9 @@ from gate.pipeline.score import (
 from gate.pipeline.sequential import (
     bill_lines,
     comparison_of,
-    detect_sentences,
     policy_stage,
     run_bill,
 )
-from gate.pipeline.typed import policy_fields
 from gate.results import Decisions
 from gate.runsfile import RunsIndex
 
@@ -73,9 +71,7 @@ def check(
     inputs = opts.inputs or load_inputs(opts.config_path, opts.config_display, agent=True)
     config, dataset = inputs.config, inputs.dataset
     base = load_baseline(opts.baseline, config)
-    source = base.source if base is not None else None
-    if opts.baseline_source and base is not None:
-        source = opts.baseline_source
+    source = (opts.baseline_source or base.source) if base is not None else None
     out = opts.out if opts.out is not None else config.resolve(config.reporting.out)
     samples = opts.samples if opts.samples is not None else config.initial_samples
     norms = normalizers(config)
@@ -184,7 +180,6 @@ def check(
 
         mcp_drift, drift_notices = server_drift(config, dataset.tools, environ)
         notices.extend(drift_notices)
-        detect, detection = detect_sentences(tested, recorded=config.agent.samples_recorded)
         try:
             # Written from the statistics and the sample records as they are (never a
             # whole results model in memory); the reports read the file back once.
@@ -198,17 +193,7 @@ def check(
                     judge=judge,
                     notices=notices,
                     mcp_tool_drift=mcp_drift,
-                    policy=policy_fields(
-                        tested.evaluation,
-                        tested.params,
-                        hashes=tested.hashes,
-                        history=tested.history,
-                        detect=detect,
-                        detection=detection,
-                        base_run=opts.base_run,
-                        bill=bill,
-                        recorded=config.agent.samples_recorded,  # no sample can be added
-                    ),
+                    policy=tested.fields(base_run=opts.base_run, bill=bill),
                     timing={
                         **head.timing,
                         **judge_timing,

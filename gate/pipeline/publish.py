@@ -19,7 +19,7 @@ from gate.errors import ExitCode
 from gate.pipeline.inputs import redactor_for, rel
 from gate.pipeline.options import CheckOutcome
 from gate.report.redact import Redactor
-from gate.results import Results, with_validity
+from gate.results import Results, validity_fields
 
 if TYPE_CHECKING:
     from gate.model import SuiteStats
@@ -111,8 +111,8 @@ def validate_run(results: Results, max_missing: float) -> Results:
         for c in results.cases
         for s in c.samples
     ]
-    missing, invalid = assess(outcomes, max_missing=max_missing)
-    return with_validity(results, missing, invalid)
+    update = validity_fields(results.verdict, *assess(outcomes, max_missing=max_missing))
+    return results.model_copy(update=update) if update else results
 
 
 def record_outcomes(stats: SuiteStats, records: SampleRecords) -> list[SampleOutcome]:

@@ -22,6 +22,7 @@ tested on the samples the runs file holds.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,19 +35,28 @@ from gate.jsonio import no_gc
 from gate.model import Case, CaseOutcome, Comparison, CostDelta, RunBill, Shard, SuiteStats
 from gate.pipeline.inputs import Baseline, scoring_context
 from gate.pipeline.score import Scored
-from gate.pipeline.typed import history_entry, policy_fields
+from gate.pipeline.typed import (
+    ALPHAS,
+    ENGINE_PARAMS,
+    SUITE_FIELDS,
+    CaseFields,
+    history_entry,
+    history_info,
+)
 from gate.policy.engine import (
     EngineParams,
     Evaluation,
     GatedMetric,
     HeadCase,
     Sample,
+    Spend,
     case_runs,
     evaluate,
     kept,
     seeding_of,
 )
 from gate.policy.history import (
+    CASE_HASH_VERSION,
     IDENTITY_KEYS,
     LEGACY_IDENTITY_KEYS,
     BaseHistory,
@@ -62,8 +72,16 @@ from gate.policy.power import Detectability
 from gate.policy.reduce import in_slice, reduce
 from gate.policy.sequential import SequentialParams, seed_plan
 from gate.policy.suite import Better
-from gate.policy.table import SampleRows, assemble
-from gate.results import PolicyFields, Results
+from gate.policy.table import CaseMeta, SampleRows, assemble
+from gate.results import (
+    CaseResult,
+    PolicyFields,
+    PolicyInfo,
+    PolicyParams,
+    Results,
+    SpendInfo,
+    SuiteTestResult,
+)
 from gate.runsfile import Coverage, RunsIndex, RunsWriter
 from gate.scorers.context import NormalizerTable
 from gate.scorers.registry import COST_METRICS
@@ -73,16 +91,71 @@ SEQUENTIAL_DIR = "sequential"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Tested:
-    """What the policy stage hands on to the decision and the results."""
+class Tests:
+    """The tests against the base history: what the decision and results.json's policy
+    fields (:meth:`fields`) need."""
 
-    scored: Scored
     evaluation: Evaluation
     params: EngineParams
     gated: tuple[GatedMetric, ...]
     hashes: Mapping[str, str]
     history: BaseHistory
     """The history this run carries forward (the baseline's plus this run's counts)."""
+    recorded: bool
+    """The runs were recorded elsewhere (a ``replay`` agent): no sample can be added."""
+    hash_version: int
+    """What the case hashes cover (``Results.case_hash_version``)."""
+
+    def fields(self, *, base_run: bool = False, bill: RunBill | None = None) -> PolicyFields:
+        """These tests as results.json's policy fields, with what this run could detect,
+        what it spent and what stayed undecided, in words
+        (:func:`gate.policy.power.sentences`; without a comparable case, only the spend)."""
+        from gate.policy.power import sentences
+
+        ev, seq = self.evaluation, self.params.sequential
+        detection = detection_of(ev, self.params, sum(g.gated for g in self.gated))
+        spent = {f.name: getattr(ev.spend, f.name) for f in dataclasses.fields(Spend)}
+        # the spend's fields by name, but the cases held back named, not counted
+        spent["held_back"] = [i for i in ev.cases if i in ev.held_back]
+        outcomes = Counter(v.outcome.value for v in ev.cases.values())
+        info = PolicyInfo(
+            params=PolicyParams(
+                **{k: getattr(self.params, k) for k in (*ENGINE_PARAMS, *ALPHAS)},
+                initial_samples=seq.initial,
+                max_extra_samples=seq.max_extra,
+                max_samples_per_case=seq.max_per_case,
+                history_window=self.history.window,
+                min_history=seq.min_history,
+                max_seed_samples=seq.max_seed,
+            ),
+            blocked=ev.blocked,
+            reasons=[r.value for r in ev.reasons],
+            outcomes=dict(sorted(outcomes.items())),
+            suite=[
+                SuiteTestResult(
+                    **{k: getattr(t, k) for k in SUITE_FIELDS},
+                    typical=t.cost.typical if t.cost is not None else None,
+                    typical_p_value=t.cost.typical_p_rise if t.cost is not None else None,
+                )
+                for t in ev.suite
+            ],
+            flakiness=ev.flakiness,
+            spend=SpendInfo(**spent),
+            detect=sentences(ev, detection, recorded=self.recorded),
+            history=history_info(ev, seq.min_history, detection),
+            base_run=base_run,
+            recorded=self.recorded,
+            bill=bill,
+        )
+        return PolicyFields(info, CaseFields(ev, self.hashes, self.history), self.hash_version)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Tested(Tests):
+    """What the policy stage hands on to the decision and the results: the tests, and
+    the run with their extra samples."""
+
+    scored: Scored
 
 
 def engine_params(config: Config, samples: int, *, more: bool = True) -> EngineParams:
@@ -104,13 +177,8 @@ def engine_params(config: Config, samples: int, *, more: bool = True) -> EngineP
     )
 
 
-SliceLabels = tuple[str, str | None, Sequence[str], bool, bool]
-"""A case's id and the labels slices are made of: difficulty, tags, whether it expects
-no tool, whether it has must-not-call tools."""
-
-
 def gated_metrics(
-    config: Config | None, cases: Iterable[SliceLabels] = ()
+    config: Config | None, cases: Iterable[CaseMeta | CaseResult] = ()
 ) -> tuple[GatedMetric, ...]:
     """The metrics the suite test watches, in config order: the quality metrics of the
     dataset-wide gates (a ``min`` gate means higher is better), once each; each
@@ -125,11 +193,11 @@ def gated_metrics(
                 None
                 if g.slice is None
                 else frozenset(
-                    cid
-                    for cid, difficulty, tags, no_tool, mnc in listed
+                    c.id
+                    for c in listed
                     if in_slice(
-                        g.slice, difficulty=difficulty, tags=tags, no_tool=no_tool,
-                        must_not_call=mnc,
+                        g.slice, difficulty=c.difficulty, tags=c.tags,
+                        no_tool=c.expected_no_tool, must_not_call=bool(c.must_not_call),
                     )
                 )
             )  # fmt: skip
@@ -404,13 +472,7 @@ def policy_stage(
     case's history up to ``policy.min_history`` samples; ``sample_more`` false: no extra
     sample at all (a run that is not valid whatever they show)."""
     params = engine_params(config, samples, more=sample_more)
-    gated = gated_metrics(
-        config,
-        (
-            (m.id, m.difficulty, m.tags, m.expected_no_tool, bool(m.must_not_call))
-            for m in head.table.metas
-        ),
-    )
+    gated = gated_metrics(config, head.table.metas)
     names = list(dict.fromkeys(g.name for g in gated))
     in_scope = {m.id for m in head.table.metas}
     cases = [c for c in dataset.cases if c.id in in_scope]
@@ -461,7 +523,8 @@ def policy_stage(
             _results=None,
         )
     carried = extend(history, case_runs(head_cases, evaluation, gated))
-    return Tested(scored, evaluation, params, gated, hashes, carried)
+    recorded = config.agent.samples_recorded
+    return Tested(evaluation, params, gated, hashes, carried, recorded, CASE_HASH_VERSION, scored)
 
 
 def _against_history(
@@ -556,14 +619,10 @@ def _cost_per_run(config: Config, history: BaseHistory | None) -> tuple[float | 
             if pricing.model
             else "no price in pricing for an agent without agent.model (add a `default` price)"
         )
-    totals = {"prompt_tokens": [0.0, 0], "completion_tokens": [0.0, 0]}
-    for case in history.cases.values() if history is not None else ():
-        for entry in case.entries:
-            for name, acc in totals.items():
-                values = entry.values.get(name, ())
-                acc[0] += float(sum(values))
-                acc[1] += len(values)
-    (p_sum, p_n), (c_sum, c_n) = totals["prompt_tokens"], totals["completion_tokens"]
+    cases = history.cases.values() if history is not None else ()
+    prompts = [v for case in cases for v in case.values("prompt_tokens")]
+    completions = [v for case in cases for v in case.values("completion_tokens")]
+    p_sum, p_n, c_sum, c_n = sum(prompts), len(prompts), sum(completions), len(completions)
     if not p_n or not c_n:
         return None, (
             "no earlier run recorded the tokens an agent run uses (a base run's seeding is "
@@ -636,72 +695,20 @@ def detection_of(evaluation: Evaluation, params: EngineParams, gated: int) -> De
     )
 
 
-def detect_sentences(tested: Tested, *, recorded: bool = False) -> tuple[list[str], Detectability]:
-    """What this run could detect, what it spent and what stayed undecided, in words
-    (:func:`gate.policy.power.sentences`); without a comparable case, only the spend.
-    ``recorded``: the runs were recorded elsewhere (a ``replay`` agent)."""
-    from gate.policy.power import sentences
-
-    detect = detection_of(tested.evaluation, tested.params, sum(1 for g in tested.gated if g.gated))
-    return sentences(tested.evaluation, detect, recorded=recorded), detect
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class RecordedTests:
-    """The tests against the base history on samples already taken (results merged from
-    shards): what :func:`gate.pipeline.typed.policy_fields` and the decision need."""
-
-    evaluation: Evaluation
-    params: EngineParams
-    gated: tuple[GatedMetric, ...]
-    hashes: Mapping[str, str]
-    history: BaseHistory
-    detect: list[str]
-    hash_version: int
-    """What the parts' case hashes cover (``Results.case_hash_version``)."""
-    detection: Detectability
-    recorded: bool
-    """The parts' agent replays recorded runs: no sample can be added."""
-
-    def fields(self) -> PolicyFields:
-        """These tests as results.json's policy fields."""
-        return policy_fields(
-            self.evaluation,
-            self.params,
-            hashes=self.hashes,
-            history=self.history,
-            detect=self.detect,
-            hash_version=self.hash_version,
-            detection=self.detection,
-            recorded=self.recorded,
-        )
-
-
 def recorded_params(part: Results, config: Config | None) -> EngineParams:
     """The parameters the tests on recorded samples use: the config's when given, else
     the ones the part's own run recorded (``policy.params``), else the defaults."""
     if config is not None:
         return engine_params(config, part.samples, more=False)
     rec = part.policy.params if part.policy is not None else None
-    if rec is None:
-        return EngineParams(
-            sequential=SequentialParams(
-                initial=part.samples,
-                max_per_case=max(part.samples, SequentialParams().max_per_case),
-                max_extra=0,
-                max_seed=0,
-            )
-        )
+    seq = SequentialParams()
     return EngineParams(
-        alpha=rec.alpha,
-        min_effect=rec.min_effect,
-        suite_min_effect=rec.suite_min_effect,
-        flaky_ceiling=rec.flaky_ceiling,
+        **({k: getattr(rec, k) for k in ENGINE_PARAMS} if rec is not None else {}),
         sequential=SequentialParams(
             initial=part.samples,
-            max_per_case=max(rec.max_samples_per_case, part.samples),
+            max_per_case=max(rec.max_samples_per_case if rec else seq.max_per_case, part.samples),
             max_extra=0,
-            min_history=rec.min_history,
+            min_history=rec.min_history if rec else seq.min_history,
             max_seed=0,
         ),
     )
@@ -727,34 +734,23 @@ def _recorded_hash(part: Results, baseline: Results | None, case_id: str) -> str
         )
     )
     if same and baseline is not None:
-        for c in baseline.cases:
-            if c.id == case_id:
-                return c.hash or ""
-        return ""
+        return next((c.hash or "" for c in baseline.cases if c.id == case_id), "")
     return f"unhashed:{case_id}"
 
 
 def recorded_tests(
     parts: Sequence[Results], baseline: Results | None, config: Config | None
-) -> RecordedTests:
+) -> Tests:
     """The tests on recorded samples, initial and extra, as one family over every case
     (no more samples are taken): the shards of a merge, or the head of ``toolgate diff``
     and ``toolgate report --baseline``. With the same histories and counts they give
     what the ``check`` that took the samples gave."""
     from gate.pipeline.typed import history_of
     from gate.policy.history import CaseHistory
-    from gate.policy.power import sentences
     from gate.policy.validity import is_missing
 
     cases = [c for part in parts for c in part.cases]
-    gated = gated_metrics(
-        config,
-        (
-            (c.id, c.difficulty, c.tags, c.expected_no_tool, bool(c.must_not_call))
-            for part in parts
-            for c in part.cases
-        ),
-    )
+    gated = gated_metrics(config, cases)
     names = list(dict.fromkeys(g.name for g in gated))
     params = recorded_params(parts[0], config)
     hashes: dict[str, str] = {}
@@ -805,20 +801,9 @@ def recorded_tests(
             if c.history
         }
     )
-    detection = detection_of(evaluation, params, sum(1 for g in gated if g.gated))
+    # runs a replay agent scored cannot be sampled again: say how to get a history
     recorded = _recorded(parts[0].agent)
-    return RecordedTests(
-        evaluation,
-        params,
-        gated,
-        hashes,
-        carried,
-        # runs a replay agent scored cannot be sampled again: say how to get a history
-        sentences(evaluation, detection, recorded=recorded),
-        parts[0].case_hash_version,
-        detection,
-        recorded,
-    )
+    return Tests(evaluation, params, gated, hashes, carried, recorded, parts[0].case_hash_version)
 
 
 def comparison_of(

@@ -1,8 +1,9 @@
 """Typed values to and from results files, between policy and the format (neither imports
-the other): the fields policy's tests add to a run's results (:func:`policy_fields`),
-and what is read back from a results file — the statistics a baseline is compared on
-(:func:`stats_of`), the base history it carries (:func:`history_of`), and shard parts
-joined and reduced as one run (:func:`merge_run`)."""
+the other): parts of the fields policy's tests add to a run's results
+(:meth:`gate.pipeline.sequential.Tests.fields`), and what is read back from a results
+file — the statistics a baseline is compared on (:func:`stats_of`), the base history it
+carries (:func:`history_of`), and shard parts joined and reduced as one run
+(:func:`merge_run`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from gate import model as m
 from gate.model import CASE_HASH_VERSION
 from gate.model.usage import usage_of
 from gate.pipeline.records import kept_reasons
-from gate.policy.engine import EngineParams, Evaluation, Spend
+from gate.policy.engine import Evaluation
 from gate.policy.history import (
     HISTORY_WINDOW,
     BaseHistory,
@@ -33,12 +34,8 @@ from gate.results import (
     HistoryInfo,
     HistoryRun,
     ListRecords,
-    PolicyFields,
-    PolicyInfo,
-    PolicyParams,
     Results,
     SampleRecords,
-    SpendInfo,
     SuiteTestResult,
     hard_failure_of,
     result_record,
@@ -71,70 +68,17 @@ def _history_json(h: CaseHistory | None) -> list[HistoryRun]:
     ]
 
 
-def policy_fields(
-    evaluation: Evaluation,
-    params: EngineParams,
-    *,
-    hashes: Mapping[str, str],
-    history: BaseHistory,
-    detect: Sequence[str],
-    hash_version: int = CASE_HASH_VERSION,
-    detection: Detectability | None = None,
-    base_run: bool = False,
-    bill: m.RunBill | None = None,
-    recorded: bool = False,
-) -> PolicyFields:
-    """The results.json fields of an engine evaluation (``history``: the one this run
-    carries forward)."""
-    seq = params.sequential
-    spent = {f.name: getattr(evaluation.spend, f.name) for f in dataclasses.fields(Spend)}
-    # the spend's fields by name, but the cases held back named, not counted
-    spent["held_back"] = [i for i in evaluation.cases if i in evaluation.held_back]
-    outcomes = Counter(v.outcome.value for v in evaluation.cases.values())
-    info = PolicyInfo(
-        params=PolicyParams(
-            alpha=params.alpha,
-            alpha_case=params.alpha_case,
-            alpha_suite=params.alpha_suite,
-            alpha_flaky=params.alpha_flaky,
-            initial_samples=seq.initial,
-            max_extra_samples=seq.max_extra,
-            max_samples_per_case=seq.max_per_case,
-            min_effect=params.min_effect,
-            suite_min_effect=params.suite_min_effect,
-            flaky_ceiling=params.flaky_ceiling,
-            history_window=history.window,
-            min_history=seq.min_history,
-            max_seed_samples=seq.max_seed,
-        ),
-        blocked=evaluation.blocked,
-        reasons=[r.value for r in evaluation.reasons],
-        outcomes=dict(sorted(outcomes.items())),
-        suite=[
-            SuiteTestResult(
-                **{k: getattr(t, k) for k in _SUITE_FIELDS},
-                typical=t.cost.typical if t.cost is not None else None,
-                typical_p_value=t.cost.typical_p_rise if t.cost is not None else None,
-            )
-            for t in evaluation.suite
-        ],
-        flakiness=evaluation.flakiness,
-        spend=SpendInfo(**spent),
-        detect=list(detect),
-        history=_history_info(evaluation, seq.min_history, detection),
-        base_run=base_run,
-        recorded=recorded,
-        bill=bill,
-    )
-    return PolicyFields(info, _CaseFields(evaluation, hashes, history), hash_version)
+ENGINE_PARAMS = ("alpha", "min_effect", "suite_min_effect", "flaky_ceiling")
+"""The engine's parameters results.json's ``policy.params`` holds by the same name."""
+ALPHAS = ("alpha_case", "alpha_suite", "alpha_flaky")
 
 
-_SUITE_FIELDS = tuple(k for k in SuiteTestResult.model_fields if not k.startswith("typical"))
+SUITE_FIELDS = tuple(k for k in SuiteTestResult.model_fields if not k.startswith("typical"))
 """What a suite test writes as it is, by the same name (its cost evidence written as the
 typical case's change and p-value; its slice and bound are the config's)."""
 
 
-class _CaseFields(Mapping[str, Mapping[str, Any]]):
+class CaseFields(Mapping[str, Mapping[str, Any]]):
     """Per case id, its ``hash``, ``setup``, ``history`` and ``test`` as results.json
     holds them: made as the writer asks for a case, never all at once."""
 
@@ -161,7 +105,7 @@ class _CaseFields(Mapping[str, Mapping[str, Any]]):
         return len(self._verdicts)
 
 
-def _history_info(
+def history_info(
     evaluation: Evaluation, min_history: int, detection: Detectability | None
 ) -> HistoryInfo:
     depths = sorted(v.base.samples for v in evaluation.cases.values() if v.base is not None)
@@ -204,22 +148,17 @@ def history_of(
             out[c.id] = CaseHistory(hash_, tuple(history_entry(e) for e in c.history), setup)
             continue
         hash_ = c.hash if c.hash is not None else (hashes.get(c.id, "") if same else "")
-        passes = sum(1 for s in c.samples if s.passed)
-        per_metric: dict[str, list[float | None]] = {n: [] for n in names}
-        for s in c.samples:
-            for n, v in zip(names, s.scores, strict=True):
-                per_metric[n].append(v)
+        per_metric = {n: [s.scores[j] for s in c.samples] for j, n in enumerate(names)}
         sums = {n: MetricSums.of(vals) for n, vals in per_metric.items()}
-        values = {
-            n: tuple(v for v in vals if v is not None)
-            for n, vals in per_metric.items()
-            if n in COST_METRICS
-        }
         entry = HistoryEntry(
-            passes,
+            sum(1 for s in c.samples if s.passed),
             len(c.samples),
-            {k: v for k, v in sums.items() if v.n},
-            {k: v for k, v in values.items() if v},
+            {n: v for n, v in sums.items() if v.n},
+            {
+                n: kept
+                for n, vals in per_metric.items()
+                if n in COST_METRICS and (kept := tuple(v for v in vals if v is not None))
+            },
         )
         out[c.id] = CaseHistory(hash_, (entry,))
     return BaseHistory(out, window)
@@ -229,23 +168,21 @@ def stats_of(results: Results) -> m.SuiteStats:
     """The typed statistics of a results file (a baseline to compare with, results to
     report on): what :func:`gate.baseline.diff.compare` and the confirmation stage read."""
     return m.SuiteStats(
+        **{k: getattr(results, k) for k in _STATS_AS_IS},
         header=header_of(results),
-        samples=results.samples,
         metric_names=tuple(results.metric_names),
-        metrics=results.metrics,
-        slices=results.slices,
         cases=tuple(_case_of(results, c) for c in results.cases),
-        per_tool=results.per_tool,
-        confusion=results.confusion,
-        malformed=results.malformed,
         hard_failures=tuple(hard_failure_of(h) for h in results.hard_failures),
         usage=dict(results.usage),
         pass_hat=tuple(results.pass_hat),
         advisor=None,
-        confirm=results.confirm,
         notices=tuple(results.notices),
         timing=dict(results.timing),
     )
+
+
+_STATS_AS_IS = ("samples", "metrics", "slices", "per_tool", "confusion", "malformed", "confirm")
+"""The statistics results.json holds at its top level as they are, by the same names."""
 
 
 def header_of(results: Results) -> m.RunHeader:
@@ -257,6 +194,11 @@ _HEADER = dataclasses.fields(m.RunHeader)
 """A run header's fields: results.json holds each at its top level, by the same name."""
 
 
+_AS_IS = ("id", "line", "difficulty", "expected_no_tool")
+"""A case's labels as results.json, :class:`CaseMeta` and :class:`~gate.model.CaseStats`
+hold them, by the same names."""
+
+
 def _case_of(results: Results, c: CaseResult) -> m.CaseStats:
     tally = Counter(check for s in c.samples for check in s.failed_checks)
     hard = {h.sample for h in results.hard_failures if h.case_id == c.id}
@@ -265,22 +207,14 @@ def _case_of(results: Results, c: CaseResult) -> m.CaseStats:
         for s in c.samples
         if not s.extra and not is_missing(s.error, (True,) if s.sample in hard else ())
     ]
-    names = results.metric_names
     return m.CaseStats(
-        id=c.id,
-        line=c.line,
-        difficulty=c.difficulty,
+        **{k: getattr(c, k) for k in (*_AS_IS, "passed", "pass_rate", "flaky", "extra_samples")},
         tags=tuple(c.tags),
-        expected_no_tool=c.expected_no_tool,
         must_not_call=tuple(c.must_not_call),
         tools=tuple(c.tools),
-        passed=c.passed,
-        pass_rate=c.pass_rate,
-        flaky=c.flaky,
         samples=len(c.samples),
-        extra_samples=c.extra_samples,
-        scores=dict(zip(names, c.scores, strict=True)),
-        std={n: v for n, v in zip(names, c.std, strict=False) if v is not None},
+        scores=results.case_scores(c),
+        std=results.case_std(c),
         failed_checks=tuple(n for n, _ in sorted(tally.items(), key=lambda kv: (-kv[1], kv[0]))),
         initial_pass_rate=sum(initial) / len(initial) if initial else 0.0,
         initial_samples=len(initial),
@@ -295,11 +229,8 @@ def merge_part(name: str, results: Results, names: Sequence[str]) -> MergePart:
     are written over ``names`` (every part's metric names, together)."""
     metas = tuple(
         CaseMeta(
-            id=c.id,
-            line=c.line,
-            difficulty=c.difficulty,
+            **{k: getattr(c, k) for k in _AS_IS},
             tags=tuple(c.tags),
-            expected_no_tool=c.expected_no_tool,
             must_not_call=tuple(c.must_not_call),
             expect_tools=tuple(c.tools),
         )

@@ -115,12 +115,7 @@ class CaseHistory:
 
     def metric(self, name: str) -> MetricSums:
         """The metric's sums over every entry (zero counts when it never applied)."""
-        out = MetricSums()
-        for e in self.entries:
-            got = e.metrics.get(name)
-            if got is not None:
-                out = out + got
-        return out
+        return sum((e.metrics[name] for e in self.entries if name in e.metrics), MetricSums())
 
     def values(self, name: str) -> tuple[float, ...]:
         """The metric's recorded sample values over the entries that recorded them,

@@ -53,7 +53,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gate.policy.casetest import Counts
+from gate.policy.casetest import Counts, p_value
 from gate.policy.cost import CostCase, CostEvidence, cost_test
 from gate.policy.history import MetricSums
 
@@ -205,7 +205,6 @@ def pass_rate_test(
     base_rates = [b.passes / b.samples for b, _ in usable]
     head_rates = [h.passes / h.samples for _, h in usable]
     change, se = _clustered([h - b for b, h in zip(base_rates, head_rates, strict=True)])
-    p = 1.0 if log_e <= 0 else math.exp(-log_e)
     blocked = log_e >= math.log(1.0 / alpha) and -change >= min_effect - 1e-12
     return SuiteTest(
         "case_passed",
@@ -216,7 +215,7 @@ def pass_rate_test(
         math.fsum(head_rates) / len(usable),
         change,
         se,
-        p,
+        p_value(log_e),
         alpha,
         blocked,
     )

@@ -464,15 +464,6 @@ def failed_by_agent(results: Results) -> list[str]:
     ]
 
 
-def not_sampled(results: Results) -> list[str]:
-    """The ids of the cases every sample of which is missing, in dataset order: *not
-    sampled* — neither passed nor failed (listed apart by the reports)."""
-    gone = results.missing
-    if gone is None:
-        return []
-    return [c.id for c in results.cases if c.samples and gone.per_case.get(c.id) == len(c.samples)]
-
-
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of results.json (``gate/schemas/results.schema.json``)."""
     return Results.model_json_schema()

@@ -68,7 +68,7 @@ class ListRecords:
 @dataclasses.dataclass(frozen=True, slots=True)
 class PolicyFields:
     """What the tests against the base history add to results.json
-    (:func:`gate.pipeline.typed.policy_fields`): the top-level ``policy`` and, per case id,
+    (:meth:`gate.pipeline.sequential.Tests.fields`): the top-level ``policy`` and, per case id,
     its ``hash``, ``setup``, ``history`` and ``test``."""
 
     info: PolicyInfo
@@ -90,7 +90,7 @@ class Decisions:
     mcp_tool_drift: Sequence[m.ToolDrift] = ()
     policy: PolicyFields | None = None
     validity: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    """:func:`validity_fields`, as :func:`with_validity` adds them."""
+    """:func:`validity_fields`, as :func:`gate.pipeline.publish.write_checked` adds them."""
 
 
 # ─── per-sample records ──────────────────────────────────────────────────────
@@ -409,15 +409,6 @@ def _outline(stats: m.SuiteStats, d: Decisions) -> dict[str, Any]:
     }
 
 
-def with_validity(
-    results: Results, missing: m.MissingSamples, invalid: m.RunInvalid | None
-) -> Results:
-    """``results`` with its missing samples and, for a run that is not valid, the verdict
-    "error" (``gate.policy.validity``): then nothing reads it as passed."""
-    update = validity_fields(results.verdict, missing, invalid)
-    return results.model_copy(update=update) if update else results
-
-
 def validity_fields(
     verdict: m.Verdict | None, missing: m.MissingSamples, invalid: m.RunInvalid | None
 ) -> dict[str, Any]:
@@ -549,17 +540,14 @@ def _compact(value: Any) -> str:
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.__dict__
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        # a value of gate.model held as it is (declared once, there)
-        return _fields_of(value)
     if isinstance(value, Mapping):
         return value
     if isinstance(value, tuple | SampleView):
         return list(value)
-    if isinstance(value, set | frozenset | enum.Enum):
-        return _default(value)
+    if isinstance(value, BaseModel | set | frozenset | enum.Enum) or (
+        dataclasses.is_dataclass(value) and not isinstance(value, type)
+    ):
+        return _default(value)  # a value of gate.model held as it is (declared once, there)
     return value
 
 
