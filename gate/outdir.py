@@ -114,9 +114,8 @@ def write_atomic(
     except OSError as exc:
         raise _fault(name, f"cannot write: {_why(exc)}") from None
     try:
-        os.fchmod(
-            fd, _FILE_MODE if mode is None else mode
-        )  # mkstemp's 0600 would hide the file from the artifact upload
+        # mkstemp's 0600 would hide the file from the artifact upload.
+        os.fchmod(fd, _FILE_MODE if mode is None else mode)
         # A large buffer: results.json comes a case at a time (a few KB each), and 8 KB
         # would make each chunk its own system call.
         with os.fdopen(fd, "wb", buffering=_BUFFER) as fh:
