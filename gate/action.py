@@ -70,6 +70,7 @@ from gate.github.workflow import annotation
 
 if TYPE_CHECKING:
     from gate.config import Config
+    from gate.github.artifacts import BaselineChoice
     from gate.results import Results
 
 OUTPUTS: tuple[str, ...] = (
@@ -269,7 +270,7 @@ def do_check(
     config = inputs.config
     out = _out_folder(ctx, workdir, activity.out, config)
     assert out is not None
-    baseline = resolve_baseline(activity.baseline, ctx, deps, config)
+    baseline, note = resolve_baseline(activity.baseline, ctx, deps, config)
     opts = CheckOptions(
         config_path=Path(activity.config),
         config_display=activity.config,
@@ -286,7 +287,7 @@ def do_check(
     )
     with _group(deps, "ToolGate check"):
         done = check(opts, environ, deps.out, log=deps.err)
-    notes = (baseline.note,)
+    notes = (note,)
     return _publish(
         done.results, done.exit_code, ctx, environ, deps, config, activity, notes, done.out
     )
@@ -340,7 +341,7 @@ def do_merge(
         (_display(folder, workdir), folder / RESULTS_FILE)
         for folder in shard_folders(workdir / activity.folder)
     ]
-    baseline = resolve_baseline(activity.baseline, ctx, deps, config)
+    baseline, note = resolve_baseline(activity.baseline, ctx, deps, config)
     base = baseline.results
     if base is None and baseline.path is not None:
         base = read_results(baseline.path, display=str(baseline.path))
@@ -357,7 +358,7 @@ def do_merge(
             report_url=ctx.run_url,
             stream=deps.out,
         )
-    notes = (baseline.note,)
+    notes = (note,)
     return _publish(done.results, done.exit_code, ctx, environ, deps, config, activity, notes, out)
 
 
@@ -514,21 +515,7 @@ def _out_folder(
 # ─── the baseline ─────────────────────────────────────────────────────────────
 
 
-@dataclass(frozen=True, slots=True)
-class ResolvedBaseline:
-    path: Path | None
-    """The baseline results.json, ``None`` to compare with nothing."""
-    results: Results | None
-    """The results when already read (``auto`` validates what it fetches)."""
-    source: str | None
-    """Where they came from, for the reports."""
-    note: str
-    """The step summary's line about it."""
-    missing: str | None = None
-    """Why there is none, in words (``path`` ``None``)."""
-
-
-def _missing_why(baseline: ResolvedBaseline, base_run: bool) -> str | None:
+def _missing_why(baseline: BaselineChoice, base_run: bool) -> str | None:
     """Why a run has no baseline, for its first line (``None``: it has one)."""
     if baseline.path is not None or baseline.results is not None:
         return None
@@ -538,21 +525,21 @@ def _missing_why(baseline: ResolvedBaseline, base_run: bool) -> str | None:
 
 def resolve_baseline(
     baseline: BaselinePlan, ctx: GitHubContext, deps: Collaborators, config: Config
-) -> ResolvedBaseline:
+) -> tuple[BaselineChoice, str]:
     """The baseline to compare with, and the step summary's line about it."""
+    from gate.github.artifacts import BaselineChoice
+
     match baseline:
         case NoBaseline():
-            return ResolvedBaseline(
+            none = BaselineChoice(
                 None,
                 None,
-                None,
-                "**Baseline:** none (`baseline: none`).",
+                "none (`baseline: none`)",
                 missing="no baseline (the baseline input is none)",
             )
+            return none, f"**Baseline:** {none.source}."
         case FileBaseline(path=path):
-            return ResolvedBaseline(
-                Path(path), None, f"file {path}", f"**Baseline:** file `{path}`."
-            )
+            return BaselineChoice(Path(path), None, f"file {path}"), f"**Baseline:** file `{path}`."
         case AutoBaseline():
             return _auto_baseline(baseline, ctx, deps, config)
         case _:
@@ -561,7 +548,7 @@ def resolve_baseline(
 
 def _auto_baseline(
     baseline: AutoBaseline, ctx: GitHubContext, deps: Collaborators, config: Config
-) -> ResolvedBaseline:
+) -> tuple[BaselineChoice, str]:
     """``baseline: auto`` (:func:`gate.github.artifacts.find_baseline`); its warnings and
     notices logged as annotations and quoted in the summary line."""
     from gate.github.artifacts import find_baseline, search_for
@@ -587,9 +574,7 @@ def _auto_baseline(
         _log(deps, "notice", text, title="ToolGate baseline")
     lines = [f"**Baseline:** {choice.source}."]
     lines += [f"> {t}" for t in (*choice.warnings, *choice.notices)]
-    if choice.path is None:
-        return ResolvedBaseline(None, None, None, "\n".join(lines), missing=choice.missing)
-    return ResolvedBaseline(choice.path, choice.results, choice.source, "\n".join(lines))
+    return choice, "\n".join(lines)
 
 
 def _dataset_sha(config: Config) -> str | None:
