@@ -660,12 +660,9 @@ def append_summary(path: Path | None, text: str) -> str | None:
         note = "\n\n> ✂️ The rest did not fit the step summary; see report.md.\n"
         keep = max(0, room - len(note.encode("utf-8")))
         text = data[:keep].decode("utf-8", "ignore") + note
-    try:
-        # A blank line first: what is there may end in an HTML block (</details>).
-        append_step_summary(path, "\n" + text)
-    except OSError as exc:
-        return f"could not write the step summary: {exc.strerror or exc}"
-    return None
+    # A blank line first: what is there may end in an HTML block (</details>).
+    why = append_step_summary(path, "\n" + text)
+    return None if why is None else f"could not write the step summary: {why}"
 
 
 def _rel(ctx: GitHubContext, path: Path | None) -> str:

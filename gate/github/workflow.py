@@ -78,12 +78,17 @@ def write_outputs(path: Path, values: Mapping[str, str]) -> None:
         fh.write(format_outputs(values))
 
 
-def append_step_summary(path: Path, markdown: str) -> None:
-    """Append Markdown to ``$GITHUB_STEP_SUMMARY`` (the caller keeps it within 1 MiB)."""
-    with path.open("a", encoding="utf-8", newline="\n") as fh:
-        if not markdown.endswith("\n"):
-            markdown += "\n"
-        fh.write(markdown)
+def append_step_summary(path: Path, markdown: str) -> str | None:
+    """Append Markdown to ``$GITHUB_STEP_SUMMARY`` (the caller keeps it within 1 MiB);
+    returns why it could not (``None``: written), never raises."""
+    if not markdown.endswith("\n"):
+        markdown += "\n"
+    try:
+        with path.open("a", encoding="utf-8", newline="\n") as fh:
+            fh.write(markdown)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
 
 
 def step_summary_room(path: Path, limit: int = 1_000_000) -> int:
