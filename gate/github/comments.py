@@ -31,11 +31,6 @@ class UpsertResult:
     warnings: tuple[str, ...] = field(default=())
 
 
-def whoami(client: GitHubClient, fallback: str | None = None) -> str:
-    """The login the token comments as (see the module docstring)."""
-    return _whoami(client, fallback)[0]
-
-
 def _whoami(client: GitHubClient, fallback: str | None) -> tuple[str, bool]:
     """The login, and whether GitHub said so (``False``: a guess for an installation
     token, ``TOOLGATE_COMMENT_LOGIN`` or ``github-actions[bot]``)."""
