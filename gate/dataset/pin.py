@@ -177,7 +177,7 @@ def _edit(text: str, doc: YamlDoc, key: str, value: str, render: Any) -> tuple[i
     line_start = text.rfind("\n", 0, end) + 1
     key_line = text[line_start:]
     indent = key_line[: len(key_line) - len(key_line.lstrip(" "))]
-    if anchor == ("dataset", "path") and doc.lines[anchor] != _line_at(text, end):
+    if anchor == ("dataset", "path") and doc.lines[anchor] != text.count("\n", 0, end) + 1:
         raise doc.error(
             doc.lines[anchor], "dataset.path", "a multi-line path cannot anchor an inserted key"
         )
@@ -187,10 +187,6 @@ def _edit(text: str, doc: YamlDoc, key: str, value: str, render: Any) -> tuple[i
     if stop > 0 and text[stop - 1] == "\r":
         stop -= 1
     return stop, stop, f"{eol}{indent}{key}: {render(value, '')}"
-
-
-def _line_at(text: str, index: int) -> int:
-    return text.count("\n", 0, index) + 1
 
 
 def _key_colon(text: str, line: int, key: str) -> int:

@@ -174,7 +174,8 @@ class ArtifactSearch:
                 raise
             # Renamed, deleted, or not visible to this token: the other workflows' artifacts
             # are still searched, as documented.
-            notes.append(f"the running workflow was not found ({self._workflow_key()}: 404)")
+            key = self.workflow_file or f"run {self.run_id}"
+            notes.append(f"the running workflow was not found ({key}: 404)")
             workflow = None
         if workflow is not None:
             found = self._from_workflow(workflow)
@@ -200,9 +201,6 @@ class ArtifactSearch:
             return self.repo.get_workflow(run.workflow_id)
         notes.append("the running workflow is unknown (no GITHUB_WORKFLOW_REF or GITHUB_RUN_ID)")
         return None
-
-    def _workflow_key(self) -> str:
-        return self.workflow_file or f"run {self.run_id}"
 
     def _from_workflow(self, workflow: Any) -> _Candidate | None:
         # First the base SHA itself: that is exactly what the PR branched from.
