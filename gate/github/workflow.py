@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from gate.model import FlipKind, HardFailureKind, undecided_drops
+from gate.report.lookup import regressions as regressions_of
 from gate.results import HardFailureResult, Results
 
 
@@ -189,7 +190,6 @@ def annotations_for(
         title = f"{kind.replace('_', '-')}: {clean(tool, 80)} called"
         msg = f"case {clean(case_id, 120)} (samples {samples}): {clean(first.message)}"
         items["error"].append(annotation("error", msg, file=file, line=first.line, title=title))
-    cmp = results.comparison
     error = results.run_error
     invalid = error is not None
     if error is not None:  # nothing was measured: no case regressed and no gate was missed
@@ -200,20 +200,14 @@ def annotations_for(
                 title="ToolGate run not valid",
             )
         )
-    regressions = [f for f in (cmp.flips if cmp and not invalid else []) if FlipKind(f.kind).worse]
-    regressions.sort(
-        key=lambda f: (
-            FlipKind(f.kind) is not FlipKind.REGRESSION,
-            -((f.base_pass_rate or 0) - (f.head_pass_rate or 0)),
-            f.case_id,
-        )
-    )
+    # Worst first, as the reports list them.
+    worse = [] if invalid else regressions_of(results)
     counted = {FlipKind.REGRESSION} | (
         {FlipKind.LIKELY_REGRESSION}
         if results.verdict is not None and results.verdict.likely_fail
         else set()
     )
-    for f in regressions:
+    for f in worse:
         checks = ", ".join(clean(c, 60) for c in f.failed_checks) or "failed"
         base = f"{round((f.base_pass_rate or 0) * f.base_samples)}/{f.base_samples}"
         head = f"{round((f.head_pass_rate or 0) * f.head_samples)}/{f.head_samples}"
