@@ -102,15 +102,11 @@ def upsert_comment(
     body: str,
     *,
     marker: str,
-    login: str | None = None,
     login_fallback: str | None = None,
     expected_head_sha: str | None = None,
 ) -> UpsertResult:
     """Create or update this gate's comment on PR ``number`` (see the module docstring)."""
-    if login:
-        me, known = login, True
-    else:
-        me, known = _whoami(client, login_fallback)
+    me, known = _whoami(client, login_fallback)
     repo = client.call(f"GET repository {repository}", lambda: client.gh.get_repo(repository))
     if expected_head_sha:
         pull = client.call(f"GET pull request #{number}", lambda: repo.get_pull(number))

@@ -94,7 +94,6 @@ def post_comment(
             plan.pr_number,
             body,
             marker=marker(results.gate_name),
-            login=None,
             login_fallback=ctx.comment_login,
             expected_head_sha=plan.expected_head_sha,
         )
