@@ -42,12 +42,12 @@ import sys
 import tempfile
 import threading
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO, assert_never
+from typing import TYPE_CHECKING, NamedTuple, TextIO, assert_never
 
 from gate.errors import ExitCode, InputError, Problem, RunAborted, ToolGateError
 from gate.github.activity import (
@@ -186,6 +186,16 @@ def run_guarded(ctx: GitHubContext, environ: Mapping[str, str], deps: Collaborat
         return Outcome(ExitCode.BUG, gated=False)
 
 
+class _Step(NamedTuple):
+    """What every activity runs with."""
+
+    ctx: GitHubContext
+    environ: Mapping[str, str]
+    deps: Collaborators
+    workdir: Path
+    agent_python: str | None
+
+
 def run(ctx: GitHubContext, environ: Mapping[str, str], deps: Collaborators) -> Outcome:
     """Settings checked, the working directory, the plan, then the activity."""
     ctx.require_valid()
@@ -198,15 +208,16 @@ def run(ctx: GitHubContext, environ: Mapping[str, str], deps: Collaborators) -> 
     mark_safe_directory(workspace)
     activity = plan(ctx, ctx.inputs)
     agent_python = prepare_agent(ctx, workspace, workdir, deps)
+    step = _Step(ctx, environ, deps, workdir, agent_python)
     match activity:
         case Check():
-            return do_check(activity, ctx, environ, deps, workdir, agent_python)
+            return do_check(activity, step)
         case RunShard():
-            return do_run_shard(activity, ctx, environ, deps, workdir, agent_python)
+            return do_run_shard(activity, step)
         case Merge():
-            return do_merge(activity, ctx, environ, deps, workdir)
+            return do_merge(activity, step)
         case RelayComment():
-            return do_relay_comment(activity, ctx, environ, deps, workdir)
+            return do_relay_comment(activity, step)
         case _:
             assert_never(activity)
 
@@ -251,17 +262,11 @@ def prepare_agent(
     return str(made.python) if made is not None else None
 
 
-def do_check(
-    activity: Check,
-    ctx: GitHubContext,
-    environ: Mapping[str, str],
-    deps: Collaborators,
-    workdir: Path,
-    agent_python: str | None = None,
-) -> Outcome:
+def do_check(activity: Check, step: _Step) -> Outcome:
     from gate.pipeline import CheckOptions, check
     from gate.pipeline.inputs import load_inputs
 
+    ctx, environ, deps, workdir, agent_python = step
     # Read once here (the output folder and the baseline depend on the config) and
     # handed to the pipeline, which then reads no input file again.
     inputs = load_inputs(
@@ -287,24 +292,15 @@ def do_check(
     )
     with _group(deps, "ToolGate check"):
         done = check(opts, environ, deps.out, log=deps.err)
-    notes = (note,)
-    return _publish(
-        done.results, done.exit_code, ctx, environ, deps, config, activity, notes, done.out
-    )
+    return _publish(done.results, done.exit_code, step, config, activity, note, done.out)
 
 
-def do_run_shard(
-    activity: RunShard,
-    ctx: GitHubContext,
-    environ: Mapping[str, str],
-    deps: Collaborators,
-    workdir: Path,
-    agent_python: str | None = None,
-) -> Outcome:
+def do_run_shard(activity: RunShard, step: _Step) -> Outcome:
     from gate.github.publish import write_step_summary
     from gate.pipeline.inputs import redactor_for
     from gate.pipeline.shard import run_shard
 
+    ctx, environ, deps, workdir, agent_python = step
     with _group(deps, "ToolGate run"):
         done = run_shard(
             Path(activity.config),
@@ -322,18 +318,13 @@ def do_run_shard(
     return Outcome(ExitCode.PASS, gated=False, results=done.results, results_path=done.results_path)
 
 
-def do_merge(
-    activity: Merge,
-    ctx: GitHubContext,
-    environ: Mapping[str, str],
-    deps: Collaborators,
-    workdir: Path,
-) -> Outcome:
+def do_merge(activity: Merge, step: _Step) -> Outcome:
     from gate.config import load_config
     from gate.pipeline.inputs import redactor_for
     from gate.pipeline.merge import merge_and_decide
     from gate.results import read_results
 
+    ctx, environ, deps, workdir, _ = step
     config = load_config(Path(activity.config), display=activity.config)
     out = _out_folder(ctx, workdir, activity.out, config)
     assert out is not None
@@ -358,20 +349,14 @@ def do_merge(
             report_url=ctx.run_url,
             stream=deps.out,
         )
-    notes = (note,)
-    return _publish(done.results, done.exit_code, ctx, environ, deps, config, activity, notes, out)
+    return _publish(done.results, done.exit_code, step, config, activity, note, out)
 
 
-def do_relay_comment(
-    activity: RelayComment,
-    ctx: GitHubContext,
-    environ: Mapping[str, str],
-    deps: Collaborators,
-    workdir: Path,
-) -> Outcome:
+def do_relay_comment(activity: RelayComment, step: _Step) -> Outcome:
     from gate.github.workflow_run import relay_comment
     from gate.report.redact import Redactor
 
+    ctx, environ, deps, workdir, _ = step
     seal_step(deps)
     done = relay_comment(
         activity,
@@ -390,20 +375,19 @@ def do_relay_comment(
 def _publish(
     results: Results,
     exit_code: int,
-    ctx: GitHubContext,
-    environ: Mapping[str, str],
-    deps: Collaborators,
+    step: _Step,
     config: Config,
     activity: Check | Merge,
-    notes: Sequence[str],
+    note: str,
     out: Path,
 ) -> Outcome:
     """After a gated activity (``check``, ``merge``): the step sealed, then its summary
-    (the report, then ``notes``), annotations and the comment; the outputs are
-    :func:`finish`'s, from the outcome returned. Never raises for a GitHub failure."""
+    (the report, then the baseline's ``note``), annotations and the comment; the outputs
+    are :func:`finish`'s, from the outcome returned. Never raises for a GitHub failure."""
     from gate.github.publish import publish
     from gate.pipeline.inputs import redactor_for
 
+    ctx, environ, deps, _, _ = step
     seal_step(deps)
     comment = activity.comment
     if isinstance(comment, PostComment) and not config.reporting.comment:
@@ -414,10 +398,9 @@ def _publish(
         comment=comment,
         redactor=redactor_for(config, environ),
         results_path=_rel(ctx, out / RESULTS_FILE),
-        dataset_file=results.dataset.path,
         annotations=config.reporting.annotations,
         outputs=False,
-        summary_notes=notes,
+        summary_notes=(note,),
         client_factory=deps.client,
         stream=deps.out,
     )
