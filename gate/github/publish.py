@@ -151,7 +151,6 @@ def publish(
     comment: CommentPlan,
     redactor: Redactor,
     results_path: str,
-    dataset_file: str | None = None,
     annotations: bool = True,
     outputs: bool = True,
     summary_notes: Sequence[str] = (),
@@ -175,7 +174,6 @@ def publish(
         # Keep warning slots for what this function itself may warn about.
         report.annotations = annotations_for(
             results,
-            dataset_file=dataset_file,
             redact=redactor.redact,
             reserved_warnings=1 + len(report.warnings),
         )

@@ -156,7 +156,6 @@ def outputs_for(results: Results, results_path: str) -> dict[str, str]:
 def annotations_for(
     results: Results,
     *,
-    dataset_file: str | None = None,
     redact: Callable[[str], str] = lambda s: s,
     per_type: int = ANNOTATIONS_PER_TYPE,
     reserved_warnings: int = 0,
@@ -170,7 +169,7 @@ def annotations_for(
     for the caller's own warnings). Data strings are redacted, made
     visible (no control characters) and escaped by :func:`annotation`.
     """
-    file = dataset_file or results.dataset.path
+    file = results.dataset.path
     failed = results.verdict is not None and not results.verdict.passed
     items: dict[str, list[str]] = {"error": [], "warning": [], "notice": []}
 
