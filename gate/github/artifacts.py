@@ -156,8 +156,6 @@ class ArtifactSearch:
     token: str | None = field(default=None, repr=False)
     max_zip_bytes: int = MAX_ZIP_BYTES
     max_results_bytes: int = MAX_RESULTS_BYTES
-    opener: urllib.request.OpenerDirector | None = None
-    """``urllib`` opener for the redirected download (tests may pass their own)."""
     call: Callable[[str, Callable[[], Any]], Any] = field(default=lambda what, fn: fn())
     """Runs one GitHub operation: :meth:`gate.github.client.GitHubClient.call` retries
     5xx and rate limits within the client's time budget; the default runs it once."""
@@ -289,7 +287,7 @@ class ArtifactSearch:
             # Same host as the API (GitHub Enterprise Server storage, the test server): the
             # token is expected there. Elsewhere the URL is pre-signed: never send it.
             req.add_header("Authorization", f"token {self.token}")
-        opener = self.opener or urllib.request.build_opener(_NoRedirect())
+        opener = urllib.request.build_opener(_NoRedirect())
         deadline = time.monotonic() + DOWNLOAD_DEADLINE_S
         received = 0
         try:
