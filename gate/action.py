@@ -42,12 +42,12 @@ import sys
 import tempfile
 import threading
 import traceback
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO, assert_never
+from typing import TYPE_CHECKING, NamedTuple, TextIO, assert_never
 
 from gate.errors import ExitCode, InputError, Problem, RunAborted, ToolGateError
 from gate.github.activity import (
@@ -70,6 +70,7 @@ from gate.github.workflow import annotation
 
 if TYPE_CHECKING:
     from gate.config import Config
+    from gate.github.artifacts import BaselineChoice
     from gate.results import Results
 
 OUTPUTS: tuple[str, ...] = (
@@ -185,6 +186,16 @@ def run_guarded(ctx: GitHubContext, environ: Mapping[str, str], deps: Collaborat
         return Outcome(ExitCode.BUG, gated=False)
 
 
+class _Step(NamedTuple):
+    """What every activity runs with."""
+
+    ctx: GitHubContext
+    environ: Mapping[str, str]
+    deps: Collaborators
+    workdir: Path
+    agent_python: str | None
+
+
 def run(ctx: GitHubContext, environ: Mapping[str, str], deps: Collaborators) -> Outcome:
     """Settings checked, the working directory, the plan, then the activity."""
     ctx.require_valid()
@@ -197,15 +208,16 @@ def run(ctx: GitHubContext, environ: Mapping[str, str], deps: Collaborators) -> 
     mark_safe_directory(workspace)
     activity = plan(ctx, ctx.inputs)
     agent_python = prepare_agent(ctx, workspace, workdir, deps)
+    step = _Step(ctx, environ, deps, workdir, agent_python)
     match activity:
         case Check():
-            return do_check(activity, ctx, environ, deps, workdir, agent_python)
+            return do_check(activity, step)
         case RunShard():
-            return do_run_shard(activity, ctx, environ, deps, workdir, agent_python)
+            return do_run_shard(activity, step)
         case Merge():
-            return do_merge(activity, ctx, environ, deps, workdir)
+            return do_merge(activity, step)
         case RelayComment():
-            return do_relay_comment(activity, ctx, environ, deps, workdir)
+            return do_relay_comment(activity, step)
         case _:
             assert_never(activity)
 
@@ -250,17 +262,11 @@ def prepare_agent(
     return str(made.python) if made is not None else None
 
 
-def do_check(
-    activity: Check,
-    ctx: GitHubContext,
-    environ: Mapping[str, str],
-    deps: Collaborators,
-    workdir: Path,
-    agent_python: str | None = None,
-) -> Outcome:
+def do_check(activity: Check, step: _Step) -> Outcome:
     from gate.pipeline import CheckOptions, check
     from gate.pipeline.inputs import load_inputs
 
+    ctx, environ, deps, workdir, agent_python = step
     # Read once here (the output folder and the baseline depend on the config) and
     # handed to the pipeline, which then reads no input file again.
     inputs = load_inputs(
@@ -269,7 +275,7 @@ def do_check(
     config = inputs.config
     out = _out_folder(ctx, workdir, activity.out, config)
     assert out is not None
-    baseline = resolve_baseline(activity.baseline, ctx, deps, config)
+    baseline, note = resolve_baseline(activity.baseline, ctx, deps, config)
     opts = CheckOptions(
         config_path=Path(activity.config),
         config_display=activity.config,
@@ -286,24 +292,15 @@ def do_check(
     )
     with _group(deps, "ToolGate check"):
         done = check(opts, environ, deps.out, log=deps.err)
-    notes = (baseline.note,)
-    return _publish(
-        done.results, done.exit_code, ctx, environ, deps, config, activity, notes, done.out
-    )
+    return _publish(done.results, done.exit_code, step, config, activity, note, done.out)
 
 
-def do_run_shard(
-    activity: RunShard,
-    ctx: GitHubContext,
-    environ: Mapping[str, str],
-    deps: Collaborators,
-    workdir: Path,
-    agent_python: str | None = None,
-) -> Outcome:
+def do_run_shard(activity: RunShard, step: _Step) -> Outcome:
     from gate.github.publish import write_step_summary
     from gate.pipeline.inputs import redactor_for
     from gate.pipeline.shard import run_shard
 
+    ctx, environ, deps, workdir, agent_python = step
     with _group(deps, "ToolGate run"):
         done = run_shard(
             Path(activity.config),
@@ -321,18 +318,13 @@ def do_run_shard(
     return Outcome(ExitCode.PASS, gated=False, results=done.results, results_path=done.results_path)
 
 
-def do_merge(
-    activity: Merge,
-    ctx: GitHubContext,
-    environ: Mapping[str, str],
-    deps: Collaborators,
-    workdir: Path,
-) -> Outcome:
+def do_merge(activity: Merge, step: _Step) -> Outcome:
     from gate.config import load_config
     from gate.pipeline.inputs import redactor_for
     from gate.pipeline.merge import merge_and_decide
     from gate.results import read_results
 
+    ctx, environ, deps, workdir, _ = step
     config = load_config(Path(activity.config), display=activity.config)
     out = _out_folder(ctx, workdir, activity.out, config)
     assert out is not None
@@ -340,7 +332,7 @@ def do_merge(
         (_display(folder, workdir), folder / RESULTS_FILE)
         for folder in shard_folders(workdir / activity.folder)
     ]
-    baseline = resolve_baseline(activity.baseline, ctx, deps, config)
+    baseline, note = resolve_baseline(activity.baseline, ctx, deps, config)
     base = baseline.results
     if base is None and baseline.path is not None:
         base = read_results(baseline.path, display=str(baseline.path))
@@ -357,20 +349,14 @@ def do_merge(
             report_url=ctx.run_url,
             stream=deps.out,
         )
-    notes = (baseline.note,)
-    return _publish(done.results, done.exit_code, ctx, environ, deps, config, activity, notes, out)
+    return _publish(done.results, done.exit_code, step, config, activity, note, out)
 
 
-def do_relay_comment(
-    activity: RelayComment,
-    ctx: GitHubContext,
-    environ: Mapping[str, str],
-    deps: Collaborators,
-    workdir: Path,
-) -> Outcome:
+def do_relay_comment(activity: RelayComment, step: _Step) -> Outcome:
     from gate.github.workflow_run import relay_comment
     from gate.report.redact import Redactor
 
+    ctx, environ, deps, workdir, _ = step
     seal_step(deps)
     done = relay_comment(
         activity,
@@ -389,20 +375,19 @@ def do_relay_comment(
 def _publish(
     results: Results,
     exit_code: int,
-    ctx: GitHubContext,
-    environ: Mapping[str, str],
-    deps: Collaborators,
+    step: _Step,
     config: Config,
     activity: Check | Merge,
-    notes: Sequence[str],
+    note: str,
     out: Path,
 ) -> Outcome:
     """After a gated activity (``check``, ``merge``): the step sealed, then its summary
-    (the report, then ``notes``), annotations and the comment; the outputs are
-    :func:`finish`'s, from the outcome returned. Never raises for a GitHub failure."""
+    (the report, then the baseline's ``note``), annotations and the comment; the outputs
+    are :func:`finish`'s, from the outcome returned. Never raises for a GitHub failure."""
     from gate.github.publish import publish
     from gate.pipeline.inputs import redactor_for
 
+    ctx, environ, deps, _, _ = step
     seal_step(deps)
     comment = activity.comment
     if isinstance(comment, PostComment) and not config.reporting.comment:
@@ -413,10 +398,9 @@ def _publish(
         comment=comment,
         redactor=redactor_for(config, environ),
         results_path=_rel(ctx, out / RESULTS_FILE),
-        dataset_file=results.dataset.path,
         annotations=config.reporting.annotations,
         outputs=False,
-        summary_notes=notes,
+        summary_notes=(note,),
         client_factory=deps.client,
         stream=deps.out,
     )
@@ -514,21 +498,7 @@ def _out_folder(
 # ─── the baseline ─────────────────────────────────────────────────────────────
 
 
-@dataclass(frozen=True, slots=True)
-class ResolvedBaseline:
-    path: Path | None
-    """The baseline results.json, ``None`` to compare with nothing."""
-    results: Results | None
-    """The results when already read (``auto`` validates what it fetches)."""
-    source: str | None
-    """Where they came from, for the reports."""
-    note: str
-    """The step summary's line about it."""
-    missing: str | None = None
-    """Why there is none, in words (``path`` ``None``)."""
-
-
-def _missing_why(baseline: ResolvedBaseline, base_run: bool) -> str | None:
+def _missing_why(baseline: BaselineChoice, base_run: bool) -> str | None:
     """Why a run has no baseline, for its first line (``None``: it has one)."""
     if baseline.path is not None or baseline.results is not None:
         return None
@@ -538,21 +508,21 @@ def _missing_why(baseline: ResolvedBaseline, base_run: bool) -> str | None:
 
 def resolve_baseline(
     baseline: BaselinePlan, ctx: GitHubContext, deps: Collaborators, config: Config
-) -> ResolvedBaseline:
+) -> tuple[BaselineChoice, str]:
     """The baseline to compare with, and the step summary's line about it."""
+    from gate.github.artifacts import BaselineChoice
+
     match baseline:
         case NoBaseline():
-            return ResolvedBaseline(
+            none = BaselineChoice(
                 None,
                 None,
-                None,
-                "**Baseline:** none (`baseline: none`).",
+                "none (`baseline: none`)",
                 missing="no baseline (the baseline input is none)",
             )
+            return none, f"**Baseline:** {none.source}."
         case FileBaseline(path=path):
-            return ResolvedBaseline(
-                Path(path), None, f"file {path}", f"**Baseline:** file `{path}`."
-            )
+            return BaselineChoice(Path(path), None, f"file {path}"), f"**Baseline:** file `{path}`."
         case AutoBaseline():
             return _auto_baseline(baseline, ctx, deps, config)
         case _:
@@ -561,7 +531,7 @@ def resolve_baseline(
 
 def _auto_baseline(
     baseline: AutoBaseline, ctx: GitHubContext, deps: Collaborators, config: Config
-) -> ResolvedBaseline:
+) -> tuple[BaselineChoice, str]:
     """``baseline: auto`` (:func:`gate.github.artifacts.find_baseline`); its warnings and
     notices logged as annotations and quoted in the summary line."""
     from gate.github.artifacts import find_baseline, search_for
@@ -587,9 +557,7 @@ def _auto_baseline(
         _log(deps, "notice", text, title="ToolGate baseline")
     lines = [f"**Baseline:** {choice.source}."]
     lines += [f"> {t}" for t in (*choice.warnings, *choice.notices)]
-    if choice.path is None:
-        return ResolvedBaseline(None, None, None, "\n".join(lines), missing=choice.missing)
-    return ResolvedBaseline(choice.path, choice.results, choice.source, "\n".join(lines))
+    return choice, "\n".join(lines)
 
 
 def _dataset_sha(config: Config) -> str | None:
@@ -675,12 +643,9 @@ def append_summary(path: Path | None, text: str) -> str | None:
         note = "\n\n> ✂️ The rest did not fit the step summary; see report.md.\n"
         keep = max(0, room - len(note.encode("utf-8")))
         text = data[:keep].decode("utf-8", "ignore") + note
-    try:
-        # A blank line first: what is there may end in an HTML block (</details>).
-        append_step_summary(path, "\n" + text)
-    except OSError as exc:
-        return f"could not write the step summary: {exc.strerror or exc}"
-    return None
+    # A blank line first: what is there may end in an HTML block (</details>).
+    why = append_step_summary(path, "\n" + text)
+    return None if why is None else f"could not write the step summary: {why}"
 
 
 def _rel(ctx: GitHubContext, path: Path | None) -> str:

@@ -101,9 +101,12 @@ def remove_stale(out: Path, names: Iterable[str] = RUN_OUTPUTS) -> None:
             raise _fault(path, f"cannot remove the old file: {_why(exc)}") from None
 
 
-def write_atomic(path: Path, chunks: Iterable[bytes], *, display: str | None = None) -> None:
-    """Write ``path`` whole or not at all (module docstring); a failure is an
-    :class:`OutputError` naming ``display`` (default: the path)."""
+def write_atomic(
+    path: Path, chunks: Iterable[bytes], *, display: str | None = None, mode: int | None = None
+) -> None:
+    """Write ``path`` whole or not at all (module docstring) with permission bits ``mode``
+    (default: what ``open()`` gives); a failure is an :class:`OutputError` naming
+    ``display`` (default: the path)."""
     name = display or str(path)
     ensure_dir(path.parent)
     try:
@@ -111,7 +114,8 @@ def write_atomic(path: Path, chunks: Iterable[bytes], *, display: str | None = N
     except OSError as exc:
         raise _fault(name, f"cannot write: {_why(exc)}") from None
     try:
-        os.fchmod(fd, _FILE_MODE)  # mkstemp's 0600 would hide the file from the artifact upload
+        # mkstemp's 0600 would hide the file from the artifact upload.
+        os.fchmod(fd, _FILE_MODE if mode is None else mode)
         # A large buffer: results.json comes a case at a time (a few KB each), and 8 KB
         # would make each chunk its own system call.
         with os.fdopen(fd, "wb", buffering=_BUFFER) as fh:

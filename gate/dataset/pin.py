@@ -16,16 +16,15 @@ result is parsed back and compared with the intended data before it is written.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import tempfile
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gate.dataset.read import default_display
 from gate.errors import ConfigError, PinMismatchError, Problem
+from gate.outdir import write_atomic
 from gate.yamlio import YamlDoc, load_yaml, parse_yaml
 
 if TYPE_CHECKING:
@@ -93,7 +92,9 @@ def pin_config(
         old_version=None if old_version is None else str(old_version),
     )
     if result.changed:
-        _write_atomic(config_path, new_text.encode("utf-8"))
+        # The config keeps its permission bits.
+        mode = stat.S_IMODE(config_path.stat().st_mode)
+        write_atomic(config_path, [new_text.encode("utf-8")], display=shown, mode=mode)
     return result
 
 
@@ -176,7 +177,7 @@ def _edit(text: str, doc: YamlDoc, key: str, value: str, render: Any) -> tuple[i
     line_start = text.rfind("\n", 0, end) + 1
     key_line = text[line_start:]
     indent = key_line[: len(key_line) - len(key_line.lstrip(" "))]
-    if anchor == ("dataset", "path") and doc.lines[anchor] != _line_at(text, end):
+    if anchor == ("dataset", "path") and doc.lines[anchor] != text.count("\n", 0, end) + 1:
         raise doc.error(
             doc.lines[anchor], "dataset.path", "a multi-line path cannot anchor an inserted key"
         )
@@ -186,10 +187,6 @@ def _edit(text: str, doc: YamlDoc, key: str, value: str, render: Any) -> tuple[i
     if stop > 0 and text[stop - 1] == "\r":
         stop -= 1
     return stop, stop, f"{eol}{indent}{key}: {render(value, '')}"
-
-
-def _line_at(text: str, index: int) -> int:
-    return text.count("\n", 0, index) + 1
 
 
 def _key_colon(text: str, line: int, key: str) -> int:
@@ -212,19 +209,6 @@ def _verify(new_text: str, doc: YamlDoc, sha256: str, version: str | None) -> No
         raise RuntimeError(
             "pinning would change more than dataset.sha256/version; the config was not written"
         )
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        shutil.copymode(path, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _display(path: Path | None) -> str:

@@ -21,7 +21,7 @@ import hashlib
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, assert_never
+from typing import Any, BinaryIO
 
 from gate import jsonio
 from gate.dataset.columns import COLUMNS, ENUM_COLUMNS, TEXT_COLUMNS
@@ -60,13 +60,8 @@ class Rows:
         self._done = False
 
     def __iter__(self) -> Iterator[tuple[int, Any]]:
-        if self._fmt is Format.JSONL:
-            rows = _jsonl_rows(self._fh, self._digest, self._display, self._problems)
-        elif self._fmt is Format.CSV:
-            rows = _csv_rows(self._fh, self._digest, self._display, self._problems)
-        else:  # pragma: no cover - exhaustive
-            assert_never(self._fmt)
-        yield from rows
+        read = _jsonl_rows if self._fmt is Format.JSONL else _csv_rows
+        yield from read(self._fh, self._digest, self._display, self._problems)
         self._done = True
 
     @property

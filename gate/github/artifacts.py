@@ -156,8 +156,6 @@ class ArtifactSearch:
     token: str | None = field(default=None, repr=False)
     max_zip_bytes: int = MAX_ZIP_BYTES
     max_results_bytes: int = MAX_RESULTS_BYTES
-    opener: urllib.request.OpenerDirector | None = None
-    """``urllib`` opener for the redirected download (tests may pass their own)."""
     call: Callable[[str, Callable[[], Any]], Any] = field(default=lambda what, fn: fn())
     """Runs one GitHub operation: :meth:`gate.github.client.GitHubClient.call` retries
     5xx and rate limits within the client's time budget; the default runs it once."""
@@ -174,7 +172,8 @@ class ArtifactSearch:
                 raise
             # Renamed, deleted, or not visible to this token: the other workflows' artifacts
             # are still searched, as documented.
-            notes.append(f"the running workflow was not found ({self._workflow_key()}: 404)")
+            key = self.workflow_file or f"run {self.run_id}"
+            notes.append(f"the running workflow was not found ({key}: 404)")
             workflow = None
         if workflow is not None:
             found = self._from_workflow(workflow)
@@ -200,9 +199,6 @@ class ArtifactSearch:
             return self.repo.get_workflow(run.workflow_id)
         notes.append("the running workflow is unknown (no GITHUB_WORKFLOW_REF or GITHUB_RUN_ID)")
         return None
-
-    def _workflow_key(self) -> str:
-        return self.workflow_file or f"run {self.run_id}"
 
     def _from_workflow(self, workflow: Any) -> _Candidate | None:
         # First the base SHA itself: that is exactly what the PR branched from.
@@ -291,7 +287,7 @@ class ArtifactSearch:
             # Same host as the API (GitHub Enterprise Server storage, the test server): the
             # token is expected there. Elsewhere the URL is pre-signed: never send it.
             req.add_header("Authorization", f"token {self.token}")
-        opener = self.opener or urllib.request.build_opener(_NoRedirect())
+        opener = urllib.request.build_opener(_NoRedirect())
         deadline = time.monotonic() + DOWNLOAD_DEADLINE_S
         received = 0
         try:

@@ -88,15 +88,9 @@ class GitHubClient:
         api_url: str,
         policy: RetryPolicy | None = None,
         write_interval_s: float = 1.0,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], None] = time.sleep,
-        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.policy = policy or RetryPolicy()
-        self._clock = clock
-        self._sleep = sleep
-        self._wall = wall_clock
-        self.deadline = clock() + self.policy.budget_s
+        self.deadline = time.monotonic() + self.policy.budget_s
         self.timeout_s = max(1, min(self.policy.request_timeout_s, int(self.policy.budget_s)))
         self.gh = Github(
             auth=ApiToken(token),
@@ -114,7 +108,7 @@ class GitHubClient:
         return f"GitHubClient(base_url={self.gh.requester.base_url!r})"
 
     def remaining_s(self) -> float:
-        return self.deadline - self._clock()
+        return self.deadline - time.monotonic()
 
     def call(self, what: str, fn: Callable[[], T]) -> T:
         """Run ``fn`` (one or more requests), retrying as the module docstring says."""
@@ -159,7 +153,7 @@ class GitHubClient:
                     attempts=attempt,
                     rate_limited=failure.rate_limited,
                 )
-            self._sleep(wait)
+            time.sleep(wait)
 
     def _within_budget(self, what: str, fn: Callable[[], T], attempt: int) -> T:
         """``fn()`` in a helper thread, waited for until the budget's deadline: requests'
@@ -192,7 +186,7 @@ class GitHubClient:
         headers = {str(k).lower(): str(v) for k, v in (exc.headers or {}).items()}
         message = _message(exc.data) or str(exc)
         if status is not None and status >= 500:
-            return _Failure(True, _retry_after(headers, self._wall), status, message)
+            return _Failure(True, _retry_after(headers, time.time), status, message)
         if status in (403, 429):
             lowered = message.lower()
             secondary = "secondary rate limit" in lowered or lowered.endswith(
@@ -204,10 +198,10 @@ class GitHubClient:
             primary = headers.get("x-ratelimit-remaining") == "0" or lowered.startswith(
                 "api rate limit exceeded"
             )
-            wait = _retry_after(headers, self._wall)
+            wait = _retry_after(headers, time.time)
             if wait is not None or secondary or primary or status == 429:
                 if wait is None and primary and headers.get("x-ratelimit-reset", "").isdigit():
-                    wait = max(0.0, int(headers["x-ratelimit-reset"]) - self._wall()) + 1.0
+                    wait = max(0.0, int(headers["x-ratelimit-reset"]) - time.time()) + 1.0
                 if wait is None:
                     wait = SECONDARY_DEFAULT_WAIT_S
                 kind = "secondary rate limit" if secondary else "rate limit"

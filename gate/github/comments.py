@@ -31,11 +31,6 @@ class UpsertResult:
     warnings: tuple[str, ...] = field(default=())
 
 
-def whoami(client: GitHubClient, fallback: str | None = None) -> str:
-    """The login the token comments as (see the module docstring)."""
-    return _whoami(client, fallback)[0]
-
-
 def _whoami(client: GitHubClient, fallback: str | None) -> tuple[str, bool]:
     """The login, and whether GitHub said so (``False``: a guess for an installation
     token, ``TOOLGATE_COMMENT_LOGIN`` or ``github-actions[bot]``)."""
@@ -107,15 +102,11 @@ def upsert_comment(
     body: str,
     *,
     marker: str,
-    login: str | None = None,
     login_fallback: str | None = None,
     expected_head_sha: str | None = None,
 ) -> UpsertResult:
     """Create or update this gate's comment on PR ``number`` (see the module docstring)."""
-    if login:
-        me, known = login, True
-    else:
-        me, known = _whoami(client, login_fallback)
+    me, known = _whoami(client, login_fallback)
     repo = client.call(f"GET repository {repository}", lambda: client.gh.get_repo(repository))
     if expected_head_sha:
         pull = client.call(f"GET pull request #{number}", lambda: repo.get_pull(number))

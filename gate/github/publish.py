@@ -94,7 +94,6 @@ def post_comment(
             plan.pr_number,
             body,
             marker=marker(results.gate_name),
-            login=None,
             login_fallback=ctx.comment_login,
             expected_head_sha=plan.expected_head_sha,
         )
@@ -137,11 +136,12 @@ def post_comment(
 def _fallback(ctx: GitHubContext, body: str) -> str:
     if ctx.step_summary_path is None:
         return "nowhere (GITHUB_STEP_SUMMARY is not set)"
-    try:
-        append_step_summary(ctx.step_summary_path, body)
-    except OSError as exc:
-        return f"nowhere (the step summary could not be written: {exc.strerror or exc})"
-    return "the step summary"
+    why = append_step_summary(ctx.step_summary_path, body)
+    return (
+        "the step summary"
+        if why is None
+        else f"nowhere (the step summary could not be written: {why})"
+    )
 
 
 def publish(
@@ -151,7 +151,6 @@ def publish(
     comment: CommentPlan,
     redactor: Redactor,
     results_path: str,
-    dataset_file: str | None = None,
     annotations: bool = True,
     outputs: bool = True,
     summary_notes: Sequence[str] = (),
@@ -175,7 +174,6 @@ def publish(
         # Keep warning slots for what this function itself may warn about.
         report.annotations = annotations_for(
             results,
-            dataset_file=dataset_file,
             redact=redactor.redact,
             reserved_warnings=1 + len(report.warnings),
         )
@@ -204,15 +202,12 @@ def write_step_summary(
     if ctx.step_summary_path is None:
         return None
     extra = "".join(f"\n{n.rstrip()}\n" for n in notes if n.strip())
-    try:
-        room = step_summary_room(ctx.step_summary_path) - len(extra.encode("utf-8"))
-        text = render_markdown(
-            results, max_bytes=max(0, room), redactor=redactor, report_url=ctx.run_url
-        )
-        append_step_summary(ctx.step_summary_path, text + extra)
-    except OSError as exc:
-        return f"could not write the step summary: {exc.strerror or exc}"
-    return None
+    room = step_summary_room(ctx.step_summary_path) - len(extra.encode("utf-8"))
+    text = render_markdown(
+        results, max_bytes=max(0, room), redactor=redactor, report_url=ctx.run_url
+    )
+    why = append_step_summary(ctx.step_summary_path, text + extra)
+    return None if why is None else f"could not write the step summary: {why}"
 
 
 def emit(out: TextIO, ctx: GitHubContext, message: str, level: str | None) -> None:

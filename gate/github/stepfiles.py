@@ -36,11 +36,10 @@ class StepSeal:
 
     sizes: Mapping[str, tuple[Path, int]]
     """Variable → (its file, its size at the start)."""
-    reap: bool = True
     closed: bool = field(default=False)
 
     @classmethod
-    def start(cls, environ: Mapping[str, str], *, reap: bool = True) -> StepSeal:
+    def start(cls, environ: Mapping[str, str]) -> StepSeal:
         sizes: dict[str, tuple[Path, int]] = {}
         for name in STEP_FILES:
             value = environ.get(name)
@@ -51,25 +50,23 @@ class StepSeal:
                 sizes[name] = (path, path.stat().st_size)
             except OSError:
                 sizes[name] = (path, 0)  # not there yet: anything in it later is not ours
-        if reap:
-            from gate.replay.reaper import track
+        from gate.replay.reaper import track
 
-            track()
-        return cls(sizes, reap)
+        track()
+        return cls(sizes)
 
     def close(self) -> list[str]:
         """End the step's processes and put the files back as they were; what happened
         that a reviewer should know, as sentences (warnings)."""
         notes: list[str] = []
-        if self.reap:
-            from gate.replay.reaper import end_all
+        from gate.replay.reaper import end_all
 
-            ended = end_all()
-            if ended and not self.closed:
-                notes.append(
-                    f"ToolGate ended {ended} process(es) the agent under test or `setup` left "
-                    "running (a process started during the step lives until the gate is over)."
-                )
+        ended = end_all()
+        if ended and not self.closed:
+            notes.append(
+                f"ToolGate ended {ended} process(es) the agent under test or `setup` left "
+                "running (a process started during the step lives until the gate is over)."
+            )
         if self.closed:
             return notes
         self.closed = True

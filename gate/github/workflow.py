@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from gate.model import FlipKind, HardFailureKind, undecided_drops
+from gate.report.lookup import regressions as regressions_of
 from gate.results import HardFailureResult, Results
 
 
@@ -78,12 +79,17 @@ def write_outputs(path: Path, values: Mapping[str, str]) -> None:
         fh.write(format_outputs(values))
 
 
-def append_step_summary(path: Path, markdown: str) -> None:
-    """Append Markdown to ``$GITHUB_STEP_SUMMARY`` (the caller keeps it within 1 MiB)."""
-    with path.open("a", encoding="utf-8", newline="\n") as fh:
-        if not markdown.endswith("\n"):
-            markdown += "\n"
-        fh.write(markdown)
+def append_step_summary(path: Path, markdown: str) -> str | None:
+    """Append Markdown to ``$GITHUB_STEP_SUMMARY`` (the caller keeps it within 1 MiB);
+    returns why it could not (``None``: written), never raises."""
+    if not markdown.endswith("\n"):
+        markdown += "\n"
+    try:
+        with path.open("a", encoding="utf-8", newline="\n") as fh:
+            fh.write(markdown)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
 
 
 def step_summary_room(path: Path, limit: int = 1_000_000) -> int:
@@ -150,7 +156,6 @@ def outputs_for(results: Results, results_path: str) -> dict[str, str]:
 def annotations_for(
     results: Results,
     *,
-    dataset_file: str | None = None,
     redact: Callable[[str], str] = lambda s: s,
     per_type: int = ANNOTATIONS_PER_TYPE,
     reserved_warnings: int = 0,
@@ -164,7 +169,7 @@ def annotations_for(
     for the caller's own warnings). Data strings are redacted, made
     visible (no control characters) and escaped by :func:`annotation`.
     """
-    file = dataset_file or results.dataset.path
+    file = results.dataset.path
     failed = results.verdict is not None and not results.verdict.passed
     items: dict[str, list[str]] = {"error": [], "warning": [], "notice": []}
 
@@ -184,7 +189,6 @@ def annotations_for(
         title = f"{kind.replace('_', '-')}: {clean(tool, 80)} called"
         msg = f"case {clean(case_id, 120)} (samples {samples}): {clean(first.message)}"
         items["error"].append(annotation("error", msg, file=file, line=first.line, title=title))
-    cmp = results.comparison
     error = results.run_error
     invalid = error is not None
     if error is not None:  # nothing was measured: no case regressed and no gate was missed
@@ -195,20 +199,14 @@ def annotations_for(
                 title="ToolGate run not valid",
             )
         )
-    regressions = [f for f in (cmp.flips if cmp and not invalid else []) if FlipKind(f.kind).worse]
-    regressions.sort(
-        key=lambda f: (
-            FlipKind(f.kind) is not FlipKind.REGRESSION,
-            -((f.base_pass_rate or 0) - (f.head_pass_rate or 0)),
-            f.case_id,
-        )
-    )
+    # Worst first, as the reports list them.
+    worse = [] if invalid else regressions_of(results)
     counted = {FlipKind.REGRESSION} | (
         {FlipKind.LIKELY_REGRESSION}
         if results.verdict is not None and results.verdict.likely_fail
         else set()
     )
-    for f in regressions:
+    for f in worse:
         checks = ", ".join(clean(c, 60) for c in f.failed_checks) or "failed"
         base = f"{round((f.base_pass_rate or 0) * f.base_samples)}/{f.base_samples}"
         head = f"{round((f.head_pass_rate or 0) * f.head_samples)}/{f.head_samples}"

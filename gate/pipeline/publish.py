@@ -202,7 +202,6 @@ def report_and_publish(
             comment=plan_comment(ctx, disabled_by=disabled_by),
             redactor=redactor,
             results_path=rel(results_path),
-            dataset_file=results.dataset.path,
             annotations=config.reporting.annotations,
             stream=stream,
         )

@@ -40,17 +40,6 @@ def where_full_report(report_url: str | None) -> str:
     return "the full report is in this run's step summary and in `report.md` (artifact)"
 
 
-def render_comment(
-    results: Results,
-    *,
-    max_chars: int = DEFAULT_MAX_CHARS,
-    redactor: Redactor | None = None,
-    report_url: str | None = None,
-) -> str:
-    """The comment body (Markdown), at most ``max_chars`` UTF-16 code units."""
-    return _render(results, max_chars=max_chars, redactor=redactor, report_url=report_url)
-
-
 # ─── the workflow_run comment: another run's results, that run's verdict ──────
 
 RELAY_NOTICE_GATE = "toolgate"
@@ -94,11 +83,6 @@ def _concluded(run: RelayedRun) -> tuple[str, str]:
             return "⚪", f"ended {Escaper().code(other, 40, table=False)}"
 
 
-def _claim(results: Results) -> str:
-    """What the results file says of itself: ``passed``, ``failed`` or ``not gated``."""
-    return status(results)[1]
-
-
 def relayed_heading(results: Results, run: RelayedRun, esc: Escaper) -> list[str]:
     """The verdict line from the run's conclusion, then what the results file claims —
     with a warning when the two disagree."""
@@ -111,7 +95,7 @@ def relayed_heading(results: Results, run: RelayedRun, esc: Escaper) -> list[str
         f"concluded {esc.code(run.conclusion or 'nothing yet', 40, table=False)}",
         "",
     ]
-    claim = _claim(results)
+    claim = status(results)[1]  # what the results file says of itself
     if (claim, run.conclusion) not in (("passed", "success"), ("failed", "failure")):
         lines += [
             f"> ⚠️ The results file that run uploaded says **{claim}**, but its check "
@@ -143,7 +127,7 @@ def render_relayed_comment(
     pattern): the report rendered from ``results`` like every comment — every string of
     it escaped — under a heading whose verdict is ``run``'s conclusion."""
     esc = Escaper(redactor or Redactor(), limit=120)
-    return _render(
+    return render_comment(
         results,
         max_chars=max_chars,
         redactor=redactor,
@@ -181,15 +165,17 @@ def render_relay_notice(run: RelayedRun, problem: str) -> str:
     )
 
 
-def _render(
+def render_comment(
     results: Results,
     *,
-    max_chars: int,
-    redactor: Redactor | None,
-    report_url: str | None,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    redactor: Redactor | None = None,
+    report_url: str | None = None,
     heading: Sequence[str] | None = None,
     footer: Sequence[str] = (),
 ) -> str:
+    """The comment body (Markdown), at most ``max_chars`` UTF-16 code units; ``heading``
+    replaces the verdict heading and ``footer`` ends it (:func:`render_relayed_comment`)."""
     red = redactor or Redactor()
     esc = Escaper(red, limit=320)
     limit = min(max_chars, GITHUB_COMMENT_LIMIT)

@@ -4,7 +4,7 @@
 It shows what the comment shows in sight, in the same order: the verdict line first, then
 what the run was compared with, then each section with at most :data:`MAX_ROWS` rows; a
 folded section is named in one line. No colour codes (the output is deterministic and
-safe to pipe). Data strings are made visible (``gate.report.escape.console_text``): a
+safe to pipe). Data strings are made visible (``gate.report.escape.Escaper.console``): a
 model's output cannot move the cursor, clear the screen or print a line that looks like
 ours.
 """

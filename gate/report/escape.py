@@ -17,8 +17,8 @@ like our own "✅ passed". The rules, applied in this order:
    becomes ``\\|``; the fence one backtick longer than the longest run inside);
    :func:`text` — prose (entities, backslashes, zero-width spaces after ``@``, ``#`` and
    ``GH-`` before a digit, inside ``://`` and ``www.``, after ``:`` before a word
-   character); :func:`console_text` — terminals: step 2 is all it takes;
-   :func:`xml_text` — characters XML 1.0 forbids made visible.
+   character); :meth:`Escaper.console` — terminals: step 2 is all it takes;
+   :meth:`Escaper.xml` — characters XML 1.0 forbids made visible.
 """
 
 from __future__ import annotations
@@ -128,23 +128,6 @@ def code(
     return f"{fence}{s}{fence}"
 
 
-def console_text(
-    value: str, *, limit: int = DEFAULT_LIMIT, redactor: Redactor | None = None
-) -> str:
-    """A data string safe to print on a terminal (one line, no escape sequences)."""
-    return truncate(visible((redactor or _NO_SECRETS).redact(value)), limit)
-
-
-def xml_text(value: str, *, limit: int = 0, redactor: Redactor | None = None) -> str:
-    """A string XML 1.0 can hold (ElementTree escapes ``& < > "``), with bidi controls and
-    zero-width characters made visible too: CI tools show JUnit names and messages as
-    text, where a right-to-left override would reorder what a reviewer reads."""
-    s = (redactor or _NO_SECRETS).redact(value)
-    s = _XML_BAD.sub(lambda m: f"\\u{ord(m.group(0)):04x}", s)
-    s = _XML_INVISIBLE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", s)
-    return truncate(s, limit)
-
-
 _XML_INVISIBLE = re.compile(
     "[\u061c\u200b\u200c\u200e\u200f\u202a-\u202e\u2060-\u2069\u2028\u2029\ufeff]"
 )
@@ -233,11 +216,18 @@ class Escaper:
         )
 
     def console(self, value: Any, limit: int | None = None) -> str:
+        """A data string safe to print on a terminal (one line, no escape sequences)."""
         lim = self.limit if limit is None else limit
-        return console_text(_s(value), limit=lim, redactor=self.redactor)
+        return truncate(visible(self.redactor.redact(_s(value))), lim)
 
     def xml(self, value: Any, limit: int = 0) -> str:
-        return xml_text(_s(value), limit=limit, redactor=self.redactor)
+        """A string XML 1.0 can hold (ElementTree escapes ``& < > "``), with bidi controls
+        and zero-width characters made visible too: CI tools show JUnit names and messages
+        as text, where a right-to-left override would reorder what a reviewer reads."""
+        s = self.redactor.redact(_s(value))
+        s = _XML_BAD.sub(lambda m: f"\\u{ord(m.group(0)):04x}", s)
+        s = _XML_INVISIBLE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", s)
+        return truncate(s, limit)
 
 
 def _s(value: Any) -> str:

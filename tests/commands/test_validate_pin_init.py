@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -296,6 +298,32 @@ def test_pin__invalid_dataset__refused_and_untouched(
     before = config.read_bytes()
     code, _, err = cli(capsys, "pin", "--config", str(config))
     assert code == 2 and "cases.jsonl:1: difficulty:" in err and config.read_bytes() == before
+
+
+def test_pin__config_cannot_be_written__named_error_exit_2(tmp_path: Path) -> None:
+    # A file-size limit below the config's size makes the write fail (EFBIG) for any
+    # user, root included; Python ignores SIGXFSZ, so the write raises.
+    config = project(tmp_path)
+    before = config.read_bytes()
+    limit = len(before) // 2
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    pin = subprocess.run(
+        [sys.executable, "-m", "gate", "pin", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        preexec_fn=small_files,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    assert pin.returncode == 2, pin.stderr
+    assert "Traceback" not in pin.stderr
+    assert f"{config}: cannot write: File too large" in pin.stderr
+    assert config.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".toolgate.yml")] == []
 
 
 def test_pin__example_copy__restores_the_pin_after_an_edit(
