@@ -130,24 +130,6 @@ def _not_object(obj: Any, keys: frozenset[str]) -> FieldError:
     return FieldError("." + sorted(obj.keys() - keys)[0], "unknown key")
 
 
-def _get(
-    obj: dict[str, Any],
-    key: str,
-    kind: type | tuple[type, ...],
-    message: str,
-    *,
-    at: str = ".",
-    default: Any = None,
-    null: bool = True,
-) -> Any:
-    """``obj[key]`` (``default`` when absent): a ``kind`` (or null, with ``null``), else a
-    :class:`FieldError` at ``at + key``."""
-    value = obj.get(key, default)
-    if not isinstance(value, kind) and (value is not None or not null):
-        raise FieldError(at + key, message)
-    return value
-
-
 def call_from_json(obj: Any) -> ToolCall:
     if not (isinstance(obj, dict) and obj.keys() <= _CALL_KEYS):
         raise _not_object(obj, _CALL_KEYS)
@@ -205,12 +187,17 @@ def _turn_from_json(obj: Any) -> Turn:
         raise FieldError(".content", "must be a string or null")
     if user is not None and not isinstance(user, str):
         raise FieldError(".user", "must be a string or null (the user turn it answers)")
-    return Turn(
-        _each(calls, call_from_json, ".calls"),
-        _each(results, _result_from_json, ".tool_results"),
-        content,
-        user,
-    )
+    try:  # a comprehension each: this runs for every turn of every line
+        return Turn(
+            tuple([call_from_json(c) for c in calls]),
+            tuple([_result_from_json(r) for r in results]),
+            content,
+            user,
+        )
+    except FieldError:  # raised again where it is, with the item's index
+        _each(calls, call_from_json, ".calls")
+        _each(results, _result_from_json, ".tool_results")
+        raise
 
 
 def _each(items: list[Any], convert: Callable[[Any], T], field: str) -> tuple[T, ...]:
@@ -253,7 +240,9 @@ def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
     raw_turns = obj["turns"]
     if not isinstance(raw_turns, list):
         raise FieldError("turns", "must be an array")
-    error = _get(obj, "error", str, "must be a string or null", at="")
+    error = obj.get("error")
+    if error is not None and not isinstance(error, str):
+        raise FieldError("error", "must be a string or null")
     cut = None if turns is not None else _over_bounds(raw_turns)
     if cut is not None:
         raw_turns, why = cut
@@ -266,15 +255,20 @@ def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
             if expected is not None
             else "must be null when there is no error",
         )
-    final = _get(obj, "final", str, "must be a string or null", at="")
+    final = obj.get("final")
+    if final is not None and not isinstance(final, str):
+        raise FieldError("final", "must be a string or null")
     latency = obj.get("latency_ms")
     if latency is not None and (not isinstance(latency, int | float) or isinstance(latency, bool)):
         raise FieldError("latency_ms", "must be a number or null")
     usage = obj.get("usage")
     if usage is not None and (not isinstance(usage, dict) or not _counts_only(usage)):
         raise FieldError("usage", "must be an object of token counts (numbers)")
-    usage_error = _get(obj, "usage_error", str, "must be a string or null", at="")
-    meta = _get(obj, "meta", dict, "must be an object or null", at="")
+    usage_error, meta = obj.get("usage_error"), obj.get("meta")
+    if usage_error is not None and not isinstance(usage_error, str):
+        raise FieldError("usage_error", "must be a string or null")
+    if meta is not None and not isinstance(meta, dict):
+        raise FieldError("meta", "must be an object or null")
     if cut is not None and error is None:
         error = why  # beyond what a sample may record: failed, as a live agent would be
     return Run(

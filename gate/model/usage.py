@@ -105,9 +105,11 @@ def _first(
 def _consistent(counts: Mapping[str, int | float], where: str) -> str | None:
     """The problem when ``total_tokens`` is not the sum of the other two (all three given)."""
     total = counts.get("total_tokens")
+    if total is None:
+        return None
     prompt = _first(counts, _PROMPT)
     completion = _first(counts, _COMPLETION)
-    if total is None or prompt is None or completion is None:
+    if prompt is None or completion is None:
         return None
     if total == prompt[1] + completion[1]:
         return None
@@ -120,10 +122,12 @@ def _consistent(counts: Mapping[str, int | float], where: str) -> str | None:
 def check_usage(raw: Any) -> tuple[dict[str, int | float], str | None]:
     """One usage report (module docstring): its counts, and the first problem with it
     (``None`` when it is valid). A report that is not an object has no counts."""
-    if type(raw) is dict and all(
-        type(k) is str and type(v) is int and 0 <= v <= MAX_TOKENS for k, v in raw.items()
-    ):
-        return dict(raw), _consistent(raw, "")  # the common case: whole counts in range
+    if type(raw) is dict:  # the common case, whole counts in range: a loop, no calls
+        for k, v in raw.items():
+            if type(k) is not str or type(v) is not int or not 0 <= v <= MAX_TOKENS:
+                break
+        else:
+            return dict(raw), _consistent(raw, "")
     if not isinstance(raw, Mapping):
         return {}, None
     counts: dict[str, int | float] = {}
