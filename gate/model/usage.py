@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, final
 
 MAX_TOKENS = 10**12
 """The most one sample may count of any kind, each report and each sum over its turns:
@@ -27,6 +27,7 @@ _PROMPT = ("prompt_tokens", "input_tokens")
 _COMPLETION = ("completion_tokens", "output_tokens")
 
 
+@final
 class InvalidUsage(Mapping[str, int | float]):
     """A sample's usage that could not be used: no counts (an empty mapping, so every
     reader that sums counts sums none), and :attr:`reason`, which the runs file and
@@ -187,7 +188,7 @@ def usage_of(raw: Any, error: Any = None) -> Mapping[str, int | float] | None:
     written): an :class:`InvalidUsage` when it is one, when ``error`` (its recorded
     ``usage_error``) says so, or when the counts do not pass :func:`check_usage`; else the
     counts (``None``: none)."""
-    if isinstance(raw, InvalidUsage):
+    if type(raw) is InvalidUsage:  # final: no subclass (an ABC's isinstance costs more)
         return raw
     if isinstance(error, str):
         return InvalidUsage(error)

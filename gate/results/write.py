@@ -134,7 +134,7 @@ class RecordTemplate:
             b""
             if usage is None
             else b',"usage_error":' + orjson.dumps(usage.reason)
-            if isinstance(usage, InvalidUsage)
+            if type(usage) is InvalidUsage
             else b',"usage":'
             + orjson.dumps(usage if type(usage) is dict else dict(usage), option=_SORTED)
         )
