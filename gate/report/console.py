@@ -12,7 +12,7 @@ ours.
 from __future__ import annotations
 
 from gate.report.escape import Escaper
-from gate.report.parts import Box, Cell, Placement, Row, Section, Sub
+from gate.report.parts import Box, Cell, Full, Placement, Row, Section, Sub
 from gate.report.redact import Redactor
 from gate.report.sentences import Code, Sentence
 from gate.report.view import view
@@ -39,6 +39,8 @@ def plain(sentence: Sentence, esc: Escaper) -> str:
     """A sentence as one line of plain text."""
     out = []
     for p in sentence:
+        if isinstance(p, Full):  # the full report's alone
+            continue
         if isinstance(p, Sub):
             out.append(f" ({esc.console(p)})")
         elif isinstance(p, Code):

@@ -21,6 +21,7 @@ from gate.report.parts import (
     Box,
     Cell,
     Fixed,
+    Full,
     Heading,
     Item,
     Lazy,
@@ -45,12 +46,15 @@ REPORT = frozenset(Placement)
 
 
 def render_sentence(
-    parts: Sentence, esc: Escaper, lim: int | None = None, *, table: bool = True
+    parts: Sentence, esc: Escaper, lim: int | None = None, *, table: bool = True, full: bool = True
 ) -> str:
     """A sentence in Markdown: words escaped as text, :class:`Code` parts as code spans,
-    :class:`~gate.report.parts.Sub` as a small note."""
+    :class:`~gate.report.parts.Sub` as a small note, :class:`~gate.report.parts.Full` only
+    in the full report (``full``)."""
     out = []
     for p in parts:
+        if isinstance(p, Full) and not full:
+            continue
         if isinstance(p, Code):
             out.append(esc.code(p, lim, table=table))
         elif isinstance(p, Fixed):
@@ -99,9 +103,10 @@ def blocks(
     (:func:`gate.report.comment.render_relayed_comment`)."""
     head = list(heading) if heading is not None else [heading_line(v.heading, esc, level)]
     out = [Block(head=[*head, "", *_paras(v.context, esc)])]
+    full = Placement.FULL in shown
     for s in v.sections:
         if s.placement in shown:
-            out += _section(s, esc)
+            out += _section(s, esc, full)
     return out
 
 
@@ -119,7 +124,7 @@ def _paras(paras: Sequence[Para], esc: Escaper) -> list[str]:
     return out
 
 
-def _section(s: Section, esc: Escaper) -> list[Block]:
+def _section(s: Section, esc: Escaper, full: bool) -> list[Block]:
     """A section as blocks: its title (a ``<details>`` summary when folded), intro, table
     rows or items (the rows the fitting may cut), notes and outro."""
     folded = s.placement is Placement.FOLDED
@@ -134,7 +139,7 @@ def _section(s: Section, esc: Escaper) -> list[Block]:
     out: list[Block] = []
     if s.table is not None:
         t = s.table
-        rows = Lazy(t.rows, lambda r: _row(r, esc))
+        rows = Lazy(t.rows, lambda r: _row(r, esc, full))
         keep = 0 if folded else t.keep
         block = Block([*head, *_table_head(t)], rows, [""], keep=keep, cut=t.cut, what=t.what)
         block.drop_whole = folded
@@ -161,18 +166,18 @@ def _table_head(t: Table) -> list[str]:
     return [f"| {cols} |", f"|{rule}|"]
 
 
-def _cell(c: Cell | Sentence, esc: Escaper) -> str:
+def _cell(c: Cell | Sentence, esc: Escaper, full: bool = True) -> str:
     if not isinstance(c, Cell):
-        return render_sentence(c, esc)
-    text = "<br>".join(render_sentence(x, esc) for x in c.lines) or "—"
+        return render_sentence(c, esc, full=full)
+    text = "<br>".join(render_sentence(x, esc, full=full) for x in c.lines) or "—"
     if c.more:
-        rest = "<br>".join(render_sentence(x, esc) for x in c.more)
+        rest = "<br>".join(render_sentence(x, esc, full=full) for x in c.more)
         text += f"<details><summary>{esc.text(c.more_label)}</summary>{rest}</details>"
     return text
 
 
-def _row(r: Row, esc: Escaper) -> str:
-    cells = [_cell(c, esc) for c in r.cells]
+def _row(r: Row, esc: Escaper, full: bool = True) -> str:
+    cells = [_cell(c, esc, full) for c in r.cells]
     if r.group and cells:
         cells[0] = f"**{cells[0]}**"
     return "| " + " | ".join(cells) + " |"

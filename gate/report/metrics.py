@@ -14,12 +14,23 @@ from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from gate.model import JUDGE_METRIC_PREFIX, GateOp, gate_label
+from gate.model import JUDGE_METRIC_PREFIX, GateOp, MetricStats, gate_label
 from gate.report import fmt
 from gate.report.compared import not_compared
 from gate.report.escape import json_compact
 from gate.report.lookup import ids, plural, regressions
-from gate.report.parts import Fixed, Item, Key, Lazy, Para, Placement, Row, Section, Table
+from gate.report.parts import (
+    Fixed,
+    Full,
+    Item,
+    Key,
+    Lazy,
+    Para,
+    Placement,
+    Row,
+    Section,
+    Table,
+)
 from gate.report.sentences import Code, Sentence
 from gate.results import GateResult, MetricDelta, Results
 from gate.scorers.registry import COST_METRICS, METRICS
@@ -101,16 +112,20 @@ def metrics(results: Results) -> list[Section]:
         stat_value: float | None,
         md: MetricDelta | None,
         own: Sequence[GateResult],
+        stat: MetricStats | None = None,
     ) -> Row:
         gate_cell: Sentence = [Fixed(" ".join(gate_cell_words(g) for g in own))]
+        value: Sentence = [Fixed(fmt.num(stat_value))]
+        if stat is not None and stat.ci_low is not None and stat.ci_high is not None:
+            value.append(Full(f" [{fmt.num(stat.ci_low)}, {fmt.num(stat.ci_high)}]"))
         if not has_base:
-            return Row((label, [Fixed(fmt.num(stat_value))], gate_cell))
+            return Row((label, value, gate_cell))
         failed = any(not g.passed for g in own)
         return Row(
             (
                 label,
                 [Fixed(fmt.num(md.base) if md else "—")],
-                [Fixed(fmt.num(stat_value))],
+                value,
                 [Fixed(_delta(m, md, failed))],
                 gate_cell,
             )
@@ -118,7 +133,7 @@ def metrics(results: Results) -> list[Section]:
 
     def metric_row(m: str) -> Row:
         stat = results.metrics[m]
-        return value_row(m, [Code(m)], stat.mean, deltas.get(m), gate_of.get(m, []))
+        return value_row(m, [Code(m)], stat.mean, deltas.get(m), gate_of.get(m, []), stat)
 
     def slice_row(g: GateResult) -> Row:
         md = (

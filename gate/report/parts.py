@@ -35,6 +35,13 @@ class Fixed(str):
     __slots__ = ()
 
 
+class Full(Fixed):
+    """Figures of ours shown in the full report only (a value's interval: ``[0.86, 0.96]``);
+    the comment and the console leave them out."""
+
+    __slots__ = ()
+
+
 class Placement(enum.Enum):
     """Where a section goes."""
 
