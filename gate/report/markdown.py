@@ -102,18 +102,18 @@ def blocks(
     comment takes its verdict from the triggering run's conclusion
     (:func:`gate.report.comment.render_relayed_comment`)."""
     head = list(heading) if heading is not None else [heading_line(v.heading, esc, level)]
-    out = [Block(head=[*head, "", *_paras(v.context, esc)])]
     full = Placement.FULL in shown
+    out = [Block(head=[*head, "", *_paras(v.context, esc, full)])]
     for s in v.sections:
         if s.placement in shown:
             out += _section(s, esc, full)
     return out
 
 
-def _paras(paras: Sequence[Para], esc: Escaper) -> list[str]:
+def _paras(paras: Sequence[Para], esc: Escaper, full: bool) -> list[str]:
     out: list[str] = []
     for p in paras:
-        text = render_sentence(p.text, esc, 600, table=False)
+        text = render_sentence(p.text, esc, 600, table=False, full=full)
         match p.box:
             case Box.NOTE:
                 out += [f"_{text}_", ""]
@@ -135,7 +135,7 @@ def _section(s: Section, esc: Escaper, full: bool) -> list[Block]:
         head = ["<details>", f"<summary>{title}</summary>", ""]
     else:
         head = [f"### {title}", ""]
-    head += _paras(s.intro, esc)
+    head += _paras(s.intro, esc, full)
     out: list[Block] = []
     if s.table is not None:
         t = s.table
@@ -146,12 +146,12 @@ def _section(s: Section, esc: Escaper, full: bool) -> list[Block]:
         out.append(block)
         head = []
     if s.items:
-        items = Lazy(s.items, lambda i: _item(i, esc))
+        items = Lazy(s.items, lambda i: _item(i, esc, full))
         keep = 0 if folded else s.keep
         out.append(Block(head, items, [""], keep=keep, cut=s.cut, what=s.what, drop_whole=folded))
         head = []
-    notes = [_item(i, esc) for i in s.notes]
-    closing = [*notes, *([""] if notes else []), *_paras(s.outro, esc)]
+    notes = [_item(i, esc, full) for i in s.notes]
+    closing = [*notes, *([""] if notes else []), *_paras(s.outro, esc, full)]
     closing += ["</details>", ""] if folded and title else []
     if out:
         out[-1].tail.extend(closing)
@@ -166,7 +166,7 @@ def _table_head(t: Table) -> list[str]:
     return [f"| {cols} |", f"|{rule}|"]
 
 
-def _cell(c: Cell | Sentence, esc: Escaper, full: bool = True) -> str:
+def _cell(c: Cell | Sentence, esc: Escaper, full: bool) -> str:
     if not isinstance(c, Cell):
         return render_sentence(c, esc, full=full)
     text = "<br>".join(render_sentence(x, esc, full=full) for x in c.lines) or "—"
@@ -176,22 +176,22 @@ def _cell(c: Cell | Sentence, esc: Escaper, full: bool = True) -> str:
     return text
 
 
-def _row(r: Row, esc: Escaper, full: bool = True) -> str:
+def _row(r: Row, esc: Escaper, full: bool) -> str:
     cells = [_cell(c, esc, full) for c in r.cells]
     if r.group and cells:
         cells[0] = f"**{cells[0]}**"
     return "| " + " | ".join(cells) + " |"
 
 
-def _item(i: Item, esc: Escaper, depth: int = 0) -> str:
-    text = render_sentence(i.text, esc, table=False)
+def _item(i: Item, esc: Escaper, full: bool, depth: int = 0) -> str:
+    text = render_sentence(i.text, esc, table=False, full=full)
     if i.lines:
         return "\n".join([text, _fenced(i.lines, esc, i.lang)])
     pad = "  " * depth
     lines = [f"{pad}- {text}"]
-    lines += [_item(x, esc, depth + 1) for x in i.sub]
+    lines += [_item(x, esc, full, depth + 1) for x in i.sub]
     if i.table is not None:
-        rows = [_row(r, esc) for r in i.table.rows]
+        rows = [_row(r, esc, full) for r in i.table.rows]
         lines += ["", f"<details><summary>{esc.text(i.table_label)}</summary>", ""]
         lines += [*_table_head(i.table), *rows, "", "</details>", ""]
     return "\n".join(lines)
