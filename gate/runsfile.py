@@ -214,13 +214,14 @@ def _each(items: list[Any], convert: Callable[[Any], T], field: str) -> tuple[T,
         raise  # pragma: no cover - the item that raised raises again
 
 
-def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
+def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None, *, short: bool = False) -> Run:
     """One decoded runs.jsonl record → :class:`Run`; raises
     :class:`~gate.errors.FieldError` with the field.
 
     ``turns``, when given, are the converted turns of a record whose ``turns`` value is
     equal to this one's (so they convert without error to the same): every other field
-    is still checked, in the same order, and the turns are not converted again."""
+    is still checked, in the same order, and the turns are not converted again.
+    ``short``: the line was shorter than :data:`SHORT_LINE`, so within the bounds."""
     if not isinstance(obj, dict):
         raise FieldError("", "each line must be a JSON object")
     if not obj.keys() <= _RUN_KEYS:
@@ -243,7 +244,7 @@ def run_from_json(obj: Any, turns: tuple[Turn, ...] | None = None) -> Run:
     error = obj.get("error")
     if error is not None and not isinstance(error, str):
         raise FieldError("error", "must be a string or null")
-    cut = None if turns is not None else _over_bounds(raw_turns)
+    cut = None if turns is not None or short else _over_bounds(raw_turns)
     if cut is not None:
         raw_turns, why = cut
     recorded_class = obj.get("error_class")
@@ -291,6 +292,9 @@ MAX_RUN_CALLS = 10_000
 first ones. A live agent is bounded well below (its step budget, and
 :data:`gate.replay.session.MAX_BATCH_CALLS` calls a turn): this bound is the reader's,
 so that a runs file from elsewhere costs time and memory in proportion to what is kept."""
+SHORT_LINE = 3 * max(MAX_RUN_TURNS, MAX_RUN_CALLS)
+"""A line shorter than this (bytes or characters) is within both bounds: each turn and
+each call takes at least three (``{}`` and a comma), so it is not counted."""
 
 
 def _over_bounds(raw_turns: list[Any]) -> tuple[list[Any], str] | None:
@@ -335,7 +339,8 @@ def _counts_only(usage: dict[str, Any]) -> bool:
 
 def parse_run_line(line: bytes | str, *, file: str, lineno: int) -> Run:
     """Decode and convert one line; any problem is a :class:`RunsFileError` naming it."""
-    return convert_run(decode_run_line(line, file=file, lineno=lineno), file=file, lineno=lineno)
+    obj = decode_run_line(line, file=file, lineno=lineno)
+    return convert_run(obj, file=file, lineno=lineno, short=len(line) < SHORT_LINE)
 
 
 def decode_run_line(line: bytes | str, *, file: str, lineno: int) -> Any:
@@ -358,10 +363,18 @@ def decode_run_line(line: bytes | str, *, file: str, lineno: int) -> Any:
         raise RunsFileError(Problem(file, lineno, None, message)) from None
 
 
-def convert_run(obj: Any, *, file: str, lineno: int, turns: tuple[Turn, ...] | None = None) -> Run:
-    """The second half of :func:`parse_run_line` (``turns``: see :func:`run_from_json`)."""
+def convert_run(
+    obj: Any,
+    *,
+    file: str,
+    lineno: int,
+    turns: tuple[Turn, ...] | None = None,
+    short: bool = False,
+) -> Run:
+    """The second half of :func:`parse_run_line` (``turns``, ``short``: see
+    :func:`run_from_json`)."""
     try:
-        return run_from_json(obj, turns)
+        return run_from_json(obj, turns, short=short)
     except FieldError as bad:
         raise RunsFileError(Problem(file, lineno, bad.field or None, bad.message)) from None
 

@@ -37,9 +37,9 @@ import itertools
 import json
 import multiprocessing
 import os
+import pickle
 import shutil
 import signal
-import sys
 import tempfile
 import threading
 import time
@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -59,7 +59,15 @@ from gate.pipeline.records import record_template
 from gate.policy.table import CaseMeta, RowProto, RowsBuilder, SampleRows, SampleTable
 from gate.policy.validity import is_missing
 from gate.results import RecordTemplate
-from gate.runsfile import Coverage, RunRows, RunsIndex, convert_run, decode_run_line, read_at
+from gate.runsfile import (
+    SHORT_LINE,
+    Coverage,
+    RunRows,
+    RunsIndex,
+    convert_run,
+    decode_run_line,
+    read_at,
+)
 from gate.scorers import ScoringContext, score_sample
 from gate.scorers.facts import VIEW_FIELDS
 from gate.scorers.registry import METRICS
@@ -74,15 +82,13 @@ amortise."""
 CHUNK_BYTES = 4 << 20
 """Largest chunk of the runs file: a worker holds one chunk's bytes, lines and rows at a
 time, so its memory stays the same whatever the file's size."""
+TAPER = 16
+"""How much smaller than the first the last chunks may be (:func:`chunk_bounds`)."""
 _WINDOW = 1 << 16
 """Bytes read at a time around a cut point to find the next line boundary."""
 STALL_S = 600.0
 """Longest wait for the next chunk's answer (a chunk scores in seconds): past it its
 worker is stopped or stuck, and the run is aborted (exit code 4)."""
-_SWITCH_S = 0.0002
-"""How long this process's scoring holds the interpreter while the pool's thread waits
-(Python's default, 5 ms, made each worker wait about half a second for its answer to be
-read, in 64 KiB pieces)."""
 REAP_S = 10.0
 """Longest the exit of a worker is waited for."""
 _NAN = float("nan")
@@ -276,13 +282,26 @@ class _Spooled:
         return out
 
 
+_RECORDS, _ANSWERS = "records", "answers"
+"""The spool's two files per process: its records, and its chunks' outputs (parked)."""
+
+
+class Parked(NamedTuple):
+    """Where a worker left a chunk's output (:func:`_park`): the pool's pipe carries
+    only this, so a worker never waits for this process to read a large answer."""
+
+    key: int
+    offset: int
+    length: int
+
+
 class _Spool:
     """The workers' record files (one per worker process, under a private temporary
-    folder), read back by offset; removed on :meth:`close`."""
+    folder) and their parked answers, read back by offset; removed on :meth:`close`."""
 
     def __init__(self) -> None:
         self.root = tempfile.mkdtemp(prefix="toolgate-records-")
-        self._fds: dict[int, int] = {}
+        self._fds: dict[tuple[int, str], int] = {}
         self._writers: dict[int, int] = {}
 
     def path(self, key: int) -> str:
@@ -294,12 +313,24 @@ class _Spool:
         fd = self._writers[key] = _spool_writer(self.root, key)
         return fd
 
-    def read(self, key: int, offset: int, length: int) -> bytes:
-        fd = self._fds.get(key)
+    def read(self, key: int, offset: int, length: int, kind: str = _RECORDS) -> bytes:
+        fd = self._fds.get((key, kind))
         if fd is None:
-            path = os.path.join(self.root, f"{key}.records")
-            fd = self._fds[key] = os.open(path, os.O_RDONLY)
+            path = os.path.join(self.root, f"{key}.{kind}")
+            fd = self._fds[(key, kind)] = os.open(path, os.O_RDONLY)
         return os.pread(fd, length, offset)
+
+    def unpark(self, parked: Parked) -> _ChunkOut:
+        """The chunk output a worker parked (:func:`_park`)."""
+        blob = self.read(parked.key, parked.offset, parked.length, _ANSWERS)
+        if len(blob) != parked.length:
+            raise RunAborted(
+                f"a scoring worker's answer could not be read back ({len(blob)} of "
+                f"{parked.length} bytes)",
+                hint="run again; TOOLGATE_SCORE_WORKERS=1 scores in this process alone",
+            )
+        out: _ChunkOut = pickle.loads(blob)
+        return out
 
     def close(self) -> None:
         for fd in (*self._fds.values(), *self._writers.values()):
@@ -534,7 +565,11 @@ def _score_chunk(data: bytes, base: int, w: _Work, memo: Memo, spool_fd: int | N
             # A line with the view of an earlier one: its other fields are checked, its
             # turns (already converted, so valid) are not converted again.
             run = convert_run(
-                obj, file=display, lineno=lineno, turns=hit.turns if hit is not None else None
+                obj,
+                file=display,
+                lineno=lineno,
+                turns=hit.turns if hit is not None else None,
+                short=end - start < SHORT_LINE,
             )
         except RunsFileError as exc:
             problems = [(p.file, p.line, p.field, p.message) for p in exc.problems]
@@ -572,10 +607,19 @@ def _score_chunk(data: bytes, base: int, w: _Work, memo: Memo, spool_fd: int | N
                 costed=not earns_nothing(run, hard),
             )
             memo.put(key, hit)
-        elif hit.hard:
-            hard = _of_sample(hit.hard, run.sample)
+            used = None  # the row and the record hold this run's own usage metrics already
         else:
-            hard = ()
+            hard = _of_sample(hit.hard, run.sample) if hit.hard else ()
+            # The usage metrics are this sample's own (an identical run may report other
+            # usage).
+            used = (
+                usage_values(
+                    run.usage,
+                    ctx.pricing.price_of_run(run.meta) if ctx.pricing is not None else None,
+                )
+                if hit.costed
+                else None
+            )
         if hit.unrecorded:
             unrecorded.append((len(scored), cid, hit.unrecorded))
         if w.keep_runs:
@@ -583,14 +627,6 @@ def _score_chunk(data: bytes, base: int, w: _Work, memo: Memo, spool_fd: int | N
         scored.append(e)
         run_start.append(base + start)
         run_length.append(end - start)
-        # The usage metrics are this sample's own (an identical run may report other usage).
-        used = (
-            usage_values(
-                run.usage, ctx.pricing.price_of_run(run.meta) if ctx.pricing is not None else None
-            )
-            if hit.costed
-            else None
-        )
         builder.add_proto(
             table[cid],
             run.sample,
@@ -714,13 +750,16 @@ _MEMO = Memo()
 """Each worker's memo (a forked copy per worker, kept across its chunks)."""
 _SPOOL_FD: int | None = None
 """Each worker's spool file, opened on its first chunk."""
+_ANSWER_FD: int | None = None
+"""Each worker's answers file (:func:`_park`), opened on its first chunk."""
 
 
 class ForkExecutor:
     """Scores the file in ``workers`` processes: this one and ``workers - 1`` forked
     processes of a :class:`~concurrent.futures.ProcessPoolExecutor`, each reading its
     chunks by offset through the runs index's open descriptor (inherited: nothing but the
-    chunk's bounds is pickled on the way in). This process takes the outputs in file
+    chunk's bounds is pickled on the way in; on the way back, where the worker parked the
+    chunk's output in its spool, :class:`Parked`). This process takes the outputs in file
     order; while the next one is not ready it scores a chunk no worker has started yet
     (:func:`_in_order`), so it does not sit idle holding a copy of what the workers hold:
     one process fewer for the same cores. Each wait is bounded by :data:`STALL_S`. A
@@ -736,9 +775,7 @@ class ForkExecutor:
         result = ScoredRuns(job.metas, workers=self.workers)
         spool = _Spool()
         index = job.index
-        chunks = chunk_bounds(
-            index, max(self.workers * CHUNKS_PER_WORKER, -(-index.size // CHUNK_BYTES))
-        )
+        chunks = chunk_bounds(index, self.workers)
         ctx = multiprocessing.get_context("fork")
         started = ctx.RawArray("q", len(chunks))
         before = set(multiprocessing.active_children())
@@ -751,26 +788,22 @@ class ForkExecutor:
             initargs=((index.fileno, work, spool.root), started),
         )
         workers: list[multiprocessing.process.BaseProcess] = []
-        clean, switch = False, sys.getswitchinterval()
+        clean = False
         try:
             # Chunks in flight in the pool: one a worker, and one queued.
             feed = _Feed(pool, chunks, depth=max(1, self.workers - 1) + 1)
             workers = [p for p in multiprocessing.active_children() if p not in before]
             own = _Own(index, work, spool)
 
-            def answer(k: int, future: Future[_ChunkOut]) -> _ChunkOut:
-                return _answer(future, k, chunks, index, started, workers)
+            def answer(k: int, future: Future[Parked]) -> _ChunkOut:
+                return spool.unpark(_answer(future, k, chunks, index, started, workers))
 
-            # This process scores too: the pool's thread, which takes each answer off the
-            # pipe, must get the interpreter soon, or the worker waits to be read.
-            sys.setswitchinterval(_SWITCH_S)
             _collect(_in_order(feed, own, answer), job, result, spool)
             clean = True
         except BaseException:
             spool.close()
             raise
         finally:
-            sys.setswitchinterval(switch)
             _stop(pool, workers, graceful=clean)
         return result
 
@@ -785,7 +818,7 @@ class _Feed:
         self, pool: ProcessPoolExecutor, chunks: Sequence[tuple[int, int]], depth: int
     ) -> None:
         self.pool, self.chunks, self.depth = pool, chunks, depth
-        self.futures: dict[int, Future[_ChunkOut]] = {}
+        self.futures: dict[int, Future[Parked]] = {}
         self.next = 0
         self.fill()
 
@@ -797,7 +830,7 @@ class _Feed:
             try:
                 self.futures[k] = self.pool.submit(_chunk, k, self.chunks[k])
             except BrokenProcessPool as exc:  # a worker died: the chunk's answer says so
-                failed: Future[_ChunkOut] = Future()
+                failed: Future[Parked] = Future()
                 failed.set_exception(exc)
                 self.futures[k] = failed
             self.next += 1
@@ -814,7 +847,7 @@ class _Feed:
 
 
 def _in_order(
-    feed: _Feed, own: _Own, answer: Callable[[int, Future[_ChunkOut]], _ChunkOut]
+    feed: _Feed, own: _Own, answer: Callable[[int, Future[Parked]], _ChunkOut]
 ) -> Iterator[_ChunkOut]:
     """The chunks' outputs in file order. While chunk ``k``'s worker has not answered,
     this process scores the next chunk no one has and keeps its output until its turn. A
@@ -866,22 +899,28 @@ def _start(job: tuple[int, _Work, str], started: Any) -> None:
     _JOB, _STARTED = job, started
 
 
-def _chunk(k: int, chunk: tuple[int, int]) -> _ChunkOut:
+def _chunk(k: int, chunk: tuple[int, int]) -> Parked:
     """Chunk ``k`` in a worker: noted as this worker's, then :func:`_work` (looked up at
-    call time, so a test can replace it)."""
+    call time, so a test can replace it), its output parked in the spool."""
+    global _ANSWER_FD
     _STARTED[k] = os.getpid()
-    return _work(chunk)
+    out = _work(chunk)
+    assert _JOB is not None
+    if _ANSWER_FD is None:
+        _ANSWER_FD = _spool_writer(_JOB[2], os.getpid(), _ANSWERS)
+    return _park(_ANSWER_FD, os.getpid(), out)
 
 
 def _answer(
-    future: Future[_ChunkOut],
+    future: Future[Parked],
     k: int,
     chunks: Sequence[tuple[int, int]],
     index: RunsIndex,
     started: Any,
     workers: Sequence[multiprocessing.process.BaseProcess],
-) -> _ChunkOut:
-    """Chunk ``k``'s output, or the error that stops the run (class docstring)."""
+) -> Parked:
+    """Where chunk ``k``'s output is parked, or the error that stops the run (class
+    docstring)."""
     try:
         return future.result(timeout=STALL_S)
     except TimeoutError:
@@ -1021,24 +1060,38 @@ def _work(chunk: tuple[int, int]) -> _ChunkOut:
     return _score_chunk(data, start, work, _MEMO, _SPOOL_FD)
 
 
-def _spool_writer(root: str, key: int) -> int:
-    """A descriptor appending to the record file of process ``key`` under ``root``."""
+def _spool_writer(root: str, key: int, kind: str = _RECORDS) -> int:
+    """A descriptor appending to the record file (or ``kind`` file) of process ``key``
+    under ``root``."""
     return os.open(
-        os.path.join(root, f"{key}.records"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600
+        os.path.join(root, f"{key}.{kind}"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600
     )
 
 
-def chunk_bounds(index: RunsIndex, n: int) -> list[tuple[int, int]]:
-    """``n`` byte ranges of the file cut at line boundaries (found by reading a little
-    around each cut, never the whole file)."""
+def _park(fd: int, key: int, out: _ChunkOut) -> Parked:
+    """``out`` pickled at the end of the answers file ``fd`` of process ``key``."""
+    blob = memoryview(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
+    at = os.lseek(fd, 0, os.SEEK_END)
+    done = 0
+    while done < len(blob):
+        done += os.write(fd, blob[done:])
+    return Parked(key, at, len(blob))
+
+
+def chunk_bounds(index: RunsIndex, workers: int) -> list[tuple[int, int]]:
+    """Byte ranges of the file cut at line boundaries (found by reading a little around
+    each cut, never the whole file). Each holds a ``1 / (workers × CHUNKS_PER_WORKER)``
+    share of the file, and at most :data:`CHUNK_BYTES`; toward the end, a ``1 / (2 ×
+    workers)`` share of what is left, down to :data:`TAPER` times smaller. The last
+    chunks are small, so the processes finish together: one large last chunk keeps one
+    process busy while the others wait."""
     size = index.size
+    full = max(1, min(CHUNK_BYTES, -(-size // (workers * CHUNKS_PER_WORKER))))
+    least = max(1, full // TAPER)
     bounds = [0]
-    for k in range(1, n):
-        cut = _next_line(index, size * k // n)
-        if cut > bounds[-1]:
-            bounds.append(cut)
-    if bounds[-1] != size:
-        bounds.append(size)
+    while bounds[-1] < size:
+        step = max(least, min(full, (size - bounds[-1]) // (2 * workers)))
+        bounds.append(_next_line(index, bounds[-1] + step - 1))
     return list(itertools.pairwise(bounds))
 
 

@@ -60,6 +60,7 @@ def reduce(table: SampleTable, header: RunHeader, *, seed: int, max_extra: int) 
     reg_n = int((sizes - n_extra)[0]) if len(metas) else 0
     present = rows.present if rows.missing else None
     case_passed: stats.Floats | stats.Bools = rows.passed
+    slices = _slices(metas)
     if present is not None:  # a missing sample is neither a pass nor a failure: n/a
         case_passed = np.where(present, rows.passed.astype(np.float64), np.nan)
     reduced = reduce_arrays(
@@ -72,7 +73,7 @@ def reduce(table: SampleTable, header: RunHeader, *, seed: int, max_extra: int) 
         calls_no_tool=rows.calls_no_tool,
         sizes=sizes,
         regular=reg_n,
-        slices=_slices(metas),
+        slices=slices,
         seed=seed,
     )
     notices: list[str] = []
@@ -135,7 +136,7 @@ def reduce(table: SampleTable, header: RunHeader, *, seed: int, max_extra: int) 
         confirm=confirm,
         notices=tuple(notices),
         timing=_latency(rows.latency),
-        usage_reported=_usage_reported(table, _slices(metas)),
+        usage_reported=_usage_reported(table, slices),
         pass_hat=stats.pass_hat_curve(reduced.case_pass_rate, sampled, reg_n),
     )
 

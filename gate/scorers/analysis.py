@@ -588,18 +588,22 @@ def analyse(
             msg = f"{c.name} was called without a successful {steps} in an earlier turn"
             required_missing.append((c, msg))
     an.required_missing = required_missing
-    an.hard = [
-        *(
-            (
-                HardFailureKind.MUST_NOT_CALL,
-                c.call,
-                f"called {c.name!r}, which this case must not call",
-            )
-            for c in mnc_hits
-        ),
-        *((HardFailureKind.ARG_SCOPE, c.call, msg) for c, msg in scope_hits),
-        *((HardFailureKind.REQUIRED_BEFORE, c.call, msg) for c, msg in required_missing),
-    ]
+    an.hard = (
+        [
+            *(
+                (
+                    HardFailureKind.MUST_NOT_CALL,
+                    c.call,
+                    f"called {c.name!r}, which this case must not call",
+                )
+                for c in mnc_hits
+            ),
+            *((HardFailureKind.ARG_SCOPE, c.call, msg) for c, msg in scope_hits),
+            *((HardFailureKind.REQUIRED_BEFORE, c.call, msg) for c, msg in required_missing),
+        ]
+        if mnc_hits or scope_hits or required_missing
+        else []  # most samples: no generator built
+    )
     an.steps = sum(1 for t in view.turns if t.calls)
     an.weight = cc.tools
     an.ordered_iou = ctx.config.order_matters_for_iou

@@ -25,14 +25,10 @@ USAGE_METRICS: tuple[str, ...] = ("prompt_tokens", "completion_tokens", "total_t
 """The metrics taken from each sample's own usage, in this order (:func:`usage_values`)."""
 
 
-_ALIASES = {"prompt_tokens": "input_tokens", "completion_tokens": "output_tokens"}
-"""The names other APIs give the same counts (Anthropic's Messages, OpenAI's Responses)."""
-
-
-def _count(usage: Mapping[str, int | float], key: str) -> float | None:
-    v = usage.get(key)
-    if v is None and key in _ALIASES:
-        v = usage.get(_ALIASES[key])
+def _number(v: object) -> float | None:
+    """A count as a float (``None``: not a number; a bool is not one)."""
+    if type(v) is int or type(v) is float:
+        return float(v)
     if isinstance(v, bool) or not isinstance(v, int | float):
         return None
     return float(v)
@@ -41,12 +37,23 @@ def _count(usage: Mapping[str, int | float], key: str) -> float | None:
 def usage_values(
     usage: Mapping[str, int | float] | None, price: Price | None
 ) -> tuple[float | None, ...]:
-    """The values of :data:`USAGE_METRICS` for one sample's usage (module docstring)."""
+    """The values of :data:`USAGE_METRICS` for one sample's usage (module docstring).
+    A count missing under its own name is read under the name other APIs give it
+    (``input_tokens``, ``output_tokens``: Anthropic's Messages, OpenAI's Responses)."""
     if not usage:
         return (None, None, None, None)
-    prompt = _count(usage, "prompt_tokens")
-    completion = _count(usage, "completion_tokens")
-    total = _count(usage, "total_tokens")
+    get = usage.get
+    p = get("prompt_tokens")
+    if p is None:
+        p = get("input_tokens")
+    c = get("completion_tokens")
+    if c is None:
+        c = get("output_tokens")
+    t = get("total_tokens")
+    # whole counts, the common case, without a call each
+    prompt = float(p) if type(p) is int else _number(p)
+    completion = float(c) if type(c) is int else _number(c)
+    total = float(t) if type(t) is int else _number(t)
     if total is None and prompt is not None and completion is not None:
         total = prompt + completion
     cost = None

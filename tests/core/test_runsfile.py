@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from gate.errors import RunsFileError
 from gate.model import Run, ToolCall, ToolResult, Turn
-from gate.runsfile import RunsWriter, decode_arguments, parse_run_line, read_runs
+from gate.runsfile import (
+    MAX_RUN_CALLS,
+    MAX_RUN_TURNS,
+    SHORT_LINE,
+    RunsWriter,
+    decode_arguments,
+    parse_run_line,
+    read_runs,
+)
 
 
 def test_plain_call_with_object_arguments__accepted_as_is() -> None:
@@ -157,3 +166,23 @@ def test_unrecorded_result__not_a_boolean__names_the_field() -> None:
         parse_run_line(line, file="runs.jsonl", lineno=3)
     (problem,) = exc.value.problems
     assert (problem.line, problem.field) == (3, "turns[0].tool_results[0].unrecorded")
+
+
+def _compact(record: dict[str, object]) -> str:
+    return json.dumps(record, separators=(",", ":"))
+
+
+def test_shortest_lines_past_the_bounds__not_shorter_than_short_line() -> None:
+    """The reader counts turns and calls only on lines of SHORT_LINE or more: the shortest
+    line past either bound is that long, and it is still cut and failed."""
+    turn = {"calls": [{}] * (MAX_RUN_CALLS + 1)}
+    many_calls = _compact({"case_id": "c", "sample": 0, "turns": [turn]})
+    many_turns = _compact({"case_id": "c", "sample": 0, "turns": [{}] * (MAX_RUN_TURNS + 1)})
+    assert len(many_calls) >= SHORT_LINE and len(many_turns) >= SHORT_LINE
+    # the same line with calls that convert: still past the bound, and cut
+    run = parse_run_line(many_calls.replace("{}", '{"name":"f"}'), file="runs.jsonl", lineno=1)
+    assert len(run.calls) == MAX_RUN_CALLS
+    assert run.error is not None and run.error.startswith("step_budget: the run records 10,001")
+    run = parse_run_line(many_turns, file="runs.jsonl", lineno=1)
+    assert len(run.turns) == MAX_RUN_TURNS and run.error is not None
+    assert "10,001 turns" in run.error

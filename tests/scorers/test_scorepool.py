@@ -14,7 +14,7 @@ from gate.pipeline._scorepool import ForkExecutor, ScoreExecutor, SerialExecutor
 from gate.pipeline.records import sample_record
 from gate.pipeline.score import score_runs
 from gate.policy.table import assemble
-from gate.runsfile import RunsIndex, read_runs
+from gate.runsfile import MAX_RUN_CALLS, RunsIndex, read_runs
 from gate.scorers import ScoringContext, score_sample
 from gate.scorers.registry import METRICS
 from tests.scorers.test_score_command import CASES, _many_runs
@@ -74,6 +74,37 @@ def test_read_and_score__identical_runs_memoised__same_scores_as_fresh(
     hard = [h for batch in scored.batches for _, h in batch.hard]
     assert {h.sample for h in hard if h.case_id == "known-order"} == {100, 101, 102}
     assert len(hard) == sum(len(w.hard_failures) for w in expected)
+
+
+@pytest.mark.parametrize("workers", ["serial", "fork"])
+def test_read_and_score__a_line_past_the_call_bound__cut_and_failed_as_fresh(
+    tmp_path: Path, workers: str
+) -> None:
+    """A line over :data:`gate.runsfile.MAX_RUN_CALLS` is cut and failed by the chunk reader
+    as by the line reader, and a line of the same calls within the bound is not."""
+    ds_path = tmp_path / "dataset.jsonl"
+    ds_path.write_text("".join(json.dumps(c) + "\n" for c in CASES))
+    call = {"name": "lookup_order", "arguments": {"order_id": "ord_7281"}}
+    runs = [
+        {"case_id": c["id"], "sample": s, "turns": [{"calls": [call] * n}], "final": "ok"}
+        for c in CASES
+        for s, n in ((0, MAX_RUN_CALLS + 1), (1, 3))
+    ]
+    runs_path = tmp_path / "runs.jsonl"
+    runs_path.write_text("".join(json.dumps(r) + "\n" for r in runs))
+    ds = load_dataset(ds_path)
+    scored = _score(ds, runs_path, EXECUTORS[workers])
+    ctx = ScoringContext.build(None, None, ds.tools)
+    cases = {c.id: c for c in ds.cases}
+    index = {c.id: i for i, c in enumerate(ds.cases)}
+    records = scored.records.bind(assemble(scored.metas, scored.batches))
+    for _, run in read_runs(runs_path):
+        cut = run.sample == 0
+        assert (run.error or "").startswith("step_budget: the run records") == cut
+        assert len(run.calls) == (MAX_RUN_CALLS if cut else 3)
+        record = sample_record(score_sample(cases[run.case_id], run, ctx), names=METRICS)
+        assert record in records.of_case(index[run.case_id]), (run.case_id, run.sample)
+    records.close()
 
 
 def test_memo__sample_score_fields__each_from_the_view_or_the_sample() -> None:

@@ -125,6 +125,33 @@ def test_fork_executor__a_worker_cannot_write__run_aborted_with_the_os_error(
     assert not _children()
 
 
+@pytest.mark.usefixtures("cli_sigterm_handler")
+def test_fork_executor__a_worker_cannot_park_its_answer__run_aborted_with_the_os_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker leaves each chunk's output in its spool (a full disk there is the run's
+    end, named), and an answer read back short is an error, never a chunk lost."""
+    ds, runs_path = _files(tmp_path)
+    real = scorepool._park
+
+    def full_disk(fd: int, key: int, out: object) -> scorepool.Parked:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(scorepool, "_park", full_disk)
+    with pytest.raises(RunAborted, match="No space left on device"):
+        _score(ds, runs_path)
+    assert not _children()
+
+    def cut(fd: int, key: int, out: scorepool._ChunkOut) -> scorepool.Parked:
+        parked = real(fd, key, out)
+        return parked._replace(length=parked.length + 1)
+
+    monkeypatch.setattr(scorepool, "_park", cut)
+    with pytest.raises(RunAborted, match="answer could not be read back"):
+        _score(ds, runs_path)
+    assert not _children()
+
+
 def test_score_command__a_worker_killed__exit_4_the_cause_and_no_traceback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
