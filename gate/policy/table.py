@@ -186,7 +186,7 @@ class RowsBuilder:
     def __init__(self, names: Sequence[str], metas: Sequence[CaseMeta]) -> None:
         self.names = tuple(names)
         self._col = {n: j for j, n in enumerate(self.names)}
-        self._expect = [frozenset(m.expect_tools) for m in metas]
+        self._metas = metas  # (a chunk's builder: nothing per case is made up front)
         self.check_names: list[str] = list(CHECK_NAMES)
         self._check_bit = {n: j for j, n in enumerate(self.check_names)}
         # Machine numbers, not lists of Python objects: a worker's chunk of 100,000
@@ -268,7 +268,7 @@ class RowsBuilder:
                 b = self._check_bit[check] = len(self.check_names)
                 self.check_names.append(check)
             bits |= 1 << b
-        expect = self._expect[case]
+        expect = self._metas[case].expect_tools  # a few names: a tuple is searched fast
         per_tool = tallies.per_tool
         return RowProto(
             values=array("d", self.values_of(scores) if values is None else values),
