@@ -282,16 +282,11 @@ class _Spooled:
         return out
 
 
-_RECORDS, _ANSWERS = "records", "answers"
-"""The spool's two files per process: its records, and its chunks' outputs (parked)."""
-
-
 class Parked(NamedTuple):
     """Where a worker left a chunk's output (:func:`_park`): the pool's pipe carries
     only this, so a worker never waits for this process to read a large answer."""
 
-    key: int
-    offset: int
+    path: str
     length: int
 
 
@@ -301,7 +296,7 @@ class _Spool:
 
     def __init__(self) -> None:
         self.root = tempfile.mkdtemp(prefix="toolgate-records-")
-        self._fds: dict[tuple[int, str], int] = {}
+        self._fds: dict[int, int] = {}
         self._writers: dict[int, int] = {}
 
     def path(self, key: int) -> str:
@@ -313,16 +308,19 @@ class _Spool:
         fd = self._writers[key] = _spool_writer(self.root, key)
         return fd
 
-    def read(self, key: int, offset: int, length: int, kind: str = _RECORDS) -> bytes:
-        fd = self._fds.get((key, kind))
+    def read(self, key: int, offset: int, length: int) -> bytes:
+        fd = self._fds.get(key)
         if fd is None:
-            path = os.path.join(self.root, f"{key}.{kind}")
-            fd = self._fds[(key, kind)] = os.open(path, os.O_RDONLY)
+            path = os.path.join(self.root, f"{key}.records")
+            fd = self._fds[key] = os.open(path, os.O_RDONLY)
         return os.pread(fd, length, offset)
 
     def unpark(self, parked: Parked) -> _ChunkOut:
-        """The chunk output a worker parked (:func:`_park`)."""
-        blob = self.read(parked.key, parked.offset, parked.length, _ANSWERS)
+        """The chunk output a worker parked (:func:`_park`), its file removed once read
+        (the disk holds only the answers not taken yet)."""
+        with open(parked.path, "rb") as fh:
+            blob = fh.read()
+        os.unlink(parked.path)
         if len(blob) != parked.length:
             raise RunAborted(
                 f"a scoring worker's answer could not be read back ({len(blob)} of "
@@ -750,8 +748,6 @@ _MEMO = Memo()
 """Each worker's memo (a forked copy per worker, kept across its chunks)."""
 _SPOOL_FD: int | None = None
 """Each worker's spool file, opened on its first chunk."""
-_ANSWER_FD: int | None = None
-"""Each worker's answers file (:func:`_park`), opened on its first chunk."""
 
 
 class ForkExecutor:
@@ -902,13 +898,10 @@ def _start(job: tuple[int, _Work, str], started: Any) -> None:
 def _chunk(k: int, chunk: tuple[int, int]) -> Parked:
     """Chunk ``k`` in a worker: noted as this worker's, then :func:`_work` (looked up at
     call time, so a test can replace it), its output parked in the spool."""
-    global _ANSWER_FD
     _STARTED[k] = os.getpid()
     out = _work(chunk)
     assert _JOB is not None
-    if _ANSWER_FD is None:
-        _ANSWER_FD = _spool_writer(_JOB[2], os.getpid(), _ANSWERS)
-    return _park(_ANSWER_FD, os.getpid(), out)
+    return _park(_JOB[2], k, out)
 
 
 def _answer(
@@ -1060,22 +1053,28 @@ def _work(chunk: tuple[int, int]) -> _ChunkOut:
     return _score_chunk(data, start, work, _MEMO, _SPOOL_FD)
 
 
-def _spool_writer(root: str, key: int, kind: str = _RECORDS) -> int:
-    """A descriptor appending to the record file (or ``kind`` file) of process ``key``
-    under ``root``."""
+def _spool_writer(root: str, key: int) -> int:
+    """A descriptor appending to the record file of process ``key`` under ``root``."""
     return os.open(
-        os.path.join(root, f"{key}.{kind}"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600
+        os.path.join(root, f"{key}.records"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600
     )
 
 
-def _park(fd: int, key: int, out: _ChunkOut) -> Parked:
-    """``out`` pickled at the end of the answers file ``fd`` of process ``key``."""
+def _park(root: str, k: int, out: _ChunkOut) -> Parked:
+    """Chunk ``k``'s output pickled into a file of its own under ``root``."""
+    path = os.path.join(root, f"{k}.answer")
     blob = memoryview(pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL))
-    at = os.lseek(fd, 0, os.SEEK_END)
-    done = 0
-    while done < len(blob):
-        done += os.write(fd, blob[done:])
-    return Parked(key, at, len(blob))
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        done = 0
+        while done < len(blob):
+            wrote = os.write(fd, blob[done:])
+            if wrote <= 0:  # (a regular file writes something or raises; never spin)
+                raise OSError(f"could not write {path}")
+            done += wrote
+    finally:
+        os.close(fd)
+    return Parked(path, len(blob))
 
 
 def chunk_bounds(index: RunsIndex, workers: int) -> list[tuple[int, int]]:

@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import time
+from array import array
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -125,6 +126,33 @@ def test_fork_executor__a_worker_cannot_write__run_aborted_with_the_os_error(
     assert not _children()
 
 
+def test_parked_answer__read_back_whole_and_its_file_removed(tmp_path: Path) -> None:
+    """The disk holds only the answers not taken yet."""
+    spool = scorepool._Spool()
+    try:
+        out = scorepool._ChunkOut(
+            newlines=3,
+            entry_line=array("q", [1, 2, 3]),
+            entry_case=array("q", [0, 0, 1]),
+            entry_sample=array("q", [0, 1, 0]),
+            unknown={},
+            scored=array("q", [0, 1, 2]),
+            run_start=array("q"),
+            run_length=array("q"),
+            rows=None,  # type: ignore[arg-type]
+            unrecorded=[],
+            kept=[],
+            records=None,
+        )
+        parked = scorepool._park(spool.root, 7, out)
+        assert os.path.isfile(parked.path)
+        back = spool.unpark(parked)
+        assert back.entry_case.tolist() == [0, 0, 1] and back.newlines == 3
+        assert not os.path.exists(parked.path)
+    finally:
+        spool.close()
+
+
 @pytest.mark.usefixtures("cli_sigterm_handler")
 def test_fork_executor__a_worker_cannot_park_its_answer__run_aborted_with_the_os_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -134,7 +162,7 @@ def test_fork_executor__a_worker_cannot_park_its_answer__run_aborted_with_the_os
     ds, runs_path = _files(tmp_path)
     real = scorepool._park
 
-    def full_disk(fd: int, key: int, out: object) -> scorepool.Parked:
+    def full_disk(root: str, k: int, out: object) -> scorepool.Parked:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(scorepool, "_park", full_disk)
@@ -142,8 +170,8 @@ def test_fork_executor__a_worker_cannot_park_its_answer__run_aborted_with_the_os
         _score(ds, runs_path)
     assert not _children()
 
-    def cut(fd: int, key: int, out: scorepool._ChunkOut) -> scorepool.Parked:
-        parked = real(fd, key, out)
+    def cut(root: str, k: int, out: scorepool._ChunkOut) -> scorepool.Parked:
+        parked = real(root, k, out)
         return parked._replace(length=parked.length + 1)
 
     monkeypatch.setattr(scorepool, "_park", cut)
