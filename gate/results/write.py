@@ -183,11 +183,18 @@ def record_parts(
             (i for i, t in enumerate(turns, start=1) if not t["passed"]), None
         )
     head["passed"] = passed
-    own = {k: v for k, v in reasons.items() if STOCK_REASONS.get(k) != v}
+    own: dict[str, str] = {}
+    stock: list[str] = []
+    stock_of = STOCK_REASONS.get
+    for k, v in reasons.items():  # one pass: this runs for every scored run
+        if stock_of(k) == v:
+            stock.append(k)
+        else:
+            own[k] = v
     if own:
         head["reasons"] = dict(sorted(own.items()))
-    if len(own) < len(reasons):
-        head["reasons_stock"] = sorted(k for k in reasons if k not in own)
+    if stock:
+        head["reasons_stock"] = sorted(stock)
     rest: dict[str, Any] = {"tallies": dict(sorted(tallies.items()))}
     if turns is not None:
         rest["turns"] = [dict(sorted(t.items())) for t in turns]
