@@ -318,9 +318,15 @@ class _Spool:
     def unpark(self, parked: Parked) -> _ChunkOut:
         """The chunk output a worker parked (:func:`_park`), its file removed once read
         (the disk holds only the answers not taken yet)."""
-        with open(parked.path, "rb") as fh:
-            blob = fh.read()
-        os.unlink(parked.path)
+        try:
+            with open(parked.path, "rb") as fh:
+                blob = fh.read()
+            os.unlink(parked.path)
+        except OSError as exc:  # removed from outside, or a failing disk
+            raise RunAborted(
+                f"a scoring worker's answer could not be read back: {exc.strerror or exc}",
+                hint="run again; TOOLGATE_SCORE_WORKERS=1 scores in this process alone",
+            ) from None
         if len(blob) != parked.length:
             raise RunAborted(
                 f"a scoring worker's answer could not be read back ({len(blob)} of "

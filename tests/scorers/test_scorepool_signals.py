@@ -149,6 +149,8 @@ def test_parked_answer__read_back_whole_and_its_file_removed(tmp_path: Path) -> 
         back = spool.unpark(parked)
         assert back.entry_case.tolist() == [0, 0, 1] and back.newlines == 3
         assert not os.path.exists(parked.path)
+        with pytest.raises(RunAborted, match="answer could not be read back"):
+            spool.unpark(parked)  # gone: an error named, not a traceback
     finally:
         spool.close()
 
