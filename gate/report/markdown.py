@@ -46,7 +46,7 @@ REPORT = frozenset(Placement)
 
 
 def render_sentence(
-    parts: Sentence, esc: Escaper, lim: int | None = None, *, table: bool = True, full: bool = True
+    parts: Sentence, esc: Escaper, lim: int | None = None, *, table: bool = True, full: bool
 ) -> str:
     """A sentence in Markdown: words escaped as text, :class:`Code` parts as code spans,
     :class:`~gate.report.parts.Sub` as a small note, :class:`~gate.report.parts.Full` only
@@ -79,13 +79,14 @@ def render_title(parts: Sentence, esc: Escaper) -> str:
 
 
 def verdict_why(results: Results, esc: Escaper) -> str:
-    """The verdict's reason as inert prose (the heading's ``why``)."""
-    return render_sentence(view(results).heading.why, esc, 400, table=False) or status(results)[1]
+    """The verdict's reason as inert prose (the heading's ``why``), as the comment has it."""
+    why = render_sentence(view(results).heading.why, esc, 400, table=False, full=False)
+    return why or status(results)[1]
 
 
-def heading_line(h: Heading, esc: Escaper, level: str) -> str:
+def heading_line(h: Heading, esc: Escaper, level: str, *, full: bool) -> str:
     name = esc.code(h.gate, 64, table=False)
-    why = render_sentence(h.why, esc, 400, table=False)
+    why = render_sentence(h.why, esc, 400, table=False, full=full)
     return f"{level} {h.mark} ToolGate {name} {h.word} — {why}"
 
 
@@ -101,8 +102,8 @@ def blocks(
     ``heading`` replaces the verdict line (trusted Markdown): the ``workflow_run``
     comment takes its verdict from the triggering run's conclusion
     (:func:`gate.report.comment.render_relayed_comment`)."""
-    head = list(heading) if heading is not None else [heading_line(v.heading, esc, level)]
     full = Placement.FULL in shown
+    head = [heading_line(v.heading, esc, level, full=full)] if heading is None else list(heading)
     out = [Block(head=[*head, "", *_paras(v.context, esc, full)])]
     for s in v.sections:
         if s.placement in shown:

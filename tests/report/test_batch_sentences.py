@@ -37,7 +37,7 @@ def _sentences(*turns: tuple[ToolCall, ...]) -> list[str]:
         evidence=evidence_json(s.evidence),
     )
     esc = Escaper(limit=400)
-    return [render_sentence(x, esc, 400) for _, x in check_sentences(sample)]
+    return [render_sentence(x, esc, 400, full=True) for _, x in check_sentences(sample)]
 
 
 def test_sentences__batch_split_over_turns__names_the_calls_and_turns() -> None:

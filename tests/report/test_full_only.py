@@ -36,7 +36,7 @@ def _view() -> View:
         notes=(Item(VALUE),),
         outro=(Para(VALUE),),
     )
-    return View(Heading("✅", "passed", "g", ["ok"]), (Para(VALUE),), (section,), ["end"])
+    return View(Heading("✅", "passed", "g", VALUE), (Para(VALUE),), (section,), ["end"])
 
 
 def _text(shown: frozenset[Placement]) -> str:
@@ -48,13 +48,13 @@ def _text(shown: frozenset[Placement]) -> str:
 
 
 def test_full_part__report__shown_everywhere_it_stands() -> None:
-    # context, intro, table row, item, sub-item, item table, note, outro
-    assert _text(REPORT).count("0.899 [0.843, 0.947]") == 8
+    # heading, context, intro, table row, item, sub-item, item table, note, outro
+    assert _text(REPORT).count("0.899 [0.843, 0.947]") == 9
 
 
 def test_full_part__comment__left_out_everywhere() -> None:
     text = _text(COMMENT)
-    assert text.count("0.899") == 8
+    assert text.count("0.899") == 9
     assert "0.843" not in text
 
 

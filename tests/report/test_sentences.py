@@ -18,7 +18,7 @@ def _sample(checks: list[str], ev: dict[str, Any], error: str | None = None) -> 
 
 def _text(sample: SampleResult) -> list[str]:
     esc = Escaper(limit=400)
-    return [render_sentence(s, esc, 400) for _, s in check_sentences(sample)]
+    return [render_sentence(s, esc, 400, full=True) for _, s in check_sentences(sample)]
 
 
 ORDER_ONLY = {

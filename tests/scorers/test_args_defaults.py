@@ -126,7 +126,7 @@ def test_exact_except_defaults__delete_all_added__fails_and_the_comment_names_it
         sample=0, passed=False, scores=[], failed_checks=list(s.failed_checks), evidence=ev
     )
     esc = Escaper(limit=400)
-    said = [render_sentence(x, esc, 400) for _, x in check_sentences(sample)]
+    said = [render_sentence(x, esc, 400, full=True) for _, x in check_sentences(sample)]
     assert said[0] == (
         "`search` was called with `delete_all=true`, an argument this case does not expect, "
         "and the tool's schema gives it no default"
