@@ -22,8 +22,8 @@ appends its counts with :func:`extend`. The history is a sliding window: it keep
 newest runs whose samples add up to at most ``window`` (default
 :data:`HISTORY_WINDOW`), dropping the oldest runs whole, so a model that drifts slowly is
 compared against its recent behaviour, and a results file stays small. Results written
-before histories existed load with :func:`from_counts`: their per-case counts become a
-history of one entry.
+before histories existed load with ``extend(None, run)``: their per-case counts become
+a history of one entry.
 
 Pure: no file I/O; the results.json fields that carry a history are read and written by
 the results layer.
@@ -261,11 +261,3 @@ def extend(
         setup = r.setup if r.setup is not None else (prior.setup if prior else None)
         out[r.case_id] = CaseHistory(r.case_hash, entries, setup)
     return BaseHistory(out, size)
-
-
-def from_counts(run: Sequence[CaseRun], *, window: int = HISTORY_WINDOW) -> BaseHistory:
-    """A history from results that carry no history (an earlier release's results.json):
-    each case's counts in that file become its first entry. Such a file records no case
-    hashes; the caller passes the hashes the cases have now when the file was made from
-    the same dataset (and another hash, making the cases not comparable, when not)."""
-    return extend(None, run, window=window)

@@ -207,7 +207,7 @@ def test_changed_hash__not_comparable__never_regressed_or_improved(hh, changed):
 @SETTINGS
 @given(counts=base_counts)
 def test_previous_release_results__history_starts_from_their_counts(counts):
-    hist = history.from_counts([CaseRun(f"c{i}", "h", s, n) for i, (s, n) in enumerate(counts)])
+    hist = history.extend(None, [CaseRun(f"c{i}", "h", s, n) for i, (s, n) in enumerate(counts)])
     for i, (s, n) in enumerate(counts):
         how, got = history.lookup(hist, f"c{i}", "h")
         assert how is Comparability.COMPARABLE

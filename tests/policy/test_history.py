@@ -11,7 +11,6 @@ from gate.policy.history import (
     MetricSums,
     case_hash,
     extend,
-    from_counts,
     legacy_case_hash,
     lookup,
     setup_hash,
@@ -54,7 +53,7 @@ def test_extend__duplicate_case__refused():
 
 def test_lookup__unknown_case_or_no_history__new():
     assert lookup(None, "a", "h") == (Comparability.NEW, None)
-    assert lookup(from_counts([CaseRun("b", "h", 1, 1)]), "a", "h")[0] is Comparability.NEW
+    assert lookup(extend(None, [CaseRun("b", "h", 1, 1)]), "a", "h")[0] is Comparability.NEW
 
 
 def test_metric_sums__accumulate_over_entries_skip_na():

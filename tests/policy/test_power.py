@@ -19,7 +19,7 @@ def test_case_detection__matches_the_engine_run_many_times():
     uncapped = EngineParams(sequential=engine.SequentialParams(max_extra=1000))
     base, rate, runs = Counts(30, 30), 0.5, 1500
     rng = np.random.default_rng(3)
-    hist = history.from_counts([CaseRun("a", "h", 30, 30)])
+    hist = history.extend(None, [CaseRun("a", "h", 30, 30)])
     hits = 0
     for _ in range(runs):
         head = [HeadCase("a", "h", tuple(Sample(bool(rng.random() < rate)) for _ in range(2)))]
@@ -56,7 +56,7 @@ def test_suite_detectable_drop__reproducible_and_shrinks_with_cases():
 
 
 def test_sentences__say_what_was_spent_and_what_stayed_undecided():
-    hist = history.from_counts([CaseRun(f"c{i}", "h", 100, 100) for i in range(20)])
+    hist = history.extend(None, [CaseRun(f"c{i}", "h", 100, 100) for i in range(20)])
     head = [HeadCase(f"c{i}", "h", (Sample(True), Sample(i != 0))) for i in range(20)]
     ev = engine.evaluate(
         hist,
@@ -86,7 +86,7 @@ def _simulate(
     from gate.policy.casetest import CaseOutcome
 
     rng = np.random.default_rng(seed)
-    hist = history.from_counts([CaseRun(f"c{i}", "h", depth, depth) for i in range(m)])
+    hist = history.extend(None, [CaseRun(f"c{i}", "h", depth, depth) for i in range(m)])
     truth = {f"c{i}": rate if i < broken else 1.0 for i in range(m)}
 
     def draw(cid: str, k: int) -> list[Sample]:

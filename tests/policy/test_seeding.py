@@ -35,8 +35,9 @@ def test_base_run__new_cases__brought_up_to_min_history() -> None:
 
 
 def test_base_run__history_counts__only_what_it_lacks__within_max_seed() -> None:
-    hist = history.from_counts(
-        [CaseRun("long", "h", 40, 40), CaseRun("short", "h", 10, 10), CaseRun("old", "x", 9, 9)]
+    hist = history.extend(
+        None,
+        [CaseRun("long", "h", 40, 40), CaseRun("short", "h", 10, 10), CaseRun("old", "x", 9, 9)],
     )
     head = [HeadCase(c, "h", (Sample(True), Sample(True))) for c in ("long", "short", "old")]
     ev = engine.evaluate(hist, head, _passing, seed=True)
@@ -64,7 +65,7 @@ def test_pull_request__seeds_nothing() -> None:
 
 
 def test_hard_failure__no_extra_samples__what_it_saved_said() -> None:
-    hist = history.from_counts([CaseRun(f"c{i}", "h", 36, 36) for i in range(10)])
+    hist = history.extend(None, [CaseRun(f"c{i}", "h", 36, 36) for i in range(10)])
     broken = (Sample(False, hard=True), Sample(True))
     head = [HeadCase("c0", "h", broken)] + [
         HeadCase(f"c{i}", "h", (Sample(True), Sample(True))) for i in range(1, 10)
@@ -91,7 +92,7 @@ def test_hard_failure__no_extra_samples__what_it_saved_said() -> None:
 
 @pytest.mark.parametrize("base_run", [False, True])
 def test_cap__a_pull_request_1_5_per_case__a_base_run_0_5(base_run: bool) -> None:
-    hist = history.from_counts([CaseRun(f"c{i}", "h", 36, 36) for i in range(10)])
+    hist = history.extend(None, [CaseRun(f"c{i}", "h", 36, 36) for i in range(10)])
     head = [HeadCase(f"c{i}", "h", (Sample(False), Sample(True))) for i in range(10)]
     ev = engine.evaluate(
         hist, head, lambda plan: {c: [Sample(False)] * k for c, k in plan.items()}, seed=base_run
