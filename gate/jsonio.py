@@ -173,8 +173,8 @@ def _fast(data: bytes, max_depth: int) -> Any:
         return _SLOW
     keys = classes.count(b"qc")
     if (
-        keys != classes.count(b"c")  # some colon follows something other than a quote
-        and b"wc" in classes
+        b"wc" in classes  # rare, so first: the count below is then seldom needed
+        and keys != classes.count(b"c")  # some colon follows something other than a quote
         and _SPACE_BEFORE_COLON.search(data)
     ):
         return _SLOW

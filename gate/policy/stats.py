@@ -122,6 +122,10 @@ def bootstrap_ratio_ci(
     high = np.full(k, np.nan)
     if cases < 2:
         return low, high
+    # only the columns with an interval are resampled (the draws are the same either way)
+    enough = np.flatnonzero((den > 0).sum(axis=0) >= 2)
+    if not enough.size:
+        return low, high
     rng = np.random.default_rng(seed)
     if cases > groups:
         # a random partition: the cases in a seeded random order, cut into `groups`
@@ -130,10 +134,10 @@ def bootstrap_ratio_ci(
         # without a cases-sized copy of both side by side
         perm = rng.permutation(cases)
         bounds = (np.arange(groups, dtype=np.int64) * cases) // groups
-        units = np.concatenate([_group_sums(a, perm, bounds) for a in (num, den)], axis=1)
+        units = np.concatenate([_group_sums(a, perm, bounds, enough) for a in (num, den)], axis=1)
         del perm
     else:
-        units = np.concatenate([num, den], axis=1)
+        units = np.concatenate([num[:, enough], den[:, enough]], axis=1)
     g = units.shape[0]
     # reps × g draws, turned into per-replicate counts in place (one such buffer at a
     # time: 32 MB each at the default 2,000 × 2,000).
@@ -145,25 +149,24 @@ def bootstrap_ratio_ci(
     del counts
     sums = weights @ units
     del weights
-    est = safe_divide(sums[:, :k], sums[:, k:])
-    enough = (den > 0).sum(axis=0) >= 2
+    est = safe_divide(sums[:, : enough.size], sums[:, enough.size :])
     tail = (1.0 - level) / 2.0
-    for j in np.flatnonzero(enough):
-        col = est[:, j]
+    for at, j in enumerate(enough):
+        col = est[:, at]
         col = col[~np.isnan(col)]
         if col.size:
             low[j], high[j] = np.quantile(col, [tail, 1.0 - tail])
     return low, high
 
 
-def _group_sums(a: Floats, perm: Ints, bounds: Ints, block: int = 8) -> Floats:
-    """``np.add.reduceat(a[perm], bounds, axis=0)`` a block of columns at a time: the same
-    sums (each column is summed down its rows alone), without a copy of the whole of
-    ``a`` in the permuted order."""
+def _group_sums(a: Floats, perm: Ints, bounds: Ints, cols: Ints, block: int = 8) -> Floats:
+    """``np.add.reduceat(a[perm][:, cols], bounds, axis=0)`` a block of columns at a time:
+    the same sums (each column is summed down its rows alone), without a copy of the
+    whole of ``a`` in the permuted order."""
     return np.concatenate(
         [
-            np.add.reduceat(a[perm, j : j + block], bounds, axis=0)
-            for j in range(0, max(a.shape[1], 1), block)
+            np.add.reduceat(a[perm[:, None], cols[j : j + block]], bounds, axis=0)
+            for j in range(0, max(cols.size, 1), block)
         ],
         axis=1,
     )

@@ -53,7 +53,8 @@ class Metric:
       history), left out of the variance guard (its scale is not [0, 1]);
     * ``additive``: a conversation's value is the sum over its user turns, not the mean;
     * ``per_sample``: its value comes from each sample's own usage, not from the scoring
-      view (identical runs are scored once; their usage may differ).
+      view (identical runs are scored once; their usage may differ);
+    * ``effects``: n/a, one stock sentence, for a case judged by its calls.
     """
 
     name: str
@@ -65,6 +66,7 @@ class Metric:
     cost: bool = False
     additive: bool = False
     per_sample: bool = False
+    effects: bool = False
 
     @property
     def ideal(self) -> float:
@@ -100,10 +102,10 @@ REGISTRY: tuple[Metric, ...] = (
     Metric("recovery_rate", errors.score_recovery_rate),
     Metric("composite_clean_rate", outcome.score_composite_clean_rate),
     Metric("risk_weighted_precision", selection.score_risk_weighted_precision),
-    Metric("write_precision", writes.score_write_precision),
-    Metric("write_recall", writes.score_write_recall),
-    Metric("extra_writes", writes.score_extra_writes, lower_is_better=True),
-    Metric("missing_writes", writes.score_missing_writes, lower_is_better=True),
+    Metric("write_precision", writes.score_write_precision, effects=True),
+    Metric("write_recall", writes.score_write_recall, effects=True),
+    Metric("extra_writes", writes.score_extra_writes, lower_is_better=True, effects=True),
+    Metric("missing_writes", writes.score_missing_writes, lower_is_better=True, effects=True),
     Metric("free_text_similarity", arguments.score_free_text_similarity),
     Metric("agent_error_rate", outcome.score_agent_error_rate, lower_is_better=True),
     Metric("case_passed", outcome.score_case_passed),

@@ -37,6 +37,7 @@ from gate.model import (
     Violation,
 )
 from gate.scorers import selection as sel
+from gate.scorers import writes
 from gate.scorers.analysis import analyse
 from gate.scorers.argmatch import arg_diffs, match_flags
 from gate.scorers.context import ScoringContext
@@ -46,12 +47,16 @@ from gate.scorers.facts import Analysis, Call, EffectsMatch, ScoringView
 from gate.scorers.prose import reason_text
 from gate.scorers.registry import COST_METRICS, REGISTRY
 from gate.scorers.usage import USAGE_METRICS, usage_values
-from gate.scorers.writes import summary as effects_summary
 
 _PLAN = tuple((m.name, m.score, None if m.cost else m.ideal) for m in REGISTRY)
 """The registry as (name, function, best value), looked up once; a cost metric has no
-best value (its sentence is kept only when every one is asked for)."""
+best value (its sentence is kept only when every one is asked for). Without that, a
+per-sample metric is left to :func:`_fill_usage` and, for a case judged by its calls, an
+effects metric is n/a with one stock sentence: neither is called."""
 _NAMES = tuple(name for name, _, _ in _PLAN)
+_BY_EFFECTS = tuple(p for p, m in zip(_PLAN, REGISTRY, strict=True) if not m.per_sample)
+_BY_CALLS = tuple(p for p, m in zip(_PLAN, REGISTRY, strict=True) if not m.per_sample | m.effects)
+_BY_CALLS_REASONS = {m.name: writes.BY_CALLS for m in REGISTRY if m.effects}
 
 
 def _fill_usage(scores: dict[str, float | None], run: Run, ctx: ScoringContext) -> None:
@@ -111,9 +116,9 @@ def score_sample(
     an = analyse(case, ScoringView.of(run), ctx, prior=prior)
     if earns_nothing(run, an.hard):
         return _no_answer(case, run, an)
-    scores: dict[str, float | None] = {}
-    reasons: dict[str, str] = {}
-    for name, score, ideal in _PLAN:
+    scores: dict[str, float | None] = dict.fromkeys(_NAMES)  # in the registry's order
+    reasons: dict[str, str] = {} if full or an.effects is not None else dict(_BY_CALLS_REASONS)
+    for name, score, ideal in _PLAN if full else _BY_CALLS if an.effects is None else _BY_EFFECTS:
         v, why = score(an)
         scores[name] = v
         if full or (ideal is not None and (v is None or v != ideal)):
@@ -255,7 +260,7 @@ def _evidence(an: Analysis) -> Evidence:
         actual=actual,
         alternative=an.best.index,
         matched=tuple(sorted((i, calls[j].orig) for i, j in pairs)),
-        summary=sel.summary(an) if an.effects is None else effects_summary(an.effects),
+        summary=sel.summary(an) if an.effects is None else writes.summary(an.effects),
         missing=tuple(missing),
         extra=extra,
         arg_diffs=tuple(arg_diff),

@@ -27,11 +27,7 @@ USAGE_METRICS: tuple[str, ...] = ("prompt_tokens", "completion_tokens", "total_t
 
 def _number(v: object) -> float | None:
     """A count as a float (``None``: not a number; a bool is not one)."""
-    if type(v) is int or type(v) is float:
-        return float(v)
-    if isinstance(v, bool) or not isinstance(v, int | float):
-        return None
-    return float(v)
+    return None if isinstance(v, bool) or not isinstance(v, int | float) else float(v)
 
 
 def usage_values(
@@ -51,9 +47,9 @@ def usage_values(
         c = get("output_tokens")
     t = get("total_tokens")
     # whole counts, the common case, without a call each
-    prompt = float(p) if type(p) is int else _number(p)
-    completion = float(c) if type(c) is int else _number(c)
-    total = float(t) if type(t) is int else _number(t)
+    prompt = float(p) if type(p) is int else None if p is None else _number(p)
+    completion = float(c) if type(c) is int else None if c is None else _number(c)
+    total = float(t) if type(t) is int else None if t is None else _number(t)
     if total is None and prompt is not None and completion is not None:
         total = prompt + completion
     cost = None

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from gate.scorers.facts import Analysis, EffectsMatch
 
 __all__ = [
+    "BY_CALLS",
     "score_extra_writes",
     "score_missing_writes",
     "score_write_precision",
@@ -40,14 +41,14 @@ def summary(fx: EffectsMatch) -> str:
 
 # ─── the metrics (registered in gate.scorers.registry) ────────────────────────
 
-_BY_CALLS = "n/a: the case is judged by its calls (pass_on: calls)"
+BY_CALLS = "n/a: the case is judged by its calls (pass_on: calls)"
 
 
 def score_write_precision(an: Analysis) -> Scored:
     """Matched writes ÷ writes made (none made: 1.0 when none was expected, else 0.0)."""
     fx = an.effects
     if fx is None:
-        return None, _BY_CALLS
+        return None, BY_CALLS
     if fx.n_a == 0:
         return (1.0, "no write made, none expected") if fx.n_e == 0 else (0.0, "no write made")
     v = fx.m / fx.n_a
@@ -58,7 +59,7 @@ def score_write_recall(an: Analysis) -> Scored:
     """Matched writes ÷ expected writes (none expected: 1.0 when none was made, else 0.0)."""
     fx = an.effects
     if fx is None:
-        return None, _BY_CALLS
+        return None, BY_CALLS
     if fx.n_e == 0:
         return (
             (1.0, "no write expected, none made")
@@ -73,7 +74,7 @@ def score_extra_writes(an: Analysis) -> Scored:
     """Writes made that no expected write holds (count)."""
     fx = an.effects
     if fx is None:
-        return None, _BY_CALLS
+        return None, BY_CALLS
     extra = fx.n_a - fx.m
     return float(extra), (lambda: f"{extra} write(s) made that the case does not expect")
 
@@ -82,6 +83,6 @@ def score_missing_writes(an: Analysis) -> Scored:
     """Expected writes not made (count); a write whose response was an error made nothing."""
     fx = an.effects
     if fx is None:
-        return None, _BY_CALLS
+        return None, BY_CALLS
     missing = fx.n_e - fx.m
     return float(missing), (lambda: f"{missing} expected write(s) not made")
