@@ -123,12 +123,6 @@ def _consistent(counts: Mapping[str, int | float], where: str) -> str | None:
 def check_usage(raw: Any) -> tuple[dict[str, int | float], str | None]:
     """One usage report (module docstring): its counts, and the first problem with it
     (``None`` when it is valid). A report that is not an object has no counts."""
-    if type(raw) is dict:  # the common case, whole counts in range: a loop, no calls
-        for k, v in raw.items():
-            if type(k) is not str or type(v) is not int or not 0 <= v <= MAX_TOKENS:
-                break
-        else:
-            return dict(raw), _consistent(raw, "")
     if not isinstance(raw, Mapping):
         return {}, None
     counts: dict[str, int | float] = {}
@@ -188,6 +182,15 @@ def usage_of(raw: Any, error: Any = None) -> Mapping[str, int | float] | None:
     written): an :class:`InvalidUsage` when it is one, when ``error`` (its recorded
     ``usage_error``) says so, or when the counts do not pass :func:`check_usage`; else the
     counts (``None``: none)."""
+    if type(raw) is dict and error is None:  # the common case (a runs line's): no call
+        for k, v in raw.items():
+            if type(k) is not str or type(v) is not int or not 0 <= v <= MAX_TOKENS:
+                break
+        else:
+            get = raw.get
+            t, p, c = get("total_tokens"), get("prompt_tokens"), get("completion_tokens")
+            if t is None or (p is not None and c is not None and t == p + c):
+                return raw or None  # (a decoded report, owned by the caller)
     if type(raw) is InvalidUsage:  # final: no subclass (an ABC's isinstance costs more)
         return raw
     if isinstance(error, str):
