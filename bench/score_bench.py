@@ -22,7 +22,9 @@ What it does, all on the same files on disk:
 
 ``--compare OTHER`` instead times another checkout's ``toolgate score`` against this
 one's on the same files, alternately, ``--repeat`` rounds (OTHER: a folder holding its
-``gate`` package, e.g. ``git worktree add /tmp/before <commit>``).
+``gate`` package, e.g. ``git worktree add /tmp/before <commit>``). With ``--paired`` both
+run at once, each pinned to a core of its own (swapped every round, one scoring process
+each): the host's drift then touches both alike.
 
 It prints case-samples per second for every side, the ratio of ToolGate's whole process
 to decoding alone, and ToolGate's speed-up over the fastest peer. ``--quick`` (N = 2,000,
@@ -49,6 +51,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -483,6 +486,11 @@ def main(argv: list[str] | None = None) -> int:
         metavar="OTHER",
         help="a folder holding another checkout's gate package: time it against this one",
     )
+    ap.add_argument(
+        "--paired",
+        action="store_true",
+        help="with --compare: run both at once, each pinned to its own core, serially",
+    )
     args = ap.parse_args(argv)
     if args.quick:
         args.n = min(args.n, 2_000)
@@ -500,7 +508,7 @@ def _bench(args: argparse.Namespace, work: Path) -> int:
     t0 = time.perf_counter()
     ds, _tools, runs = generate(work, args.n, args.samples)
     if args.compare is not None:
-        return compare(args.compare, ds, runs, work, args.repeat)
+        return compare(args.compare, ds, runs, work, args.repeat, paired=args.paired)
     n = sum(1 for _ in runs.open("rb"))
     size_mb = runs.stat().st_size / 1e6
     print(
@@ -613,27 +621,57 @@ def _bench(args: argparse.Namespace, work: Path) -> int:
     return 0
 
 
-def compare(other: Path, ds: Path, runs: Path, work: Path, rounds: int) -> int:
+def _pin(core: int) -> Callable[[], None]:
+    """What a child runs before it starts: keep to ``core``."""
+    return lambda: os.sched_setaffinity(0, {core})
+
+
+def compare(
+    other: Path, ds: Path, runs: Path, work: Path, rounds: int, *, paired: bool = False
+) -> int:
     """``toolgate score`` from ``other``'s gate package and from this checkout's, on the
-    same files, alternately (the order flips every round): the medians of wall and CPU
-    seconds, and the median of the rounds' CPU ratios (this ÷ other) with their range."""
+    same files, alternately (the order flips every round; ``paired``: at once, on a core
+    each, the cores swapped every round): the medians of wall and CPU seconds, and the
+    median of the rounds' ratios (this ÷ other) with their range."""
     here = Path(__file__).resolve().parent.parent
     trees = {"other": other.resolve(), "this": here}
     for root in trees.values():
         if not (root / "gate" / "__init__.py").is_file():
             raise SystemExit(f"{root} holds no gate package")
         compileall.compile_dir(root / "gate", quiet=1)  # neither pays for compiling
+    if paired and len(os.sched_getaffinity(0)) < 2:
+        raise SystemExit("--paired needs two cores")
+    cores = sorted(os.sched_getaffinity(0))[:2]
     got: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
     for i in range(rounds):
-        for name in sorted(trees, reverse=bool(i % 2)):
+        jobs: dict[int, tuple[str, float]] = {}
+        for at, name in enumerate(sorted(trees, reverse=bool(i % 2))):
             env = {**os.environ, "PYTHONPATH": str(trees[name])}
+            if paired:  # one scoring process, on its own core
+                env |= {"TOOLGATE_SCORE_WORKERS": "1", "OPENBLAS_NUM_THREADS": "1"}
             out = work / f"out-{name}"
             cmd = [sys.executable, "-m", "gate", "score", "--dataset", str(ds)]
             # run from the work folder: `python -m` puts the current folder first on the path
             argv = [*cmd, "--runs", str(runs), "--out", str(out)]
-            wall, cpu, _, _ = timed_process(argv, env, cwd=work)
-            got[name].append((wall, cpu))
-            shutil.rmtree(out, ignore_errors=True)
+            if not paired:
+                wall, cpu, _, _ = timed_process(argv, env, cwd=work)
+                got[name].append((wall, cpu))
+                shutil.rmtree(out, ignore_errors=True)
+                continue
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(
+                argv, env=env, cwd=work, stdout=subprocess.DEVNULL, preexec_fn=_pin(cores[at])
+            )
+            jobs[proc.pid] = (name, t0)
+        while jobs:  # whichever ends first: its wall time is its own
+            pid, status, usage = os.wait4(-1, 0)
+            if pid not in jobs:
+                continue
+            name, t0 = jobs.pop(pid)
+            if os.waitstatus_to_exitcode(status) != 0:
+                raise SystemExit(f"{name}: toolgate score failed ({status})")
+            got[name].append((time.perf_counter() - t0, usage.ru_utime + usage.ru_stime))
+            shutil.rmtree(work / f"out-{name}", ignore_errors=True)
     for name, times in got.items():
         wall = statistics.median(w for w, _ in times)
         cpu = statistics.median(c for _, c in times)

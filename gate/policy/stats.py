@@ -165,7 +165,7 @@ def _group_sums(a: Floats, perm: Ints, bounds: Ints, cols: Ints, block: int = 8)
     whole of ``a`` in the permuted order."""
     return np.concatenate(
         [
-            np.add.reduceat(a[perm[:, None], cols[j : j + block]], bounds, axis=0)
+            np.add.reduceat(a[:, cols[j : j + block]][perm], bounds, axis=0)
             for j in range(0, max(cols.size, 1), block)
         ],
         axis=1,
