@@ -492,6 +492,8 @@ def main(argv: list[str] | None = None) -> int:
         help="with --compare: run both at once, each pinned to its own core, serially",
     )
     args = ap.parse_args(argv)
+    if args.paired and args.compare is None:
+        ap.error("--paired times two checkouts: give the other with --compare")
     if args.quick:
         args.n = min(args.n, 2_000)
         args.repeat = 1

@@ -322,15 +322,13 @@ class _Spool:
             with open(parked.path, "rb") as fh:
                 blob = fh.read()
             os.unlink(parked.path)
+            short = len(blob) != parked.length
+            problem = f"{len(blob)} of {parked.length} bytes" if short else None
         except OSError as exc:  # removed from outside, or a failing disk
+            problem = exc.strerror or str(exc)
+        if problem is not None:
             raise RunAborted(
-                f"a scoring worker's answer could not be read back: {exc.strerror or exc}",
-                hint="run again; TOOLGATE_SCORE_WORKERS=1 scores in this process alone",
-            ) from None
-        if len(blob) != parked.length:
-            raise RunAborted(
-                f"a scoring worker's answer could not be read back ({len(blob)} of "
-                f"{parked.length} bytes)",
+                f"a scoring worker's answer could not be read back: {problem}",
                 hint="run again; TOOLGATE_SCORE_WORKERS=1 scores in this process alone",
             )
         out: _ChunkOut = pickle.loads(blob)
