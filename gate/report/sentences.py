@@ -142,13 +142,15 @@ def turn_prefix(turn: tuple[int, int, str | None]) -> Sentence:
 def sentence_for(check: str, sample: SampleResult) -> Sentence:
     ev = sample.evidence
     violations = [v for v in _list(ev.get("violations")) if isinstance(v, Mapping)]
-    if check == "must_not_call":
-        hits = [v for v in violations if v.get("rule", "must_not_call") == "must_not_call"]
+    never = HardFailureKind.MUST_NOT_CALL  # a violation's rule kind, as its check's name
+    scoped = (HardFailureKind.ARG_SCOPE, HardFailureKind.REQUIRED_BEFORE)
+    if check == never:
+        hits = [v for v in violations if v.get("rule", never) == never]
         if hits:
             call = _actual(ev, hits[0].get("index")) or hits[0]
             return ["called ", Code(call_repr(call)), ", which this case must not call"]
-    if check in ("arg_scope", "required_before", "safety_rules"):
-        rules = ("arg_scope", "required_before") if check == "safety_rules" else (check,)
+    if check in (*scoped, "safety_rules"):
+        rules = scoped if check == "safety_rules" else (check,)
         hits = [v for v in violations if v.get("rule") in rules]
         if hits:
             return [str(hits[0].get("message") or f"{check} rule broken")]
