@@ -140,6 +140,36 @@ def test_example__flaky_agent__stopped_by_the_suite_test_and_the_ceilings(
     assert any(r.startswith("suite-level drop") for r in verdict.reasons)
 
 
+def test_example__history_section__folds_changed_cases_as_not_comparable_never_new_ones(
+    runs: dict[str, CheckOutcome],
+) -> None:
+    """A case whose content changed since its history is listed as not comparable; a case
+    with no history at all (new) is not, nor is an undecided one."""
+    import dataclasses
+
+    from gate.model import CaseOutcome, Comparability
+    from gate.report.cases import history
+    from gate.report.parts import Key
+
+    results = runs["flaky"].results
+    cases = list(results.cases)
+    tested = [i for i, c in enumerate(cases) if c.test is not None and c.passed]
+    assert len(tested) >= 2
+    for i, why in zip(tested, (Comparability.CHANGED, Comparability.NEW), strict=False):
+        test = dataclasses.replace(
+            cases[i].test, outcome=CaseOutcome.NOT_COMPARABLE, comparability=why
+        )
+        cases[i] = cases[i].model_copy(update={"test": test})
+    sections = history(results.model_copy(update={"cases": cases}))
+    folded = [s for s in sections if s.key is Key.NOT_COMPARABLE]
+    assert len(folded) == 1 and folded[0].title == [
+        "Not comparable (1) — changed since its history, which starts again"
+    ]
+    assert folded[0].table is not None
+    shown = "".join(str(p) for row in folded[0].table.rows for p in row.cells[0])
+    assert cases[tested[0]].id in shown and cases[tested[1]].id not in shown
+
+
 def test_example__good_agent__its_base_run_seeds_every_history(
     runs: dict[str, CheckOutcome],
 ) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
-from gate.model import FlipKind
+from gate.model import CaseOutcome, Comparability, FlipKind
 from gate.report import fmt
 from gate.report.escape import calls_repr
 from gate.report.lookup import (
@@ -592,12 +592,12 @@ def history(results: Results) -> list[Section]:
     listed = {f.case_id for f in results.comparison.flips} | {
         h.case_id for h in results.hard_failures
     }
-    tested = [c for c in results.cases if c.test is not None]
-    capped = [c for c in tested if c.test.outcome == "undecided" and c.id not in listed]  # type: ignore[union-attr]
+    tests = [(c, c.test) for c in results.cases if c.test is not None]
+    capped = [c for c, t in tests if t.outcome == CaseOutcome.UNDECIDED and c.id not in listed]
     changed = [
         c
-        for c in tested
-        if c.test.outcome == "not_comparable" and c.test.comparability == "changed"  # type: ignore[union-attr]
+        for c, t in tests
+        if t.outcome == CaseOutcome.NOT_COMPARABLE and t.comparability == Comparability.CHANGED
     ]
     intro = tuple(Para([s]) for s in pol.detect)
     out = [Section(Key.HISTORY, ["🧪 Tests against the base history"], intro=intro)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from gate.model import FlipKind, new_failing, undecided_drops
+from gate.model import Comparability, FlipKind, new_failing, undecided_drops
 from gate.report import fmt
 from gate.report.parts import Sub
 from gate.report.sentences import HARD_KINDS, Code, Sentence
@@ -130,7 +130,7 @@ def fail_as_before(results: Results) -> list[CaseResult]:
         and c.samples
         and c.id not in moved
         and c.test is not None
-        and c.test.comparability == "comparable"
+        and c.test.comparability == Comparability.COMPARABLE
         and c.test.base_samples
         and (c.test.base_passes or 0) < c.test.base_samples
         and c.test.head_passes < c.test.head_samples  # a sample run, and failed
