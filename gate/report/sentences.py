@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gate.model import HardFailureKind, TurnRef
+from gate.model import BatchingKind, HardFailureKind, TurnRef
 from gate.report.escape import call_repr, json_compact
 from gate.results import SampleResult
 
@@ -291,10 +291,10 @@ def batching_sentence(item: Any) -> Sentence | None:
     if not names or not turns:
         return None
     who = spoken([[n] for n in names])
-    if item.get("kind") == "split":
+    if item.get("kind") == BatchingKind.SPLIT:
         shown = " and ".join(str(t + 1) for t in turns)
         return [*who, f" were expected in one turn but came in turns {shown}"]
-    if item.get("kind") == "merged":
+    if item.get("kind") == BatchingKind.MERGED:
         return [*who, f" were expected in separate turns but came together in turn {turns[0] + 1}"]
     return None
 
