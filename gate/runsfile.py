@@ -68,9 +68,9 @@ _TURN_KEYS = frozenset({"calls", "tool_results", "content", "user"})
 _CALL_KEYS = frozenset({"id", "name", "arguments", "raw_arguments", "parse_ok", "type", "index"})
 _RESULT_KEYS = frozenset({"id", "content", "is_error", "name", "unrecorded"})
 
-LEGACY_UNRECORDED_KEY = "toolgate_unrecorded"
-"""Before tool results had an ``unrecorded`` field, the runner marked its "no frozen
-response" error by this key in the result's content; such files still read (here, once)."""
+UNRECORDED_KEY = "toolgate_unrecorded"
+"""Marks the content of the error result a replay gives for a call with no frozen response.
+Before tool results had an ``unrecorded`` field it was the only mark: such files still read."""
 
 
 RUN_MAX_DEPTH = jsonio.MAX_DEPTH
@@ -167,9 +167,7 @@ def _result_from_json(obj: Any) -> ToolResult:
     if unrecorded is not None and not isinstance(unrecorded, bool):
         raise FieldError(".unrecorded", "must be true or false")
     if unrecorded is None:
-        unrecorded = (
-            is_error and isinstance(content, dict) and content.get(LEGACY_UNRECORDED_KEY) is True
-        )
+        unrecorded = is_error and isinstance(content, dict) and content.get(UNRECORDED_KEY) is True
     return ToolResult(cid, content, is_error, unrecorded)
 
 

@@ -28,11 +28,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gate.model import Case, FrozenResponse, JsonValue
+from gate.runsfile import UNRECORDED_KEY
 from gate.scorers.argmatch import args_match
 from gate.scorers.context import NormalizerTable
-
-UNRECORDED_KEY = "toolgate_unrecorded"
-"""Marks the content of the error result given for a call with no frozen response."""
 
 
 @dataclass(frozen=True, slots=True)
