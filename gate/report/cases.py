@@ -114,19 +114,15 @@ def _missing_paras(results: Results) -> list[Para]:
         why = ", ".join(f"{k} {c}" for k, c in failed.items())
         said = f"Missing case-samples: {n} of {gone.planned} ({why})."
         out.append(Para([said, " The infrastructure failed them: neither failures nor passes."]))
-    skipped = not_run(results)
-    if skipped:
-        out.append(
-            Para(
-                [
-                    f"Not run: {plural(len(skipped), 'case')} (",
-                    *ids(skipped, SHOW_IDS),
-                    "). The runs file has none of their runs; agent.missing: skip gates on the "
-                    "cases present. Not run is neither a failure nor a pass.",
-                ],
-                Box.WARNING,
-            )
-        )
+    skipped, short = not_run(results), not_run(results, whole=False)
+    part = plural(sum(gone.not_run[c] for c in short), "sample")
+    for found, some, lacks in ((skipped, "", "has none"), (short, f"{part} of ", "lacks some")):
+        if found:
+            text: Sentence = [f"Not run: {some}{plural(len(found), 'case')} ("]
+            text += [*ids(found, SHOW_IDS), f"). The runs file {lacks} of their runs; "]
+            text.append("agent.missing: skip gates on the runs it has. ")
+            text.append("Not run is neither a failure nor a pass.")
+            out.append(Para(text, Box.WARNING))
     unsampled = [
         c.id
         for c in results.cases

@@ -137,12 +137,11 @@ def fail_as_before(results: Results) -> list[CaseResult]:
     ]
 
 
-def not_run(results: Results) -> list[str]:
-    """The cases every sample of which was not run on purpose (``agent.missing: skip``)."""
-    gone = results.missing
-    if gone is None or not gone.not_run:
-        return []
-    return [c.id for c in results.cases if gone.not_run.get(c.id, 0) >= len(c.samples) > 0]
+def not_run(results: Results, *, whole: bool = True) -> list[str]:
+    """The cases every sample of which was not run on purpose (``agent.missing: skip``);
+    ``whole=False``: those with some samples not run, not all."""
+    gone = results.missing.not_run if results.missing is not None else {}
+    return [c.id for c in results.cases if c.id in gone and (gone[c.id] >= len(c.samples)) is whole]
 
 
 def first_failing(case: CaseResult | None) -> SampleResult | None:

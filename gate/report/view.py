@@ -72,7 +72,7 @@ def status(results: Results) -> tuple[str, str]:
         or v.variance.not_computed
         or any(g.not_checked for g in v.gates)
         or undecided(results)
-        or not_run(results)
+        or (results.missing is not None and results.missing.not_run)
     ):
         return "⚠️", "passed"
     return "✅", "passed"
@@ -184,9 +184,12 @@ def headline(results: Results) -> Sentence:
         rule = " (regressions.undecided: fail)" if v is not None and v.undecided_fail else ""
         what = count(len(worse), f"got worse, too few samples to tell{rule}")
         parts.append([what, *names([f.case_id for f in worse])])
-    skipped = not_run(results)
+    skipped, short = not_run(results), not_run(results, whole=False)
     if skipped:
         parts.append([count(len(skipped), "not run (agent.missing: skip): "), *ids(skipped, 3)])
+    if short and results.missing is not None:
+        what = f"with {plural(sum(results.missing.not_run[c] for c in short), 'sample')} not run"
+        parts.append([count(len(short), f"{what} (agent.missing: skip): "), *ids(short, 3)])
     if v is None:
         return join(
             [*parts, ["scored only; no thresholds were evaluated"], *_as_before(results)], "; "

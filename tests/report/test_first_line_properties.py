@@ -127,3 +127,33 @@ def test_undecided__action_output_junit_and_view_agree() -> None:
     assert _said(_first_line(results), WORSE) == 2
     assert outputs_for(results, "results.json")["undecided"] == "2"
     assert '<property name="undecided" value="2" />' in render_junit(results)
+
+
+def test_not_run__whole_cases_and_some_samples__each_named_in_the_first_line_never_green() -> None:
+    """``agent.missing: skip``: a case with no run at all and a case short of some runs
+    are both named, with the samples lost, in the first line and the missing section;
+    the heading is never ✅ (nothing was compared for those samples)."""
+    from gate.report.cases import missing
+    from gate.report.view import status
+    from gate.results.schema import MissingInfo
+    from tests.report.fixtures import passing
+
+    results = passing()
+    assert status(results)[0] == "✅" and not missing(results)
+    whole = "1 case not run (agent.missing: skip): `order-status-1`"
+    short = "1 case with 1 sample not run (agent.missing: skip): `refund-1`"
+    for not_run, said in (
+        ({"order-status-1": 3, "refund-1": 1}, [whole, short]),
+        ({"refund-1": 1}, [short]),
+    ):
+        n = sum(not_run.values())
+        gone = MissingInfo(count=n, planned=9, per_case=not_run, by_reason={"not_run": n},
+                           not_run=not_run)  # fmt: skip
+        line = _first_line(results.model_copy(update={"missing": gone}))
+        assert [x for x in (whole, short) if x in line] == said, line
+        assert "order-status-2" not in line, line
+        assert status(results.model_copy(update={"missing": gone}))[0] == "⚠️"
+        (section,) = missing(results.model_copy(update={"missing": gone}))
+        paras = ["".join(para.text) for para in section.intro]
+        assert len(paras) == len(said), paras
+        assert paras[-1].startswith("Not run: 1 sample of 1 case (refund-1). The runs file lacks")
