@@ -296,7 +296,7 @@ def _run_tau2(args: argparse.Namespace) -> int:
             "`Error:` (τ²-bench's text for a failed call): counted as failed calls\n"
         )
     reads_only = sum(1 for c in imported.cases if c.get("expected_no_tool"))
-    gaps = f" ({imported.gaps} trials they lack: missing samples)" if imported.gaps else ""
+    gaps = f" ({imported.gaps} trials they lack: not run)" if imported.gaps else ""
     print(
         f"imported {len(imported.cases)} tasks ({reads_only} reads-only) and "
         f"{len(imported.runs) - imported.gaps} simulations{gaps} from {args.file}; write tools "

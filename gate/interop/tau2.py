@@ -103,7 +103,8 @@ class Tau2Import:
     runs: list[Run]
     idempotent: tuple[str, ...] = ()
     gaps: int = 0
-    """Trials a task lacks that other tasks have: written as missing samples."""
+    """Trials a task lacks that other tasks have: written as *not run* (named in every
+    report, never a pass, a failure or a sample the infrastructure lost)."""
     skipped: list[str] = field(default_factory=list)
     inferred_errors: int = 0
     """Tool results without an ``error`` flag that read as τ²-bench's error text."""
@@ -792,9 +793,8 @@ def import_tau2(
 
 
 def _every_trial(runs: list[Run]) -> list[Run]:
-    """The runs, and a missing sample (``not_in_replay``: infrastructure, never a failure
-    nor a pass) for every trial a task lacks that another task has: each case has the same
-    samples, in case then trial order."""
+    """The runs, and a sample *not run* for every trial a task lacks that another task
+    has: each case has the same samples, in case then trial order."""
     trials = sorted({r.sample for r in runs})
     have = {(r.case_id, r.sample): r for r in runs}
     out: list[Run] = []
@@ -805,7 +805,7 @@ def _every_trial(runs: list[Run]) -> list[Run]:
                 run = Run(
                     case_id=case_id,
                     sample=t,
-                    error=f"not_in_replay: the τ²-bench file holds no simulation of trial {t}",
+                    error=f"not_run: the τ²-bench file holds no simulation of trial {t}",
                 )
             out.append(run)
     return out
@@ -843,6 +843,7 @@ def render_config(imported: Tau2Import, source_name: str, sha256: str | None) ->
         "agent:",
         "  kind: replay",
         "  runs: runs.jsonl",
+        *(["  missing: skip      # a trial a task lacks is not run"] if imported.gaps else []),
         "scoring:",
         "  pass_on: effects",
         f"  default_effect: read    # the tools below write ({imported.writes_from});",

@@ -260,7 +260,7 @@ def _verdicts(tmp: Path) -> dict[tuple[str, int], dict[str, Any]]:
         (c["id"], s["sample"]): s
         for c in res["cases"]
         for s in c["samples"]
-        if not (s.get("error") or "").startswith("not_in_replay")  # a trial the file lacks
+        if not (s.get("error") or "").startswith("not_run")  # a trial the file lacks
     }
 
 
@@ -292,7 +292,8 @@ def test_import_tau2__results_file__cases_runs_and_config_then_score(tmp_path: P
     assert '"cancel_reservation": {risk: write}' in config
     assert '"update_reservation_baggages": {risk: write, idempotent: true}' in config
     runs = [json.loads(line) for line in (imp / "runs.jsonl").read_text().splitlines()]
-    # every task has trials 0-3: those the file lacks are missing samples
+    # every task has trials 0-3: those the file lacks are not run
+    assert "(5 trials they lack: not run)" in p.stdout and "\n  missing: skip " in config
     assert {(r["case_id"], r["sample"]) for r in runs} == {(t, i) for t in "0123" for i in range(4)}
     assert {(r["case_id"], r["sample"]) for r in runs if r["error"] is None} <= set(EXPECTED)
     early = next(r for r in runs if (r["case_id"], r["sample"]) == ("0", 3))
@@ -304,6 +305,12 @@ def test_import_tau2__results_file__cases_runs_and_config_then_score(tmp_path: P
     assert got[("0", 1)]["failed_checks"] == ["no_extra_write"]
     assert got[("2", 1)]["failed_checks"] == ["writes_made", "no_extra_write"]
     assert got[("3", 1)]["failed_checks"] == ["order"]
+    # the trials a task lacks are named, never an error of the infrastructure
+    p = toolgate(
+        "check", "--config", "imp/toolgate.yml", "--out", "chk", "--no-progress", cwd=tmp_path
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "3 cases with 5 samples not run (agent.missing: skip): 1, 2, 3" in p.stdout, p.stdout
 
 
 def test_import_tau2__writes_and_tools_options(tmp_path: Path) -> None:
