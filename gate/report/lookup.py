@@ -141,7 +141,8 @@ def not_run(results: Results, *, whole: bool = True) -> list[str]:
     """The cases every sample of which was not run on purpose (``agent.missing: skip``);
     ``whole=False``: those with some samples not run, not all."""
     gone = results.missing.not_run if results.missing is not None else {}
-    return [c.id for c in results.cases if c.id in gone and (gone[c.id] >= len(c.samples)) is whole]
+    held = {c.id: len(c.samples) for c in results.cases if c.id in gone and c.samples}
+    return [i for i, n in held.items() if (gone[i] >= n) is whole]
 
 
 def first_failing(case: CaseResult | None) -> SampleResult | None:
